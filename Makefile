@@ -1,0 +1,33 @@
+# `make demo`: set up a local virtual environment and run the main job on the bundled dataset.
+# `make test`: set up the same environment and run the test suite, serially and under mpiexec -n 2.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.hpcswarm-installed
+DEMO_OUT ?= demo-output
+
+.PHONY: setup demo test test-serial test-mpi bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[mpich,test]'
+	touch $(STAMP)
+
+demo: setup
+	mkdir -p $(DEMO_OUT)
+	$(BIN)/mpiexec -n 2 $(BIN)/python -m hpcswarm info builtin:srbct
+	$(BIN)/mpiexec -n 2 $(BIN)/python -m hpcswarm evaluate builtin:srbct --all --k 1 --cv loo
+
+test: test-serial test-mpi
+
+test-serial: setup
+	$(BIN)/python -m pytest -q tests
+
+test-mpi: setup
+	$(BIN)/mpiexec -n 2 $(BIN)/python -m pytest -q -m mpi tests
+
+clean:
+	rm -rf $(VENV) $(DEMO_OUT)

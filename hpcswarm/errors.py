@@ -1,0 +1,13 @@
+"""Errors that reach the user as one clear line and exit status 2."""
+
+
+class HpcswarmError(Exception):
+    """Base of every error caused by the user's input (files, options, job keys)."""
+
+
+class DataError(HpcswarmError):
+    """An input or output data file is missing, malformed or not writable."""
+
+
+class ParameterError(HpcswarmError, ValueError):
+    """A command-line option, algorithm parameter or job key is invalid."""
