@@ -1,10 +1,16 @@
 """The only module that knows MPI: a serial communicator, the MPI one, and block partitions.
 
-Library functions take ``comm=None`` meaning serial. :func:`world` returns a duplicate of
-``MPI.COMM_WORLD`` (``Dup()``) so that hpcswarm's messages never mix with a caller's.
+Library code takes ``comm=None`` meaning serial and turns it into a :class:`SerialComm`
+with :func:`as_comm`. :func:`world` wraps a duplicate of ``MPI.COMM_WORLD`` (``Dup()``) so
+that hpcswarm's messages never mix with a caller's. Both communicators offer the same small
+surface (the collectives the swarm and the task farm need), count the bytes they send, and
+use mpi4py's upper-case buffer methods for arrays.
 """
 
+import os
 import sys
+
+import numpy as np
 
 
 def block_range(n_items, size, rank):
@@ -21,16 +27,189 @@ def block_range(n_items, size, rank):
     return start, start + base + (1 if rank < extra else 0)
 
 
+def block_counts(n_items, size):
+    """Number of items each rank owns under :func:`block_range`, as an int array."""
+    bounds = [block_range(n_items, size, rank) for rank in range(size)]
+    return np.array([stop - start for start, stop in bounds], dtype=np.int64)
+
+
+class SerialComm:
+    """A communicator of one rank: every collective returns its own input."""
+
+    rank = 0
+    size = 1
+
+    def __init__(self):
+        self.bytes_sent = 0
+
+    def allreduce_sum(self, array):
+        """Element-wise sum over ranks (exact for integer arrays)."""
+        return np.array(array, copy=True)
+
+    def allreduce_max(self, array):
+        """Element-wise maximum over ranks."""
+        return np.array(array, copy=True)
+
+    def allgatherv(self, local):
+        """Concatenate every rank's rows (axis 0) in rank order."""
+        return np.array(local, copy=True)
+
+    def allgather(self, obj):
+        """List of every rank's (small, pickled) object in rank order."""
+        return [obj]
+
+    def bcast(self, obj, root=0):
+        """``root``'s (small, pickled) object on every rank."""
+        return obj
+
+    def gather(self, obj, root=0):
+        """List of every rank's object on ``root``; ``None`` elsewhere."""
+        return [obj]
+
+    def barrier(self):
+        """Wait for every rank (nothing to wait for)."""
+
+    def progress(self):
+        """Let pending one-sided operations targeting this rank complete (nothing pending)."""
+
+    def split(self, color, key):
+        """Sub-communicator of the ranks with the same ``color`` (this one)."""
+        return SerialComm()
+
+    def counter(self):
+        """A counter shared by the ranks, handing out 0, 1, 2, ... (see :class:`SharedCounter`)."""
+        return SerialCounter()
+
+
+class SerialCounter:
+    """The :class:`SharedCounter` of a single rank."""
+
+    def __init__(self):
+        self._next = 0
+
+    def next(self):
+        """The next value."""
+        value, self._next = self._next, self._next + 1
+        return value
+
+    def free(self):
+        """Release the counter (nothing to release)."""
+
+
+class SharedCounter:
+    """A counter held by rank 0 of a communicator, incremented atomically by any rank.
+
+    mpi4py's ``Counter`` (MPI-3 fetch-and-add on a one-sided window): a rank draws the next
+    value without the other ranks taking part, which is what lets idle rank groups take the
+    next task while others still compute. Creation and :meth:`free` are collective.
+    """
+
+    def __init__(self, comm):
+        from mpi4py.util.sync import Counter
+
+        self._counter = Counter(comm=comm, typecode="q")
+
+    def next(self):
+        """The next value."""
+        return next(self._counter)
+
+    def free(self):
+        """Release the window (collective)."""
+        self._counter.free()
+
+
+class MPIComm:
+    """An mpi4py intracommunicator behind the :class:`SerialComm` surface.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Intracomm
+        Owned by this object (a duplicate made by :func:`world` or a split of one).
+    """
+
+    def __init__(self, comm):
+        self.comm = comm
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+        self.bytes_sent = 0
+
+    def _reduce(self, array, op):
+        send = np.ascontiguousarray(array)
+        recv = np.empty_like(send)
+        self.comm.Allreduce(send, recv, op=op)
+        self.bytes_sent += send.nbytes
+        return recv
+
+    def allreduce_sum(self, array):
+        """Element-wise sum over ranks (exact for integer arrays)."""
+        from mpi4py import MPI
+
+        return self._reduce(array, MPI.SUM)
+
+    def allreduce_max(self, array):
+        """Element-wise maximum over ranks."""
+        from mpi4py import MPI
+
+        return self._reduce(array, MPI.MAX)
+
+    def allgatherv(self, local):
+        """Concatenate every rank's rows (axis 0) in rank order."""
+        local = np.ascontiguousarray(local)
+        rows = np.array(self.comm.allgather(local.shape[0]), dtype=np.int64)
+        row_items = int(np.prod(local.shape[1:], dtype=np.int64))
+        out = np.empty((int(rows.sum()),) + local.shape[1:], dtype=local.dtype)
+        self.comm.Allgatherv(local, [out, rows * row_items])
+        self.bytes_sent += local.nbytes + 8
+        return out
+
+    def allgather(self, obj):
+        """List of every rank's (small, pickled) object in rank order."""
+        return self.comm.allgather(obj)
+
+    def bcast(self, obj, root=0):
+        """``root``'s (small, pickled) object on every rank."""
+        return self.comm.bcast(obj, root=root)
+
+    def gather(self, obj, root=0):
+        """List of every rank's object on ``root``; ``None`` elsewhere."""
+        return self.comm.gather(obj, root=root)
+
+    def barrier(self):
+        """Wait for every rank."""
+        self.comm.Barrier()
+
+    def progress(self):
+        """Drive MPI progress so that one-sided operations targeting this rank complete.
+
+        MPICH completes a passive-target fetch-and-add only when the target rank enters
+        the library; a rank computing a swarm calls this once per iteration.
+        """
+        self.comm.Iprobe()
+
+    def split(self, color, key):
+        """Sub-communicator of the ranks with the same ``color``, ordered by ``key``."""
+        return MPIComm(self.comm.Split(color, key))
+
+    def counter(self):
+        """A :class:`SharedCounter` held by rank 0 (collective)."""
+        return SharedCounter(self.comm)
+
+
+def as_comm(comm):
+    """``comm`` itself, or a :class:`SerialComm` for ``None``."""
+    return SerialComm() if comm is None else comm
+
+
 def _mpi_is_initialised():
     mpi = sys.modules.get("mpi4py.MPI")
     return mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized()
 
 
 def world():
-    """A private duplicate of ``MPI.COMM_WORLD`` (a size-1 communicator without mpiexec)."""
+    """An :class:`MPIComm` over a private duplicate of ``COMM_WORLD`` (size 1 without mpiexec)."""
     from mpi4py import MPI
 
-    return MPI.COMM_WORLD.Dup()
+    return MPIComm(MPI.COMM_WORLD.Dup())
 
 
 def world_rank():
@@ -44,3 +223,46 @@ def abort_world(code):
     """End every rank of the job at once (only this process when MPI was never started)."""
     if _mpi_is_initialised() and sys.modules["mpi4py.MPI"].COMM_WORLD.Get_size() > 1:
         sys.modules["mpi4py.MPI"].COMM_WORLD.Abort(code)
+
+
+def ranks_on_this_node():
+    """How many ranks of ``COMM_WORLD`` share this node (1 without MPI)."""
+    if not _mpi_is_initialised():
+        return 1
+    from mpi4py import MPI
+
+    node = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        return node.Get_size()
+    finally:
+        node.Free()
+
+
+def default_threads_per_rank(cores_allowed, cores_on_node, local_ranks):
+    """BLAS threads one rank may use so that ranks x threads never exceed the cores.
+
+    If the launcher bound this rank to fewer cores than the node has (``srun
+    --cpus-per-task``, ``mpiexec --bind-to``), the rank uses exactly its own cores;
+    otherwise the node's cores are shared evenly between the ranks on it. Pure.
+    """
+    if cores_allowed < cores_on_node:
+        return max(1, cores_allowed)
+    return max(1, cores_on_node // max(1, local_ranks))
+
+
+def pin_threads(threads=None):
+    """Limit BLAS/OpenMP threads of this process; returns the number chosen.
+
+    ``threads=None`` picks :func:`default_threads_per_rank` for this node; an integer
+    overrides it (the ``--threads`` option).
+    """
+    from threadpoolctl import threadpool_limits
+
+    if threads is None:
+        threads = default_threads_per_rank(
+            len(os.sched_getaffinity(0)), os.cpu_count() or 1, ranks_on_this_node()
+        )
+    if threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads}")
+    threadpool_limits(limits=threads)
+    return threads
