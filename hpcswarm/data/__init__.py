@@ -1,0 +1,23 @@
+"""Data layer: the hpcswarm HDF5 format, memory-mapped opening, converters per input format.
+
+>>> from hpcswarm.data import load_dataset
+>>> ds = load_dataset("builtin:srbct")
+>>> ds.X.shape, ds.class_names
+((83, 2308), ['BL', 'EWS', 'NB', 'RMS'])
+"""
+
+from hpcswarm.data.convert import ConvertReport, convert_file, load_dataset, read_dataset
+from hpcswarm.data.dataset import Dataset
+from hpcswarm.data.examples import example_path
+from hpcswarm.data.hdf5 import open_dataset, write_dataset
+
+__all__ = [
+    "ConvertReport",
+    "Dataset",
+    "convert_file",
+    "example_path",
+    "load_dataset",
+    "open_dataset",
+    "read_dataset",
+    "write_dataset",
+]

@@ -1,0 +1,205 @@
+"""The hpcswarm HDF5 layout: writing a dataset atomically and opening it memory-mapped.
+
+Layout (every object carries ``encoding-type`` and ``encoding-version``, as anndata does)::
+
+    /                 encoding-type "hpcswarm-dataset", provenance attributes
+    /X                (n_samples, n_genes) float64 or float32, contiguous, uncompressed
+    /y                (n_samples,) int64 class codes
+    /class_names      (n_classes,) UTF-8 strings
+    /gene_names       (n_genes,) UTF-8 strings
+    /sample_names     (n_samples,) UTF-8 strings, only when the source named its samples
+
+``X`` is contiguous and uncompressed so that every MPI rank maps the same page-cache pages
+(numpy memmap at the dataset's file offset) instead of reading a private copy.
+"""
+
+import json
+import os
+import sys
+import uuid
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from hpcswarm.data.dataset import Dataset
+from hpcswarm.errors import DataError
+
+ENCODING_TYPE = "hpcswarm-dataset"
+ENCODING_VERSION = "0.1.0"
+_ARRAY = ("array", "0.2.0")
+_STRINGS = ("string-array", "0.2.0")
+_STR = h5py.string_dtype("utf-8")
+
+
+def _tag(obj, encoding):
+    obj.attrs["encoding-type"], obj.attrs["encoding-version"] = encoding
+
+
+def _attr_value(value):
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, sort_keys=True)
+    return value
+
+
+def write_dataset(dataset, output, *, overwrite=False):
+    """Write ``dataset`` to ``output`` under a temporary name in the same folder, then rename.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    output : str or Path
+    overwrite : bool
+        Replace an existing ``output``; without it an existing file is an error.
+
+    Raises
+    ------
+    DataError
+        ``output`` exists (without ``overwrite``) or its folder is missing or not writable. A
+        failure leaves no partial file behind.
+    """
+    output = Path(output)
+    check_output(output, overwrite=overwrite)
+    tmp_name = output.parent / f".{output.name}.{uuid.uuid4().hex[:12]}.tmp"
+    try:
+        f = h5py.File(tmp_name, "x")
+    except OSError as exc:
+        raise DataError(f"{output}: cannot write in {str(output.parent)!r} ({exc})") from None
+    try:
+        with f:
+            _tag(f, (ENCODING_TYPE, ENCODING_VERSION))
+            for key, value in dataset.attrs.items():
+                f.attrs[key] = _attr_value(value)
+            _tag(f.create_dataset("X", data=np.ascontiguousarray(dataset.X)), _ARRAY)
+            _tag(f.create_dataset("y", data=np.asarray(dataset.y, dtype=np.int64)), _ARRAY)
+            for key in ("class_names", "gene_names", "sample_names"):
+                names = getattr(dataset, key)
+                if names is not None:
+                    strings = np.array(names, dtype=object)
+                    _tag(f.create_dataset(key, data=strings, dtype=_STR), _STRINGS)
+        if not overwrite and output.exists():
+            raise DataError(f"{output}: already exists (use --overwrite to replace it)")
+        os.replace(tmp_name, output)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def check_output(output, *, overwrite=False):
+    """Raise :class:`DataError` if ``output`` cannot be written as a new dataset file."""
+    output = Path(output)
+    if output.is_dir():
+        raise DataError(f"{output}: is a directory, expected an output file name")
+    if output.exists() and not overwrite:
+        raise DataError(f"{output}: already exists (use --overwrite to replace it)")
+    if not output.parent.is_dir():
+        raise DataError(f"{output}: the folder {str(output.parent)!r} does not exist")
+
+
+def _decode(value):
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _strings(f, key, path, length=None):
+    if key not in f:
+        return None
+    names = [_decode(v) for v in f[key][()].tolist()]
+    if length is not None and len(names) != length:
+        raise DataError(f"{path}: '{key}' has {len(names)} entries, expected {length}")
+    return names
+
+
+def _json_or_text(value):
+    """The ``options`` attribute as a dict (it is stored as JSON text)."""
+    try:
+        return json.loads(value)
+    except (TypeError, json.JSONDecodeError):
+        return value
+
+
+def _mappable_offset(dset):
+    """File offset of a dataset numpy can map, or None (chunked, compressed, unallocated)."""
+    if dset.chunks is not None or dset.compression is not None or dset.dtype.byteorder == ">":
+        return None
+    return dset.id.get_offset()
+
+
+def _check_layout(f, path):
+    kind = _decode(f.attrs.get("encoding-type", ""))
+    if kind != ENCODING_TYPE:
+        raise DataError(
+            f"{path}: not an hpcswarm dataset (encoding-type {kind or 'missing'!r}, "
+            f"expected {ENCODING_TYPE!r}); convert the source with 'python -m hpcswarm convert'"
+        )
+    version = _decode(f.attrs.get("encoding-version", ""))
+    if str(version).split(".")[0] != ENCODING_VERSION.split(".")[0]:
+        raise DataError(f"{path}: encoding-version {version!r} is not supported "
+                        f"(this hpcswarm reads {ENCODING_VERSION})")
+    for key in ("X", "y", "class_names", "gene_names"):
+        if not isinstance(f.get(key), h5py.Dataset):
+            raise DataError(f"{path}: the dataset '{key}' is missing")
+    X, y = f["X"], f["y"]
+    if X.ndim != 2 or X.dtype not in (np.float64, np.float32):
+        raise DataError(f"{path}: 'X' is {X.ndim}-D {X.dtype}, expected 2-D float64 or float32")
+    if y.shape != (X.shape[0],) or y.dtype.kind not in "iu":
+        raise DataError(f"{path}: 'y' has shape {y.shape} and type {y.dtype}, "
+                        f"expected {X.shape[0]} integers")
+
+
+def open_dataset(path):
+    """Open an hpcswarm HDF5 file, memory-mapping ``X`` when its layout allows.
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    Dataset
+        ``X`` is a read-only :class:`numpy.memmap` of the file when ``X`` is contiguous and
+        uncompressed, so that processes opening the same file share its pages; otherwise it is
+        read into memory and a one-line note goes to stderr (world rank 0 only).
+
+    Raises
+    ------
+    DataError
+        The file is missing, not HDF5, not an hpcswarm dataset or inconsistent.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: no such file" if not path.exists() else f"{path}: not a regular file")
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise DataError(f"{path}: cannot open as HDF5 ({exc})") from None
+    with f:
+        _check_layout(f, path)
+        dset = f["X"]
+        offset = _mappable_offset(dset)
+        y = f["y"][()].astype(np.int64)
+        class_names = _strings(f, "class_names", path)
+        gene_names = _strings(f, "gene_names", path, dset.shape[1])
+        sample_names = _strings(f, "sample_names", path, dset.shape[0])
+        attrs = {k: _decode(v) for k, v in f.attrs.items()
+                 if k not in ("encoding-type", "encoding-version")}
+        if "options" in attrs:
+            attrs["options"] = _json_or_text(attrs["options"])
+        if offset is None:
+            X = dset[()]
+        else:
+            X = np.memmap(path, mode="r", dtype=dset.dtype, offset=offset, shape=dset.shape, order="C")
+    if y.size and (y.min() < 0 or y.max() >= len(class_names)):
+        raise DataError(f"{path}: class codes in 'y' run outside 0..{len(class_names) - 1}")
+    if offset is None:
+        from hpcswarm.comm import world_rank
+
+        if world_rank() == 0:
+            print(f"hpcswarm: note: {path}: X is chunked, compressed or unallocated; read into memory, "
+                  "not memory-mapped",
+                  file=sys.stderr, flush=True)
+    return Dataset(X=X, y=y, class_names=class_names, gene_names=gene_names, sample_names=sample_names,
+                   attrs=attrs, path=path, memory_mapped=offset is not None)

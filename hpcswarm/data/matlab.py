@@ -1,0 +1,91 @@
+"""MATLAB .mat reader: v5 through :func:`scipy.io.loadmat`, v7.3 (HDF5) through h5py.
+
+The matrix variable (``X`` by default) holds samples as rows, genes as columns, as in the
+scikit-feature files; integer matrices (int16 in colon.mat and lymphoma.mat) become float64.
+The label variable (``Y``) is numeric or, in v5 files, a cell array of strings; numeric labels
+are named by their values ("1", "2", ...) and coded in sorted order.
+"""
+
+import h5py
+import numpy as np
+import scipy.io
+import scipy.sparse
+
+from hpcswarm.data.table import RawTable
+from hpcswarm.data.textio import check_readable
+from hpcswarm.errors import DataError
+
+
+def _matrix(value, name, path):
+    if scipy.sparse.issparse(value):
+        value = value.toarray()
+    value = np.asarray(value)
+    if value.dtype.kind not in "iufb":
+        raise DataError(f"{path}: variable {name!r} is {value.dtype} data, expected a numeric matrix")
+    if value.ndim != 2:
+        raise DataError(f"{path}: variable {name!r} has {value.ndim} dimension(s), "
+                        "expected a 2-D matrix")
+    return value.astype(np.float64)
+
+
+def _labels_v5(value, name, path):
+    value = np.asarray(value)
+    if value.dtype.kind in "iufb":
+        return value.ravel()
+    if value.dtype == object:
+        cells = [np.asarray(v).ravel() for v in value.ravel()]
+        if all(c.dtype.kind == "U" and c.size == 1 for c in cells):
+            return np.array([str(c[0]) for c in cells], dtype=object)
+    if value.dtype.kind == "U":
+        return np.array([s.strip() for s in value.ravel()], dtype=object)
+    raise DataError(f"{path}: variable {name!r} is neither numeric nor a cell array of strings")
+
+
+def _read_v5(path, x_var, y_var):
+    try:
+        contents = scipy.io.loadmat(path, variable_names=[x_var, y_var])
+    except Exception as exc:  # noqa: BLE001 - scipy raises many kinds of error on a damaged file
+        raise DataError(f"{path}: cannot read as a MATLAB file ({exc or type(exc).__name__})") from None
+    for name in (x_var, y_var):
+        if name not in contents:
+            raise DataError(f"{path}: no variable {name!r} (choose with --x-var/--y-var)")
+    return _matrix(contents[x_var], x_var, path), _labels_v5(contents[y_var], y_var, path)
+
+
+def _read_v73(path, x_var, y_var):
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read as a MATLAB v7.3 (HDF5) file ({exc})") from None
+    with f:
+        for name in (x_var, y_var):
+            if not isinstance(f.get(name), h5py.Dataset):
+                raise DataError(f"{path}: no variable {name!r} (choose with --x-var/--y-var)")
+        # MATLAB stores column-major arrays: h5py sees every matrix transposed.
+        X = _matrix(f[x_var][()], x_var, path).T
+        Y = f[y_var][()]
+    if Y.dtype.kind not in "iufb":
+        raise DataError(f"{path}: variable {y_var!r} is not numeric (v7.3 labels must be numeric)")
+    return X, np.asarray(Y).ravel()
+
+
+def read_mat(path, *, x_var="X", y_var="Y"):
+    """Read a MATLAB file.
+
+    Parameters
+    ----------
+    path : Path
+    x_var, y_var : str
+        Variables holding the (n_samples, n_genes) matrix and the labels.
+
+    Returns
+    -------
+    RawTable
+        Without gene or sample names (the genes are named ``g1`` ... later).
+    """
+    check_readable(path)
+    if h5py.is_hdf5(path):
+        X, labels = _read_v73(path, x_var, y_var)
+    else:
+        X, labels = _read_v5(path, x_var, y_var)
+    return RawTable(X=X, labels=labels, sources=[("source", path)])

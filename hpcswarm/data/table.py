@@ -1,0 +1,76 @@
+"""What a format reader hands over: a raw matrix with labels and names, not yet checked."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hpcswarm.errors import DataError
+
+#: Cell spellings read as a missing value (NaN), to be reported by the finite-values check.
+MISSING_TOKENS = frozenset({"", "?", "na", "nan", "n/a", "null"})
+
+
+@dataclass(eq=False)
+class RawTable:
+    """A matrix as read from one input file, before validation.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_genes)
+        Values as float64; may still hold NaN or infinities.
+    labels : ndarray of shape (n_labels,)
+        One label per sample as read (strings or numbers); the count is checked later.
+    gene_names, sample_names : list of str or None
+        Identifiers from the file, None when it has none.
+    class_order : list of str or None
+        The order in which the file declares its classes (ARFF nominal spec, CLS header).
+    sources : list of (role, path)
+        Files read, e.g. ``[("source", "a.gct"), ("labels", "a.cls")]``, for provenance.
+    """
+
+    X: np.ndarray
+    labels: np.ndarray
+    gene_names: list = None
+    sample_names: list = None
+    class_order: list = None
+    sources: list = field(default_factory=list)
+
+
+def parse_float_cells(cells, path, locate):
+    """Convert a rectangular list of rows of strings to a float64 matrix.
+
+    Parameters
+    ----------
+    cells : list of list of str
+        Rows of equal length.
+    path : str or Path
+        The file the cells come from, named in the error message.
+    locate : callable
+        ``locate(i, j)`` describes where cell ``(i, j)`` is in the file (line, column).
+
+    Returns
+    -------
+    ndarray of shape (len(cells), len(cells[0]))
+        Values; the spellings in :data:`MISSING_TOKENS` become NaN.
+
+    Raises
+    ------
+    DataError
+        At the first cell that is neither a number nor a missing-value spelling.
+    """
+    try:
+        return np.array(cells, dtype=np.float64)
+    except ValueError:
+        pass
+    out = np.empty((len(cells), len(cells[0]) if cells else 0), dtype=np.float64)
+    for i, row in enumerate(cells):
+        for j, cell in enumerate(row):
+            text = cell.strip()
+            if text.lower() in MISSING_TOKENS:
+                out[i, j] = np.nan
+                continue
+            try:
+                out[i, j] = float(text)
+            except ValueError:
+                raise DataError(f"{path}: non-numeric cell {text!r} at {locate(i, j)}") from None
+    return out

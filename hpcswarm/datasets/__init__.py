@@ -1,0 +1,14 @@
+"""Example datasets bundled with hpcswarm, as hpcswarm HDF5 files (use ``builtin:NAME``).
+
+``srbct.h5``
+    SRBCT (Khan et al., Nature Medicine 2001): 83 samples x 2308 genes, float64 raw values,
+    classes BL 11, EWS 29, NB 18, RMS 25; all-genes 1-NN leave-one-out accuracy 76/83. Made by
+    hpcswarm's own converter from ``SRBCT.arff`` of the supplementary data of Mramor et al.,
+    Bioinformatics 23(16), 2007 (mirrored in the GitHub repository
+    mmayo888/GeneExpressionDatasets, ``biolab/arff/02_SRBCT.arff``), run in the folder holding
+    that file so that the ``source`` attribute records just its name::
+
+        python -m hpcswarm convert SRBCT.arff hpcswarm/datasets/srbct.h5
+
+    The file's ``source_sha256`` attribute is the SHA-256 of that ARFF file.
+"""

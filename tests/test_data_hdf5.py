@@ -1,0 +1,149 @@
+"""The hpcswarm HDF5 layout: encoding attributes, memory-mapped opening, the read path for
+chunked or compressed files, atomic writes, and the clear refusal of other HDF5 files."""
+
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+from hpcswarm.data import Dataset, example_path, load_dataset, open_dataset, write_dataset
+from hpcswarm.errors import DataError, ParameterError
+
+
+def small_dataset(dtype=np.float64):
+    rng = np.random.default_rng(0)
+    return Dataset(X=rng.normal(size=(6, 5)).astype(dtype), y=np.array([0, 1, 0, 1, 2, 2]),
+                   class_names=["a", "b", "c"], gene_names=[f"g{j}" for j in range(5)],
+                   sample_names=[f"s{i}" for i in range(6)],
+                   attrs={"source": "made.csv", "options": {"dtype": "float64"}})
+
+
+def test_every_object_says_what_it_is(tmp_path):
+    path = tmp_path / "d.h5"
+    write_dataset(small_dataset(), path)
+    with h5py.File(path, "r") as f:
+        assert f.attrs["encoding-type"] == "hpcswarm-dataset"
+        for key in ("X", "y", "class_names", "gene_names", "sample_names"):
+            assert "encoding-type" in f[key].attrs and "encoding-version" in f[key].attrs
+        assert f["X"].chunks is None and f["X"].compression is None
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_round_trip_is_memory_mapped_and_read_only(tmp_path, dtype):
+    path = tmp_path / "d.h5"
+    original = small_dataset(dtype)
+    write_dataset(original, path)
+    dataset = open_dataset(path)
+    assert isinstance(dataset.X, np.memmap) and dataset.memory_mapped
+    assert dataset.X.dtype == dtype
+    np.testing.assert_array_equal(dataset.X, original.X)
+    np.testing.assert_array_equal(dataset.y, original.y)
+    assert dataset.y.dtype == np.int64
+    assert (dataset.class_names, dataset.gene_names, dataset.sample_names) == (
+        original.class_names, original.gene_names, original.sample_names)
+    assert dataset.attrs == original.attrs
+    assert (dataset.n_samples, dataset.n_genes, dataset.n_classes) == (6, 5, 3)
+    assert dataset.class_counts() == [("a", 2), ("b", 2), ("c", 2)]
+    assert len(dataset.sha256) == 64
+    with pytest.raises(ValueError):
+        dataset.X[0, 0] = 1.0
+
+
+def test_chunked_compressed_file_opens_in_memory_with_a_note(tmp_path, capsys):
+    path = tmp_path / "d.h5"
+    write_dataset(small_dataset(), path)
+    with h5py.File(path, "r+") as f:
+        data = f["X"][()]
+        attrs = dict(f["X"].attrs)
+        del f["X"]
+        f.create_dataset("X", data=data, chunks=(2, 5), compression="gzip").attrs.update(attrs)
+    dataset = open_dataset(path)
+    assert not dataset.memory_mapped and not isinstance(dataset.X, np.memmap)
+    np.testing.assert_array_equal(dataset.X, data)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not memory-mapped" in err[0] and "d.h5" in err[0]
+
+
+def test_failed_write_leaves_no_file(tmp_path):
+    bad = small_dataset()
+    bad.gene_names = [object()] * 5  # not encodable as UTF-8 strings
+    with pytest.raises(TypeError):
+        write_dataset(bad, tmp_path / "d.h5")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_existing_file_needs_overwrite(tmp_path):
+    path = tmp_path / "d.h5"
+    write_dataset(small_dataset(), path)
+    with pytest.raises(DataError, match="already exists"):
+        write_dataset(small_dataset(), path)
+    write_dataset(small_dataset(np.float32), path, overwrite=True)
+    assert open_dataset(path).X.dtype == np.float32
+    assert [p.name for p in tmp_path.iterdir()] == ["d.h5"]
+
+
+def test_other_hdf5_files_are_refused(tmp_path):
+    path = tmp_path / "plain.h5"
+    with h5py.File(path, "w") as f:
+        f["X"] = np.zeros((2, 2))
+    with pytest.raises(DataError, match="plain.h5: not an hpcswarm dataset"):
+        open_dataset(path)
+    with h5py.File(path, "r+") as f:
+        f.attrs["encoding-type"] = "hpcswarm-dataset"
+        f.attrs["encoding-version"] = "9.0.0"
+    with pytest.raises(DataError, match="encoding-version '9.0.0' is not supported"):
+        open_dataset(path)
+    text = tmp_path / "text.h5"
+    text.write_text("hello")
+    with pytest.raises(DataError, match="text.h5: cannot open as HDF5"):
+        open_dataset(text)
+    with pytest.raises(DataError, match="missing.h5: no such file"):
+        open_dataset(tmp_path / "missing.h5")
+
+
+def test_inconsistent_file_is_refused(tmp_path):
+    path = tmp_path / "d.h5"
+    write_dataset(small_dataset(), path)
+    with h5py.File(path, "r+") as f:
+        del f["gene_names"]
+        f["gene_names"] = np.array([b"only-one"])
+    with pytest.raises(DataError, match="'gene_names' has 1 entries, expected 5"):
+        open_dataset(path)
+
+
+def test_builtin_srbct():
+    assert example_path().name == "srbct.h5" and example_path().is_file()
+    dataset = load_dataset("builtin:srbct")
+    assert dataset.memory_mapped and dataset.X.shape == (83, 2308)
+    assert dataset.class_counts() == [("BL", 11), ("EWS", 29), ("NB", 18), ("RMS", 25)]
+    assert dataset.attrs["source"] == "SRBCT.arff"
+    with pytest.raises(DataError, match="builtin:nope: no such bundled dataset"):
+        load_dataset("builtin:nope")
+    with pytest.raises(ParameterError, match="conversion options"):
+        load_dataset("builtin:srbct", dtype="float32")
+    assert load_dataset("builtin:srbct", dtype=None).memory_mapped
+
+
+def test_two_processes_share_the_mapped_pages(tmp_path):
+    """Each process maps the same file: the matrix pages are file-backed (RssFile), not private."""
+    path = tmp_path / "d.h5"
+    n_rows, n_cols = 2000, 1000  # 16 MB
+    write_dataset(Dataset(X=np.ones((n_rows, n_cols)), y=np.arange(n_rows) % 2, class_names=["a", "b"],
+                          gene_names=[str(j) for j in range(n_cols)]), path)
+    probe = (
+        "import sys, numpy as np\n"
+        "from hpcswarm.data import open_dataset\n"
+        "def rss():\n"
+        "    f = dict(l.split(':', 1) for l in open('/proc/self/status'))\n"
+        "    return int(f['RssAnon'].split()[0]), int(f['RssFile'].split()[0])\n"
+        "ds = open_dataset(sys.argv[1]); a0, f0 = rss()\n"
+        "total = float(np.asarray(ds.X).sum()); a1, f1 = rss()\n"
+        "print(total, a1 - a0, f1 - f0)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True)
+    total, anon_kb, file_kb = out.stdout.split()
+    assert float(total) == n_rows * n_cols
+    assert int(file_kb) > 0.9 * n_rows * n_cols * 8 / 1024  # the matrix is file-backed ...
+    assert int(anon_kb) < 0.1 * n_rows * n_cols * 8 / 1024  # ... not a private copy

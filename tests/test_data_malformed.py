@@ -1,0 +1,104 @@
+"""Every malformed input of ``tests/data/malformed`` through the real CLI: exit 2, one message
+naming the file and the problem, and no output file left behind."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hpcswarm.__main__ import main
+from hpcswarm.data import open_dataset
+
+MALFORMED = Path(__file__).parent / "data" / "malformed"
+
+# (input file, extra options, fragments the message must contain)
+CASES = [
+    ("ragged.csv", [], ["line 3", "4 fields, expected 5", "ragged"]),
+    ("non_numeric.csv", [], ["non-numeric cell 'high'", "line 3", "'g2'"]),
+    ("nan_values.csv", [], ["2 NaN or infinite values", "sample 's2'", "gene 'g2'", "--nan"]),
+    ("label_count.tsv", ["--labels", str(MALFORMED / "label_count.labels.txt")], ["2 labels for 3 samples"]),
+    ("single_class.arff", [], ["a single class", "'A'"]),
+    ("duplicate_genes.csv", [], ["duplicate gene name", "'g1'"]),
+    ("unknown_format.xyz", [], ["unknown format", "'.xyz'"]),
+    ("sparse.arff", [], ["sparse ARFF", "line 6"]),
+    ("undeclared_class.arff", [], ["line 7", "class 'C' is not one of the declared"]),
+    ("no_class.arff", [], ["no nominal class attribute", "--label"]),
+    ("gct_dims.gct", [], ["2 gene rows, line 2 says 3"]),
+    ("corrupt.mat", [], ["cannot read as a MATLAB file"]),
+    ("missing_y.mat", [], ["no variable 'Y'"]),
+    ("ragged.arff", [], ["line 7", "2 values, expected 3", "ragged"]),
+    ("missing_value.arff", [], ["1 NaN or infinite value", "sample 2", "gene 'g2'"]),
+    ("non_numeric.gct", [], ["non-numeric cell 'x7'", "line 4", "sample 'S2'"]),
+]
+
+
+def run_convert(capsys, *argv):
+    status = main(["convert", *map(str, argv)])
+    err = capsys.readouterr().err
+    return status, err
+
+
+@pytest.mark.parametrize("name, options, fragments", CASES, ids=[c[0] for c in CASES])
+def test_malformed_input(tmp_path, capsys, name, options, fragments):
+    output = tmp_path / "out.h5"
+    status, err = run_convert(capsys, MALFORMED / name, output, *options)
+    assert status == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hpcswarm: error: ")
+    assert name in lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_input(tmp_path, capsys):
+    status, err = run_convert(capsys, tmp_path / "absent.csv", tmp_path / "out.h5")
+    assert status == 2
+    assert "absent.csv: no such file" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_folder_as_input(tmp_path, capsys):
+    folder = tmp_path / "folder.csv"
+    folder.mkdir()
+    status, err = run_convert(capsys, folder, tmp_path / "out.h5")
+    assert status == 2
+    assert "folder.csv: not a regular file" in err
+    assert not (tmp_path / "out.h5").exists()
+
+
+def test_existing_output_is_kept(tmp_path, capsys):
+    output = tmp_path / "out.h5"
+    output.write_bytes(b"precious")
+    status, err = run_convert(capsys, MALFORMED.parent / "good.csv", output)
+    assert status == 2
+    assert "out.h5: already exists" in err and "--overwrite" in err
+    assert output.read_bytes() == b"precious"
+
+
+def test_overwrite_replaces_output(tmp_path, capsys):
+    output = tmp_path / "out.h5"
+    output.write_bytes(b"old")
+    status, _ = run_convert(capsys, MALFORMED.parent / "good.csv", output, "--overwrite")
+    assert status == 0
+    assert open_dataset(output).n_samples == 4
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.h5"]
+
+
+def test_output_in_missing_folder(tmp_path, capsys):
+    status, err = run_convert(capsys, MALFORMED.parent / "good.csv", tmp_path / "no" / "out.h5")
+    assert status == 2
+    assert "out.h5" in err and "does not exist" in err
+
+
+@pytest.mark.parametrize("policy, shape, dropped", [("drop-genes", (4, 1), "2 genes"),
+                                                     ("drop-samples", (2, 3), "2 samples")])
+def test_nan_policies(tmp_path, capsys, policy, shape, dropped):
+    output = tmp_path / "out.h5"
+    status = main(["convert", str(MALFORMED / "nan_values.csv"), str(output), "--nan", policy])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert f"dropped {dropped} with NaN/inf" in out
+    ds = open_dataset(output)
+    assert ds.X.shape == shape
+    assert np.isfinite(ds.X).all()
