@@ -1,0 +1,164 @@
+"""One search on one matrix: fitness from the parameters, the method, the result as JSON.
+
+>>> from sklearn.datasets import load_wine
+>>> X, y = load_wine(return_X_y=True)
+>>> result = run_search(X, y, "cbpso", {"n_iterations": 5}, seed=1)
+>>> result.mask.shape
+(13,)
+"""
+
+import json
+import math
+import os
+import tempfile
+
+import numpy as np
+
+from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.fitness import KnnEvaluator, SubsetFitness, make_objective
+from hpcswarm.swarm import algorithm_class, algorithm_params
+from hpcswarm.swarm.state import run_seed_sequence
+
+RESULT_ENCODING = ("hpcswarm-search-result", "0.1.0")
+"""``encoding-type`` and ``encoding-version`` written in every result file."""
+
+
+def make_fitness(X, y, params, seed):
+    """The k-NN fitness of ``params`` (k, cv, objective, alpha, archive_size) on ``X, y``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_genes)
+    y : ndarray of shape (n_samples,)
+    params : dict
+        Checked algorithm parameters.
+    seed : int or numpy.random.SeedSequence
+        The run seed, which fixes the folds exactly as ``hpcswarm evaluate --seed`` does.
+
+    Returns
+    -------
+    (SubsetFitness, KnnEvaluator)
+    """
+    try:
+        objective = make_objective(params["objective"], params["alpha"])
+        evaluator = KnnEvaluator(X, y, k=params["k"], cv=params["cv"],
+                                 seed=seed,
+                                 archive_size=params["archive_size"])
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
+    return SubsetFitness(evaluator, objective), evaluator
+
+
+def run_search(X, y, algorithm, params=None, seed=0):
+    """Run one search of ``algorithm`` on all samples of ``X, y``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_genes)
+    y : array-like of shape (n_samples,)
+    algorithm : str
+        A name of :data:`hpcswarm.swarm.ALGORITHMS`.
+    params : mapping, optional
+        Overrides of the algorithm's paper defaults (native values or strings).
+    seed : int, default 0
+        Run seed: the folds (as ``hpcswarm evaluate --seed``), the particle streams and the
+        swarm stream all derive from it.
+
+    Returns
+    -------
+    SearchResult
+        ``mask`` (the evaluated subset returned), ``fitness`` (its fitness), ``history``,
+        ``params`` (complete) and ``extra``; ``extra["score"]`` holds the correct/total
+        counts of ``mask``.
+
+    Raises
+    ------
+    ParameterError
+        Unknown algorithm or parameter, ill-typed value, bad seed.
+    """
+    resolved = algorithm_params(algorithm, params)
+    try:
+        root = run_seed_sequence(seed)
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
+    fitness, evaluator = make_fitness(X, y, resolved, root)
+    search = algorithm_class(algorithm)(fitness, resolved, seed=root, evaluator=evaluator)
+    result = search.run()
+    score = fitness.score(result.mask)
+    result.extra["score"] = {"correct": int(score.correct), "total": int(score.total),
+                             "accuracy": float(score.accuracy)}
+    return result
+
+
+def _finite(value):
+    """``value`` with every non-finite float replaced by None (JSON has no NaN/inf), as plain types."""
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) + 0.0 if math.isfinite(value) else None  # + 0.0: no "-0.0"
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def result_document(result, seed, gene_names=None, data=None):
+    """The JSON-ready dict of a search result.
+
+    Parameters
+    ----------
+    result : SearchResult
+    seed : int
+    gene_names : sequence of str, optional
+        Names of all genes, to name the selected ones.
+    data : str, optional
+        The dataset as given on the command line.
+    """
+    genes = result.genes.tolist()
+    document = {
+        "encoding-type": RESULT_ENCODING[0],
+        "encoding-version": RESULT_ENCODING[1],
+        "data": data,
+        "algorithm": result.algorithm,
+        "seed": seed,
+        "params": result.params,
+        "n_genes_total": int(result.mask.size),
+        "selected_genes": genes,
+        "selected_gene_names": [str(gene_names[g]) for g in genes] if gene_names is not None
+        else None,
+        "n_selected": len(genes),
+        "fitness": result.fitness,
+        "history": result.history,
+        "extra": result.extra,
+    }
+    return _finite(document)
+
+
+def write_json_atomic(document, path):
+    """Write ``document`` to ``path`` through a temporary file in the same folder and a rename.
+
+    Raises
+    ------
+    DataError
+        The folder is missing or not writable.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
+    except OSError as exc:
+        raise DataError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(handle, "w") as out:
+            json.dump(document, out, allow_nan=False)
+            out.write("\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, path)
+    except OSError as exc:
+        os.unlink(temporary)
+        raise DataError(f"cannot write {path}: {exc.strerror}") from None
+    except BaseException:
+        os.unlink(temporary)
+        raise

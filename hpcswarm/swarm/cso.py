@@ -1,0 +1,114 @@
+"""Competitive swarm optimiser for gene selection (Gu, Cheng & Jin 2018, Algorithm 3).
+
+Each round the swarm is paired at random; in every pair the better particle (the winner)
+passes to the next round unchanged and the loser learns from the winner and from the swarm
+mean (Eq. 3-4). Only the losers have new positions, so only they are evaluated; with the
+archive on (Sec. 3), a loser whose subset was seen before costs a look-up.
+"""
+
+import numpy as np
+
+from hpcswarm.errors import ParameterError
+from hpcswarm.fitness import DEFAULT_ARCHIVE_SIZE, WORST_FITNESS
+from hpcswarm.swarm.core import SearchAlgorithm, better, swarm_mean
+from hpcswarm.swarm.initialisation import STRATEGIES, initial_position, strategy_of
+from hpcswarm.swarm.operators import cso_loser_update, threshold_mask
+from hpcswarm.swarm.params import FITNESS_PARAMS, Param, override
+from hpcswarm.swarm.state import SwarmState
+
+
+def random_pairs(n_particles, rng):
+    """Random disjoint pairs covering the swarm, ndarray of shape (n_particles // 2, 2).
+
+    Drawn from the swarm-wide stream (identical on every rank).
+    """
+    return rng.permutation(n_particles).reshape(-1, 2)
+
+
+def compete(pairs, fitness, sizes):
+    """Winners and losers of each pair, each ndarray of shape (n_pairs,).
+
+    The first of a pair wins only if strictly better (higher fitness, then fewer genes);
+    otherwise the second wins, as in the else branch of Gu et al. Algorithm 3.
+    """
+    first_wins = np.array(
+        [better(fitness[a], sizes[a], fitness[b], sizes[b]) for a, b in pairs], dtype=bool
+    )
+    winners = np.where(first_wins, pairs[:, 0], pairs[:, 1])
+    losers = np.where(first_wins, pairs[:, 1], pairs[:, 0])
+    return winners, losers
+
+
+class CSO(SearchAlgorithm):
+    """CSO-kNN (Gu, Cheng & Jin 2018).
+
+    Defaults (Sec. 4.1): 100 particles, 200 rounds, phi = 0.1, threshold lambda = 0.5
+    (``theta`` here), positions uniform in [0, 1], 5-NN 10-fold error rate (fitness ``-error``),
+    archive on.
+
+    Choices where the paper is silent:
+
+    * Velocities start at zero and positions are clamped to [0, 1], the initialisation range
+      (the paper's Eq. 4 has no bound; Cheng & Jin's CSO keeps particles in the search box).
+    * The mean ``x-bar`` is that of all positions at the start of the round, before any loser
+      moves (Eq. 3's ``x-bar^t``).
+    * Comparing "f better": lower error, then fewer genes; a full tie makes the second of the
+      pair the winner (Algorithm 3's else branch).
+    * The swarm size must be even, so that every particle competes once per round.
+    * The run returns the best subset ever evaluated (CSO keeps no gbest).
+    """
+
+    name = "cso"
+    PARAMS = override(
+        (
+            Param("n_particles", "int", 100, "swarm size (even)", low=2),
+            Param("n_iterations", "int", 200, "evaluation rounds, the initial one included",
+                  low=1),
+            Param("target", "optional_float", None,
+                  "stop once the best fitness reaches this value"),
+            Param("phi", "float", 0.1, "influence of the swarm mean", low=0),
+            Param("theta", "float", 0.5, "selection threshold lambda", low=0, high=1),
+            Param("init", "choice", "uniform", "initialisation strategy", choices=STRATEGIES),
+        ) + FITNESS_PARAMS,
+        k=5, cv=10, objective="error", archive_size=DEFAULT_ARCHIVE_SIZE,
+    )
+
+    @classmethod
+    def validate(cls, params):
+        if params["n_particles"] % 2:
+            raise ParameterError(
+                f"parameter 'n_particles' must be even for cso, got {params['n_particles']}"
+            )
+
+    def initialise(self):
+        n = self.params["n_particles"]
+        rngs, swarm_rng = self.make_streams(n)
+        self.state = SwarmState.empty(n, self.n_genes, rngs, swarm_rng, worst=WORST_FITNESS)
+        self.local = np.arange(n)
+        for i in self.local:
+            strategy = strategy_of(self.params["init"], i, n)
+            self.state.position[i] = initial_position(strategy, self.n_genes,
+                                                      self.params["theta"], rngs[i])
+        self.last_losers = self.local
+        self.evaluate(self.local)
+
+    def step(self):
+        s = self.state
+        pairs = random_pairs(s.n_particles, s.swarm_rng)
+        winners, losers = compete(pairs, s.fitness, s.sizes())
+        mean = swarm_mean(s.position)
+        for w, l in zip(winners, losers):
+            s.velocity[l], s.position[l] = cso_loser_update(
+                s.velocity[l], s.position[l], s.position[w], mean, self.params["phi"], s.rngs[l]
+            )
+        self.last_losers = np.sort(losers)
+        self.evaluate(self.last_losers)
+
+    def evaluate(self, indices):
+        """Threshold and evaluate the particles ``indices`` (the one evaluation seam)."""
+        s = self.state
+        s.mask[indices] = threshold_mask(s.position[indices], self.params["theta"])
+        values = np.asarray(self.fitness.many(s.mask[indices]), dtype=float)
+        s.fitness[indices] = values
+        self.observe_many(s.mask[indices], values)
+        return values

@@ -1,0 +1,47 @@
+"""The ``run`` subcommand: JSON output, summary, parameter errors."""
+
+import json
+
+import pytest
+
+from hpcswarm import cli
+from hpcswarm.__main__ import main as entry
+from hpcswarm.errors import ParameterError
+from hpcswarm.swarm import ALGORITHMS
+
+TINY = ["--param", "n_particles=4", "--param", "n_iterations=3"]
+
+
+def test_run_writes_json_with_genes_fitness_history(tmp_path):
+    out = tmp_path / "result.json"
+    status = cli.main(["run", "--data", "builtin:srbct", "--algorithm", "cbpso", *TINY,
+                       "--seed", "5", "--output", str(out)])
+    assert status == 0
+    doc = json.loads(out.read_text())
+    assert doc["algorithm"] == "cbpso" and doc["seed"] == 5 and doc["data"] == "builtin:srbct"
+    assert doc["params"]["n_particles"] == 4 and doc["params"]["k"] == 1
+    assert doc["n_selected"] == len(doc["selected_genes"]) == len(doc["selected_gene_names"])
+    assert len(doc["history"]) == 3 and doc["history"][-1]["best_fitness"] == doc["fitness"]
+    assert doc["extra"]["score"]["total"] == 83
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]
+
+
+def test_run_without_output_prints_a_summary(capsys):
+    assert cli.main(["run", "--data", "builtin:srbct", "--algorithm", "cso", *TINY]) == 0
+    text = capsys.readouterr().out
+    assert "cso on builtin:srbct (seed 0): fitness" in text and "of 2308 genes" in text
+
+
+def test_unknown_param_and_bad_value_exit_with_status_2(capsys):
+    with pytest.raises(ParameterError, match="'speed'.*allowed"):
+        cli.main(["run", "--data", "builtin:srbct", "--algorithm", "pso", "--param", "speed=3"])
+    assert entry(["run", "--data", "builtin:srbct", "--algorithm", "pso",
+                  "--param", "n_particles=many"]) == 2
+    assert "'n_particles'" in capsys.readouterr().err
+
+
+def test_help_lists_every_algorithm(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(name in text for name in ALGORITHMS)
