@@ -41,12 +41,193 @@ def _print0(*lines):
 
 # --------------------------------------------------------------------------- convert
 # (owned by the data layer: hpcswarm/data/)
+def _separator(text):
+    return {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";"}.get(text, text)
+
+
+def _add_convert(subparsers):
+    p = subparsers.add_parser(
+        "convert",
+        help="convert an ARFF, CSV/TSV, MATLAB or GCT file to an hpcswarm HDF5 dataset",
+        description="Convert a gene-expression file to an hpcswarm HDF5 dataset (X contiguous and "
+        "uncompressed, so that MPI ranks memory-map it). Values are stored as read: no normalisation.",
+    )
+    p.add_argument("input", metavar="INPUT", help="ARFF, CSV, TSV, MATLAB .mat (v5 or v7.3) or GCT file")
+    p.add_argument("output", metavar="OUTPUT.h5", help="dataset file to write")
+    p.add_argument("--format", choices=("arff", "csv", "tsv", "mat", "gct"),
+                   help="input format (default: from the extension)")
+    p.add_argument("--label", metavar="NAME|INDEX",
+                   help="class attribute or column (a row with --genes-as-rows), by name or 0-based index")
+    p.add_argument("--labels", metavar="FILE",
+                   help="separate labels file (one label per line, or sample,label lines); for GCT the CLS file")
+    p.add_argument("--genes-as-rows", action="store_true", help="CSV/TSV holds one gene per row")
+    p.add_argument("--sep", type=_separator, metavar="SEP",
+                   help="CSV/TSV field separator ('tab', 'comma' or a character; default from the format)")
+    p.add_argument("--x-var", default="X", metavar="NAME", help="MATLAB variable of the matrix (default X)")
+    p.add_argument("--y-var", default="Y", metavar="NAME", help="MATLAB variable of the labels (default Y)")
+    p.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                   help="storage type of X (default float64)")
+    p.add_argument("--drop-constant", action="store_true", help="remove genes constant over all samples")
+    p.add_argument("--transpose", action="store_true", help="swap rows and columns of the matrix as read")
+    p.add_argument("--nan", choices=("error", "drop-genes", "drop-samples"), default="error",
+                   help="what to do with NaN or infinite values (default: error)")
+    p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    p.set_defaults(run_command=_run_convert)
+
+
+def _run_convert(args):
+    from hpcswarm.data import convert_file
+
+    report = convert_file(
+        args.input, args.output, overwrite=args.overwrite, format=args.format, label=args.label,
+        labels=args.labels, genes_as_rows=args.genes_as_rows, sep=args.sep, x_var=args.x_var,
+        y_var=args.y_var, dtype=args.dtype, drop_constant=args.drop_constant,
+        transpose=args.transpose, nan=args.nan,
+    )
+    _print0(*report.lines())
+
+
 # --------------------------------------------------------------------------- info
 # (owned by the data layer: hpcswarm/data/)
+def _add_info(subparsers):
+    p = subparsers.add_parser(
+        "info",
+        help="describe a dataset: shape, classes, names, memory mapping, provenance",
+        description="Describe an hpcswarm HDF5 dataset, a bundled one (builtin:srbct) or any file "
+        "'convert' reads. Under mpiexec every rank opens it and world rank 0 prints.",
+    )
+    p.add_argument("data", metavar="DATA", help="FILE.h5, builtin:NAME, or an input file")
+    p.add_argument("--names", type=int, default=5, metavar="N", help="gene and sample names shown (default 5)")
+    p.set_defaults(run_command=_run_info)
+
+
+def _run_info(args):
+    from hpcswarm.comm import world
+    from hpcswarm.data import load_dataset
+    from hpcswarm.data.info import describe
+
+    world()  # starts MPI under mpiexec, so that _print0 knows which rank is 0
+    _print0(*describe(load_dataset(args.data), args.data, n_names=args.names))
+
+
 # --------------------------------------------------------------------------- evaluate
 # (owned by the fitness engine: hpcswarm/fitness/)
+def _cv_option(text):
+    from hpcswarm.fitness.folds import parse_cv
+
+    try:
+        return parse_cv(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _add_evaluate(subparsers):
+    p = subparsers.add_parser(
+        "evaluate",
+        help="k-NN validation accuracy of a gene signature (or of all genes) as one JSON object",
+        description="Evaluate a gene subset with the fitness engine of the searches: k-NN on raw "
+        "values, Euclidean distance, leave-one-out, stratified n-fold (folds fixed by --seed) or "
+        "a stratified 70/30 holdout. Prints one JSON object: correct, total, accuracy, error, "
+        "genes_used, n_genes, k, cv, seed.",
+    )
+    p.add_argument("data", metavar="DATA", help="FILE.h5, builtin:NAME, or an input file")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--genes", metavar="FILE",
+                       help="gene list: one gene per line, by name or 0-based index")
+    which.add_argument("--all", action="store_true", help="use every gene")
+    p.add_argument("--k", type=int, default=1, metavar="K", help="neighbours (default 1)")
+    p.add_argument("--cv", type=_cv_option, default="loo", metavar="loo|N|holdout",
+                   help="validation: leave-one-out, stratified N-fold, or 70/30 holdout "
+                   "(default loo)")
+    p.add_argument("--seed", type=int, default=0, metavar="S",
+                   help="seed fixing the folds of N-fold and holdout (default 0)")
+    p.set_defaults(run_command=_run_evaluate)
+
+
+def _run_evaluate(args):
+    import json
+
+    import numpy as np
+
+    from hpcswarm.comm import world
+    from hpcswarm.data import load_dataset
+    from hpcswarm.errors import ParameterError
+    from hpcswarm.fitness import KnnEvaluator
+    from hpcswarm.fitness.genes import mask_from_genes, read_gene_list
+
+    world()  # starts MPI under mpiexec, so that _print0 knows which rank is 0
+    dataset = load_dataset(args.data)
+    if args.all:
+        mask = np.ones(dataset.n_genes, dtype=bool)
+    else:
+        mask = mask_from_genes(read_gene_list(args.genes), dataset.gene_names)
+    try:
+        evaluator = KnnEvaluator(dataset.X, dataset.y, k=args.k, cv=args.cv, seed=args.seed,
+                                 archive_size=0)
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from exc
+    result = evaluator.score(mask).as_dict()
+    result.update(genes_used=int(mask.sum()), n_genes=dataset.n_genes, k=args.k,
+                  cv=args.cv, seed=args.seed)
+    _print0(json.dumps(result))
+
+
 # --------------------------------------------------------------------------- run
 # (owned by the search: hpcswarm/swarm/)
+_RUN_ALGORITHMS = "pso-lsrg, cso, pso, bpso, pso-rg, pso-ls, cbpso, fsipso, sfr, fsr"
+"""Names listed by ``run --help`` (kept literal so that building the parser imports no search code)."""
 
 
-SUBCOMMANDS = ()
+def _add_run(subparsers):
+    p = subparsers.add_parser(
+        "run",
+        help="one gene-selection search on all samples; selected genes, fitness and history",
+        description="Run one search on all samples (the biased protocol of the papers' first "
+        "experiments). Every algorithm parameter, fitness settings included (k, cv, objective, "
+        "alpha, archive_size), defaults to the algorithm's paper setting and can be overridden "
+        "with --param key=value. Writes JSON with --output (atomically, world rank 0 only), "
+        "else prints a summary.",
+    )
+    p.add_argument("--data", required=True, metavar="DATA",
+                   help="FILE.h5, builtin:NAME, or an input file")
+    p.add_argument("--algorithm", required=True, metavar="NAME",
+                   help=f"one of: {_RUN_ALGORITHMS}")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a parameter (repeatable), e.g. --param n_iterations=20")
+    p.add_argument("--seed", type=int, default=0, metavar="S",
+                   help="run seed: folds, particle and swarm streams (default 0)")
+    p.add_argument("--output", metavar="OUT.json", help="result file (default: print a summary)")
+    p.set_defaults(run_command=_run_run)
+
+
+def _run_run(args):
+    from hpcswarm.comm import world, world_rank
+    from hpcswarm.data import load_dataset
+    from hpcswarm.search import result_document, run_search, write_json_atomic
+    from hpcswarm.swarm import algorithm_params
+    from hpcswarm.swarm.params import parse_assignments
+
+    world()  # starts MPI under mpiexec, so that only world rank 0 writes and prints
+    overrides = parse_assignments(args.param)
+    algorithm_params(args.algorithm, overrides)  # fail before loading the data
+    dataset = load_dataset(args.data)
+    result = run_search(dataset.X, dataset.y, args.algorithm, overrides, seed=args.seed)
+    document = result_document(result, args.seed, dataset.gene_names, args.data)
+    if args.output:
+        if world_rank() == 0:
+            write_json_atomic(document, args.output)
+        return
+    last = result.history[-1]
+    score = result.extra["score"]
+    names = document["selected_gene_names"]
+    shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+    _print0(
+        f"{args.algorithm} on {args.data} (seed {args.seed}): fitness {document['fitness']:.6g}, "
+        f"accuracy {score['correct']}/{score['total']} = {score['accuracy']:.4f}",
+        f"{document['n_selected']} of {document['n_genes_total']} genes: {shown}",
+        f"{last['iteration'] + 1} rounds, {last['evaluations']} evaluations, "
+        f"{last['archive_hits']} archive hits, {last['seconds']:.1f} s",
+    )
+
+
+SUBCOMMANDS = (_add_convert, _add_info, _add_evaluate, _add_run)

@@ -1,0 +1,386 @@
+"""k-NN wrapper evaluation of gene subsets on fixed validation folds, exact and cached.
+
+One :class:`KnnEvaluator` per training matrix, k and validation scheme: the fitness
+evaluation shared by the swarm algorithms (1-NN leave-one-out in Tran et al. 2016 and
+Chuang et al. 2008; 5-NN 10-fold in Gu et al. 2018; 5-NN 5-fold in Li et al.). A full
+evaluation is one Gram product of the selected genes (BLAS) for all sample pairs at once;
+the incremental path (:mod:`hpcswarm.fitness.incremental`) updates a cached state by the
+flipped genes only; both go through the archive of Gu et al. and give identical scores,
+because neighbours are ranked by exact distances (:mod:`hpcswarm.fitness.knn`).
+"""
+
+import numpy as np
+
+from hpcswarm.fitness.archive import Archive, mask_key
+from hpcswarm.fitness.distances import exact_sq_distances, gram_bound_factor, gram_sq_distances
+from hpcswarm.fitness.folds import make_folds
+from hpcswarm.fitness.incremental import flipped_state, initial_state
+from hpcswarm.fitness.knn import knn_predict
+from hpcswarm.fitness.score import Score
+
+DEFAULT_ARCHIVE_SIZE = 100_000
+"""Default bound on archived subsets (about 20 MB whatever the number of genes)."""
+
+
+def _check_k(k):
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be an integer >= 1, got {k!r}")
+    return int(k)
+
+
+def _check_matrix(X, name):
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_genes), got shape {X.shape}")
+    if not np.isfinite(X).all():
+        raise ValueError(f"{name} holds NaN or infinite values")
+    return X
+
+
+def _check_mask(mask, n_genes):
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"a gene mask must be a boolean array, got dtype {mask.dtype}")
+    if mask.shape != (n_genes,):
+        raise ValueError(f"a gene mask must have shape ({n_genes},), got {mask.shape}")
+    return mask
+
+
+class KnnEvaluator:
+    """Validation accuracy of a k-NN classifier on a gene subset, on folds fixed at construction.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_genes)
+        Training matrix (raw values, Euclidean distance, as in the papers); copied once,
+        gene-major, as float64.
+    y : array-like of shape (n_samples,)
+        Class labels; coded ``0 .. n_classes - 1`` in sorted order.
+    k : int, default 1
+        Number of neighbours.
+    cv : {"loo", "holdout"} or int, default "loo"
+        Validation scheme, see :func:`hpcswarm.fitness.folds.make_folds`.
+    seed : int or numpy.random.SeedSequence, default 0
+        Fixes the folds.
+    archive_size : int, default DEFAULT_ARCHIVE_SIZE
+        Most subsets remembered by the archive (0 disables it).
+    folds : sequence of (train_idx, test_idx), optional
+        Explicit folds, used instead of ``cv`` and ``seed``.
+
+    Attributes
+    ----------
+    n_samples, n_genes, k : int
+    classes : ndarray
+        Sorted distinct labels; class code ``c`` is ``classes[c]``.
+    folds : list of (ndarray, ndarray)
+    evaluations : int
+        Subsets actually computed (full or incremental); archive hits are not counted.
+    incremental_evaluations : int
+        Those of ``evaluations`` done by the incremental path.
+    archive : Archive
+
+    Notes
+    -----
+    Memory: a gene-major float64 copy of ``X`` (``8 n_samples n_genes`` bytes), one
+    (n_held_out, n_samples) float64 penalty matrix, the archive (about 200 bytes per
+    subset), and per cached state ``8 n_samples^2 + 16 n_samples + n_genes`` bytes. A full
+    evaluation allocates the selected columns (``8 n_samples |S|`` bytes) and a few
+    (n_samples, n_samples) matrices; nothing of size n_samples^2 x n_genes ever exists.
+    """
+
+    def __init__(self, X, y, *, k=1, cv="loo", seed=0, archive_size=DEFAULT_ARCHIVE_SIZE,
+                 folds=None):
+        X = _check_matrix(X, "X")
+        y = np.asarray(y)
+        if y.shape != (X.shape[0],):
+            raise ValueError(f"y must have shape ({X.shape[0]},) to match X, got {y.shape}")
+        self.k = _check_k(k)
+        self.n_samples, self.n_genes = X.shape
+        if folds is None:
+            folds = make_folds(y, cv, seed)
+        self.folds = self._check_folds(folds)
+        self.classes, self._codes = np.unique(y, return_inverse=True)
+        self._xt = np.ascontiguousarray(X.T)
+        rows = np.concatenate([test for _, test in self.folds])
+        penalty = np.full((rows.size, self.n_samples), np.inf)
+        start = 0
+        for train, test in self.folds:
+            if train.size < self.k:
+                raise ValueError(f"k={self.k} exceeds the {train.size} training samples of a fold")
+            penalty[start:start + test.size, train] = 0.0
+            start += test.size
+        order = np.argsort(rows, kind="stable")
+        self._rows = rows[order]
+        self._penalty = penalty[order]  # 0 where a held-out row may use a column, else inf
+        # LOO and n-fold: every sample is held out once and "same fold" is symmetric, so the
+        # penalty can live in the all-pairs distances themselves (no copy per evaluation)
+        self._penalty_in_distances = (np.array_equal(self._rows, np.arange(self.n_samples))
+                                      and np.array_equal(self._penalty, self._penalty.T))
+        self._row_codes = self._codes[self._rows]
+        self.archive = Archive(archive_size)
+        self.evaluations = 0
+        self.incremental_evaluations = 0
+
+    def _check_folds(self, folds):
+        checked = []
+        for train, test in folds:
+            train = np.asarray(train, dtype=np.int64)
+            test = np.asarray(test, dtype=np.int64)
+            for part in (train, test):
+                if (part.ndim != 1 or part.size == 0 or part.min() < 0
+                        or part.max() >= self.n_samples):
+                    raise ValueError(f"fold indices must be non-empty 1-D arrays within "
+                                     f"[0, {self.n_samples})")
+            if np.intersect1d(train, test).size:
+                raise ValueError("a fold's training and test indices overlap")
+            checked.append((np.sort(train), np.sort(test)))
+        if not checked:
+            raise ValueError("folds must hold at least one (train_idx, test_idx) pair")
+        return checked
+
+    @property
+    def total(self):
+        """Held-out predictions per evaluation (the ``total`` of every Score)."""
+        return int(self._rows.size)
+
+    @property
+    def hits(self):
+        """Archive hits."""
+        return self.archive.hits
+
+    @property
+    def misses(self):
+        """Archive misses."""
+        return self.archive.misses
+
+    def _with_penalty(self, dist2):
+        """``dist2`` with the pairs no held-out sample compares set to inf, where possible."""
+        if self._penalty_in_distances:
+            dist2 += self._penalty
+        return dist2
+
+    def _decide(self, dist2, slack, mask):
+        """Score from approximate all-pairs distances over the genes of ``mask`` and their bound."""
+        rows = self._rows
+        held_out = dist2 if self._penalty_in_distances else dist2[rows] + self._penalty
+        xt = self._xt
+        selected = None
+
+        def exact(row, columns):
+            nonlocal selected
+            if selected is None:  # needed only when a near tie is refined
+                selected = np.flatnonzero(mask)
+            return exact_sq_distances(xt[selected, rows[row]], xt[np.ix_(selected, columns)].T)
+
+        predicted = knn_predict(held_out, slack[rows], slack, self._codes, self.k,
+                                self.classes.size, exact)
+        return Score(int(np.count_nonzero(predicted == self._row_codes)), self.total)
+
+    def _lookup(self, mask):
+        """``(key, Score or None)``; the empty subset scores 0 without an archive lookup."""
+        if not mask.any():
+            return None, Score(0, self.total)
+        if self.archive.maxsize == 0:
+            return None, None
+        key = mask_key(mask)
+        return key, self.archive.get(key)
+
+    def score(self, mask):
+        """Validation score of the genes in ``mask`` (full evaluation, through the archive).
+
+        The empty subset has no classifier: it scores ``Score(0, total)`` and is neither
+        computed nor archived.
+
+        Parameters
+        ----------
+        mask : ndarray of bool of shape (n_genes,)
+
+        Returns
+        -------
+        Score
+        """
+        mask = _check_mask(mask, self.n_genes)
+        key, found = self._lookup(mask)
+        if found is not None:
+            return found
+        genes = np.flatnonzero(mask)
+        dist2, sq, _ = gram_sq_distances(self._xt[genes])
+        score = self._decide(self._with_penalty(dist2), gram_bound_factor(genes.size) * sq, mask)
+        self.evaluations += 1
+        self.archive.put(key, score)
+        return score
+
+    def score_many(self, masks):
+        """Scores of several subsets: one Gram product per distinct subset not yet archived.
+
+        Parameters
+        ----------
+        masks : ndarray of bool of shape (n_masks, n_genes)
+
+        Returns
+        -------
+        list of Score
+        """
+        masks = np.asarray(masks)
+        if masks.ndim != 2:
+            raise ValueError(f"masks must be 2-D (n_masks, n_genes), got shape {masks.shape}")
+        seen = {}
+        scores = []
+        for mask in masks:
+            mask = _check_mask(mask, self.n_genes)
+            key = mask.tobytes()
+            if key not in seen:
+                seen[key] = self.score(mask)
+            scores.append(seen[key])
+        return scores
+
+    def new_state(self, mask):
+        """Cached distance state of ``mask`` for incremental evaluation (one Gram product).
+
+        Returns
+        -------
+        DistanceState
+            Holds ``8 n_samples^2 + 16 n_samples + n_genes`` bytes.
+        """
+        state = initial_state(self._xt, _check_mask(mask, self.n_genes))
+        self._with_penalty(state.dist2)
+        return state
+
+    def _check_genes(self, genes):
+        genes = np.sort(np.asarray(genes))
+        if genes.ndim != 1 or not np.issubdtype(genes.dtype, np.integer):
+            raise ValueError(f"genes must be a 1-D array of int gene indices, got {genes!r}")
+        if genes.size and (genes[0] < 0 or genes[-1] >= self.n_genes):
+            raise ValueError(f"gene indices must lie in [0, {self.n_genes})")
+        if np.any(genes[1:] == genes[:-1]):
+            raise ValueError("genes to flip must be distinct")
+        return genes.astype(np.int64, copy=False)
+
+    def score_flip(self, state, genes):
+        """Score of ``state.mask`` with ``genes`` flipped; ``state`` is unchanged.
+
+        Costs O(n_samples^2 * len(genes)), through the archive; equal to
+        ``score(flipped mask)``.
+
+        Parameters
+        ----------
+        state : DistanceState
+        genes : array-like of int of shape (n_flipped,)
+            Distinct gene indices.
+        """
+        genes = self._check_genes(genes)
+        mask = state.mask.copy()
+        mask[genes] = ~mask[genes]
+        key, found = self._lookup(mask)
+        if found is not None:
+            return found
+        flipped = flipped_state(self._xt, state, genes)
+        state.pending = (genes.tobytes(), flipped)
+        score = self._decide(flipped.dist2, flipped.slack(), mask)
+        self.evaluations += 1
+        self.incremental_evaluations += 1
+        self.archive.put(key, score)
+        return score
+
+    def apply_flip(self, state, genes):
+        """Update ``state`` in place so that it describes its mask with ``genes`` flipped.
+
+        Free right after ``score_flip(state, genes)`` computed that flip (its result is kept
+        on the state); otherwise O(n_samples^2 * len(genes)).
+        """
+        genes = self._check_genes(genes)
+        if state.pending is not None and state.pending[0] == genes.tobytes():
+            _adopt(state, state.pending[1])
+        else:
+            _adopt(state, flipped_state(self._xt, state, genes))
+
+    def score_from(self, state, mask, *, move=False):
+        """Score of any ``mask``, incrementally from ``state`` when that is cheaper.
+
+        The fast evaluation of Tran et al. (2016, Sect. 3.2) generalised: a particle whose
+        new position differs from its cached one by fewer genes than it selects is scored by
+        flipping those genes; otherwise by a full evaluation. Equal to ``score(mask)``.
+
+        Parameters
+        ----------
+        state : DistanceState
+        mask : ndarray of bool of shape (n_genes,)
+        move : bool, default False
+            Also move ``state`` to ``mask`` (the flip, or a fresh Gram product).
+
+        Returns
+        -------
+        Score
+        """
+        mask = _check_mask(mask, self.n_genes)
+        genes = np.flatnonzero(mask != state.mask)
+        if genes.size < np.count_nonzero(mask):
+            score = self.score_flip(state, genes)
+            if move:
+                self.apply_flip(state, genes)
+            return score
+        if not move:
+            return self.score(mask)
+        _adopt(state, self.new_state(mask))
+        key, found = self._lookup(mask)
+        if found is not None:
+            return found
+        score = self._decide(state.dist2, state.slack(), mask)
+        self.evaluations += 1
+        self.archive.put(key, score)
+        return score
+
+
+def _adopt(state, other):
+    """Make ``state`` describe ``other``'s subset (in place, for callers holding ``state``)."""
+    state.mask, state.dist2, state.sq = other.mask, other.dist2, other.sq
+    state.drift, state.n_selected, state.pending = other.drift, other.n_selected, None
+
+
+def score_split(X_train, y_train, X_test, y_test, mask, k):
+    """Test score of a k-NN trained on ``X_train`` and applied to ``X_test``, on ``mask``'s genes.
+
+    The final test of a selected subset in the protocols without selection bias (Tran et
+    al. 2016, Sect. 5, outer 10-fold; Li et al.: 70/30 split), with the same distances and tie rules
+    as :class:`KnnEvaluator`. The empty subset scores ``Score(0, n_test)``.
+
+    Parameters
+    ----------
+    X_train : array-like of shape (n_train, n_genes)
+    y_train : array-like of shape (n_train,)
+    X_test : array-like of shape (n_test, n_genes)
+    y_test : array-like of shape (n_test,)
+    mask : ndarray of bool of shape (n_genes,)
+    k : int
+
+    Returns
+    -------
+    Score
+    """
+    X_train = _check_matrix(X_train, "X_train")
+    X_test = _check_matrix(X_test, "X_test")
+    y_train, y_test = np.asarray(y_train), np.asarray(y_test)
+    k = _check_k(k)
+    if y_train.shape != (X_train.shape[0],) or y_test.shape != (X_test.shape[0],):
+        raise ValueError("y_train and y_test must have one label per row of X_train and X_test")
+    if X_test.shape[1] != X_train.shape[1]:
+        raise ValueError(f"X_test has {X_test.shape[1]} genes, X_train {X_train.shape[1]}")
+    if X_test.shape[0] == 0:
+        raise ValueError("X_test has no rows")
+    if k > X_train.shape[0]:
+        raise ValueError(f"k={k} exceeds the {X_train.shape[0]} training samples")
+    mask = _check_mask(mask, X_train.shape[1])
+    if not mask.any():
+        return Score(0, X_test.shape[0])
+    genes = np.flatnonzero(mask)
+    test_rows, train_rows = X_test[:, genes], X_train[:, genes]
+    dist2, sq_test, sq_train = gram_sq_distances(test_rows.T, train_rows.T)
+    factor = gram_bound_factor(genes.size)
+    classes, codes = np.unique(y_train, return_inverse=True)
+
+    def exact(row, columns):
+        return exact_sq_distances(test_rows[row], train_rows[columns])
+
+    predicted = knn_predict(dist2, factor * sq_test, factor * sq_train, codes, k, classes.size,
+                            exact)
+    return Score(int(np.count_nonzero(classes[predicted] == y_test)), X_test.shape[0])

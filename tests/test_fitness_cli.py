@@ -1,0 +1,71 @@
+"""``hpcswarm evaluate``: one JSON object per run, genes by name or index, clear errors."""
+
+import json
+
+import numpy as np
+import pytest
+
+from hpcswarm import cli
+from hpcswarm.data import load_dataset
+from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.fitness import KnnEvaluator
+from hpcswarm.fitness.genes import mask_from_genes, read_gene_list
+
+
+def run(capsys, *argv):
+    assert cli.main(["evaluate", *argv]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1
+    return json.loads(out[0])
+
+
+def test_all_genes_1nn_loo_on_srbct(capsys):
+    result = run(capsys, "builtin:srbct", "--all", "--k", "1", "--cv", "loo")
+    assert result == {"correct": 76, "total": 83, "accuracy": 76 / 83, "error": 7 / 83,
+                      "genes_used": 2308, "n_genes": 2308, "k": 1, "cv": "loo", "seed": 0}
+
+
+def test_gene_file_by_name_and_index(capsys, tmp_path):
+    dataset = load_dataset("builtin:srbct")
+    names = [dataset.gene_names[i] for i in (3, 40, 1000)]
+    genes = tmp_path / "signature.txt"
+    genes.write_text(f"# a signature\n{names[0]}\n{names[1]}\n\n1000\n")
+    result = run(capsys, "builtin:srbct", "--genes", str(genes), "--k", "3", "--cv", "5",
+                 "--seed", "4")
+    mask = np.zeros(dataset.n_genes, bool)
+    mask[[3, 40, 1000]] = True
+    expected = KnnEvaluator(dataset.X, dataset.y, k=3, cv=5, seed=4).score(mask)
+    assert (result["correct"], result["total"], result["genes_used"]) == \
+        (expected.correct, expected.total, 3)
+    assert result["cv"] == 5
+
+
+def test_unknown_gene_is_named(tmp_path):
+    genes = tmp_path / "genes.txt"
+    genes.write_text("no-such-gene\n")
+    with pytest.raises(ParameterError, match="unknown gene 'no-such-gene'"):
+        cli.main(["evaluate", "builtin:srbct", "--genes", str(genes)])
+
+
+def test_impossible_scheme_is_a_parameter_error():
+    with pytest.raises(ParameterError, match="fewer than the 20"):
+        cli.main(["evaluate", "builtin:srbct", "--all", "--cv", "20"])
+
+
+def test_bad_cv_option_exits_with_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["evaluate", "builtin:srbct", "--all", "--cv", "kfold"])
+    assert exc.value.code == 2
+    assert "cv must be" in capsys.readouterr().err
+
+
+def test_gene_list_rules(tmp_path):
+    names = ["7", "GENE_A", "GENE_B"]
+    # a name wins over an index: "7" is the first gene, not column 7
+    assert mask_from_genes(["7", "2"], names).tolist() == [True, False, True]
+    with pytest.raises(ParameterError, match=r"'3' is not a gene name.*outside \[0, 3\)"):
+        mask_from_genes(["3"], names)
+    with pytest.raises(ParameterError, match="empty"):
+        mask_from_genes([], names)
+    with pytest.raises(DataError, match="cannot read gene file"):
+        read_gene_list(tmp_path / "missing.txt")

@@ -1,0 +1,62 @@
+"""Validation folds: leave-one-out, stratified n-fold fixed by the seed, stratified holdout."""
+
+import numpy as np
+import pytest
+
+from hpcswarm.fitness import make_folds
+
+Y = np.repeat([0, 1, 2], [12, 20, 8])
+
+
+def test_loo_leaves_each_sample_out_once():
+    folds = make_folds(Y, "loo", seed=0)
+    assert len(folds) == Y.size
+    for i, (train, test) in enumerate(folds):
+        assert test.tolist() == [i]
+        assert train.tolist() == [j for j in range(Y.size) if j != i]
+
+
+@pytest.mark.parametrize("n_folds", [2, 5, 8])
+def test_n_fold_partitions_stratified_and_fixed_by_seed(n_folds):
+    folds = make_folds(Y, n_folds, seed=7)
+    assert len(folds) == n_folds
+    tests = np.concatenate([test for _, test in folds])
+    assert np.array_equal(np.sort(tests), np.arange(Y.size))
+    for train, test in folds:
+        assert np.array_equal(np.sort(np.concatenate([train, test])), np.arange(Y.size))
+        assert np.all(np.diff(train) > 0) and np.all(np.diff(test) > 0)
+        counts = np.bincount(Y[test], minlength=3)
+        assert np.all(np.abs(counts - np.bincount(Y) / n_folds) < 1)
+    again = make_folds(Y, n_folds, seed=7)
+    assert all(np.array_equal(a[1], b[1]) for a, b in zip(folds, again))
+    other = make_folds(Y, n_folds, seed=8)
+    assert not all(np.array_equal(a[1], b[1]) for a, b in zip(folds, other))
+
+
+def test_seed_sequence_and_string_scheme_accepted():
+    a = make_folds(Y, "5", seed=np.random.SeedSequence(3))
+    b = make_folds(Y, 5, seed=np.random.SeedSequence(3))
+    assert all(np.array_equal(x[1], z[1]) for x, z in zip(a, b))
+
+
+def test_holdout_is_stratified_70_30():
+    (train, test), = make_folds(Y, "holdout", seed=1)
+    assert train.size + test.size == Y.size and np.intersect1d(train, test).size == 0
+    assert test.size == 12
+    assert np.array_equal(np.bincount(Y[test], minlength=3), [4, 6, 2])
+
+
+@pytest.mark.parametrize("cv, message", [
+    (10, "class 2 has 8 samples, fewer than the 10"),
+    ("kfold", "cv must be"),
+    (1, "cv must be"),
+    (True, "cv must be"),
+])
+def test_bad_schemes_raise_clear_errors(cv, message):
+    with pytest.raises(ValueError, match=message):
+        make_folds(Y, cv, seed=0)
+
+
+def test_holdout_needs_two_samples_per_class():
+    with pytest.raises(ValueError, match="class 1 has 1 samples"):
+        make_folds(np.array([0, 0, 0, 1]), "holdout", seed=0)
