@@ -12,7 +12,9 @@ because neighbours are ranked by exact distances (:mod:`hpcswarm.fitness.knn`).
 import numpy as np
 
 from hpcswarm.fitness.archive import Archive, mask_key
-from hpcswarm.fitness.distances import exact_sq_distances, gram_bound_factor, gram_sq_distances
+from hpcswarm.fitness.distances import (
+    GeneMajor, exact_sq_distances, gram_bound_factor, gram_sq_distances,
+)
 from hpcswarm.fitness.folds import make_folds
 from hpcswarm.fitness.incremental import flipped_state, initial_state
 from hpcswarm.fitness.knn import knn_predict
@@ -52,8 +54,9 @@ class KnnEvaluator:
     Parameters
     ----------
     X : array-like of shape (n_samples, n_genes)
-        Training matrix (raw values, Euclidean distance, as in the papers); copied once,
-        gene-major, as float64.
+        Training matrix (raw values, Euclidean distance, as in the papers). Not copied when
+        it is float64 already: a memory-mapped matrix stays shared between the ranks of a
+        node, and each evaluation gathers only the columns of its genes.
     y : array-like of shape (n_samples,)
         Class labels; coded ``0 .. n_classes - 1`` in sorted order.
     k : int, default 1
@@ -81,7 +84,7 @@ class KnnEvaluator:
 
     Notes
     -----
-    Memory: a gene-major float64 copy of ``X`` (``8 n_samples n_genes`` bytes), one
+    Memory: no copy of a float64 ``X`` (the memory map is read in place), one
     (n_held_out, n_samples) float64 penalty matrix, the archive (about 200 bytes per
     subset), and per cached state ``8 n_samples^2 + 16 n_samples + n_genes`` bytes. A full
     evaluation allocates the selected columns (``8 n_samples |S|`` bytes) and a few
@@ -100,7 +103,8 @@ class KnnEvaluator:
             folds = make_folds(y, cv, seed)
         self.folds = self._check_folds(folds)
         self.classes, self._codes = np.unique(y, return_inverse=True)
-        self._xt = np.ascontiguousarray(X.T)
+        self._X = X
+        self._xt = GeneMajor(X)
         rows = np.concatenate([test for _, test in self.folds])
         penalty = np.full((rows.size, self.n_samples), np.inf)
         start = 0
@@ -163,14 +167,14 @@ class KnnEvaluator:
         """Score from approximate all-pairs distances over the genes of ``mask`` and their bound."""
         rows = self._rows
         held_out = dist2 if self._penalty_in_distances else dist2[rows] + self._penalty
-        xt = self._xt
+        X = self._X
         selected = None
 
         def exact(row, columns):
             nonlocal selected
             if selected is None:  # needed only when a near tie is refined
                 selected = np.flatnonzero(mask)
-            return exact_sq_distances(xt[selected, rows[row]], xt[np.ix_(selected, columns)].T)
+            return exact_sq_distances(X[rows[row], selected], X[np.ix_(columns, selected)])
 
         predicted = knn_predict(held_out, slack[rows], slack, self._codes, self.k,
                                 self.classes.size, exact)
