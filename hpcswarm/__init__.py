@@ -1,3 +1,23 @@
 """hpcswarm: MPI-parallel particle-swarm gene selection with a k-NN wrapper fitness."""
 
 __version__ = "0.1.0"
+
+__all__ = ["SwarmFeatureSelector", "__version__"]
+
+_LAZY = {"SwarmFeatureSelector": "hpcswarm.selector"}
+"""Public names imported on first use, so that ``import hpcswarm`` loads neither scikit-learn
+nor MPI."""
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'hpcswarm' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

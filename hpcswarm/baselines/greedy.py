@@ -1,0 +1,297 @@
+"""Greedy wrapper baselines on the swarms' loop: all genes, SFS, SBS, LFS and GSBS.
+
+Every method here is a :class:`~hpcswarm.swarm.core.SearchAlgorithm`, scored by the same
+fitness engine, so ``run_search``, ``hpcswarm run --algorithm sfs``, the protocols and the
+report treat it as any swarm. One round of the shared loop is one greedy step: every
+candidate one-gene change of the current subset is scored, and the best is taken if it is
+better than the current subset.
+
+Ordering and tie rules (the swarms' ordering, :func:`hpcswarm.swarm.core.better`): a subset
+beats another if its fitness is higher, or equal with fewer genes. The candidates of a step
+all have the same size, so the best is the one of highest fitness, ties to the lowest gene
+index. The step is taken only if that candidate beats the current subset, hence:
+
+* **SFS** (sequential forward selection, Whitney 1971; Li et al. compare against it) starts
+  from the empty subset, adds one gene per step, and stops when no addition *raises* the
+  fitness (an addition at equal fitness has more genes, so it is not better). This is also
+  Weka's ``GreedyStepwise`` forward, which Li et al. ran.
+* **SBS** (sequential backward selection, Marill & Green 1963) starts from all genes,
+  removes one gene per step, and stops when every removal *lowers* the fitness (a removal
+  at equal fitness is better: one gene fewer).
+* **GSBS** (greedy stepwise backward selection, Xue, Zhang & Browne 2012, Sect. 5: Weka's
+  ``GreedyStepwise`` with backward search) is SBS with Weka's scan rule among equal
+  candidates: Weka keeps a candidate when ``merit >= best so far`` while scanning genes in
+  increasing index, so the *highest* index wins a tie. Its stop rule ("stops when the
+  deletion of any remaining attribute results in a decrease in evaluation") is SBS's.
+* **LFS** (linear forward selection, Gutlein, Frank, Hall & Karwath 2009; Xue et al. 2012
+  compare against it) ranks every gene alone by its wrapper accuracy (the ranking of
+  :mod:`hpcswarm.swarm.ranking`, also SFR's), then runs SFS over a restricted candidate
+  set of ``n_ranked`` genes (Weka's default k = 50): ``"fixed-set"`` (Weka's default) the
+  top ``n_ranked`` genes of the ranking, once and for all; ``"fixed-width"`` the
+  ``n_ranked`` best-ranked genes not yet selected, so that each added gene lets the next
+  one of the ranking in. Weka drives LFS by best-first search with a 5-expansion
+  stall limit; here the hill climb of SFS drives it (the same step and stop as SFS), so
+  that LFS differs from SFS only by its candidate set.
+* **All genes** (``"all-genes"``): the k-NN on every gene, one evaluation.
+
+Evaluation: a step over thousands of candidates is thousands of one-gene changes of the
+same subset, scored by the engine's incremental path (``SubsetFitness.flip`` on a cached
+distance state, O(n_samples^2) each) and, for the first steps of forward searches where
+the subset is smaller than :data:`FULL_BELOW` genes, by full evaluations, which are then
+cheaper. Both give the same value bit for bit (``evaluation`` selects one path, for
+benchmarks). Candidate subsets of a greedy run are all distinct (sizes change by one per
+step), so the archive is useless here and off by default.
+
+Fitness defaults: 1-NN leave-one-out accuracy (Tran et al. 2016), overridable with ``k``,
+``cv``, ``objective``, ``alpha`` as for the swarms.
+"""
+
+import numpy as np
+
+from hpcswarm.comm import block_counts, block_range
+from hpcswarm.swarm.core import SearchAlgorithm, better
+from hpcswarm.swarm.params import FITNESS_PARAMS, Param
+from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
+
+FULL_BELOW = 64
+"""In ``evaluation="auto"``, candidates of a subset of fewer genes than this are scored by
+full evaluations, otherwise by one-gene flips of a cached state. A flip costs about the same
+whatever the subset size (0.15-0.25 ms CPU on SRBCT and Prostate_GE, one thread), a full
+evaluation grows with it and overtakes the flip between 40 and 160 genes on both (0.11-0.16
+ms at 5-20 genes, 0.2-0.3 ms at 80-160; ``benchmarks/bench_greedy.py`` prints both)."""
+
+EVALUATIONS = ("auto", "incremental", "full")
+
+GREEDY_PARAMS = (
+    Param("max_steps", "int", 0,
+          "most genes added or removed (0: until no step improves)", low=0),
+    Param("evaluation", "choice", "auto",
+          "how candidates are scored: auto, incremental (one-gene flips), full", choices=EVALUATIONS),
+) + FITNESS_PARAMS
+
+
+class AllGenes(SearchAlgorithm):
+    """The k-NN on every gene ("All" in Tran et al. 2016, Gu et al. 2018): one evaluation."""
+
+    name = "all-genes"
+    PARAMS = FITNESS_PARAMS
+
+    def initialise(self):
+        mask = np.ones(self.n_genes, dtype=bool)
+        self.observe_shared(mask, float(self.fitness(mask)))
+
+    def step(self):  # never called: done after round 0
+        raise RuntimeError("all-genes has a single round")
+
+    def done(self):
+        return True
+
+    def mean_size(self):
+        return float(self.n_genes)
+
+
+class GreedySearch(SearchAlgorithm):
+    """Hill climbing by one-gene changes: the step, stop rule and bookkeeping of every greedy method.
+
+    Subclasses set ``forward`` and may override :meth:`candidate_genes` (the genes a step may
+    flip) and :meth:`choose` (the tie rule among equal candidates).
+
+    ``extra`` holds ``path`` (genes added or removed, in order), ``path_fitness`` (the
+    fitness after each of those steps), ``start_fitness``, ``stopped`` (why the search ended:
+    ``"no improving step"``, ``"max_steps"`` or ``"no candidates"``) and
+    ``candidates_scored`` (candidate subsets evaluated in all).
+    """
+
+    forward = True
+    PARAMS = GREEDY_PARAMS
+
+    # ------------------------------------------------------------------ the loop
+    def initialise(self):
+        self.mask = np.zeros(self.n_genes, dtype=bool) if self.forward else np.ones(
+            self.n_genes, dtype=bool)
+        self.size = int(self.mask.sum())
+        self.value = float(self.fitness(self.mask))  # the empty subset: WORST_FITNESS, free
+        self.start_fitness = self.value
+        if self.size:
+            self.observe_shared(self.mask, self.value)
+        self.cache = None
+        self.path, self.path_fitness = [], []
+        self.stopped = None
+        self.candidates_scored = 0
+        self.prepare()
+        self.greedy_step()
+
+    def prepare(self):
+        """Set-up before the first step (LFS ranks the genes here)."""
+
+    def step(self):
+        self.greedy_step()
+
+    def done(self):
+        if self.stopped is not None:
+            return True
+        limit = self.params["max_steps"]
+        if limit and len(self.path) >= limit:
+            self.stopped = "max_steps"
+            return True
+        return False
+
+    def mean_size(self):
+        return float(self.size)
+
+    def greedy_step(self):
+        """Score every candidate change, take the best if it beats the current subset."""
+        genes = self.candidate_genes()
+        if genes.size == 0:
+            self.stopped = "no candidates"
+            return
+        values = self.score_candidates(genes)
+        size = self.size + (1 if self.forward else -1)
+        self.candidates_scored += int(genes.size)
+        self.evaluations += int(genes.size) if size else 0  # the empty subset is not computed
+        best = self.choose(values)
+        gene, value = int(genes[best]), float(values[best])
+        fresh = self.fresh_candidates(genes)
+        if not better(value, size, self.value, self.size):
+            self._new_subsets += fresh
+            self.stopped = "no improving step"
+            return
+        if self.cache is not None:
+            self.fitness.apply_flip(self.cache, np.array([gene]))
+        self.mask[gene] = self.forward
+        self.size, self.value = size, value
+        self.path.append(gene)
+        self.path_fitness.append(value)
+        self._new_subsets += fresh - 1  # observe_shared counts the chosen one
+        self.observe_shared(self.mask, value, computed=False)  # already counted above
+
+    # ------------------------------------------------------------------ plug-ins
+    def candidate_genes(self):
+        """Genes a step may flip, ndarray of int in increasing order."""
+        return np.flatnonzero(~self.mask if self.forward else self.mask)
+
+    def choose(self, values):
+        """Index of the best candidate: highest fitness, ties to the first (lowest gene index)."""
+        return int(np.argmax(values))
+
+    def fresh_candidates(self, genes):
+        """How many candidate subsets of this step were never met before (all of them: sizes
+        change by one per step, so a greedy run never meets a subset twice)."""
+        return int(genes.size)
+
+    def score_candidates(self, genes):
+        """Fitness of the current subset with each gene of ``genes`` flipped alone.
+
+        The one place that scores a step's candidates: one-gene flips of the cached distance
+        state, or full evaluations (see :data:`FULL_BELOW`), equal bit for bit. With a
+        communicator of P ranks, ``genes`` is split in contiguous blocks
+        (:func:`~hpcswarm.comm.block_range`), each rank scores its block and the values are
+        allgathered (``8 len(genes)`` bytes in all): every rank gets the same array, so every
+        rank takes the same step and keeps the same cached state, and the run is identical
+        for any number of ranks.
+
+        Parameters
+        ----------
+        genes : ndarray of int of shape (n_candidates,)
+
+        Returns
+        -------
+        ndarray of shape (n_candidates,)
+        """
+        start, stop = block_range(genes.size, self.comm.size, self.comm.rank)
+        mine = genes[start:stop]
+        mode = self.params["evaluation"]
+        values = np.empty(mine.size)
+        if mode == "full" or (mode == "auto" and self.size < FULL_BELOW):
+            self.cache = None
+            mask = self.mask.copy()
+            for j, gene in enumerate(mine):
+                mask[gene] = not mask[gene]
+                values[j] = self.fitness(mask)
+                mask[gene] = not mask[gene]
+        else:
+            if self.cache is None:
+                self.cache = self.fitness.new_state(self.mask)
+            for j in range(mine.size):
+                values[j] = self.fitness.flip(self.cache, mine[j:j + 1])
+        return self.comm.allgatherv(values, counts=block_counts(genes.size, self.comm.size))
+
+    def extra(self):
+        return {**super().extra(), "path": list(self.path), "path_fitness": list(self.path_fitness),
+                "start_fitness": self.start_fitness, "stopped": self.stopped,
+                "candidates_scored": self.candidates_scored}
+
+
+class SFS(GreedySearch):
+    """Sequential forward selection: add the best gene while the fitness rises (Whitney 1971).
+
+    Li et al. (FSIPSO paper, Table II) compare against it (Weka's greedy stepwise forward).
+    """
+
+    name = "sfs"
+    forward = True
+
+
+class SBS(GreedySearch):
+    """Sequential backward selection: remove the best gene while the fitness does not fall
+    (Marill & Green 1963; Li et al., Table II)."""
+
+    name = "sbs"
+    forward = False
+
+
+class GSBS(SBS):
+    """Greedy stepwise backward selection as Weka's ``GreedyStepwise -B`` (Xue et al. 2012, Sect. 5).
+
+    SBS whose ties between equally good removals go to the highest gene index (Weka scans
+    genes in increasing order and keeps a candidate whose merit is ``>=`` the best so far).
+    """
+
+    name = "gsbs"
+
+    def choose(self, values):
+        return int(values.size - 1 - np.argmax(values[::-1]))
+
+
+class LFS(GreedySearch):
+    """Linear forward selection (Gutlein, Frank, Hall & Karwath 2009; Xue et al. 2012, Sect. 5).
+
+    SFS restricted to ``n_ranked`` genes of the single-gene wrapper ranking: the top genes
+    (``lfs_type="fixed-set"``, Weka's default) or the best-ranked genes not selected yet
+    (``"fixed-width"``). ``extra["ranking"]`` holds the ranking (the first ``n_ranked``).
+    """
+
+    name = "lfs"
+    forward = True
+    PARAMS = (
+        Param("n_ranked", "int", 50, "genes of the ranking considered (Weka's k)", low=1),
+        Param("lfs_type", "choice", "fixed-set",
+              "candidate set: fixed-set (top genes) or fixed-width (top genes not selected)",
+              choices=("fixed-set", "fixed-width")),
+    ) + GREEDY_PARAMS
+
+    def prepare(self):
+        accuracies = single_gene_accuracies(self.fitness, np.arange(self.n_genes), self.comm)
+        self.ranking = rank_genes(accuracies)
+        self.evaluations += self.n_genes
+        self._new_subsets += self.n_genes
+
+    def fresh_candidates(self, genes):
+        return 0 if self.size == 0 else int(genes.size)  # step 1 meets ranked single genes
+
+    def candidate_genes(self):
+        width = self.params["n_ranked"]
+        if self.params["lfs_type"] == "fixed-set":
+            top = self.ranking[:width]
+            return np.sort(top[~self.mask[top]])
+        free = self.ranking[~self.mask[self.ranking]]
+        return np.sort(free[:width])
+
+    def extra(self):
+        return {**super().extra(), "ranking": self.ranking[:self.params["n_ranked"]].tolist()}
+
+
+#: The baselines by command-line name (known to ``algorithm_class``, so to ``run_search``).
+BASELINES = {cls.name: cls for cls in (AllGenes, SFS, SBS, LFS, GSBS)}
+
+__all__ = ["AllGenes", "BASELINES", "FULL_BELOW", "GSBS", "GreedySearch", "LFS", "SBS", "SFS"]

@@ -1,0 +1,161 @@
+"""PCA + k-NN keeping 95 % of the variance (Gu, Cheng & Jin 2018, Sect. 4: "PCA-kNN").
+
+Not a gene selector: the classifier sees principal components, so this baseline has its own
+evaluation functions, with the same split arguments and :class:`~hpcswarm.fitness.Score`
+counts as the gene selectors' test (:func:`hpcswarm.fitness.score_split`):
+
+* :func:`pca_knn_split`: PCA fitted on the training rows only, the training and test rows
+  projected on its components, k-NN trained on the projected training rows (the protocols'
+  ``unbiased`` folds and ``holdout`` split);
+* :func:`pca_knn_cv`: the same inside every fold of a validation scheme (the ``biased``
+  protocol's inner cross-validation, the folds of :func:`hpcswarm.fitness.make_folds`).
+
+PCA is centred, unscaled (raw expression values, as the distances of the gene selectors),
+and keeps the fewest leading components whose explained variance ratio exceeds ``variance``
+(scikit-learn's rule for ``PCA(n_components=0.95)``). The k-NN is the engine's
+(:func:`~hpcswarm.fitness.score_split`): exact Euclidean distances, ties to the lowest
+training index, votes to the smallest class.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hpcswarm.fitness import Score, make_folds, score_split
+
+DEFAULT_VARIANCE = 0.95
+"""Share of the training variance kept (Gu et al. 2018: "the variance covered ... is 0.95")."""
+
+
+@dataclass(frozen=True)
+class PcaKnnResult:
+    """Test counts of PCA + k-NN and the number of components kept.
+
+    Attributes
+    ----------
+    score : Score
+        Correct predictions out of all test rows (summed over folds).
+    n_components : tuple of int
+        Components kept by each fitted PCA (one per fold).
+    """
+
+    score: Score
+    n_components: tuple
+
+    @property
+    def correct(self):
+        """Correct test predictions."""
+        return self.score.correct
+
+    @property
+    def total(self):
+        """Test predictions."""
+        return self.score.total
+
+    @property
+    def accuracy(self):
+        """``correct / total``."""
+        return self.score.accuracy
+
+
+def _check_variance(variance):
+    if isinstance(variance, bool) or not isinstance(variance, (int, float, np.floating)) or not (
+            0.0 < variance <= 1.0):
+        raise ValueError(f"variance must be a number in (0, 1], got {variance!r}")
+    return float(variance)
+
+
+def fit_pca(X_train, variance=DEFAULT_VARIANCE):
+    """Principal axes of the training rows keeping a share of their variance.
+
+    Parameters
+    ----------
+    X_train : array-like of shape (n_train, n_genes)
+        The only rows PCA sees.
+    variance : float in (0, 1], default 0.95
+        Keep the fewest leading components whose cumulative explained variance ratio exceeds
+        it (all components with 1.0).
+
+    Returns
+    -------
+    mean : ndarray of shape (n_genes,)
+        Training mean, subtracted before projecting.
+    components : ndarray of shape (n_components, n_genes)
+        Orthonormal principal axes, by decreasing variance.
+    """
+    X_train = np.asarray(X_train, dtype=np.float64)
+    variance = _check_variance(variance)
+    if X_train.ndim != 2 or X_train.shape[0] < 1:
+        raise ValueError(f"X_train must be 2-D with at least one row, got shape {X_train.shape}")
+    mean = X_train.mean(axis=0)
+    _, singular, axes = np.linalg.svd(X_train - mean, full_matrices=False)
+    explained = singular ** 2
+    if explained.sum() == 0.0:  # constant training rows: one (arbitrary) axis
+        return mean, axes[:1]
+    cumulative = np.cumsum(explained / explained.sum())
+    n_components = min(int(np.searchsorted(cumulative, variance, side="right")) + 1, axes.shape[0])
+    return mean, axes[:n_components]
+
+
+def pca_knn_split(X_train, y_train, X_test, y_test, k=1, variance=DEFAULT_VARIANCE):
+    """Test score of k-NN on the principal components of the training rows (PCA-kNN).
+
+    Parameters
+    ----------
+    X_train : array-like of shape (n_train, n_genes)
+    y_train : array-like of shape (n_train,)
+    X_test : array-like of shape (n_test, n_genes)
+        Projected on the training PCA; never used to fit it.
+    y_test : array-like of shape (n_test,)
+    k : int, default 1
+    variance : float, default 0.95
+
+    Returns
+    -------
+    PcaKnnResult
+    """
+    X_train = np.asarray(X_train, dtype=np.float64)
+    X_test = np.asarray(X_test, dtype=np.float64)
+    if X_test.ndim != 2 or X_test.shape[1:] != X_train.shape[1:]:
+        raise ValueError(f"X_test must be 2-D with the {X_train.shape[1:]} genes of X_train, "
+                         f"got shape {X_test.shape}")
+    mean, components = fit_pca(X_train, variance)
+    train = (X_train - mean) @ components.T
+    test = (X_test - mean) @ components.T
+    every = np.ones(components.shape[0], dtype=bool)
+    score = score_split(train, y_train, test, y_test, every, k)
+    return PcaKnnResult(score, (int(components.shape[0]),))
+
+
+def pca_knn_cv(X, y, k=1, cv="loo", seed=0, variance=DEFAULT_VARIANCE, folds=None):
+    """Cross-validated PCA-kNN: PCA and k-NN fitted inside every training fold only.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_genes)
+    y : array-like of shape (n_samples,)
+    k : int, default 1
+    cv : {"loo", "holdout"} or int, default "loo"
+        Validation scheme of :func:`hpcswarm.fitness.make_folds` (the folds the k-NN fitness
+        of a gene selector with the same ``cv`` and ``seed`` uses).
+    seed : int or numpy.random.SeedSequence, default 0
+    variance : float, default 0.95
+    folds : sequence of (train_idx, test_idx), optional
+        Explicit folds instead of ``cv`` and ``seed``.
+
+    Returns
+    -------
+    PcaKnnResult
+        Counts summed over folds; one component count per fold.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    if folds is None:
+        folds = make_folds(y, cv, seed)
+    correct, total, kept = 0, 0, []
+    for train, test in folds:
+        result = pca_knn_split(X[train], y[train], X[test], y[test], k, variance)
+        correct += result.correct
+        total += result.total
+        kept.extend(result.n_components)
+    return PcaKnnResult(Score(correct, total), tuple(kept))

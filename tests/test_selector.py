@@ -1,0 +1,150 @@
+"""The scikit-learn face: estimator checks, Pipeline under cross-validation, GridSearchCV,
+``random_state`` semantics, communicator, cheap ``import hpcswarm``.
+
+Estimator checks: every check of ``parametrize_with_checks`` runs and passes, for three fast
+configurations (the default method PSO-LSRG with a tiny swarm, the greedy SFS, and CSO under
+3-fold cross-validation with its archive). The one check scikit-learn itself skips is
+``check_array_api_input``: it needs ``SCIPY_ARRAY_API=1`` and array-API namespaces, and the
+search converts every input to a NumPy float64 matrix anyway. Methods whose paper default is
+10-fold cross-validation (``cso``, ``sfr``, ``fsr``) refuse the checks' smallest data sets
+(classes of 5 samples) with a ``ParameterError`` naming the class and the fold count; that
+is a property of the data, so they are checked here with ``cv=3``.
+"""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, cross_val_score, cross_validate
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import hpcswarm
+from hpcswarm import SwarmFeatureSelector
+from hpcswarm.comm import SerialComm
+from hpcswarm.errors import ParameterError
+from hpcswarm.search import run_search
+
+FAST = [
+    SwarmFeatureSelector(params={"n_particles": 4, "n_iterations": 3, "ls_tries": 2}),
+    SwarmFeatureSelector("sfs"),
+    SwarmFeatureSelector("cso", {"n_particles": 4, "n_iterations": 3, "cv": 3,
+                                 "archive_size": 100}),
+]
+
+
+@parametrize_with_checks(FAST)
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def informative(seed=0, n_samples=36, n_genes=12):
+    """Genes 0 and 1 carry the class; the rest is noise."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n_samples) % 3
+    X = rng.normal(size=(n_samples, n_genes))
+    X[:, 0] += 4.0 * (y == 0)
+    X[:, 1] += 4.0 * (y == 1)
+    return X, y
+
+
+def test_pipeline_under_cross_validation_selects_on_training_rows_only():
+    X, y = informative()
+    model = make_pipeline(SwarmFeatureSelector("sfs", random_state=0), KNeighborsClassifier(1))
+    out = cross_validate(model, X, y, cv=4, return_estimator=True)
+    assert out["test_score"].mean() > 0.8
+    for fitted in out["estimator"]:
+        selector = fitted[0]
+        assert selector.result_.extra["score"]["total"] == 27  # LOOCV on the 27 training rows
+        assert {0, 1} <= set(np.flatnonzero(selector.get_support()))
+    assert cross_val_score(model, X, y, cv=3).shape == (3,)
+
+
+def test_grid_search_over_methods_and_their_parameters():
+    X, y = informative(seed=1)
+    model = make_pipeline(SwarmFeatureSelector(random_state=0), KNeighborsClassifier(1))
+    grid = GridSearchCV(model, {"swarmfeatureselector__algorithm": ["sfs", "lfs"],
+                                "swarmfeatureselector__params": [{"k": 1}, {"k": 3}]}, cv=3)
+    grid.fit(X, y)
+    assert grid.best_params_["swarmfeatureselector__algorithm"] in ("sfs", "lfs")
+    assert grid.best_estimator_[0].support_.sum() >= 1
+
+
+def test_transform_and_feature_names():
+    X, y = informative(seed=2)
+    selector = SwarmFeatureSelector("sfs", random_state=0).fit(X, y)
+    chosen = np.flatnonzero(selector.support_)
+    assert np.array_equal(selector.transform(X), X[:, chosen])
+    assert selector.get_feature_names_out().tolist() == [f"x{i}" for i in chosen]
+    names = np.array([f"gene{i}" for i in range(X.shape[1])], dtype=object)
+    assert selector.get_feature_names_out(names).tolist() == names[chosen].tolist()
+
+
+def test_int_random_state_is_the_run_seed():
+    X, y = informative(seed=3)
+    params = {"n_particles": 6, "n_iterations": 3, "cv": 3}
+    selector = SwarmFeatureSelector("bpso", params, random_state=11).fit(X, y)
+    expected = run_search(X, y, "bpso", params, seed=11)
+    assert selector.seed_ == 11 and np.array_equal(selector.support_, expected.mask)
+    assert selector.fitness_ == expected.fitness
+    again = clone(selector).fit(X, y)
+    assert np.array_equal(again.support_, selector.support_)
+
+
+def test_random_state_instances_draw_a_new_seed_per_fit():
+    X, y = informative(seed=4)
+    for make in (np.random.RandomState, np.random.default_rng):
+        state = make(5)
+        selector = SwarmFeatureSelector("sfs", random_state=state)
+        first, second = selector.fit(X, y).seed_, selector.fit(X, y).seed_
+        assert first != second
+        assert SwarmFeatureSelector("sfs", random_state=make(5)).fit(X, y).seed_ == first
+    np.random.seed(9)
+    drawn = SwarmFeatureSelector("sfs").fit(X, y).seed_
+    assert drawn == np.random.RandomState(9).randint(np.iinfo(np.int32).max)
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "seed"])
+def test_bad_random_state(bad):
+    X, y = informative()
+    with pytest.raises(ValueError, match="random_state"):
+        SwarmFeatureSelector("sfs", random_state=bad).fit(X, y)
+
+
+def test_bad_algorithm_and_parameter_are_named():
+    X, y = informative()
+    with pytest.raises(ParameterError, match="unknown algorithm 'swarm'.*pso-lsrg.*sfs"):
+        SwarmFeatureSelector("swarm").fit(X, y)
+    with pytest.raises(ParameterError, match="'n_particles'"):
+        SwarmFeatureSelector("pso", {"n_particles": "many"}).fit(X, y)
+    with pytest.raises(ValueError, match="params must be a dict"):
+        SwarmFeatureSelector("pso", [("k", 1)]).fit(X, y)
+
+
+class Uncopyable(SerialComm):
+    """A serial communicator that, like an MPI one, cannot be deep-copied."""
+
+    def __deepcopy__(self, memo):
+        raise TypeError("cannot copy a communicator")
+
+
+def test_communicator_is_used_and_shared_by_clones():
+    X, y = informative(seed=6)
+    comm = Uncopyable()
+    selector = SwarmFeatureSelector("sfs", random_state=0, comm=comm)
+    assert clone(selector).comm is comm
+    fitted = selector.fit(X, y)
+    serial = SwarmFeatureSelector("sfs", random_state=0).fit(X, y)
+    assert np.array_equal(fitted.support_, serial.support_)
+    assert cross_val_score(make_pipeline(selector, KNeighborsClassifier(1)), X, y, cv=3).size == 3
+
+
+def test_import_hpcswarm_loads_neither_scikit_learn_nor_mpi():
+    code = ("import sys, hpcswarm; "
+            "print(any(m.split('.')[0] in ('sklearn', 'mpi4py', 'scipy') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    assert "SwarmFeatureSelector" in dir(hpcswarm)
