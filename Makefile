@@ -26,8 +26,12 @@ test: test-serial test-mpi
 test-serial: setup
 	$(BIN)/python -m pytest -q tests
 
+# The collective tests under 2 ranks, then the rank-count invariance tests under 3 and 4 ranks
+# (oversubscribed on small machines: correct, just slower); `timeout` turns a hang into a failure.
 test-mpi: setup
-	$(BIN)/mpiexec -n 2 $(BIN)/python -m pytest -q -m mpi tests
+	timeout 900 $(BIN)/mpiexec -n 2 $(BIN)/python -m pytest -q -m mpi tests
+	timeout 600 $(BIN)/mpiexec -n 3 $(BIN)/python -m pytest -q -m mpi tests/test_mpi_invariance.py tests/test_mpi_comm.py
+	timeout 600 $(BIN)/mpiexec -n 4 $(BIN)/python -m pytest -q -m mpi tests/test_mpi_invariance.py tests/test_mpi_comm.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT)

@@ -5,6 +5,13 @@ with :func:`as_comm`. :func:`world` wraps a duplicate of ``MPI.COMM_WORLD`` (``D
 that hpcswarm's messages never mix with a caller's. Both communicators offer the same small
 surface (the collectives the swarm and the task farm need), count the bytes they send, and
 use mpi4py's upper-case buffer methods for arrays.
+
+``bytes_sent`` counts the payload a rank hands to MPI: its own contribution to a reduction
+or a gather, the rows it sends to other ranks in an all-to-all, the buffer it broadcasts as
+root (receivers count nothing). Pickled-object methods (``allgather``, ``bcast``, ``gather``)
+are for small control messages outside the hot loop and are not counted. Summed over the
+ranks of a communicator this is the data that must leave some rank, independent of how the
+MPI library routes it (trees, rings, shared memory).
 """
 
 import os
@@ -25,6 +32,16 @@ def block_range(n_items, size, rank):
     base, extra = divmod(n_items, size)
     start = rank * base + min(rank, extra)
     return start, start + base + (1 if rank < extra else 0)
+
+
+def block_owner(n_items, size, item):
+    """Rank owning ``item`` under :func:`block_range` (the inverse map). Pure."""
+    if not 0 <= item < n_items:
+        raise ValueError(f"item {item} is outside [0, {n_items})")
+    base, extra = divmod(n_items, size)
+    if item < extra * (base + 1):
+        return item // (base + 1)
+    return extra + (item - extra * (base + 1)) // base
 
 
 def block_counts(n_items, size):
@@ -50,9 +67,36 @@ class SerialComm:
         """Element-wise maximum over ranks."""
         return np.array(array, copy=True)
 
-    def allgatherv(self, local):
-        """Concatenate every rank's rows (axis 0) in rank order."""
+    def allgatherv(self, local, counts=None):
+        """Concatenate every rank's rows (axis 0) in rank order.
+
+        ``counts`` (rows per rank, known on every rank) saves the exchange of the counts.
+        """
         return np.array(local, copy=True)
+
+    def allgather_array(self, local):
+        """Stack every rank's equally shaped array: ndarray of shape (size,) + local.shape."""
+        return np.array(local, copy=True)[None]
+
+    def broadcast(self, array, root=0):
+        """``root``'s array (same shape and dtype on every rank) on every rank."""
+        return np.array(array, copy=True)
+
+    def alltoallv(self, send, send_counts, recv_counts):
+        """Rows ``send`` (grouped by destination rank) exchanged; rows received by source.
+
+        Parameters
+        ----------
+        send : ndarray of shape (sum(send_counts), ...)
+            Rows for rank 0 first, then rank 1, ...
+        send_counts, recv_counts : sequence of int of length ``size``
+            Rows to each rank / from each rank (the caller knows both).
+
+        Returns
+        -------
+        ndarray of shape (sum(recv_counts), ...)
+        """
+        return np.array(send, copy=True)
 
     def allgather(self, obj):
         """List of every rank's (small, pickled) object in rank order."""
@@ -152,15 +196,65 @@ class MPIComm:
 
         return self._reduce(array, MPI.MAX)
 
-    def allgatherv(self, local):
-        """Concatenate every rank's rows (axis 0) in rank order."""
+    def allgatherv(self, local, counts=None):
+        """Concatenate every rank's rows (axis 0) in rank order.
+
+        ``counts`` (rows per rank, known on every rank) saves the exchange of the counts.
+        """
         local = np.ascontiguousarray(local)
-        rows = np.array(self.comm.allgather(local.shape[0]), dtype=np.int64)
+        if counts is None:
+            rows = np.array(self.comm.allgather(local.shape[0]), dtype=np.int64)
+            self.bytes_sent += 8
+        else:
+            rows = np.asarray(counts, dtype=np.int64)
+            if rows.shape != (self.size,) or rows[self.rank] != local.shape[0]:
+                raise ValueError(f"counts {rows.tolist()} do not match this rank's "
+                                 f"{local.shape[0]} rows")
         row_items = int(np.prod(local.shape[1:], dtype=np.int64))
         out = np.empty((int(rows.sum()),) + local.shape[1:], dtype=local.dtype)
         self.comm.Allgatherv(local, [out, rows * row_items])
-        self.bytes_sent += local.nbytes + 8
+        self.bytes_sent += local.nbytes
         return out
+
+    def allgather_array(self, local):
+        """Stack every rank's equally shaped array: ndarray of shape (size,) + local.shape."""
+        local = np.ascontiguousarray(local)
+        out = np.empty((self.size,) + local.shape, dtype=local.dtype)
+        self.comm.Allgather(local, out)
+        self.bytes_sent += local.nbytes
+        return out
+
+    def broadcast(self, array, root=0):
+        """``root``'s array (same shape and dtype on every rank) on every rank."""
+        buffer = np.array(array, copy=True, order="C")
+        self.comm.Bcast(buffer, root=root)
+        if self.rank == root:
+            self.bytes_sent += buffer.nbytes
+        return buffer
+
+    def alltoallv(self, send, send_counts, recv_counts):
+        """Rows ``send`` (grouped by destination rank) exchanged; rows received by source.
+
+        Parameters
+        ----------
+        send : ndarray of shape (sum(send_counts), ...)
+            Rows for rank 0 first, then rank 1, ...
+        send_counts, recv_counts : sequence of int of length ``size``
+            Rows to each rank / from each rank (the caller knows both).
+
+        Returns
+        -------
+        ndarray of shape (sum(recv_counts), ...)
+        """
+        send = np.ascontiguousarray(send)
+        send_counts = np.asarray(send_counts, dtype=np.int64)
+        recv_counts = np.asarray(recv_counts, dtype=np.int64)
+        row_items = int(np.prod(send.shape[1:], dtype=np.int64))
+        recv = np.empty((int(recv_counts.sum()),) + send.shape[1:], dtype=send.dtype)
+        self.comm.Alltoallv([send, send_counts * row_items], [recv, recv_counts * row_items])
+        row_bytes = row_items * send.itemsize
+        self.bytes_sent += int(send_counts.sum() - send_counts[self.rank]) * row_bytes
+        return recv
 
     def allgather(self, obj):
         """List of every rank's (small, pickled) object in rank order."""

@@ -49,7 +49,7 @@ def make_fitness(X, y, params, seed):
     return SubsetFitness(evaluator, objective), evaluator
 
 
-def run_search(X, y, algorithm, params=None, seed=0):
+def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None):
     """Run one search of ``algorithm`` on all samples of ``X, y``.
 
     Parameters
@@ -63,13 +63,29 @@ def run_search(X, y, algorithm, params=None, seed=0):
     seed : int, default 0
         Run seed: the folds (as ``hpcswarm evaluate --seed``), the particle streams and the
         swarm stream all derive from it.
+    comm : SerialComm or MPIComm, optional
+        The ranks that run this one swarm together (``None``: serial), e.g. a rank group of
+        :func:`hpcswarm.taskfarm.farm`. Every rank of ``comm`` calls ``run_search`` with the
+        same arguments and gets the same result; particles are split across the ranks, and
+        each rank evaluates its own on its ``X`` (pass the memory-mapped matrix: no matrix
+        travels over MPI).
+    progress : callable, optional
+        Called once per round on every rank (the task farm's ``progress``).
 
     Returns
     -------
     SearchResult
         ``mask`` (the evaluated subset returned), ``fitness`` (its fitness), ``history``,
         ``params`` (complete) and ``extra``; ``extra["score"]`` holds the correct/total
-        counts of ``mask``.
+        counts of ``mask``; ``extra["comm"]`` the bytes communicated per round. Everything
+        but ``extra["comm"]`` and the history's ``seconds`` is bit-identical for any number
+        of ranks.
+
+    Notes
+    -----
+    The fitness engine's archive is off during the search: the search keeps its own archive
+    of ``archive_size`` subsets, replicated on the ranks so that hits do not depend on how
+    particles are spread (see :mod:`hpcswarm.swarm.core`).
 
     Raises
     ------
@@ -81,8 +97,9 @@ def run_search(X, y, algorithm, params=None, seed=0):
         root = run_seed_sequence(seed)
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
-    fitness, evaluator = make_fitness(X, y, resolved, root)
-    search = algorithm_class(algorithm)(fitness, resolved, seed=root, evaluator=evaluator)
+    fitness, evaluator = make_fitness(X, y, {**resolved, "archive_size": 0}, root)
+    search = algorithm_class(algorithm)(fitness, resolved, seed=root, evaluator=evaluator,
+                                        comm=comm, progress=progress)
     result = search.run()
     score = fitness.score(result.mask)
     result.extra["score"] = {"correct": int(score.correct), "total": int(score.total),

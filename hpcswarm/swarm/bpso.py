@@ -61,6 +61,10 @@ class CBPSO(BPSO):
     * Following the pseudo-code (lines 8-22), the complement is applied to the positions just
       produced by the position update, before they are evaluated; velocities and pbests are
       kept.
+
+    Parallel runs: every rank draws the half from the swarm-wide stream (the stagnation
+    count it depends on is identical everywhere) and complements the chosen particles it
+    owns; no communication.
     """
 
     name = "cbpso"
@@ -75,7 +79,8 @@ class CBPSO(BPSO):
     def after_move(self):
         if self.iteration > 0 and self.stagnation >= self.params["complement_after"]:
             chosen = complement_half(self.state.n_particles, self.state.swarm_rng)
-            self.state.position[chosen] = 1.0 - self.state.position[chosen]
-            self.refresh_masks(chosen)
+            mine = self.owned(chosen)
+            self.state.position[mine] = 1.0 - self.state.position[mine]
+            self.refresh_masks(mine)
             self.stagnation = 0
             self.event("complement", particles=chosen.tolist())

@@ -15,16 +15,40 @@ choice does not depend on how particles are spread over ranks. Among different s
 equal fitness and size, the best ever kept is the first met in the order (round, swarm
 evaluation before local search, particle index, local-search try), an order a parallel
 reduction can reproduce.
+
+Parallel runs (``comm`` of several ranks). Particles are dealt in contiguous blocks,
+``local = range(*block_range(n_particles, comm.size, comm.rank))``, so rank order is
+particle-index order. A rank moves and evaluates only its own particles with their own
+generators; every quantity the methods share is settled by collectives on the (fitness,
+size) scalars, with rows of ``n_genes`` values travelling only when they must:
+
+* the best subset ever evaluated: each rank keeps the first strictly best subset of the round
+  in its own scan order; an allgather of (fitness, size, phase) per rank finds the global
+  first best under the order above, and only that rank broadcasts the mask (packed bits,
+  ``n_genes / 8`` bytes) when it beats the best so far;
+* distinct subsets (``new_subsets``) and the archive: the 16-byte keys of the subsets
+  evaluated in a round are allgathered, so every rank holds the same set of keys seen and
+  the same archive, processed in particle-index order (``O(n_evaluated x 16)`` bytes);
+* ``evaluations`` is counted by the search, not read from the fitness engine: per round,
+  the non-empty subsets of the swarm that were computed (archive misses when the archive is
+  on; every evaluated particle when it is off) plus every non-empty local-search try. It is
+  then the same with any number of ranks (the engine's own counter, whose within-batch
+  de-duplication sees only one rank's particles, is not).
+
+With these rules the history (every key but ``seconds``), the selected subset and its
+fitness are bit-identical for any number of ranks, 1 included; ``extra["comm"]`` holds the
+bytes communicated per round, summed over the ranks.
 """
 
 import abc
-import hashlib
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from hpcswarm.comm import as_comm, block_range
 from hpcswarm.fitness import WORST_FITNESS
+from hpcswarm.fitness.archive import Archive, mask_key
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence, swarm_stream
 
 HISTORY_FIELDS = (
@@ -39,8 +63,9 @@ HISTORY_FIELDS = (
 )
 """Keys of a history row: the round; the best subset's fitness and size; the mean size of the
 current particles; distinct subsets met for the first time this round (swarm and local
-search); evaluations computed so far and archive hits so far (both cumulative, from the
-fitness engine); wall seconds since the run started."""
+search); evaluations computed so far and archive hits so far (both cumulative, counted by the
+search in a rank-invariant way, see the module notes); wall seconds since the run started.
+Every key but ``seconds`` is identical whatever the number of ranks."""
 
 
 def better(fitness_a, size_a, fitness_b, size_b):
@@ -65,18 +90,82 @@ def best_index(fitness, sizes):
     return int(order[0])
 
 
-def swarm_mean(position):
+def fixed_point_bits(n_rows):
+    """Fraction bits of the fixed-point sum of ``n_rows`` values in [0, 1].
+
+    As many as float64 carries (52) while ``n_rows * 2**bits`` stays below ``2**62``, so that
+    the int64 sum cannot overflow. A function of the row count only, never of the ranks.
+    """
+    return min(52, 62 - int(n_rows).bit_length())
+
+
+def swarm_mean(position, n_rows=None, comm=None):
     """Mean position of the swarm, ndarray of shape (n_genes,) (CSO's x-bar, Gu et al. Eq. 3).
 
-    The single place the mean is taken, so that a parallel run can replace it by an
-    order-independent reduction.
+    Order-independent: every value (in [0, 1]) is truncated to a multiple of
+    ``2**-fixed_point_bits(n_rows)`` (less than ``2**-52`` below it for up to 1023 rows;
+    the scaling by a power of two is exact) and summed exactly as int64,
+    locally and then over the ranks (an Allreduce of ``8 n_genes`` bytes); the exact sum is
+    divided once. A serial run calls the same function, so 1 rank and N ranks give the same
+    mean bit for bit, whatever the partition.
+
+    Parameters
+    ----------
+    position : ndarray of shape (n_local, n_genes)
+        This rank's rows (all rows in a serial run), values in [0, 1].
+    n_rows : int, optional
+        Rows over all ranks (default: ``n_local``, the serial case).
+    comm : SerialComm or MPIComm, optional
     """
-    return np.asarray(position, dtype=float).mean(axis=0)
+    position = np.asarray(position, dtype=float)
+    n_rows = position.shape[0] if n_rows is None else int(n_rows)
+    scale = float(2 ** fixed_point_bits(n_rows))
+    local = (position * scale).astype(np.int64).sum(axis=0)
+    total = as_comm(comm).allreduce_sum(local)
+    return total.astype(float) / scale / n_rows
 
 
 def subset_digest(mask):
-    """A 16-byte digest identifying the subset ``mask`` (for counting distinct subsets)."""
-    return hashlib.blake2b(np.packbits(mask).tobytes(), digest_size=16).digest()
+    """A 16-byte digest identifying the subset ``mask`` (the fitness engine's ``mask_key``)."""
+    return mask_key(mask)
+
+
+def balanced_blocks(costs, n_ranks):
+    """Rank of each item when items are dealt in contiguous runs of about equal total cost.
+
+    Item ``j`` goes to the rank whose share ``[r T / P, (r + 1) T / P)`` of the total cost
+    ``T`` holds the middle of the item's own cost interval; integer arithmetic, so every
+    rank computes the same deal. Returns a non-decreasing int64 array.
+    """
+    costs = np.asarray(costs, dtype=np.int64)
+    if costs.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    ends = np.cumsum(costs)
+    total = int(ends[-1])
+    return np.minimum(((2 * ends - costs) * n_ranks) // (2 * total), n_ranks - 1)
+
+
+class RoundLedger:
+    """What one rank evaluated in the current round, before :meth:`SearchAlgorithm.settle`.
+
+    Keeps the 16-byte keys of the subsets (for distinct-subset counting), the number of
+    computed evaluations, and the first strictly best subset in this rank's scan order,
+    with the phase (0: swarm evaluation, 1: local search) that found it. Memory is 16 bytes
+    per subset plus one mask, however many local-search tries the round makes.
+    """
+
+    def __init__(self):
+        self.keys = []
+        self.computed = 0
+        self.best = None  # (fitness, size, phase, mask)
+
+    def add(self, mask, value, computed, phase):
+        """Account for one evaluated subset of this rank."""
+        self.keys.append(mask_key(mask))
+        self.computed += int(computed)
+        size = int(np.count_nonzero(mask))
+        if self.best is None or better(value, size, self.best[0], self.best[1]):
+            self.best = (float(value), size, int(phase), np.array(mask, dtype=bool))
 
 
 @dataclass
@@ -123,21 +212,36 @@ class SearchAlgorithm(abc.ABC):
     seed : int or numpy.random.SeedSequence
         The run seed; particle and swarm streams are spawned from it.
     evaluator : KnnEvaluator, optional
-        Read for the archive hit count of the history.
+        The engine behind ``fitness`` (kept for callers; the search counts evaluations and
+        archive hits itself).
+    comm : SerialComm or MPIComm, optional
+        The ranks that run this one swarm together (``None``: serial). Every rank of
+        ``comm`` builds the algorithm with the same arguments and calls :meth:`run`.
+    progress : callable, optional
+        Called with no argument once per round on every rank (the task farm's hook that
+        lets MPI progress one-sided operations, see :func:`hpcswarm.taskfarm.farm`).
 
     Notes
     -----
     Subclasses set ``name`` and ``PARAMS`` and implement ``initialise`` and ``step``.
+    Subsets the search evaluates are recorded with :meth:`observe` (a rank's own subsets,
+    settled collectively by :meth:`settle` once per round) or :meth:`observe_shared` (a
+    subset every rank evaluated identically). With ``archive_size > 0`` the search keeps a
+    replicated archive (:class:`~hpcswarm.fitness.Archive` of the swarm's subsets, updated
+    in particle-index order on every rank), so that the fitness engine's own archive can be
+    off (:func:`hpcswarm.search.run_search` turns it off).
     """
 
     name = None
     PARAMS = ()
 
-    def __init__(self, fitness, params, seed=0, evaluator=None):
+    def __init__(self, fitness, params, seed=0, evaluator=None, comm=None, progress=None):
         self.fitness = fitness
         self.params = dict(params)
         self.seed_sequence = run_seed_sequence(seed)
         self.evaluator = evaluator
+        self.comm = as_comm(comm)
+        self.progress = progress
         self.n_genes = int(fitness.n_genes)
         self.iteration = -1
         self.history = []
@@ -145,8 +249,14 @@ class SearchAlgorithm(abc.ABC):
         self.best_mask = np.zeros(self.n_genes, dtype=bool)
         self.best_fitness = WORST_FITNESS
         self.best_found_at = 0
+        self.evaluations = 0
+        self.archive_hits = 0
+        self.archive = Archive(int(self.params.get("archive_size", 0) or 0))
         self._seen = set()
         self._new_subsets = 0
+        self._ledger = RoundLedger()
+        self._round_bytes = []
+        self._bytes_mark = self.comm.bytes_sent
         self._started = None
 
     @classmethod
@@ -171,6 +281,8 @@ class SearchAlgorithm(abc.ABC):
             self.iteration += 1
             self.step()
         self.record()
+        if self.progress is not None:
+            self.progress()
 
     @abc.abstractmethod
     def initialise(self):
@@ -189,40 +301,210 @@ class SearchAlgorithm(abc.ABC):
 
     # ------------------------------------------------------------------ streams
     def make_streams(self, n_particles):
-        """Per-particle generators and the swarm-wide generator of this run."""
+        """Per-particle generators and the swarm-wide generator of this run.
+
+        Generators are made for every particle (cheap), but a rank draws only from those of
+        the particles it owns.
+        """
         return particle_streams(self.seed_sequence, range(n_particles)), swarm_stream(
             self.seed_sequence
         )
 
+    def partition(self, n_particles):
+        """This rank's particles: ndarray of the contiguous block it owns (maybe empty)."""
+        self.n_particles = int(n_particles)
+        self.bounds = block_range(self.n_particles, self.comm.size, self.comm.rank)
+        return np.arange(*self.bounds)
+
+    def owned(self, indices):
+        """The entries of the sorted global ``indices`` that this rank owns."""
+        indices = np.asarray(indices, dtype=np.int64)
+        lo, hi = self.bounds
+        return indices[(indices >= lo) & (indices < hi)]
+
+    def counts_per_rank(self, indices):
+        """How many of the sorted global ``indices`` each rank owns, int64 array of length size."""
+        size = self.comm.size
+        starts = np.array([block_range(self.n_particles, size, r)[0] for r in range(size)]
+                          + [self.n_particles])
+        return np.diff(np.searchsorted(np.asarray(indices), starts)).astype(np.int64)
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self, indices):
+        """Fitness of the current subsets of particles ``indices`` (the one evaluation seam).
+
+        ``indices`` is sorted and the same on every rank. Without archive this is local:
+        each rank calls ``fitness.many`` once on the masks of the particles it owns (the
+        blocks hold equal numbers of particles). With the archive on:
+
+        1. the 16-byte key and the size of every subset are allgathered (24 bytes each) and
+           every rank walks them in particle-index order: a key in the archive, or met
+           earlier in the same batch, is a hit; the empty subset costs nothing; the other
+           keys must be computed;
+        2. the subsets to compute are dealt to the ranks in contiguous runs of about equal
+           cost (genes + 1 per subset: a Gram product grows with the subset), whoever owns
+           the particles, so that CSO's random losers do not pile up on one rank; a subset
+           computed away from its owner travels as packed bits (``n_genes / 8`` bytes);
+        3. the computed values are allgathered (8 bytes each), and hits, repeats and the
+           archive are filled and updated identically on every rank.
+
+        Fitness and sizes of other ranks' particles are shared afterwards by :meth:`share`.
+        """
+        s, comm = self.state, self.comm
+        indices = np.asarray(indices, dtype=np.int64)
+        mine = self.owned(indices)
+        masks = s.mask[mine]
+        s.size[mine] = np.count_nonzero(masks, axis=1)
+        if self.archive.maxsize == 0:
+            if mine.size:
+                s.fitness[mine] = np.asarray(self.fitness.many(masks), dtype=float)
+            for row, i in enumerate(mine):
+                self.observe(masks[row], s.fitness[i], computed=s.size[i] > 0)
+            return
+        counts = self.counts_per_rank(indices)
+        record = np.zeros((mine.size, 24), dtype=np.uint8)
+        for row, mask in enumerate(masks):
+            record[row, :16] = np.frombuffer(mask_key(mask), dtype=np.uint8)
+        record[:, 16:] = s.size[mine].astype(np.int64).reshape(-1, 1).view(np.uint8)
+        table = comm.allgatherv(record, counts=counts)
+        keys = [row.tobytes() for row in table[:, :16]]
+        sizes = np.ascontiguousarray(table[:, 16:]).view(np.int64).ravel()
+        status = np.zeros(len(keys), dtype=np.int8)  # 0 computed, 1 archived, 2 repeated, 3 empty
+        values = np.full(len(keys), np.nan)
+        first = {}
+        for pos, key in enumerate(keys):
+            if sizes[pos] == 0:
+                status[pos], values[pos] = 3, WORST_FITNESS
+            elif key in first:
+                status[pos] = 2
+            else:
+                value = self.archive.get(key)
+                if value is None:
+                    first[key] = pos
+                else:
+                    status[pos], values[pos] = 1, value
+        todo = np.flatnonzero(status == 0)
+        worker = balanced_blocks(sizes[todo] + 1, comm.size)
+        owner = np.repeat(np.arange(comm.size), counts)[todo]
+        offset = int(counts[: comm.rank].sum())
+        work = todo[worker == comm.rank]
+        work_masks = np.zeros((work.size, self.n_genes), dtype=bool)
+        here = owner[worker == comm.rank] == comm.rank
+        work_masks[here] = masks[work[here] - offset]
+        if comm.size > 1:
+            outgoing = (owner == comm.rank) & (worker != comm.rank)
+            incoming = (worker == comm.rank) & (owner != comm.rank)
+            packed = np.packbits(masks[todo[outgoing] - offset], axis=1).reshape(
+                -1, (self.n_genes + 7) // 8)
+            received = comm.alltoallv(packed, np.bincount(worker[outgoing], minlength=comm.size),
+                                      np.bincount(owner[incoming], minlength=comm.size))
+            # both sides list the shipped subsets in position order, grouped by rank
+            work_masks[~here] = np.unpackbits(received, axis=1, count=self.n_genes).astype(bool)
+        computed = (np.asarray(self.fitness.many(work_masks), dtype=float) if work.size
+                    else np.zeros(0))
+        values[todo] = comm.allgatherv(computed, counts=np.bincount(worker,
+                                                                    minlength=comm.size))
+        for pos, key in enumerate(keys):
+            if status[pos] == 0:
+                self.archive.put(key, float(values[pos]))
+            elif status[pos] == 2:
+                values[pos] = values[first[key]]
+        self.archive_hits += int(np.count_nonzero((status == 1) | (status == 2)))
+        s.fitness[indices] = values
+        for row, i in enumerate(mine):
+            self.observe(masks[row], s.fitness[i], computed=status[offset + row] == 0)
+
+    def share(self, indices, names):
+        """Make the state arrays ``names`` (per-particle scalars) identical on every rank.
+
+        Each rank contributes its own entries of the sorted global ``indices``: one
+        allgather of ``8 len(names)`` bytes per particle.
+        """
+        s = self.state
+        indices = np.asarray(indices, dtype=np.int64)
+        mine = self.owned(indices)
+        local = np.stack([getattr(s, name)[mine].astype(float) for name in names], axis=1)
+        table = self.comm.allgatherv(local, counts=self.counts_per_rank(indices))
+        for column, name in enumerate(names):
+            array = getattr(s, name)
+            array[indices] = table[:, column].astype(array.dtype)
+
     # ------------------------------------------------------------------ bookkeeping
-    def observe(self, mask, value):
-        """Account for one evaluated subset: distinct-subset count and best ever seen."""
-        digest = subset_digest(mask)
-        if digest not in self._seen:
-            self._seen.add(digest)
+    def observe(self, mask, value, computed=True, phase=0):
+        """Account for one subset this rank evaluated (settled by :meth:`settle`).
+
+        ``computed``: whether it counts as an evaluation (false for archive hits); ``phase``:
+        0 for swarm evaluations, 1 for local-search tries (which come after every swarm
+        evaluation of the round in the tie order).
+        """
+        self._ledger.add(mask, value, computed, phase)
+
+    def observe_shared(self, mask, value, computed=True):
+        """Account for a subset every rank evaluated identically (no communication)."""
+        key = mask_key(mask)
+        if key not in self._seen:
+            self._seen.add(key)
             self._new_subsets += 1
+        self.evaluations += int(bool(computed))
         size = int(np.count_nonzero(mask))
         if better(value, size, self.best_fitness, int(np.count_nonzero(self.best_mask))):
             self.best_mask = np.array(mask, dtype=bool)
             self.best_fitness = float(value)
-            self.best_found_at = int(self.fitness.evaluations)
+            self.best_found_at = self.evaluations
 
-    def share_seen(self, seen):
-        """Count distinct subsets against ``seen`` (an enclosing run's set of digests)."""
-        self._seen = seen
+    def settle(self):
+        """Close the round's ledgers on every rank (collective).
 
-    def observe_many(self, masks, values):
-        """:meth:`observe` each row of ``masks`` in order."""
-        for mask, value in zip(masks, values):
-            self.observe(mask, value)
+        One allgather of a 6-number record per rank, one allgatherv of the round's 16-byte
+        keys, and, when the best subset ever seen changes, one broadcast of its packed mask
+        from the rank that found it. Afterwards the distinct-subset count, ``evaluations``
+        and the best subset (``best_found_at``: the evaluation count at the end of the round
+        that first scored it) are identical on every rank.
+        """
+        ledger, self._ledger = self._ledger, RoundLedger()
+        comm = self.comm
+        best = ledger.best
+        record = np.array([best[0] if best else WORST_FITNESS, best[1] if best else 0,
+                           best[2] if best else 0, len(ledger.keys), ledger.computed,
+                           best is not None], dtype=float)
+        table = comm.allgather_array(record)
+        local_keys = np.frombuffer(b"".join(ledger.keys), dtype=np.uint8).reshape(-1, 16)
+        keys = comm.allgatherv(local_keys, counts=table[:, 3].astype(np.int64))
+        for row in keys:
+            key = row.tobytes()
+            if key not in self._seen:
+                self._seen.add(key)
+                self._new_subsets += 1
+        self.evaluations += int(table[:, 4].sum())
+        ranks = np.flatnonzero(table[:, 5])
+        if ranks.size == 0:
+            return
+        # first best in the order (fitness desc, size asc, phase, rank = particle order)
+        winner = int(ranks[np.lexsort((ranks, table[ranks, 2], table[ranks, 1],
+                                       -table[ranks, 0]))[0]])
+        value, size = float(table[winner, 0]), int(table[winner, 1])
+        if better(value, size, self.best_fitness, int(np.count_nonzero(self.best_mask))):
+            packed = (np.packbits(best[3]) if comm.rank == winner
+                      else np.zeros((self.n_genes + 7) // 8, dtype=np.uint8))
+            packed = comm.broadcast(packed, root=winner)
+            self.best_mask = np.unpackbits(packed, count=self.n_genes).astype(bool)
+            self.best_fitness = value
+            self.best_found_at = self.evaluations
+
+    def share_ledger(self, outer):
+        """Count distinct subsets, evaluations and archive hits on from ``outer`` (an
+        enclosing run such as FSR), sharing its set of keys seen and its archive."""
+        self._seen = outer._seen
+        self.archive = outer.archive
+        self.evaluations = outer.evaluations
+        self.archive_hits = outer.archive_hits
 
     def mean_size(self):
         """Mean number of genes of the current particles (for the history)."""
         return float(self.state.sizes().mean())
 
     def record(self):
-        """Append this round's row to the history."""
-        hits = getattr(self.evaluator, "hits", 0) if self.evaluator is not None else 0
+        """Append this round's row to the history, and note the bytes this rank sent."""
         self.history.append(
             {
                 "iteration": self.iteration,
@@ -230,12 +512,26 @@ class SearchAlgorithm(abc.ABC):
                 "best_size": int(np.count_nonzero(self.best_mask)),
                 "mean_size": self.mean_size(),
                 "new_subsets": self._new_subsets,
-                "evaluations": int(self.fitness.evaluations),
-                "archive_hits": int(hits),
+                "evaluations": int(self.evaluations),
+                "archive_hits": int(self.archive_hits),
                 "seconds": time.perf_counter() - self._started,
             }
         )
         self._new_subsets = 0
+        self._round_bytes.append(self.comm.bytes_sent - self._bytes_mark)
+        self._bytes_mark = self.comm.bytes_sent
+
+    def communication(self):
+        """Bytes communicated per round, summed over the ranks (collective).
+
+        Returns a dict: ``ranks``, ``bytes_per_round`` (list, one entry per history row)
+        and ``bytes_per_round_max_rank`` (the largest single rank's share of each round).
+        """
+        local = np.array(self._round_bytes, dtype=np.int64)
+        total = self.comm.allreduce_sum(local)
+        most = self.comm.allreduce_max(local)
+        return {"ranks": int(self.comm.size), "bytes_per_round": total.tolist(),
+                "bytes_per_round_max_rank": most.tolist()}
 
     def event(self, kind, **details):
         """Record a mechanism firing (gbest reset, complement, phase change) in this round."""
@@ -247,12 +543,18 @@ class SearchAlgorithm(abc.ABC):
         return {"events": list(self.events), "best_found_at": self.best_found_at}
 
     def result(self):
-        """The :class:`SearchResult` of the run so far."""
+        """The :class:`SearchResult` of the run so far (collective: gathers the byte counts).
+
+        ``extra["comm"]`` (see :meth:`communication`) is the only part that depends on the
+        number of ranks (with ``seconds`` in the history).
+        """
+        extra = self.extra()
+        extra["comm"] = self.communication()
         return SearchResult(
             algorithm=self.name,
             params=dict(self.params),
             mask=self.best_mask.copy(),
             fitness=float(self.best_fitness),
             history=list(self.history),
-            extra=self.extra(),
+            extra=extra,
         )

@@ -8,6 +8,7 @@ archive on (Sec. 3), a loser whose subset was seen before costs a look-up.
 
 import numpy as np
 
+from hpcswarm.comm import block_owner
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import DEFAULT_ARCHIVE_SIZE, WORST_FITNESS
 from hpcswarm.swarm.core import SearchAlgorithm, better, swarm_mean
@@ -56,6 +57,14 @@ class CSO(SearchAlgorithm):
       pair the winner (Algorithm 3's else branch).
     * The swarm size must be even, so that every particle competes once per round.
     * The run returns the best subset ever evaluated (CSO keeps no gbest).
+
+    Parallel runs (per round): the pairing comes from the swarm-wide stream and winners are
+    settled from the shared fitness and sizes, identically on every rank; the mean position
+    is an order-independent fixed-point Allreduce (:func:`~hpcswarm.swarm.core.swarm_mean`,
+    ``8 n_genes`` bytes per rank); a loser whose winner lives on another rank receives the
+    winner's position row through one all-to-all (``8 n_genes`` bytes per such pair, about
+    ``n/2 (1 - 1/P)`` pairs with P ranks: the one particles-x-genes term, inherent to CSO's
+    learning from a random partner); the losers' fitness and sizes are then allgathered.
     """
 
     name = "cso"
@@ -84,31 +93,63 @@ class CSO(SearchAlgorithm):
         n = self.params["n_particles"]
         rngs, swarm_rng = self.make_streams(n)
         self.state = SwarmState.empty(n, self.n_genes, rngs, swarm_rng, worst=WORST_FITNESS)
-        self.local = np.arange(n)
+        self.local = self.partition(n)
         for i in self.local:
             strategy = strategy_of(self.params["init"], i, n)
             self.state.position[i] = initial_position(strategy, self.n_genes,
                                                       self.params["theta"], rngs[i])
-        self.last_losers = self.local
-        self.evaluate(self.local)
+        self.last_losers = np.arange(n)
+        self.evaluate_losers()
 
     def step(self):
         s = self.state
         pairs = random_pairs(s.n_particles, s.swarm_rng)
-        winners, losers = compete(pairs, s.fitness, s.sizes())
-        mean = swarm_mean(s.position)
+        winners, losers = compete(pairs, s.fitness, s.size)
+        mean = swarm_mean(s.position[self.local], s.n_particles, self.comm)
+        order = np.argsort(losers)
+        winners, losers = winners[order], losers[order]
+        rows = self.winner_rows(winners, losers)
         for w, l in zip(winners, losers):
-            s.velocity[l], s.position[l] = cso_loser_update(
-                s.velocity[l], s.position[l], s.position[w], mean, self.params["phi"], s.rngs[l]
-            )
-        self.last_losers = np.sort(losers)
-        self.evaluate(self.last_losers)
+            if l in rows:
+                s.velocity[l], s.position[l] = cso_loser_update(
+                    s.velocity[l], s.position[l], rows[l], mean, self.params["phi"], s.rngs[l]
+                )
+        self.last_losers = losers
+        self.evaluate_losers()
 
-    def evaluate(self, indices):
-        """Threshold and evaluate the particles ``indices`` (the one evaluation seam)."""
+    def winner_rows(self, winners, losers):
+        """Winner positions of this rank's losers, as {loser: row}; one all-to-all.
+
+        ``winners``/``losers`` are sorted by loser and identical on every rank, so each
+        rank knows what it sends (its winners whose loser lives elsewhere, grouped by
+        destination in loser order) and what it receives, without a count exchange.
+        """
+        s, comm = self.state, self.comm
+        n = s.n_particles
+        owner_w = np.array([block_owner(n, comm.size, w) for w in winners], dtype=np.int64)
+        owner_l = np.array([block_owner(n, comm.size, l) for l in losers], dtype=np.int64)
+        rows = {int(l): s.position[w] for w, l, ow, ol in zip(winners, losers, owner_w, owner_l)
+                if ol == comm.rank and ow == comm.rank}
+        if comm.size == 1:
+            return rows
+        outgoing = (owner_w == comm.rank) & (owner_l != comm.rank)
+        incoming = (owner_l == comm.rank) & (owner_w != comm.rank)
+        send_order = np.flatnonzero(outgoing)[np.argsort(owner_l[outgoing], kind="stable")]
+        send_counts = np.bincount(owner_l[outgoing], minlength=comm.size)
+        recv_order = np.flatnonzero(incoming)[np.argsort(owner_w[incoming], kind="stable")]
+        recv_counts = np.bincount(owner_w[incoming], minlength=comm.size)
+        received = comm.alltoallv(s.position[winners[send_order]].reshape(-1, self.n_genes),
+                                  send_counts, recv_counts)
+        for row, pair in enumerate(recv_order):
+            rows[int(losers[pair])] = received[row]
+        return rows
+
+    def evaluate_losers(self):
+        """Threshold and evaluate the losers (all particles at round 0), then share their
+        fitness and sizes and settle the round."""
         s = self.state
-        s.mask[indices] = threshold_mask(s.position[indices], self.params["theta"])
-        values = np.asarray(self.fitness.many(s.mask[indices]), dtype=float)
-        s.fitness[indices] = values
-        self.observe_many(s.mask[indices], values)
-        return values
+        mine = self.owned(self.last_losers)
+        s.mask[mine] = threshold_mask(s.position[mine], self.params["theta"])
+        self.evaluate(self.last_losers)
+        self.settle()
+        self.share(self.last_losers, ("fitness", "size"))

@@ -37,6 +37,10 @@ class FSIPSO(PSO):
     * vmax is not given; 0.6 is used as for the other continuous methods.
     * Velocities start at zero (Algorithm 1 line 6) and stay zero in added sub-spaces until
       their first update; pbests and gbest keep their values (zero) there.
+
+    Parallel runs: the single-gene ranking splits the genes across the ranks and allgathers
+    the accuracies (``8 n_genes`` bytes, once); phases follow the round number, identical
+    everywhere; each rank re-initialises the added dimensions of its own particles.
     """
 
     name = "fsipso"
@@ -58,7 +62,8 @@ class FSIPSO(PSO):
 
     def initialise(self):
         genes = np.arange(self.n_genes)
-        self.order = rank_genes(single_gene_accuracies(self.fitness, genes))
+        self.order = rank_genes(single_gene_accuracies(self.fitness, genes, self.comm))
+        self.evaluations += self.n_genes  # one evaluation per gene, whoever computed it
         self.subspaces = np.array_split(self.order, self.params["n_subspaces"])
         self.phase_length = (self.params["n_iterations"] - 1) // self.params["n_subspaces"]
         self.phase = 1

@@ -9,12 +9,23 @@ the gbest update (gbest reset).
 ``gbest`` here is the *attractor* of the velocity equation; the subset the run returns is the
 best ever evaluated (:class:`~hpcswarm.swarm.core.SearchAlgorithm`), which a gbest reset
 does not touch.
+
+Parallel round (``comm`` of P ranks, particles in contiguous blocks): each rank moves,
+evaluates and updates the pbests of its own particles only, with their own generators (the
+local searches of PSO-LS/LSRG are dealt evenly, see :class:`~hpcswarm.swarm.pso.PSOLSRG`);
+then :meth:`~hpcswarm.swarm.core.SearchAlgorithm.settle` (best ever,
+distinct subsets, evaluations) and one allgather of (fitness, size, pbest fitness, pbest
+size) per particle (32 bytes each). gbest is then chosen identically on every rank with
+:func:`~hpcswarm.swarm.core.best_index` (higher fitness, fewer genes, lower index), and when
+it changes the owner of that pbest broadcasts its row: position and packed mask,
+``8.125 n_genes`` bytes. Nothing of size particles x genes travels.
 """
 
 import abc
 
 import numpy as np
 
+from hpcswarm.comm import block_owner
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.swarm.core import SearchAlgorithm, best_index, better
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param
@@ -57,9 +68,11 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
     ----------
     state : SwarmState
     local : ndarray of int
-        The particles this process moves and evaluates (all of them in a serial run): every
-        per-particle step loops over ``local`` only, and swarm-wide quantities (gbest, the
-        stagnation count) come from single functions that a parallel run can reduce.
+        The particles this rank moves and evaluates, its block
+        ``range(*block_range(n_particles, comm.size, comm.rank))`` (all of them in a serial
+        run, none when there are more ranks than particles): every per-particle step loops
+        over ``local`` only; swarm-wide quantities (gbest, the stagnation count) are settled
+        identically on every rank.
     gbest_position, gbest_mask, gbest_fitness
         The velocity equation's global best (reset by PSO-RG/LSRG).
     stagnation : int
@@ -70,7 +83,8 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
         n = self.params["n_particles"]
         rngs, swarm_rng = self.make_streams(n)
         self.state = SwarmState.empty(n, self.n_genes, rngs, swarm_rng, worst=WORST_FITNESS)
-        self.local = np.arange(n)
+        self.local = self.partition(n)
+        self.everyone = np.arange(n)
         for i in self.local:
             self.state.position[i] = self.initial_position(i)
         self.refresh_masks(self.local)
@@ -93,9 +107,11 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
     def evaluate_round(self):
         """Evaluate the swarm, then update pbests, gbest and the stagnation count."""
         before = (self.best_fitness, int(np.count_nonzero(self.best_mask)))
-        self.evaluate(self.local)
+        self.evaluate(self.everyone)
         improved = self.update_pbests(self.local)
         self.after_pbests(improved)
+        self.settle()
+        self.share(self.everyone, ("fitness", "size", "pbest_fitness", "pbest_size"))
         self.update_gbest()
         self.stagnation = stagnation_update(
             better(self.best_fitness, int(np.count_nonzero(self.best_mask)), *before),
@@ -127,36 +143,41 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
 
     # ------------------------------------------------------------------ shared steps
     def refresh_masks(self, indices):
-        """Recompute the selected subsets of ``indices`` from their positions."""
+        """Recompute the selected subsets (and sizes) of own particles ``indices``."""
         self.state.mask[indices] = self.masks_of(self.state.position[indices])
-
-    def evaluate(self, indices):
-        """Fitness of the current subsets of particles ``indices`` (the one evaluation seam)."""
-        masks = self.state.mask[indices]
-        values = np.asarray(self.fitness.many(masks), dtype=float)
-        self.state.fitness[indices] = values
-        self.observe_many(masks, values)
-        return values
+        self.state.size[indices] = np.count_nonzero(self.state.mask[indices], axis=1)
 
     def update_pbests(self, indices):
         """Replace each pbest its particle beats; returns the indices that improved."""
         state = self.state
         improved = []
         for i in indices:
-            if better(state.fitness[i], state.mask[i].sum(),
-                      state.pbest_fitness[i], state.pbest_mask[i].sum()):
+            if better(state.fitness[i], state.size[i],
+                      state.pbest_fitness[i], state.pbest_size[i]):
                 state.pbest_position[i] = state.position[i]
                 state.pbest_mask[i] = state.mask[i]
                 state.pbest_fitness[i] = state.fitness[i]
+                state.pbest_size[i] = state.size[i]
                 improved.append(i)
         return np.asarray(improved, dtype=int)
 
     def update_gbest(self):
-        """Move gbest to the best pbest if that beats it (ties: fewer genes, lower index)."""
+        """Move gbest to the best pbest if that beats it (ties: fewer genes, lower index).
+
+        The pbest scalars are identical on every rank, so every rank picks the same
+        particle; its owner broadcasts the row (position as float64 and packed mask).
+        """
         state = self.state
-        i = best_index(state.pbest_fitness, state.pbest_sizes())
-        if better(state.pbest_fitness[i], state.pbest_mask[i].sum(),
-                  self.gbest_fitness, self.gbest_mask.sum()):
-            self.gbest_position = state.pbest_position[i].copy()
-            self.gbest_mask = state.pbest_mask[i].copy()
+        i = best_index(state.pbest_fitness, state.pbest_size)
+        if better(state.pbest_fitness[i], state.pbest_size[i],
+                  self.gbest_fitness, int(np.count_nonzero(self.gbest_mask))):
+            owner = block_owner(self.n_particles, self.comm.size, i)
+            n_bytes = 8 * self.n_genes
+            row = np.zeros(n_bytes + (self.n_genes + 7) // 8, dtype=np.uint8)
+            if self.comm.rank == owner:
+                row[:n_bytes] = np.ascontiguousarray(state.pbest_position[i]).view(np.uint8)
+                row[n_bytes:] = np.packbits(state.pbest_mask[i])
+            row = self.comm.broadcast(row, root=owner)
+            self.gbest_position = row[:n_bytes].view(np.float64).copy()
+            self.gbest_mask = np.unpackbits(row[n_bytes:], count=self.n_genes).astype(bool)
             self.gbest_fitness = float(state.pbest_fitness[i])

@@ -14,11 +14,12 @@ Positions live in [0, 1]^D and a gene is selected when its position exceeds ``th
 import numpy as np
 
 from hpcswarm.fitness import WORST_FITNESS
-from hpcswarm.swarm.core import better
+from hpcswarm.swarm.core import balanced_blocks, better
 from hpcswarm.swarm.initialisation import STRATEGIES, initial_position, strategy_of
 from hpcswarm.swarm.operators import continuous_position, flip_genes, pso_velocity, threshold_mask
 from hpcswarm.swarm.params import Param, override
 from hpcswarm.swarm.particle_swarm import SWARM_PARAMS, ParticleSwarm
+from hpcswarm.swarm.state import RNG_STATE_BYTES, pack_rng, unpack_rng
 
 
 def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None):
@@ -123,6 +124,13 @@ class PSOLSRG(PSO):
     * The initial evaluation makes every pbest new, so the local search runs on all of them
       (Algorithm 1 line 7 with pbest undefined before).
     * Velocities start at zero and positions uniform in [0, 1] (the paper gives neither).
+
+    Parallel runs: the local searches of a round are dealt evenly over the ranks (see
+    :meth:`after_pbests`), each with its particle's own generator, so the result does not
+    depend on the deal; a search run away from its owner costs ``2 (n_genes / 8 + 56)``
+    bytes. Tries are never looked up in the archive (they are the cheap incremental
+    evaluations) and each non-empty try counts as an evaluation. Otherwise only the pbest
+    fitness and size travel (and the row, if that pbest becomes gbest).
     """
 
     name = "pso-lsrg"
@@ -139,18 +147,87 @@ class PSOLSRG(PSO):
     )
 
     def after_pbests(self, improved):
+        """Local search on every new pbest, the searches dealt evenly over the ranks.
+
+        Serially this is a loop over ``improved``. With P ranks, the new pbests of the whole
+        swarm (one flag byte per particle, allgathered) are dealt to the ranks in contiguous
+        runs of equal count in particle order (every search costs about the same:
+        ``ls_tries`` flips of ``ls_flip`` genes), so that a rank whose particles improved
+        more does not hold up the others. A search run away from its particle's owner
+        receives the pbest as packed bits with its fitness and the particle's generator
+        state (``n_genes / 8 + 56`` bytes) and returns the same: the tries draw exactly the
+        numbers they would draw on the owner, and rank order is still particle order for
+        the tie rule of the best subset ever seen.
+        """
         if not self.use_local_search:
             return
-        p, s = self.params, self.state
+        p, s, comm = self.params, self.state, self.comm
         n_flip = max(1, int(round(p["ls_flip"] * self.n_genes)))
-        for i in improved:
-            mask, value, flipped = local_search(
-                self.fitness, s.pbest_mask[i], s.pbest_fitness[i], p["ls_tries"], n_flip,
-                s.rngs[i], observe=self.observe,
-            )
-            s.pbest_position[i, flipped] = mask[flipped].astype(float)
-            s.pbest_mask[i] = mask
-            s.pbest_fitness[i] = value
+        if comm.size == 1:
+            for i in improved:
+                mask, value, flipped = local_search(
+                    self.fitness, s.pbest_mask[i], s.pbest_fitness[i], p["ls_tries"], n_flip,
+                    s.rngs[i], observe=self.observe_try,
+                )
+                self.adopt_search(i, mask, value, flipped)
+            return
+        lo, hi = self.bounds
+        flags = np.zeros(hi - lo, dtype=np.uint8)
+        flags[np.asarray(improved, dtype=np.int64) - lo] = 1
+        jobs = np.flatnonzero(comm.allgatherv(flags, counts=self.counts_per_rank(self.everyone)))
+        worker = balanced_blocks(np.ones(jobs.size, dtype=np.int64), comm.size)
+        owner = np.repeat(np.arange(comm.size), self.counts_per_rank(self.everyone))[jobs]
+        row_bytes = (self.n_genes + 7) // 8 + 8 + RNG_STATE_BYTES
+        outgoing = (owner == comm.rank) & (worker != comm.rank)
+        incoming = (worker == comm.rank) & (owner != comm.rank)
+        sent = np.array([self.pack_search(i, s.pbest_mask[i], s.pbest_fitness[i])
+                         for i in jobs[outgoing]], dtype=np.uint8).reshape(-1, row_bytes)
+        received = comm.alltoallv(sent, np.bincount(worker[outgoing], minlength=comm.size),
+                                  np.bincount(owner[incoming], minlength=comm.size))
+        guests = dict(zip(jobs[incoming].tolist(), received))
+        returned = []
+        for i in jobs[worker == comm.rank]:
+            if i in guests:
+                start, value, rng = self.unpack_search(guests[i])
+            else:
+                start, value, rng = s.pbest_mask[i], s.pbest_fitness[i], s.rngs[i]
+            mask, value, flipped = local_search(self.fitness, start, value, p["ls_tries"],
+                                                n_flip, rng, observe=self.observe_try)
+            if i in guests:
+                returned.append(self.pack_search(i, mask, value, rng))
+            else:
+                self.adopt_search(i, mask, value, flipped)
+        back = comm.alltoallv(np.array(returned, dtype=np.uint8).reshape(-1, row_bytes),
+                              np.bincount(owner[incoming], minlength=comm.size),
+                              np.bincount(worker[outgoing], minlength=comm.size))
+        for i, row in zip(jobs[outgoing], back):
+            mask, value, rng = self.unpack_search(row, s.rngs[i])
+            self.adopt_search(i, mask, value, mask != s.pbest_mask[i])
+
+    def pack_search(self, i, mask, value, rng=None):
+        """One local search's input or output as bytes: packed mask, fitness, generator state."""
+        rng = self.state.rngs[i] if rng is None else rng
+        return np.concatenate([np.packbits(mask), np.array([value], dtype=np.float64).view(
+            np.uint8), pack_rng(rng)])
+
+    def unpack_search(self, row, rng=None):
+        """(mask, fitness, generator) from :meth:`pack_search` bytes."""
+        width = (self.n_genes + 7) // 8
+        mask = np.unpackbits(row[:width], count=self.n_genes).astype(bool)
+        value = float(np.ascontiguousarray(row[width:width + 8]).view(np.float64)[0])
+        return mask, value, unpack_rng(row[width + 8:], rng)
+
+    def adopt_search(self, i, mask, value, flipped):
+        """Make the local search's result particle ``i``'s pbest (its owner only)."""
+        s = self.state
+        s.pbest_position[i, flipped] = mask[flipped].astype(float)
+        s.pbest_mask[i] = mask
+        s.pbest_fitness[i] = value
+        s.pbest_size[i] = int(np.count_nonzero(mask))
+
+    def observe_try(self, mask, value):
+        """Account for one local-search try (an evaluation unless the subset is empty)."""
+        self.observe(mask, value, computed=bool(mask.any()), phase=1)
 
     def after_gbest(self):
         if self.use_reset and self.stagnation >= self.params["reset_after"]:

@@ -15,12 +15,21 @@ ALGORITHMS = {
 
 
 def algorithm_class(name):
-    """The class of the method called ``name``; ParameterError listing the known names."""
+    """The class of the method called ``name``; ParameterError listing the known names.
+
+    Besides the swarms of :data:`ALGORITHMS`, the baselines of :mod:`hpcswarm.baselines`
+    (``all-genes``, ``sfs``, ``sbs``, ``lfs``, ``gsbs``: greedy searches on the same loop).
+    """
+    # -- baselines (issue 8, hpcswarm/baselines): imported here, hpcswarm.baselines imports swarm
+    from hpcswarm.baselines.greedy import BASELINES
+
+    known = {**ALGORITHMS, **BASELINES}
+    # -- end baselines
     try:
-        return ALGORITHMS[name]
+        return known[name]
     except KeyError:
         raise ParameterError(
-            f"unknown algorithm {name!r}; choose one of {', '.join(ALGORITHMS)}"
+            f"unknown algorithm {name!r}; choose one of {', '.join(known)}"
         ) from None
 
 

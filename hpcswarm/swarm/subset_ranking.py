@@ -31,6 +31,10 @@ class SFR(SearchAlgorithm):
     training set and scores prefixes on a test set; in this run (the biased protocol) both
     use the fitness of the run. Prefixes grow by one gene through the incremental
     evaluation, so trying every size costs one cheap evaluation per gene.
+
+    Parallel runs: the single-gene ranking (D evaluations, the bulk of the work) is split
+    across the ranks and its accuracies allgathered (``8 D`` bytes); the prefix curve, one
+    incremental evaluation per round, is computed by every rank alike (no communication).
     """
 
     name = "sfr"
@@ -39,12 +43,14 @@ class SFR(SearchAlgorithm):
     )
 
     def initialise(self):
-        self.order = rank_genes(single_gene_accuracies(self.fitness, np.arange(self.n_genes)))
+        self.order = rank_genes(single_gene_accuracies(self.fitness, np.arange(self.n_genes),
+                                                       self.comm))
+        self.evaluations += self.n_genes
         self.limit = size_limit(self.params["max_size"], self.n_genes)
         self.prefix = np.zeros(self.n_genes, dtype=bool)
         self.prefix[self.order[0]] = True
         self.curve = [float(self.fitness(self.prefix))]
-        self.observe(self.prefix, self.curve[-1])
+        self.observe_shared(self.prefix, self.curve[-1])
         self.prefix_state = self.fitness.new_state(self.prefix)
 
     def step(self):
@@ -53,7 +59,7 @@ class SFR(SearchAlgorithm):
         self.fitness.apply_flip(self.prefix_state, gene)
         self.prefix[gene] = True
         self.curve.append(value)
-        self.observe(self.prefix, value)
+        self.observe_shared(self.prefix, value)
 
     def done(self):
         return self.iteration + 1 >= self.limit
@@ -77,8 +83,9 @@ class FixedSizeBPSO(BPSO):
 
     name = "fsr-step"
 
-    def __init__(self, fitness, params, size, seed_mask, streams, evaluator=None):
-        super().__init__(fitness, params, evaluator=evaluator)
+    def __init__(self, fitness, params, size, seed_mask, streams, evaluator=None, comm=None,
+                 progress=None):
+        super().__init__(fitness, params, evaluator=evaluator, comm=comm, progress=progress)
         self.size = size
         self.seed_mask = seed_mask
         self.streams = streams
@@ -136,14 +143,16 @@ class FSR(SearchAlgorithm):
         size = len(self.subsets) + 1
         inner_params = {k: v for k, v in self.params.items() if k != "max_size"}
         inner = FixedSizeBPSO(self.fitness, inner_params, size, self.subset, self.streams,
-                              evaluator=self.evaluator)
-        inner.share_seen(self._seen)
+                              evaluator=self.evaluator, comm=self.comm,
+                              progress=self.progress)
+        inner.share_ledger(self)
         found = inner.run()
         self._new_subsets += sum(row["new_subsets"] for row in found.history)
+        self.evaluations, self.archive_hits = inner.evaluations, inner.archive_hits
         self.subset = found.mask
         self.subsets.append({"size": size, "fitness": found.fitness,
                              "genes": found.genes.tolist()})
-        self.observe(found.mask, found.fitness)
+        self.observe_shared(found.mask, found.fitness, computed=False)
 
     def done(self):
         return len(self.subsets) >= self.limit

@@ -1,0 +1,30 @@
+"""Run ``hpcswarm run`` on every rank with a failure injected on world rank 1 at round 1.
+
+Used by tests/test_mpi_jobs.py under ``mpiexec -n 2``: rank 0 is then waiting in a collective
+of the swarm, and the job must still end promptly with rank 1's message.
+"""
+
+import sys
+
+from hpcswarm.comm import world_rank
+from hpcswarm.swarm import core
+
+
+def main():
+    settle = core.SearchAlgorithm.settle
+
+    def failing_settle(self):
+        if world_rank() == 1 and self.iteration >= 1:
+            raise RuntimeError("injected failure on rank 1")
+        return settle(self)
+
+    core.SearchAlgorithm.settle = failing_settle
+    from hpcswarm.__main__ import main as entry
+
+    return entry(["run", "--data", "builtin:srbct", "--algorithm", "pso-lsrg", "--threads", "1",
+                  "--param", "n_particles=4", "--param", "n_iterations=50",
+                  "--param", "ls_tries=2"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""The collectives the swarm adds to hpcswarm.comm, and block ownership (serial and mpiexec)."""
+
+import numpy as np
+import pytest
+
+from hpcswarm.comm import SerialComm, block_owner, block_range, world
+from hpcswarm.swarm.core import fixed_point_bits, swarm_mean
+
+
+@pytest.mark.parametrize("n_items", [1, 5, 100, 101])
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 7, 200])
+def test_block_owner_inverts_block_range(n_items, size):
+    for rank in range(size):
+        start, stop = block_range(n_items, size, rank)
+        assert [block_owner(n_items, size, i) for i in range(start, stop)] == [rank] * (stop - start)
+    with pytest.raises(ValueError, match="outside"):
+        block_owner(n_items, size, n_items)
+
+
+def test_serial_comm_buffer_collectives():
+    comm = SerialComm()
+    rows = np.arange(6.0).reshape(3, 2)
+    assert np.array_equal(comm.allgather_array(rows), rows[None])
+    assert np.array_equal(comm.broadcast(rows), rows)
+    assert np.array_equal(comm.alltoallv(rows, [3], [3]), rows)
+    assert np.array_equal(comm.allgatherv(rows, counts=[3]), rows)
+    assert comm.bytes_sent == 0
+
+
+def test_fixed_point_mean_is_exact_on_dyadic_values_and_never_overflows():
+    assert fixed_point_bits(100) == 52 and fixed_point_bits(2**20) == 41
+    assert np.array_equal(swarm_mean(np.array([[0.0, 1.0], [1.0, 1.0]])), [0.5, 1.0])
+    ones = np.ones((4096, 3))
+    assert np.array_equal(swarm_mean(ones), [1.0, 1.0, 1.0])
+    rng = np.random.default_rng(0)
+    x = rng.random((50, 7))
+    assert np.abs(swarm_mean(x) - x.mean(axis=0)).max() < 1e-15
+    # any split of the rows into blocks gives the same bits (the sum is exact)
+    parts = [x[:13], x[13:14], x[14:]]
+    scale = 2.0 ** fixed_point_bits(50)
+    total = sum((p * scale).astype(np.int64).sum(axis=0) for p in parts)
+    assert np.array_equal(total / scale / 50, swarm_mean(x))
+
+
+@pytest.mark.mpi
+def test_buffer_collectives_across_ranks():
+    comm = world()
+    rank, size = comm.rank, comm.size
+    table = comm.allgather_array(np.array([rank, 10 * rank], dtype=np.int64))
+    assert table.tolist() == [[r, 10 * r] for r in range(size)]
+    counts = np.arange(size) % 3
+    local = np.full((counts[rank], 2), float(rank))
+    gathered = comm.allgatherv(local, counts=counts)
+    assert gathered[:, 0].tolist() == [float(r) for r in range(size) for _ in range(counts[r])]
+    root = size - 1
+    assert comm.broadcast(np.full(4, rank, dtype=np.uint8), root=root).tolist() == [root] * 4
+    # every rank sends (rank + dest) rows to each other rank, each row tagged (source, dest)
+    send_counts = np.array([0 if d == rank else rank + d for d in range(size)])
+    recv_counts = np.array([0 if s == rank else s + rank for s in range(size)])
+    send = np.array([[rank, d] for d in range(size) for _ in range(send_counts[d])],
+                    dtype=np.float64).reshape(-1, 2)
+    before = comm.bytes_sent
+    received = comm.alltoallv(send, send_counts, recv_counts)
+    expected = [[s, rank] for s in range(size) for _ in range(recv_counts[s])]
+    assert received.tolist() == expected
+    assert comm.bytes_sent - before == 16 * int(send_counts.sum())
+
+
+def test_balanced_blocks_deal_contiguous_runs_of_equal_cost():
+    from hpcswarm.swarm.core import balanced_blocks
+
+    assert balanced_blocks([5, 5, 5, 5], 2).tolist() == [0, 0, 1, 1]
+    assert balanced_blocks([30, 1, 1, 1, 1, 1, 1], 2).tolist() == [0, 1, 1, 1, 1, 1, 1]
+    assert balanced_blocks([1, 1], 4).tolist() == [1, 3]
+    assert balanced_blocks([], 3).size == 0
+    deal = balanced_blocks(np.random.default_rng(0).integers(1, 100, 50), 3)
+    assert np.all(np.diff(deal) >= 0) and set(deal.tolist()) == {0, 1, 2}
+
+
+def test_a_packed_generator_continues_its_stream_elsewhere():
+    from hpcswarm.swarm.state import RNG_STATE_BYTES, pack_rng, unpack_rng
+
+    rng = np.random.default_rng(np.random.SeedSequence(3, spawn_key=(0, 7)))
+    rng.random(5)
+    rng.integers(0, 10, 3, dtype=np.uint32)  # leaves a buffered 32-bit half
+    packed = pack_rng(rng)
+    assert packed.dtype == np.uint8 and packed.size == RNG_STATE_BYTES
+    copy = unpack_rng(packed.copy())
+    assert np.array_equal(copy.random(4), rng.random(4))
+    assert np.array_equal(copy.integers(0, 99, 5, dtype=np.uint32),
+                          rng.integers(0, 99, 5, dtype=np.uint32))
