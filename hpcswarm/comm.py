@@ -319,29 +319,33 @@ def abort_world(code):
         sys.modules["mpi4py.MPI"].COMM_WORLD.Abort(code)
 
 
-def ranks_on_this_node():
-    """How many ranks of ``COMM_WORLD`` share this node (1 without MPI)."""
+def ranks_sharing_my_cores(my_cores):
+    """How many ranks on this node may run on exactly the cores ``my_cores`` (1 without MPI).
+
+    Ranks that a launcher bound to cores of their own see different affinity sets; ranks
+    left unbound (or bound as a group, e.g. a SLURM job's cpuset) see the same set and must
+    share it.
+    """
     if not _mpi_is_initialised():
         return 1
     from mpi4py import MPI
 
     node = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED)
     try:
-        return node.Get_size()
+        sets = node.allgather(tuple(sorted(my_cores)))
     finally:
         node.Free()
+    return sets.count(tuple(sorted(my_cores)))
 
 
-def default_threads_per_rank(cores_allowed, cores_on_node, local_ranks):
+def default_threads_per_rank(n_cores, n_sharing_ranks):
     """BLAS threads one rank may use so that ranks x threads never exceed the cores.
 
-    If the launcher bound this rank to fewer cores than the node has (``srun
-    --cpus-per-task``, ``mpiexec --bind-to``), the rank uses exactly its own cores;
-    otherwise the node's cores are shared evenly between the ranks on it. Pure.
+    ``n_cores`` cores are available to this rank (its affinity set) and ``n_sharing_ranks``
+    ranks of the node have that same set: they share it evenly, one thread at least. A rank
+    bound to cores of its own (``srun --cpus-per-task=4``) uses all of them. Pure.
     """
-    if cores_allowed < cores_on_node:
-        return max(1, cores_allowed)
-    return max(1, cores_on_node // max(1, local_ranks))
+    return max(1, n_cores // max(1, n_sharing_ranks))
 
 
 def pin_threads(threads=None):
@@ -353,9 +357,8 @@ def pin_threads(threads=None):
     from threadpoolctl import threadpool_limits
 
     if threads is None:
-        threads = default_threads_per_rank(
-            len(os.sched_getaffinity(0)), os.cpu_count() or 1, ranks_on_this_node()
-        )
+        my_cores = os.sched_getaffinity(0)
+        threads = default_threads_per_rank(len(my_cores), ranks_sharing_my_cores(my_cores))
     if threads < 1:
         raise ValueError(f"threads must be a positive integer, got {threads}")
     threadpool_limits(limits=threads)

@@ -22,13 +22,20 @@ def test_block_range_rejects_rank_outside_communicator():
 
 
 @pytest.mark.parametrize(
-    "allowed, on_node, local_ranks, expected",
-    [(2, 2, 1, 2), (2, 2, 2, 1), (2, 2, 4, 1), (64, 64, 16, 4), (4, 64, 16, 4), (1, 8, 1, 1)],
+    "n_cores, n_sharing, expected",
+    [
+        (2, 1, 2),  # one process on this laptop
+        (2, 2, 1),  # mpiexec -n 2, unbound: the two ranks share both cores
+        (2, 4, 1),  # oversubscribed: never fewer than one thread
+        (64, 16, 4),  # 16 unbound ranks on a 64-core node
+        (40, 40, 1),  # 40 ranks in a SLURM job's 40-core cpuset on a 64-core node
+        (4, 1, 4),  # srun --cpus-per-task=4: four cores of its own
+    ],
 )
-def test_threads_never_oversubscribe_the_cores(allowed, on_node, local_ranks, expected):
-    threads = default_threads_per_rank(allowed, on_node, local_ranks)
+def test_threads_never_oversubscribe_the_cores(n_cores, n_sharing, expected):
+    threads = default_threads_per_rank(n_cores, n_sharing)
     assert threads == expected
-    assert threads * min(local_ranks, on_node) <= max(on_node, local_ranks)
+    assert threads * n_sharing <= max(n_cores, n_sharing)
 
 
 def test_serial_comm_collectives_return_own_input():
