@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.hpcswarm-installed
 DEMO_OUT ?= demo-output
 
-.PHONY: setup demo test test-serial test-mpi bench clean
+.PHONY: setup demo test test-serial test-mpi clean
 
 setup: $(STAMP)
 
@@ -20,6 +20,10 @@ demo: setup
 	mkdir -p $(DEMO_OUT)
 	$(BIN)/mpiexec -n 2 $(BIN)/python -m hpcswarm info builtin:srbct
 	$(BIN)/mpiexec -n 2 $(BIN)/python -m hpcswarm evaluate builtin:srbct --all --k 1 --cv loo
+	$(BIN)/mpiexec -n 2 $(BIN)/python -m hpcswarm run jobs/pso-lsrg-srbct-unbiased.toml \
+		--set data=builtin:srbct --set runs=1 --set n_particles=30 --set n_iterations=20 \
+		--set ls_tries=20 --set output=$(DEMO_OUT)/pso-lsrg-srbct.h5 --overwrite
+	$(BIN)/python -m hpcswarm report $(DEMO_OUT)/pso-lsrg-srbct.h5
 
 test: test-serial test-mpi
 

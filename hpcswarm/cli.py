@@ -174,7 +174,8 @@ def _run_evaluate(args):
 
 # --------------------------------------------------------------------------- run
 # (owned by the search: hpcswarm/swarm/)
-_RUN_ALGORITHMS = "pso-lsrg, cso, pso, bpso, pso-rg, pso-ls, cbpso, fsipso, sfr, fsr"
+_RUN_ALGORITHMS = ("pso-lsrg, cso, pso, bpso, pso-rg, pso-ls, cbpso, fsipso, sfr, fsr; "
+                   "baselines: all-genes, sfs, sbs, lfs, gsbs")
 """Names listed by ``run --help`` (kept literal so that building the parser imports no search code)."""
 
 
@@ -188,30 +189,53 @@ def _add_run(subparsers):
         "with --param key=value. Writes JSON with --output (atomically, world rank 0 only), "
         "else prints a summary.",
     )
-    p.add_argument("--data", required=True, metavar="DATA",
+    # job-file form (owned by hpcswarm/protocols.py and jobfile.py): run JOB.toml [--set ...]
+    p.add_argument("job", nargs="?", metavar="JOB.toml",
+                   help="a job file (data, method, fitness, protocol, runs, output); "
+                   "replaces --data/--algorithm/--param/--seed/--output")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
+                   help="override a job key (repeatable), e.g. --set runs=1 --set "
+                   "params.n_iterations=3; a bare key is found in any table when unambiguous")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the job's results files if they exist")
+    # end of the job-file form
+    p.add_argument("--data", metavar="DATA",
                    help="FILE.h5, builtin:NAME, or an input file")
-    p.add_argument("--algorithm", required=True, metavar="NAME",
+    p.add_argument("--algorithm", metavar="NAME",
                    help=f"one of: {_RUN_ALGORITHMS}")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="override a parameter (repeatable), e.g. --param n_iterations=20")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="run seed: folds, particle and swarm streams (default 0)")
     p.add_argument("--output", metavar="OUT.json", help="result file (default: print a summary)")
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="BLAS/OpenMP threads per rank (default: the rank's cores, or the node's "
+                   "cores shared by its ranks, so that ranks x threads never exceed the cores)")
     p.set_defaults(run_command=_run_run)
 
 
 def _run_run(args):
-    from hpcswarm.comm import world, world_rank
+    from hpcswarm.comm import pin_threads, world, world_rank
     from hpcswarm.data import load_dataset
+    from hpcswarm.errors import ParameterError
     from hpcswarm.search import result_document, run_search, write_json_atomic
     from hpcswarm.swarm import algorithm_params
     from hpcswarm.swarm.params import parse_assignments
 
-    world()  # starts MPI under mpiexec, so that only world rank 0 writes and prints
+    if args.threads is not None and args.threads < 1:
+        raise ParameterError(f"--threads must be a positive integer, got {args.threads}")
+    comm = world()  # starts MPI under mpiexec, so that only world rank 0 writes and prints
+    pin_threads(args.threads)  # ranks x BLAS threads within the cores (before any evaluation)
+    if args.job is not None or args.sets:  # the job-file form
+        return _run_job_file(args)
+    if args.data is None or args.algorithm is None:
+        raise ParameterError("run needs a job file (run JOB.toml) or both --data and --algorithm")
     overrides = parse_assignments(args.param)
     algorithm_params(args.algorithm, overrides)  # fail before loading the data
-    dataset = load_dataset(args.data)
-    result = run_search(dataset.X, dataset.y, args.algorithm, overrides, seed=args.seed)
+    dataset = load_dataset(args.data)  # every rank memory-maps the same file
+    # one task: all ranks of the world run this one swarm, each its block of particles
+    result = run_search(dataset.X, dataset.y, args.algorithm, overrides, seed=args.seed,
+                        comm=comm)
     document = result_document(result, args.seed, dataset.gene_names, args.data)
     if args.output:
         if world_rank() == 0:
@@ -230,4 +254,62 @@ def _run_run(args):
     )
 
 
-SUBCOMMANDS = (_add_convert, _add_info, _add_evaluate, _add_run)
+def _run_job_file(args):
+    from hpcswarm.errors import ParameterError
+    from hpcswarm.protocols import run_job_file
+
+    if args.job is None:
+        raise ParameterError("--set applies to a job file: run JOB.toml --set KEY=VALUE")
+    given = [f"--{name}" for name in ("data", "algorithm", "output")
+             if getattr(args, name) is not None] + (["--param"] if args.param else []) + (
+                 ["--seed"] if args.seed != 0 else [])
+    if given:
+        raise ParameterError(f"run {args.job}: {', '.join(given)} cannot be combined with a job "
+                             "file; override job keys with --set KEY=VALUE")
+    run_job_file(args.job, args.sets, overwrite=args.overwrite, print0=_print0)
+
+
+# --------------------------------------------------------------------------- report
+# (owned by the results: hpcswarm/results.py, hpcswarm/report.py)
+def _add_report(subparsers):
+    p = subparsers.add_parser(
+        "report",
+        help="the papers' tables from results files: accuracy, subset size, tests, top genes",
+        description="Summarise one or several results files written by 'run JOB.toml': per "
+        "dataset, the all-genes k-NN and each method's average subset size, best and mean +/- "
+        "std accuracy over runs, with a Wilcoxon rank-sum test against a reference method "
+        "(+ significantly higher, - lower, = no significant difference); the genes most often "
+        "selected across runs and folds; the mean gbest convergence curve. Text on the "
+        "terminal; CSV, Markdown, JSON and PNG plots on request.",
+    )
+    p.add_argument("results", nargs="+", metavar="RESULTS.h5", help="results files")
+    p.add_argument("--reference", metavar="NAME",
+                   help="method the tests compare against: job name, algorithm or file name "
+                   "(default: the first file)")
+    p.add_argument("--alpha", type=float, default=0.05, metavar="A",
+                   help="significance level (default 0.05)")
+    p.add_argument("--top", type=int, default=10, metavar="N",
+                   help="most frequent genes listed per method (default 10)")
+    p.add_argument("--csv", metavar="DIR", dest="csv_dir",
+                   help="write methods.csv, genes.csv and convergence.csv in DIR")
+    p.add_argument("--markdown", metavar="FILE.md", help="write the tables as Markdown")
+    p.add_argument("--json", metavar="FILE.json", dest="json_path",
+                   help="write every table as JSON")
+    p.add_argument("--plots", metavar="DIR",
+                   help="write convergence.png and gene-frequency charts in DIR "
+                   "(needs matplotlib: pip install 'hpcswarm[plot]')")
+    p.set_defaults(run_command=_run_report)
+
+
+def _run_report(args):
+    from hpcswarm.comm import world_rank
+    from hpcswarm.report import report_command
+
+    if world_rank() != 0:
+        return
+    report_command(args.results, reference=args.reference, alpha=args.alpha, top=args.top,
+                   csv_dir=args.csv_dir, markdown=args.markdown, json_path=args.json_path,
+                   plots=args.plots, print0=_print0)
+
+
+SUBCOMMANDS = (_add_convert, _add_info, _add_evaluate, _add_run, _add_report)

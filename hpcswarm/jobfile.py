@@ -1,0 +1,424 @@
+"""Job files: one TOML file names a whole experiment (data, method, fitness, protocol, runs).
+
+A job is read once, checked declaratively (every key has a type, a default and a one-line
+description in :data:`SCHEMA`), and becomes a frozen :class:`Job`. ``--set key=value``
+overrides are applied to the parsed TOML before checking, so that an override is checked
+exactly like a key of the file. Errors are :class:`~hpcswarm.errors.ParameterError` naming
+the key and the file (and ``--set`` when the value came from the command line).
+
+Paths: a relative ``data`` (or ``convert.labels``, ``cache``) written in the file is relative
+to the job file's folder, so that a job under ``jobs/`` can name ``../../shared/data/X``; the
+same keys given with ``--set`` are relative to the current folder, as command-line paths are.
+A relative ``output`` is always relative to the current folder (results go where you run).
+
+>>> job = read_job("jobs/pso-lsrg-srbct-unbiased.toml", ["runs=1"])  # doctest: +SKIP
+>>> job.algorithm, job.protocol, job.runs                            # doctest: +SKIP
+('pso-lsrg', 'unbiased', 1)
+"""
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hpcswarm.errors import ParameterError
+
+PROTOCOLS = ("unbiased", "biased", "holdout")
+"""Evaluation protocols (see :mod:`hpcswarm.protocols`); ``unbiased`` is the default."""
+
+FITNESS_KEYS = ("k", "cv", "objective", "alpha", "archive_size")
+"""Algorithm parameters that belong in the ``[fitness]`` table of a job."""
+
+CONVERT_KEYS = {
+    "format": ("str", "input format: arff, csv, tsv, mat or gct (default: from the extension)"),
+    "label": ("str|int", "class attribute or column, by name or 0-based index"),
+    "labels": ("str", "separate labels file (a path, relative like data)"),
+    "genes_as_rows": ("bool", "CSV/TSV holds one gene per row"),
+    "sep": ("str", "CSV/TSV field separator"),
+    "x_var": ("str", "MATLAB variable of the matrix (default X)"),
+    "y_var": ("str", "MATLAB variable of the labels (default Y)"),
+    "dtype": ("str", "storage type of X: float64 or float32"),
+    "drop_constant": ("bool", "remove genes constant over all samples"),
+    "transpose": ("bool", "swap rows and columns of the matrix as read"),
+    "nan": ("str", "error, drop-genes or drop-samples"),
+}
+"""Keys of ``[convert]``: the options of ``hpcswarm convert`` for a file converted on the fly."""
+
+
+@dataclass(frozen=True)
+class Key:
+    """One job key: dotted name, type, default, bounds, description."""
+
+    name: str
+    kind: str
+    default: object
+    doc: str
+    low: int = None
+    choices: tuple = ()
+    required: bool = False
+
+
+SCHEMA = (
+    Key("name", "str", None, "label of the method in reports (default: the algorithm name)"),
+    Key("description", "str", "", "free text kept with the results"),
+    Key("data", "str", None, "dataset: FILE.h5, builtin:NAME, sklearn:wine|breast_cancer, "
+        "or any file 'convert' reads (converted once into the cache)", required=True),
+    Key("algorithm", "str", None, "search method (see 'hpcswarm run --help')", required=True),
+    Key("protocol", "str", "unbiased", "evaluation protocol", choices=PROTOCOLS),
+    Key("folds", "int", 10, "outer stratified folds of the unbiased protocol", low=2),
+    Key("runs", "int", 1, "independent runs", low=1),
+    Key("seed", "int", 0, "job seed; every run and fold seed is spawned from it", low=0),
+    Key("output", "str", None, "results file (HDF5; a JSON summary is written beside it); "
+        "default: <job file stem>.h5 in the current folder"),
+    Key("cache", "str", None, "folder of datasets converted on the fly (default: "
+        "$HPCSWARM_CACHE, else $XDG_CACHE_HOME/hpcswarm, else ~/.cache/hpcswarm)"),
+    Key("layout.group_size", "int", 0, "ranks per rank group (0: automatic, "
+        "taskfarm.default_group_size)", low=0),
+)
+"""Every fixed key of a job file; ``[fitness]``, ``[params]`` and ``[convert]`` are checked
+against the algorithm's parameters and :data:`CONVERT_KEYS`."""
+
+_BY_NAME = {key.name: key for key in SCHEMA}
+_TABLES = ("fitness", "params", "convert", "layout")
+
+
+@dataclass(frozen=True)
+class Job:
+    """A checked job.
+
+    Attributes
+    ----------
+    source : str
+        The job file as given (for messages).
+    text : str
+        The job file's text, stored verbatim with the results.
+    overrides : tuple of str
+        The ``--set`` assignments applied, in order.
+    name, description, algorithm, protocol : str
+    data : str
+        The dataset spec, a relative path made absolute as described in the module docstring.
+    params : dict
+        Complete, checked algorithm parameters (fitness included).
+    folds, runs, seed, group_size : int
+    output : Path
+    cache : Path
+    convert : dict
+        Options for converting ``data`` (empty for HDF5 files and bundled datasets).
+    """
+
+    source: str
+    text: str
+    overrides: tuple
+    name: str
+    description: str
+    data: str
+    algorithm: str
+    params: dict
+    protocol: str
+    folds: int
+    runs: int
+    seed: int
+    output: Path
+    cache: Path
+    group_size: int
+    convert: dict = field(default_factory=dict)
+
+    @property
+    def summary_path(self):
+        """The JSON summary written beside the results file."""
+        return self.output.with_suffix(".json")
+
+    def as_dict(self):
+        """The resolved job as plain JSON types (recorded in the results)."""
+        return {
+            "source": self.source, "overrides": list(self.overrides), "name": self.name,
+            "description": self.description, "data": self.data, "algorithm": self.algorithm,
+            "params": dict(self.params), "protocol": self.protocol, "folds": self.folds,
+            "runs": self.runs, "seed": self.seed, "output": str(self.output),
+            "cache": str(self.cache), "group_size": self.group_size,
+            "convert": dict(self.convert),
+        }
+
+
+def default_cache():
+    """The default cache folder of datasets converted on the fly."""
+    if os.environ.get("HPCSWARM_CACHE"):
+        return Path(os.environ["HPCSWARM_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "hpcswarm"
+
+
+def _parse_value(text):
+    """A ``--set`` value: a TOML value if it parses as one (1, 0.5, true, "x"), else the text."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text.strip()
+
+
+def _algorithm_keys(algorithm):
+    from hpcswarm.swarm import ALGORITHMS
+
+    cls = ALGORITHMS.get(algorithm)
+    return () if cls is None else tuple(p.name for p in cls.PARAMS)
+
+
+def _where(key, source, from_set):
+    return f"{source}: key '{key}'" + (" (from --set)" if from_set else "")
+
+
+def _locate(bare, algorithm, source):
+    """The dotted key a bare ``--set`` key names (``n_iterations`` -> ``params.n_iterations``)."""
+    if bare in _BY_NAME:
+        return bare
+    found = [name for name in _BY_NAME if name.split(".")[-1] == bare]
+    if bare in FITNESS_KEYS:
+        found.append(f"fitness.{bare}")
+    elif bare in _algorithm_keys(algorithm):
+        found.append(f"params.{bare}")
+    if bare in CONVERT_KEYS:
+        found.append(f"convert.{bare}")
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise ParameterError(f"{source}: unknown key '{bare}' (from --set); "
+                             f"known keys: {', '.join(_known_keys(algorithm))}")
+    raise ParameterError(f"{source}: key '{bare}' (from --set) is ambiguous; "
+                         f"write one of {', '.join(found)}")
+
+
+def _known_keys(algorithm):
+    keys = [key.name for key in SCHEMA]
+    keys += [f"fitness.{k}" for k in FITNESS_KEYS]
+    keys += [f"params.{k}" for k in _algorithm_keys(algorithm) if k not in FITNESS_KEYS]
+    keys += [f"convert.{k}" for k in CONVERT_KEYS]
+    return keys
+
+
+def apply_overrides(document, assignments, source):
+    """``document`` (parsed TOML) with ``--set key=value`` assignments applied.
+
+    Returns the new document and the set of dotted keys that came from ``--set``.
+    """
+    document = {k: (dict(v) if isinstance(v, dict) else v) for k, v in document.items()}
+    from_set = set()
+    for item in assignments or ():
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ParameterError(f"--set expects key=value, got {item!r}")
+        if "." not in key:
+            algorithm = document.get("algorithm") if isinstance(document.get("algorithm"), str) else None
+            key = _locate(key, algorithm, source)
+        table, _, leaf = key.rpartition(".")
+        value = _parse_value(text)
+        if table:
+            if table not in _TABLES or not leaf:
+                raise ParameterError(f"{source}: unknown key '{key}' (from --set); tables are "
+                                     f"{', '.join(_TABLES)}")
+            section = document.setdefault(table, {})
+            if not isinstance(section, dict):
+                raise ParameterError(f"{_where(table, source, False)} must be a table")
+            section[leaf] = value
+        else:
+            document[key] = value
+        from_set.add(key)
+    return document, from_set
+
+
+def _check(key, value, where):
+    if key.kind == "str":
+        if not isinstance(value, str):
+            raise ParameterError(f"{where} must be a string, got {value!r}")
+        if key.choices and value not in key.choices:
+            raise ParameterError(f"{where} must be one of {', '.join(key.choices)}, got {value!r}")
+    elif key.kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ParameterError(f"{where} must be an integer, got {value!r}")
+        if key.low is not None and value < key.low:
+            raise ParameterError(f"{where} must be an integer >= {key.low}, got {value}")
+    return value
+
+
+def _check_convert(table, where_of):
+    options = {}
+    for leaf, value in table.items():
+        if leaf not in CONVERT_KEYS:
+            raise ParameterError(f"{where_of('convert.' + leaf)} is unknown; [convert] keys: "
+                                 f"{', '.join(CONVERT_KEYS)}")
+        kind = CONVERT_KEYS[leaf][0]
+        ok = {"str": isinstance(value, str), "bool": isinstance(value, bool),
+              "str|int": isinstance(value, str) or (isinstance(value, int)
+                                                    and not isinstance(value, bool))}[kind]
+        if not ok:
+            raise ParameterError(f"{where_of('convert.' + leaf)} must be {kind.replace('|', ' or ')}"
+                                 f", got {value!r}")
+        options[leaf] = value
+    return options
+
+
+def _resolve_path(text, base):
+    if ":" in text and not Path(text).exists() and text.split(":", 1)[0].isalpha() \
+            and len(text.split(":", 1)[0]) > 1:
+        return text  # builtin:NAME, sklearn:NAME
+    path = Path(text).expanduser()
+    return os.path.normpath(path if path.is_absolute() else (base / path))
+
+
+def build_job(document, *, source="<job>", text="", base=None, overrides=()):
+    """Check a parsed job document (overrides already applied) and return a :class:`Job`.
+
+    Parameters
+    ----------
+    document : dict
+        Parsed TOML.
+    source : str
+        The job file as given, named in every error.
+    text : str
+        The file's text.
+    base : Path, optional
+        Folder relative paths written in the file are relative to (the job file's folder).
+    overrides : sequence of str
+        ``--set`` assignments (already applied to ``document``); keys they set are relative
+        to the current folder.
+
+    Raises
+    ------
+    ParameterError
+        Unknown key, ill-typed or out-of-range value, missing required key, unknown algorithm
+        or algorithm parameter; the message names the key and ``source``.
+    """
+    from hpcswarm.swarm import ALGORITHMS, algorithm_params
+
+    base = Path(base) if base is not None else Path.cwd()
+    from_set = {_set_key(item, document) for item in overrides}
+
+    def where_of(key):
+        return _where(key, source, key in from_set)
+
+    for key, value in document.items():
+        if isinstance(value, dict):
+            if key not in _TABLES:
+                raise ParameterError(f"{where_of(key)}: unknown table [{key}]; tables are "
+                                     f"{', '.join(_TABLES)}")
+        elif key not in _BY_NAME:
+            raise ParameterError(f"{where_of(key)} is unknown; known keys: "
+                                 f"{', '.join(_known_keys(document.get('algorithm')))}")
+    for name in _TABLES:
+        if name in document and not isinstance(document[name], dict):
+            raise ParameterError(f"{where_of(name)} must be a table [{name}]")
+    layout = document.get("layout", {})
+    for leaf in layout:
+        if f"layout.{leaf}" not in _BY_NAME:
+            raise ParameterError(f"{where_of('layout.' + leaf)} is unknown; [layout] keys: "
+                                 "group_size")
+    values = {}
+    for key in SCHEMA:
+        table, _, leaf = key.name.rpartition(".")
+        holder = document.get(table, {}) if table else document
+        if leaf in holder:
+            values[key.name] = _check(key, holder[leaf], where_of(key.name))
+        elif key.required:
+            raise ParameterError(f"{source}: the required key '{key.name}' is missing")
+        else:
+            values[key.name] = key.default
+    algorithm = values["algorithm"]
+    if algorithm not in ALGORITHMS:
+        raise ParameterError(f"{where_of('algorithm')}: unknown algorithm {algorithm!r}; "
+                             f"choose one of {', '.join(ALGORITHMS)}")
+    params = {}
+    for leaf, value in document.get("fitness", {}).items():
+        if leaf not in FITNESS_KEYS:
+            raise ParameterError(f"{where_of('fitness.' + leaf)} is unknown; [fitness] keys: "
+                                 f"{', '.join(FITNESS_KEYS)}")
+        params[leaf] = value
+    allowed = [k for k in _algorithm_keys(algorithm) if k not in FITNESS_KEYS]
+    for leaf, value in document.get("params", {}).items():
+        if leaf in FITNESS_KEYS:
+            raise ParameterError(f"{where_of('params.' + leaf)}: put fitness settings in "
+                                 f"[fitness] (fitness.{leaf})")
+        if leaf not in allowed:
+            raise ParameterError(f"{where_of('params.' + leaf)} is not a parameter of "
+                                 f"{algorithm}; allowed: {', '.join(sorted(allowed))}")
+        params[leaf] = value
+    try:
+        resolved = algorithm_params(algorithm, params)
+    except ParameterError as exc:
+        culprit = next((k for k in params if f"'{k}'" in str(exc)), None)
+        table = "fitness" if culprit in FITNESS_KEYS else "params"
+        prefix = where_of(f"{table}.{culprit}") if culprit else f"{source}"
+        raise ParameterError(f"{prefix}: {exc}") from None
+    convert = _check_convert(document.get("convert", {}), where_of)
+
+    def path_of(key, value):
+        return _resolve_path(value, Path.cwd() if key in from_set else base)
+
+    data = path_of("data", values["data"])
+    if "labels" in convert:
+        convert["labels"] = path_of("convert.labels", convert["labels"])
+    if values["output"] is None:
+        stem = Path(source).stem if source != "<job>" else "job"
+        output = Path.cwd() / f"{stem}.h5"
+    else:
+        output = Path(values["output"]).expanduser()
+        output = output if output.is_absolute() else Path.cwd() / output
+    if output.suffix.lower() not in (".h5", ".hdf5"):
+        raise ParameterError(f"{where_of('output')} must end in .h5 or .hdf5, got "
+                             f"{str(values['output'])!r}")
+    cache = default_cache() if values["cache"] is None else Path(path_of("cache", values["cache"]))
+    return Job(
+        source=source, text=text, overrides=tuple(overrides),
+        name=values["name"] or algorithm, description=values["description"], data=data,
+        algorithm=algorithm, params=resolved, protocol=values["protocol"],
+        folds=values["folds"], runs=values["runs"], seed=values["seed"], output=output,
+        cache=cache, group_size=values["layout.group_size"], convert=convert,
+    )
+
+
+def _set_key(item, document):
+    """The dotted key a ``--set`` assignment ended up setting."""
+    key = item.partition("=")[0].strip()
+    if "." in key:
+        return key
+    algorithm = document.get("algorithm") if isinstance(document.get("algorithm"), str) else None
+    try:
+        return _locate(key, algorithm, "")
+    except ParameterError:
+        return key
+
+
+def read_job(path, overrides=()):
+    """Read, override and check the job file ``path``.
+
+    Parameters
+    ----------
+    path : str or Path
+    overrides : sequence of str
+        ``--set key=value`` assignments; a bare key (``n_iterations``) is looked up among
+        every table when it is unambiguous.
+
+    Returns
+    -------
+    Job
+
+    Raises
+    ------
+    ParameterError
+        The file is missing or not TOML, or a key is unknown, ill-typed or missing; the
+        message names the key and the file.
+    """
+    source = str(path)
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ParameterError(f"{source}: no such job file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ParameterError(f"{source}: cannot read the job file ({exc})") from None
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ParameterError(f"{source}: not a valid TOML job file ({exc})") from None
+    document, _ = apply_overrides(document, overrides, source)
+    return build_job(document, source=source, text=text, base=path.resolve().parent,
+                     overrides=tuple(overrides))

@@ -1,0 +1,411 @@
+"""The evaluation protocols of the papers, each (run, fold) one task for the task farm.
+
+- ``biased`` (Tran et al. 2016, Experiment I; Chuang et al. 2011): selection on all samples;
+  the reported accuracy is the inner cross-validation accuracy of the selected subset. These
+  figures are optimistically biased (Ambroise & McLachlan 2002) and flagged so in the results.
+- ``unbiased`` (Tran et al. 2016, Experiment II; the default): stratified outer n-fold CV;
+  selection sees only the training folds; the reported accuracy is that of the k-NN trained
+  on the training folds with the selected genes, tested on the held-out fold.
+- ``holdout`` (Gu et al. 2018; Li et al.; Xue et al. 2012): stratified 70/30 split, selection
+  on the 70 %, accuracy of the k-NN trained on the 70 % and tested on the 30 %.
+
+Seeds: the job seed is the root :class:`numpy.random.SeedSequence`; run ``r`` splits its
+samples with the child ``(r, SPLIT)`` and searches fold ``f`` with the child
+``(r, SEARCH, f)`` (spawn keys, as ``SeedSequence.spawn`` would build them). Every rank
+derives the same tasks from ``y`` and the seed alone, so results do not depend on the number
+of ranks or groups. The all-genes k-NN baseline is computed for every task under the same
+protocol.
+"""
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hpcswarm import __version__
+from hpcswarm.errors import DataError, ParameterError
+
+SPLIT, SEARCH = 0, 1
+"""Spawn-key components: a run's outer split, and the search of one of its folds."""
+
+BIAS_NOTE = ("optimistically biased: genes were selected on all samples and the accuracy is "
+             "the inner cross-validation accuracy of the selection itself (Ambroise & "
+             "McLachlan 2002; Tran et al. 2016, Experiment I)")
+"""The warning every biased result carries."""
+
+SKLEARN_DATASETS = ("wine", "breast_cancer")
+"""``sklearn:NAME`` datasets: loaded from the installed scikit-learn package, never fetched."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One (run, fold): the training and test rows and the search seed.
+
+    Attributes
+    ----------
+    number : int
+        Position in the task list.
+    run, fold : int
+    train, test : ndarray of int64
+        Sorted row indices; ``test`` is empty for the biased protocol.
+    spawn_key : tuple of int
+        Spawn key of the search seed under the job seed.
+    """
+
+    number: int
+    run: int
+    fold: int
+    train: np.ndarray
+    test: np.ndarray
+    spawn_key: tuple
+
+    def seed_sequence(self, job_seed):
+        """The search's :class:`numpy.random.SeedSequence`."""
+        return np.random.SeedSequence(job_seed, spawn_key=self.spawn_key)
+
+
+def split_seed(job_seed, run):
+    """Seed of run ``run``'s outer split (folds or 70/30)."""
+    return np.random.SeedSequence(job_seed, spawn_key=(run, SPLIT))
+
+
+def make_tasks(y, protocol, runs, seed, folds=10, inner_cv=None):
+    """Every (run, fold) task of a protocol, identical on every rank.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+    protocol : {"unbiased", "biased", "holdout"}
+    runs : int
+    seed : int
+        The job seed.
+    folds : int, default 10
+        Outer folds of ``unbiased``.
+    inner_cv : {"loo", "holdout"} or int, optional
+        The search's validation scheme: checked on every task's training rows now, so that a
+        scheme a training part cannot support fails at once on every rank, not in one group.
+
+    Returns
+    -------
+    list of Task
+
+    Raises
+    ------
+    ParameterError
+        A class too small for the outer or inner scheme.
+    """
+    from hpcswarm.fitness import make_folds
+
+    y = np.asarray(y)
+    everything = np.arange(y.shape[0], dtype=np.int64)
+    tasks = []
+    for run in range(runs):
+        if protocol == "biased":
+            splits = [(everything, np.empty(0, dtype=np.int64))]
+        else:
+            scheme = folds if protocol == "unbiased" else "holdout"
+            try:
+                splits = make_folds(y, scheme, split_seed(seed, run))
+            except ValueError as exc:
+                key = "folds" if protocol == "unbiased" else "protocol"
+                raise ParameterError(f"job key '{key}': the {protocol} protocol cannot split "
+                                     f"this dataset: {exc}") from None
+        for fold, (train, test) in enumerate(splits):
+            task = Task(len(tasks), run, fold, train, test, (run, SEARCH, fold))
+            if inner_cv is not None:
+                try:
+                    make_folds(y[train], inner_cv, task.seed_sequence(seed))
+                except ValueError as exc:
+                    raise ParameterError(
+                        f"job key 'fitness.cv': the search's validation cannot run on the "
+                        f"training part of run {run} fold {fold}: {exc}") from None
+            tasks.append(task)
+    return tasks
+
+
+def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None):
+    """Select genes on ``task.train`` and test them on ``task.test``; also the all-genes baseline.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_genes)
+    y : ndarray of shape (n_samples,)
+    task : Task
+    job_seed : int
+    algorithm : str
+    params : dict
+        Checked algorithm parameters.
+    group : communicator, optional
+        The rank group running this task (passed to the search when it accepts one).
+    progress : callable, optional
+        Called by the search once per round (see :func:`hpcswarm.taskfarm.farm`).
+
+    Returns
+    -------
+    dict
+        Plain values: genes, fitness, test and baseline counts, history, timings.
+    """
+    from hpcswarm.fitness import KnnEvaluator, score_split
+    from hpcswarm.search import run_search
+
+    started = time.perf_counter()
+    seed = task.seed_sequence(job_seed)
+    X_train, y_train = np.asarray(X[task.train]), y[task.train]
+    result = run_search(X_train, y_train, algorithm, params, seed=seed, comm=group,
+                        progress=progress)
+    k = params["k"]
+    all_genes = np.ones(X.shape[1], dtype=bool)
+    if task.test.size:
+        X_test, y_test = np.asarray(X[task.test]), y[task.test]
+        test = score_split(X_train, y_train, X_test, y_test, result.mask, k)
+        baseline = score_split(X_train, y_train, X_test, y_test, all_genes, k)
+    else:
+        score = result.extra["score"]
+        test = _Counts(score["correct"], score["total"])
+        baseline = KnnEvaluator(X_train, y_train, k=k, cv=params["cv"], seed=seed,
+                                archive_size=0).score(all_genes)
+    last = result.history[-1]
+    return {
+        "run": task.run, "fold": task.fold, "spawn_key": list(task.spawn_key),
+        "genes": result.genes.astype(np.int64), "train_fitness": float(result.fitness),
+        "train_correct": int(result.extra["score"]["correct"]),
+        "train_total": int(result.extra["score"]["total"]),
+        "test_correct": int(test.correct), "test_total": int(test.total),
+        "baseline_correct": int(baseline.correct), "baseline_total": int(baseline.total),
+        "evaluations": int(last["evaluations"]), "archive_hits": int(last["archive_hits"]),
+        "seconds": time.perf_counter() - started, "history": list(result.history),
+        "extra": result.extra
+    }
+
+
+@dataclass(frozen=True)
+class _Counts:
+    correct: int
+    total: int
+
+
+# ------------------------------------------------------------------ datasets of a job
+def _sklearn_dataset(name):
+    from sklearn import datasets
+
+    from hpcswarm.data import Dataset
+
+    if name not in SKLEARN_DATASETS:
+        raise DataError(f"sklearn:{name}: not a bundled scikit-learn dataset "
+                        f"(choose {', '.join('sklearn:' + n for n in SKLEARN_DATASETS)})")
+    bunch = getattr(datasets, f"load_{name}")()
+    X = np.ascontiguousarray(bunch.data, dtype=np.float64)
+    y = np.asarray(bunch.target, dtype=np.int64)
+    digest = hashlib.sha256(X.tobytes() + y.tobytes()).hexdigest()
+    import sklearn
+
+    return Dataset(X=X, y=y, class_names=[str(c) for c in bunch.target_names],
+                   gene_names=[str(f) for f in bunch.feature_names],
+                   attrs={"source": f"sklearn:{name}", "format": "sklearn",
+                          "source_sha256": digest, "sklearn_version": sklearn.__version__,
+                          "sha256_of": "float64 X bytes then int64 y bytes (C order)"})
+
+
+def cache_name(source_sha256, options):
+    """File name in the cache of a source converted with ``options`` (by content, not path)."""
+    key = json.dumps({"sha256": source_sha256, "options": options, "version": __version__},
+                     sort_keys=True)
+    return f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.h5"
+
+
+def _convert_into_cache(job):
+    """Convert ``job.data`` into the cache unless already there; returns the cached path."""
+    from hpcswarm.data import read_dataset, write_dataset
+    from hpcswarm.data.dataset import file_sha256
+    from hpcswarm.data.textio import check_readable
+
+    source = Path(job.data)
+    check_readable(source)
+    target = Path(job.cache) / f"{source.stem}-{cache_name(file_sha256(source), job.convert)}"
+    if target.is_file():
+        return target
+    try:
+        Path(job.cache).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataError(f"{job.cache}: cannot create the dataset cache ({exc.strerror})") from None
+    dataset, _ = read_dataset(source, **job.convert)
+    try:
+        write_dataset(dataset, target)
+    except DataError:
+        if not target.is_file():  # another job converted the same file meanwhile: fine
+            raise
+    return target
+
+
+def load_job_dataset(job, comm=None):
+    """The dataset of ``job`` on every rank; files other than HDF5 are converted once, cached.
+
+    ``builtin:NAME`` and ``.h5`` files are opened memory-mapped; ``sklearn:NAME`` is built from
+    the installed scikit-learn; any other file is converted by world rank 0 into
+    ``job.cache`` (named by the source's SHA-256 and the conversion options), after which
+    every rank memory-maps the cached file. An error on rank 0 is raised on every rank.
+    """
+    from hpcswarm.comm import as_comm
+    from hpcswarm.data import load_dataset, open_dataset
+    from hpcswarm.data.convert import BUILTIN_PREFIX, detect_hdf5
+
+    comm = as_comm(comm)
+    spec = job.data
+    if spec.startswith("sklearn:"):
+        if job.convert:
+            raise ParameterError(f"{job.source}: [convert] options do not apply to {spec}")
+        return _sklearn_dataset(spec[len("sklearn:"):])
+    if spec.startswith(BUILTIN_PREFIX) or detect_hdf5(spec):
+        if job.convert:
+            raise ParameterError(f"{job.source}: [convert] options apply only to files that "
+                                 f"are converted, not to {spec}")
+        return load_dataset(spec)
+    outcome = None
+    if comm.rank == 0:
+        try:
+            outcome = ("ok", str(_convert_into_cache(job)))
+        except (DataError, ParameterError) as exc:
+            outcome = (type(exc).__name__, str(exc))
+    outcome = comm.bcast(outcome, root=0)
+    if outcome[0] != "ok":
+        raise (DataError if outcome[0] == "DataError" else ParameterError)(outcome[1])
+    dataset = open_dataset(outcome[1])
+    dataset.attrs.setdefault("job_data", spec)
+    return dataset
+
+
+def dataset_sha256(dataset):
+    """SHA-256 of the dataset file (or of the arrays for a dataset built in memory)."""
+    digest = dataset.sha256
+    if digest is None:
+        digest = hashlib.sha256(np.ascontiguousarray(dataset.X).tobytes()
+                                + np.asarray(dataset.y, dtype=np.int64).tobytes()).hexdigest()
+    return digest
+
+
+# ------------------------------------------------------------------ the whole job
+def check_output_free(job, comm=None, overwrite=False):
+    """DataError on every rank if the job's outputs cannot be written (checked before any work).
+
+    An existing results file or JSON summary is an error unless ``overwrite``; a folder in
+    their place, or a missing parent folder, always is.
+    """
+    from hpcswarm.comm import as_comm
+
+    comm = as_comm(comm)
+    problem = None
+    if comm.rank == 0:
+        for path in (job.output, job.summary_path):
+            if path.is_dir():
+                problem = f"{path}: is a directory, expected a results file name"
+            elif path.exists() and not overwrite:
+                problem = f"{path}: already exists (use --overwrite to replace it)"
+            if problem:
+                break
+        if problem is None and not job.output.parent.is_dir():
+            problem = f"{job.output}: the folder {str(job.output.parent)!r} does not exist"
+    problem = comm.bcast(problem, root=0)
+    if problem:
+        raise DataError(problem)
+
+
+def run_job(job, world=None, *, overwrite=False, log=None):
+    """Run every task of ``job`` on the rank groups of ``world``; rank 0 writes the results.
+
+    Parameters
+    ----------
+    job : hpcswarm.jobfile.Job
+    world : SerialComm or MPIComm, optional
+        Every rank calls :func:`run_job`; None means serial.
+    overwrite : bool
+        Replace existing outputs.
+    log : callable, optional
+        ``log(line)`` on world rank 0 for progress lines.
+
+    Returns
+    -------
+    dict or None
+        The JSON summary on world rank 0, None elsewhere.
+    """
+    from hpcswarm.comm import as_comm
+    from hpcswarm.results import summarise, write_results
+    from hpcswarm.taskfarm import default_group_size, farm, group_layout
+
+    world = as_comm(world)
+    check_output_free(job, world, overwrite)
+    started = time.perf_counter()
+    dataset = load_job_dataset(job, world)
+    y = np.asarray(dataset.y)
+    tasks = make_tasks(y, job.protocol, job.runs, job.seed, job.folds,
+                       inner_cv=job.params["cv"])
+    n_particles = job.params.get("n_particles", 1)
+    group_size = job.group_size or default_group_size(world.size, len(tasks), n_particles)
+    layout = group_layout(world.size, world.rank, group_size)
+    if log is not None and world.rank == 0:
+        log(f"{job.name}: {job.algorithm} on {job.data}, {job.protocol} protocol, "
+            f"{job.runs} run(s) x {len(tasks) // job.runs} fold(s) = {len(tasks)} tasks on "
+            f"{world.size} rank(s) in {layout.n_groups} group(s) of {layout.group_size}")
+
+    def one(task, group, progress):
+        result = run_task(dataset.X, y, task, job.seed, job.algorithm, job.params, group,
+                          progress)
+        if log is not None and world.rank == 0:  # rank 0's own tasks: a sign of life
+            log(f"  run {task.run} fold {task.fold}: {len(result['genes'])} genes, "
+                f"{result['test_correct']}/{result['test_total']} correct, "
+                f"{result['seconds']:.1f} s")
+        return result
+
+    results, assignments = farm(world, tasks, one, group_size=layout.group_size)
+    if world.rank != 0:
+        return None
+    total_seconds = time.perf_counter() - started
+    provenance = {
+        "hpcswarm_version": __version__, "seed": job.seed, "n_ranks": world.size,
+        "group_size": layout.group_size, "n_groups": layout.n_groups,
+        "dataset_sha256": dataset_sha256(dataset), "dataset": job.data,
+        "dataset_source_sha256": dataset.attrs.get("source_sha256"),
+        "total_seconds": total_seconds,
+    }
+    for result, task in zip(results, tasks):
+        result["group"] = assignments[task.number]
+        result["train_index"] = task.train
+        result["test_index"] = task.test
+    write_results(job.output, job, dataset, results, provenance, overwrite=overwrite)
+    summary = summarise(job, dataset, results, provenance)
+    from hpcswarm.search import write_json_atomic
+
+    write_json_atomic(summary, str(job.summary_path))
+    return summary
+
+
+def run_job_file(path, overrides=(), *, overwrite=False, print0=print):
+    """The ``run JOB.toml [--set key=value ...]`` command: read, run, write, print a summary.
+
+    Every rank reads and checks the job (identical errors everywhere), then runs it;
+    ``print0`` is called on world rank 0 only.
+    """
+    from hpcswarm.comm import world
+    from hpcswarm.jobfile import read_job
+
+    comm = world()
+    job = read_job(path, overrides)
+    summary = run_job(job, comm, overwrite=overwrite,
+                      log=print0 if comm.rank == 0 else None)
+    if comm.rank != 0:
+        return
+    accuracy, size = summary["accuracy"], summary["subset_size"]
+    baseline = summary["all_genes_accuracy"]
+    what = "inner-CV accuracy (biased)" if summary["biased"] else "test accuracy"
+    print0(f"{job.name}: {what} over {summary['runs']} run(s): best {100 * accuracy['best']:.2f}"
+           f"%, mean {100 * accuracy['mean']:.2f} +/- {100 * accuracy['std']:.2f}%; "
+           f"all genes {100 * baseline['mean']:.2f}%")
+    print0(f"mean subset size {size['mean']:.2f} of {summary['n_genes']} genes; "
+           f"{summary['tasks']} tasks, {summary['task_seconds']['mean']:.1f} s per task, "
+           f"{summary['provenance']['total_seconds']:.1f} s in all on "
+           f"{summary['provenance']['n_ranks']} rank(s)")
+    if summary["biased"]:
+        print0(f"note: {summary['note']}")
+    print0(f"wrote {job.output} and {job.summary_path}")

@@ -1,0 +1,319 @@
+"""Results files of a job (HDF5, written by world rank 0, atomically) and their JSON summary.
+
+Layout (every object carries ``encoding-type`` and ``encoding-version``)::
+
+    /                      "hpcswarm-results"; provenance attributes: job_text, job (JSON),
+                           name, algorithm, protocol, biased, bias_note, params (JSON),
+                           hpcswarm_version, seed, n_ranks, group_size, n_groups, dataset,
+                           dataset_sha256, dataset_source_sha256, total_seconds, created
+    /gene_names            (n_genes,) strings
+    /class_names           (n_classes,) strings
+    /tasks                 "hpcswarm-task-table": one (n_tasks,) column per TASK_COLUMNS
+    /runs/run-RRR/fold-FF  "hpcswarm-task": attrs run, fold, spawn_key, group, extra (JSON);
+                           selected_genes, train_index, test_index (int64),
+                           history (n_rounds, len(HISTORY_FIELDS)) float64, attr "columns"
+
+For the biased protocol the ``test_*`` columns hold the inner cross-validation accuracy of
+the selected subset on all samples (and ``biased`` is true): there is no held-out data.
+"""
+
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from hpcswarm.errors import DataError
+
+ENCODING = ("hpcswarm-results", "0.1.0")
+SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.1.0")
+_TABLE = ("hpcswarm-task-table", "0.1.0")
+_TASK = ("hpcswarm-task", "0.1.0")
+_GROUP = ("dict", "0.1.0")
+_ARRAY = ("array", "0.2.0")
+_STRINGS = ("string-array", "0.2.0")
+_STR = h5py.string_dtype("utf-8")
+
+TASK_COLUMNS = (
+    "run", "fold", "group", "train_fitness", "train_correct", "train_total", "test_correct",
+    "test_total", "test_accuracy", "subset_size", "seconds", "evaluations", "archive_hits",
+    "baseline_correct", "baseline_total", "baseline_accuracy",
+)
+"""Columns of ``/tasks``, one row per (run, fold) in task order."""
+
+_INT_COLUMNS = {"run", "fold", "group", "train_correct", "train_total", "test_correct",
+                "test_total", "subset_size", "evaluations", "archive_hits",
+                "baseline_correct", "baseline_total"}
+
+
+def _tag(obj, encoding):
+    obj.attrs["encoding-type"], obj.attrs["encoding-version"] = encoding
+
+
+def _array(parent, name, data):
+    _tag(parent.create_dataset(name, data=data), _ARRAY)
+
+
+def _strings(parent, name, items):
+    _tag(parent.create_dataset(name, data=np.array(list(items), dtype=object), dtype=_STR),
+         _STRINGS)
+
+
+def _json(value):
+    from hpcswarm.search import _finite
+
+    return json.dumps(_finite(value), allow_nan=False, sort_keys=True)
+
+
+def task_table(results):
+    """The ``/tasks`` columns (dict of ndarray) from in-memory task results."""
+    table = {}
+    for column in TASK_COLUMNS:
+        if column == "test_accuracy":
+            values = [r["test_correct"] / r["test_total"] for r in results]
+        elif column == "baseline_accuracy":
+            values = [r["baseline_correct"] / r["baseline_total"] for r in results]
+        elif column == "subset_size":
+            values = [len(r["genes"]) for r in results]
+        else:
+            values = [r.get(column, 0) for r in results]
+        table[column] = np.array(values, dtype=np.int64 if column in _INT_COLUMNS else float)
+    return table
+
+
+def write_results(path, job, dataset, results, provenance, *, overwrite=False):
+    """Write the results file of ``job`` under a temporary name, then rename it to ``path``.
+
+    Parameters
+    ----------
+    path : Path
+    job : hpcswarm.jobfile.Job
+    dataset : Dataset
+    results : list of dict
+        Task results in task order (:func:`hpcswarm.protocols.run_task`, plus ``group``,
+        ``train_index`` and ``test_index``).
+    provenance : dict
+        Version, seed, rank count, dataset SHA-256, timings.
+    overwrite : bool
+    """
+    from hpcswarm.protocols import BIAS_NOTE
+    from hpcswarm.swarm.core import HISTORY_FIELDS
+
+    path = Path(path)
+    if path.exists() and not overwrite:
+        raise DataError(f"{path}: already exists (use --overwrite to replace it)")
+    temporary = path.parent / f".{path.name}.{uuid.uuid4().hex[:12]}.tmp"
+    try:
+        f = h5py.File(temporary, "x")
+    except OSError as exc:
+        raise DataError(f"{path}: cannot write in {str(path.parent)!r} ({exc})") from None
+    try:
+        with f:
+            _tag(f, ENCODING)
+            biased = job.protocol == "biased"
+            attrs = {
+                "job_text": job.text, "job": _json(job.as_dict()), "name": job.name,
+                "algorithm": job.algorithm, "protocol": job.protocol, "biased": biased,
+                "bias_note": BIAS_NOTE if biased else "", "params": _json(job.params),
+                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "n_runs": job.runs, "n_samples": dataset.n_samples,
+            }
+            attrs.update({k: ("" if v is None else v) for k, v in provenance.items()})
+            for key, value in attrs.items():
+                f.attrs[key] = value
+            _strings(f, "gene_names", dataset.gene_names)
+            _strings(f, "class_names", dataset.class_names)
+            table = f.create_group("tasks")
+            _tag(table, _TABLE)
+            for column, values in task_table(results).items():
+                _array(table, column, values)
+            runs = f.create_group("runs")
+            _tag(runs, _GROUP)
+            for result in results:
+                run_name = f"run-{result['run']:03d}"
+                if run_name not in runs:
+                    _tag(runs.create_group(run_name), _GROUP)
+                task = runs[run_name].create_group(f"fold-{result['fold']:02d}")
+                _tag(task, _TASK)
+                task.attrs["run"], task.attrs["fold"] = result["run"], result["fold"]
+                task.attrs["spawn_key"] = np.array(result["spawn_key"], dtype=np.int64)
+                task.attrs["group"] = result["group"]
+                task.attrs["extra"] = _json(result["extra"])
+                _array(task, "selected_genes", np.asarray(result["genes"], dtype=np.int64))
+                _array(task, "train_index", np.asarray(result["train_index"], dtype=np.int64))
+                _array(task, "test_index", np.asarray(result["test_index"], dtype=np.int64))
+                history = np.array([[row[k] for k in HISTORY_FIELDS]
+                                    for row in result["history"]], dtype=float)
+                _array(task, "history", history.reshape(-1, len(HISTORY_FIELDS)))
+                task["history"].attrs["columns"] = list(HISTORY_FIELDS)
+        if path.exists() and not overwrite:
+            raise DataError(f"{path}: already exists (use --overwrite to replace it)")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+# ------------------------------------------------------------------ reading
+@dataclass
+class MethodResults:
+    """A results file as read back (everything the report needs).
+
+    Attributes
+    ----------
+    path : Path
+    attrs : dict
+        Root provenance attributes (``job`` and ``params`` decoded from JSON).
+    gene_names, class_names : list of str
+    table : dict of str to ndarray
+        The ``/tasks`` columns.
+    genes : list of ndarray
+        Selected genes per task, in task order.
+    histories : list of ndarray
+        ``(n_rounds, n_fields)`` per task.
+    history_columns : list of str
+    """
+
+    path: Path
+    attrs: dict
+    gene_names: list
+    class_names: list
+    table: dict
+    genes: list
+    histories: list
+    history_columns: list
+
+    @property
+    def label(self):
+        """Method name as shown in reports (the job's ``name``)."""
+        return self.attrs.get("name") or self.attrs.get("algorithm")
+
+    @property
+    def biased(self):
+        return bool(self.attrs.get("biased"))
+
+
+def _decode(value):
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def read_results(path):
+    """Read a results file; DataError if it is missing or not an hpcswarm results file."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: no such results file")
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise DataError(f"{path}: cannot open as HDF5 ({exc})") from None
+    with f:
+        kind = _decode(f.attrs.get("encoding-type", ""))
+        if kind != ENCODING[0]:
+            raise DataError(f"{path}: not an hpcswarm results file (encoding-type "
+                            f"{kind or 'missing'!r}, expected {ENCODING[0]!r})")
+        version = str(_decode(f.attrs.get("encoding-version", "")))
+        if version.split(".")[0] != ENCODING[1].split(".")[0]:
+            raise DataError(f"{path}: results encoding-version {version!r} is not supported")
+        attrs = {k: _decode(v) for k, v in f.attrs.items()}
+        for key in ("job", "params"):
+            if isinstance(attrs.get(key), str) and attrs[key]:
+                attrs[key] = json.loads(attrs[key])
+        table = {k: f["tasks"][k][()] for k in f["tasks"]}
+        genes, histories, columns = [], [], []
+        for run, fold in zip(table["run"], table["fold"]):
+            task = f["runs"][f"run-{int(run):03d}"][f"fold-{int(fold):02d}"]
+            genes.append(task["selected_genes"][()])
+            histories.append(task["history"][()])
+            columns = [_decode(c) for c in task["history"].attrs["columns"]]
+        gene_names = [_decode(v) for v in f["gene_names"][()].tolist()]
+        class_names = [_decode(v) for v in f["class_names"][()].tolist()]
+    return MethodResults(path, attrs, gene_names, class_names, table, genes, histories, columns)
+
+
+# ------------------------------------------------------------------ figures
+def run_accuracies(table, prefix="test"):
+    """Accuracy per run: correct over total across the run's folds (outer CV accuracy).
+
+    ``prefix`` is ``"test"`` (the method) or ``"baseline"`` (all genes).
+    """
+    runs = np.unique(table["run"])
+    correct = np.array([table[f"{prefix}_correct"][table["run"] == r].sum() for r in runs])
+    total = np.array([table[f"{prefix}_total"][table["run"] == r].sum() for r in runs])
+    return correct / total
+
+
+def describe(values):
+    """best, mean, std (sample, ddof=1; 0 for one value), min, max, n of a 1-D sample."""
+    values = np.asarray(values, dtype=float)
+    return {"n": int(values.size), "best": float(values.max()), "mean": float(values.mean()),
+            "std": float(values.std(ddof=1)) if values.size > 1 else 0.0,
+            "min": float(values.min()), "max": float(values.max())}
+
+
+def gene_frequencies(genes, gene_names, n_tasks, top=10):
+    """The ``top`` genes most often selected across tasks (Tran et al. Table 6).
+
+    Returns a list of dicts: index (0-based column), name, count, frequency (count / n_tasks);
+    ties are listed by column index.
+    """
+    counts = np.zeros(len(gene_names), dtype=np.int64)
+    for selected in genes:
+        counts[np.asarray(selected, dtype=np.int64)] += 1
+    order = np.lexsort((np.arange(counts.size), -counts))
+    order = [int(i) for i in order[:top] if counts[i] > 0]
+    return [{"index": i, "name": gene_names[i], "count": int(counts[i]),
+             "frequency": float(counts[i] / max(1, n_tasks))} for i in order]
+
+
+def mean_curve(histories, columns, field="best_fitness"):
+    """Mean over tasks of ``field`` per round; shorter runs (a target reached) hold their last value."""
+    column = columns.index(field)
+    length = max(h.shape[0] for h in histories)
+    padded = np.empty((len(histories), length))
+    for i, history in enumerate(histories):
+        values = history[:, column]
+        padded[i, :values.size] = values
+        padded[i, values.size:] = values[-1]
+    return padded.mean(axis=0)
+
+
+def summarise(job, dataset, results, provenance, top=10):
+    """The JSON summary of a job's results (written beside the HDF5 file)."""
+    from hpcswarm.protocols import BIAS_NOTE
+    from hpcswarm.search import _finite
+    from hpcswarm.swarm.core import HISTORY_FIELDS
+
+    table = task_table(results)
+    histories = [np.array([[row[k] for k in HISTORY_FIELDS] for row in r["history"]])
+                 for r in results]
+    biased = job.protocol == "biased"
+    summary = {
+        "encoding-type": SUMMARY_ENCODING[0], "encoding-version": SUMMARY_ENCODING[1],
+        "results": str(job.output), "name": job.name, "algorithm": job.algorithm,
+        "protocol": job.protocol, "biased": biased, "note": BIAS_NOTE if biased else None,
+        "dataset": job.data, "n_samples": dataset.n_samples, "n_genes": dataset.n_genes,
+        "runs": job.runs, "tasks": len(results),
+        "accuracy": describe(run_accuracies(table)),
+        "accuracy_per_run": run_accuracies(table).tolist(),
+        "all_genes_accuracy": describe(run_accuracies(table, "baseline")),
+        "subset_size": describe(table["subset_size"]),
+        "task_seconds": describe(table["seconds"]),
+        "evaluations": describe(table["evaluations"]),
+        "top_genes": gene_frequencies([r["genes"] for r in results], dataset.gene_names,
+                                      len(results), top),
+        "convergence_best_fitness": mean_curve(histories, list(HISTORY_FIELDS)).tolist(),
+        "objective": job.params.get("objective"),
+        "params": job.params, "provenance": provenance, "overrides": list(job.overrides),
+    }
+    return _finite(summary)

@@ -1,0 +1,105 @@
+"""Job files: schema, --set overrides, errors that name the key and the file, paths."""
+
+from pathlib import Path
+
+import pytest
+
+from hpcswarm.errors import ParameterError
+from hpcswarm.jobfile import SCHEMA, read_job
+
+JOBS = Path(__file__).resolve().parents[1] / "jobs"
+BUNDLED = sorted(JOBS.glob("*.toml"))
+
+
+def write(tmp_path, text, name="job.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+MINIMAL = 'data = "builtin:srbct"\nalgorithm = "cbpso"\n'
+
+
+def test_there_are_bundled_jobs_for_every_paper():
+    algorithms = {read_job(path).algorithm for path in BUNDLED}
+    assert {"pso-lsrg", "cso", "pso", "fsipso", "cbpso", "sfr", "fsr"} <= algorithms
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.stem)
+def test_every_bundled_job_is_valid_and_names_its_paper_table(path):
+    job = read_job(path)
+    assert job.text.startswith("#") and any(w in job.text.split("\n")[0] for w in
+                                            ("Table", "Fig."))
+    assert job.runs > 1 or job.algorithm == "sfr"
+    assert job.output.name == path.stem + ".h5"
+    if not job.data.startswith(("sklearn:", "builtin:")):
+        assert Path(job.data).parent == (JOBS / "../../shared/data").resolve()
+
+
+def test_defaults_of_a_minimal_job(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    job = read_job(write(tmp_path, MINIMAL))
+    assert (job.protocol, job.folds, job.runs, job.seed, job.group_size) == ("unbiased", 10, 1,
+                                                                            0, 0)
+    assert job.name == "cbpso" and job.output == tmp_path / "job.h5"
+    assert job.params["k"] == 1 and job.params["n_particles"] == 20  # the paper's defaults
+    assert job.summary_path == tmp_path / "job.json"
+    assert {key.name for key in SCHEMA} >= {"data", "algorithm", "protocol", "runs", "seed"}
+
+
+def test_set_overrides_bare_and_dotted_keys(tmp_path):
+    job = read_job(write(tmp_path, MINIMAL), ["runs=3", "n_iterations=4", "params.n_particles=6",
+                                              "k=3", "protocol=holdout", "group_size=2",
+                                              "fitness.cv=5", "name=My CBPSO"])
+    assert (job.runs, job.protocol, job.group_size, job.name) == (3, "holdout", 2, "My CBPSO")
+    assert job.params["n_iterations"] == 4 and job.params["n_particles"] == 6
+    assert job.params["k"] == 3 and job.params["cv"] == 5
+    assert job.overrides[0] == "runs=3"
+
+
+@pytest.mark.parametrize("text, overrides, message", [
+    (MINIMAL + "speed = 3\n", [], r"job.toml: key 'speed' is unknown"),
+    (MINIMAL + "runs = 'ten'\n", [], r"job.toml: key 'runs' must be an integer"),
+    (MINIMAL + "runs = 0\n", [], r"job.toml: key 'runs' must be an integer >= 1"),
+    (MINIMAL + "seed = true\n", [], r"key 'seed' must be an integer"),
+    (MINIMAL + "protocol = 'crossed'\n", [], r"key 'protocol' must be one of unbiased"),
+    (MINIMAL + "[params]\nspeed = 1\n", [], r"key 'params.speed' is not a parameter of cbpso"),
+    (MINIMAL + "[params]\nk = 3\n", [], r"key 'params.k': put fitness settings in \[fitness\]"),
+    (MINIMAL + "[fitness]\nk = 'many'\n", [], r"job.toml: key 'fitness.k'.*'k' expects an int"),
+    (MINIMAL + "[fitness]\nmetric = 'x'\n", [], r"key 'fitness.metric' is unknown"),
+    (MINIMAL + "[convert]\nlabel = true\n", [], r"key 'convert.label' must be str or int"),
+    (MINIMAL + "[layout]\nthreads = 2\n", [], r"key 'layout.threads' is unknown"),
+    (MINIMAL + "[extras]\na = 1\n", [], r"unknown table \[extras\]"),
+    (MINIMAL + "output = 'out.json'\n", [], r"key 'output' must end in .h5"),
+    ('algorithm = "cbpso"\n', [], r"job.toml: the required key 'data' is missing"),
+    ('data = "builtin:srbct"\nalgorithm = "nope"\n', [], r"key 'algorithm'.*unknown algorithm"),
+    (MINIMAL, ["runs=two"], r"job.toml: key 'runs' \(from --set\) must be an integer"),
+    (MINIMAL, ["speed=3"], r"job.toml: unknown key 'speed' \(from --set\)"),
+    (MINIMAL, ["n_particles=x"], r"key 'params.n_particles' \(from --set\).*expects an int"),
+    (MINIMAL, ["runs"], r"--set expects key=value"),
+    ("data = [1\n", [], r"job.toml: not a valid TOML job file"),
+])
+def test_errors_name_the_key_and_the_file(tmp_path, text, overrides, message):
+    with pytest.raises(ParameterError, match=message):
+        read_job(write(tmp_path, text), overrides)
+
+
+def test_missing_job_file(tmp_path):
+    with pytest.raises(ParameterError, match="no such job file"):
+        read_job(tmp_path / "absent.toml")
+
+
+def test_paths_in_the_file_are_relative_to_the_file_and_set_paths_to_the_cwd(tmp_path,
+                                                                           monkeypatch):
+    folder = tmp_path / "jobs"
+    folder.mkdir()
+    path = write(folder, 'data = "../data/x.arff"\nalgorithm = "cbpso"\noutput = "r.h5"\n'
+                         '[convert]\nlabels = "l.txt"\n')
+    monkeypatch.chdir(tmp_path)
+    job = read_job(path)
+    assert Path(job.data) == tmp_path / "data" / "x.arff"
+    assert Path(job.convert["labels"]) == folder / "l.txt"
+    assert job.output == tmp_path / "r.h5"  # outputs go where you run
+    job = read_job(path, ["data=other.csv"])
+    assert Path(job.data) == tmp_path / "other.csv"
+    assert read_job(path, ["data=sklearn:wine"]).data == "sklearn:wine"

@@ -1,0 +1,210 @@
+"""Protocols: tasks and seeds, no test-fold leakage, baselines, outputs, every bundled job."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hpcswarm.data import load_dataset
+from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.jobfile import read_job
+from hpcswarm.protocols import load_job_dataset, make_tasks, run_job, run_task
+from hpcswarm.results import read_results
+
+JOBS = Path(__file__).resolve().parents[1] / "jobs"
+
+#: Reduced settings per bundled job, so that the whole suite stays fast.
+FAST = {
+    "pso-lsrg": ["n_iterations=3", "n_particles=6", "ls_tries=5"],
+    "pso": ["n_iterations=3", "n_particles=6"],
+    "cso": ["n_iterations=3", "n_particles=6"],
+    "cbpso": ["n_iterations=3", "n_particles=6"],
+    "fsipso": ["n_iterations=4", "n_particles=4", "n_subspaces=2"],
+    "fsr": ["n_iterations=3", "n_particles=6", "max_size=2"],
+    "sfr": [],
+}
+
+
+def fast_overrides(path, tmp_path, cache, runs=1):
+    algorithm = read_job(path).algorithm
+    return [f"runs={runs}", "folds=3", f"output={tmp_path / (path.stem + '.h5')}",
+            f"cache={cache}", *FAST[algorithm]]
+
+
+@pytest.fixture(scope="session")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
+# ------------------------------------------------------------------ tasks and seeds
+def test_unbiased_tasks_are_stratified_outer_folds_per_run():
+    y = np.repeat([0, 1, 2], [10, 12, 8])
+    tasks = make_tasks(y, "unbiased", runs=2, seed=7, folds=5)
+    assert [(t.run, t.fold) for t in tasks] == [(r, f) for r in range(2) for f in range(5)]
+    for run in range(2):
+        tests = np.concatenate([t.test for t in tasks if t.run == run])
+        assert sorted(tests.tolist()) == list(range(30))  # every sample held out once
+    for task in tasks:
+        assert not set(task.train) & set(task.test)
+        assert np.bincount(y[task.test], minlength=3).min() >= 1
+    assert not np.array_equal(tasks[0].test, tasks[5].test)  # each run splits anew
+    assert len({t.spawn_key for t in tasks}) == 10
+    again = make_tasks(y, "unbiased", runs=2, seed=7, folds=5)
+    assert all(np.array_equal(a.test, b.test) for a, b in zip(tasks, again))
+
+
+def test_holdout_and_biased_tasks():
+    y = np.repeat([0, 1], [20, 30])
+    holdout = make_tasks(y, "holdout", runs=3, seed=1)
+    assert [t.fold for t in holdout] == [0, 0, 0]
+    assert all(t.test.size == 15 and t.train.size == 35 for t in holdout)
+    biased = make_tasks(y, "biased", runs=2, seed=1)
+    assert all(t.train.size == 50 and t.test.size == 0 for t in biased)
+
+
+def test_seeds_follow_spawn_keys_of_the_job_seed():
+    task = make_tasks(np.repeat([0, 1], 10), "unbiased", runs=2, seed=11, folds=2)[3]
+    assert (task.run, task.fold, task.spawn_key) == (1, 1, (1, 1, 1))
+    sequence = task.seed_sequence(11)
+    assert sequence.entropy == 11 and sequence.spawn_key == (1, 1, 1)
+
+
+def test_schemes_a_class_cannot_support_fail_on_every_rank_before_running():
+    y = np.repeat([0, 1], [4, 20])
+    with pytest.raises(ParameterError, match="'folds'.*fewer than the 5"):
+        make_tasks(y, "unbiased", runs=1, seed=0, folds=5)
+    with pytest.raises(ParameterError, match="'fitness.cv'.*run 0 fold 0"):
+        make_tasks(y, "unbiased", runs=1, seed=0, folds=2, inner_cv=3)
+
+
+# ------------------------------------------------------------------ no leakage
+PARAMS = {"n_particles": 6, "n_iterations": 4, "ls_tries": 5}
+
+
+def test_unbiased_selection_never_sees_the_held_out_fold():
+    """Replacing the held-out rows by noise changes nothing the search did."""
+    from hpcswarm.swarm import algorithm_params
+
+    data = load_dataset("builtin:srbct")
+    X, y = np.array(data.X), data.y
+    params = algorithm_params("pso-lsrg", PARAMS)
+    task = make_tasks(y, "unbiased", runs=1, seed=3, folds=5)[2]
+    noisy = X.copy()
+    noisy[task.test] = np.random.default_rng(0).normal(0, 5, size=(task.test.size, X.shape[1]))
+    first = run_task(X, y, task, 3, "pso-lsrg", params)
+    second = run_task(noisy, y, task, 3, "pso-lsrg", params)
+    assert np.array_equal(first["genes"], second["genes"])
+    assert first["train_fitness"] == second["train_fitness"]
+    drop = ("seconds",)
+    assert ([{k: v for k, v in r.items() if k not in drop} for r in first["history"]]
+            == [{k: v for k, v in r.items() if k not in drop} for r in second["history"]])
+    # ... while the held-out rows do reach the test score: it is computed on them
+    assert (first["test_correct"], first["baseline_correct"]) != (
+        second["test_correct"], second["baseline_correct"])
+    assert first["test_total"] == task.test.size
+
+
+def test_biased_task_reports_the_inner_score_of_all_samples():
+    from hpcswarm.swarm import algorithm_params
+
+    data = load_dataset("builtin:srbct")
+    params = algorithm_params("cbpso", {"n_particles": 4, "n_iterations": 3})
+    task = make_tasks(data.y, "biased", runs=1, seed=0)[0]
+    result = run_task(np.array(data.X), data.y, task, 0, "cbpso", params)
+    assert result["test_total"] == result["train_total"] == 83
+    assert result["test_correct"] == result["train_correct"]
+    assert (result["baseline_correct"], result["baseline_total"]) == (76, 83)  # 1-NN LOOCV, all
+
+
+# ------------------------------------------------------------------ whole jobs
+def test_existing_output_is_an_error_before_any_computation(tmp_path, monkeypatch):
+    import hpcswarm.protocols as protocols
+
+    (tmp_path / "out.h5").write_text("keep me")
+    job = read_job(JOBS / "cbpso-wine-biased.toml", [f"output={tmp_path / 'out.h5'}"])
+
+    def fail(*args, **kwargs):
+        raise AssertionError("computation started")
+
+    monkeypatch.setattr(protocols, "load_job_dataset", fail)
+    with pytest.raises(DataError, match="out.h5: already exists.*--overwrite"):
+        run_job(job)
+    assert (tmp_path / "out.h5").read_text() == "keep me"
+    (tmp_path / "out.h5").unlink()
+    (tmp_path / "out.json").write_text("{}")
+    with pytest.raises(DataError, match="out.json: already exists"):
+        run_job(job)
+
+
+def test_cli_existing_output_exits_2_naming_the_file(tmp_path, capsys):
+    from hpcswarm.__main__ import main
+
+    out = tmp_path / "r.h5"
+    out.write_bytes(b"")
+    status = main(["run", str(JOBS / "cbpso-wine-biased.toml"), "--set", f"output={out}"])
+    assert status == 2
+    assert f"{out}: already exists (use --overwrite" in capsys.readouterr().err
+
+
+def test_cli_job_form_rejects_flag_form_options(tmp_path):
+    from hpcswarm import cli
+
+    with pytest.raises(ParameterError, match="--data cannot be combined with a job file"):
+        cli.main(["run", str(JOBS / "cbpso-wine-biased.toml"), "--data", "builtin:srbct"])
+    with pytest.raises(ParameterError, match="job file .*or both --data and --algorithm"):
+        cli.main(["run", "--data", "builtin:srbct"])
+
+
+def test_cli_job_form_runs_and_overwrites(tmp_path, cache, capsys):
+    from hpcswarm import cli
+
+    out = tmp_path / "wine.h5"
+    args = ["run", str(JOBS / "cbpso-wine-biased.toml"), "--set", "runs=2", "--set",
+            "n_iterations=3", "--set", f"output={out}"]
+    assert cli.main(args) == 0
+    text = capsys.readouterr().out
+    assert "inner-CV accuracy (biased)" in text and "note: optimistically biased" in text
+    first = read_results(out)
+    assert cli.main(args + ["--overwrite"]) == 0
+    again = read_results(out)
+    assert all(np.array_equal(a, b) for a, b in zip(first.genes, again.genes))  # same seeds
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wine.h5", "wine.json"]
+
+
+@pytest.mark.parametrize("path", sorted(JOBS.glob("*.toml")), ids=lambda p: p.stem)
+def test_every_bundled_job_runs_end_to_end(path, tmp_path, cache, request):
+    job = read_job(path)
+    if not job.data.startswith(("sklearn:", "builtin:")):
+        request.getfixturevalue("shared_data")  # skips without ../shared/data
+    runs = 1 if job.algorithm == "fsipso" else 2  # fsipso ranks 5966 genes first: one run
+    job = read_job(path, fast_overrides(path, tmp_path, cache, runs=runs))
+    summary = run_job(job)
+    results = read_results(job.output)
+    n_folds = 3 if job.protocol == "unbiased" else 1
+    assert len(results.genes) == summary["tasks"] == runs * n_folds
+    assert results.attrs["biased"] == (job.protocol == "biased")
+    assert summary["subset_size"]["mean"] >= 1
+    assert 0 <= summary["accuracy"]["mean"] <= 1
+    assert 0 <= summary["all_genes_accuracy"]["mean"] <= 1
+    assert json.loads(job.summary_path.read_text())["protocol"] == job.protocol
+
+
+def test_converted_data_is_cached_once_by_content(tmp_path, shared_data):
+    job = read_job(JOBS / "cso-colon-holdout.toml", [f"cache={tmp_path}"])
+    first = load_job_dataset(job)
+    cached = sorted(tmp_path.iterdir())
+    assert len(cached) == 1 and cached[0].name.startswith("colon-") and first.memory_mapped
+    second = load_job_dataset(job)
+    assert sorted(tmp_path.iterdir()) == cached and second.sha256 == first.sha256
+    assert first.attrs["source_sha256"]  # provenance of the original file kept
+
+
+def test_sklearn_datasets_come_from_the_installed_package():
+    job = read_job(JOBS / "cbpso-wdbc-biased.toml")
+    data = load_job_dataset(job)
+    assert data.X.shape == (569, 30) and data.class_names == ["malignant", "benign"]
+    assert data.attrs["source_sha256"] and data.gene_names[0] == "mean radius"
+    bad = read_job(JOBS / "cbpso-wdbc-biased.toml", ["data=sklearn:iris"])
+    with pytest.raises(DataError, match="sklearn:iris: not a bundled"):
+        load_job_dataset(bad)
