@@ -182,9 +182,11 @@ _RUN_ALGORITHMS = ("pso-lsrg, cso, pso, bpso, pso-rg, pso-ls, cbpso, fsipso, sfr
 def _add_run(subparsers):
     p = subparsers.add_parser(
         "run",
-        help="one gene-selection search on all samples; selected genes, fitness and history",
-        description="Run one search on all samples (the biased protocol of the papers' first "
-        "experiments). Every algorithm parameter, fitness settings included (k, cv, objective, "
+        help="an experiment from a job file, or one gene-selection search on all samples",
+        description="With JOB.toml: run the experiment it describes (protocol, runs, folds; "
+        "results file and JSON summary written by world rank 0). Without: run one search on "
+        "all samples (the biased protocol of the papers' first experiments). Every algorithm "
+        "parameter, fitness settings included (k, cv, objective, "
         "alpha, archive_size), defaults to the algorithm's paper setting and can be overridden "
         "with --param key=value. Writes JSON with --output (atomically, world rank 0 only), "
         "else prints a summary.",
