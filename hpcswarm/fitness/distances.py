@@ -13,8 +13,8 @@ of m terms computed in any order errs by at most ``gamma_m |a|.|b|`` with
 ``gamma_m ~ m u``; a sum of m non-negative rounded squares errs by at most
 ``gamma_{m+2}`` relatively. Both are doubled below as a safety margin.
 
-The functions take the selected genes gene-major, arrays of shape (n_selected, n_samples),
-as :class:`GeneMajor` gathers them from the (memory-mapped) sample-major matrix.
+Data are held gene-major, ``Xt`` of shape (n_genes, n_samples), so that selecting genes
+copies contiguous rows.
 """
 
 import numpy as np
@@ -96,28 +96,6 @@ def flipped_sq_distances(dist2, added_rows, removed_rows):
     gram += delta_sq[None, :]
     gram += dist2
     return gram, delta_sq, sq_added + sq_removed
-
-
-class GeneMajor:
-    """Gene-major access to a sample-major matrix without copying it.
-
-    ``GeneMajor(X)[genes]`` is ``X[:, genes].T``, ndarray of shape (len(genes), n_samples):
-    the gather of the selected columns that a Gram product needs anyway (measured on a
-    203 x 12600 matrix: gathering 6300 columns of ``X`` costs the same 1.9 ms as gathering
-    6300 rows of a transposed copy, so the copy would buy nothing and cost a private
-    ``8 n_samples n_genes`` bytes per MPI rank).
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_genes)
-        Possibly a read-only ``numpy.memmap``.
-    """
-
-    def __init__(self, X):
-        self.X = X
-
-    def __getitem__(self, genes):
-        return np.take(self.X, genes, axis=1).T
 
 
 def exact_sq_distances(query, candidates):

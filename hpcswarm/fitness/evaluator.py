@@ -12,9 +12,7 @@ because neighbours are ranked by exact distances (:mod:`hpcswarm.fitness.knn`).
 import numpy as np
 
 from hpcswarm.fitness.archive import Archive, mask_key
-from hpcswarm.fitness.distances import (
-    GeneMajor, exact_sq_distances, gram_bound_factor, gram_sq_distances,
-)
+from hpcswarm.fitness.distances import exact_sq_distances, gram_bound_factor, gram_sq_distances
 from hpcswarm.fitness.folds import make_folds
 from hpcswarm.fitness.incremental import flipped_state, initial_state
 from hpcswarm.fitness.knn import knn_predict
@@ -54,9 +52,8 @@ class KnnEvaluator:
     Parameters
     ----------
     X : array-like of shape (n_samples, n_genes)
-        Training matrix (raw values, Euclidean distance, as in the papers). Not copied when
-        it is float64 already: a memory-mapped matrix stays shared between the ranks of a
-        node, and each evaluation gathers only the columns of its genes.
+        Training matrix (raw values, Euclidean distance, as in the papers); copied once,
+        gene-major, as float64.
     y : array-like of shape (n_samples,)
         Class labels; coded ``0 .. n_classes - 1`` in sorted order.
     k : int, default 1
@@ -84,7 +81,7 @@ class KnnEvaluator:
 
     Notes
     -----
-    Memory: no copy of a float64 ``X`` (the memory map is read in place), one
+    Memory: a gene-major float64 copy of ``X`` (``8 n_samples n_genes`` bytes), one
     (n_held_out, n_samples) float64 penalty matrix, the archive (about 200 bytes per
     subset), and per cached state ``8 n_samples^2 + 16 n_samples + n_genes`` bytes. A full
     evaluation allocates the selected columns (``8 n_samples |S|`` bytes) and a few
@@ -103,8 +100,7 @@ class KnnEvaluator:
             folds = make_folds(y, cv, seed)
         self.folds = self._check_folds(folds)
         self.classes, self._codes = np.unique(y, return_inverse=True)
-        self._X = X
-        self._xt = GeneMajor(X)
+        self._xt = np.ascontiguousarray(X.T)
         rows = np.concatenate([test for _, test in self.folds])
         penalty = np.full((rows.size, self.n_samples), np.inf)
         start = 0
@@ -167,14 +163,14 @@ class KnnEvaluator:
         """Score from approximate all-pairs distances over the genes of ``mask`` and their bound."""
         rows = self._rows
         held_out = dist2 if self._penalty_in_distances else dist2[rows] + self._penalty
-        X = self._X
+        xt = self._xt
         selected = None
 
         def exact(row, columns):
             nonlocal selected
             if selected is None:  # needed only when a near tie is refined
                 selected = np.flatnonzero(mask)
-            return exact_sq_distances(X[rows[row], selected], X[np.ix_(columns, selected)])
+            return exact_sq_distances(xt[selected, rows[row]], xt[np.ix_(selected, columns)].T)
 
         predicted = knn_predict(held_out, slack[rows], slack, self._codes, self.k,
                                 self.classes.size, exact)
