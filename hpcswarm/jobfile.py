@@ -157,10 +157,12 @@ def _parse_value(text):
 
 
 def _algorithm_keys(algorithm):
-    from hpcswarm.swarm import ALGORITHMS
+    from hpcswarm.swarm import algorithm_class
 
-    cls = ALGORITHMS.get(algorithm)
-    return () if cls is None else tuple(p.name for p in cls.PARAMS)
+    try:
+        return tuple(p.name for p in algorithm_class(algorithm).PARAMS)
+    except ParameterError:
+        return ()
 
 
 def _where(key, source, from_set):
@@ -288,7 +290,7 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         Unknown key, ill-typed or out-of-range value, missing required key, unknown algorithm
         or algorithm parameter; the message names the key and ``source``.
     """
-    from hpcswarm.swarm import ALGORITHMS, algorithm_params
+    from hpcswarm.swarm import algorithm_class, algorithm_params
 
     base = Path(base) if base is not None else Path.cwd()
     from_set = {_set_key(item, document) for item in overrides}
@@ -323,9 +325,10 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         else:
             values[key.name] = key.default
     algorithm = values["algorithm"]
-    if algorithm not in ALGORITHMS:
-        raise ParameterError(f"{where_of('algorithm')}: unknown algorithm {algorithm!r}; "
-                             f"choose one of {', '.join(ALGORITHMS)}")
+    try:
+        algorithm_class(algorithm)
+    except ParameterError as exc:
+        raise ParameterError(f"{where_of('algorithm')}: {exc}") from None
     params = {}
     for leaf, value in document.get("fitness", {}).items():
         if leaf not in FITNESS_KEYS:

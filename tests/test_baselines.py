@@ -223,3 +223,21 @@ def test_any_number_of_ranks_gives_the_serial_run(name):
         [{k: v for k, v in row.items() if k not in drop} for row in together.history]
     assert {k: v for k, v in alone.extra.items() if k != "comm"} == \
         {k: v for k, v in together.extra.items() if k != "comm"}
+
+
+def test_a_job_file_runs_a_baseline_under_the_unbiased_protocol(tmp_path):
+    """Baselines go through the same job files, protocols and results as the swarms."""
+    import h5py
+
+    from hpcswarm.__main__ import main
+
+    job = tmp_path / "sfs.toml"
+    output = tmp_path / "sfs-wine.h5"
+    job.write_text(f'data = "sklearn:wine"\nalgorithm = "sfs"\nfolds = 3\nruns = 1\n'
+                   f'output = "{output}"\n')
+    assert main(["run", str(job)]) == 0
+    with h5py.File(output) as results:
+        assert results.attrs["algorithm"] == "sfs"
+        assert results.attrs["protocol"] == "unbiased"
+        sizes = results["tasks/subset_size"][:]
+    assert sizes.shape == (3,) and (sizes >= 1).all() and (sizes < 13).all()
