@@ -189,7 +189,9 @@ def _add_run(subparsers):
         "parameter, fitness settings included (k, cv, objective, "
         "alpha, archive_size), defaults to the algorithm's paper setting and can be overridden "
         "with --param key=value. Writes JSON with --output (atomically, world rank 0 only), "
-        "else prints a summary.",
+        "else prints a summary. A job first checks, on every rank and before any computation, "
+        "its outputs, dataset, folds and memory (exit status 2 with one message); world rank 0 "
+        "then reports progress on stderr and in OUTPUT.progress.jsonl beside the results.",
     )
     # job-file form (owned by hpcswarm/protocols.py and jobfile.py): run JOB.toml [--set ...]
     p.add_argument("job", nargs="?", metavar="JOB.toml",
@@ -200,6 +202,12 @@ def _add_run(subparsers):
                    "params.n_iterations=3; a bare key is found in any table when unambiguous")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the job's results files if they exist")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress lines on stderr (OUTPUT.progress.jsonl is still written)")
+    p.add_argument("--memory-limit", type=float, metavar="GB", dest="memory_limit",
+                   help="memory of a node in GB for the pre-flight check (default: detected "
+                   "physical memory or cgroup limit); the run is refused when its estimate "
+                   "exceeds 80%% of this divided by the ranks on the node")
     # end of the job-file form
     p.add_argument("--data", metavar="DATA",
                    help="FILE.h5, builtin:NAME, or an input file")
@@ -268,7 +276,11 @@ def _run_job_file(args):
     if given:
         raise ParameterError(f"run {args.job}: {', '.join(given)} cannot be combined with a job "
                              "file; override job keys with --set KEY=VALUE")
-    run_job_file(args.job, args.sets, overwrite=args.overwrite, print0=_print0)
+    if args.memory_limit is not None and not args.memory_limit > 0:
+        raise ParameterError(f"--memory-limit must be a positive number of GB, got "
+                             f"{args.memory_limit}")
+    run_job_file(args.job, args.sets, overwrite=args.overwrite, print0=_print0,
+                 quiet=args.quiet, memory_limit=args.memory_limit)
 
 
 # --------------------------------------------------------------------------- report

@@ -58,6 +58,7 @@ class SerialComm:
 
     def __init__(self):
         self.bytes_sent = 0
+        self._mailbox = []
 
     def allreduce_sum(self, array):
         """Element-wise sum over ranks (exact for integer arrays)."""
@@ -123,6 +124,28 @@ class SerialComm:
     def counter(self):
         """A counter shared by the ranks, handing out 0, 1, 2, ... (see :class:`SharedCounter`)."""
         return SerialCounter()
+
+    def isend(self, obj, dest, tag):
+        """Post a small (pickled) message to ``dest`` without waiting; returns a request."""
+        self._mailbox.append((tag, obj))
+        return _DoneRequest()
+
+    def poll(self, tag):
+        """Every message with ``tag`` that has arrived, without waiting (a list, maybe empty)."""
+        mine = [obj for t, obj in self._mailbox if t == tag]
+        self._mailbox = [(t, obj) for t, obj in self._mailbox if t != tag]
+        return mine
+
+    def ranks_on_node(self):
+        """Ranks of this communicator on this node (collective)."""
+        return 1
+
+
+class _DoneRequest:
+    """The request of a message that needs no waiting."""
+
+    def wait(self):
+        """Nothing to wait for."""
 
 
 class SerialCounter:
@@ -287,6 +310,34 @@ class MPIComm:
     def counter(self):
         """A :class:`SharedCounter` held by rank 0 (collective)."""
         return SharedCounter(self.comm)
+
+    def isend(self, obj, dest, tag):
+        """Post a small (pickled) message to ``dest`` without waiting; returns a request.
+
+        The sender must ``wait()`` on the request before the communicator is freed, and the
+        receiver must :meth:`poll` until it has every message it expects.
+        """
+        return self.comm.isend(obj, dest=dest, tag=tag)
+
+    def poll(self, tag):
+        """Every message with ``tag`` that has arrived, without waiting (a list, maybe empty)."""
+        from mpi4py import MPI
+
+        received = []
+        status = MPI.Status()
+        while self.comm.iprobe(source=MPI.ANY_SOURCE, tag=tag, status=status):
+            received.append(self.comm.recv(source=status.Get_source(), tag=tag))
+        return received
+
+    def ranks_on_node(self):
+        """Ranks of this communicator on this node (collective)."""
+        from mpi4py import MPI
+
+        node = self.comm.Split_type(MPI.COMM_TYPE_SHARED)
+        try:
+            return node.Get_size()
+        finally:
+            node.Free()
 
 
 def as_comm(comm):

@@ -127,7 +127,11 @@ def make_tasks(y, protocol, runs, seed, folds=10, inner_cv=None):
 
 
 def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None):
-    """Select genes on ``task.train`` and test them on ``task.test``; also the all-genes baseline.
+    """Select genes on ``task.train`` and test them on ``task.test``; also two baselines.
+
+    The baselines are computed under the same protocol: k-NN on all genes, and PCA + k-NN
+    keeping 95% of the variance (Gu et al. 2018), PCA fitted on the training rows only
+    (:mod:`hpcswarm.baselines.pca`).
 
     Parameters
     ----------
@@ -148,6 +152,7 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None)
     dict
         Plain values: genes, fitness, test and baseline counts, history, timings.
     """
+    from hpcswarm.baselines.pca import pca_knn_cv, pca_knn_split
     from hpcswarm.fitness import KnnEvaluator, score_split
     from hpcswarm.search import run_search
 
@@ -162,11 +167,14 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None)
         X_test, y_test = np.asarray(X[task.test]), y[task.test]
         test = score_split(X_train, y_train, X_test, y_test, result.mask, k)
         baseline = score_split(X_train, y_train, X_test, y_test, all_genes, k)
+        pca = pca_knn_split(X_train, y_train, X_test, y_test, k)
     else:
         score = result.extra["score"]
         test = _Counts(score["correct"], score["total"])
-        baseline = KnnEvaluator(X_train, y_train, k=k, cv=params["cv"], seed=seed,
-                                archive_size=0).score(all_genes)
+        evaluator = KnnEvaluator(X_train, y_train, k=k, cv=params["cv"], seed=seed,
+                                 archive_size=0)
+        baseline = evaluator.score(all_genes)
+        pca = pca_knn_cv(X_train, y_train, k, folds=evaluator.folds)
     last = result.history[-1]
     return {
         "run": task.run, "fold": task.fold, "spawn_key": list(task.spawn_key),
@@ -175,6 +183,8 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None)
         "train_total": int(result.extra["score"]["total"]),
         "test_correct": int(test.correct), "test_total": int(test.total),
         "baseline_correct": int(baseline.correct), "baseline_total": int(baseline.total),
+        "pca_correct": int(pca.correct), "pca_total": int(pca.total),
+        "pca_components": float(np.mean(pca.n_components)),
         "evaluations": int(last["evaluations"]), "archive_hits": int(last["archive_hits"]),
         "seconds": time.perf_counter() - started, "history": list(result.history),
         "extra": result.extra
@@ -291,7 +301,7 @@ def check_output_free(job, comm=None, overwrite=False):
     """DataError on every rank if the job's outputs cannot be written (checked before any work).
 
     An existing results file or JSON summary is an error unless ``overwrite``; a folder in
-    their place, or a missing parent folder, always is.
+    their place, a missing parent folder or one where no file can be created always is.
     """
     from hpcswarm.comm import as_comm
 
@@ -307,12 +317,36 @@ def check_output_free(job, comm=None, overwrite=False):
                 break
         if problem is None and not job.output.parent.is_dir():
             problem = f"{job.output}: the folder {str(job.output.parent)!r} does not exist"
+        if problem is None:
+            from hpcswarm.preflight import check_output_writable
+
+            problem = check_output_writable(job.output.parent)
     problem = comm.bcast(problem, root=0)
     if problem:
         raise DataError(problem)
 
 
-def run_job(job, world=None, *, overwrite=False, log=None):
+def open_job_dataset(job, world):
+    """:func:`load_job_dataset` on every rank; if any rank fails, every rank raises its message.
+
+    The outcome of every rank is allgathered (no rank is left waiting in a collective).
+    """
+    from hpcswarm.errors import HpcswarmError
+    from hpcswarm.preflight import agree
+
+    dataset, problem = None, None
+    try:
+        dataset = load_job_dataset(job, world)
+    except (HpcswarmError, OSError) as exc:
+        where = f" (on rank {world.rank})" if world.size > 1 else ""
+        text = str(exc) if job.data in str(exc) else f"{job.data}: {exc}"
+        problem = (type(exc).__name__, f"the dataset does not open{where}: {text}")
+    agree(world, problem)
+    return dataset
+
+
+def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_limit=None,
+            progress_stream=None):
     """Run every task of ``job`` on the rank groups of ``world``; rank 0 writes the results.
 
     Parameters
@@ -323,7 +357,19 @@ def run_job(job, world=None, *, overwrite=False, log=None):
     overwrite : bool
         Replace existing outputs.
     log : callable, optional
-        ``log(line)`` on world rank 0 for progress lines.
+        ``log(line)`` on world rank 0 for the job's opening line.
+    quiet : bool
+        No progress lines on stderr (``<output stem>.progress.jsonl`` is still written).
+    memory_limit : float, optional
+        Memory of the node in GB, instead of the detected one (pre-flight memory check).
+    progress_stream : file, optional
+        Where world rank 0 writes progress lines (default stderr).
+
+    Raises
+    ------
+    DataError, ParameterError
+        A pre-flight check failed (outputs, dataset, folds, memory), on every rank alike,
+        before any computation.
 
     Returns
     -------
@@ -334,31 +380,46 @@ def run_job(job, world=None, *, overwrite=False, log=None):
     from hpcswarm.results import summarise, write_results
     from hpcswarm.taskfarm import default_group_size, farm, group_layout
 
+    from hpcswarm.preflight import check_inner_k, check_memory
+    from hpcswarm.progress import ProgressReporter, progress_path, task_record
+
     world = as_comm(world)
+    # pre-flight: every check before any computation, the same verdict on every rank
     check_output_free(job, world, overwrite)
     started = time.perf_counter()
-    dataset = load_job_dataset(job, world)
+    dataset = open_job_dataset(job, world)
     y = np.asarray(dataset.y)
     tasks = make_tasks(y, job.protocol, job.runs, job.seed, job.folds,
                        inner_cv=job.params["cv"])
+    check_inner_k(y, tasks, job.params["k"], job.params["cv"], job.seed)
     n_particles = job.params.get("n_particles", 1)
     group_size = job.group_size or default_group_size(world.size, len(tasks), n_particles)
     layout = group_layout(world.size, world.rank, group_size)
+    check_memory(job, dataset, tasks, layout.group_size, world, memory_limit)
     if log is not None and world.rank == 0:
         log(f"{job.name}: {job.algorithm} on {job.data}, {job.protocol} protocol, "
             f"{job.runs} run(s) x {len(tasks) // job.runs} fold(s) = {len(tasks)} tasks on "
             f"{world.size} rank(s) in {layout.n_groups} group(s) of {layout.group_size}")
+    reporter = None
+    if world.rank == 0:
+        reporter = ProgressReporter(progress_path(job.output), len(tasks), layout.n_groups,
+                                    stream=progress_stream, quiet=quiet)
 
     def one(task, group, progress):
-        result = run_task(dataset.X, y, task, job.seed, job.algorithm, job.params, group,
-                          progress)
-        if log is not None and world.rank == 0:  # rank 0's own tasks: a sign of life
-            log(f"  run {task.run} fold {task.fold}: {len(result['genes'])} genes, "
-                f"{result['test_correct']}/{result['test_total']} correct, "
-                f"{result['seconds']:.1f} s")
-        return result
+        def hook(row=None):
+            progress(row)
+            if reporter is not None and row is not None:
+                reporter.round(task, row)
 
-    results, assignments = farm(world, tasks, one, group_size=layout.group_size)
+        return run_task(dataset.X, y, task, job.seed, job.algorithm, job.params, group, hook)
+
+    try:
+        results, assignments = farm(world, tasks, one, group_size=layout.group_size,
+                                    summary=task_record,
+                                    on_done=None if reporter is None else reporter.task_done)
+    finally:
+        if reporter is not None:
+            reporter.close()
     if world.rank != 0:
         return None
     total_seconds = time.perf_counter() - started
@@ -381,19 +442,21 @@ def run_job(job, world=None, *, overwrite=False, log=None):
     return summary
 
 
-def run_job_file(path, overrides=(), *, overwrite=False, print0=print):
+def run_job_file(path, overrides=(), *, overwrite=False, print0=print, quiet=False,
+                 memory_limit=None):
     """The ``run JOB.toml [--set key=value ...]`` command: read, run, write, print a summary.
 
     Every rank reads and checks the job (identical errors everywhere), then runs it;
-    ``print0`` is called on world rank 0 only.
+    ``print0`` is called on world rank 0 only. ``quiet`` silences the progress lines on
+    stderr; ``memory_limit`` (GB) replaces the detected memory in the pre-flight check.
     """
     from hpcswarm.comm import world
     from hpcswarm.jobfile import read_job
 
     comm = world()
     job = read_job(path, overrides)
-    summary = run_job(job, comm, overwrite=overwrite,
-                      log=print0 if comm.rank == 0 else None)
+    summary = run_job(job, comm, overwrite=overwrite, log=print0 if comm.rank == 0 else None,
+                      quiet=quiet, memory_limit=memory_limit)
     if comm.rank != 0:
         return
     accuracy, size = summary["accuracy"], summary["subset_size"]

@@ -27,6 +27,9 @@ from hpcswarm.protocols import BIAS_NOTE
 from hpcswarm.results import describe, gene_frequencies, mean_curve, read_results, run_accuracies
 
 ALL_GENES = "All"
+PCA_KNN = "PCA-kNN"
+"""Rows of the baselines every results file carries; PCA-kNN's Ave-Size is its mean number
+of principal components."""
 
 
 def significance(values, reference, alpha=0.05):
@@ -101,6 +104,9 @@ def build_report(paths, reference=None, alpha=0.05, top=10):
         base = compare_to or members[0]
         entries = [(ALL_GENES, base, run_accuracies(base.table, "baseline"),
                     len(base.gene_names), False)]
+        if "pca_correct" in base.table:
+            entries.append((PCA_KNN, base, run_accuracies(base.table, "pca"),
+                            float(base.table["pca_components"].mean()), False))
         entries += [(m.label, m, run_accuracies(m.table), float(m.table["subset_size"].mean()),
                      m is compare_to) for m in members]
         for label, method, values, size, is_ref in entries:
@@ -134,7 +140,7 @@ def build_report(paths, reference=None, alpha=0.05, top=10):
 
 # ------------------------------------------------------------------ formatting
 def _fmt_row(row):
-    mark = "*" if row["biased"] and row["method"] != ALL_GENES else ""
+    mark = "*" if row["biased"] and row["method"] not in (ALL_GENES, PCA_KNN) else ""
     return [row["dataset"], row["method"] + mark, row["protocol"], str(row["runs"]),
             f"{row['ave_size']:.2f}", f"{row['best']:.2f}",
             f"{row['mean']:.2f} +/- {row['std']:.2f}", row["test"],

@@ -42,12 +42,13 @@ TASK_COLUMNS = (
     "run", "fold", "group", "train_fitness", "train_correct", "train_total", "test_correct",
     "test_total", "test_accuracy", "subset_size", "seconds", "evaluations", "archive_hits",
     "baseline_correct", "baseline_total", "baseline_accuracy",
+    "pca_correct", "pca_total", "pca_accuracy", "pca_components",
 )
 """Columns of ``/tasks``, one row per (run, fold) in task order."""
 
 _INT_COLUMNS = {"run", "fold", "group", "train_correct", "train_total", "test_correct",
                 "test_total", "subset_size", "evaluations", "archive_hits",
-                "baseline_correct", "baseline_total"}
+                "baseline_correct", "baseline_total", "pca_correct", "pca_total"}
 
 
 def _tag(obj, encoding):
@@ -75,8 +76,9 @@ def task_table(results):
     for column in TASK_COLUMNS:
         if column == "test_accuracy":
             values = [r["test_correct"] / r["test_total"] for r in results]
-        elif column == "baseline_accuracy":
-            values = [r["baseline_correct"] / r["baseline_total"] for r in results]
+        elif column in ("baseline_accuracy", "pca_accuracy"):
+            prefix = column.split("_")[0]
+            values = [r[f"{prefix}_correct"] / r[f"{prefix}_total"] for r in results]
         elif column == "subset_size":
             values = [len(r["genes"]) for r in results]
         else:
@@ -245,7 +247,7 @@ def read_results(path):
 def run_accuracies(table, prefix="test"):
     """Accuracy per run: correct over total across the run's folds (outer CV accuracy).
 
-    ``prefix`` is ``"test"`` (the method) or ``"baseline"`` (all genes).
+    ``prefix`` is ``"test"`` (the method), ``"baseline"`` (all genes) or ``"pca"`` (PCA-kNN).
     """
     runs = np.unique(table["run"])
     correct = np.array([table[f"{prefix}_correct"][table["run"] == r].sum() for r in runs])
@@ -307,6 +309,8 @@ def summarise(job, dataset, results, provenance, top=10):
         "accuracy": describe(run_accuracies(table)),
         "accuracy_per_run": run_accuracies(table).tolist(),
         "all_genes_accuracy": describe(run_accuracies(table, "baseline")),
+        "pca_knn_accuracy": describe(run_accuracies(table, "pca")),
+        "pca_components": describe(table["pca_components"]),
         "subset_size": describe(table["subset_size"]),
         "task_seconds": describe(table["seconds"]),
         "evaluations": describe(table["evaluations"]),

@@ -70,7 +70,8 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None):
         each rank evaluates its own on its ``X`` (pass the memory-mapped matrix: no matrix
         travels over MPI).
     progress : callable, optional
-        Called once per round on every rank (the task farm's ``progress``).
+        ``progress(row)`` once per round on every rank, ``row`` the history row just
+        recorded (the task farm's ``progress``).
 
     Returns
     -------

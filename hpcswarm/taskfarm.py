@@ -8,7 +8,11 @@ the next task at once instead of waiting for a slow one elsewhere. Results trave
 rank 0. No MPI is imported here: the communicators come from :mod:`hpcswarm.comm`.
 """
 
+import time
 from dataclasses import dataclass
+
+DONE_TAG = 71
+"""Tag of the task-completion records group leaders send to world rank 0 (see :func:`farm`)."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,7 @@ def default_group_size(world_size, n_tasks, n_particles):
     return max(1, min(world_size // max(1, n_tasks), n_particles))
 
 
-def farm(world, tasks, run_task, group_size=1):
+def farm(world, tasks, run_task, group_size=1, *, summary=None, on_done=None):
     """Run ``run_task(task, group, progress)`` for every task; results on world rank 0.
 
     Parameters
@@ -56,10 +60,21 @@ def farm(world, tasks, run_task, group_size=1):
     run_task : callable
         ``run_task(task, group, progress)`` runs one task collectively on the ranks of
         ``group`` and returns its result (only the group leader's result is kept). It must
-        call ``progress()`` from time to time (once per swarm iteration): this lets the
-        shared counter, held by world rank 0, serve the other groups while rank 0 computes.
+        call ``progress()`` or ``progress(row)`` (a history row) from time to time (once per
+        swarm round): this lets the shared counter, held by world rank 0, serve the other
+        groups while rank 0 computes, and world rank 0 collect the records of ``summary``.
     group_size : int
         Ranks per group (see :func:`default_group_size`).
+    summary : callable, optional
+        ``summary(task, result, group_index)`` -> a small picklable record, the same
+        function on every rank. When given, each group leader hands the record of every
+        task it finishes to world rank 0 with a non-blocking send; world rank 0 passes
+        every record (its own group's at once, the others' as it polls for them in
+        ``progress`` and after its last task) to ``on_done``. World rank 0 never blocks on a
+        record; a sender waits on its requests only after its last task, and they complete
+        as rank 0 polls. The records are cheap: a dict of ten numbers per task.
+    on_done : callable, optional
+        ``on_done(record)`` on world rank 0, once per task, in the order rank 0 learns of them.
 
     Returns
     -------
@@ -72,14 +87,46 @@ def farm(world, tasks, run_task, group_size=1):
     group = world.split(layout.group_index, world.rank)
     counter = world.counter()
     finished = {}
+    sends = []
+    told = 0  # records world rank 0 has passed to on_done
+
+    def drain():
+        nonlocal told
+        for record in world.poll(DONE_TAG):
+            told += 1
+            if on_done is not None:
+                on_done(record)
+
+    def progress(row=None):
+        world.progress()
+        if summary is not None and world.rank == 0:
+            drain()
+
     while True:
         task_number = counter.next() if group.rank == 0 else None
         task_number = group.bcast(task_number, root=0)
         if task_number >= len(tasks):
             break
-        result = run_task(tasks[task_number], group, world.progress)
+        task = tasks[task_number]
+        result = run_task(task, group, progress)
         if group.rank == 0:
             finished[task_number] = (layout.group_index, result)
+            if summary is not None:
+                record = summary(task, result, layout.group_index)
+                if world.rank == 0:
+                    told += 1
+                    if on_done is not None:
+                        on_done(record)
+                else:
+                    sends.append(world.isend(record, 0, DONE_TAG))
+    if summary is not None:
+        if world.rank == 0:  # every other task ends in a record sent here: collect them all
+            drain()
+            while told < len(tasks):
+                time.sleep(0.01)
+                drain()
+        for request in sends:
+            request.wait()
     gathered = world.gather(finished, root=0)
     counter.free()
     if world.rank != 0:

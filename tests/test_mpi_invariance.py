@@ -73,7 +73,7 @@ def test_any_rank_count_gives_the_serial_result(name, comm):
     serial = run_search(X, y, name, settings, seed=1)
     rounds = []
     parallel = run_search(X, y, name, settings, seed=1, comm=comm,
-                          progress=lambda: rounds.append(1))
+                          progress=lambda row: rounds.append(row))
     same_everywhere = comm.allgather(digest(comparable(parallel)))
     assert len(set(same_everywhere)) == 1
     assert comparable(parallel) == comparable(serial)

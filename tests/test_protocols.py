@@ -169,7 +169,8 @@ def test_cli_job_form_runs_and_overwrites(tmp_path, cache, capsys):
     assert cli.main(args + ["--overwrite"]) == 0
     again = read_results(out)
     assert all(np.array_equal(a, b) for a, b in zip(first.genes, again.genes))  # same seeds
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["wine.h5", "wine.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wine.h5", "wine.json",
+                                                          "wine.progress.jsonl"]
 
 
 @pytest.mark.parametrize("path", sorted(JOBS.glob("*.toml")), ids=lambda p: p.stem)

@@ -52,9 +52,10 @@ def test_significance_symbols():
 def test_methods_table_with_all_genes_and_reference(files):
     report = build_report(files[:2], reference="BPSO", top=5)
     rows = {row["method"]: row for row in report["rows"]}
-    assert list(rows) == ["All", "CBPSO", "BPSO"] and report["reference"] == "BPSO"
+    assert list(rows) == ["All", "PCA-kNN", "CBPSO", "BPSO"] and report["reference"] == "BPSO"
     assert rows["BPSO"]["test"] == "ref" and rows["CBPSO"]["test"] in "+-="
     assert rows["All"]["ave_size"] == 13 and rows["CBPSO"]["runs"] == 3
+    assert 1 <= rows["PCA-kNN"]["ave_size"] < 13 and rows["PCA-kNN"]["runs"] == 3
     assert 0 <= rows["CBPSO"]["best"] <= 100 and rows["CBPSO"]["mean"] <= rows["CBPSO"]["best"]
     assert [len(entry["top"]) for entry in report["genes"]] == [5, 5]
     assert report["genes"][0]["tasks"] == 9
@@ -78,13 +79,13 @@ def test_text_csv_markdown_json_and_plots(files, tmp_path, capsys):
     assert "Ave-Size" in out and "Mean +/- Std" in out and "vs CBPSO" in out
     with open(tmp_path / "methods.csv") as handle:
         rows = list(csv.DictReader(handle))
-    assert [r["method"] for r in rows] == ["All", "CBPSO", "BPSO"]
+    assert [r["method"] for r in rows] == ["All", "PCA-kNN", "CBPSO", "BPSO"]
     with open(tmp_path / "genes.csv") as handle:
         assert len(list(csv.DictReader(handle))) == 6
     assert (tmp_path / "convergence.csv").read_text().startswith("method,round,")
     assert "| Dataset | Method |" in (tmp_path / "t.md").read_text()
     document = json.loads((tmp_path / "t.json").read_text())
-    assert document["encoding-type"] == "hpcswarm-report" and len(document["rows"]) == 3
+    assert document["encoding-type"] == "hpcswarm-report" and len(document["rows"]) == 4
     try:
         import matplotlib  # noqa: F401
     except ImportError:

@@ -93,8 +93,8 @@ def test_summary_beside_the_results(finished):
     assert on_disk["accuracy"]["n"] == 2 and len(on_disk["accuracy_per_run"]) == 2
     assert on_disk["note"] is None and on_disk["tasks"] == 6
     assert len(on_disk["convergence_best_fitness"]) == 4
-    assert sorted(p.name for p in job.output.parent.iterdir()) == ["job.toml", "out.h5",
-                                                                    "out.json"]
+    assert sorted(p.name for p in job.output.parent.iterdir()) == [
+        "job.toml", "out.h5", "out.json", "out.progress.jsonl"]
 
 
 def test_figures():

@@ -218,8 +218,9 @@ class SearchAlgorithm(abc.ABC):
         The ranks that run this one swarm together (``None``: serial). Every rank of
         ``comm`` builds the algorithm with the same arguments and calls :meth:`run`.
     progress : callable, optional
-        Called with no argument once per round on every rank (the task farm's hook that
-        lets MPI progress one-sided operations, see :func:`hpcswarm.taskfarm.farm`).
+        Called once per round on every rank with the history row just recorded (a dict of
+        :data:`HISTORY_FIELDS`): the task farm's hook that lets MPI progress one-sided
+        operations and lets world rank 0 report progress, see :func:`hpcswarm.taskfarm.farm`.
 
     Notes
     -----
@@ -282,7 +283,7 @@ class SearchAlgorithm(abc.ABC):
             self.step()
         self.record()
         if self.progress is not None:
-            self.progress()
+            self.progress(self.history[-1])
 
     @abc.abstractmethod
     def initialise(self):

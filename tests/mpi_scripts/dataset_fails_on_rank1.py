@@ -1,0 +1,31 @@
+"""Run ``hpcswarm run JOB.toml`` on every rank with the dataset failing to open on rank 1 only.
+
+Used by tests/test_preflight.py under ``mpiexec -n 2``: the pre-flight check must end every
+rank with status 2 and rank 1's message, before any computation, without a hang.
+Arguments: the job file, then ``--set`` items.
+"""
+
+import sys
+
+from hpcswarm import protocols
+from hpcswarm.comm import world_rank
+from hpcswarm.errors import DataError
+
+
+def main():
+    load = protocols.load_job_dataset
+
+    def failing_load(job, comm=None):
+        dataset = load(job, comm)
+        if world_rank() == 1:
+            raise DataError("injected: cannot map the matrix on this node")
+        return dataset
+
+    protocols.load_job_dataset = failing_load
+    from hpcswarm.__main__ import main as entry
+
+    return entry(["run", *sys.argv[1:]])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

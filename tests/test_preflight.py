@@ -1,0 +1,183 @@
+"""Pre-flight checks of ``run JOB.toml``: one clear message, exit 2, before any computation."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hpcswarm import cli, protocols
+from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.jobfile import read_job
+from hpcswarm.preflight import (available_memory, cgroup_limit, check_output_writable,
+                                estimate_memory)
+
+JOBS = Path(__file__).resolve().parents[1] / "jobs"
+SCRIPTS = Path(__file__).resolve().parent / "mpi_scripts"
+MPIEXEC = Path(sys.executable).parent / "mpiexec"
+JOB = JOBS / "cbpso-wine-biased.toml"
+TINY = ["runs=1", "params.n_iterations=2", "params.n_particles=4"]
+
+
+def cli_args(tmp_path, *sets, output="out.h5"):
+    args = ["run", str(JOB)]
+    for item in TINY + [f"output={tmp_path / output}", *sets]:
+        args += ["--set", item]
+    return args
+
+
+@pytest.fixture
+def no_computation(monkeypatch):
+    """Make any task computation fail loudly: a pre-flight error must come first."""
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a task ran before the pre-flight checks ended")
+
+    monkeypatch.setattr(protocols, "run_task", forbidden)
+
+
+def refused(tmp_path, capsys, *extra_args, sets=()):
+    from hpcswarm.__main__ import main as entry
+
+    status = entry(cli_args(tmp_path, *sets) + list(extra_args))
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert not (tmp_path / "out.h5").exists()
+    assert not (tmp_path / "out.progress.jsonl").exists()  # nothing started
+    lines = [line for line in err.splitlines() if line]
+    assert len(lines) == 1 and lines[0].startswith("hpcswarm: error: "), err
+    return lines[0]
+
+
+# ------------------------------------------------------------------ output folder
+def test_missing_output_folder(tmp_path, capsys, no_computation):
+    line = refused(tmp_path, capsys, sets=[f"output={tmp_path / 'nowhere' / 'out.h5'}"])
+    assert "does not exist" in line and "nowhere" in line
+
+
+def test_unwritable_output_folder_is_refused(tmp_path, capsys, no_computation, monkeypatch):
+    real = Path.write_bytes
+
+    def deny_probe(self, data):
+        if self.name.startswith(".hpcswarm-write-test"):
+            raise PermissionError(13, "Permission denied")
+        return real(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", deny_probe)
+    line = refused(tmp_path, capsys)
+    assert f"{tmp_path}: the output folder is not writable (Permission denied)" in line
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_read_only_folder_is_not_writable(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        assert "not writable" in check_output_writable(folder)
+    finally:
+        folder.chmod(0o700)
+
+
+def test_write_probe_leaves_nothing_behind(tmp_path):
+    assert check_output_writable(tmp_path) is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_existing_output_needs_overwrite(tmp_path, capsys, no_computation):
+    (tmp_path / "out.h5").write_bytes(b"")
+    from hpcswarm.__main__ import main as entry
+
+    assert entry(cli_args(tmp_path)) == 2
+    assert "out.h5: already exists (use --overwrite" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ dataset, folds
+def test_dataset_that_does_not_open(tmp_path, capsys, no_computation):
+    line = refused(tmp_path, capsys, sets=["data=builtin:nope"])
+    assert "the dataset does not open: builtin:nope: no such bundled dataset" in line
+
+
+def test_outer_folds_larger_than_a_class(tmp_path, capsys, no_computation):
+    line = refused(tmp_path, capsys, sets=["protocol=unbiased", "folds=60"])
+    assert "job key 'folds'" in line and "fewer than the 60" in line
+
+
+def test_inner_cv_larger_than_the_smallest_training_fold(tmp_path, capsys, no_computation):
+    line = refused(tmp_path, capsys, sets=["protocol=unbiased", "folds=3", "fitness.cv=50"])
+    assert "job key 'fitness.cv'" in line and "run 0 fold" in line
+
+
+def test_k_larger_than_an_inner_training_fold(tmp_path, capsys, no_computation):
+    line = refused(tmp_path, capsys, sets=["fitness.k=178"])
+    assert "job key 'fitness.k': k=178 exceeds the 177 training samples" in line
+
+
+# ------------------------------------------------------------------ memory
+def test_memory_estimate_adds_its_parts():
+    n, genes = 100, 1000
+    swarm, rows = 26 * 10 * genes, 8 * n * genes
+    assert estimate_memory(n, genes, 10, 0, 1) == swarm + rows
+    assert estimate_memory(n, genes, 10, 500, 1) == swarm + rows + 200 * 500
+    state = 8 * n * n + 16 * n + genes
+    assert estimate_memory(n, genes, 10, 0, 1, local_search=True) == swarm + rows + 10 * state
+    assert estimate_memory(n, genes, 10, 0, 4, local_search=True) == swarm + rows + 3 * state
+
+
+def test_available_memory_is_shared_by_the_node_ranks():
+    have, what = available_memory(4, limit_gb=8)
+    assert have == 2 * 10**9 and "--memory-limit 8 GB / 4 rank(s)" in what
+    detected, _ = available_memory(1)
+    assert detected > 0
+
+
+def test_cgroup_limit(tmp_path):
+    (tmp_path / "max").write_text("max\n")
+    (tmp_path / "limited").write_text("2147483648\n")
+    assert cgroup_limit(tmp_path / "max") is None
+    assert cgroup_limit(tmp_path / "limited") == 2147483648
+    assert cgroup_limit(tmp_path / "absent") is None
+
+
+def test_memory_refusal_names_estimate_and_limit(tmp_path, capsys, no_computation):
+    line = refused(tmp_path, capsys, "--memory-limit", "0.000001")
+    assert "not enough memory: a rank needs an estimated" in line
+    assert "more than 80% of the 1e-06 GB per rank (--memory-limit 1e-06 GB / 1 rank(s)" in line
+
+
+def test_memory_within_the_limit_runs(tmp_path):
+    job = read_job(JOB, TINY + [f"output={tmp_path / 'out.h5'}"])
+    assert protocols.run_job(job, memory_limit=1.0, quiet=True)["tasks"] == 1
+
+
+def test_memory_limit_must_be_positive(tmp_path):
+    with pytest.raises(ParameterError, match="--memory-limit must be a positive"):
+        cli.main(cli_args(tmp_path) + ["--memory-limit", "0"])
+
+
+def test_errors_are_user_errors_raised_before_any_task(tmp_path, no_computation):
+    job = read_job(JOB, TINY + [f"output={tmp_path / 'out.h5'}"])
+    with pytest.raises(DataError, match="not enough memory"):
+        protocols.run_job(job, memory_limit=1e-9)
+
+
+# ------------------------------------------------------------------ every rank agrees
+def test_dataset_failing_on_rank_1_only_ends_every_rank_with_status_2(tmp_path):
+    if not MPIEXEC.exists():
+        pytest.skip(f"no mpiexec next to {sys.executable}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "PMIX_", "MPI"))}
+    env["PYTHONPATH"] = str(SCRIPTS.parent.parent)
+    command = [str(MPIEXEC), "-n", "2", sys.executable,
+               str(SCRIPTS / "dataset_fails_on_rank1.py"), str(JOB)]
+    for item in TINY + [f"output={tmp_path / 'out.h5'}"]:
+        command += ["--set", item]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+    seconds = time.perf_counter() - started
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("hpcswarm: error: the dataset does not open (on rank 1): "
+                             "sklearn:wine: injected: cannot map the matrix") == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out.h5").exists()
+    assert seconds < 45
