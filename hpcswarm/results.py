@@ -18,8 +18,6 @@ the selected subset on all samples (and ``biased`` is true): there is no held-ou
 """
 
 import json
-import os
-import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,6 +25,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from hpcswarm.data.hdf5 import atomic_hdf5
 from hpcswarm.errors import DataError
 
 ENCODING = ("hpcswarm-results", "0.1.0")
@@ -105,62 +104,44 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
     from hpcswarm.protocols import BIAS_NOTE
     from hpcswarm.swarm.core import HISTORY_FIELDS
 
-    path = Path(path)
-    if path.exists() and not overwrite:
-        raise DataError(f"{path}: already exists (use --overwrite to replace it)")
-    temporary = path.parent / f".{path.name}.{uuid.uuid4().hex[:12]}.tmp"
-    try:
-        f = h5py.File(temporary, "x")
-    except OSError as exc:
-        raise DataError(f"{path}: cannot write in {str(path.parent)!r} ({exc})") from None
-    try:
-        with f:
-            _tag(f, ENCODING)
-            biased = job.protocol == "biased"
-            attrs = {
-                "job_text": job.text, "job": _json(job.as_dict()), "name": job.name,
-                "algorithm": job.algorithm, "protocol": job.protocol, "biased": biased,
-                "bias_note": BIAS_NOTE if biased else "", "params": _json(job.params),
-                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "n_runs": job.runs, "n_samples": dataset.n_samples,
-            }
-            attrs.update({k: ("" if v is None else v) for k, v in provenance.items()})
-            for key, value in attrs.items():
-                f.attrs[key] = value
-            _strings(f, "gene_names", dataset.gene_names)
-            _strings(f, "class_names", dataset.class_names)
-            table = f.create_group("tasks")
-            _tag(table, _TABLE)
-            for column, values in task_table(results).items():
-                _array(table, column, values)
-            runs = f.create_group("runs")
-            _tag(runs, _GROUP)
-            for result in results:
-                run_name = f"run-{result['run']:03d}"
-                if run_name not in runs:
-                    _tag(runs.create_group(run_name), _GROUP)
-                task = runs[run_name].create_group(f"fold-{result['fold']:02d}")
-                _tag(task, _TASK)
-                task.attrs["run"], task.attrs["fold"] = result["run"], result["fold"]
-                task.attrs["spawn_key"] = np.array(result["spawn_key"], dtype=np.int64)
-                task.attrs["group"] = result["group"]
-                task.attrs["extra"] = _json(result["extra"])
-                _array(task, "selected_genes", np.asarray(result["genes"], dtype=np.int64))
-                _array(task, "train_index", np.asarray(result["train_index"], dtype=np.int64))
-                _array(task, "test_index", np.asarray(result["test_index"], dtype=np.int64))
-                history = np.array([[row[k] for k in HISTORY_FIELDS]
-                                    for row in result["history"]], dtype=float)
-                _array(task, "history", history.reshape(-1, len(HISTORY_FIELDS)))
-                task["history"].attrs["columns"] = list(HISTORY_FIELDS)
-        if path.exists() and not overwrite:
-            raise DataError(f"{path}: already exists (use --overwrite to replace it)")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    with atomic_hdf5(path, overwrite=overwrite) as f:
+        _tag(f, ENCODING)
+        biased = job.protocol == "biased"
+        attrs = {
+            "job_text": job.text, "job": _json(job.as_dict()), "name": job.name,
+            "algorithm": job.algorithm, "protocol": job.protocol, "biased": biased,
+            "bias_note": BIAS_NOTE if biased else "", "params": _json(job.params),
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "n_runs": job.runs, "n_samples": dataset.n_samples,
+        }
+        attrs.update({k: ("" if v is None else v) for k, v in provenance.items()})
+        for key, value in attrs.items():
+            f.attrs[key] = value
+        _strings(f, "gene_names", dataset.gene_names)
+        _strings(f, "class_names", dataset.class_names)
+        table = f.create_group("tasks")
+        _tag(table, _TABLE)
+        for column, values in task_table(results).items():
+            _array(table, column, values)
+        runs = f.create_group("runs")
+        _tag(runs, _GROUP)
+        for result in results:
+            run_name = f"run-{result['run']:03d}"
+            if run_name not in runs:
+                _tag(runs.create_group(run_name), _GROUP)
+            task = runs[run_name].create_group(f"fold-{result['fold']:02d}")
+            _tag(task, _TASK)
+            task.attrs["run"], task.attrs["fold"] = result["run"], result["fold"]
+            task.attrs["spawn_key"] = np.array(result["spawn_key"], dtype=np.int64)
+            task.attrs["group"] = result["group"]
+            task.attrs["extra"] = _json(result["extra"])
+            _array(task, "selected_genes", np.asarray(result["genes"], dtype=np.int64))
+            _array(task, "train_index", np.asarray(result["train_index"], dtype=np.int64))
+            _array(task, "test_index", np.asarray(result["test_index"], dtype=np.int64))
+            history = np.array([[row[k] for k in HISTORY_FIELDS]
+                                for row in result["history"]], dtype=float)
+            _array(task, "history", history.reshape(-1, len(HISTORY_FIELDS)))
+            task["history"].attrs["columns"] = list(HISTORY_FIELDS)
 
 
 # ------------------------------------------------------------------ reading

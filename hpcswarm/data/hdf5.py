@@ -15,6 +15,7 @@ Layout (every object carries ``encoding-type`` and ``encoding-version``, as annd
 
 import json
 import os
+from contextlib import contextmanager
 import sys
 import uuid
 from pathlib import Path
@@ -58,30 +59,53 @@ def write_dataset(dataset, output, *, overwrite=False):
         ``output`` exists (without ``overwrite``) or its folder is missing or not writable. A
         failure leaves no partial file behind.
     """
+    with atomic_hdf5(output, overwrite=overwrite) as f:
+        _tag(f, (ENCODING_TYPE, ENCODING_VERSION))
+        for key, value in dataset.attrs.items():
+            f.attrs[key] = _attr_value(value)
+        _tag(f.create_dataset("X", data=np.ascontiguousarray(dataset.X)), _ARRAY)
+        _tag(f.create_dataset("y", data=np.asarray(dataset.y, dtype=np.int64)), _ARRAY)
+        for key in ("class_names", "gene_names", "sample_names"):
+            names = getattr(dataset, key)
+            if names is not None:
+                strings = np.array(names, dtype=object)
+                _tag(f.create_dataset(key, data=strings, dtype=_STR), _STRINGS)
+
+
+@contextmanager
+def atomic_hdf5(output, *, overwrite=False):
+    """A new HDF5 file that appears at ``output`` whole, or not at all.
+
+    The block writes an ``h5py.File`` created under a temporary name in ``output``'s folder;
+    when the block ends without error the file is closed, flushed to disk (``fsync``), given
+    the usual permissions and renamed to ``output`` (atomic on POSIX). On any error, or an
+    interruption, the temporary file is removed and ``output`` is untouched.
+
+    Raises
+    ------
+    DataError
+        ``output`` exists (without ``overwrite``), or its folder is missing or not writable.
+    """
     output = Path(output)
     check_output(output, overwrite=overwrite)
-    tmp_name = output.parent / f".{output.name}.{uuid.uuid4().hex[:12]}.tmp"
+    temporary = output.parent / f".{output.name}.{uuid.uuid4().hex[:12]}.tmp"
     try:
-        f = h5py.File(tmp_name, "x")
+        f = h5py.File(temporary, "x")
     except OSError as exc:
         raise DataError(f"{output}: cannot write in {str(output.parent)!r} ({exc})") from None
     try:
         with f:
-            _tag(f, (ENCODING_TYPE, ENCODING_VERSION))
-            for key, value in dataset.attrs.items():
-                f.attrs[key] = _attr_value(value)
-            _tag(f.create_dataset("X", data=np.ascontiguousarray(dataset.X)), _ARRAY)
-            _tag(f.create_dataset("y", data=np.asarray(dataset.y, dtype=np.int64)), _ARRAY)
-            for key in ("class_names", "gene_names", "sample_names"):
-                names = getattr(dataset, key)
-                if names is not None:
-                    strings = np.array(names, dtype=object)
-                    _tag(f.create_dataset(key, data=strings, dtype=_STR), _STRINGS)
+            yield f
+        with open(temporary, "rb+") as handle:
+            os.fsync(handle.fileno())
         if not overwrite and output.exists():
             raise DataError(f"{output}: already exists (use --overwrite to replace it)")
-        os.replace(tmp_name, output)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, output)
     except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
 
 
