@@ -25,7 +25,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from hpcswarm.data.hdf5 import atomic_hdf5
+from hpcswarm.data.hdf5 import atomic_hdf5, decode_value
 from hpcswarm.errors import DataError
 
 ENCODING = ("hpcswarm-results", "0.1.0")
@@ -183,14 +183,6 @@ class MethodResults:
         return bool(self.attrs.get("biased"))
 
 
-def _decode(value):
-    if isinstance(value, bytes):
-        return value.decode("utf-8")
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
 def read_results(path):
     """Read a results file; DataError if it is missing or not an hpcswarm results file."""
     path = Path(path)
@@ -201,14 +193,14 @@ def read_results(path):
     except OSError as exc:
         raise DataError(f"{path}: cannot open as HDF5 ({exc})") from None
     with f:
-        kind = _decode(f.attrs.get("encoding-type", ""))
+        kind = decode_value(f.attrs.get("encoding-type", ""))
         if kind != ENCODING[0]:
             raise DataError(f"{path}: not an hpcswarm results file (encoding-type "
                             f"{kind or 'missing'!r}, expected {ENCODING[0]!r})")
-        version = str(_decode(f.attrs.get("encoding-version", "")))
+        version = str(decode_value(f.attrs.get("encoding-version", "")))
         if version.split(".")[0] != ENCODING[1].split(".")[0]:
             raise DataError(f"{path}: results encoding-version {version!r} is not supported")
-        attrs = {k: _decode(v) for k, v in f.attrs.items()}
+        attrs = {k: decode_value(v) for k, v in f.attrs.items()}
         for key in ("job", "params"):
             if isinstance(attrs.get(key), str) and attrs[key]:
                 attrs[key] = json.loads(attrs[key])
@@ -218,9 +210,9 @@ def read_results(path):
             task = f["runs"][f"run-{int(run):03d}"][f"fold-{int(fold):02d}"]
             genes.append(task["selected_genes"][()])
             histories.append(task["history"][()])
-            columns = [_decode(c) for c in task["history"].attrs["columns"]]
-        gene_names = [_decode(v) for v in f["gene_names"][()].tolist()]
-        class_names = [_decode(v) for v in f["class_names"][()].tolist()]
+            columns = [decode_value(c) for c in task["history"].attrs["columns"]]
+        gene_names = [decode_value(v) for v in f["gene_names"][()].tolist()]
+        class_names = [decode_value(v) for v in f["class_names"][()].tolist()]
     return MethodResults(path, attrs, gene_names, class_names, table, genes, histories, columns)
 
 

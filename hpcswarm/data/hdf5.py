@@ -120,7 +120,8 @@ def check_output(output, *, overwrite=False):
         raise DataError(f"{output}: the folder {str(output.parent)!r} does not exist")
 
 
-def _decode(value):
+def decode_value(value):
+    """A Python value from an h5py attribute or string element (bytes -> str, numpy -> item)."""
     if isinstance(value, bytes):
         return value.decode("utf-8")
     if isinstance(value, np.generic):
@@ -131,7 +132,7 @@ def _decode(value):
 def _strings(f, key, path, length=None):
     if key not in f:
         return None
-    names = [_decode(v) for v in f[key][()].tolist()]
+    names = [decode_value(v) for v in f[key][()].tolist()]
     if length is not None and len(names) != length:
         raise DataError(f"{path}: '{key}' has {len(names)} entries, expected {length}")
     return names
@@ -153,13 +154,13 @@ def _mappable_offset(dset):
 
 
 def _check_layout(f, path):
-    kind = _decode(f.attrs.get("encoding-type", ""))
+    kind = decode_value(f.attrs.get("encoding-type", ""))
     if kind != ENCODING_TYPE:
         raise DataError(
             f"{path}: not an hpcswarm dataset (encoding-type {kind or 'missing'!r}, "
             f"expected {ENCODING_TYPE!r}); convert the source with 'python -m hpcswarm convert'"
         )
-    version = _decode(f.attrs.get("encoding-version", ""))
+    version = decode_value(f.attrs.get("encoding-version", ""))
     if str(version).split(".")[0] != ENCODING_VERSION.split(".")[0]:
         raise DataError(f"{path}: encoding-version {version!r} is not supported "
                         f"(this hpcswarm reads {ENCODING_VERSION})")
@@ -208,7 +209,7 @@ def open_dataset(path):
         class_names = _strings(f, "class_names", path)
         gene_names = _strings(f, "gene_names", path, dset.shape[1])
         sample_names = _strings(f, "sample_names", path, dset.shape[0])
-        attrs = {k: _decode(v) for k, v in f.attrs.items()
+        attrs = {k: decode_value(v) for k, v in f.attrs.items()
                  if k not in ("encoding-type", "encoding-version")}
         if "options" in attrs:
             attrs["options"] = _json_or_text(attrs["options"])
