@@ -237,7 +237,7 @@ def _run_run(args):
     comm = world()  # starts MPI under mpiexec, so that only world rank 0 writes and prints
     pin_threads(args.threads)  # ranks x BLAS threads within the cores (before any evaluation)
     if args.job is not None or args.sets:  # the job-file form
-        return _run_job_file(args)
+        return _run_job_file(args, comm)
     if args.data is None or args.algorithm is None:
         raise ParameterError("run needs a job file (run JOB.toml) or both --data and --algorithm")
     overrides = parse_assignments(args.param)
@@ -264,7 +264,7 @@ def _run_run(args):
     )
 
 
-def _run_job_file(args):
+def _run_job_file(args, comm):
     from hpcswarm.errors import ParameterError
     from hpcswarm.protocols import run_job_file
 
@@ -279,7 +279,7 @@ def _run_job_file(args):
     if args.memory_limit is not None and not args.memory_limit > 0:
         raise ParameterError(f"--memory-limit must be a positive number of GB, got "
                              f"{args.memory_limit}")
-    run_job_file(args.job, args.sets, overwrite=args.overwrite, print0=_print0,
+    run_job_file(args.job, args.sets, comm=comm, overwrite=args.overwrite, print0=_print0,
                  quiet=args.quiet, memory_limit=args.memory_limit)
 
 

@@ -442,18 +442,19 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
     return summary
 
 
-def run_job_file(path, overrides=(), *, overwrite=False, print0=print, quiet=False,
+def run_job_file(path, overrides=(), *, comm=None, overwrite=False, print0=print, quiet=False,
                  memory_limit=None):
     """The ``run JOB.toml [--set key=value ...]`` command: read, run, write, print a summary.
 
     Every rank reads and checks the job (identical errors everywhere), then runs it;
     ``print0`` is called on world rank 0 only. ``quiet`` silences the progress lines on
     stderr; ``memory_limit`` (GB) replaces the detected memory in the pre-flight check.
+    ``comm`` is the job's world communicator (default: a duplicate of ``COMM_WORLD``).
     """
     from hpcswarm.comm import world
     from hpcswarm.jobfile import read_job
 
-    comm = world()
+    comm = world() if comm is None else comm
     job = read_job(path, overrides)
     summary = run_job(job, comm, overwrite=overwrite, log=print0 if comm.rank == 0 else None,
                       quiet=quiet, memory_limit=memory_limit)

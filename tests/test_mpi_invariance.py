@@ -11,23 +11,16 @@ search), and one swarm has fewer particles than 4 ranks.
 import hashlib
 import json
 
-import numpy as np
 import pytest
 
 from hpcswarm.comm import world
 from hpcswarm.search import run_search
 from hpcswarm.swarm import ALGORITHMS
+from synthetic import small_data
 
 pytestmark = pytest.mark.mpi
 
 
-def small_data(seed=0, n_samples=30, n_genes=30):
-    """Three classes, genes 0-2 informative, the rest noise."""
-    rng = np.random.default_rng(seed)
-    y = np.arange(n_samples) % 3
-    X = rng.normal(size=(n_samples, n_genes))
-    X[:, :3] += 2.0 * y[:, None]
-    return X, y
 
 
 #: (settings, genes) per algorithm: tiny swarms, enough rounds for the mechanisms to fire.

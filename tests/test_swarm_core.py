@@ -12,6 +12,7 @@ from hpcswarm.swarm import ALGORITHMS, HISTORY_FIELDS, algorithm_params
 from hpcswarm.swarm.core import best_index, better, swarm_mean
 from hpcswarm.swarm.params import parse_assignments
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence
+from synthetic import small_data
 
 # Small settings that keep every method to a fraction of a second on the data below.
 SMALL = {
@@ -28,13 +29,6 @@ SMALL = {
 }
 
 
-def small_data(seed=0, n_samples=30, n_genes=40):
-    """Three classes, genes 0-2 informative, the rest noise."""
-    rng = np.random.default_rng(seed)
-    y = np.arange(n_samples) % 3
-    X = rng.normal(size=(n_samples, n_genes))
-    X[:, :3] += 2.0 * y[:, None]
-    return X, y
 
 
 def test_every_algorithm_has_small_settings():

@@ -12,14 +12,9 @@ from hpcswarm.swarm.fsipso import FSIPSO
 from hpcswarm.swarm.pso import PSOLS, PSOLSRG, PSORG, local_search
 from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
 from hpcswarm.swarm.subset_ranking import FSR
+from synthetic import small_data
 
 
-def small_data(seed=0, n_samples=30, n_genes=40):
-    rng = np.random.default_rng(seed)
-    y = np.arange(n_samples) % 3
-    X = rng.normal(size=(n_samples, n_genes))
-    X[:, :3] += 2.0 * y[:, None]
-    return X, y
 
 
 class Spy:

@@ -7,7 +7,7 @@ bits as positions, is clamped to [-vmax, vmax], and each bit is resampled as
 
 import numpy as np
 
-from hpcswarm.swarm.operators import binary_position, pso_velocity
+from hpcswarm.swarm.operators import binary_position
 from hpcswarm.swarm.params import Param, override
 from hpcswarm.swarm.particle_swarm import SWARM_PARAMS, ParticleSwarm
 
@@ -29,12 +29,8 @@ class BPSO(ParticleSwarm):
     def masks_of(self, positions):
         return positions > 0.5
 
-    def move(self, i, w):
-        p, s = self.params, self.state
-        s.velocity[i] = pso_velocity(s.velocity[i], s.position[i], s.pbest_position[i],
-                                     self.gbest_position, w, p["c1"], p["c2"], p["vmax"],
-                                     s.rngs[i])
-        s.position[i] = binary_position(s.velocity[i], s.rngs[i])
+    def next_position(self, i):
+        return binary_position(self.state.velocity[i], self.state.rngs[i])
 
 
 def complement_half(n_particles, rng):

@@ -29,6 +29,7 @@ from hpcswarm.comm import block_owner
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.swarm.core import SearchAlgorithm, best_index, better
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param
+from hpcswarm.swarm.operators import pso_velocity
 from hpcswarm.swarm.state import SwarmState
 
 #: Parameters of every PSO-family method; each method re-declares the defaults of its paper.
@@ -124,9 +125,17 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
     def initial_position(self, i):
         """Initial position of particle ``i``, ndarray of shape (n_genes,)."""
 
-    @abc.abstractmethod
     def move(self, i, w):
-        """Velocity and position update of particle ``i`` with inertia ``w`` (in place)."""
+        """Velocity (Eq. 1, clamped to vmax) and position update of particle ``i`` (in place)."""
+        p, s = self.params, self.state
+        s.velocity[i] = pso_velocity(s.velocity[i], s.position[i], s.pbest_position[i],
+                                     self.gbest_position, w, p["c1"], p["c2"], p["vmax"],
+                                     s.rngs[i])
+        s.position[i] = self.next_position(i)
+
+    @abc.abstractmethod
+    def next_position(self, i):
+        """Position of particle ``i`` from its new velocity: ndarray of shape (n_genes,)."""
 
     @abc.abstractmethod
     def masks_of(self, positions):

@@ -16,7 +16,7 @@ import numpy as np
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.swarm.core import balanced_blocks, better
 from hpcswarm.swarm.initialisation import STRATEGIES, initial_position, strategy_of
-from hpcswarm.swarm.operators import continuous_position, flip_genes, pso_velocity, threshold_mask
+from hpcswarm.swarm.operators import continuous_position, flip_genes, threshold_mask
 from hpcswarm.swarm.params import Param, override
 from hpcswarm.swarm.particle_swarm import SWARM_PARAMS, ParticleSwarm
 from hpcswarm.swarm.state import RNG_STATE_BYTES, pack_rng, unpack_rng
@@ -93,12 +93,8 @@ class PSO(ParticleSwarm):
     def masks_of(self, positions):
         return threshold_mask(positions, self.params["theta"])
 
-    def move(self, i, w):
-        p, s = self.params, self.state
-        s.velocity[i] = pso_velocity(s.velocity[i], s.position[i], s.pbest_position[i],
-                                     self.gbest_position, w, p["c1"], p["c2"], p["vmax"],
-                                     s.rngs[i])
-        s.position[i] = continuous_position(s.position[i], s.velocity[i])
+    def next_position(self, i):
+        return continuous_position(self.state.position[i], self.state.velocity[i])
 
 
 class PSOLSRG(PSO):
