@@ -67,6 +67,9 @@ SCHEMA = (
     Key("protocol", "str", "unbiased", "evaluation protocol", choices=PROTOCOLS),
     Key("folds", "int", 10, "outer stratified folds of the unbiased protocol", low=2),
     Key("runs", "int", 1, "independent runs", low=1),
+    Key("first_run", "int", 0, "number of the first run: runs first_run .. first_run+runs-1 "
+        "are computed, so an experiment split over several allocations gets exactly the "
+        "runs of a single allocation (report pools the files)", low=0),
     Key("seed", "int", 0, "job seed; every run and fold seed is spawned from it", low=0),
     Key("output", "str", None, "results file (HDF5; a JSON summary is written beside it); "
         "default: <job file stem>.h5 in the current folder"),
@@ -99,7 +102,7 @@ class Job:
         The dataset spec, a relative path made absolute as described in the module docstring.
     params : dict
         Complete, checked algorithm parameters (fitness included).
-    folds, runs, seed, group_size : int
+    folds, runs, first_run, seed, group_size : int
     output : Path
     cache : Path
     convert : dict
@@ -122,6 +125,7 @@ class Job:
     cache: Path
     group_size: int
     convert: dict = field(default_factory=dict)
+    first_run: int = 0
 
     @property
     def summary_path(self):
@@ -134,7 +138,8 @@ class Job:
             "source": self.source, "overrides": list(self.overrides), "name": self.name,
             "description": self.description, "data": self.data, "algorithm": self.algorithm,
             "params": dict(self.params), "protocol": self.protocol, "folds": self.folds,
-            "runs": self.runs, "seed": self.seed, "output": str(self.output),
+            "runs": self.runs, "first_run": self.first_run, "seed": self.seed,
+            "output": str(self.output),
             "cache": str(self.cache), "group_size": self.group_size,
             "convert": dict(self.convert),
         }
@@ -375,6 +380,7 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         algorithm=algorithm, params=resolved, protocol=values["protocol"],
         folds=values["folds"], runs=values["runs"], seed=values["seed"], output=output,
         cache=cache, group_size=values["layout.group_size"], convert=convert,
+        first_run=values["first_run"],
     )
 
 

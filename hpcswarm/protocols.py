@@ -72,7 +72,7 @@ def split_seed(job_seed, run):
     return np.random.SeedSequence(job_seed, spawn_key=(run, SPLIT))
 
 
-def make_tasks(y, protocol, runs, seed, folds=10, inner_cv=None):
+def make_tasks(y, protocol, runs, seed, folds=10, inner_cv=None, first_run=0):
     """Every (run, fold) task of a protocol, identical on every rank.
 
     Parameters
@@ -87,6 +87,8 @@ def make_tasks(y, protocol, runs, seed, folds=10, inner_cv=None):
     inner_cv : {"loo", "holdout"} or int, optional
         The search's validation scheme: checked on every task's training rows now, so that a
         scheme a training part cannot support fails at once on every rank, not in one group.
+    first_run : int, default 0
+        Number of the first run; run ``r``'s tasks are the same whatever the other runs.
 
     Returns
     -------
@@ -102,7 +104,7 @@ def make_tasks(y, protocol, runs, seed, folds=10, inner_cv=None):
     y = np.asarray(y)
     everything = np.arange(y.shape[0], dtype=np.int64)
     tasks = []
-    for run in range(runs):
+    for run in range(first_run, first_run + runs):
         if protocol == "biased":
             splits = [(everything, np.empty(0, dtype=np.int64))]
         else:
@@ -390,7 +392,7 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
     dataset = open_job_dataset(job, world)
     y = np.asarray(dataset.y)
     tasks = make_tasks(y, job.protocol, job.runs, job.seed, job.folds,
-                       inner_cv=job.params["cv"])
+                       inner_cv=job.params["cv"], first_run=job.first_run)
     check_inner_k(y, tasks, job.params["k"], job.params["cv"], job.seed)
     n_particles = job.params.get("n_particles", 1)
     group_size = job.group_size or default_group_size(world.size, len(tasks), n_particles)
