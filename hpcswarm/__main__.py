@@ -1,7 +1,8 @@
 """Command-line entry point: ``python -m hpcswarm`` or ``mpiexec -n N python -m hpcswarm``.
 
 A user error (:class:`~hpcswarm.errors.HpcswarmError`) is raised identically on every rank,
-so rank 0 alone prints it as one line and every rank exits with status 2. Any other exception
+so rank 0 alone prints it as one line and every rank exits with status 2 (3 for a job stopped
+by a signal after writing its checkpoint, :class:`~hpcswarm.protocols.JobInterrupted`). Any other exception
 on any rank is a bug or a system failure: that rank prints its traceback and aborts the whole
 MPI job, so that no other rank is left waiting in a collective.
 """
@@ -21,7 +22,7 @@ def main(argv=None):
     except HpcswarmError as exc:
         if world_rank() == 0:
             print(f"hpcswarm: error: {exc}", file=sys.stderr, flush=True)
-        return 2
+        return getattr(exc, "exit_code", 2)
     except KeyboardInterrupt:
         return 130
     except Exception:  # noqa: BLE001 - any other failure must end every rank

@@ -202,6 +202,10 @@ def _add_run(subparsers):
                    "params.n_iterations=3; a bare key is found in any table when unambiguous")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the job's results files if they exist")
+    p.add_argument("--resume", action="store_true",
+                   help="continue from the job's checkpoint (finished tasks are not "
+                   "recomputed; the results equal an uninterrupted run's); without a "
+                   "checkpoint the job starts from the beginning")
     p.add_argument("--quiet", action="store_true",
                    help="no progress lines on stderr (OUTPUT.progress.jsonl is still written)")
     p.add_argument("--memory-limit", type=float, metavar="GB", dest="memory_limit",
@@ -240,6 +244,9 @@ def _run_run(args):
         return _run_job_file(args, comm)
     if args.data is None or args.algorithm is None:
         raise ParameterError("run needs a job file (run JOB.toml) or both --data and --algorithm")
+    if args.resume:
+        raise ParameterError("--resume applies to a job file (run JOB.toml --resume); a single "
+                             "search has no checkpoint")
     overrides = parse_assignments(args.param)
     algorithm_params(args.algorithm, overrides)  # fail before loading the data
     dataset = load_dataset(args.data)  # every rank memory-maps the same file
@@ -280,7 +287,7 @@ def _run_job_file(args, comm):
         raise ParameterError(f"--memory-limit must be a positive number of GB, got "
                              f"{args.memory_limit}")
     run_job_file(args.job, args.sets, comm=comm, overwrite=args.overwrite, print0=_print0,
-                 quiet=args.quiet, memory_limit=args.memory_limit)
+                 quiet=args.quiet, memory_limit=args.memory_limit, resume=args.resume)
 
 
 # --------------------------------------------------------------------------- report

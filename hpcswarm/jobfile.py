@@ -73,6 +73,10 @@ SCHEMA = (
     Key("seed", "int", 0, "job seed; every run and fold seed is spawned from it", low=0),
     Key("output", "str", None, "results file (HDF5; a JSON summary is written beside it); "
         "default: <job file stem>.h5 in the current folder"),
+    Key("checkpoint", "str", None, "checkpoint file (HDF5, written atomically by rank 0); "
+        "default: <output stem>.checkpoint.h5 beside the output"),
+    Key("checkpoint_every", "int", 10, "rounds between snapshots of a running search (0: only "
+        "when SIGTERM or SIGUSR1 arrives); finished tasks are always checkpointed", low=0),
     Key("cache", "str", None, "folder of datasets converted on the fly (default: "
         "$HPCSWARM_CACHE, else $XDG_CACHE_HOME/hpcswarm, else ~/.cache/hpcswarm)"),
     Key("layout.group_size", "int", 0, "ranks per rank group (0: automatic, "
@@ -104,6 +108,10 @@ class Job:
         Complete, checked algorithm parameters (fitness included).
     folds, runs, first_run, seed, group_size : int
     output : Path
+    checkpoint : Path
+        The checkpoint file.
+    checkpoint_every : int
+        Rounds between snapshots of a running search (0: on signals only).
     cache : Path
     convert : dict
         Options for converting ``data`` (empty for HDF5 files and bundled datasets).
@@ -126,6 +134,8 @@ class Job:
     group_size: int
     convert: dict = field(default_factory=dict)
     first_run: int = 0
+    checkpoint: Path = None
+    checkpoint_every: int = 10
 
     @property
     def summary_path(self):
@@ -141,6 +151,7 @@ class Job:
             "runs": self.runs, "first_run": self.first_run, "seed": self.seed,
             "output": str(self.output),
             "cache": str(self.cache), "group_size": self.group_size,
+            "checkpoint": str(self.checkpoint), "checkpoint_every": self.checkpoint_every,
             "convert": dict(self.convert),
         }
 
@@ -374,13 +385,24 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         raise ParameterError(f"{where_of('output')} must end in .h5 or .hdf5, got "
                              f"{str(values['output'])!r}")
     cache = default_cache() if values["cache"] is None else Path(path_of("cache", values["cache"]))
+    if values["checkpoint"] is None:
+        checkpoint = output.with_name(f"{output.stem}.checkpoint.h5")
+    else:
+        checkpoint = Path(values["checkpoint"]).expanduser()
+        checkpoint = checkpoint if checkpoint.is_absolute() else Path.cwd() / checkpoint
+        if checkpoint.suffix.lower() not in (".h5", ".hdf5"):
+            raise ParameterError(f"{where_of('checkpoint')} must end in .h5 or .hdf5, got "
+                                 f"{str(values['checkpoint'])!r}")
+        if checkpoint == output:
+            raise ParameterError(f"{where_of('checkpoint')} must differ from the output")
     return Job(
         source=source, text=text, overrides=tuple(overrides),
         name=values["name"] or algorithm, description=values["description"], data=data,
         algorithm=algorithm, params=resolved, protocol=values["protocol"],
         folds=values["folds"], runs=values["runs"], seed=values["seed"], output=output,
         cache=cache, group_size=values["layout.group_size"], convert=convert,
-        first_run=values["first_run"],
+        first_run=values["first_run"], checkpoint=checkpoint,
+        checkpoint_every=values["checkpoint_every"],
     )
 
 

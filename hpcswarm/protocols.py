@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from hpcswarm import __version__
-from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.errors import DataError, HpcswarmError, ParameterError
 
 SPLIT, SEARCH = 0, 1
 """Spawn-key components: a run's outer split, and the search of one of its folds."""
@@ -38,6 +38,17 @@ BIAS_NOTE = ("optimistically biased: genes were selected on all samples and the 
 
 SKLEARN_DATASETS = ("wine", "breast_cancer")
 """``sklearn:NAME`` datasets: loaded from the installed scikit-learn package, never fetched."""
+
+
+class JobInterrupted(HpcswarmError):
+    """A stop signal ended the job early; everything done so far is in the checkpoint."""
+
+    exit_code = 3
+
+    def __init__(self, signal_name, checkpoint, n_done=None, n_tasks=None):
+        done = "" if n_done is None else f" with {n_done} of {n_tasks} tasks finished"
+        super().__init__(f"stopped by {signal_name or 'a stop request'}{done}; the checkpoint "
+                         f"{checkpoint} holds the work done: continue with 'run --resume'")
 
 
 @dataclass(frozen=True)
@@ -128,7 +139,8 @@ def make_tasks(y, protocol, runs, seed, folds=10, inner_cv=None, first_run=0):
     return tasks
 
 
-def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None):
+def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
+             checkpoint=None, resume=None):
     """Select genes on ``task.train`` and test them on ``task.test``; also two baselines.
 
     The baselines are computed under the same protocol: k-NN on all genes, and PCA + k-NN
@@ -148,6 +160,9 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None)
         The rank group running this task (passed to the search when it accepts one).
     progress : callable, optional
         Called by the search once per round (see :func:`hpcswarm.taskfarm.farm`).
+    checkpoint, resume : optional
+        The search's snapshot hook and the snapshot to resume from (see
+        :func:`hpcswarm.search.run_search`).
 
     Returns
     -------
@@ -162,7 +177,7 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None)
     seed = task.seed_sequence(job_seed)
     X_train, y_train = np.asarray(X[task.train]), y[task.train]
     result = run_search(X_train, y_train, algorithm, params, seed=seed, comm=group,
-                        progress=progress)
+                        progress=progress, checkpoint=checkpoint, resume=resume)
     k = params["k"]
     all_genes = np.ones(X.shape[1], dtype=bool)
     if task.test.size:
@@ -299,30 +314,39 @@ def dataset_sha256(dataset):
 
 
 # ------------------------------------------------------------------ the whole job
-def check_output_free(job, comm=None, overwrite=False):
+def check_output_free(job, comm=None, overwrite=False, resume=False):
     """DataError on every rank if the job's outputs cannot be written (checked before any work).
 
     An existing results file or JSON summary is an error unless ``overwrite``; a folder in
-    their place, a missing parent folder or one where no file can be created always is.
+    their place, a missing parent folder or one where no file can be created always is. An
+    existing checkpoint is an error unless ``resume`` (continue from it) or ``overwrite``
+    (start again, replacing it); ``resume`` with finished results and no checkpoint is an
+    error too (nothing is left to run).
     """
     from hpcswarm.comm import as_comm
+    from hpcswarm.preflight import check_output_writable
 
     comm = as_comm(comm)
     problem = None
     if comm.rank == 0:
-        for path in (job.output, job.summary_path):
+        for path in (job.output, job.summary_path, job.checkpoint):
             if path.is_dir():
-                problem = f"{path}: is a directory, expected a results file name"
-            elif path.exists() and not overwrite:
-                problem = f"{path}: already exists (use --overwrite to replace it)"
-            if problem:
+                problem = f"{path}: is a directory, expected a file name"
                 break
-        if problem is None and not job.output.parent.is_dir():
-            problem = f"{job.output}: the folder {str(job.output.parent)!r} does not exist"
-        if problem is None:
-            from hpcswarm.preflight import check_output_writable
-
-            problem = check_output_writable(job.output.parent)
+        if problem is None and resume and not job.checkpoint.exists() and job.output.exists():
+            problem = (f"{job.output}: the job is already complete (no checkpoint "
+                       f"{job.checkpoint.name} to resume)")
+        for path in (job.output, job.summary_path):
+            if problem is None and path.exists() and not overwrite:
+                problem = f"{path}: already exists (use --overwrite to replace it)"
+        if problem is None and job.checkpoint.exists() and not (resume or overwrite):
+            problem = (f"{job.checkpoint}: a checkpoint of an unfinished run of this job "
+                       f"exists; continue it with --resume, or start again with --overwrite")
+        for folder in dict.fromkeys((job.output.parent, job.checkpoint.parent)):
+            if problem is None and not folder.is_dir():
+                problem = f"{folder}: the output folder does not exist"
+            if problem is None:
+                problem = check_output_writable(folder)
     problem = comm.bcast(problem, root=0)
     if problem:
         raise DataError(problem)
@@ -348,8 +372,18 @@ def open_job_dataset(job, world):
 
 
 def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_limit=None,
-            progress_stream=None):
+            progress_stream=None, resume=False):
     """Run every task of ``job`` on the rank groups of ``world``; rank 0 writes the results.
+
+    Checkpoint and restart (issue 7): world rank 0 keeps ``job.checkpoint`` up to date with
+    every finished task's result and the latest snapshot of every running search, taken
+    every ``job.checkpoint_every`` rounds and when SIGTERM or SIGUSR1 arrives
+    (:mod:`hpcswarm.interrupt`); after a signal every group snapshots its search at the end
+    of its current round, the checkpoint is written and :class:`JobInterrupted` is raised.
+    With ``resume`` the finished tasks are taken from the checkpoint and the interrupted
+    searches continue from their snapshots, on any number of ranks: the results equal those
+    of an uninterrupted run (all but wall times). The checkpoint is deleted once the results
+    are written.
 
     Parameters
     ----------
@@ -357,7 +391,7 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
     world : SerialComm or MPIComm, optional
         Every rank calls :func:`run_job`; None means serial.
     overwrite : bool
-        Replace existing outputs.
+        Replace existing outputs (and ignore an existing checkpoint).
     log : callable, optional
         ``log(line)`` on world rank 0 for the job's opening line.
     quiet : bool
@@ -366,46 +400,69 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
         Memory of the node in GB, instead of the detected one (pre-flight memory check).
     progress_stream : file, optional
         Where world rank 0 writes progress lines (default stderr).
+    resume : bool
+        Continue from ``job.checkpoint`` when it exists.
 
     Raises
     ------
     DataError, ParameterError
-        A pre-flight check failed (outputs, dataset, folds, memory), on every rank alike,
-        before any computation.
+        A pre-flight check failed (outputs, dataset, folds, memory, a checkpoint of another
+        job), on every rank alike, before any computation.
+    JobInterrupted
+        A stop signal arrived; the checkpoint holds everything done so far.
 
     Returns
     -------
     dict or None
         The JSON summary on world rank 0, None elsewhere.
     """
+    from hpcswarm.checkpoint import Checkpoint, CheckpointKeeper, checkpoint_identity
     from hpcswarm.comm import as_comm
-    from hpcswarm.results import summarise, write_results
-    from hpcswarm.taskfarm import default_group_size, farm, group_layout
-
-    from hpcswarm.preflight import check_inner_k, check_memory
+    from hpcswarm.interrupt import StopRequest
+    from hpcswarm.preflight import agree, check_inner_k, check_memory
     from hpcswarm.progress import ProgressReporter, progress_path, task_record
+    from hpcswarm.results import summarise, write_results
+    from hpcswarm.swarm.snapshot import take_snapshot
+    from hpcswarm.taskfarm import TaskInterrupted, default_group_size, farm, group_layout
 
     world = as_comm(world)
     # pre-flight: every check before any computation, the same verdict on every rank
-    check_output_free(job, world, overwrite)
+    check_output_free(job, world, overwrite, resume)
     started = time.perf_counter()
     dataset = open_job_dataset(job, world)
     y = np.asarray(dataset.y)
     tasks = make_tasks(y, job.protocol, job.runs, job.seed, job.folds,
                        inner_cv=job.params["cv"], first_run=job.first_run)
     check_inner_k(y, tasks, job.params["k"], job.params["cv"], job.seed)
+    identity = checkpoint_identity(job, dataset_sha256(dataset))
+    previous, problem = None, None
+    if resume and job.checkpoint.exists():
+        try:
+            previous = Checkpoint(job.checkpoint, identity, len(tasks))
+        except (DataError, ParameterError) as exc:
+            problem = (type(exc).__name__, str(exc))
+    agree(world, problem)
+    finished = previous.finished if previous is not None else {}
+    pending = [task for task in tasks if task.number not in finished]
     n_particles = job.params.get("n_particles", 1)
-    group_size = job.group_size or default_group_size(world.size, len(tasks), n_particles)
+    group_size = job.group_size or default_group_size(world.size, len(pending), n_particles)
     layout = group_layout(world.size, world.rank, group_size)
     check_memory(job, dataset, tasks, layout.group_size, world, memory_limit)
     if log is not None and world.rank == 0:
         log(f"{job.name}: {job.algorithm} on {job.data}, {job.protocol} protocol, "
             f"{job.runs} run(s) x {len(tasks) // job.runs} fold(s) = {len(tasks)} tasks on "
             f"{world.size} rank(s) in {layout.n_groups} group(s) of {layout.group_size}")
-    reporter = None
+        if previous is not None:
+            log(f"resuming from {job.checkpoint}: {len(finished)} task(s) finished, "
+                f"{len(previous.inflight)} to continue from their snapshots")
+    reporter = keeper = None
     if world.rank == 0:
         reporter = ProgressReporter(progress_path(job.output), len(tasks), layout.n_groups,
                                     stream=progress_stream, quiet=quiet)
+        keeper = CheckpointKeeper(job.checkpoint, identity, tasks, previous)
+        for number, (result, group_index) in finished.items():
+            reporter.task_done(task_record(tasks[number], result, group_index))
+    stopper = StopRequest(world).install()
 
     def one(task, group, progress):
         def hook(row=None):
@@ -413,45 +470,85 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
             if reporter is not None and row is not None:
                 reporter.round(task, row)
 
-        return run_task(dataset.X, y, task, job.seed, job.algorithm, job.params, group, hook)
+        def at_round_end(search):
+            stopping = bool(group.allreduce_max(np.array([int(stopper.check())]))[0])
+            every = job.checkpoint_every
+            if stopping or (every and (search.iteration + 1) % every == 0):
+                snapshot = take_snapshot(search)
+                if group.rank == 0:
+                    progress(message=(task.number, snapshot))
+            if stopping:
+                raise TaskInterrupted
+
+        snapshot = None
+        if previous is not None and task.number in previous.inflight:
+            snapshot = previous.snapshot(task.number)
+        return run_task(dataset.X, y, task, job.seed, job.algorithm, job.params, group, hook,
+                        checkpoint=at_round_end, resume=snapshot)
+
+    def summary(task, result, group_index):
+        return task.number, result, group_index
+
+    def on_done(record):
+        number, result, group_index = record
+        reporter.task_done(task_record(tasks[number], result, group_index))
+        keeper.done(number, result, group_index)
 
     try:
-        results, assignments = farm(world, tasks, one, group_size=layout.group_size,
-                                    summary=task_record,
-                                    on_done=None if reporter is None else reporter.task_done)
+        results, assignments = farm(world, pending, one, group_size=layout.group_size,
+                                    summary=summary,
+                                    on_done=None if keeper is None else on_done,
+                                    on_message=None if keeper is None
+                                    else lambda message: keeper.snapshot(*message),
+                                    stop=stopper.check)
+        stopped = stopper.finish()
     finally:
         if reporter is not None:
             reporter.close()
+        if previous is not None:
+            previous.close()
     if world.rank != 0:
+        if stopped:
+            raise JobInterrupted(stopper.signal_name, job.checkpoint)
         return None
+    by_number = dict(finished)
+    for position, (task, result) in enumerate(zip(pending, results)):
+        if result is not None:
+            by_number[task.number] = (result, assignments[position])
+    if stopped or len(by_number) < len(tasks):
+        keeper.write()
+        raise JobInterrupted(stopper.signal_name, job.checkpoint, len(by_number), len(tasks))
     total_seconds = time.perf_counter() - started
     provenance = {
         "hpcswarm_version": __version__, "seed": job.seed, "n_ranks": world.size,
         "group_size": layout.group_size, "n_groups": layout.n_groups,
         "dataset_sha256": dataset_sha256(dataset), "dataset": job.data,
         "dataset_source_sha256": dataset.attrs.get("source_sha256"),
-        "total_seconds": total_seconds,
+        "total_seconds": total_seconds, "resumed": previous is not None,
     }
-    for result, task in zip(results, tasks):
-        result["group"] = assignments[task.number]
-        result["train_index"] = task.train
-        result["test_index"] = task.test
+    results = []
+    for task in tasks:
+        result, group_index = by_number[task.number]
+        result = dict(result, group=group_index, train_index=task.train, test_index=task.test)
+        results.append(result)
     write_results(job.output, job, dataset, results, provenance, overwrite=overwrite)
-    summary = summarise(job, dataset, results, provenance)
+    summary_document = summarise(job, dataset, results, provenance)
     from hpcswarm.search import write_json_atomic
 
-    write_json_atomic(summary, str(job.summary_path))
-    return summary
+    write_json_atomic(summary_document, str(job.summary_path))
+    keeper.remove()
+    return summary_document
 
 
 def run_job_file(path, overrides=(), *, comm=None, overwrite=False, print0=print, quiet=False,
-                 memory_limit=None):
+                 memory_limit=None, resume=False):
     """The ``run JOB.toml [--set key=value ...]`` command: read, run, write, print a summary.
 
     Every rank reads and checks the job (identical errors everywhere), then runs it;
     ``print0`` is called on world rank 0 only. ``quiet`` silences the progress lines on
     stderr; ``memory_limit`` (GB) replaces the detected memory in the pre-flight check.
-    ``comm`` is the job's world communicator (default: a duplicate of ``COMM_WORLD``).
+    ``comm`` is the job's world communicator (default: a duplicate of ``COMM_WORLD``);
+    ``resume`` continues from the job's checkpoint (see :func:`run_job`).
     """
     from hpcswarm.comm import world
     from hpcswarm.jobfile import read_job
@@ -459,7 +556,7 @@ def run_job_file(path, overrides=(), *, comm=None, overwrite=False, print0=print
     comm = world() if comm is None else comm
     job = read_job(path, overrides)
     summary = run_job(job, comm, overwrite=overwrite, log=print0 if comm.rank == 0 else None,
-                      quiet=quiet, memory_limit=memory_limit)
+                      quiet=quiet, memory_limit=memory_limit, resume=resume)
     if comm.rank != 0:
         return
     accuracy, size = summary["accuracy"], summary["subset_size"]

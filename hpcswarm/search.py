@@ -49,7 +49,8 @@ def make_fitness(X, y, params, seed):
     return SubsetFitness(evaluator, objective), evaluator
 
 
-def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None):
+def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, checkpoint=None,
+               resume=None):
     """Run one search of ``algorithm`` on all samples of ``X, y``.
 
     Parameters
@@ -72,6 +73,12 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None):
     progress : callable, optional
         ``progress(row)`` once per round on every rank, ``row`` the history row just
         recorded (the task farm's ``progress``).
+    checkpoint : callable, optional
+        ``checkpoint(search)`` once per round on every rank (the job's snapshot hook, see
+        :class:`hpcswarm.swarm.core.SearchAlgorithm`).
+    resume : dict, optional
+        A snapshot of this same search (same data, algorithm, parameters and seed) to
+        continue from; the result is that of the uninterrupted search.
 
     Returns
     -------
@@ -100,8 +107,8 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None):
         raise ParameterError(str(exc)) from None
     fitness, evaluator = make_fitness(X, y, {**resolved, "archive_size": 0}, root)
     search = algorithm_class(algorithm)(fitness, resolved, seed=root, evaluator=evaluator,
-                                        comm=comm, progress=progress)
-    result = search.run()
+                                        comm=comm, progress=progress, checkpoint=checkpoint)
+    result = search.run(resume)
     score = fitness.score(result.mask)
     result.extra["score"] = {"correct": int(score.correct), "total": int(score.total),
                              "accuracy": float(score.accuracy)}

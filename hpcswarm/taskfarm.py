@@ -48,7 +48,12 @@ def default_group_size(world_size, n_tasks, n_particles):
     return max(1, min(world_size // max(1, n_tasks), n_particles))
 
 
-def farm(world, tasks, run_task, group_size=1, *, summary=None, on_done=None):
+class TaskInterrupted(Exception):
+    """Raised by a task on every rank of its group to leave the farm before finishing it."""
+
+
+def farm(world, tasks, run_task, group_size=1, *, summary=None, on_done=None, on_message=None,
+         stop=None):
     """Run ``run_task(task, group, progress)`` for every task; results on world rank 0.
 
     Parameters
@@ -63,23 +68,34 @@ def farm(world, tasks, run_task, group_size=1, *, summary=None, on_done=None):
         call ``progress()`` or ``progress(row)`` (a history row) from time to time (once per
         swarm round): this lets the shared counter, held by world rank 0, serve the other
         groups while rank 0 computes, and world rank 0 collect the records of ``summary``.
+        A group leader may call ``progress(message=obj)`` to hand ``obj`` to ``on_message``
+        on world rank 0 (a snapshot of its swarm, for the checkpoint). Raising
+        :class:`TaskInterrupted` on every rank of the group ends the group's work.
     group_size : int
         Ranks per group (see :func:`default_group_size`).
     summary : callable, optional
-        ``summary(task, result, group_index)`` -> a small picklable record, the same
-        function on every rank. When given, each group leader hands the record of every
-        task it finishes to world rank 0 with a non-blocking send; world rank 0 passes
-        every record (its own group's at once, the others' as it polls for them in
-        ``progress`` and after its last task) to ``on_done``. World rank 0 never blocks on a
-        record; a sender waits on its requests only after its last task, and they complete
-        as rank 0 polls. The records are cheap: a dict of ten numbers per task.
+        ``summary(task, result, group_index)`` -> a picklable record, the same function on
+        every rank. When given, each group leader hands the record of every task it
+        finishes to world rank 0 with a non-blocking send; world rank 0 passes every record
+        (its own group's at once, the others' as it polls for them in ``progress`` and
+        after its last task) to ``on_done``. World rank 0 never blocks on a record; a
+        sender waits on its requests only after its last task, and they complete as rank 0
+        polls.
     on_done : callable, optional
-        ``on_done(record)`` on world rank 0, once per task, in the order rank 0 learns of them.
+        ``on_done(record)`` on world rank 0, once per finished task, in the order rank 0
+        learns of them.
+    on_message : callable, optional
+        ``on_message(obj)`` on world rank 0 for every ``progress(message=obj)``.
+    stop : callable, optional
+        ``stop()`` -> bool, asked by each group leader before it draws a task: when true the
+        group draws no more.
 
     Returns
     -------
     results : list or None
-        On world rank 0 the results in task order; ``None`` on every other rank.
+        On world rank 0 the results in task order, ``None`` for a task that was interrupted
+        or never started (only after ``stop`` or :class:`TaskInterrupted`); ``None`` on
+        every other rank.
     assignments : dict
         On world rank 0, task number -> index of the group that ran it.
     """
@@ -88,45 +104,59 @@ def farm(world, tasks, run_task, group_size=1, *, summary=None, on_done=None):
     counter = world.counter()
     finished = {}
     sends = []
-    told = 0  # records world rank 0 has passed to on_done
+    received = 0  # messages world rank 0 has taken from other ranks
+
+    def deliver(kind, payload):
+        if kind == "done":
+            if on_done is not None:
+                on_done(payload)
+        elif on_message is not None:
+            on_message(payload)
 
     def drain():
-        nonlocal told
-        for record in world.poll(DONE_TAG):
-            told += 1
-            if on_done is not None:
-                on_done(record)
+        nonlocal received
+        for kind, payload in world.poll(DONE_TAG):
+            received += 1
+            deliver(kind, payload)
 
-    def progress(row=None):
+    def post(kind, payload):
+        if world.rank == 0:
+            deliver(kind, payload)
+        else:
+            sends.append(world.isend((kind, payload), 0, DONE_TAG))
+
+    def progress(row=None, message=None):
         world.progress()
-        if summary is not None and world.rank == 0:
+        if message is not None:
+            post("message", message)
+        if world.rank == 0:
             drain()
 
     while True:
-        task_number = counter.next() if group.rank == 0 else None
+        task_number = None
+        if group.rank == 0 and not (stop is not None and stop()):
+            task_number = counter.next()
         task_number = group.bcast(task_number, root=0)
-        if task_number >= len(tasks):
+        if task_number is None or task_number >= len(tasks):
             break
         task = tasks[task_number]
-        result = run_task(task, group, progress)
+        try:
+            result = run_task(task, group, progress)
+        except TaskInterrupted:
+            break
         if group.rank == 0:
             finished[task_number] = (layout.group_index, result)
             if summary is not None:
-                record = summary(task, result, layout.group_index)
-                if world.rank == 0:
-                    told += 1
-                    if on_done is not None:
-                        on_done(record)
-                else:
-                    sends.append(world.isend(record, 0, DONE_TAG))
-    if summary is not None:
-        if world.rank == 0:  # every other task ends in a record sent here: collect them all
+                post("done", summary(task, result, layout.group_index))
+    # every message sent to world rank 0 is received before the results are gathered
+    sent = world.gather(len(sends), root=0)
+    if world.rank == 0:
+        expected = sum(sent[1:])
+        while received < expected:
+            time.sleep(0.01)
             drain()
-            while told < len(tasks):
-                time.sleep(0.01)
-                drain()
-        for request in sends:
-            request.wait()
+    for request in sends:
+        request.wait()
     gathered = world.gather(finished, root=0)
     counter.free()
     if world.rank != 0:
@@ -134,6 +164,6 @@ def farm(world, tasks, run_task, group_size=1, *, summary=None, on_done=None):
     merged = {}
     for part in gathered:
         merged.update(part)
-    results = [merged[number][1] for number in range(len(tasks))]
-    assignments = {number: merged[number][0] for number in range(len(tasks))}
+    results = [merged[number][1] if number in merged else None for number in range(len(tasks))]
+    assignments = {number: merged[number][0] for number in merged}
     return results, assignments

@@ -40,11 +40,14 @@
 # the plain form reaches the ranks only when srun started them, not mpirun (whose ranks live in
 # the batch step), and leaves no trace in the log. With "B:", the trap below writes a line in
 # the log and forwards the signal to the launcher; srun, Open MPI's mpirun and MPICH's mpiexec
-# all pass SIGUSR1 on to every rank. hpcswarm does not handle SIGUSR1 yet (no checkpoint), so
-# what a rank does with it depends on the MPI library: MPICH catches it and the run carries on;
-# where nothing catches it, Python's default action ends the rank 300 s early (the time limit
-# would end it anyway). HPCSWARM_FORWARD_SIGNAL=0 only logs the warning. SIGTERM (scancel, the
-# time limit itself) and SIGINT are forwarded as SIGTERM.
+# all pass SIGUSR1 on to every rank. hpcswarm then finishes the round each search is in,
+# writes its checkpoint (<output stem>.checkpoint.h5: finished tasks and every running swarm)
+# and exits with status 3 well before the limit. SIGTERM (scancel, the time limit itself) and
+# SIGINT are forwarded as SIGTERM and do the same. The run always has '--resume': submitting
+# the same command again continues from the checkpoint (or starts afresh when there is
+# none), with the same results as an uninterrupted run, on any number of ranks.
+# HPCSWARM_FORWARD_SIGNAL=0 only logs the warning (the job then runs into its limit; the
+# periodic checkpoints, every 'checkpoint_every' rounds, still hold most of the work).
 #SBATCH --signal=B:USR1@300
 
 set -euo pipefail
@@ -111,7 +114,7 @@ if ! command -v "$launcher" >/dev/null; then
 fi
 # (the ${a[@]+"${a[@]}"} form keeps an empty array legal under 'set -u' in bash < 4.4)
 cmd=("${launch[@]}" ${launcher_args[@]+"${launcher_args[@]}"}
-     "$python" -m hpcswarm run "$job" --threads "$threads" "$@")
+     "$python" -m hpcswarm run "$job" --resume --threads "$threads" "$@")
 
 now() { date -u '+%Y-%m-%d %H:%M:%S UTC'; }
 log "job ${SLURM_JOB_ID:-(not under SLURM)}${SLURM_JOB_NAME:+ $SLURM_JOB_NAME}" \
@@ -151,4 +154,7 @@ while :; do
     kill -0 "$child" 2>/dev/null || break
 done
 log "$launcher exited with status $status at $(now)"
+if [[ $status == 3 ]]; then
+    log "stopped early with a checkpoint; submit the same command again to continue"
+fi
 exit "$status"

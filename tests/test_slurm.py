@@ -161,7 +161,8 @@ def test_submit_default_job_with_srun(fake):
     assert proc.returncode == 0, proc.stderr
     srun = fake.record("srun")
     assert srun["argv"] == ["--ntasks=2", "--cpus-per-task=1", "--kill-on-bad-exit=1",
-                            "python", "-m", "hpcswarm", "run", DEFAULT_JOB, "--threads", "1",
+                            "python", "-m", "hpcswarm", "run", DEFAULT_JOB, "--resume",
+                            "--threads", "1",
                             "--set", "runs=10", "--set", "params.n_iterations=3"]
     env = srun["env"]
     assert (env["OMP_NUM_THREADS"], env["OPENBLAS_NUM_THREADS"], env["MKL_NUM_THREADS"]) == \
@@ -180,12 +181,15 @@ def test_job_argument_threads_and_exit_status(fake):
     assert proc.returncode == 3                       # the launcher's status is the job's
     srun = fake.record("srun")
     assert srun["argv"][:2] == ["--ntasks=3", "--cpus-per-task=4"]
-    assert srun["argv"][-5:] == ["run", "jobs/b.toml", "--threads", "4", "--overwrite"]
+    assert srun["argv"][-6:] == ["run", "jobs/b.toml", "--resume", "--threads", "4",
+                                 "--overwrite"]
+    assert "stopped early with a checkpoint; submit the same command again" in proc.stdout
     assert srun["env"]["OMP_NUM_THREADS"] == srun["env"]["OPENBLAS_NUM_THREADS"] == "4"
 
     proc = fake.run("run_lsrg.sh", "--set", "runs=2", HPCSWARM_JOB="jobs/a.toml")
     assert proc.returncode == 0, proc.stderr
-    assert fake.record("srun")["argv"][-5:] == ["jobs/a.toml", "--threads", "1", "--set", "runs=2"]
+    assert fake.record("srun")["argv"][-6:] == ["jobs/a.toml", "--resume", "--threads", "1",
+                                                "--set", "runs=2"]
 
 
 def test_mpirun_launcher_venv_and_launcher_args(fake, tmp_path):
@@ -199,7 +203,7 @@ def test_mpirun_launcher_venv_and_launcher_args(fake, tmp_path):
     assert proc.returncode == 0, proc.stderr
     mpirun = fake.record("mpirun")
     assert mpirun["argv"] == ["-n", "2", "--bind-to", "core", "python", "-m", "hpcswarm", "run",
-                              DEFAULT_JOB, "--threads", "1", "--set", "runs=1"]
+                              DEFAULT_JOB, "--resume", "--threads", "1", "--set", "runs=1"]
     assert mpirun["env"]["FAKE_VENV_ACTIVATED"] == "other"
     assert mpirun["env"]["OMP_NUM_THREADS"] == "1"
     assert fake.record("srun") is None
@@ -259,7 +263,8 @@ def test_array_index_selects_line_of_list(fake):
     assert proc.returncode == 0, proc.stderr
     assert "array index 1 of 0-2: jobs/a.toml" in proc.stdout
     argv = fake.record("srun")["argv"]
-    assert argv[argv.index("run") + 1:] == ["jobs/a.toml", "--threads", "1", "--set", "runs=3"]
+    assert argv[argv.index("run") + 1:] == ["jobs/a.toml", "--resume", "--threads", "1", "--set",
+                                            "runs=3"]
     assert argv[0] == "--ntasks=2"
 
     proc = fake.run("run_array.sh", HPCSWARM_JOB_LIST="list.txt", SLURM_ARRAY_TASK_ID="2")
@@ -274,7 +279,8 @@ def test_array_submitted_with_sbatch(fake):
     assert proc.returncode == 0, proc.stderr
     assert "array index 3 of 0-3" in proc.stdout
     argv = fake.record("srun")["argv"]
-    assert argv[argv.index("run") + 1:] == ["jobs/pso-lsrg-srbct-unbiased.toml", "--threads", "1",
+    assert argv[argv.index("run") + 1:] == ["jobs/pso-lsrg-srbct-unbiased.toml", "--resume",
+                                            "--threads", "1",
                                             "--set", "runs=1"]
 
 
@@ -288,7 +294,7 @@ def test_array_default_list_is_sorted_jobs(fake):
         proc = fake.run("run_array.sh", SLURM_ARRAY_TASK_ID=str(index))
         assert proc.returncode == 0, proc.stderr
         argv = fake.record("srun")["argv"]
-        assert argv[argv.index("run") + 1:] == [job, "--threads", "1"]
+        assert argv[argv.index("run") + 1:] == [job, "--resume", "--threads", "1"]
 
 
 @pytest.mark.parametrize("extra, message", [

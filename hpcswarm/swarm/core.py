@@ -49,6 +49,7 @@ import numpy as np
 from hpcswarm.comm import as_comm, block_range
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.fitness.archive import Archive, mask_key
+from hpcswarm.swarm.snapshot import restore_snapshot
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence, swarm_stream
 
 HISTORY_FIELDS = (
@@ -221,6 +222,10 @@ class SearchAlgorithm(abc.ABC):
         Called once per round on every rank with the history row just recorded (a dict of
         :data:`HISTORY_FIELDS`): the task farm's hook that lets MPI progress one-sided
         operations and lets world rank 0 report progress, see :func:`hpcswarm.taskfarm.farm`.
+    checkpoint : callable, optional
+        ``checkpoint(search)`` on every rank after ``progress``, once per round: the job's
+        hook that takes snapshots (:func:`hpcswarm.swarm.snapshot.take_snapshot`, collective)
+        and may stop the search by raising.
 
     Notes
     -----
@@ -236,13 +241,15 @@ class SearchAlgorithm(abc.ABC):
     name = None
     PARAMS = ()
 
-    def __init__(self, fitness, params, seed=0, evaluator=None, comm=None, progress=None):
+    def __init__(self, fitness, params, seed=0, evaluator=None, comm=None, progress=None,
+                 checkpoint=None):
         self.fitness = fitness
         self.params = dict(params)
         self.seed_sequence = run_seed_sequence(seed)
         self.evaluator = evaluator
         self.comm = as_comm(comm)
         self.progress = progress
+        self.checkpoint = checkpoint
         self.n_genes = int(fitness.n_genes)
         self.iteration = -1
         self.history = []
@@ -265,9 +272,16 @@ class SearchAlgorithm(abc.ABC):
         """Checks that involve several parameters (ParameterError); single keys are checked by ``PARAMS``."""
 
     # ------------------------------------------------------------------ the loop
-    def run(self):
-        """Initialise, step until done, and return the :class:`SearchResult`."""
-        self.advance()
+    def run(self, resume=None):
+        """Initialise, step until done, and return the :class:`SearchResult`.
+
+        ``resume``: a snapshot of this search (:func:`hpcswarm.swarm.snapshot.take_snapshot`)
+        to continue from instead of initialising; the result is the uninterrupted one.
+        """
+        if resume is None:
+            self.advance()
+        else:
+            restore_snapshot(self, resume)
         while not self.done():
             self.advance()
         return self.result()
@@ -284,6 +298,8 @@ class SearchAlgorithm(abc.ABC):
         self.record()
         if self.progress is not None:
             self.progress(self.history[-1])
+        if self.checkpoint is not None:
+            self.checkpoint(self)
 
     @abc.abstractmethod
     def initialise(self):

@@ -1,0 +1,213 @@
+"""The checkpoint file of a job: finished tasks and the latest snapshot of every unfinished one.
+
+World rank 0 alone writes it, whole, through :func:`hpcswarm.data.hdf5.atomic_hdf5` (a
+temporary name in the same folder, ``fsync``, rename): a job killed during the write leaves
+the previous checkpoint intact. Layout (every object tagged with ``encoding-type`` and
+``encoding-version``)::
+
+    /                      "hpcswarm-checkpoint"; attrs identity (JSON), n_tasks
+    /finished/task-NNNNNN  uint8: the task's result (the dict of protocols.run_task), pickled;
+                           attrs run, fold, group
+    /inflight/task-NNNNNN  group, the snapshot of hpcswarm.swarm.snapshot.take_snapshot:
+                           attrs run, fold, iteration (the last round played), elapsed;
+                           datasets position, velocity, pbest_position (float64) and mask,
+                           pbest_mask (bool) (n_particles, n_genes); fitness, size,
+                           pbest_fitness, pbest_size (n_particles,); rng_states
+                           (n_particles, 48) uint8 (pack_rng); method_state (uint8, pickled)
+
+The swarm arrays are plain datasets (``h5py``, ``h5dump`` show them); the rest of a search's
+state and the finished results are pickled, so a checkpoint must only be resumed by whoever
+wrote it (unpickling runs code, as loading any pickle does).
+
+The identity (algorithm, parameters, protocol, folds, runs, seed, dataset SHA-256) must be
+equal on resume; the output path, the number of ranks and the group layout may change.
+"""
+
+import json
+import pickle
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from hpcswarm.data.hdf5 import atomic_hdf5, decode_value
+from hpcswarm.errors import DataError, ParameterError
+
+ENCODING = ("hpcswarm-checkpoint", "0.1.0")
+_PICKLED = ("pickle", "0.1.0")
+_SNAPSHOT = ("hpcswarm-snapshot", "0.1.0")
+_GROUP = ("dict", "0.1.0")
+
+IDENTITY_KEYS = ("algorithm", "params", "protocol", "folds", "runs", "first_run", "seed")
+"""Job keys a checkpoint must share with the job that resumes it (with the dataset's SHA-256)."""
+
+
+def checkpoint_identity(job, dataset_sha256):
+    """What makes a checkpoint belong to ``job``: a JSON-ready dict."""
+    described = job.as_dict()
+    identity = {key: described[key] for key in IDENTITY_KEYS}
+    identity["dataset_sha256"] = dataset_sha256
+    return identity
+
+
+def _tag(obj, encoding):
+    obj.attrs["encoding-type"], obj.attrs["encoding-version"] = encoding
+
+
+def _pickled(group, name, value, encoding=_PICKLED):
+    data = np.frombuffer(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8)
+    dataset = group.create_dataset(name, data=data)
+    _tag(dataset, encoding)
+    return dataset
+
+
+def _name(number):
+    return f"task-{int(number):06d}"
+
+
+def write_checkpoint(path, identity, n_tasks, finished, inflight):
+    """Write the checkpoint atomically, replacing the previous one.
+
+    Parameters
+    ----------
+    path : Path
+    identity : dict
+        :func:`checkpoint_identity` of the job.
+    n_tasks : int
+    finished : dict
+        Task number -> ``(task, result, group index)``.
+    inflight : dict
+        Task number -> ``(task, snapshot)``; a snapshot is a dict of
+        :func:`~hpcswarm.swarm.snapshot.take_snapshot` or a callable returning one (a
+        snapshot still in the previous checkpoint, read only now).
+    """
+    with atomic_hdf5(path, overwrite=True) as f:
+        _tag(f, ENCODING)
+        f.attrs["identity"] = json.dumps(identity, sort_keys=True)
+        f.attrs["n_tasks"] = int(n_tasks)
+        done = f.create_group("finished")
+        _tag(done, _GROUP)
+        for number in sorted(finished):
+            task, result, group_index = finished[number]
+            dataset = _pickled(done, _name(number), result)
+            dataset.attrs.update(run=task.run, fold=task.fold, group=int(group_index))
+        running = f.create_group("inflight")
+        _tag(running, _GROUP)
+        for number in sorted(inflight):
+            task, snapshot = inflight[number]
+            snapshot = snapshot() if callable(snapshot) else snapshot
+            group = running.create_group(_name(number))
+            _tag(group, _SNAPSHOT)
+            group.attrs.update(run=task.run, fold=task.fold, iteration=snapshot["iteration"],
+                               elapsed=snapshot["elapsed"])
+            for key, array in snapshot["arrays"].items():
+                group.create_dataset(key, data=array)
+            group.create_dataset("method_state",
+                                 data=np.frombuffer(snapshot["method_state"], dtype=np.uint8))
+
+
+class Checkpoint:
+    """A checkpoint opened for resuming (read-only, on every rank).
+
+    The file stays open until :meth:`close`: a snapshot is read only when its task starts
+    again, from this handle, even after world rank 0 has replaced the file by a newer one
+    (the rename leaves this handle on the old file).
+
+    Attributes
+    ----------
+    path : Path
+    finished : dict
+        Task number -> ``(result, group index)``.
+    inflight : set of int
+        Tasks with a snapshot.
+    """
+
+    def __init__(self, path, identity, n_tasks):
+        self.path = Path(path)
+        try:
+            self._file = h5py.File(self.path, "r")
+        except OSError as exc:
+            raise DataError(f"{self.path}: not a readable checkpoint ({exc})") from None
+        try:
+            self._check(identity, n_tasks)
+            self.finished = {
+                int(name[5:]): (pickle.loads(dataset[()].tobytes()),
+                                int(dataset.attrs["group"]))
+                for name, dataset in self._file["finished"].items()}
+            self.inflight = {int(name[5:]) for name in self._file["inflight"]}
+        except BaseException:
+            self._file.close()
+            raise
+
+    def _check(self, identity, n_tasks):
+        f = self._file
+        if decode_value(f.attrs.get("encoding-type")) != ENCODING[0]:
+            raise DataError(f"{self.path}: not an hpcswarm checkpoint")
+        stored = json.loads(decode_value(f.attrs["identity"]))
+        expected = json.loads(json.dumps(identity, sort_keys=True))
+        differing = [key for key in sorted(set(stored) | set(expected))
+                     if stored.get(key) != expected.get(key)]
+        if differing or int(f.attrs["n_tasks"]) != n_tasks:
+            raise ParameterError(
+                f"{self.path}: this checkpoint belongs to another job (different "
+                f"{', '.join(differing) or 'number of tasks'}); resume with the job that "
+                f"wrote it, or delete the checkpoint to start again")
+
+    def snapshot(self, number):
+        """The snapshot of task ``number`` as :func:`take_snapshot` made it."""
+        group = self._file["inflight"][_name(number)]
+        arrays = {key: group[key][()] for key in group if key != "method_state"}
+        return {"iteration": int(group.attrs["iteration"]),
+                "elapsed": float(group.attrs["elapsed"]), "arrays": arrays,
+                "method_state": group["method_state"][()].tobytes()}
+
+    def close(self):
+        """Close the file."""
+        self._file.close()
+
+
+class CheckpointKeeper:
+    """World rank 0's view of the job's progress, written out as the checkpoint when it grows.
+
+    Parameters
+    ----------
+    path : Path
+    identity : dict
+    tasks : list of Task
+        Every task of the job.
+    previous : Checkpoint, optional
+        The checkpoint being resumed: its finished tasks and snapshots are carried over.
+    """
+
+    def __init__(self, path, identity, tasks, previous=None):
+        self.path = Path(path)
+        self.identity = identity
+        self.tasks = tasks
+        self.finished = {}
+        self.inflight = {}
+        if previous is not None:
+            for number, (result, group_index) in previous.finished.items():
+                self.finished[number] = (tasks[number], result, group_index)
+            for number in previous.inflight:
+                self.inflight[number] = (tasks[number],
+                                         lambda number=number: previous.snapshot(number))
+
+    def snapshot(self, number, snapshot):
+        """Record the latest snapshot of unfinished task ``number`` and write the checkpoint."""
+        self.inflight[number] = (self.tasks[number], snapshot)
+        self.write()
+
+    def done(self, number, result, group_index):
+        """Record finished task ``number`` (its snapshot is dropped) and write the checkpoint."""
+        self.inflight.pop(number, None)
+        self.finished[number] = (self.tasks[number], result, group_index)
+        self.write()
+
+    def write(self):
+        """Replace the checkpoint file by the current state (atomically)."""
+        write_checkpoint(self.path, self.identity, len(self.tasks), self.finished,
+                         self.inflight)
+
+    def remove(self):
+        """Delete the checkpoint (the job's results are complete and written)."""
+        self.path.unlink(missing_ok=True)

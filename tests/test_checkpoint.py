@@ -1,0 +1,221 @@
+"""Checkpoint and restart (issue 7): snapshots of every method, and whole jobs interrupted by a
+signal, by a crash during a checkpoint write and by a crash between writes, then resumed on the
+same or another number of ranks; the results must equal the uninterrupted run's.
+
+The interrupted runs are subprocesses (``tests/mpi_scripts/interrupt_job.py``), launched
+directly or under ``mpiexec``, so these tests belong to the serial pass of ``make test``.
+"""
+
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from synthetic import small_data
+from test_mpi_jobs import MPIEXEC, SCRIPTS, launch
+
+from hpcswarm.baselines import BASELINES
+from hpcswarm.search import run_search
+from hpcswarm.swarm import ALGORITHMS
+from hpcswarm.swarm.snapshot import take_snapshot
+
+SHORT = {"sfr": {"max_size": 5}, "fsr": {"max_size": 5, "n_iterations": 4},
+         "fsipso": {"n_iterations": 8, "n_particles": 6, "n_subspaces": 3}}
+
+
+class _Stop(Exception):
+    pass
+
+
+def _without_seconds(history):
+    return [{k: v for k, v in row.items() if k != "seconds"} for row in history]
+
+
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS) + sorted(BASELINES))
+def test_a_search_resumed_from_any_round_ends_as_the_uninterrupted_one(algorithm):
+    X, y = small_data(3, 30, 24)
+    params = SHORT.get(algorithm, {} if algorithm in BASELINES else {"n_iterations": 5,
+                                                                       "n_particles": 6})
+    full = run_search(X, y, algorithm, params, seed=7)
+    for stop_at in range(len(full.history) - 1):
+        taken = []
+
+        def hook(search):
+            if search.iteration == stop_at:
+                taken.append(pickle.loads(pickle.dumps(take_snapshot(search))))
+                raise _Stop
+
+        with pytest.raises(_Stop):
+            run_search(X, y, algorithm, params, seed=7, checkpoint=hook)
+        resumed = run_search(X, y, algorithm, params, seed=7, resume=taken[0])
+        assert np.array_equal(resumed.mask, full.mask)
+        assert resumed.fitness == full.fitness
+        assert _without_seconds(resumed.history) == _without_seconds(full.history)
+        assert resumed.extra.get("events") == full.extra.get("events")
+
+
+# ---------------------------------------------------------------------- whole jobs
+def _write_job(folder, algorithm="pso-lsrg", **extra):
+    from hpcswarm.data import Dataset, write_dataset
+
+    X, y = small_data(5, 36, 60)
+    data = folder / "data.h5"
+    if not data.exists():
+        write_dataset(Dataset(X=X, y=y, class_names=["a", "b", "c"],
+                              gene_names=[f"g{i}" for i in range(X.shape[1])]), data)
+    params = {"pso-lsrg": "n_particles = 8\nn_iterations = 14\nls_tries = 6\n",
+              "cso": "n_particles = 8\nn_iterations = 14\n[fitness]\ncv = 3\n"}[algorithm]
+    lines = [f'data = "{data}"', f'algorithm = "{algorithm}"', 'protocol = "unbiased"',
+             "folds = 3", "runs = 2", "seed = 11", "checkpoint_every = 2",
+             *(f"{key} = {value}" for key, value in extra.items()), "[params]", params]
+    job = folder / f"{algorithm}.toml"
+    job.write_text("\n".join(lines))
+    return job
+
+
+def _run(job, output, *extra):
+    from hpcswarm import cli
+
+    assert cli.main(["run", str(job), "--quiet", "--set", f"output={output}", *extra]) == 0
+
+
+def _interrupt(job, output, mode, n, rank=0, ranks=None):
+    args = [mode, str(n), str(rank), "--", str(job), "--quiet", "--set", f"output={output}",
+            "--threads", "1"]
+    if ranks is None:
+        env = dict(os.environ, PYTHONPATH=str(SCRIPTS.parent.parent))
+        return subprocess.run([sys.executable, str(SCRIPTS / "interrupt_job.py"), *args],
+                              capture_output=True, text=True, timeout=300, env=env)
+    return launch(ranks, "interrupt_job.py", timeout=300, args=args)[0]
+
+
+def _tables(path):
+    """Every dataset of a results file but wall times and group numbers (which may differ)."""
+    found = {}
+
+    def visit(name, obj):
+        if isinstance(obj, h5py.Dataset) and not name.endswith(("seconds", "group")):
+            value = obj[()]
+            found[name] = value[:, :-1] if name.endswith("history") else value  # seconds last
+    with h5py.File(path, "r") as f:
+        assert list(f["runs/run-000/fold-00/history"].attrs["columns"])[-1] == "seconds"
+        f.visititems(visit)
+    return found
+
+
+def _assert_same_results(a, b):
+    first, second = _tables(a), _tables(b)
+    assert first.keys() == second.keys()
+    for name in first:
+        assert np.array_equal(first[name], second[name]), name
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("reference")
+    job = _write_job(folder)
+    _run(job, folder / "ref.h5")
+    return folder, job, folder / "ref.h5"
+
+
+@pytest.mark.parametrize("mode, n", [("sigterm", 1), ("sigterm", 9), ("crash-in-write", 1),
+                                     ("crash-in-write", 6), ("crash-after-write", 4)])
+def test_a_job_interrupted_and_resumed_gives_the_uninterrupted_results(reference, tmp_path,
+                                                                       mode, n):
+    folder, job, ref = reference
+    output = tmp_path / "out.h5"
+    checkpoint = tmp_path / "out.checkpoint.h5"
+    done = _interrupt(job, output, mode, n)
+    if mode == "sigterm":
+        assert done.returncode == 3, done.stderr
+        assert "stopped by SIGTERM" in done.stderr and "--resume" in done.stderr
+    else:
+        assert done.returncode == 9, done.stderr
+    assert not output.exists()
+    if mode == "crash-in-write" and n == 1:
+        assert not checkpoint.exists()  # the first write never completed: nothing to resume
+    else:
+        with h5py.File(checkpoint, "r") as f:  # the previous checkpoint is whole
+            assert f.attrs["encoding-type"] == "hpcswarm-checkpoint"
+            assert len(f["finished"]) + len(f["inflight"]) >= 1
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")] or mode.startswith(
+        "crash")
+    _run(job, output, "--resume")
+    _assert_same_results(ref, output)
+    assert not checkpoint.exists()  # removed once the results are written
+
+
+def test_the_checkpoint_holds_finished_tasks_and_the_swarms_of_running_ones(reference,
+                                                                             tmp_path):
+    folder, job, _ = reference
+    output = tmp_path / "out.h5"
+    assert _interrupt(job, output, "sigterm", 9).returncode == 3
+    with h5py.File(tmp_path / "out.checkpoint.h5", "r") as f:
+        assert len(f["finished"]) == 1 and len(f["inflight"]) == 1
+        swarm = f["inflight"][next(iter(f["inflight"]))]
+        assert swarm["position"].shape == (8, 60) and swarm["rng_states"].shape == (8, 48)
+        # task 0 took snapshots 1-7 (rounds 1, 3, ..., 13); task 1's second (round 3) raised
+        # the signal, so task 1 stopped at the end of round 4 with a last snapshot
+        assert swarm["pbest_mask"].dtype == bool and swarm.attrs["iteration"] == 4
+
+
+def test_an_existing_checkpoint_needs_resume_or_overwrite(reference, tmp_path):
+    from hpcswarm import cli
+    from hpcswarm.errors import DataError, ParameterError
+
+    folder, job, _ = reference
+    output = tmp_path / "out.h5"
+    assert _interrupt(job, output, "sigterm", 3).returncode == 3
+    with pytest.raises(DataError, match="checkpoint of an unfinished run.*--resume"):
+        cli.main(["run", str(job), "--quiet", "--set", f"output={output}"])
+    with pytest.raises(ParameterError, match="another job.*seed"):
+        cli.main(["run", str(job), "--quiet", "--set", f"output={output}", "--set", "seed=12",
+                  "--resume"])
+    _run(job, output, "--resume")
+    with pytest.raises(DataError, match="already complete"):
+        cli.main(["run", str(job), "--quiet", "--set", f"output={output}", "--resume"])
+
+
+def test_resume_without_a_checkpoint_starts_from_the_beginning(reference, tmp_path):
+    folder, job, ref = reference
+    _run(job, tmp_path / "out.h5", "--resume")
+    _assert_same_results(ref, tmp_path / "out.h5")
+
+
+@pytest.mark.skipif(not MPIEXEC.exists(), reason="no mpiexec next to the interpreter")
+@pytest.mark.parametrize("rank", [0, 1])
+def test_a_signal_on_one_rank_stops_every_rank_and_another_rank_count_resumes(reference,
+                                                                               tmp_path, rank):
+    folder, job, ref = reference
+    output = tmp_path / "out.h5"
+    done = _interrupt(job, output, "sigterm", 2, rank=rank, ranks=2)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.count("stopped by SIGTERM") == 1  # rank 0 alone reports
+    _run(job, output, "--resume")  # serial
+    _assert_same_results(ref, output)
+
+
+@pytest.mark.skipif(not MPIEXEC.exists(), reason="no mpiexec next to the interpreter")
+def test_a_serial_checkpoint_resumes_on_two_ranks_in_one_group(tmp_path):
+    job = _write_job(tmp_path, "cso")
+    _run(job, tmp_path / "ref.h5")
+    output = tmp_path / "out.h5"
+    assert _interrupt(job, output, "sigterm", 5).returncode == 3
+    done, _ = launch(2, None, timeout=300, args=["run", str(job), "--quiet", "--resume",
+                                                  "--set", f"output={output}",
+                                                  "--set", "layout.group_size=2"])
+    assert done.returncode == 0, done.stderr
+    _assert_same_results(tmp_path / "ref.h5", output)
+
+
+def test_resume_needs_a_job_file():
+    from hpcswarm import cli
+    from hpcswarm.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="--resume applies to a job file"):
+        cli.main(["run", "--data", "builtin:srbct", "--algorithm", "cso", "--resume"])
