@@ -69,7 +69,7 @@ SCHEMA = (
     Key("runs", "int", 1, "independent runs", low=1),
     Key("first_run", "int", 0, "number of the first run: runs first_run .. first_run+runs-1 "
         "are computed, so an experiment split over several allocations gets exactly the "
-        "runs of a single allocation (report pools the files)", low=0),
+        "runs of a single allocation ('report' pools the files)", low=0),
     Key("seed", "int", 0, "job seed; every run and fold seed is spawned from it", low=0),
     Key("output", "str", None, "results file (HDF5; a JSON summary is written beside it); "
         "default: <job file stem>.h5 in the current folder"),

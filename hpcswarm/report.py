@@ -53,6 +53,50 @@ def significance(values, reference, alpha=0.05):
             else "-"), p
 
 
+def _same_experiment(a, b):
+    """Whether two results files hold parts of one experiment (all but the runs agree)."""
+    keys = ("dataset_sha256", "name", "algorithm", "protocol", "params", "seed")
+    job_a, job_b = a.attrs.get("job") or {}, b.attrs.get("job") or {}
+    return (all(a.attrs.get(k) == b.attrs.get(k) for k in keys)
+            and job_a.get("folds") == job_b.get("folds")
+            and not set(a.table["run"].tolist()) & set(b.table["run"].tolist()))
+
+
+def pool_parts(methods):
+    """Join the files of one experiment split by ``first_run`` into one method, in run order.
+
+    Files with the same dataset, method name, algorithm, parameters, protocol, folds and seed
+    whose runs do not overlap are parts of one experiment (the runs of ``first_run``
+    .. ``first_run + runs - 1`` are those of a single job with more runs); their tasks are
+    concatenated. Files whose runs overlap stay separate methods.
+    """
+    from hpcswarm.results import MethodResults
+
+    pooled = []
+    for method in methods:
+        part_of = next((group for group in pooled if all(_same_experiment(method, other)
+                                                         for other in group)), None)
+        if part_of is None:
+            pooled.append([method])
+        else:
+            part_of.append(method)
+    joined = []
+    for group in pooled:
+        if len(group) == 1:
+            joined.append(group[0])
+            continue
+        group.sort(key=lambda m: int(m.table["run"].min()))
+        first = group[0]
+        joined.append(MethodResults(
+            path=first.path, attrs=dict(first.attrs, pooled_files=[str(m.path) for m in group]),
+            gene_names=first.gene_names, class_names=first.class_names,
+            table={key: np.concatenate([m.table[key] for m in group]) for key in first.table},
+            genes=[g for m in group for g in m.genes],
+            histories=[h for m in group for h in m.histories],
+            history_columns=first.history_columns))
+    return joined
+
+
 def _pick_reference(methods, reference):
     if reference is None:
         return 0
@@ -71,7 +115,8 @@ def build_report(paths, reference=None, alpha=0.05, top=10):
     Parameters
     ----------
     paths : sequence of str or Path
-        Results files (``run JOB.toml`` outputs).
+        Results files (``run JOB.toml`` outputs); the parts of one experiment split with
+        ``first_run`` are pooled (:func:`pool_parts`).
     reference : str, optional
         Method the tests compare against: a job ``name``, an algorithm or a file name
         (default: the first file).
@@ -88,7 +133,7 @@ def build_report(paths, reference=None, alpha=0.05, top=10):
     """
     if not 0 < alpha < 1:
         raise ParameterError(f"--alpha must lie in (0, 1), got {alpha}")
-    methods = [read_results(path) for path in paths]
+    methods = pool_parts([read_results(path) for path in paths])
     ref_index = _pick_reference(methods, reference)
     ref = methods[ref_index]
     rows, genes, curves, notes = [], [], [], []

@@ -1,0 +1,37 @@
+"""One experiment split over several allocations with ``first_run``: the same tasks and, pooled
+by ``report``, the same table as one job with every run."""
+
+import numpy as np
+
+from hpcswarm import cli
+from hpcswarm.protocols import make_tasks
+from hpcswarm.report import build_report
+
+
+def test_first_run_gives_the_tasks_of_the_longer_job():
+    y = np.arange(40) % 2
+    every = make_tasks(y, "unbiased", 5, seed=3, folds=4)
+    part = make_tasks(y, "unbiased", 2, seed=3, folds=4, first_run=3)
+    assert [t.run for t in part] == [3] * 4 + [4] * 4
+    for mine, theirs in zip(part, every[12:]):
+        assert (mine.run, mine.fold, mine.spawn_key) == (theirs.run, theirs.fold, theirs.spawn_key)
+        assert np.array_equal(mine.train, theirs.train) and np.array_equal(mine.test, theirs.test)
+
+
+def test_report_pools_the_parts_of_one_experiment(tmp_path):
+    job = tmp_path / "wine.toml"
+    job.write_text('data = "sklearn:wine"\nalgorithm = "cbpso"\nprotocol = "holdout"\nseed = 4\n'
+                   '[params]\nn_particles = 4\nn_iterations = 3\n')
+    for output, runs, first in (("all.h5", 3, 0), ("a.h5", 2, 0), ("b.h5", 1, 2)):
+        assert cli.main(["run", str(job), "--quiet", "--set", f"output={tmp_path / output}",
+                         "--set", f"runs={runs}", "--set", f"first_run={first}"]) == 0
+    whole = build_report([tmp_path / "all.h5"])
+    pooled = build_report([tmp_path / "b.h5", tmp_path / "a.h5"])
+    drop = ("file",)
+    assert [{k: v for k, v in r.items() if k not in drop} for r in pooled["rows"]] == \
+        [{k: v for k, v in r.items() if k not in drop} for r in whole["rows"]]
+    assert pooled["genes"][0]["top"] == whole["genes"][0]["top"]
+    assert pooled["rows"][-1]["runs"] == 3
+    # the same file twice is two methods, not one experiment of doubled runs
+    twice = build_report([tmp_path / "a.h5", tmp_path / "a.h5"])
+    assert [r["runs"] for r in twice["rows"] if r["method"] == "cbpso"] == [2, 2]
