@@ -25,6 +25,7 @@ equal on resume; the output path, the number of ranks and the group layout may c
 
 import json
 import pickle
+import time
 from pathlib import Path
 
 import h5py
@@ -169,6 +170,11 @@ class Checkpoint:
 class CheckpointKeeper:
     """World rank 0's view of the job's progress, written out as the checkpoint when it grows.
 
+    Every write replaces the whole file (finished results plus the latest snapshot of every
+    running search, ``26 n_particles n_genes`` bytes each), so writes are spaced by at least
+    ``min_seconds``: whatever arrives meanwhile is written by the first :meth:`maybe_write`
+    after that. Rank 0 holds the latest snapshot of every running task in memory.
+
     Parameters
     ----------
     path : Path
@@ -177,12 +183,20 @@ class CheckpointKeeper:
         Every task of the job.
     previous : Checkpoint, optional
         The checkpoint being resumed: its finished tasks and snapshots are carried over.
+    min_seconds : float, default 0
+        Least time between two writes.
+    clock : callable, default time.monotonic
     """
 
-    def __init__(self, path, identity, tasks, previous=None):
+    def __init__(self, path, identity, tasks, previous=None, min_seconds=0.0,
+                 clock=time.monotonic):
         self.path = Path(path)
         self.identity = identity
         self.tasks = tasks
+        self.min_seconds = float(min_seconds)
+        self.clock = clock
+        self.last_write = None
+        self.dirty = False
         self.finished = {}
         self.inflight = {}
         if previous is not None:
@@ -193,20 +207,30 @@ class CheckpointKeeper:
                                          lambda number=number: previous.snapshot(number))
 
     def snapshot(self, number, snapshot):
-        """Record the latest snapshot of unfinished task ``number`` and write the checkpoint."""
+        """Record the latest snapshot of unfinished task ``number``; write if it is time."""
         self.inflight[number] = (self.tasks[number], snapshot)
-        self.write()
+        self.dirty = True
+        self.maybe_write()
 
     def done(self, number, result, group_index):
-        """Record finished task ``number`` (its snapshot is dropped) and write the checkpoint."""
+        """Record finished task ``number`` (its snapshot is dropped); write if it is time."""
         self.inflight.pop(number, None)
         self.finished[number] = (self.tasks[number], result, group_index)
-        self.write()
+        self.dirty = True
+        self.maybe_write()
+
+    def maybe_write(self):
+        """Write if something changed and ``min_seconds`` have passed since the last write."""
+        if self.dirty and (self.last_write is None
+                           or self.clock() - self.last_write >= self.min_seconds):
+            self.write()
 
     def write(self):
         """Replace the checkpoint file by the current state (atomically)."""
         write_checkpoint(self.path, self.identity, len(self.tasks), self.finished,
                          self.inflight)
+        self.last_write = self.clock()
+        self.dirty = False
 
     def remove(self):
         """Delete the checkpoint (the job's results are complete and written)."""

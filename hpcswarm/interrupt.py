@@ -52,7 +52,7 @@ class StopRequest:
         self._previous = {}
 
     def install(self):
-        """Handle :data:`STOP_SIGNALS` (until :meth:`finish`); returns ``self``."""
+        """Handle :data:`STOP_SIGNALS` (until :meth:`restore`); returns ``self``."""
         for number in STOP_SIGNALS:
             self._previous[number] = signal.signal(number, self._on_signal)
         return self
@@ -88,10 +88,9 @@ class StopRequest:
         return self._stopping
 
     def finish(self):
-        """Receive every stop message still on its way and restore the signal handlers.
+        """Receive every stop message still on its way (collective over the world).
 
-        Collective over the world; afterwards :attr:`stopped` tells whether any rank asked
-        to stop.
+        Returns whether any rank asked to stop (also kept as :attr:`stopped`).
         """
         world = self.world
         if world.size > 1:
@@ -110,7 +109,10 @@ class StopRequest:
             for request in self._requests:
                 request.wait()
         self.stopped = bool(world.allreduce_max(np.array([int(self._stopping)]))[0])
+        return self.stopped
+
+    def restore(self):
+        """Put back the signal handlers :meth:`install` replaced (local; safe to repeat)."""
         for number, handler in self._previous.items():
             signal.signal(number, handler)
         self._previous = {}
-        return self.stopped

@@ -77,6 +77,8 @@ SCHEMA = (
         "default: <output stem>.checkpoint.h5 beside the output"),
     Key("checkpoint_every", "int", 10, "rounds between snapshots of a running search (0: only "
         "when SIGTERM or SIGUSR1 arrives); finished tasks are always checkpointed", low=0),
+    Key("checkpoint_seconds", "int", 60, "least seconds between two checkpoint writes (each "
+        "rewrites the whole file); a stop signal always writes at once", low=0),
     Key("cache", "str", None, "folder of datasets converted on the fly (default: "
         "$HPCSWARM_CACHE, else $XDG_CACHE_HOME/hpcswarm, else ~/.cache/hpcswarm)"),
     Key("layout.group_size", "int", 0, "ranks per rank group (0: automatic, "
@@ -112,6 +114,8 @@ class Job:
         The checkpoint file.
     checkpoint_every : int
         Rounds between snapshots of a running search (0: on signals only).
+    checkpoint_seconds : int
+        Least seconds between two checkpoint writes.
     cache : Path
     convert : dict
         Options for converting ``data`` (empty for HDF5 files and bundled datasets).
@@ -136,6 +140,7 @@ class Job:
     first_run: int = 0
     checkpoint: Path = None
     checkpoint_every: int = 10
+    checkpoint_seconds: int = 60
 
     @property
     def summary_path(self):
@@ -152,6 +157,7 @@ class Job:
             "output": str(self.output),
             "cache": str(self.cache), "group_size": self.group_size,
             "checkpoint": str(self.checkpoint), "checkpoint_every": self.checkpoint_every,
+            "checkpoint_seconds": self.checkpoint_seconds,
             "convert": dict(self.convert),
         }
 
@@ -403,6 +409,7 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         cache=cache, group_size=values["layout.group_size"], convert=convert,
         first_run=values["first_run"], checkpoint=checkpoint,
         checkpoint_every=values["checkpoint_every"],
+        checkpoint_seconds=values["checkpoint_seconds"],
     )
 
 

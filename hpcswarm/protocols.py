@@ -459,7 +459,8 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
     if world.rank == 0:
         reporter = ProgressReporter(progress_path(job.output), len(tasks), layout.n_groups,
                                     stream=progress_stream, quiet=quiet)
-        keeper = CheckpointKeeper(job.checkpoint, identity, tasks, previous)
+        keeper = CheckpointKeeper(job.checkpoint, identity, tasks, previous,
+                                  min_seconds=job.checkpoint_seconds)
         for number, (result, group_index) in finished.items():
             reporter.task_done(task_record(tasks[number], result, group_index))
     stopper = StopRequest(world).install()
@@ -469,6 +470,8 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
             progress(row)
             if reporter is not None and row is not None:
                 reporter.round(task, row)
+            if keeper is not None:
+                keeper.maybe_write()
 
         def at_round_end(search):
             stopping = bool(group.allreduce_max(np.array([int(stopper.check())]))[0])
@@ -503,6 +506,7 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
                                     stop=stopper.check)
         stopped = stopper.finish()
     finally:
+        stopper.restore()
         if reporter is not None:
             reporter.close()
         if previous is not None:

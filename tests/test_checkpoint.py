@@ -71,7 +71,7 @@ def _write_job(folder, algorithm="pso-lsrg", **extra):
     params = {"pso-lsrg": "n_particles = 8\nn_iterations = 14\nls_tries = 6\n",
               "cso": "n_particles = 8\nn_iterations = 14\n[fitness]\ncv = 3\n"}[algorithm]
     lines = [f'data = "{data}"', f'algorithm = "{algorithm}"', 'protocol = "unbiased"',
-             "folds = 3", "runs = 2", "seed = 11", "checkpoint_every = 2",
+             "folds = 3", "runs = 2", "seed = 11", "checkpoint_every = 2", "checkpoint_seconds = 0",
              *(f"{key} = {value}" for key, value in extra.items()), "[params]", params]
     job = folder / f"{algorithm}.toml"
     job.write_text("\n".join(lines))
@@ -219,3 +219,24 @@ def test_resume_needs_a_job_file():
 
     with pytest.raises(ParameterError, match="--resume applies to a job file"):
         cli.main(["run", "--data", "builtin:srbct", "--algorithm", "cso", "--resume"])
+
+
+def test_checkpoint_writes_are_spaced_and_nothing_is_lost(tmp_path):
+    from hpcswarm.checkpoint import Checkpoint, CheckpointKeeper
+    from hpcswarm.protocols import make_tasks
+
+    tasks = make_tasks(np.arange(12) % 2, "unbiased", 1, seed=0, folds=3)
+    now = [0.0]
+    keeper = CheckpointKeeper(tmp_path / "c.h5", {"job": 1}, tasks, min_seconds=60,
+                              clock=lambda: now[0])
+    keeper.done(0, {"genes": np.arange(3)}, 0)  # the first write is immediate
+    first = (tmp_path / "c.h5").stat().st_mtime_ns
+    now[0] = 30.0
+    keeper.done(1, {"genes": np.arange(4)}, 0)  # too soon: kept for later
+    assert (tmp_path / "c.h5").stat().st_mtime_ns == first and keeper.dirty
+    now[0] = 61.0
+    keeper.maybe_write()
+    reread = Checkpoint(tmp_path / "c.h5", {"job": 1}, len(tasks))
+    assert sorted(reread.finished) == [0, 1] and not keeper.dirty
+    assert np.array_equal(reread.finished[1][0]["genes"], np.arange(4))
+    reread.close()
