@@ -5,8 +5,15 @@ For (a) a synthetic 203 x 12600 matrix (the shape of the Lung Cancer set) and (b
 milliseconds per evaluation of ``KnnEvaluator.score`` (archive off), of scikit-learn's
 ``cross_val_score`` on the same folds, of the bare numpy product of the selected columns,
 and of the incremental evaluation after flipping 2 % of the genes. Times are the best of
-many single calls (the machine may be shared); the medians are in the JSON. The last line
-of output is one JSON object holding every figure printed.
+many single calls (the machine may be shared); the medians are in the JSON.
+
+Then, on the synthetic matrix written with hpcswarm's writer and opened memory-mapped, the
+same two evaluations (half the genes, 1-NN leave-one-out; 2 % flips cycling over 20 flip
+sets; the variants called in turn) by the evaluator on a private gene-major copy of the rows
+(``KnnEvaluator(X[rows])``, as every rank did before issue #5) and by the evaluator reading
+the file's memory-mapped ``X_genes`` (``KnnEvaluator(GeneMajor(X_genes, rows))``), for all
+samples and for a 90 % subset (an unbiased outer fold's training rows); medians printed.
+The last line of output is one JSON object holding every figure printed.
 
 Run: ``python benchmarks/bench_fitness.py [--threads N] [--repeats R]``.
 """
@@ -14,14 +21,17 @@ Run: ``python benchmarks/bench_fitness.py [--threads N] [--repeats R]``.
 import argparse
 import json
 import os
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 from sklearn.model_selection import cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from hpcswarm.fitness import KnnEvaluator
+from hpcswarm.data import Dataset, open_dataset, write_dataset
+from hpcswarm.fitness import GeneMajor, KnnEvaluator
 
 FLIP_FRACTION = 0.02
 SELECTED_FRACTION = 0.5
@@ -99,6 +109,60 @@ def measure(name, X, y, k, cv, rng, repeats):
     }
 
 
+def interleaved_ms(functions, calls):
+    """Median and best single-call times (ms) of each function, the calls taken in turn.
+
+    Taking the functions in turn gives each the same share of a shared machine's load.
+    """
+    for function in functions.values():
+        function()
+    times = {name: [] for name in functions}
+    for _ in range(calls):
+        for name, function in functions.items():
+            start = time.perf_counter()
+            function()
+            times[name].append(time.perf_counter() - start)
+    return {name: (1e3 * float(np.median(t)), 1e3 * min(t)) for name, t in times.items()}
+
+
+def measure_gene_major(X, y, rng, repeats):
+    """Private copy vs memory-mapped ``X_genes``, all samples and a 90 % subset (ms)."""
+    rows_by_case = {"all": np.arange(X.shape[0]),
+                    "90%": np.sort(rng.choice(X.shape[0], size=int(0.9 * X.shape[0]),
+                                              replace=False))}
+    mask = rng.random(X.shape[1]) < SELECTED_FRACTION
+    n_flip = max(1, int(round(FLIP_FRACTION * X.shape[1])))
+    flips = [rng.choice(X.shape[1], size=n_flip, replace=False) for _ in range(20)]
+    with tempfile.TemporaryDirectory(prefix="hpcswarm-bench-") as folder:
+        path = Path(folder) / "bench.h5"
+        write_dataset(Dataset(X=X, y=y, class_names=[str(c) for c in np.unique(y)],
+                              gene_names=[f"g{j}" for j in range(X.shape[1])]), path)
+        dataset = open_dataset(path)
+        full, flip = {}, {}
+        for case, rows in rows_by_case.items():
+            sources = {"private-copy": np.asarray(dataset.X)[rows],
+                       "memmap": GeneMajor(dataset.X_genes, rows)}
+            scores = {}
+            for source, data in sources.items():
+                evaluator = KnnEvaluator(data, y[rows], k=1, cv="loo", archive_size=0)
+                state = evaluator.new_state(mask)
+                cycle = iter(range(10**9))
+                full[case, source] = lambda e=evaluator: e.score(mask)
+                flip[case, source] = (lambda e=evaluator, s=state, c=cycle:
+                                      e.score_flip(s, flips[next(c) % len(flips)]))
+                scores[source] = [evaluator.score(mask)] + [evaluator.score_flip(state, f)
+                                                            for f in flips]
+            if scores["private-copy"] != scores["memmap"]:
+                raise RuntimeError("the memory-mapped evaluator disagrees with the copy")
+        full_ms, flip_ms = interleaved_ms(full, repeats), interleaved_ms(flip, 10 * repeats)
+    rows_out = [{"rows": case, "n_rows": int(rows_by_case[case].size), "source": source,
+                 "full_median_ms": full_ms[case, source][0],
+                 "flip_median_ms": flip_ms[case, source][0],
+                 "full_best_ms": full_ms[case, source][1],
+                 "flip_best_ms": flip_ms[case, source][1]} for case, source in full]
+    return {"genes_selected": int(mask.sum()), "genes_flipped": n_flip, "rows": rows_out}
+
+
 def blas_threads():
     return sorted({(p["internal_api"], p["num_threads"]) for p in threadpool_info()})
 
@@ -134,9 +198,19 @@ def main(argv=None):
                       f"{r['speedup_vs_sklearn']:7.0f} {r['ours_over_best_gemm']:6.2f} "
                       f"{r['full_over_incremental']:9.1f} "
                       f"{r['correct_ours']:>4}/{r['correct_sklearn']:<4}", flush=True)
+        X, y = datasets[0][1:]
+        gene_major = measure_gene_major(X, y, rng, args.repeats)
+        print(f"{X.shape[0]} x {X.shape[1]} from an HDF5 file, 1-NN LOO, "
+              f"{gene_major['genes_selected']} genes selected, {gene_major['genes_flipped']} "
+              "flipped: median ms per evaluation")
+        print(f"{'rows':<5} {'source':<13} {'full':>8} {'flip2%':>8}   (best: full, flip2%)")
+        for r in gene_major["rows"]:
+            print(f"{r['rows']:<5} {r['source']:<13} {r['full_median_ms']:8.2f} "
+                  f"{r['flip_median_ms']:8.3f}   ({r['full_best_ms']:.2f}, "
+                  f"{r['flip_best_ms']:.3f})", flush=True)
         print(json.dumps({"threads": dict(threads), "load_average_before": load,
                           "load_average_after": [round(x, 2) for x in os.getloadavg()],
-                          "results": rows}))
+                          "results": rows, "gene_major": gene_major}))
 
 
 if __name__ == "__main__":

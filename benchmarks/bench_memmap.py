@@ -8,7 +8,11 @@ Run serially or under MPI (the figures that matter come from two or more ranks):
 Rank 0 writes a synthetic float64 matrix (default 1000 x 50000 = 400 MB = 381 MiB) with
 hpcswarm's own writer into a temporary folder. Then every rank (1) opens it with
 ``open_dataset`` and touches the whole matrix, (2) drops it and reads it into memory with h5py
-(the private-copy baseline) and touches it. After each step a rank reports, in MiB (as are the
+(the private-copy baseline) and touches it, (3) builds the k-NN evaluator (1-NN
+leave-one-out) the way every rank did before issue #5, on a private gene-major float64 copy
+(``KnnEvaluator(X)``), and (4) the way it does now, on the file's memory-mapped ``X_genes``
+(``KnnEvaluator(GeneMajor(X_genes))``), each followed by one evaluation of half the genes
+and held while the figures are taken. After each step a rank reports, in MiB (as are the
 JSON keys ``*_mb``), from ``/proc/self/status`` and ``/proc/self/smaps_rollup``, the growth of
 VmRSS, of its file-backed part RssFile (page-cache pages it shares with the other ranks), of
 its anonymous part RssAnon (private memory), and of Pss (proportional set size: a shared page
@@ -17,6 +21,7 @@ really spends). The last line is one JSON object.
 """
 
 import argparse
+import ctypes
 import json
 import shutil
 import sys
@@ -29,6 +34,7 @@ import numpy as np
 
 from hpcswarm.comm import world
 from hpcswarm.data import Dataset, open_dataset, write_dataset
+from hpcswarm.fitness import GeneMajor, KnnEvaluator
 
 MB = 1024 * 1024
 
@@ -43,6 +49,16 @@ def memory_kb():
                 if key in ("VmRSS", "RssFile", "RssAnon", "Pss"):
                     fields[key] = int(value.split()[0])
     return fields
+
+
+def release_freed_memory():
+    """Give freed heap pages back to the system (glibc ``malloc_trim``), so that a growth
+    counts live memory only: neither hidden by the reuse of memory an earlier step freed nor
+    inflated by freed temporaries the allocator keeps."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def growth(before, after):
@@ -91,7 +107,32 @@ def measure(comm, path):
         raise RuntimeError("the memory map and the copy disagree")
     return {"rank": comm.rank, "memory_mapped": mapped_flag,
             "memmap": dict(mapped, seconds=round(mapped_seconds, 3)),
-            "private_copy": dict(copy, seconds=round(copy_seconds, 3))}
+            "private_copy": dict(copy, seconds=round(copy_seconds, 3)),
+            **measure_evaluators(comm, path)}
+
+
+def measure_evaluators(comm, path):
+    """This rank's memory growth while it holds an evaluator on a copy, then on ``X_genes``."""
+    dataset = open_dataset(path)
+    mask = np.random.default_rng(0).random(dataset.n_genes) < 0.5
+    sources = {"evaluator_copy": lambda: np.asarray(dataset.X),
+               "evaluator_gene_major": lambda: GeneMajor(dataset.X_genes)}
+    figures, scores = {}, []
+    for mode, source in sources.items():
+        release_freed_memory()
+        comm.barrier()
+        before = memory_kb()
+        start = time.perf_counter()
+        evaluator = KnnEvaluator(source(), dataset.y, k=1, cv="loo", archive_size=0)
+        scores.append(evaluator.score(mask))
+        seconds = time.perf_counter() - start
+        release_freed_memory()  # the evaluation's temporaries: live memory only is counted
+        comm.barrier()
+        figures[mode] = dict(growth(before, memory_kb()), seconds=round(seconds, 3))
+        del evaluator
+    if scores[0] != scores[1]:
+        raise RuntimeError("the evaluators on the copy and on X_genes disagree")
+    return figures
 
 
 def main(argv=None):
@@ -116,13 +157,13 @@ def main(argv=None):
     matrix_mb = args.samples * args.genes * 8 / MB
     print(f"matrix {args.samples} x {args.genes} float64 = {matrix_mb:.0f} MiB, "
           f"{comm.size} rank(s); growth in MiB")
-    print(f"{'rank':>4} {'mode':<13} {'VmRSS':>8} {'RssFile':>8} {'RssAnon':>8} {'Pss':>8} "
+    print(f"{'rank':>4} {'mode':<20} {'VmRSS':>8} {'RssFile':>8} {'RssAnon':>8} {'Pss':>8} "
           f"{'seconds':>8}")
     for row in rows:
-        for mode in ("memmap", "private_copy"):
+        for mode in ("memmap", "private_copy", "evaluator_copy", "evaluator_gene_major"):
             m = row[mode]
-            print(f"{row['rank']:>4} {mode:<13} {m['VmRSS']:>8} {m['RssFile']:>8} {m['RssAnon']:>8} "
-                  f"{m['Pss']:>8} {m['seconds']:>8}")
+            print(f"{row['rank']:>4} {mode:<20} {m['VmRSS']:>8} {m['RssFile']:>8} "
+                  f"{m['RssAnon']:>8} {m['Pss']:>8} {m['seconds']:>8}")
     summary = {
         "matrix_mb": round(matrix_mb, 1),
         "ranks": comm.size,
@@ -134,6 +175,9 @@ def main(argv=None):
         "copy_rss_mb": [row["private_copy"]["VmRSS"] for row in rows],
         "copy_private_mb": [row["private_copy"]["RssAnon"] for row in rows],
         "copy_pss_total_mb": round(sum(row["private_copy"]["Pss"] for row in rows), 1),
+        "evaluator_copy_private_mb": [row["evaluator_copy"]["RssAnon"] for row in rows],
+        "evaluator_gene_major_private_mb": [row["evaluator_gene_major"]["RssAnon"]
+                                            for row in rows],
         "per_rank": rows,
     }
     print(json.dumps(summary), flush=True)

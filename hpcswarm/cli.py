@@ -152,7 +152,7 @@ def _run_evaluate(args):
     from hpcswarm.comm import world
     from hpcswarm.data import load_dataset
     from hpcswarm.errors import ParameterError
-    from hpcswarm.fitness import KnnEvaluator
+    from hpcswarm.fitness import GeneMajor, KnnEvaluator
     from hpcswarm.fitness.genes import mask_from_genes, read_gene_list
 
     world()  # starts MPI under mpiexec, so that _print0 knows which rank is 0
@@ -162,8 +162,8 @@ def _run_evaluate(args):
     else:
         mask = mask_from_genes(read_gene_list(args.genes), dataset.gene_names)
     try:
-        evaluator = KnnEvaluator(dataset.X, dataset.y, k=args.k, cv=args.cv, seed=args.seed,
-                                 archive_size=0)
+        evaluator = KnnEvaluator(GeneMajor(dataset.X_genes), dataset.y, k=args.k, cv=args.cv,
+                                 seed=args.seed, archive_size=0)
     except ValueError as exc:
         raise ParameterError(str(exc)) from exc
     result = evaluator.score(mask).as_dict()
@@ -232,6 +232,7 @@ def _run_run(args):
     from hpcswarm.comm import pin_threads, world, world_rank
     from hpcswarm.data import load_dataset
     from hpcswarm.errors import ParameterError
+    from hpcswarm.fitness import GeneMajor
     from hpcswarm.search import result_document, run_search, write_json_atomic
     from hpcswarm.swarm import algorithm_params
     from hpcswarm.swarm.params import parse_assignments
@@ -250,9 +251,10 @@ def _run_run(args):
     overrides = parse_assignments(args.param)
     algorithm_params(args.algorithm, overrides)  # fail before loading the data
     dataset = load_dataset(args.data)  # every rank memory-maps the same file
-    # one task: all ranks of the world run this one swarm, each its block of particles
-    result = run_search(dataset.X, dataset.y, args.algorithm, overrides, seed=args.seed,
-                        comm=comm)
+    # one task: all ranks of the world run this one swarm, each its block of particles, read
+    # from the file's gene-major matrix (no private copy)
+    result = run_search(GeneMajor(dataset.X_genes), dataset.y, args.algorithm, overrides,
+                        seed=args.seed, comm=comm)
     document = result_document(result, args.seed, dataset.gene_names, args.data)
     if args.output:
         if world_rank() == 0:

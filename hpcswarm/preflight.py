@@ -65,8 +65,10 @@ def estimate_memory(n_train, n_genes, n_particles, archive_size, group_size,
 
     Swarm state 26 B x particles x genes (replicated on the group's ranks); one cached
     evaluator state (8 n^2 + 16 n + genes bytes, n training rows) per particle of this
-    rank whose local search keeps one; the archive, ~200 B x ``archive_size``; the task's
-    copy of its training rows, 8 x n_train x genes.
+    rank whose local search keeps one; the archive, ~200 B x ``archive_size``; a copy of the
+    task's training rows, 8 x n_train x genes (what a full evaluation of every gene gathers
+    and the baselines read; the search itself reads the memory-mapped matrix, whose pages the
+    ranks of a node share and which is not counted).
     """
     particles_here = math.ceil(n_particles / max(1, group_size))
     swarm = SWARM_BYTES_PER_GENE * n_particles * n_genes

@@ -139,8 +139,8 @@ def make_tasks(y, protocol, runs, seed, folds=10, inner_cv=None, first_run=0):
     return tasks
 
 
-def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
-             checkpoint=None, resume=None):
+def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None, *,
+             X_genes=None, checkpoint=None, resume=None):
     """Select genes on ``task.train`` and test them on ``task.test``; also two baselines.
 
     The baselines are computed under the same protocol: k-NN on all genes, and PCA + k-NN
@@ -150,6 +150,7 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_genes)
+        Sample-major values, read by the test scores and the baselines.
     y : ndarray of shape (n_samples,)
     task : Task
     job_seed : int
@@ -160,6 +161,10 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         The rank group running this task (passed to the search when it accepts one).
     progress : callable, optional
         Called by the search once per round (see :func:`hpcswarm.taskfarm.farm`).
+    X_genes : ndarray of shape (n_genes, n_samples), optional
+        The same values gene-major, what the search reads: pass the dataset's memory map
+        (:attr:`hpcswarm.data.Dataset.X_genes`). Without it, a gene-major copy of ``X`` is
+        made for this task.
     checkpoint, resume : optional
         The search's snapshot hook and the snapshot to resume from (see
         :func:`hpcswarm.search.run_search`).
@@ -168,30 +173,41 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     -------
     dict
         Plain values: genes, fitness, test and baseline counts, history, timings.
+
+    Notes
+    -----
+    Memory: the search reads the training columns of ``X_genes`` gene by gene
+    (:class:`hpcswarm.fitness.GeneMajor`), so with a memory-mapped ``X_genes`` no rank holds a
+    copy of the matrix while it searches (issue #5). After the search, the biased all-genes
+    score goes through the same evaluator (one Gram product over every gene, whose gather is
+    ``8 n_train n_genes`` bytes for that call); the PCA baseline (an SVD of the training rows)
+    and the test-fold scores read a copy of the training rows (``8 n_train n_genes`` bytes)
+    for their duration only.
     """
     from hpcswarm.baselines.pca import pca_knn_cv, pca_knn_split
-    from hpcswarm.fitness import KnnEvaluator, score_split
+    from hpcswarm.fitness import GeneMajor, KnnEvaluator, score_split
     from hpcswarm.search import run_search
 
     started = time.perf_counter()
     seed = task.seed_sequence(job_seed)
-    X_train, y_train = np.asarray(X[task.train]), y[task.train]
-    result = run_search(X_train, y_train, algorithm, params, seed=seed, comm=group,
+    if X_genes is None:
+        X_genes = np.ascontiguousarray(np.asarray(X).T)
+    train, y_train = GeneMajor(X_genes, task.train), y[task.train]
+    result = run_search(train, y_train, algorithm, params, seed=seed, comm=group,
                         progress=progress, checkpoint=checkpoint, resume=resume)
     k = params["k"]
     all_genes = np.ones(X.shape[1], dtype=bool)
     if task.test.size:
-        X_test, y_test = np.asarray(X[task.test]), y[task.test]
+        X_train, X_test, y_test = np.asarray(X[task.train]), np.asarray(X[task.test]), y[task.test]
         test = score_split(X_train, y_train, X_test, y_test, result.mask, k)
         baseline = score_split(X_train, y_train, X_test, y_test, all_genes, k)
         pca = pca_knn_split(X_train, y_train, X_test, y_test, k)
     else:
         score = result.extra["score"]
         test = _Counts(score["correct"], score["total"])
-        evaluator = KnnEvaluator(X_train, y_train, k=k, cv=params["cv"], seed=seed,
-                                 archive_size=0)
+        evaluator = KnnEvaluator(train, y_train, k=k, cv=params["cv"], seed=seed, archive_size=0)
         baseline = evaluator.score(all_genes)
-        pca = pca_knn_cv(X_train, y_train, k, folds=evaluator.folds)
+        pca = pca_knn_cv(np.asarray(X[task.train]), y_train, k, folds=evaluator.folds)
     last = result.history[-1]
     return {
         "run": task.run, "fold": task.fold, "spawn_key": list(task.spawn_key),
@@ -237,9 +253,15 @@ def _sklearn_dataset(name):
 
 
 def cache_name(source_sha256, options):
-    """File name in the cache of a source converted with ``options`` (by content, not path)."""
-    key = json.dumps({"sha256": source_sha256, "options": options, "version": __version__},
-                     sort_keys=True)
+    """File name in the cache of a source converted with ``options`` (by content, not path).
+
+    The key holds the dataset encoding version, so that a file cached in an older layout
+    (e.g. without ``X_genes``) is never reused: the source is converted again.
+    """
+    from hpcswarm.data.hdf5 import ENCODING_VERSION
+
+    key = json.dumps({"sha256": source_sha256, "options": options, "version": __version__,
+                      "encoding": ENCODING_VERSION}, sort_keys=True)
     return f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.h5"
 
 
@@ -272,8 +294,9 @@ def load_job_dataset(job, comm=None):
 
     ``builtin:NAME`` and ``.h5`` files are opened memory-mapped; ``sklearn:NAME`` is built from
     the installed scikit-learn; any other file is converted by world rank 0 into
-    ``job.cache`` (named by the source's SHA-256 and the conversion options), after which
-    every rank memory-maps the cached file. An error on rank 0 is raised on every rank.
+    ``job.cache`` (named by the source's SHA-256, the conversion options and the dataset
+    encoding version), after which every rank memory-maps the cached file. An error on rank 0
+    is raised on every rank.
     """
     from hpcswarm.comm import as_comm
     from hpcswarm.data import load_dataset, open_dataset
@@ -487,7 +510,7 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
         if previous is not None and task.number in previous.inflight:
             snapshot = previous.snapshot(task.number)
         return run_task(dataset.X, y, task, job.seed, job.algorithm, job.params, group, hook,
-                        checkpoint=at_round_end, resume=snapshot)
+                        X_genes=dataset.X_genes, checkpoint=at_round_end, resume=snapshot)
 
     def summary(task, result, group_index):
         return task.number, result, group_index

@@ -28,7 +28,8 @@ def make_fitness(X, y, params, seed):
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_genes)
+    X : GeneMajor or ndarray of shape (n_samples, n_genes)
+        As :class:`~hpcswarm.fitness.KnnEvaluator` takes it.
     y : ndarray of shape (n_samples,)
     params : dict
         Checked algorithm parameters.
@@ -55,7 +56,10 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_genes)
+    X : GeneMajor or array-like of shape (n_samples, n_genes)
+        The samples to search on: a :class:`~hpcswarm.fitness.GeneMajor` (e.g. over a
+        dataset's memory-mapped ``X_genes``, read without a copy), or a sample-major matrix
+        (the evaluator copies it gene-major).
     y : array-like of shape (n_samples,)
     algorithm : str
         A name of :data:`hpcswarm.swarm.ALGORITHMS`.
@@ -68,8 +72,8 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
         The ranks that run this one swarm together (``None``: serial), e.g. a rank group of
         :func:`hpcswarm.taskfarm.farm`. Every rank of ``comm`` calls ``run_search`` with the
         same arguments and gets the same result; particles are split across the ranks, and
-        each rank evaluates its own on its ``X`` (pass the memory-mapped matrix: no matrix
-        travels over MPI).
+        each rank evaluates its own on its ``X`` (pass a ``GeneMajor`` over the memory-mapped
+        ``X_genes``: no matrix travels over MPI and no rank copies it).
     progress : callable, optional
         ``progress(row)`` once per round on every rank, ``row`` the history row just
         recorded (the task farm's ``progress``).

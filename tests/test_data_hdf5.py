@@ -1,5 +1,6 @@
-"""The hpcswarm HDF5 layout: encoding attributes, memory-mapped opening, the read path for
-chunked or compressed files, atomic writes, and the clear refusal of other HDF5 files."""
+"""The hpcswarm HDF5 layout: encoding attributes, the gene-major copy, memory-mapped opening,
+the read path for chunked or compressed files, atomic writes, and the clear refusal of other
+HDF5 files and of files written before the gene-major copy existed."""
 
 import subprocess
 import sys
@@ -25,9 +26,34 @@ def test_every_object_says_what_it_is(tmp_path):
     write_dataset(small_dataset(), path)
     with h5py.File(path, "r") as f:
         assert f.attrs["encoding-type"] == "hpcswarm-dataset"
-        for key in ("X", "y", "class_names", "gene_names", "sample_names"):
+        for key in ("X", "X_genes", "y", "class_names", "gene_names", "sample_names"):
             assert "encoding-type" in f[key].attrs and "encoding-version" in f[key].attrs
-        assert f["X"].chunks is None and f["X"].compression is None
+        for key in ("X", "X_genes"):
+            assert f[key].chunks is None and f[key].compression is None
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gene_major_copy_is_the_transpose(tmp_path, dtype, monkeypatch):
+    import hpcswarm.data.hdf5 as hdf5
+
+    monkeypatch.setattr(hdf5, "_WRITE_BLOCK", 2)  # 5 genes: written in three blocks
+    original = small_dataset(dtype)
+    write_dataset(original, tmp_path / "d.h5")
+    with h5py.File(tmp_path / "d.h5", "r") as f:
+        assert f["X_genes"].dtype == dtype and f["X_genes"].shape == (5, 6)
+        np.testing.assert_array_equal(f["X_genes"][()], original.X.T)
+    dataset = open_dataset(tmp_path / "d.h5")
+    assert isinstance(dataset.X_genes, np.memmap) and dataset.X_genes.flags.c_contiguous
+    assert dataset.X_genes.dtype == dtype and not dataset.X_genes.flags.writeable
+    np.testing.assert_array_equal(dataset.X_genes, original.X.T)
+
+
+def test_in_memory_dataset_makes_its_gene_major_copy_once():
+    dataset = small_dataset(np.float32)
+    genes = dataset.X_genes
+    assert genes is dataset.X_genes and genes.flags.c_contiguous and genes.dtype == np.float32
+    np.testing.assert_array_equal(genes, dataset.X.T)
+    assert not np.shares_memory(genes, dataset.X)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -51,19 +77,48 @@ def test_round_trip_is_memory_mapped_and_read_only(tmp_path, dtype):
         dataset.X[0, 0] = 1.0
 
 
-def test_chunked_compressed_file_opens_in_memory_with_a_note(tmp_path, capsys):
+@pytest.mark.parametrize("keys", [("X",), ("X_genes",), ("X", "X_genes")])
+def test_chunked_compressed_file_opens_in_memory_with_a_note(tmp_path, capsys, keys):
     path = tmp_path / "d.h5"
     write_dataset(small_dataset(), path)
     with h5py.File(path, "r+") as f:
-        data = f["X"][()]
-        attrs = dict(f["X"].attrs)
-        del f["X"]
-        f.create_dataset("X", data=data, chunks=(2, 5), compression="gzip").attrs.update(attrs)
+        for key in keys:
+            data = f[key][()]
+            attrs = dict(f[key].attrs)
+            del f[key]
+            f.create_dataset(key, data=data, chunks=(2, 2), compression="gzip").attrs.update(attrs)
     dataset = open_dataset(path)
-    assert not dataset.memory_mapped and not isinstance(dataset.X, np.memmap)
-    np.testing.assert_array_equal(dataset.X, data)
+    assert not dataset.memory_mapped
+    for key in ("X", "X_genes"):
+        assert isinstance(getattr(dataset, key), np.memmap) == (key not in keys)
+    np.testing.assert_array_equal(dataset.X, small_dataset().X)
+    np.testing.assert_array_equal(dataset.X_genes, small_dataset().X.T)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not memory-mapped" in err[0] and "d.h5" in err[0]
+    assert f"{' and '.join(keys)} {'is' if len(keys) == 1 else 'are'} chunked" in err[0]
+
+
+def test_file_without_gene_major_copy_says_to_convert_again(tmp_path):
+    """A file written by hpcswarm before encoding-version 0.2.0 has no X_genes."""
+    path = tmp_path / "old.h5"
+    write_dataset(small_dataset(), path)
+    with h5py.File(path, "r+") as f:
+        del f["X_genes"]
+        f.attrs["encoding-version"] = "0.1.0"
+    with pytest.raises(DataError, match=r"old.h5: no gene-major matrix 'X_genes' \(encoding-"
+                       r"version 0.1.0, written by an earlier hpcswarm\); convert the source "
+                       r"again"):
+        open_dataset(path)
+
+
+def test_gene_major_copy_of_the_wrong_shape_is_refused(tmp_path):
+    path = tmp_path / "d.h5"
+    write_dataset(small_dataset(), path)
+    with h5py.File(path, "r+") as f:
+        del f["X_genes"]
+        f["X_genes"] = small_dataset().X  # not transposed
+    with pytest.raises(DataError, match=r"'X_genes' has shape \(6, 5\).*expected \(5, 6\)"):
+        open_dataset(path)
 
 
 def test_failed_write_leaves_no_file(tmp_path):
@@ -127,7 +182,8 @@ def test_builtin_srbct():
 
 
 def test_two_processes_share_the_mapped_pages(tmp_path):
-    """Each process maps the same file: the matrix pages are file-backed (RssFile), not private."""
+    """Each process maps the same file: the pages of X and X_genes are file-backed (RssFile),
+    not private."""
     path = tmp_path / "d.h5"
     n_rows, n_cols = 2000, 1000  # 16 MB
     write_dataset(Dataset(X=np.ones((n_rows, n_cols)), y=np.arange(n_rows) % 2, class_names=["a", "b"],
@@ -139,11 +195,12 @@ def test_two_processes_share_the_mapped_pages(tmp_path):
         "    f = dict(l.split(':', 1) for l in open('/proc/self/status'))\n"
         "    return int(f['RssAnon'].split()[0]), int(f['RssFile'].split()[0])\n"
         "ds = open_dataset(sys.argv[1]); a0, f0 = rss()\n"
-        "total = float(np.asarray(ds.X).sum()); a1, f1 = rss()\n"
+        "total = float(np.asarray(ds.X).sum()) + float(np.asarray(ds.X_genes).sum())\n"
+        "a1, f1 = rss()\n"
         "print(total, a1 - a0, f1 - f0)\n"
     )
     out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True)
     total, anon_kb, file_kb = out.stdout.split()
-    assert float(total) == n_rows * n_cols
-    assert int(file_kb) > 0.9 * n_rows * n_cols * 8 / 1024  # the matrix is file-backed ...
+    assert float(total) == 2 * n_rows * n_cols
+    assert int(file_kb) > 0.9 * 2 * n_rows * n_cols * 8 / 1024  # both matrices file-backed ...
     assert int(anon_kb) < 0.1 * n_rows * n_cols * 8 / 1024  # ... not a private copy

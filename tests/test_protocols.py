@@ -105,6 +105,58 @@ def test_unbiased_selection_never_sees_the_held_out_fold():
     assert first["test_total"] == task.test.size
 
 
+class WatchedRows(np.ndarray):
+    """A sample-major matrix that records every indexing (a copy of rows is one)."""
+
+    reads = []
+
+    def __getitem__(self, index):
+        WatchedRows.reads.append(index)
+        return super().__getitem__(index)
+
+
+@pytest.mark.parametrize("protocol", ["unbiased", "biased"])
+def test_the_search_reads_the_memory_mapped_gene_major_file(monkeypatch, protocol):
+    """No copy of X[train] while the search runs; its evaluator reads the file's pages."""
+    import hpcswarm.search as search
+    from hpcswarm.swarm import algorithm_params
+
+    data = load_dataset("builtin:srbct")
+    assert isinstance(data.X_genes, np.memmap)
+    task = make_tasks(data.y, protocol, runs=1, seed=3, folds=5)[0]
+    evaluators, reads_during_search, rounds = [], [], []
+    make_fitness = search.make_fitness
+
+    def spy(*args, **kwargs):
+        fitness, evaluator = make_fitness(*args, **kwargs)
+        evaluators.append(evaluator)
+        return fitness, evaluator
+
+    monkeypatch.setattr(search, "make_fitness", spy)
+    monkeypatch.setattr(WatchedRows, "reads", [])
+    X = data.X.view(WatchedRows)
+    params = algorithm_params("cbpso", {"n_particles": 4, "n_iterations": 3})
+
+    def progress(row=None):
+        rounds.append(row)
+        reads_during_search.extend(WatchedRows.reads)
+
+    result = run_task(X, data.y, task, 3, "cbpso", params, progress=progress,
+                      X_genes=data.X_genes)
+    assert len(rounds) >= 3 and reads_during_search == []
+    assert WatchedRows.reads  # X is read after the search, for the test fold and baselines
+    assert np.shares_memory(evaluators[0].data.xt, data.X_genes)
+    assert evaluators[0].n_samples == task.train.size
+    # the same task on an in-memory copy of X gives the same result
+    expected = run_task(np.array(data.X), data.y, task, 3, "cbpso", params)
+    assert np.array_equal(result.pop("genes"), expected.pop("genes"))
+    for one in (result, expected):
+        del one["seconds"]
+        one["history"] = [{k: v for k, v in row.items() if k != "seconds"}
+                          for row in one["history"]]
+    assert result == expected
+
+
 def test_biased_task_reports_the_inner_score_of_all_samples():
     from hpcswarm.swarm import algorithm_params
 
@@ -199,6 +251,16 @@ def test_converted_data_is_cached_once_by_content(tmp_path, shared_data):
     second = load_job_dataset(job)
     assert sorted(tmp_path.iterdir()) == cached and second.sha256 == first.sha256
     assert first.attrs["source_sha256"]  # provenance of the original file kept
+
+
+def test_cache_files_of_another_encoding_version_are_not_reused(monkeypatch):
+    """A file cached before X_genes existed has another name: the source is converted again."""
+    import hpcswarm.data.hdf5 as hdf5
+    from hpcswarm.protocols import cache_name
+
+    now = cache_name("ab" * 32, {"dtype": "float64"})
+    monkeypatch.setattr(hdf5, "ENCODING_VERSION", "0.1.0")
+    assert cache_name("ab" * 32, {"dtype": "float64"}) != now
 
 
 def test_sklearn_datasets_come_from_the_installed_package():

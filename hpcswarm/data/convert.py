@@ -93,7 +93,7 @@ class ConvertReport:
         out = [
             f"converted {self.input} ({self.format}) -> {self.output}",
             f"  {self.n_samples} samples x {self.n_genes} genes, {self.dtype}, "
-            "contiguous (memory-mappable)",
+            "contiguous, sample- and gene-major (memory-mappable)",
             f"  {len(self.class_counts)} classes: {counts}",
         ]
         for what, names in (("constant genes", self.cleaning.constant_genes),

@@ -39,7 +39,15 @@ class Dataset:
     path : Path or None
         The hpcswarm HDF5 file the matrix comes from; None for a dataset converted in memory.
     memory_mapped : bool
-        Whether ``X`` is a memory map of ``path``.
+        Whether ``X`` and ``X_genes`` are memory maps of ``path``.
+
+    Attributes
+    ----------
+    X_genes : ndarray of shape (n_genes, n_samples)
+        The same values gene-major (``X.T``, C-contiguous, same type): what the fitness engine
+        reads. Opened from a file, the read-only :class:`numpy.memmap` of its ``/X_genes``
+        (set by :func:`hpcswarm.data.hdf5.open_dataset`), shared by every process mapping the
+        file; for a dataset built in memory, a copy of ``X`` made on first use and kept.
     """
 
     X: np.ndarray
@@ -70,6 +78,12 @@ class Dataset:
         """Samples per class, in class-code order, as a list of ``(name, count)``."""
         counts = np.bincount(self.y, minlength=self.n_classes)
         return list(zip(self.class_names, counts.tolist()))
+
+    @cached_property
+    def X_genes(self):
+        """Gene-major values, see the class's Attributes (a copy of ``X`` made here when no file
+        provided them)."""
+        return np.ascontiguousarray(self.X.T)
 
     @cached_property
     def sha256(self):

@@ -40,7 +40,7 @@ def describe(dataset, spec, n_names=5):
     if dataset.memory_mapped:
         mapping = "yes (contiguous, uncompressed: ranks share the file's pages)"
     elif dataset.path is not None:
-        mapping = "no (X is chunked or compressed: each rank reads a private copy)"
+        mapping = "no (X or X_genes is chunked or compressed: each rank reads a private copy)"
     else:
         mapping = "no (converted in memory; write an .h5 with 'convert' to share it between ranks)"
     counts = ", ".join(f"{name} {count}" for name, count in dataset.class_counts())

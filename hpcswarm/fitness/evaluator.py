@@ -14,6 +14,7 @@ import numpy as np
 from hpcswarm.fitness.archive import Archive, mask_key
 from hpcswarm.fitness.distances import exact_sq_distances, gram_bound_factor, gram_sq_distances
 from hpcswarm.fitness.folds import make_folds
+from hpcswarm.fitness.genemajor import GeneMajor
 from hpcswarm.fitness.incremental import flipped_state, initial_state
 from hpcswarm.fitness.knn import knn_predict
 from hpcswarm.fitness.score import Score
@@ -51,9 +52,11 @@ class KnnEvaluator:
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_genes)
-        Training matrix (raw values, Euclidean distance, as in the papers); copied once,
-        gene-major, as float64.
+    X : GeneMajor or array-like of shape (n_samples, n_genes)
+        Training data (raw values, Euclidean distance, as in the papers): a
+        :class:`~hpcswarm.fitness.genemajor.GeneMajor` (gene-major values and the training
+        samples in use, e.g. the memory map of a dataset file and a task's training rows),
+        read without a whole copy; or a sample-major matrix, copied once gene-major as float64.
     y : array-like of shape (n_samples,)
         Class labels; coded ``0 .. n_classes - 1`` in sorted order.
     k : int, default 1
@@ -81,26 +84,30 @@ class KnnEvaluator:
 
     Notes
     -----
-    Memory: a gene-major float64 copy of ``X`` (``8 n_samples n_genes`` bytes), one
-    (n_held_out, n_samples) float64 penalty matrix, the archive (about 200 bytes per
-    subset), and per cached state ``8 n_samples^2 + 16 n_samples + n_genes`` bytes. A full
-    evaluation allocates the selected columns (``8 n_samples |S|`` bytes) and a few
-    (n_samples, n_samples) matrices; nothing of size n_samples^2 x n_genes ever exists.
+    Memory: no copy of the matrix for a :class:`GeneMajor` ``X`` (over a memory-mapped file
+    its pages are the page cache's, shared by every process mapping the file); a gene-major
+    float64 copy (``8 n_samples n_genes`` bytes) of a sample-major ``X``, the caller's own
+    in-memory array. Then one (n_held_out, n_samples) float64 penalty matrix, the archive
+    (about 200 bytes per subset), and per cached state ``8 n_samples^2 + 16 n_samples +
+    n_genes`` bytes. A full evaluation allocates the selected genes' values (``8 n_samples
+    |S|`` bytes) and a few (n_samples, n_samples) matrices; nothing of size n_samples^2 x
+    n_genes ever exists. The scores do not depend on where the values come from: every
+    product runs on the same C-contiguous float64 gene rows.
     """
 
     def __init__(self, X, y, *, k=1, cv="loo", seed=0, archive_size=DEFAULT_ARCHIVE_SIZE,
                  folds=None):
-        X = _check_matrix(X, "X")
+        self._data = X if isinstance(X, GeneMajor) else GeneMajor.from_samples(X)
         y = np.asarray(y)
-        if y.shape != (X.shape[0],):
-            raise ValueError(f"y must have shape ({X.shape[0]},) to match X, got {y.shape}")
+        if y.shape != (self._data.n_samples,):
+            raise ValueError(f"y must have shape ({self._data.n_samples},) to match X, "
+                             f"got {y.shape}")
         self.k = _check_k(k)
-        self.n_samples, self.n_genes = X.shape
+        self.n_samples, self.n_genes = self._data.n_samples, self._data.n_genes
         if folds is None:
             folds = make_folds(y, cv, seed)
         self.folds = self._check_folds(folds)
         self.classes, self._codes = np.unique(y, return_inverse=True)
-        self._xt = np.ascontiguousarray(X.T)
         rows = np.concatenate([test for _, test in self.folds])
         penalty = np.full((rows.size, self.n_samples), np.inf)
         start = 0
@@ -139,6 +146,11 @@ class KnnEvaluator:
         return checked
 
     @property
+    def data(self):
+        """The :class:`GeneMajor` the evaluator reads (over the caller's matrix or its copy)."""
+        return self._data
+
+    @property
     def total(self):
         """Held-out predictions per evaluation (the ``total`` of every Score)."""
         return int(self._rows.size)
@@ -163,14 +175,15 @@ class KnnEvaluator:
         """Score from approximate all-pairs distances over the genes of ``mask`` and their bound."""
         rows = self._rows
         held_out = dist2 if self._penalty_in_distances else dist2[rows] + self._penalty
-        xt = self._xt
+        data = self._data
         selected = None
 
         def exact(row, columns):
             nonlocal selected
             if selected is None:  # needed only when a near tie is refined
                 selected = np.flatnonzero(mask)
-            return exact_sq_distances(xt[selected, rows[row]], xt[np.ix_(selected, columns)].T)
+            return exact_sq_distances(data.take(selected, rows[row:row + 1])[:, 0],
+                                      data.take(selected, columns).T)
 
         predicted = knn_predict(held_out, slack[rows], slack, self._codes, self.k,
                                 self.classes.size, exact)
@@ -204,7 +217,7 @@ class KnnEvaluator:
         if found is not None:
             return found
         genes = np.flatnonzero(mask)
-        dist2, sq, _ = gram_sq_distances(self._xt[genes])
+        dist2, sq, _ = gram_sq_distances(self._data.take(genes))
         score = self._decide(self._with_penalty(dist2), gram_bound_factor(genes.size) * sq, mask)
         self.evaluations += 1
         self.archive.put(key, score)
@@ -242,7 +255,7 @@ class KnnEvaluator:
         DistanceState
             Holds ``8 n_samples^2 + 16 n_samples + n_genes`` bytes.
         """
-        state = initial_state(self._xt, _check_mask(mask, self.n_genes))
+        state = initial_state(self._data, _check_mask(mask, self.n_genes))
         self._with_penalty(state.dist2)
         return state
 
@@ -274,7 +287,7 @@ class KnnEvaluator:
         key, found = self._lookup(mask)
         if found is not None:
             return found
-        flipped = flipped_state(self._xt, state, genes)
+        flipped = flipped_state(self._data, state, genes)
         state.pending = (genes.tobytes(), flipped)
         score = self._decide(flipped.dist2, flipped.slack(), mask)
         self.evaluations += 1
@@ -292,7 +305,7 @@ class KnnEvaluator:
         if state.pending is not None and state.pending[0] == genes.tobytes():
             _adopt(state, state.pending[1])
         else:
-            _adopt(state, flipped_state(self._xt, state, genes))
+            _adopt(state, flipped_state(self._data, state, genes))
 
     def score_from(self, state, mask, *, move=False):
         """Score of any ``mask``, incrementally from ``state`` when that is cheaper.

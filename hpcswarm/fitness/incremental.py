@@ -60,34 +60,35 @@ class DistanceState:
         return self.drift + 0.5 * gram_bound_factor(self.n_selected) * magnitude
 
 
-def initial_state(xt, mask):
+def initial_state(data, mask):
     """The state of ``mask`` from one Gram product over its genes.
 
     Parameters
     ----------
-    xt : ndarray of shape (n_genes, n_samples)
-        Gene-major data.
+    data : GeneMajor
+        Gene-major data (:mod:`hpcswarm.fitness.genemajor`); only the genes of ``mask`` are read.
     mask : ndarray of bool of shape (n_genes,)
     """
     genes = np.flatnonzero(mask)
-    dist2, sq, _ = gram_sq_distances(xt[genes])
+    dist2, sq, _ = gram_sq_distances(data.take(genes))
     drift = 0.5 * gram_bound_factor(genes.size) * sq
     return DistanceState(mask.copy(), dist2, sq, drift, int(genes.size))
 
 
-def flipped_state(xt, state, genes):
+def flipped_state(data, state, genes):
     """The state of ``state.mask`` with ``genes`` flipped; ``state`` is left unchanged.
 
     Parameters
     ----------
-    xt : ndarray of shape (n_genes, n_samples)
+    data : GeneMajor
+        Gene-major data; only the flipped genes are read.
     state : DistanceState
     genes : ndarray of int of shape (n_flipped,)
         Distinct gene indices to flip.
     """
     leaving = state.mask[genes]
-    dist2, delta_sq, magnitude = flipped_sq_distances(state.dist2, xt[genes[~leaving]],
-                                                      xt[genes[leaving]])
+    dist2, delta_sq, magnitude = flipped_sq_distances(state.dist2, data.take(genes[~leaving]),
+                                                      data.take(genes[leaving]))
     mask = state.mask.copy()
     mask[genes] = ~leaving
     sq = state.sq + delta_sq
