@@ -102,8 +102,17 @@ def available_memory(ranks_on_node, limit_gb=None):
     return total // max(1, ranks_on_node), described
 
 
+def checkpoint_memory(n_groups, n_particles, n_genes):
+    """Bytes world rank 0 holds for the checkpoint: the latest swarm snapshot of every group's
+    running task (26 B x particles x genes each, see :mod:`hpcswarm.checkpoint`). Pure."""
+    return n_groups * SWARM_BYTES_PER_GENE * n_particles * n_genes
+
+
 def check_memory(job, dataset, tasks, group_size, comm, memory_limit=None):
-    """DataError on every rank if the estimate exceeds 80 % of a rank's memory."""
+    """DataError on every rank if the estimate exceeds 80 % of a rank's memory.
+
+    World rank 0 also counts the checkpoint's snapshots (:func:`checkpoint_memory`).
+    """
     from hpcswarm.swarm import algorithm_class
 
     params = job.params
@@ -114,6 +123,10 @@ def check_memory(job, dataset, tasks, group_size, comm, memory_limit=None):
         local_search = False
     need = estimate_memory(n_train, dataset.X.shape[1], int(params.get("n_particles", 1)),
                            int(params.get("archive_size", 0) or 0), group_size, local_search)
+    if comm.rank == 0:
+        n_groups = -(-comm.size // max(1, group_size))
+        need += checkpoint_memory(n_groups, int(params.get("n_particles", 1)),
+                                  dataset.X.shape[1])
     ranks = comm.ranks_on_node()
     have, what = available_memory(ranks, memory_limit)
     problem = None

@@ -12,7 +12,7 @@ from hpcswarm import cli, protocols
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.jobfile import read_job
 from hpcswarm.preflight import (available_memory, cgroup_limit, check_output_writable,
-                                estimate_memory)
+                                checkpoint_memory, estimate_memory)
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 SCRIPTS = Path(__file__).resolve().parent / "mpi_scripts"
@@ -181,3 +181,8 @@ def test_dataset_failing_on_rank_1_only_ends_every_rank_with_status_2(tmp_path):
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out.h5").exists()
     assert seconds < 45
+
+
+def test_rank_0_counts_one_swarm_snapshot_per_group():
+    assert checkpoint_memory(4, 100, 2308) == 4 * 26 * 100 * 2308
+    assert checkpoint_memory(1, 30, 10) == 26 * 30 * 10
