@@ -4,15 +4,18 @@ Li et al. (FSIPSO paper, Table II) report that SBS in Weka did not finish within
 their datasets of 617 features and more. For each dataset, 1-NN leave-one-out accuracy (the
 baselines' default fitness), this prints side by side:
 
-* the cost of one candidate of a greedy step, scored by our incremental path (a one-gene flip
-  of the cached distance state, ``SubsetFitness.flip``) and by a full re-evaluation of the
-  candidate subset (``SubsetFitness.__call__``), for a backward step from all genes and a
-  forward step from a 20-gene subset; hence the time of one step over every candidate;
-* SFS run to its end (wall and CPU seconds, steps, genes, fitness, candidates scored);
+* the cost of one candidate of a greedy step, scored three ways: batched (every candidate of
+  the step in one ``SubsetFitness.single_flips`` call, what the greedy methods do), one by
+  one (a one-gene flip of the cached distance state per call, ``SubsetFitness.flip``) and by
+  a full re-evaluation of the candidate subset (``SubsetFitness.__call__``), for a backward
+  step from all genes and a forward step from a 20-gene subset; hence the time of one step
+  over every candidate;
+* SFS run to its end (wall and CPU seconds, steps, genes, accuracy, candidates scored);
 * SBS run to its end with ``--full-sbs NAME`` (the first ``--sbs-steps`` removals
-  otherwise), with the projected time of an SBS that removes genes down to one gene, by the
-  incremental path and by full re-evaluation (from the measured per-candidate costs:
-  ``sum_{s=2}^{D} s`` candidates, a full evaluation costing in proportion to its size).
+  otherwise; ``--progress N`` prints every N-th step), with the projected time of an SBS
+  that removes genes down to one gene, each of the three ways (from the measured
+  per-candidate costs: ``sum_{s=2}^{D} s`` candidates, a full evaluation costing in
+  proportion to its size).
 
 Threads: BLAS is limited to ``--threads`` (default 1). The machine these figures were taken
 on has 2 cores shared with other jobs, so wall times vary; CPU seconds (``process_time``)
@@ -20,23 +23,33 @@ are printed next to them and are the steadier figure. The last line of output is
 object holding every figure printed.
 
 Run: ``python benchmarks/bench_greedy.py [--datasets srbct,prostate] [--sbs-steps N]
-[--full-sbs srbct] [--threads N]``.
+[--full-sbs srbct,prostate] [--progress N] [--threads N]``.
 
-Figures of 2026-11-25 (``--full-sbs srbct --sbs-steps 10``, 1 thread, 2 shared cores at a
-load of 7-9; CPU seconds, wall in brackets):
+Figures of 2026-11-26 (``--full-sbs srbct,prostate --progress 250``, 1 thread, 2 shared
+cores at a load of 1-6, the test suite running alongside for 18 of Prostate_GE's SBS
+minutes; CPU seconds, wall in brackets; accuracy: 1-NN LOOCV of the final subset):
 
 =========================  =============================  ==================================
                            SRBCT (83 x 2308)              Prostate_GE (102 x 5966)
 =========================  =============================  ==================================
-candidate, flip / full     0.16 / 1.55 ms (all genes)     0.14 / 2.83 ms (all genes)
-SFS to the end             1.5 s [8 s]: 5 genes, 1.000    16.5 s [36 s]: 4 genes, 0.980
-SBS to the end             457 s [1496 s]: 2279 steps,    not run; first 10 steps 9.1 s
-                           2 664 180 candidates, 29       (0.153 ms per candidate)
-                           genes, 1.000
-SBS down to 1 gene, proj.  422 s flips, 2761 s full       2438 s flips, 33 540 s full
+candidate from all genes,  0.083 / 0.30 / 1.85 ms         0.056 / 0.18 / 4.09 ms
+batched / one by one /
+full
+SFS to the end             0.9 s [2.0 s]: 5 steps,        13.8 s [28 s]: 4 steps, 29 820
+                           13 833 candidates, 5 genes,    candidates, 4 genes, 0.980
+                           1.000
+SBS to the end             91.5 s [195 s]: 2279 steps,    827 s [1878 s]: 5924 steps,
+                           2 664 180 candidates (0.034    17 798 700 candidates (0.046 ms
+                           ms each), 29 genes, 1.000      each), 42 genes, 0.971
+SBS down to 1 gene, proj.  220 s batched, 806 s one by    997 s batched, 3126 s one by one,
+                           one, 3284 s full               48 580 s full
 =========================  =============================  ==================================
 
-The projection from per-candidate costs is within 8 % of the measured SRBCT run.
+The SRBCT SBS scores the same 2 664 180 candidates in the same 2279 steps to 29 genes at
+1.000 as the one-by-one flips did on 2026-11-25 (457 s CPU [1496 s] then). SFS on
+Prostate_GE is dominated by its first steps (0-3 genes of few distinct values): most
+distances tie, and the exact tie-breaking costs 0.5 ms per candidate on average whichever
+way the candidates are scored.
 """
 
 import argparse
@@ -65,35 +78,53 @@ def since(start):
     return wall - start[0], cpu - start[1]
 
 
-def per_candidate_ms(fitness, mask, genes, incremental):
-    """Milliseconds per candidate (wall, cpu) for one-gene changes of ``mask``."""
-    if incremental:
-        state = fitness.new_state(mask)
-        start = clocks()
-        for gene in genes:
-            fitness.flip(state, np.array([gene]))
-    else:
+def per_candidate_ms(fitness, mask, genes, how):
+    """Milliseconds per candidate (wall, cpu) for one-gene changes of ``mask``.
+
+    ``how``: ``"batched"`` (one ``SubsetFitness.single_flips`` call, what the greedy
+    methods do), ``"flip"`` (``SubsetFitness.flip`` one candidate at a time) or ``"full"``
+    (a full evaluation of every candidate subset).
+    """
+    if how == "full":
         work = mask.copy()
         start = clocks()
         for gene in genes:
             work[gene] = not work[gene]
             fitness(work)
             work[gene] = not work[gene]
+    else:
+        state = fitness.new_state(mask)
+        start = clocks()
+        if how == "batched":
+            fitness.single_flips(state, genes)
+        else:
+            for gene in genes:
+                fitness.flip(state, np.array([gene]))
     wall, cpu = since(start)
     return 1e3 * wall / len(genes), 1e3 * cpu / len(genes)
 
 
-def run(name, data, params):
+def reporter(label, every):
+    """``progress(row)`` printing every ``every``-th greedy step (0: never)."""
+    def progress(row):
+        if every and row["iteration"] % every == 0:
+            print(f"    [{label}] step {row['iteration']}: {row['best_size']} genes, fitness "
+                  f"{row['best_fitness']:.4f}, {row['seconds']:.0f} s wall", flush=True)
+    return progress
+
+
+def run(name, data, params, every=0):
     start = clocks()
-    result = run_search(data.X, data.y, name, params, seed=0)
+    result = run_search(data.X, data.y, name, params, seed=0, progress=reporter(name, every))
     wall, cpu = since(start)
     return {"wall_s": wall, "cpu_s": cpu, "steps": len(result.extra["path"]),
             "n_selected": int(result.mask.sum()), "fitness": result.fitness,
+            "accuracy": result.extra["score"]["accuracy"],
             "stopped": result.extra["stopped"], "candidates": result.extra["candidates_scored"],
             "genes": result.genes.tolist()[:50]}
 
 
-def bench(label, path, sbs_steps, full_sbs, samples):
+def bench(label, path, sbs_steps, full_sbs, samples, every):
     data = load_dataset(path)
     data = argparse.Namespace(X=np.asarray(data.X, dtype=np.float64), y=np.asarray(data.y))
     n_genes = data.X.shape[1]
@@ -104,42 +135,46 @@ def bench(label, path, sbs_steps, full_sbs, samples):
     small = np.zeros(n_genes, dtype=bool)
     small[rng.choice(n_genes, 20, replace=False)] = True
     outside = np.sort(rng.choice(np.flatnonzero(~small), samples, replace=False))
-    cost = {
-        "backward_flip_ms": per_candidate_ms(fitness, everything, some, True),
-        "backward_full_ms": per_candidate_ms(fitness, everything, some[: max(5, samples // 10)],
-                                             False),
-        "forward20_flip_ms": per_candidate_ms(fitness, small, outside, True),
-        "forward20_full_ms": per_candidate_ms(fitness, small, outside, False),
-    }
+    ways = ("batched", "flip", "full")
+    few = some[: max(5, samples // 10)]  # a full evaluation of all genes is slow
+    cost = {f"backward_{how}_ms": per_candidate_ms(fitness, everything,
+                                                   few if how == "full" else some, how)
+            for how in ways}
+    cost.update({f"forward20_{how}_ms": per_candidate_ms(fitness, small, outside, how)
+                 for how in ways})
     print(f"== {label}: {data.X.shape[0]} samples x {n_genes} genes, 1-NN LOOCV")
-    print(f"  one candidate, backward from all genes: flip {cost['backward_flip_ms'][1]:.3f} ms, "
-          f"full re-evaluation {cost['backward_full_ms'][1]:.3f} ms (CPU)")
-    print(f"  one candidate, forward from 20 genes:   flip {cost['forward20_flip_ms'][1]:.3f} ms, "
-          f"full re-evaluation {cost['forward20_full_ms'][1]:.3f} ms (CPU)")
-    step_flip = n_genes * cost["backward_flip_ms"][1] / 1e3
-    step_full = n_genes * cost["backward_full_ms"][1] / 1e3
-    print(f"  first SBS step ({n_genes} candidates): {step_flip:.1f} s incremental, "
-          f"{step_full:.1f} s full re-evaluation (CPU, projected)")
+    for step, where in (("backward", "backward from all genes"),
+                        ("forward20", "forward from 20 genes")):
+        print(f"  one candidate, {where:23s}: batched {cost[f'{step}_batched_ms'][1]:.3f} ms, "
+              f"one by one {cost[f'{step}_flip_ms'][1]:.3f} ms, full re-evaluation "
+              f"{cost[f'{step}_full_ms'][1]:.3f} ms (CPU)")
+    step_s = {how: n_genes * cost[f"backward_{how}_ms"][1] / 1e3 for how in ways}
+    print(f"  first SBS step ({n_genes} candidates): {step_s['batched']:.1f} s batched, "
+          f"{step_s['flip']:.1f} s one by one, {step_s['full']:.1f} s full re-evaluation "
+          f"(CPU, projected)")
     sfs = run("sfs", data, {})
     print(f"  SFS to the end: {sfs['wall_s']:.1f} s wall, {sfs['cpu_s']:.1f} s CPU, "
           f"{sfs['steps']} steps, {sfs['candidates']} candidates, {sfs['n_selected']} genes, "
-          f"LOOCV accuracy {sfs['fitness']:.4f}")
-    sbs = run("sbs", data, {} if full_sbs else {"max_steps": sbs_steps})
+          f"LOOCV accuracy {sfs['accuracy']:.4f}", flush=True)
+    sbs = run("sbs", data, {} if full_sbs else {"max_steps": sbs_steps}, every)
     kind = "to the end" if full_sbs else f"first {sbs['steps']} removals"
     print(f"  SBS {kind}: {sbs['wall_s']:.1f} s wall, {sbs['cpu_s']:.1f} s CPU, "
-          f"{sbs['candidates']} candidates ({1e3 * sbs['cpu_s'] / sbs['candidates']:.3f} ms CPU "
-          f"each), {sbs['n_selected']} genes, LOOCV accuracy {sbs['fitness']:.4f}, "
-          f"stopped: {sbs['stopped']}")
+          f"{sbs['steps']} steps, {sbs['candidates']} candidates "
+          f"({1e3 * sbs['cpu_s'] / sbs['candidates']:.3f} ms CPU each), {sbs['n_selected']} "
+          f"genes, LOOCV accuracy {sbs['accuracy']:.4f}, stopped: {sbs['stopped']}")
     all_the_way = n_genes * (n_genes + 1) // 2 - 1
-    flip_s = all_the_way * cost["backward_flip_ms"][1] / 1e3
-    full_s = cost["backward_full_ms"][1] / 1e3 * sum(s * s / n_genes for s in range(2, n_genes + 1))
+    projected = {how: all_the_way * cost[f"backward_{how}_ms"][1] / 1e3
+                 for how in ("batched", "flip")}
+    projected["full"] = (cost["backward_full_ms"][1] / 1e3
+                         * sum(s * s / n_genes for s in range(2, n_genes + 1)))
     print(f"  SBS down to one gene ({all_the_way} candidates), projected: "
-          f"{flip_s / 3600:.2f} h incremental, {full_s / 3600:.1f} h full re-evaluation (CPU); "
-          f"Weka: {LI_ET_AL_SBS}")
+          f"{projected['batched'] / 3600:.2f} h batched, {projected['flip'] / 3600:.2f} h one by "
+          f"one, {projected['full'] / 3600:.1f} h full re-evaluation (CPU); Weka: {LI_ET_AL_SBS}",
+          flush=True)
     return {"samples": int(data.X.shape[0]), "genes": n_genes, "cost_ms_wall_cpu": cost,
             "sfs": sfs, "sbs": sbs, "sbs_full_run": bool(full_sbs),
             "sbs_all_the_way_candidates": all_the_way,
-            "sbs_all_the_way_projected_cpu_s": {"incremental": flip_s, "full": full_s}}
+            "sbs_all_the_way_projected_cpu_s": projected}
 
 
 def main(argv=None):
@@ -149,6 +184,8 @@ def main(argv=None):
     parser.add_argument("--full-sbs", default="", help="datasets whose SBS runs to the end")
     parser.add_argument("--samples", type=int, default=300, help="candidates timed per cost")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--progress", type=int, default=0,
+                        help="print every N-th SBS step (0: never)")
     args = parser.parse_args(argv)
     figures = {"threads": args.threads, "cpu_count": os.cpu_count(),
                "note": "2-core machine shared with other jobs; CPU seconds are steadier",
@@ -157,7 +194,7 @@ def main(argv=None):
     with threadpool_limits(args.threads):
         for label in args.datasets.split(","):
             figures[label] = bench(label, DATASETS[label], args.sbs_steps, label in full,
-                                   args.samples)
+                                   args.samples, args.progress)
     print(json.dumps(figures))
 
 

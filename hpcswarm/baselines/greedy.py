@@ -35,10 +35,11 @@ index. The step is taken only if that candidate beats the current subset, hence:
 * **All genes** (``"all-genes"``): the k-NN on every gene, one evaluation.
 
 Evaluation: a step over thousands of candidates is thousands of one-gene changes of the
-same subset, scored by the engine's incremental path (``SubsetFitness.flip`` on a cached
-distance state, O(n_samples^2) each) and, for the first steps of forward searches where
-the subset is smaller than :data:`FULL_BELOW` genes, by full evaluations, which are then
-cheaper. Both give the same value bit for bit (``evaluation`` selects one path, for
+same subset, scored by the engine's incremental path in one batched call
+(``SubsetFitness.single_flips`` on a cached distance state: O(n_samples^2) each, blocks of
+candidates sharing each numpy call, :mod:`hpcswarm.fitness.single_flips`) and, for the
+first step of forward searches (the empty subset, :data:`FULL_BELOW`), by full
+evaluations. Both give the same value bit for bit (``evaluation`` selects one path, for
 benchmarks). Candidate subsets of a greedy run are all distinct (sizes change by one per
 step), so the archive is useless here and off by default.
 
@@ -53,12 +54,14 @@ from hpcswarm.swarm.core import SearchAlgorithm, better
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param
 from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
 
-FULL_BELOW = 64
-"""In ``evaluation="auto"``, candidates of a subset of fewer genes than this are scored by
-full evaluations, otherwise by one-gene flips of a cached state. A flip costs about the same
-whatever the subset size (0.15-0.25 ms CPU on SRBCT and Prostate_GE, one thread), a full
-evaluation grows with it and overtakes the flip between 40 and 160 genes on both (0.11-0.16
-ms at 5-20 genes, 0.2-0.3 ms at 80-160; ``benchmarks/bench_greedy.py`` prints both)."""
+FULL_BELOW = 1
+"""In ``evaluation="auto"``, candidates of a subset of fewer genes than this (the empty
+subset's: single genes) are scored by full evaluations, otherwise by batched one-gene flips
+of a cached state. A batched flip costs 0.03-0.05 ms CPU on SRBCT and Prostate_GE (one
+thread) whatever the subset size, a full evaluation 0.1-0.2 ms at 1-40 genes and more
+beyond; on single genes, whose distances tie everywhere, both are dominated by the exact
+tie-breaking and the full evaluation is the cheaper (``benchmarks/bench_greedy.py`` prints
+the costs)."""
 
 EVALUATIONS = ("auto", "incremental", "full")
 
@@ -183,8 +186,8 @@ class GreedySearch(SearchAlgorithm):
         """Fitness of the current subset with each gene of ``genes`` flipped alone.
 
         The one place that scores a step's candidates: one-gene flips of the cached distance
-        state, or full evaluations (see :data:`FULL_BELOW`), equal bit for bit. With a
-        communicator of P ranks, ``genes`` is split in contiguous blocks
+        state, all in one batched call, or full evaluations (see :data:`FULL_BELOW`), equal
+        bit for bit. With a communicator of P ranks, ``genes`` is split in contiguous blocks
         (:func:`~hpcswarm.comm.block_range`), each rank scores its block and the values are
         allgathered (``8 len(genes)`` bytes in all): every rank gets the same array, so every
         rank takes the same step and keeps the same cached state, and the run is identical
@@ -201,9 +204,9 @@ class GreedySearch(SearchAlgorithm):
         start, stop = block_range(genes.size, self.comm.size, self.comm.rank)
         mine = genes[start:stop]
         mode = self.params["evaluation"]
-        values = np.empty(mine.size)
         if mode == "full" or (mode == "auto" and self.size < FULL_BELOW):
             self.cache = None
+            values = np.empty(mine.size)
             mask = self.mask.copy()
             for j, gene in enumerate(mine):
                 mask[gene] = not mask[gene]
@@ -212,8 +215,7 @@ class GreedySearch(SearchAlgorithm):
         else:
             if self.cache is None:
                 self.cache = self.fitness.new_state(self.mask)
-            for j in range(mine.size):
-                values[j] = self.fitness.flip(self.cache, mine[j:j + 1])
+            values = self.fitness.single_flips(self.cache, mine)
         return self.comm.allgatherv(values, counts=block_counts(genes.size, self.comm.size))
 
     def extra(self):

@@ -5,8 +5,10 @@ evaluation shared by the swarm algorithms (1-NN leave-one-out in Tran et al. 201
 Chuang et al. 2008; 5-NN 10-fold in Gu et al. 2018; 5-NN 5-fold in Li et al.). A full
 evaluation is one Gram product of the selected genes (BLAS) for all sample pairs at once;
 the incremental path (:mod:`hpcswarm.fitness.incremental`) updates a cached state by the
-flipped genes only; both go through the archive of Gu et al. and give identical scores,
-because neighbours are ranked by exact distances (:mod:`hpcswarm.fitness.knn`).
+flipped genes only, and scores every one-gene flip of a state in blocks for the greedy
+methods (:mod:`hpcswarm.fitness.single_flips`); all go through the archive of Gu et al.
+and give identical scores, because neighbours are ranked by exact distances
+(:mod:`hpcswarm.fitness.knn`).
 """
 
 import numpy as np
@@ -16,8 +18,9 @@ from hpcswarm.fitness.distances import exact_sq_distances, gram_bound_factor, gr
 from hpcswarm.fitness.folds import make_folds
 from hpcswarm.fitness.genemajor import GeneMajor
 from hpcswarm.fitness.incremental import flipped_state, initial_state
-from hpcswarm.fitness.knn import knn_predict
+from hpcswarm.fitness.knn import knn_predict, knn_predict_settled
 from hpcswarm.fitness.score import Score
+from hpcswarm.fitness.single_flips import new_scratch, single_flip_distances
 
 DEFAULT_ARCHIVE_SIZE = 100_000
 """Default bound on archived subsets (about 20 MB whatever the number of genes)."""
@@ -93,6 +96,8 @@ class KnnEvaluator:
     |S|`` bytes) and a few (n_samples, n_samples) matrices; nothing of size n_samples^2 x
     n_genes ever exists. The scores do not depend on where the values come from: every
     product runs on the same C-contiguous float64 gene rows.
+    ``score_single_flips`` holds at most
+    :data:`~hpcswarm.fitness.single_flips.BLOCK_BYTES` (8 MiB) of candidate blocks.
     """
 
     def __init__(self, X, y, *, k=1, cv="loo", seed=0, archive_size=DEFAULT_ARCHIVE_SIZE,
@@ -188,6 +193,22 @@ class KnnEvaluator:
         predicted = knn_predict(held_out, slack[rows], slack, self._codes, self.k,
                                 self.classes.size, exact)
         return Score(int(np.count_nonzero(predicted == self._row_codes)), self.total)
+
+    def _decide_block(self, dist2, slack):
+        """Correct predictions of each candidate of a block, and whether the bound settled it.
+
+        ``dist2`` (B, n_samples, n_samples) and ``slack`` (B, n_samples) as for :meth:`_decide`,
+        one candidate subset per leading index; an unsettled candidate's count is not valid.
+        """
+        rows = self._rows
+        if self._penalty_in_distances:
+            held_out = dist2
+        else:
+            held_out = dist2[:, rows]
+            held_out += self._penalty
+        predicted, settled = knn_predict_settled(held_out, slack[:, rows], slack, self._codes,
+                                                 self.k, self.classes.size)
+        return np.count_nonzero(predicted == self._row_codes, axis=1), settled
 
     def _lookup(self, mask):
         """``(key, Score or None)``; the empty subset scores 0 without an archive lookup."""
@@ -294,6 +315,68 @@ class KnnEvaluator:
         self.incremental_evaluations += 1
         self.archive.put(key, score)
         return score
+
+    def score_single_flips(self, state, genes):
+        """Score of ``state.mask`` with each gene of ``genes`` flipped alone (state unchanged).
+
+        The candidates of a greedy step at once: equal, gene by gene, to
+        ``score_flip(state, [gene])`` and so to ``score`` of the flipped mask, looked up in
+        and added to the archive and counted in ``evaluations`` and
+        ``incremental_evaluations`` as ``score_flip`` does. The candidates not archived are
+        computed in blocks (:mod:`hpcswarm.fitness.single_flips`, at most ``BLOCK_BYTES``
+        at once), O(n_samples^2) each, with the rounding bound of ``score_flip``; a candidate
+        whose neighbours that bound leaves open in some row is decided alone by the exact
+        refinement of ``score`` (:func:`~hpcswarm.fitness.knn.knn_predict`).
+
+        Parameters
+        ----------
+        state : DistanceState
+        genes : array-like of int of shape (n_candidates,)
+            Distinct gene indices, in any order.
+
+        Returns
+        -------
+        list of Score
+            One per gene, in the order of ``genes``.
+        """
+        self._check_genes(genes)
+        genes = np.asarray(genes, dtype=np.int64)
+        keys, scores = [], []
+        mask = state.mask.copy()
+        for gene in genes:
+            mask[gene] = not mask[gene]
+            key, found = self._lookup(mask)
+            mask[gene] = not mask[gene]
+            keys.append(key)
+            scores.append(found)
+        todo = np.array([j for j, found in enumerate(scores) if found is None], dtype=np.int64)
+        scratch = new_scratch(todo.size, self.n_samples)
+        size = scratch.shape[1]
+        for leaving in (False, True):  # blocks of entering genes, then of leaving genes
+            group = todo[state.mask[genes[todo]] == leaving]
+            for start in range(0, group.size, size):
+                block = group[start:start + size]
+                block_scores = self._score_flip_block(state, genes[block], leaving, scratch)
+                for j, score in zip(block, block_scores):
+                    self.evaluations += 1
+                    self.incremental_evaluations += 1
+                    self.archive.put(keys[j], score)
+                    scores[j] = score
+        return scores
+
+    def _score_flip_block(self, state, genes, leaving, scratch):
+        """Scores of ``state.mask`` with each of ``genes`` flipped, all leaving or all entering."""
+        dist2, slack = single_flip_distances(state, self._data.take(genes), leaving, scratch)
+        correct, settled = self._decide_block(dist2, slack)
+        scores = []
+        for b, gene in enumerate(genes):
+            if settled[b]:
+                scores.append(Score(int(correct[b]), self.total))
+            else:
+                mask = state.mask.copy()
+                mask[gene] = not leaving
+                scores.append(self._decide(dist2[b], slack[b], mask))
+        return scores
 
     def apply_flip(self, state, genes):
         """Update ``state`` in place so that it describes its mask with ``genes`` flipped.

@@ -56,8 +56,30 @@ class DistanceState:
 
     def slack(self):
         """Per-sample bound on ``|dist2 - exact reference|`` (drift plus the reference's error)."""
-        magnitude = np.abs(self.sq) + self.drift
-        return self.drift + 0.5 * gram_bound_factor(self.n_selected) * magnitude
+        return slack_bound(self.sq, self.drift, self.n_selected)
+
+
+def slack_bound(sq, drift, n_selected):
+    """Per-sample bound on ``|dist2 - exact reference|`` of a state's ``sq`` and ``drift``.
+
+    The drift plus the reference's own error over ``n_selected`` genes
+    (:func:`~hpcswarm.fitness.distances.gram_bound_factor`), on squared norms of at most
+    ``|sq| + drift``. Broadcasts: one row per candidate subset is allowed.
+    """
+    return drift + 0.5 * gram_bound_factor(n_selected) * (np.abs(sq) + drift)
+
+
+def flip_drift(drift, sq, magnitude, n_flipped):
+    """Drift bound after flipping ``n_flipped`` genes: ``|dist2 - true| <= drift[i] + drift[j]``.
+
+    The old drift, the error of the update (at most ``0.5 * gram_bound_factor(n_flipped)``
+    times the squared norms ``magnitude`` over the flipped genes, see
+    :func:`~hpcswarm.fitness.distances.flipped_sq_distances`) and the rounding of the sum
+    and of the norms, a relative ``u`` on values bounded by ``|sq| + drift`` (doubled twice
+    for safety). ``sq`` is the new squared norms; broadcasts like :func:`slack_bound`.
+    """
+    return (drift + 0.5 * gram_bound_factor(n_flipped) * magnitude
+            + 4.0 * UNIT_ROUNDOFF * (np.abs(sq) + drift))
 
 
 def initial_state(data, mask):
@@ -92,7 +114,6 @@ def flipped_state(data, state, genes):
     mask = state.mask.copy()
     mask[genes] = ~leaving
     sq = state.sq + delta_sq
-    drift = (state.drift + 0.5 * gram_bound_factor(genes.size) * magnitude
-             + 4.0 * UNIT_ROUNDOFF * (np.abs(sq) + state.drift))
+    drift = flip_drift(state.drift, sq, magnitude, genes.size)
     n_removed = int(np.count_nonzero(leaving))
     return DistanceState(mask, dist2, sq, drift, state.n_selected + genes.size - 2 * n_removed)

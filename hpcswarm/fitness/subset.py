@@ -59,6 +59,21 @@ class SubsetFitness:
         entering = np.count_nonzero(~state.mask[genes])
         return self._value(score, state.n_selected + 2 * entering - genes.size)
 
+    def single_flips(self, state, genes):
+        """Fitness of ``state.mask`` with each gene of ``genes`` flipped alone.
+
+        See ``KnnEvaluator.score_single_flips``; equal, gene by gene, to
+        ``flip(state, [gene])``.
+
+        Returns
+        -------
+        ndarray of shape (len(genes),)
+        """
+        genes = np.asarray(genes)
+        scores = self.evaluator.score_single_flips(state, genes)
+        sizes = state.n_selected + np.where(state.mask[genes], -1, 1)
+        return np.array([self._value(s, n) for s, n in zip(scores, sizes)], dtype=np.float64)
+
     def apply_flip(self, state, genes):
         """Move ``state`` to its mask with ``genes`` flipped."""
         self.evaluator.apply_flip(state, genes)
