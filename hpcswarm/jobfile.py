@@ -381,26 +381,23 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
     data = path_of("data", values["data"])
     if "labels" in convert:
         convert["labels"] = path_of("convert.labels", convert["labels"])
-    if values["output"] is None:
-        stem = Path(source).stem if source != "<job>" else "job"
-        output = Path.cwd() / f"{stem}.h5"
-    else:
-        output = Path(values["output"]).expanduser()
-        output = output if output.is_absolute() else Path.cwd() / output
-    if output.suffix.lower() not in (".h5", ".hdf5"):
-        raise ParameterError(f"{where_of('output')} must end in .h5 or .hdf5, got "
-                             f"{str(values['output'])!r}")
+    def hdf5_path(key, default):
+        """An output file of the job: relative to the current folder, ending in .h5/.hdf5."""
+        if values[key] is None:
+            return default
+        path = Path(values[key]).expanduser()
+        path = path if path.is_absolute() else Path.cwd() / path
+        if path.suffix.lower() not in (".h5", ".hdf5"):
+            raise ParameterError(f"{where_of(key)} must end in .h5 or .hdf5, got "
+                                 f"{str(values[key])!r}")
+        return path
+
+    stem = Path(source).stem if source != "<job>" else "job"
+    output = hdf5_path("output", Path.cwd() / f"{stem}.h5")
+    checkpoint = hdf5_path("checkpoint", output.with_name(f"{output.stem}.checkpoint.h5"))
+    if checkpoint == output:
+        raise ParameterError(f"{where_of('checkpoint')} must differ from the output")
     cache = default_cache() if values["cache"] is None else Path(path_of("cache", values["cache"]))
-    if values["checkpoint"] is None:
-        checkpoint = output.with_name(f"{output.stem}.checkpoint.h5")
-    else:
-        checkpoint = Path(values["checkpoint"]).expanduser()
-        checkpoint = checkpoint if checkpoint.is_absolute() else Path.cwd() / checkpoint
-        if checkpoint.suffix.lower() not in (".h5", ".hdf5"):
-            raise ParameterError(f"{where_of('checkpoint')} must end in .h5 or .hdf5, got "
-                                 f"{str(values['checkpoint'])!r}")
-        if checkpoint == output:
-            raise ParameterError(f"{where_of('checkpoint')} must differ from the output")
     return Job(
         source=source, text=text, overrides=tuple(overrides),
         name=values["name"] or algorithm, description=values["description"], data=data,

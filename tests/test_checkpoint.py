@@ -240,3 +240,14 @@ def test_checkpoint_writes_are_spaced_and_nothing_is_lost(tmp_path):
     assert sorted(reread.finished) == [0, 1] and not keeper.dirty
     assert np.array_equal(reread.finished[1][0]["genes"], np.arange(4))
     reread.close()
+
+
+def test_checkpoint_key_is_checked(tmp_path):
+    from hpcswarm.errors import ParameterError
+    from hpcswarm.jobfile import read_job
+
+    job = _write_job(tmp_path)
+    assert read_job(job, ["output=x.h5"]).checkpoint.name == "x.checkpoint.h5"
+    for value, message in (("c.txt", "must end in .h5"), ("x.h5", "must differ")):
+        with pytest.raises(ParameterError, match=f"checkpoint.*{message}"):
+            read_job(job, ["output=x.h5", f"checkpoint={value}"])
