@@ -55,8 +55,8 @@ MATRICES = {
 
 SETTINGS = {  # the papers' swarm sizes where affordable, few rounds and tries
     "brain-tumor-sized": {
-        "pso-lsrg": {"n_particles": 100, "n_iterations": 5, "ls_tries": 20},
-        "cso": {"n_particles": 100, "n_iterations": 10},
+        "pso-lsrg": {"n_particles": 100, "n_iterations": 10, "ls_tries": 20},
+        "cso": {"n_particles": 100, "n_iterations": 30},
     },
     "large-synthetic": {
         "pso-lsrg": {"n_particles": 40, "n_iterations": 3, "ls_tries": 8},
