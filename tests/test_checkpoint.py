@@ -151,7 +151,7 @@ def test_a_job_interrupted_and_resumed_gives_the_uninterrupted_results(reference
 
 
 def test_the_checkpoint_holds_finished_tasks_and_the_swarms_of_running_ones(reference,
-                                                                             tmp_path):
+                                                                             tmp_path, capsys):
     folder, job, _ = reference
     output = tmp_path / "out.h5"
     assert _interrupt(job, output, "sigterm", 9).returncode == 3
@@ -162,6 +162,12 @@ def test_the_checkpoint_holds_finished_tasks_and_the_swarms_of_running_ones(refe
         # task 0 took snapshots 1-7 (rounds 1, 3, ..., 13); task 1's second (round 3) raised
         # the signal, so task 1 stopped at the end of round 4 with a last snapshot
         assert swarm["pbest_mask"].dtype == bool and swarm.attrs["iteration"] == 4
+        finished_seconds = pickle.loads(f["finished/task-000000"][()].tobytes())["seconds"]
+    capsys.readouterr()
+    _run(job, output, "--resume")
+    assert "1 task(s) finished, 1 to continue from their snapshots" in capsys.readouterr().out
+    with h5py.File(output, "r") as f:  # task 0 was taken from the checkpoint, not recomputed
+        assert f["tasks/seconds"][0] == finished_seconds
 
 
 def test_an_existing_checkpoint_needs_resume_or_overwrite(reference, tmp_path):
