@@ -545,6 +545,8 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
     if stopped or len(by_number) < len(tasks):
         keeper.write()
         raise JobInterrupted(stopper.signal_name, job.checkpoint, len(by_number), len(tasks))
+    if keeper.dirty:  # a failure while the results are written must not cost finished tasks
+        keeper.write()
     total_seconds = time.perf_counter() - started
     provenance = {
         "hpcswarm_version": __version__, "seed": job.seed, "n_ranks": world.size,
