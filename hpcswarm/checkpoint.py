@@ -117,8 +117,8 @@ class Checkpoint:
     Attributes
     ----------
     path : Path
-    finished : dict
-        Task number -> ``(result, group index)``.
+    finished : set of int
+        Finished tasks (their results are read by :meth:`results`, on world rank 0 only).
     inflight : set of int
         Tasks with a snapshot.
     """
@@ -131,10 +131,7 @@ class Checkpoint:
             raise DataError(f"{self.path}: not a readable checkpoint ({exc})") from None
         try:
             self._check(identity, n_tasks)
-            self.finished = {
-                int(name[5:]): (pickle.loads(dataset[()].tobytes()),
-                                int(dataset.attrs["group"]))
-                for name, dataset in self._file["finished"].items()}
+            self.finished = {int(name[5:]) for name in self._file["finished"]}
             self.inflight = {int(name[5:]) for name in self._file["inflight"]}
         except BaseException:
             self._file.close()
@@ -153,6 +150,11 @@ class Checkpoint:
                 f"{self.path}: this checkpoint belongs to another job (different "
                 f"{', '.join(differing) or 'number of tasks'}); resume with the job that "
                 f"wrote it, or delete the checkpoint to start again")
+
+    def results(self):
+        """Task number -> ``(result, group index)`` of every finished task (unpickled now)."""
+        return {int(name[5:]): (pickle.loads(dataset[()].tobytes()), int(dataset.attrs["group"]))
+                for name, dataset in self._file["finished"].items()}
 
     def snapshot(self, number):
         """The snapshot of task ``number`` as :func:`take_snapshot` made it."""
@@ -200,7 +202,7 @@ class CheckpointKeeper:
         self.finished = {}
         self.inflight = {}
         if previous is not None:
-            for number, (result, group_index) in previous.finished.items():
+            for number, (result, group_index) in previous.results().items():
                 self.finished[number] = (tasks[number], result, group_index)
             for number in previous.inflight:
                 self.inflight[number] = (tasks[number],

@@ -465,7 +465,7 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
         except (DataError, ParameterError) as exc:
             problem = (type(exc).__name__, str(exc))
     agree(world, problem)
-    finished = previous.finished if previous is not None else {}
+    finished = previous.finished if previous is not None else set()
     pending = [task for task in tasks if task.number not in finished]
     n_particles = job.params.get("n_particles", 1)
     group_size = job.group_size or default_group_size(world.size, len(pending), n_particles)
@@ -479,13 +479,15 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
             log(f"resuming from {job.checkpoint}: {len(finished)} task(s) finished, "
                 f"{len(previous.inflight)} to continue from their snapshots")
     reporter = keeper = None
+    by_number = {}  # on world rank 0: task number -> (result, group index)
     if world.rank == 0:
         reporter = ProgressReporter(progress_path(job.output), len(tasks), layout.n_groups,
                                     stream=progress_stream, quiet=quiet)
         keeper = CheckpointKeeper(job.checkpoint, identity, tasks, previous,
                                   min_seconds=job.checkpoint_seconds)
-        for number, (result, group_index) in finished.items():
-            reporter.task_done(task_record(tasks[number], result, group_index))
+        for number, (task, result, group_index) in keeper.finished.items():
+            by_number[number] = (result, group_index)
+            reporter.task_done(task_record(task, result, group_index))
     stopper = StopRequest(world).install()
 
     def one(task, group, progress):
@@ -538,7 +540,6 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
         if stopped:
             raise JobInterrupted(stopper.signal_name, job.checkpoint)
         return None
-    by_number = dict(finished)
     for position, (task, result) in enumerate(zip(pending, results)):
         if result is not None:
             by_number[task.number] = (result, assignments[position])

@@ -244,7 +244,7 @@ def test_checkpoint_writes_are_spaced_and_nothing_is_lost(tmp_path):
     keeper.maybe_write()
     reread = Checkpoint(tmp_path / "c.h5", {"job": 1}, len(tasks))
     assert sorted(reread.finished) == [0, 1] and not keeper.dirty
-    assert np.array_equal(reread.finished[1][0]["genes"], np.arange(4))
+    assert np.array_equal(reread.results()[1][0]["genes"], np.arange(4))
     reread.close()
 
 

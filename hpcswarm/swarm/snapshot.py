@@ -78,7 +78,8 @@ def take_snapshot(search):
         method without a swarm) and ``method_state`` (the other attributes, pickled bytes).
         None on the other ranks.
     """
-    arrays = _gather_swarm(search) if hasattr(search, "state") else {}
+    has_swarm = hasattr(search, "state")
+    arrays = _gather_swarm(search) if has_swarm else {}
     if search.comm.rank != 0:
         return None
     attributes = {}
@@ -87,7 +88,7 @@ def take_snapshot(search):
             continue
         attributes[name] = _CachedState(value.mask.copy()) if isinstance(value, DistanceState) \
             else value
-    if hasattr(search, "state"):
+    if has_swarm:
         attributes["state.swarm_rng"] = search.state.swarm_rng
     return {"iteration": int(search.iteration),
             "elapsed": time.perf_counter() - search._started,
