@@ -10,3 +10,18 @@ def small_data(seed=0, n_samples=30, n_genes=40):
     X = rng.normal(size=(n_samples, n_genes))
     X[:, :3] += 2.0 * y[:, None]
     return X, y
+
+
+# Small settings that keep every method to a fraction of a second on small_data.
+SMALL = {
+    "pso": {"n_particles": 8, "n_iterations": 6},
+    "bpso": {"n_particles": 8, "n_iterations": 6},
+    "pso-rg": {"n_particles": 8, "n_iterations": 6},
+    "pso-ls": {"n_particles": 6, "n_iterations": 4, "ls_tries": 5},
+    "pso-lsrg": {"n_particles": 6, "n_iterations": 4, "ls_tries": 5},
+    "cbpso": {"n_particles": 8, "n_iterations": 6},
+    "cso": {"n_particles": 8, "n_iterations": 6},
+    "fsipso": {"n_particles": 8, "n_iterations": 7, "n_subspaces": 3},
+    "sfr": {"max_size": 10},
+    "fsr": {"n_particles": 6, "n_iterations": 3, "max_size": 3},
+}

@@ -16,16 +16,13 @@ import h5py
 import numpy as np
 import pytest
 
-from synthetic import small_data
+from synthetic import SMALL, small_data
 from test_mpi_jobs import MPIEXEC, SCRIPTS, launch
 
 from hpcswarm.baselines import BASELINES
 from hpcswarm.search import run_search
 from hpcswarm.swarm import ALGORITHMS
 from hpcswarm.swarm.snapshot import take_snapshot
-
-SHORT = {"sfr": {"max_size": 5}, "fsr": {"max_size": 5, "n_iterations": 4},
-         "fsipso": {"n_iterations": 8, "n_particles": 6, "n_subspaces": 3}}
 
 
 class _Stop(Exception):
@@ -39,8 +36,7 @@ def _without_seconds(history):
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS) + sorted(BASELINES))
 def test_a_search_resumed_from_any_round_ends_as_the_uninterrupted_one(algorithm):
     X, y = small_data(3, 30, 24)
-    params = SHORT.get(algorithm, {} if algorithm in BASELINES else {"n_iterations": 5,
-                                                                       "n_particles": 6})
+    params = SMALL.get(algorithm, {})  # the baselines need no settings
     full = run_search(X, y, algorithm, params, seed=7)
     for stop_at in range(len(full.history) - 1):
         taken = []

@@ -12,23 +12,7 @@ from hpcswarm.swarm import ALGORITHMS, HISTORY_FIELDS, algorithm_params
 from hpcswarm.swarm.core import best_index, better, swarm_mean
 from hpcswarm.swarm.params import parse_assignments
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence
-from synthetic import small_data
-
-# Small settings that keep every method to a fraction of a second on the data below.
-SMALL = {
-    "pso": {"n_particles": 8, "n_iterations": 6},
-    "bpso": {"n_particles": 8, "n_iterations": 6},
-    "pso-rg": {"n_particles": 8, "n_iterations": 6},
-    "pso-ls": {"n_particles": 6, "n_iterations": 4, "ls_tries": 5},
-    "pso-lsrg": {"n_particles": 6, "n_iterations": 4, "ls_tries": 5},
-    "cbpso": {"n_particles": 8, "n_iterations": 6},
-    "cso": {"n_particles": 8, "n_iterations": 6},
-    "fsipso": {"n_particles": 8, "n_iterations": 7, "n_subspaces": 3},
-    "sfr": {"max_size": 10},
-    "fsr": {"n_particles": 6, "n_iterations": 3, "max_size": 3},
-}
-
-
+from synthetic import SMALL, small_data
 
 
 def test_every_algorithm_has_small_settings():
