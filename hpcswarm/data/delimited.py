@@ -54,6 +54,19 @@ def _rows(path, sep):
     return [c.strip() for c in header], [n for n, _ in body], cells
 
 
+def _label_position(names, label, labels, what, path):
+    """Position of the labels among ``names``: the one ``label`` names, else the first with a
+    usual label name; None when the labels come from a ``labels`` file instead."""
+    if label is not None:
+        return _pick(names, label, what, path)
+    if labels is not None:
+        return None
+    found = [i for i, name in enumerate(names) if name.lower() in _LABEL_NAMES]
+    if not found:
+        raise DataError(f"{path}: no {what} found; name it with --label or give --labels FILE")
+    return found[0]
+
+
 def _pick(names, key, what, path):
     """Index of ``key`` (a name, or a 0-based index) in ``names``."""
     if key in names:
@@ -131,15 +144,7 @@ def read_delimited(path, *, sep=",", label=None, labels=None, genes_as_rows=Fals
     has_row_names = header[0] == "" or not _is_number(body[0][0])
     if genes_as_rows:
         return _genes_as_rows(path, header, linenos, body, has_row_names, label, labels)
-    label_col = None
-    if label is not None:
-        label_col = _pick(header, label, "label column", path)
-    elif labels is None:
-        found = [i for i, name in enumerate(header) if name.lower() in _LABEL_NAMES]
-        if not found:
-            raise DataError(f"{path}: no label column found; name it with --label "
-                            "or give --labels FILE")
-        label_col = found[0]
+    label_col = _label_position(header, label, labels, "label column", path)
     if label_col is not None and label_col == 0:
         has_row_names = header[1] == "" or not _is_number(body[0][1])
     name_col = (1 if label_col == 0 else 0) if has_row_names else None
@@ -162,14 +167,7 @@ def read_delimited(path, *, sep=",", label=None, labels=None, genes_as_rows=Fals
 def _genes_as_rows(path, header, linenos, body, has_row_names, label, labels):
     first = 1 if has_row_names else 0
     row_names = [row[0] for row in body] if has_row_names else [str(i) for i in range(len(body))]
-    label_row = None
-    if label is not None:
-        label_row = _pick(row_names, label, "label row", path)
-    elif labels is None:
-        found = [i for i, name in enumerate(row_names) if name.lower() in _LABEL_NAMES]
-        if not found:
-            raise DataError(f"{path}: no label row found; name it with --label or give --labels FILE")
-        label_row = found[0]
+    label_row = _label_position(row_names, label, labels, "label row", path)
     keep = [i for i in range(len(body)) if i != label_row]
     if not keep:
         raise DataError(f"{path}: no gene rows left besides the labels")
