@@ -61,6 +61,16 @@ def test_csv_without_row_names_and_r_style_header(tmp_path):
     assert_matches(round_trip(tmp_path, write_table(tmp_path / "r.csv", rows)))
 
 
+@pytest.mark.parametrize("genes_as_rows, what", [(False, "column"), (True, "row")])
+def test_unnamed_labels_are_an_error_in_either_orientation(tmp_path, genes_as_rows, what):
+    rows = [["id", *GENES]] + [[s, *x] for s, x in zip(SAMPLES, X.tolist())]
+    if genes_as_rows:
+        rows = [["gene", *SAMPLES]] + [[g, *col] for g, col in zip(GENES, X.T.tolist())]
+    source = write_table(tmp_path / "in.csv", rows)
+    with pytest.raises(DataError, match=f"in.csv: no label {what} found; name it with --label"):
+        read_dataset(source, genes_as_rows=genes_as_rows)
+
+
 def test_tsv_genes_as_rows_with_labels_file(tmp_path):
     rows = [["gene", *SAMPLES]] + [[g, *col] for g, col in zip(GENES, X.T.tolist())]
     source = write_table(tmp_path / "in.tsv", rows, sep="\t")
