@@ -71,6 +71,9 @@ def _add_convert(subparsers):
     p.add_argument("--transpose", action="store_true", help="swap rows and columns of the matrix as read")
     p.add_argument("--nan", choices=("error", "drop-genes", "drop-samples"), default="error",
                    help="what to do with NaN or infinite values (default: error)")
+    p.add_argument("--drop-unlabelled", action="store_true",
+                   help="leave out samples without a label (empty, NA, NaN) instead of refusing "
+                   "the file; the summary reports how many")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     p.set_defaults(run_command=_run_convert)
 
@@ -82,7 +85,7 @@ def _run_convert(args):
         args.input, args.output, overwrite=args.overwrite, format=args.format, label=args.label,
         labels=args.labels, genes_as_rows=args.genes_as_rows, sep=args.sep, x_var=args.x_var,
         y_var=args.y_var, dtype=args.dtype, drop_constant=args.drop_constant,
-        transpose=args.transpose, nan=args.nan,
+        transpose=args.transpose, nan=args.nan, drop_unlabelled=args.drop_unlabelled,
     )
     _print0(*report.lines())
 

@@ -41,6 +41,7 @@ CONVERT_KEYS = {
     "drop_constant": ("bool", "remove genes constant over all samples"),
     "transpose": ("bool", "swap rows and columns of the matrix as read"),
     "nan": ("str", "error, drop-genes or drop-samples"),
+    "drop_unlabelled": ("bool", "leave out samples without a label instead of refusing the file"),
 }
 """Keys of ``[convert]``: the options of ``hpcswarm convert`` for a file converted on the fly."""
 

@@ -67,5 +67,5 @@ def test_gene_list_rules(tmp_path):
         mask_from_genes(["3"], names)
     with pytest.raises(ParameterError, match="empty"):
         mask_from_genes([], names)
-    with pytest.raises(DataError, match="cannot read gene file"):
+    with pytest.raises(DataError, match="missing.txt: no such file"):
         read_gene_list(tmp_path / "missing.txt")

@@ -18,7 +18,7 @@ BUILTIN_PREFIX = "builtin:"
 
 def read_dataset(path, *, format=None, label=None, labels=None, genes_as_rows=False, sep=None,
                  x_var="X", y_var="Y", dtype="float64", drop_constant=False, transpose=False,
-                 nan="error"):
+                 nan="error", drop_unlabelled=False):
     """Read and check an input file of any supported format, in memory.
 
     Parameters
@@ -37,7 +37,7 @@ def read_dataset(path, *, format=None, label=None, labels=None, genes_as_rows=Fa
         CSV/TSV field separator (default by format: comma or tab).
     x_var, y_var : str
         MATLAB variable names of the matrix and labels.
-    dtype, drop_constant, transpose, nan
+    dtype, drop_constant, transpose, nan, drop_unlabelled
         See :func:`hpcswarm.data.validate.build_dataset`.
 
     Returns
@@ -56,11 +56,16 @@ def read_dataset(path, *, format=None, label=None, labels=None, genes_as_rows=Fa
         check_readable(labels)
     options = {"label": label, "labels": None if labels is None else str(labels),
                "genes_as_rows": genes_as_rows, "sep": sep, "x_var": x_var, "y_var": y_var,
-               "dtype": dtype, "drop_constant": drop_constant, "transpose": transpose, "nan": nan}
+               "dtype": dtype, "drop_constant": drop_constant, "transpose": transpose, "nan": nan,
+               "drop_unlabelled": drop_unlabelled}
     table = read_table(path, fmt, options)
     dataset, cleaning = build_dataset(table, path, dtype=dtype, drop_constant=drop_constant,
-                                      transpose=transpose, nan=nan)
+                                      transpose=transpose, nan=nan,
+                                      drop_unlabelled=drop_unlabelled)
+    cleaning.notes = list(table.notes)
     used = READER_OPTIONS[fmt] + ("dtype", "drop_constant", "transpose", "nan")
+    if drop_unlabelled:
+        used += ("drop_unlabelled",)
     attrs = {"format": fmt, "hpcswarm_version": __version__,
              "options": {k: options[k] for k in used if options[k] is not None}}
     for role, source in table.sources:
@@ -69,6 +74,8 @@ def read_dataset(path, *, format=None, label=None, labels=None, genes_as_rows=Fa
     attrs["dropped_constant_genes"] = len(cleaning.constant_genes)
     attrs["dropped_nonfinite_genes"] = len(cleaning.nonfinite_genes)
     attrs["dropped_nonfinite_samples"] = len(cleaning.nonfinite_samples)
+    if drop_unlabelled:
+        attrs["dropped_unlabelled_samples"] = len(cleaning.unlabelled_samples)
     dataset.attrs = attrs
     return dataset, cleaning
 
@@ -96,9 +103,11 @@ class ConvertReport:
             "contiguous, sample- and gene-major (memory-mappable)",
             f"  {len(self.class_counts)} classes: {counts}",
         ]
+        out += [f"  {note}" for note in self.cleaning.notes]
         for what, names in (("constant genes", self.cleaning.constant_genes),
                             ("genes with NaN/inf", self.cleaning.nonfinite_genes),
-                            ("samples with NaN/inf", self.cleaning.nonfinite_samples)):
+                            ("samples with NaN/inf", self.cleaning.nonfinite_samples),
+                            ("samples without a label", self.cleaning.unlabelled_samples)):
             if names:
                 shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
                 out.append(f"  dropped {len(names)} {what}: {shown}")

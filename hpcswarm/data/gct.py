@@ -116,4 +116,5 @@ def read_gct(path, *, labels=None):
         raise DataError(f"{path}: no class labels: {cls} does not exist (give --labels FILE.cls)")
     y, class_order = read_cls(cls, n_samples)
     return RawTable(X=X, labels=y, gene_names=gene_names, sample_names=sample_names,
-                    class_order=class_order, sources=[("source", path), ("labels", cls)])
+                    class_order=class_order, sources=[("source", path), ("labels", cls)],
+                    label_places=[f"label {i + 1}" for i in range(len(y))])

@@ -26,6 +26,12 @@ class RawTable:
         The order in which the file declares its classes (ARFF nominal spec, CLS header).
     sources : list of (role, path)
         Files read, e.g. ``[("source", "a.gct"), ("labels", "a.cls")]``, for provenance.
+    label_places : list of str or None
+        Where each label was read, e.g. ``"line 7"`` of the file holding the labels (the
+        ``labels`` source when there is one), named by the label checks.
+    notes : list of str
+        What the reader decided that the user should know, shown in the conversion summary
+        (e.g. which column became the sample names).
     """
 
     X: np.ndarray
@@ -34,6 +40,14 @@ class RawTable:
     sample_names: list = None
     class_order: list = None
     sources: list = field(default_factory=list)
+    label_places: list = None
+    notes: list = field(default_factory=list)
+
+    @property
+    def label_file(self):
+        """The file the labels were read from: the ``labels`` source, else the main one."""
+        roles = dict(self.sources)
+        return roles.get("labels", roles.get("source"))
 
 
 def parse_float_cells(cells, path, locate):

@@ -5,11 +5,13 @@ saying what is wrong and where (a bad option value, a :class:`~hpcswarm.errors.P
 nothing is normalised: values stay as distributed.
 """
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from hpcswarm.data.dataset import Dataset
+from hpcswarm.data.table import MISSING_TOKENS
 from hpcswarm.errors import DataError, ParameterError
 
 DTYPES = ("float64", "float32")
@@ -18,11 +20,13 @@ NAN_POLICIES = ("error", "drop-genes", "drop-samples")
 
 @dataclass
 class Cleaning:
-    """What :func:`build_dataset` removed, for the conversion report."""
+    """What :func:`build_dataset` removed, and the reader's notes, for the conversion report."""
 
     constant_genes: list = field(default_factory=list)
     nonfinite_genes: list = field(default_factory=list)
     nonfinite_samples: list = field(default_factory=list)
+    unlabelled_samples: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
 
 
 def check_choice(name, value, allowed):
@@ -32,10 +36,40 @@ def check_choice(name, value, allowed):
         raise ParameterError(f"{name} must be one of {choices}, got {value!r}")
 
 
-def _label_text(value):
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+def label_text(value):
+    """The class a label names, as text, or None for a missing label.
+
+    Missing: None, a float NaN (MATLAB's NaN), or a cell in :data:`MISSING_TOKENS` (empty,
+    ``?``, ``NA``...). A label that reads as a number is named by its value, so that ``1``,
+    ``1.0`` and ``01`` are one class ``"1"`` (a spreadsheet or MATLAB writes whole numbers
+    either way); other text is kept as written, without surrounding spaces.
+
+    Raises
+    ------
+    ValueError
+        An infinite number.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, (bool, np.bool_)):
         return str(int(value))
-    return str(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in MISSING_TOKENS:
+            return None
+        try:
+            number = float(text)
+        except ValueError:
+            return text
+    else:
+        number = float(value)
+        if math.isnan(number):
+            return None
+    if not math.isfinite(number):
+        raise ValueError(f"{value!r} is not a class")
+    return str(int(number)) if number.is_integer() else repr(number)
 
 
 def _label_sort_key(names):
@@ -53,8 +87,8 @@ def encode_labels(labels, class_order=None):
 
     Parameters
     ----------
-    labels : ndarray of shape (n_samples,)
-        Strings or numbers.
+    labels : sequence of str
+        Class names as :func:`label_text` gives them (none missing).
     class_order : list of str or None
         Declared order of the classes; classes without samples are left out. Without it,
         labels are ordered by value when all are numbers, else alphabetically.
@@ -65,18 +99,57 @@ def encode_labels(labels, class_order=None):
         int64 codes in ``0 .. n_classes - 1``.
     class_names : list of str
     """
-    labels = np.asarray(labels)
-    if labels.dtype.kind in "iufb":
-        values, y = np.unique(labels, return_inverse=True)
-        return y.astype(np.int64).ravel(), [_label_text(v) for v in values]
-    text = np.array([str(v) for v in labels.tolist()], dtype=object)
-    present = set(text.tolist())
+    text = [str(v) for v in labels]
+    present = set(text)
     if class_order is None:
         names = sorted(present, key=_label_sort_key(present))
     else:
-        names = [name for name in class_order if name in present]
+        declared = [label_text(name) for name in class_order]
+        names = [name for name in dict.fromkeys(declared) if name in present]
+        names += sorted(present - set(names), key=_label_sort_key(present))
     code = {name: i for i, name in enumerate(names)}
     return np.array([code[t] for t in text], dtype=np.int64), names
+
+
+def _check_labels(table, path, drop_unlabelled, cleaning):
+    """Replace ``table.labels`` by class names (:func:`label_text`); a missing label is an
+    error naming the labels' file and the first such sample, or with ``drop_unlabelled`` the
+    sample is removed (reported in ``cleaning``)."""
+    where = table.label_file or path
+    names = []
+    for i, value in enumerate(table.labels.tolist()):
+        try:
+            names.append(label_text(value))
+        except ValueError as exc:
+            raise DataError(f"{where}: {_describe_label(table, i)}: the label {exc}") from None
+    missing = [i for i, name in enumerate(names) if name is None]
+    if not missing:
+        table.labels = np.array(names, dtype=object)
+        return
+    if not drop_unlabelled:
+        value = table.labels[missing[0]]
+        shown = repr(value) if isinstance(value, str) else str(value)
+        raise DataError(
+            f"{where}: {_describe_label(table, missing[0])} has no label "
+            f"({shown}); {len(missing)} sample(s) unlabelled "
+            "(--drop-unlabelled leaves them out)")
+    keep = np.array([name is not None for name in names])
+    cleaning.unlabelled_samples = [
+        table.sample_names[i] if table.sample_names is not None else str(i + 1) for i in missing]
+    table.X = table.X[keep]
+    table.labels = np.array([name for name in names if name is not None], dtype=object)
+    if table.sample_names is not None:
+        table.sample_names = [n for n, k in zip(table.sample_names, keep) if k]
+    if table.label_places is not None:
+        table.label_places = [p for p, k in zip(table.label_places, keep) if k]
+    if table.X.shape[0] == 0:
+        raise DataError(f"{where}: every sample is unlabelled")
+
+
+def _describe_label(table, i):
+    """Where the label of sample ``i`` was read, and the sample."""
+    place = "" if table.label_places is None else f"{table.label_places[i]}, "
+    return place + _describe_sample(table, i)
 
 
 def _describe_sample(table, i):
@@ -145,7 +218,8 @@ def _drop_constant(table, cleaning):
     table.gene_names = [n for n, k in zip(table.gene_names, keep) if k]
 
 
-def build_dataset(table, path, *, dtype="float64", drop_constant=False, transpose=False, nan="error"):
+def build_dataset(table, path, *, dtype="float64", drop_constant=False, transpose=False, nan="error",
+                  drop_unlabelled=False):
     """Check a raw table and turn it into a :class:`Dataset` held in memory.
 
     Parameters
@@ -162,6 +236,8 @@ def build_dataset(table, path, *, dtype="float64", drop_constant=False, transpos
         The file holds genes as rows where samples were expected (or the reverse): swap them.
     nan : {"error", "drop-genes", "drop-samples"}
         What to do about NaN or infinite values.
+    drop_unlabelled : bool
+        Remove the samples without a label (empty, ``NA``, NaN...) instead of refusing them.
 
     Returns
     -------
@@ -191,6 +267,9 @@ def build_dataset(table, path, *, dtype="float64", drop_constant=False, transpos
                         f"(the label count must match the sample count{hint})")
     table.labels = labels
     _check_unique(table.gene_names, "gene", path)
+    if table.sample_names is not None:
+        _check_unique(table.sample_names, "sample", path)
+    _check_labels(table, path, drop_unlabelled, cleaning)
     _check_finite(table, path, nan, cleaning)
     y, class_names = encode_labels(table.labels, table.class_order)
     if len(class_names) < 2:
