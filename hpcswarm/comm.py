@@ -350,6 +350,12 @@ def _mpi_is_initialised():
     return mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized()
 
 
+def start_mpi():
+    """Initialise MPI (importing ``mpi4py.MPI`` does; nothing happens the second time), so that
+    :func:`world_rank` is this process's rank under ``mpiexec``."""
+    from mpi4py import MPI  # noqa: F401 - the import initialises MPI
+
+
 def world():
     """An :class:`MPIComm` over a private duplicate of ``COMM_WORLD`` (size 1 without mpiexec)."""
     from mpi4py import MPI

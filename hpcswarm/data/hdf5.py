@@ -212,6 +212,23 @@ def _check_layout(f, path):
                         f"expected {X.shape[0]} integers")
 
 
+def _check_finite(matrix, key, path, sample_names, gene_names):
+    """DataError naming the file and the first NaN or infinity of ``matrix`` (the dataset
+    ``key``), read a block of rows at a time (a file written by another tool may hold them:
+    ``convert`` never writes one)."""
+    for start in range(0, matrix.shape[0], _WRITE_BLOCK):
+        bad = ~np.isfinite(matrix[start:start + _WRITE_BLOCK])
+        if bad.any():
+            i, j = (int(v) for v in np.argwhere(bad)[0])
+            i += start
+            sample, gene = (i, j) if key == "X" else (j, i)
+            sample = repr(sample_names[sample]) if sample_names else str(sample + 1)
+            gene = repr(gene_names[gene])
+            raise DataError(f"{path}: '{key}' holds NaN or infinite values, the first "
+                            f"({matrix[i, j]}) at sample {sample}, gene {gene}; convert the "
+                            "source with 'hpcswarm convert --nan drop-genes' (or drop-samples)")
+
+
 def open_dataset(path):
     """Open an hpcswarm HDF5 file, memory-mapping ``X`` and ``X_genes`` when their layout allows.
 
@@ -231,7 +248,7 @@ def open_dataset(path):
     ------
     DataError
         The file is missing, not HDF5, not an hpcswarm dataset (or one written before
-        ``X_genes`` existed) or inconsistent.
+        ``X_genes`` existed) or inconsistent, holds NaN or infinite values, or a single class.
     """
     path = Path(path)
     if not path.is_file():
@@ -255,6 +272,12 @@ def open_dataset(path):
         X_genes = _mapped_or_read(f["X_genes"], path)
     if y.size and (y.min() < 0 or y.max() >= len(class_names)):
         raise DataError(f"{path}: class codes in 'y' run outside 0..{len(class_names) - 1}")
+    present = np.unique(y)
+    if present.size < 2:
+        raise DataError(f"{path}: a single class ({class_names[present[0]]!r}, {y.size} samples) "
+                        "in 'y'; selecting genes needs at least two classes")
+    for key, matrix in (("X", X), ("X_genes", X_genes)):
+        _check_finite(matrix, key, path, sample_names, gene_names)
     in_memory = [name for name, array in (("X", X), ("X_genes", X_genes))
                  if not isinstance(array, np.memmap)]
     if in_memory:
