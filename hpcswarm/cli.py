@@ -70,7 +70,7 @@ def _print0(*lines):
             print(line, flush=True)
 
 
-def _on_rank0(action):
+def _on_rank0(action, comm=None):
     """``action()`` run by world rank 0 alone: under mpiexec one rank reads and writes.
 
     Returns its result on rank 0 (None elsewhere). Its :class:`HpcswarmError` is raised on
@@ -81,7 +81,7 @@ def _on_rank0(action):
     from hpcswarm.comm import world
     from hpcswarm.errors import HpcswarmError
 
-    comm = world()
+    comm = world() if comm is None else comm
     result = error = None
     if comm.rank == 0:
         try:
@@ -267,7 +267,8 @@ def _add_run(subparsers):
                    help="override a job key (repeatable), e.g. --set runs=1 --set "
                    "params.n_iterations=3; a bare key is found in any table when unambiguous")
     p.add_argument("--overwrite", action="store_true",
-                   help="replace the job's results files if they exist")
+                   help="replace existing outputs (the job's results files, or --output); an "
+                   "input is never replaced")
     p.add_argument("--resume", action="store_true",
                    help="continue from the job's checkpoint (finished tasks are not "
                    "recomputed; the results equal an uninterrupted run's); without a "
@@ -297,7 +298,9 @@ def _add_run(subparsers):
 def _run_run(args):
     from hpcswarm.comm import pin_threads, world, world_rank
     from hpcswarm.data import load_dataset
+    from hpcswarm.data.convert import source_path
     from hpcswarm.fitness import GeneMajor
+    from hpcswarm.outputs import check_outputs
     from hpcswarm.search import result_document, run_search, write_json_atomic
     from hpcswarm.swarm import algorithm_params
     from hpcswarm.swarm.params import parse_assignments
@@ -313,6 +316,10 @@ def _run_run(args):
                              "search has no checkpoint")
     overrides = parse_assignments(args.param)
     algorithm_params(args.algorithm, overrides)  # fail before loading the data
+    if args.output:
+        _on_rank0(lambda: check_outputs([("--output", args.output)],
+                                        [("the dataset", source_path(args.data))],
+                                        overwrite=args.overwrite), comm)
     dataset = load_dataset(args.data)  # every rank memory-maps the same file
     # one task: all ranks of the world run this one swarm, each its block of particles, read
     # from the file's gene-major matrix (no private copy)

@@ -8,10 +8,11 @@ from hpcswarm import __version__
 from hpcswarm.data.dataset import file_sha256
 from hpcswarm.data.examples import example_path
 from hpcswarm.data.formats import READER_OPTIONS, detect_format, read_table
-from hpcswarm.data.hdf5 import check_output, open_dataset, write_dataset
+from hpcswarm.data.hdf5 import open_dataset, write_dataset
 from hpcswarm.data.textio import check_readable
 from hpcswarm.data.validate import Cleaning, build_dataset
 from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.outputs import check_outputs
 
 BUILTIN_PREFIX = "builtin:"
 
@@ -124,7 +125,8 @@ def convert_file(input, output, *, overwrite=False, **options):
     output : str or Path
         Written under a temporary name in its folder, then renamed: a failure leaves no file.
     overwrite : bool
-        Replace an existing ``output``.
+        Replace an existing ``output``; never the input or labels file
+        (:func:`hpcswarm.outputs.check_outputs`).
     **options
         Passed to :func:`read_dataset`.
 
@@ -133,9 +135,9 @@ def convert_file(input, output, *, overwrite=False, **options):
     ConvertReport
     """
     input, output = Path(input), Path(output)
-    check_output(output, overwrite=overwrite)
-    if output.exists() and output.resolve() == input.resolve():
-        raise DataError(f"{output}: is the input file itself")
+    check_outputs([("OUTPUT", output)],
+                  [("the input", input), ("the labels file", options.get("labels"))],
+                  overwrite=overwrite)
     dataset, cleaning = read_dataset(input, **options)
     write_dataset(dataset, output, overwrite=overwrite)
     return ConvertReport(input=input, output=output, format=dataset.attrs["format"],
@@ -171,6 +173,17 @@ def load_dataset(spec, **convert_options):
             return open_dataset(example_path(text[len(BUILTIN_PREFIX):]))
         return open_dataset(text)
     return read_dataset(text, **convert_options)[0]
+
+
+def source_path(spec):
+    """The file behind a DATA argument (a bundled example's file for ``builtin:NAME``), or
+    None for a dataset that is not a file (``sklearn:NAME``)."""
+    text = str(spec)
+    if text.startswith(BUILTIN_PREFIX):
+        return example_path(text[len(BUILTIN_PREFIX):])
+    if text.startswith("sklearn:"):
+        return None
+    return Path(text)
 
 
 def detect_hdf5(path):
