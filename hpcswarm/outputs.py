@@ -40,8 +40,9 @@ def check_outputs(outputs, inputs=(), *, overwrite=False):
     Raises
     ------
     DataError
-        At the first output that is an input of the command (even with ``overwrite``), is
-        given twice, is a folder, lies in a missing folder, or exists (without ``overwrite``).
+        At the first output that is an input of the command (even with ``overwrite``) or is
+        given twice; then at the first that is a folder, lies in a missing folder, or exists
+        (without ``overwrite``).
     """
     outputs = [(what, Path(path)) for what, path in outputs]
     inputs = [(what, Path(path)) for what, path in inputs if path is not None]
@@ -54,6 +55,7 @@ def check_outputs(outputs, inputs=(), *, overwrite=False):
             if same_file(path, other):
                 raise DataError(f"{what} {path}: is also {other_what} {other}; give each "
                                 "output its own file")
+    for what, path in outputs:
         if path.is_dir():
             raise DataError(f"{what} {path}: is a directory, expected a file name")
         if not path.parent.is_dir():
