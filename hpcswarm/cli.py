@@ -390,6 +390,9 @@ def _add_report(subparsers):
     p.add_argument("--plots", metavar="DIR",
                    help="write convergence.png and gene-frequency charts in DIR "
                    "(needs matplotlib: pip install 'hpcswarm[plot]')")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace existing CSV, Markdown, JSON or plot files (never a results "
+                   "file given)")
     p.set_defaults(run_command=_run_report)
 
 
@@ -400,7 +403,7 @@ def _run_report(args):
     _on_rank0(lambda: report_command(
         args.results, reference=args.reference, alpha=args.alpha, top=args.top,
         csv_dir=args.csv_dir, markdown=args.markdown, json_path=args.json_path,
-        plots=args.plots, print0=lines.append))
+        plots=args.plots, print0=lines.append, overwrite=args.overwrite))
     _print0(*lines)
 
 

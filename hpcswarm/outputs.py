@@ -24,8 +24,9 @@ def same_file(a, b):
         return False
 
 
-def check_outputs(outputs, inputs=(), *, overwrite=False):
-    """Raise :class:`DataError` unless every output can be written without losing data.
+def check_not_inputs(outputs, inputs):
+    """Raise :class:`DataError` if an output is one of the command's inputs, or two outputs
+    are one file: checked even with ``--overwrite``.
 
     Parameters
     ----------
@@ -34,15 +35,6 @@ def check_outputs(outputs, inputs=(), *, overwrite=False):
     inputs : sequence of (str, path or None)
         What each input is (``"the dataset"``, ``"the job file"``...) and its path; None for
         inputs that are not files (``sklearn:wine``).
-    overwrite : bool
-        Whether existing outputs may be replaced (``--overwrite``); inputs never may.
-
-    Raises
-    ------
-    DataError
-        At the first output that is an input of the command (even with ``overwrite``) or is
-        given twice; then at the first that is a folder, lies in a missing folder, or exists
-        (without ``overwrite``).
     """
     outputs = [(what, Path(path)) for what, path in outputs]
     inputs = [(what, Path(path)) for what, path in inputs if path is not None]
@@ -55,7 +47,28 @@ def check_outputs(outputs, inputs=(), *, overwrite=False):
             if same_file(path, other):
                 raise DataError(f"{what} {path}: is also {other_what} {other}; give each "
                                 "output its own file")
+
+
+def check_outputs(outputs, inputs=(), *, overwrite=False):
+    """Raise :class:`DataError` unless every output can be written without losing data.
+
+    Parameters
+    ----------
+    outputs, inputs
+        As :func:`check_not_inputs` takes them.
+    overwrite : bool
+        Whether existing outputs may be replaced (``--overwrite``); inputs never may.
+
+    Raises
+    ------
+    DataError
+        At the first output that is an input of the command (even with ``overwrite``) or is
+        given twice (:func:`check_not_inputs`); then at the first that is a folder, lies in a
+        missing folder, or exists (without ``overwrite``).
+    """
+    check_not_inputs(outputs, inputs)
     for what, path in outputs:
+        path = Path(path)
         if path.is_dir():
             raise DataError(f"{what} {path}: is a directory, expected a file name")
         if not path.parent.is_dir():

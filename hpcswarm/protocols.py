@@ -340,19 +340,36 @@ def dataset_sha256(dataset):
 def check_output_free(job, comm=None, overwrite=False, resume=False):
     """DataError on every rank if the job's outputs cannot be written (checked before any work).
 
-    An existing results file or JSON summary is an error unless ``overwrite``; a folder in
+    No output (results, JSON summary, checkpoint, progress file) may be an input of the job
+    (dataset, job file, labels file), even with ``overwrite``
+    (:func:`hpcswarm.outputs.check_not_inputs`). An existing results file or JSON summary is
+    an error unless ``overwrite``; a folder in
     their place, a missing parent folder or one where no file can be created always is. An
     existing checkpoint is an error unless ``resume`` (continue from it) or ``overwrite``
     (start again, replacing it); ``resume`` with finished results and no checkpoint is an
     error too (nothing is left to run).
     """
     from hpcswarm.comm import as_comm
+    from hpcswarm.data.convert import source_path
+    from hpcswarm.outputs import check_not_inputs
     from hpcswarm.preflight import check_output_writable
+    from hpcswarm.progress import progress_path
 
     comm = as_comm(comm)
     problem = None
     if comm.rank == 0:
+        try:
+            check_not_inputs(
+                [("job key 'output'", job.output), ("the JSON summary", job.summary_path),
+                 ("job key 'checkpoint'", job.checkpoint),
+                 ("the progress file", progress_path(job.output))],
+                [("the dataset", source_path(job.data)), ("the job file", job.source),
+                 ("the labels file", job.convert.get("labels"))])
+        except DataError as exc:
+            problem = str(exc)
         for path in (job.output, job.summary_path, job.checkpoint):
+            if problem is not None:
+                break
             if path.is_dir():
                 problem = f"{path}: is a directory, expected a file name"
                 break

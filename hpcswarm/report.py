@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.outputs import check_outputs
 from hpcswarm.protocols import BIAS_NOTE
 from hpcswarm.results import describe, gene_frequencies, mean_curve, read_results, run_accuracies
 
@@ -253,6 +254,10 @@ def markdown_text(report):
     return "\n".join(lines) + "\n"
 
 
+CSV_FILES = ("methods.csv", "genes.csv", "convergence.csv")
+"""The files ``--csv DIR`` writes."""
+
+
 def csv_texts(report):
     """``{"methods.csv": text, "genes.csv": text, "convergence.csv": text}``."""
     def render(header, body):
@@ -271,7 +276,7 @@ def csv_texts(report):
     convergence = render(["method", "round", "mean_best_fitness"],
                          [[e["method"], t, v] for e in report["convergence"]
                           for t, v in enumerate(e["best_fitness"])])
-    return {"methods.csv": methods, "genes.csv": genes, "convergence.csv": convergence}
+    return dict(zip(CSV_FILES, (methods, genes, convergence)))
 
 
 def write_text_atomic(path, text):
@@ -292,6 +297,14 @@ def write_text_atomic(path, text):
         raise
 
 
+def plot_files(report, folder):
+    """The PNG files :func:`write_plots` writes in ``folder``, in order."""
+    folder = Path(folder)
+    return [folder / "convergence.png"] + [
+        folder / f"genes-{i + 1}-{_safe(entry['method'])}.png"
+        for i, entry in enumerate(report["genes"])]
+
+
 def write_plots(report, folder):
     """PNG convergence curves and gene-frequency charts; returns the files written.
 
@@ -304,8 +317,7 @@ def write_plots(report, folder):
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    folder = Path(folder)
-    written = []
+    targets = plot_files(report, folder)
     fig, ax = plt.subplots(figsize=(6, 4))
     for entry in report["convergence"]:
         ax.plot(entry["best_fitness"], label=entry["method"])
@@ -313,22 +325,18 @@ def write_plots(report, folder):
     ax.set_ylabel("mean gbest fitness")
     ax.legend()
     fig.tight_layout()
-    target = folder / "convergence.png"
-    _save_png(fig, target)
+    _save_png(fig, targets[0])
     plt.close(fig)
-    written.append(target)
-    for i, entry in enumerate(report["genes"]):
+    for entry, target in zip(report["genes"], targets[1:]):
         fig, ax = plt.subplots(figsize=(6, 4))
         top = entry["top"]
         ax.barh([g["name"] for g in top][::-1], [g["frequency"] for g in top][::-1])
         ax.set_xlabel("selection frequency over runs and folds")
         ax.set_title(entry["method"])
         fig.tight_layout()
-        target = folder / f"genes-{i + 1}-{_safe(entry['method'])}.png"
         _save_png(fig, target)
         plt.close(fig)
-        written.append(target)
-    return written
+    return targets
 
 
 def _save_png(fig, target):
@@ -344,13 +352,31 @@ def _safe(text):
     return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)
 
 
+def _plotting_available():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def report_command(paths, *, reference=None, alpha=0.05, top=10, csv_dir=None, markdown=None,
-                   json_path=None, plots=None, print0=print):
-    """The ``report`` command: print the text tables, write the files asked for."""
+                   json_path=None, plots=None, print0=print, overwrite=False):
+    """The ``report`` command: print the text tables, write the files asked for.
+
+    Every file it would write is checked first (:func:`hpcswarm.outputs.check_outputs`): none
+    may be one of the results files read, and none may exist unless ``overwrite``.
+    """
     for folder, option in ((csv_dir, "--csv"), (plots, "--plots")):
         if folder is not None and not Path(folder).is_dir():
             raise DataError(f"{option} {folder}: no such folder")
     report = build_report(paths, reference=reference, alpha=alpha, top=top)
+    outputs = [("--csv", Path(csv_dir) / name) for name in CSV_FILES] if csv_dir is not None else []
+    outputs += [(option, path) for option, path in (("--markdown", markdown),
+                                                    ("--json", json_path)) if path is not None]
+    if plots is not None and _plotting_available():
+        outputs += [("--plots", path) for path in plot_files(report, plots)]
+    check_outputs(outputs, [("the results file", path) for path in paths], overwrite=overwrite)
     for line in text_lines(report):
         print0(line)
     if csv_dir is not None:

@@ -109,11 +109,11 @@ def _job_argv(folder, *sets):
     (["output=data.h5"], ["is the dataset"]),
     (["output=res2.h5", "checkpoint=data.h5"], ["is the dataset"]),
     (["output=res2.h5", "checkpoint=link.h5"], ["is the dataset"]),
-    (["output=job.h5", "checkpoint=job.toml"], ["is the job file"]),
+    (["output=res2.h5", "checkpoint=job-link.h5"], ["is the job file"]),
 ])
 def test_a_job_never_writes_over_its_inputs(folder, capsys, overwrite, sets, fragments):
     _link(folder, "link.h5", "data.h5")
-    (folder / "job.h5").write_bytes(b"")
+    _link(folder, "job-link.h5", "job.toml")
     refused(capsys, folder, _job_argv(folder, *sets) + overwrite, *fragments,
             "even with --overwrite")
 
