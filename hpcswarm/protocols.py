@@ -478,7 +478,8 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
     previous, problem = None, None
     if resume and job.checkpoint.exists():
         try:
-            previous = Checkpoint(job.checkpoint, identity, len(tasks))
+            previous = Checkpoint(job.checkpoint, identity, len(tasks),
+                                  unpickle=world.rank == 0)
         except (DataError, ParameterError) as exc:
             problem = (type(exc).__name__, str(exc))
     agree(world, problem)
