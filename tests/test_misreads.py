@@ -163,3 +163,14 @@ def test_labels_file_problems_name_the_labels_file(tmp_path, capsys, text, fragm
                              "--labels", tmp_path / "labels.txt")
     assert_one_error(status, err, *fragments)
     assert folder_state(tmp_path) == before
+
+
+def test_a_gct_file_with_trailing_tabs(tmp_path, capsys):
+    (tmp_path / "a.gct").write_text("#1.2\n2\t2\nName\tDescription\tS1\tS2\t\n"
+                                    "g1\tna\t1.0\t2.0\t\ng2\tna\t3.0\t4.5\t\n")
+    (tmp_path / "a.cls").write_text("2 2 1\n# A B\nA B\n")
+    status, _, err = run_cli(capsys, "convert", tmp_path / "a.gct", tmp_path / "out.h5")
+    assert status == 0, err
+    dataset = open_dataset(tmp_path / "out.h5")
+    assert dataset.sample_names == ["S1", "S2"] and dataset.gene_names == ["g1", "g2"]
+    np.testing.assert_array_equal(dataset.X, [[1.0, 3.0], [2.0, 4.5]])

@@ -76,6 +76,14 @@ def read_cls(path, n_samples):
     return np.array(tokens, dtype=object), names
 
 
+def _fields(line, n_samples):
+    """The tab-separated fields of a line, without the empty one a tab ending it adds."""
+    fields = line.split("\t")
+    if len(fields) == n_samples + 3 and not fields[-1].strip():
+        fields.pop()
+    return fields
+
+
 def read_gct(path, *, labels=None):
     """Read a GCT 1.2 file and its CLS labels.
 
@@ -97,10 +105,10 @@ def read_gct(path, *, labels=None):
     if len(lines) < 3:
         raise DataError(f"{path}: a GCT file needs a dimensions line and a header line")
     n_genes, n_samples = _dims(lines[1], path, 2, 2)[:2]
-    header = lines[2].split("\t")
+    header = _fields(lines[2], n_samples)
     if len(header) != n_samples + 2:
         raise DataError(f"{path}: line 3: {len(header) - 2} sample columns, line 2 says {n_samples}")
-    rows = [(n, line.split("\t")) for n, line in enumerate(lines[3:], 4) if line.strip()]
+    rows = [(n, _fields(line, n_samples)) for n, line in enumerate(lines[3:], 4) if line.strip()]
     if len(rows) != n_genes:
         raise DataError(f"{path}: {len(rows)} gene rows, line 2 says {n_genes}")
     for lineno, fields in rows:
