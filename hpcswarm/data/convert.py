@@ -177,10 +177,13 @@ def load_dataset(spec, **convert_options):
 
 def source_path(spec):
     """The file behind a DATA argument (a bundled example's file for ``builtin:NAME``), or
-    None for a dataset that is not a file (``sklearn:NAME``)."""
+    None for a dataset that is not a file (``sklearn:NAME``, an unknown bundled name)."""
     text = str(spec)
     if text.startswith(BUILTIN_PREFIX):
-        return example_path(text[len(BUILTIN_PREFIX):])
+        try:
+            return example_path(text[len(BUILTIN_PREFIX):])
+        except DataError:  # no such bundled dataset: opening it will say so
+            return None
     if text.startswith("sklearn:"):
         return None
     return Path(text)
