@@ -159,6 +159,7 @@ def farm(world, tasks, run_task, group_size=1, *, summary=None, on_done=None, on
         request.wait()
     gathered = world.gather(finished, root=0)
     counter.free()
+    group.free()
     if world.rank != 0:
         return None, None
     merged = {}
