@@ -21,6 +21,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hpcswarm.data.sources import default_cache, is_named
 from hpcswarm.errors import ParameterError
 
 PROTOCOLS = ("unbiased", "biased", "holdout")
@@ -162,14 +163,6 @@ class Job:
         }
 
 
-def default_cache():
-    """The default cache folder of datasets converted on the fly."""
-    if os.environ.get("HPCSWARM_CACHE"):
-        return Path(os.environ["HPCSWARM_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "hpcswarm"
-
-
 def _parse_value(text):
     """A ``--set`` value: a TOML value if it parses as one (1, 0.5, true, "x"), else the text."""
     try:
@@ -282,9 +275,8 @@ def _check_convert(table, where_of):
 
 
 def _resolve_path(text, base):
-    if ":" in text and not Path(text).exists() and text.split(":", 1)[0].isalpha() \
-            and len(text.split(":", 1)[0]) > 1:
-        return text  # builtin:NAME, sklearn:NAME
+    if is_named(text):
+        return text
     path = Path(text).expanduser()
     return os.path.normpath(path if path.is_absolute() else (base / path))
 

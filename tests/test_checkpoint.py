@@ -227,7 +227,7 @@ def test_checkpoint_writes_are_spaced_and_nothing_is_lost(tmp_path):
     from hpcswarm.checkpoint import Checkpoint, CheckpointKeeper
     from hpcswarm.protocols import make_tasks
 
-    tasks = make_tasks(np.arange(12) % 2, "unbiased", 1, seed=0, folds=3)
+    tasks = make_tasks(np.arange(12) % 2, "unbiased", 1, seed=0, folds=3, inner_cv="loo")
     now = [0.0]
     keeper = CheckpointKeeper(tmp_path / "c.h5", {"job": 1}, tasks, min_seconds=60,
                               clock=lambda: now[0])
