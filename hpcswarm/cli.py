@@ -245,7 +245,7 @@ def _run_one_search(args, comm):
     from hpcswarm.errors import ParameterError
     from hpcswarm.fitness import GeneMajor
     from hpcswarm.search import result_document, run_search
-    from hpcswarm.swarm import algorithm_params
+    from hpcswarm.methods import algorithm_params
     from hpcswarm.swarm.params import parse_assignments
 
     if args.data is None or args.algorithm is None:

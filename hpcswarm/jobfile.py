@@ -172,7 +172,7 @@ def _parse_value(text):
 
 
 def _algorithm_keys(algorithm):
-    from hpcswarm.swarm import algorithm_class
+    from hpcswarm.methods import algorithm_class
 
     try:
         return tuple(p.name for p in algorithm_class(algorithm).PARAMS)
@@ -304,7 +304,7 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         Unknown key, ill-typed or out-of-range value, missing required key, unknown algorithm
         or algorithm parameter; the message names the key and ``source``.
     """
-    from hpcswarm.swarm import algorithm_class, algorithm_params
+    from hpcswarm.methods import algorithm_class, algorithm_params
 
     base = Path(base) if base is not None else Path.cwd()
     from_set = {_set_key(item, document) for item in overrides}

@@ -107,7 +107,7 @@ def check_memory(job, dataset, tasks, group_size, comm, memory_limit=None):
 
     World rank 0 also counts the checkpoint's snapshots (:func:`checkpoint_memory`).
     """
-    from hpcswarm.swarm import algorithm_class
+    from hpcswarm.methods import algorithm_class
 
     params = job.params
     n_train = max((len(task.train) for task in tasks), default=0)

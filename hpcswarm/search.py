@@ -10,7 +10,7 @@
 from hpcswarm.encoding import finite, tags
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import SubsetFitness, make_objective, make_scorer
-from hpcswarm.swarm import algorithm_class, algorithm_params
+from hpcswarm.methods import algorithm_class, algorithm_params
 from hpcswarm.swarm.state import run_seed_sequence
 
 RESULT_ENCODING = ("hpcswarm-search-result", "0.1.0")
@@ -54,7 +54,7 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
         (the evaluator copies it gene-major).
     y : array-like of shape (n_samples,)
     algorithm : str
-        A name of :data:`hpcswarm.swarm.ALGORITHMS`.
+        A name of :data:`hpcswarm.methods.METHODS`.
     params : mapping, optional
         Overrides of the algorithm's paper defaults (native values or strings).
     seed : int, default 0

@@ -23,7 +23,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from hpcswarm.search import run_search
-from hpcswarm.swarm import algorithm_params
+from hpcswarm.methods import algorithm_params
 
 _SEED_BOUND = np.iinfo(np.int32).max
 """Run seeds drawn from a random state lie in ``[0, 2**31 - 1)`` (as scikit-learn's own)."""
@@ -74,7 +74,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     Parameters
     ----------
     algorithm : str, default "pso-lsrg"
-        A name of :data:`hpcswarm.swarm.ALGORITHMS` or :data:`hpcswarm.baselines.BASELINES`.
+        A name of :data:`hpcswarm.methods.METHODS`.
     params : dict, default None
         Overrides of the method's parameters, fitness included (``k``, ``cv``,
         ``objective``, ...), as ``--param`` on the command line; checked at ``fit``.

@@ -21,7 +21,7 @@ from test_mpi_jobs import MPIEXEC, SCRIPTS, launch
 
 from hpcswarm.baselines import BASELINES
 from hpcswarm.search import run_search
-from hpcswarm.swarm import ALGORITHMS
+from hpcswarm.methods import ALGORITHMS
 from hpcswarm.swarm.snapshot import take_snapshot
 
 

@@ -87,7 +87,7 @@ PARAMS = {"n_particles": 6, "n_iterations": 4, "ls_tries": 5}
 
 def test_unbiased_selection_never_sees_the_held_out_fold():
     """Replacing the held-out rows by noise changes nothing the search did."""
-    from hpcswarm.swarm import algorithm_params
+    from hpcswarm.methods import algorithm_params
 
     data = load_dataset("builtin:srbct")
     X, y = np.array(data.X), data.y
@@ -122,7 +122,7 @@ class WatchedRows(np.ndarray):
 def test_the_search_reads_the_memory_mapped_gene_major_file(monkeypatch, protocol):
     """No copy of X[train] while the search runs; its evaluator reads the file's pages."""
     import hpcswarm.search as search
-    from hpcswarm.swarm import algorithm_params
+    from hpcswarm.methods import algorithm_params
 
     data = load_dataset("builtin:srbct")
     assert isinstance(data.X_genes, np.memmap)
@@ -161,7 +161,7 @@ def test_the_search_reads_the_memory_mapped_gene_major_file(monkeypatch, protoco
 
 
 def test_biased_task_reports_the_inner_score_of_all_samples():
-    from hpcswarm.swarm import algorithm_params
+    from hpcswarm.methods import algorithm_params
 
     data = load_dataset("builtin:srbct")
     params = algorithm_params("cbpso", {"n_particles": 4, "n_iterations": 3})

@@ -9,7 +9,8 @@ import pytest
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.atomic import write_json
 from hpcswarm.search import make_fitness, result_document, run_search
-from hpcswarm.swarm import ALGORITHMS, HISTORY_FIELDS, algorithm_params
+from hpcswarm.methods import ALGORITHMS, algorithm_params
+from hpcswarm.swarm import HISTORY_FIELDS
 from hpcswarm.swarm.core import best_index, better, swarm_mean
 from hpcswarm.swarm.params import parse_assignments
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hpcswarm.search import make_fitness
-from hpcswarm.swarm import algorithm_params
+from hpcswarm.methods import algorithm_params
 from hpcswarm.swarm.bpso import CBPSO
 from hpcswarm.swarm.core import better
 from hpcswarm.swarm.cso import CSO
