@@ -101,9 +101,9 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
         root = run_seed_sequence(seed)
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
-    fitness, scorer = make_fitness(X, y, resolved, root)
-    search = algorithm_class(algorithm)(fitness, resolved, seed=root, evaluator=scorer,
-                                        comm=comm, progress=progress, checkpoint=checkpoint)
+    fitness, _ = make_fitness(X, y, resolved, root)
+    search = algorithm_class(algorithm)(fitness, resolved, seed=root, comm=comm,
+                                        progress=progress, checkpoint=checkpoint)
     result = search.run(resume)
     score = fitness.score(result.mask)
     result.extra["score"] = {"correct": int(score.correct), "total": int(score.total),

@@ -1,4 +1,4 @@
-"""Checkpoint and restart (issue 7): snapshots of every method, and whole jobs interrupted by a
+"""Checkpoint and restart: snapshots of every method, and whole jobs interrupted by a
 signal, by a crash during a checkpoint write and by a crash between writes, then resumed on the
 same or another number of ranks; the results must equal the uninterrupted run's.
 

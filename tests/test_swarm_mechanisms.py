@@ -53,9 +53,9 @@ class Spy:
 def build(cls, overrides, seed=0, data=None):
     X, y = data if data is not None else small_data()
     params = algorithm_params(cls.name, overrides)
-    fitness, evaluator = make_fitness(X, y, params, seed)
+    fitness, _ = make_fitness(X, y, params, seed)
     spy = Spy(fitness)
-    return cls(spy, params, seed=seed, evaluator=evaluator), spy, fitness
+    return cls(spy, params, seed=seed), spy, fitness
 
 
 def stagnation_rounds(history, after):

@@ -73,11 +73,3 @@ class SubsetFitness:
     def apply_flip(self, state, genes):
         """Move ``state`` to its mask with ``genes`` flipped."""
         self.scorer.apply_flip(state, genes)
-
-    def from_state(self, state, mask, *, move=False):
-        """Fitness of ``mask``, incrementally from ``state`` when few genes differ.
-
-        See ``Scorer.score_from``; ``move=True`` also moves ``state`` to ``mask``.
-        """
-        return self._value(self.scorer.score_from(state, mask, move=move),
-                           np.count_nonzero(mask))

@@ -126,11 +126,6 @@ def swarm_mean(position, n_rows=None, comm=None):
     return total.astype(float) / scale / n_rows
 
 
-def subset_digest(mask):
-    """A 16-byte digest identifying the subset ``mask`` (the fitness engine's ``mask_key``)."""
-    return mask_key(mask)
-
-
 def balanced_blocks(costs, n_ranks):
     """Rank of each item when items are dealt in contiguous runs of about equal total cost.
 
@@ -212,9 +207,6 @@ class SearchAlgorithm(abc.ABC):
         Checked parameters (see :func:`hpcswarm.swarm.params.resolve_params`).
     seed : int or numpy.random.SeedSequence
         The run seed; particle and swarm streams are spawned from it.
-    evaluator : KnnEvaluator, optional
-        The engine behind ``fitness`` (kept for callers; the search counts evaluations and
-        archive hits itself).
     comm : SerialComm or MPIComm, optional
         The ranks that run this one swarm together (``None``: serial). Every rank of
         ``comm`` builds the algorithm with the same arguments and calls :meth:`run`.
@@ -229,24 +221,28 @@ class SearchAlgorithm(abc.ABC):
 
     Notes
     -----
-    Subclasses set ``name`` and ``PARAMS`` and implement ``initialise`` and ``step``.
+    Subclasses set ``name``, ``PARAMS`` and ``STATE`` and implement ``initialise`` and
+    ``step``.
     Subsets the search evaluates are recorded with :meth:`observe` (a rank's own subsets,
     settled collectively by :meth:`settle` once per round) or :meth:`observe_shared` (a
     subset every rank evaluated identically). With ``archive_size > 0`` the search keeps a
     replicated archive (:class:`~hpcswarm.fitness.Archive` of the swarm's subsets, updated
-    in particle-index order on every rank), so that the fitness engine's own archive can be
-    off (:func:`hpcswarm.search.run_search` turns it off).
+    in particle-index order on every rank); the scorer has none
+    (:func:`hpcswarm.fitness.scorer.make_scorer`).
     """
 
     name = None
     PARAMS = ()
+    STATE = ("iteration", "history", "events", "best_mask", "best_fitness", "best_found_at",
+             "evaluations", "archive_hits", "archive", "_seen")
+    """Attributes a later round reads, kept by a snapshot (:meth:`method_state`); each
+    subclass lists its own in its ``STATE`` (the swarm's arrays are kept by
+    :mod:`hpcswarm.swarm.snapshot` itself)."""
 
-    def __init__(self, fitness, params, seed=0, evaluator=None, comm=None, progress=None,
-                 checkpoint=None):
+    def __init__(self, fitness, params, seed=0, comm=None, progress=None, checkpoint=None):
         self.fitness = fitness
         self.params = dict(params)
         self.seed_sequence = run_seed_sequence(seed)
-        self.evaluator = evaluator
         self.comm = as_comm(comm)
         self.progress = progress
         self.checkpoint = checkpoint
@@ -266,6 +262,19 @@ class SearchAlgorithm(abc.ABC):
         self._round_bytes = []
         self._bytes_mark = self.comm.bytes_sent
         self._started = None
+
+    def method_state(self):
+        """What a snapshot keeps of this search at a round's end: the attributes of every
+        ``STATE`` of the class and its bases (a dict; the same on every rank of ``comm``)."""
+        names = dict.fromkeys(name for cls in reversed(type(self).__mro__)
+                              for name in cls.__dict__.get("STATE", ()))
+        return {name: getattr(self, name) for name in names}
+
+    def restore_method_state(self, state):
+        """Take back what :meth:`method_state` returned (on a search built with the same
+        arguments)."""
+        for name, value in state.items():
+            setattr(self, name, value)
 
     @classmethod
     def validate(cls, params):

@@ -81,6 +81,7 @@ class CSO(SearchAlgorithm):
         ) + FITNESS_PARAMS,
         k=5, cv=10, objective="error", archive_size=DEFAULT_ARCHIVE_SIZE,
     )
+    STATE = ("last_losers",)
 
     @classmethod
     def validate(cls, params):

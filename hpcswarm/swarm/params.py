@@ -9,6 +9,7 @@ the key and the allowed keys or values.
 from dataclasses import dataclass, replace
 
 from hpcswarm.errors import ParameterError
+from hpcswarm.fitness.folds import parse_cv
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -114,12 +115,7 @@ def _parse_choice(param, value):
 
 
 def _parse_cv(param, value):
-    if isinstance(value, str) and value.strip() in ("loo", "holdout"):
-        return value.strip()
-    folds = _parse_int(param, value)
-    if folds < 2:
-        raise ValueError
-    return folds
+    return parse_cv(value)
 
 
 def _parse_optional_float(param, value):
