@@ -45,6 +45,33 @@ def _separator(text):
     return {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";"}.get(text, text)
 
 
+_CONVERT_OPTIONS = {
+    "label": {"metavar": "NAME|INDEX"},
+    "labels": {"metavar": "FILE"},
+    "sep": {"metavar": "SEP", "type": _separator,
+            "help": "CSV/TSV field separator ('tab', 'comma' or a character; default from the "
+                    "format)"},
+    "x_var": {"metavar": "NAME"},
+    "y_var": {"metavar": "NAME"},
+}
+"""How the command line shows some conversion options (the rest comes from their Param)."""
+
+
+def _add_convert_options(parser):
+    """One ``--NAME`` option per :data:`~hpcswarm.data.formats.CONVERT_PARAMS` row."""
+    from hpcswarm.data.formats import CONVERT_PARAMS
+
+    for param in CONVERT_PARAMS:
+        flag = "--" + param.name.replace("_", "-")
+        if param.kind == "bool":
+            parser.add_argument(flag, action="store_true", help=param.doc)
+            continue
+        shown = "" if param.default is None else f" (default {param.default})"
+        options = {"default": param.default, "help": param.doc + shown,
+                   "choices": param.choices or None, **_CONVERT_OPTIONS.get(param.name, {})}
+        parser.add_argument(flag, dest=param.name, **options)
+
+
 def _add_convert(subparsers):
     p = subparsers.add_parser(
         "convert",
@@ -54,36 +81,17 @@ def _add_convert(subparsers):
     )
     p.add_argument("input", metavar="INPUT", help="ARFF, CSV, TSV, MATLAB .mat (v5 or v7.3) or GCT file")
     p.add_argument("output", metavar="OUTPUT.h5", help="dataset file to write")
-    p.add_argument("--format", choices=("arff", "csv", "tsv", "mat", "gct"),
-                   help="input format (default: from the extension)")
-    p.add_argument("--label", metavar="NAME|INDEX",
-                   help="class attribute or column (a row with --genes-as-rows), by name or 0-based index")
-    p.add_argument("--labels", metavar="FILE",
-                   help="separate labels file (one label per line, or sample,label lines); for GCT the CLS file")
-    p.add_argument("--genes-as-rows", action="store_true", help="CSV/TSV holds one gene per row")
-    p.add_argument("--sep", type=_separator, metavar="SEP",
-                   help="CSV/TSV field separator ('tab', 'comma' or a character; default from the format)")
-    p.add_argument("--x-var", default="X", metavar="NAME", help="MATLAB variable of the matrix (default X)")
-    p.add_argument("--y-var", default="Y", metavar="NAME", help="MATLAB variable of the labels (default Y)")
-    p.add_argument("--dtype", choices=("float64", "float32"), default="float64",
-                   help="storage type of X (default float64)")
-    p.add_argument("--drop-constant", action="store_true", help="remove genes constant over all samples")
-    p.add_argument("--transpose", action="store_true", help="swap rows and columns of the matrix as read")
-    p.add_argument("--nan", choices=("error", "drop-genes", "drop-samples"), default="error",
-                   help="what to do with NaN or infinite values (default: error)")
+    _add_convert_options(p)
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     p.set_defaults(run_command=_run_convert)
 
 
 def _run_convert(args):
     from hpcswarm.data import convert_file
+    from hpcswarm.data.formats import CONVERT_PARAMS
 
-    report = convert_file(
-        args.input, args.output, overwrite=args.overwrite, format=args.format, label=args.label,
-        labels=args.labels, genes_as_rows=args.genes_as_rows, sep=args.sep, x_var=args.x_var,
-        y_var=args.y_var, dtype=args.dtype, drop_constant=args.drop_constant,
-        transpose=args.transpose, nan=args.nan,
-    )
+    options = {param.name: getattr(args, param.name) for param in CONVERT_PARAMS}
+    report = convert_file(args.input, args.output, overwrite=args.overwrite, **options)
     _print0(*report.lines())
 
 

@@ -22,6 +22,7 @@ from hpcswarm.comm import as_comm
 from hpcswarm.data.convert import read_dataset
 from hpcswarm.data.dataset import Dataset, file_sha256
 from hpcswarm.data.examples import example_path
+from hpcswarm.data.formats import HDF5_EXTENSIONS
 from hpcswarm.data.hdf5 import ENCODING_VERSION, open_dataset, write_dataset
 from hpcswarm.data.textio import check_readable
 from hpcswarm.errors import DataError, ParameterError
@@ -39,7 +40,7 @@ def is_named(spec):
 
 def is_hdf5(spec):
     """Whether ``spec`` names an hpcswarm HDF5 file by its extension (.h5, .hdf5)."""
-    return Path(spec).suffix.lower() in (".h5", ".hdf5")
+    return Path(spec).suffix.lower() in HDF5_EXTENSIONS
 
 
 def needs_conversion(spec):
