@@ -67,7 +67,7 @@ def test_buffer_collectives_across_ranks():
 
 
 def test_balanced_blocks_deal_contiguous_runs_of_equal_cost():
-    from hpcswarm.swarm.core import balanced_blocks
+    from hpcswarm.swarm.exchange import balanced_blocks
 
     assert balanced_blocks([5, 5, 5, 5], 2).tolist() == [0, 0, 1, 1]
     assert balanced_blocks([30, 1, 1, 1, 1, 1, 1], 2).tolist() == [0, 1, 1, 1, 1, 1, 1]

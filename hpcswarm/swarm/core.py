@@ -46,9 +46,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hpcswarm.comm import as_comm, block_range
+from hpcswarm.comm import as_comm
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.fitness.archive import Archive, mask_key
+from hpcswarm.swarm.exchange import Blocks, balanced_blocks, settle_round, ship
 from hpcswarm.swarm.snapshot import restore_snapshot
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence, swarm_stream
 
@@ -124,21 +125,6 @@ def swarm_mean(position, n_rows=None, comm=None):
     local = (position * scale).astype(np.int64).sum(axis=0)
     total = as_comm(comm).allreduce_sum(local)
     return total.astype(float) / scale / n_rows
-
-
-def balanced_blocks(costs, n_ranks):
-    """Rank of each item when items are dealt in contiguous runs of about equal total cost.
-
-    Item ``j`` goes to the rank whose share ``[r T / P, (r + 1) T / P)`` of the total cost
-    ``T`` holds the middle of the item's own cost interval; integer arithmetic, so every
-    rank computes the same deal. Returns a non-decreasing int64 array.
-    """
-    costs = np.asarray(costs, dtype=np.int64)
-    if costs.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    ends = np.cumsum(costs)
-    total = int(ends[-1])
-    return np.minimum(((2 * ends - costs) * n_ranks) // (2 * total), n_ranks - 1)
 
 
 class RoundLedger:
@@ -337,23 +323,23 @@ class SearchAlgorithm(abc.ABC):
         )
 
     def partition(self, n_particles):
-        """This rank's particles: ndarray of the contiguous block it owns (maybe empty)."""
+        """This rank's particles: ndarray of the contiguous block it owns (maybe empty).
+
+        Sets ``blocks`` (:class:`~hpcswarm.swarm.exchange.Blocks`, who owns which particle)
+        and ``bounds`` (this rank's range).
+        """
         self.n_particles = int(n_particles)
-        self.bounds = block_range(self.n_particles, self.comm.size, self.comm.rank)
-        return np.arange(*self.bounds)
+        self.blocks = Blocks(self.n_particles, self.comm.size, self.comm.rank)
+        self.bounds = self.blocks.bounds
+        return self.blocks.local()
 
     def owned(self, indices):
         """The entries of the sorted global ``indices`` that this rank owns."""
-        indices = np.asarray(indices, dtype=np.int64)
-        lo, hi = self.bounds
-        return indices[(indices >= lo) & (indices < hi)]
+        return self.blocks.owned(indices)
 
     def counts_per_rank(self, indices):
         """How many of the sorted global ``indices`` each rank owns, int64 array of length size."""
-        size = self.comm.size
-        starts = np.array([block_range(self.n_particles, size, r)[0] for r in range(size)]
-                          + [self.n_particles])
-        return np.diff(np.searchsorted(np.asarray(indices), starts)).astype(np.int64)
+        return self.blocks.counts(indices)
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, indices):
@@ -419,12 +405,9 @@ class SearchAlgorithm(abc.ABC):
         work_masks[here] = masks[work[here] - offset]
         if comm.size > 1:
             outgoing = (owner == comm.rank) & (worker != comm.rank)
-            incoming = (worker == comm.rank) & (owner != comm.rank)
             packed = np.packbits(masks[todo[outgoing] - offset], axis=1).reshape(
                 -1, (self.n_genes + 7) // 8)
-            received = comm.alltoallv(packed, np.bincount(worker[outgoing], minlength=comm.size),
-                                      np.bincount(owner[incoming], minlength=comm.size))
-            # both sides list the shipped subsets in position order, grouped by rank
+            received = ship(comm, packed, owner, worker)
             work_masks[~here] = np.unpackbits(received, axis=1, count=self.n_genes).astype(bool)
         computed = (np.asarray(self.fitness.many(work_masks), dtype=float) if work.size
                     else np.zeros(0))
@@ -479,43 +462,28 @@ class SearchAlgorithm(abc.ABC):
             self.best_found_at = self.evaluations
 
     def settle(self):
-        """Close the round's ledgers on every rank (collective).
+        """Close the round's ledgers on every rank (collective,
+        :func:`~hpcswarm.swarm.exchange.settle_round`).
 
-        One allgather of a 6-number record per rank, one allgatherv of the round's 16-byte
-        keys, and, when the best subset ever seen changes, one broadcast of its packed mask
-        from the rank that found it. Afterwards the distinct-subset count, ``evaluations``
-        and the best subset (``best_found_at``: the evaluation count at the end of the round
-        that first scored it) are identical on every rank.
+        Afterwards the distinct-subset count, ``evaluations`` and the best subset
+        (``best_found_at``: the evaluation count at the end of the round that first scored
+        it) are identical on every rank.
         """
         ledger, self._ledger = self._ledger, RoundLedger()
-        comm = self.comm
-        best = ledger.best
-        record = np.array([best[0] if best else WORST_FITNESS, best[1] if best else 0,
-                           best[2] if best else 0, len(ledger.keys), ledger.computed,
-                           best is not None], dtype=float)
-        table = comm.allgather_array(record)
-        local_keys = np.frombuffer(b"".join(ledger.keys), dtype=np.uint8).reshape(-1, 16)
-        keys = comm.allgatherv(local_keys, counts=table[:, 3].astype(np.int64))
-        for row in keys:
+        settled = settle_round(self.comm, ledger, self.n_genes, self.beats_best)
+        for row in settled.keys:
             key = row.tobytes()
             if key not in self._seen:
                 self._seen.add(key)
                 self._new_subsets += 1
-        self.evaluations += int(table[:, 4].sum())
-        ranks = np.flatnonzero(table[:, 5])
-        if ranks.size == 0:
-            return
-        # first best in the order (fitness desc, size asc, phase, rank = particle order)
-        winner = int(ranks[np.lexsort((ranks, table[ranks, 2], table[ranks, 1],
-                                       -table[ranks, 0]))[0]])
-        value, size = float(table[winner, 0]), int(table[winner, 1])
-        if better(value, size, self.best_fitness, int(np.count_nonzero(self.best_mask))):
-            packed = (np.packbits(best[3]) if comm.rank == winner
-                      else np.zeros((self.n_genes + 7) // 8, dtype=np.uint8))
-            packed = comm.broadcast(packed, root=winner)
-            self.best_mask = np.unpackbits(packed, count=self.n_genes).astype(bool)
-            self.best_fitness = value
+        self.evaluations += settled.computed
+        if settled.best is not None:
+            self.best_fitness, _, self.best_mask = settled.best
             self.best_found_at = self.evaluations
+
+    def beats_best(self, fitness, size):
+        """Whether a subset of ``fitness`` and ``size`` beats the best subset seen so far."""
+        return better(fitness, size, self.best_fitness, int(np.count_nonzero(self.best_mask)))
 
     def share_ledger(self, outer):
         """Count distinct subsets, evaluations and archive hits on from ``outer`` (an
