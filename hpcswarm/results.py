@@ -28,6 +28,8 @@ import numpy as np
 from hpcswarm.data.hdf5 import atomic_hdf5
 from hpcswarm.encoding import check_tag, decode_value, finite, json_text, tag, tags
 from hpcswarm.errors import DataError
+from hpcswarm.protocols import BIAS_NOTE
+from hpcswarm.swarm.core import HISTORY_FIELDS
 
 ENCODING = ("hpcswarm-results", "0.1.0")
 SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.1.0")
@@ -92,9 +94,6 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
         Version, seed, rank count, dataset SHA-256, timings.
     overwrite : bool
     """
-    from hpcswarm.protocols import BIAS_NOTE
-    from hpcswarm.swarm.core import HISTORY_FIELDS
-
     with atomic_hdf5(path, overwrite=overwrite) as f:
         tag(f, ENCODING)
         biased = job.protocol == "biased"
@@ -117,22 +116,27 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
         runs = f.create_group("runs")
         tag(runs, _GROUP)
         for result in results:
-            run_name = f"run-{result['run']:03d}"
-            if run_name not in runs:
-                tag(runs.create_group(run_name), _GROUP)
-            task = runs[run_name].create_group(f"fold-{result['fold']:02d}")
-            tag(task, _TASK)
-            task.attrs["run"], task.attrs["fold"] = result["run"], result["fold"]
-            task.attrs["spawn_key"] = np.array(result["spawn_key"], dtype=np.int64)
-            task.attrs["group"] = result["group"]
-            task.attrs["extra"] = json_text(result["extra"])
-            _array(task, "selected_genes", np.asarray(result["genes"], dtype=np.int64))
-            _array(task, "train_index", np.asarray(result["train_index"], dtype=np.int64))
-            _array(task, "test_index", np.asarray(result["test_index"], dtype=np.int64))
-            history = np.array([[row[k] for k in HISTORY_FIELDS]
-                                for row in result["history"]], dtype=float)
-            _array(task, "history", history.reshape(-1, len(HISTORY_FIELDS)))
-            task["history"].attrs["columns"] = list(HISTORY_FIELDS)
+            _write_task(runs, result)
+
+
+def _write_task(runs, result):
+    """The group ``/runs/run-RRR/fold-FF`` of one task result."""
+    run_name = f"run-{result['run']:03d}"
+    if run_name not in runs:
+        tag(runs.create_group(run_name), _GROUP)
+    task = runs[run_name].create_group(f"fold-{result['fold']:02d}")
+    tag(task, _TASK)
+    task.attrs["run"], task.attrs["fold"] = result["run"], result["fold"]
+    task.attrs["spawn_key"] = np.array(result["spawn_key"], dtype=np.int64)
+    task.attrs["group"] = result["group"]
+    task.attrs["extra"] = json_text(result["extra"])
+    _array(task, "selected_genes", np.asarray(result["genes"], dtype=np.int64))
+    _array(task, "train_index", np.asarray(result["train_index"], dtype=np.int64))
+    _array(task, "test_index", np.asarray(result["test_index"], dtype=np.int64))
+    history = np.array([[row[k] for k in HISTORY_FIELDS] for row in result["history"]],
+                       dtype=float)
+    _array(task, "history", history.reshape(-1, len(HISTORY_FIELDS)))
+    task["history"].attrs["columns"] = list(HISTORY_FIELDS)
 
 
 # ------------------------------------------------------------------ reading
@@ -250,9 +254,6 @@ def mean_curve(histories, columns, field="best_fitness"):
 
 def summarise(job, dataset, results, provenance, top=10):
     """The JSON summary of a job's results (written beside the HDF5 file)."""
-    from hpcswarm.protocols import BIAS_NOTE
-    from hpcswarm.swarm.core import HISTORY_FIELDS
-
     table = task_table(results)
     histories = [np.array([[row[k] for k in HISTORY_FIELDS] for row in r["history"]])
                  for r in results]

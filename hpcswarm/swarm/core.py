@@ -374,14 +374,35 @@ class SearchAlgorithm(abc.ABC):
                 self.observe(masks[row], s.fitness[i], computed=s.size[i] > 0)
             return
         counts = self.counts_per_rank(indices)
-        record = np.zeros((mine.size, 24), dtype=np.uint8)
+        keys, sizes = self._share_keys(masks, s.size[mine], counts)
+        status, values, first = self._look_up(keys, sizes)
+        todo = np.flatnonzero(status == 0)
+        values[todo] = self._compute_dealt(masks, todo, sizes[todo] + 1, counts)
+        for pos, key in enumerate(keys):
+            if status[pos] == 0:
+                self.archive.put(key, float(values[pos]))
+            elif status[pos] == 2:
+                values[pos] = values[first[key]]
+        self.archive_hits += int(np.count_nonzero((status == 1) | (status == 2)))
+        s.fitness[indices] = values
+        offset = int(counts[: comm.rank].sum())
+        for row, i in enumerate(mine):
+            self.observe(masks[row], s.fitness[i], computed=status[offset + row] == 0)
+
+    def _share_keys(self, masks, sizes, counts):
+        """Every rank's subset keys and sizes, in particle order (24 bytes a subset)."""
+        record = np.zeros((masks.shape[0], 24), dtype=np.uint8)
         for row, mask in enumerate(masks):
             record[row, :16] = np.frombuffer(mask_key(mask), dtype=np.uint8)
-        record[:, 16:] = s.size[mine].astype(np.int64).reshape(-1, 1).view(np.uint8)
-        table = comm.allgatherv(record, counts=counts)
+        record[:, 16:] = sizes.astype(np.int64).reshape(-1, 1).view(np.uint8)
+        table = self.comm.allgatherv(record, counts=counts)
         keys = [row.tobytes() for row in table[:, :16]]
-        sizes = np.ascontiguousarray(table[:, 16:]).view(np.int64).ravel()
-        status = np.zeros(len(keys), dtype=np.int8)  # 0 computed, 1 archived, 2 repeated, 3 empty
+        return keys, np.ascontiguousarray(table[:, 16:]).view(np.int64).ravel()
+
+    def _look_up(self, keys, sizes):
+        """Status of each subset (0 to compute, 1 archived, 2 repeated, 3 empty), the values
+        known, and the position of each key's first occurrence to compute."""
+        status = np.zeros(len(keys), dtype=np.int8)
         values = np.full(len(keys), np.nan)
         first = {}
         for pos, key in enumerate(keys):
@@ -395,8 +416,14 @@ class SearchAlgorithm(abc.ABC):
                     first[key] = pos
                 else:
                     status[pos], values[pos] = 1, value
-        todo = np.flatnonzero(status == 0)
-        worker = balanced_blocks(sizes[todo] + 1, comm.size)
+        return status, values, first
+
+    def _compute_dealt(self, masks, todo, costs, counts):
+        """Fitness of the subsets at positions ``todo``, dealt to the ranks by cost
+        (:func:`~hpcswarm.swarm.exchange.balanced_blocks`), each shipped from its owner to
+        its worker as packed bits; the values allgathered (collective)."""
+        comm = self.comm
+        worker = balanced_blocks(costs, comm.size)
         owner = np.repeat(np.arange(comm.size), counts)[todo]
         offset = int(counts[: comm.rank].sum())
         work = todo[worker == comm.rank]
@@ -411,17 +438,7 @@ class SearchAlgorithm(abc.ABC):
             work_masks[~here] = np.unpackbits(received, axis=1, count=self.n_genes).astype(bool)
         computed = (np.asarray(self.fitness.many(work_masks), dtype=float) if work.size
                     else np.zeros(0))
-        values[todo] = comm.allgatherv(computed, counts=np.bincount(worker,
-                                                                    minlength=comm.size))
-        for pos, key in enumerate(keys):
-            if status[pos] == 0:
-                self.archive.put(key, float(values[pos]))
-            elif status[pos] == 2:
-                values[pos] = values[first[key]]
-        self.archive_hits += int(np.count_nonzero((status == 1) | (status == 2)))
-        s.fitness[indices] = values
-        for row, i in enumerate(mine):
-            self.observe(masks[row], s.fitness[i], computed=status[offset + row] == 0)
+        return comm.allgatherv(computed, counts=np.bincount(worker, minlength=comm.size))
 
     def share(self, indices, names):
         """Make the state arrays ``names`` (per-particle scalars) identical on every rank.
