@@ -1,4 +1,5 @@
-"""One declaration per parameter: :class:`Param`, read by job files, the command line and the methods.
+"""One declaration per parameter (:class:`Param`), read by job files, the command line and the
+methods.
 
 A method lists its parameters (:mod:`hpcswarm.swarm.params`), a job file its keys
 (:data:`hpcswarm.jobfile.SCHEMA`), the data layer the options of a conversion

@@ -22,7 +22,8 @@ def module_name(path):
 def imports_of(path, modules):
     """``(module, imported names)`` pairs of the hpcswarm modules ``path`` imports."""
     tree = ast.parse(path.read_text(), filename=str(path))
-    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -10,8 +10,9 @@ is in the snapshot:
   packed by :func:`~hpcswarm.swarm.state.pack_rng`); the group's rank 0 gathers them into
   full-size arrays, so a resumed run can deal the particles to any number of ranks. The
   per-particle scalars (fitness, sizes) are already identical on every rank after a round;
-* the rest is what the method says it needs (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.method_state`,
-  the attributes its classes list in ``STATE``: gbest, stagnation count, best subset,
+* the rest is what the method says it needs
+  (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.method_state`, the attributes its classes list
+  in ``STATE``: gbest, stagnation count, best subset,
   history, events, counters, the replicated archive and set of subsets seen,
   method-specific records such as FSIPSO's active genes or CSO's losers), plus the
   swarm-wide generator; all of it is the same on every rank of the group at a round's end
