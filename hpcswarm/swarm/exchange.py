@@ -61,10 +61,6 @@ class Blocks:
                           + [self.n_items])
         return np.diff(np.searchsorted(np.asarray(indices), starts)).astype(np.int64)
 
-    def owners(self, indices):
-        """The rank owning each of the sorted global ``indices``, int64 array."""
-        return np.repeat(np.arange(self.size), self.counts(indices))
-
 
 def balanced_blocks(costs, n_ranks):
     """Rank of each item when items are dealt in contiguous runs of about equal total cost.
