@@ -2,11 +2,11 @@
 
 A user error (:class:`~hpcswarm.errors.HpcswarmError`) is raised identically on every rank,
 so rank 0 alone prints it as one line and every rank exits with status 2 (3 for a job stopped
-by a signal after writing its checkpoint, :class:`~hpcswarm.protocols.JobInterrupted`). A reader
-that closes our standard output early (``hpcswarm info d.h5 | head -1``) ends the command with
-one line and status 2 as well. Any other exception
-on any rank is a bug or a system failure: that rank prints its traceback and aborts the whole
-MPI job, so that no other rank is left waiting in a collective.
+by a signal after writing its checkpoint, :class:`~hpcswarm.job.JobInterrupted`). A reader that
+closes our standard output early (``hpcswarm info d.h5 | head -1``) ends the command with one
+line and status 2 as well. Any other exception on any rank is a bug or a system failure: that
+rank prints its traceback and aborts the whole MPI job, so that no other rank is left waiting
+in a collective.
 """
 
 import os

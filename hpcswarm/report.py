@@ -15,17 +15,19 @@ Text tables go to the terminal; CSV, Markdown, JSON and PNG (matplotlib, optiona
 
 import csv
 import io
-import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from hpcswarm.atomic import atomic_path, write_json, write_text
+from hpcswarm.encoding import tags
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.outputs import check_outputs
 from hpcswarm.protocols import BIAS_NOTE
 from hpcswarm.results import describe, gene_frequencies, mean_curve, read_results, run_accuracies
+
+REPORT_ENCODING = ("hpcswarm-report", "0.1.0")
+"""``encoding-type`` and ``encoding-version`` of the ``--json`` document."""
 
 ALL_GENES = "All"
 PCA_KNN = "PCA-kNN"
@@ -279,24 +281,6 @@ def csv_texts(report):
     return dict(zip(CSV_FILES, (methods, genes, convergence)))
 
 
-def write_text_atomic(path, text):
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    path = Path(path)
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
-                                             dir=path.parent)
-    except OSError as exc:
-        raise DataError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def plot_files(report, folder):
     """The PNG files :func:`write_plots` writes in ``folder``, in order."""
     folder = Path(folder)
@@ -305,10 +289,11 @@ def plot_files(report, folder):
         for i, entry in enumerate(report["genes"])]
 
 
-def write_plots(report, folder):
+def write_plots(report, folder, overwrite=False):
     """PNG convergence curves and gene-frequency charts; returns the files written.
 
-    Needs matplotlib (the optional ``plot`` extra); returns None without it.
+    Needs matplotlib (the optional ``plot`` extra); returns None without it. An existing file
+    is replaced only with ``overwrite``.
     """
     try:
         import matplotlib
@@ -325,7 +310,7 @@ def write_plots(report, folder):
     ax.set_ylabel("mean gbest fitness")
     ax.legend()
     fig.tight_layout()
-    _save_png(fig, targets[0])
+    _save_png(fig, targets[0], overwrite)
     plt.close(fig)
     for entry, target in zip(report["genes"], targets[1:]):
         fig, ax = plt.subplots(figsize=(6, 4))
@@ -334,18 +319,14 @@ def write_plots(report, folder):
         ax.set_xlabel("selection frequency over runs and folds")
         ax.set_title(entry["method"])
         fig.tight_layout()
-        _save_png(fig, target)
+        _save_png(fig, target, overwrite)
         plt.close(fig)
     return targets
 
 
-def _save_png(fig, target):
-    temporary = target.parent / f".{target.name}.tmp"
-    try:
+def _save_png(fig, target, overwrite):
+    with atomic_path(target, overwrite=overwrite) as temporary:
         fig.savefig(temporary, dpi=120, format="png")
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 def _safe(text):
@@ -381,18 +362,17 @@ def report_command(paths, *, reference=None, alpha=0.05, top=10, csv_dir=None, m
         print0(line)
     if csv_dir is not None:
         for name, text in csv_texts(report).items():
-            write_text_atomic(Path(csv_dir) / name, text)
+            write_text(Path(csv_dir) / name, text, overwrite=overwrite)
         print0(f"wrote methods.csv, genes.csv, convergence.csv in {csv_dir}")
     if markdown is not None:
-        write_text_atomic(markdown, markdown_text(report))
+        write_text(markdown, markdown_text(report), overwrite=overwrite)
         print0(f"wrote {markdown}")
     if json_path is not None:
-        write_text_atomic(json_path, json.dumps(
-            {"encoding-type": "hpcswarm-report", "encoding-version": "0.1.0", **report},
-            indent=1, allow_nan=False) + "\n")
+        write_json(json_path, {**tags(REPORT_ENCODING), **report}, indent=1,
+                   overwrite=overwrite)
         print0(f"wrote {json_path}")
     if plots is not None:
-        written = write_plots(report, plots)
+        written = write_plots(report, plots, overwrite)
         if written is None:
             print0("note: matplotlib is not installed (pip install 'hpcswarm[plot]'); "
                    "no plots written")
