@@ -1,7 +1,9 @@
 """The checkpoint file of a job: finished tasks and the latest snapshot of every unfinished one.
 
-World rank 0 alone writes it, whole, through :func:`hpcswarm.data.hdf5.atomic_hdf5` (a
-temporary name in the same folder, ``fsync``, rename): a job killed during the write leaves
+World rank 0 alone writes it, whole, through :func:`hpcswarm.data.hdf5.atomic_hdf5` (built in
+memory, then written under a
+temporary name in the same folder, ``fsync``, rename): a job killed or a disk full during the
+write leaves
 the previous checkpoint intact. Layout (every object tagged with ``encoding-type`` and
 ``encoding-version``)::
 
@@ -79,7 +81,7 @@ def write_checkpoint(path, identity, n_tasks, finished, inflight):
         :func:`~hpcswarm.swarm.snapshot.take_snapshot` or a callable returning one (a
         snapshot still in the previous checkpoint, read only now).
     """
-    with atomic_hdf5(path, overwrite=True) as f:
+    with atomic_hdf5(path, overwrite=True, in_memory=True) as f:
         tag(f, ENCODING)
         f.attrs["identity"] = json.dumps(identity, sort_keys=True)
         f.attrs["n_tasks"] = int(n_tasks)

@@ -21,6 +21,7 @@ message to convert the source again (a job's conversion cache names its files by
 version, so it converts them again by itself).
 """
 
+import io
 import json
 import sys
 from contextlib import contextmanager
@@ -89,7 +90,7 @@ def _write_gene_major(f, X):
 
 
 @contextmanager
-def atomic_hdf5(output, *, overwrite=False):
+def atomic_hdf5(output, *, overwrite=False, in_memory=False):
     """A new HDF5 file that appears at ``output`` whole, or not at all.
 
     The block writes an ``h5py.File`` created under a temporary name in ``output``'s folder
@@ -97,16 +98,35 @@ def atomic_hdf5(output, *, overwrite=False):
     disk and renames it to ``output``. On any error, or an interruption, the temporary file
     is removed and ``output`` is untouched.
 
+    Parameters
+    ----------
+    output : str or Path
+    overwrite : bool
+        Replace an existing ``output``.
+    in_memory : bool
+        Build the file in memory and write its bytes to the temporary file at the end (memory:
+        the file's size). The HDF5 library then never meets a failing disk: a full disk
+        during a write of many objects (results, checkpoints) otherwise leaves HDF5 unable to
+        close the file, and every object still open reports the failure again when freed.
+
     Raises
     ------
     DataError
-        ``output`` exists (without ``overwrite``), or its folder is missing or not writable.
+        ``output`` exists (without ``overwrite``), its folder is missing or not writable, or
+        the write fails (a full disk).
     """
     output = Path(output)
     check_output(output, overwrite=overwrite)
     with atomic_path(output, overwrite=overwrite) as temporary:
-        with h5py.File(temporary, "w") as f:
+        if not in_memory:
+            with h5py.File(temporary, "w") as f:
+                yield f
+            return
+        image = io.BytesIO()
+        with h5py.File(image, "w") as f:
             yield f
+        with open(temporary, "wb") as handle:
+            handle.write(image.getbuffer())
 
 
 def check_output(output, *, overwrite=False):
