@@ -1,10 +1,8 @@
 """The checkpoint file of a job: finished tasks and the latest snapshot of every unfinished one.
 
 World rank 0 alone writes it, whole, through :func:`hpcswarm.data.hdf5.atomic_hdf5` (built in
-memory, then written under a
-temporary name in the same folder, ``fsync``, rename): a job killed or a disk full during the
-write leaves
-the previous checkpoint intact. Layout (every object tagged with ``encoding-type`` and
+memory, then written under a temporary name in the same folder, ``fsync``, rename): a job
+killed, or a disk full, during the write leaves the previous checkpoint intact. Layout (every object tagged with ``encoding-type`` and
 ``encoding-version``)::
 
     /                      "hpcswarm-checkpoint"; attrs identity (JSON), n_tasks
