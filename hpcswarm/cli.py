@@ -46,31 +46,51 @@ def _separator(text):
 
 
 def _add_convert(subparsers):
+    from hpcswarm.data.formats import INPUT_FORMATS
+
     p = subparsers.add_parser(
         "convert",
-        help="convert an ARFF, CSV/TSV, MATLAB or GCT file to an hpcswarm HDF5 dataset",
+        help="convert an ARFF, CSV/TSV, MATLAB, GCT, GEO series matrix or AnnData file to an "
+        "hpcswarm HDF5 dataset",
         description="Convert a gene-expression file to an hpcswarm HDF5 dataset (X contiguous and "
-        "uncompressed, so that MPI ranks memory-map it). Values are stored as read: no normalisation.",
+        "uncompressed, so that MPI ranks memory-map it), streamed block by block. Text formats "
+        "may be gzip-compressed. Values are stored as read: no normalisation.",
     )
-    p.add_argument("input", metavar="INPUT", help="ARFF, CSV, TSV, MATLAB .mat (v5 or v7.3) or GCT file")
+    p.add_argument("input", metavar="INPUT",
+                   help="ARFF, CSV, TSV, MATLAB .mat (v5 or v7.3), GCT, GEO series matrix or "
+                   "AnnData .h5ad file (text formats also .gz)")
     p.add_argument("output", metavar="OUTPUT.h5", help="dataset file to write")
-    p.add_argument("--format", choices=("arff", "csv", "tsv", "mat", "gct"),
-                   help="input format (default: from the extension)")
+    p.add_argument("--format", choices=INPUT_FORMATS,
+                   help="input format (default: from the extension and content)")
     p.add_argument("--label", metavar="NAME|INDEX",
-                   help="class attribute or column (a row with --genes-as-rows), by name or 0-based index")
+                   help="class attribute or column (a row with --genes-as-rows), by name or 0-based "
+                   "index; for a series matrix a characteristic key ('disease state') or a "
+                   "!Sample_ line (title); for .h5ad an obs column; with a phenotype table "
+                   "(--labels TABLE) its class column")
     p.add_argument("--labels", metavar="FILE",
-                   help="separate labels file (one label per line, or sample,label lines); for GCT the CLS file")
+                   help="separate labels file (one label per line, or sample,label lines), a "
+                   "phenotype table with a header (with --label COLUMN), or for GCT the CLS file")
+    p.add_argument("--sample-column", metavar="NAME", dest="sample_column",
+                   help="sample-id column of the phenotype table (default: sample, sample_id, "
+                   "id, ... or R's unnamed first column)")
+    p.add_argument("--drop-unlabelled", action="store_true", dest="drop_unlabelled",
+                   help="drop samples without a label (no phenotype row, empty class) instead "
+                   "of refusing them; the count is reported")
+    p.add_argument("--min-class-size", type=int, metavar="N", dest="min_class_size",
+                   help="drop the samples of classes with fewer than N samples (reported)")
     p.add_argument("--genes-as-rows", action="store_true", help="CSV/TSV holds one gene per row")
     p.add_argument("--sep", type=_separator, metavar="SEP",
                    help="CSV/TSV field separator ('tab', 'comma' or a character; default from the format)")
     p.add_argument("--x-var", default="X", metavar="NAME", help="MATLAB variable of the matrix (default X)")
     p.add_argument("--y-var", default="Y", metavar="NAME", help="MATLAB variable of the labels (default Y)")
+    p.add_argument("--layer", metavar="NAME", help=".h5ad layer to read instead of X")
     p.add_argument("--dtype", choices=("float64", "float32"), default="float64",
                    help="storage type of X (default float64)")
     p.add_argument("--drop-constant", action="store_true", help="remove genes constant over all samples")
     p.add_argument("--transpose", action="store_true", help="swap rows and columns of the matrix as read")
     p.add_argument("--nan", choices=("error", "drop-genes", "drop-samples"), default="error",
-                   help="what to do with NaN or infinite values (default: error)")
+                   help="what to do with NaN, infinite or missing (NA, null, empty) values "
+                   "(default: error)")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     p.set_defaults(run_command=_run_convert)
 
@@ -81,8 +101,9 @@ def _run_convert(args):
     report = convert_file(
         args.input, args.output, overwrite=args.overwrite, format=args.format, label=args.label,
         labels=args.labels, genes_as_rows=args.genes_as_rows, sep=args.sep, x_var=args.x_var,
-        y_var=args.y_var, dtype=args.dtype, drop_constant=args.drop_constant,
-        transpose=args.transpose, nan=args.nan,
+        y_var=args.y_var, layer=args.layer, sample_column=args.sample_column,
+        dtype=args.dtype, drop_constant=args.drop_constant, transpose=args.transpose,
+        nan=args.nan, drop_unlabelled=args.drop_unlabelled, min_class_size=args.min_class_size,
     )
     _print0(*report.lines())
 

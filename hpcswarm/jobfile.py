@@ -30,9 +30,15 @@ FITNESS_KEYS = ("k", "cv", "objective", "alpha", "archive_size")
 """Algorithm parameters that belong in the ``[fitness]`` table of a job."""
 
 CONVERT_KEYS = {
-    "format": ("str", "input format: arff, csv, tsv, mat or gct (default: from the extension)"),
-    "label": ("str|int", "class attribute or column, by name or 0-based index"),
-    "labels": ("str", "separate labels file (a path, relative like data)"),
+    "format": ("str", "input format: arff, csv, tsv, mat, gct, geo or h5ad (default: from the "
+               "extension and content)"),
+    "label": ("str|int", "class attribute, column, series-matrix characteristic, obs column, or "
+              "phenotype-table column, by name or 0-based index"),
+    "labels": ("str", "separate labels file or phenotype table (a path, relative like data)"),
+    "sample_column": ("str", "sample-id column of the phenotype table"),
+    "drop_unlabelled": ("bool", "drop samples without a label instead of refusing them"),
+    "min_class_size": ("int", "drop the samples of classes with fewer samples than this"),
+    "layer": ("str", ".h5ad layer read instead of X"),
     "genes_as_rows": ("bool", "CSV/TSV holds one gene per row"),
     "sep": ("str", "CSV/TSV field separator"),
     "x_var": ("str", "MATLAB variable of the matrix (default X)"),
@@ -272,6 +278,7 @@ def _check_convert(table, where_of):
                                  f"{', '.join(CONVERT_KEYS)}")
         kind = CONVERT_KEYS[leaf][0]
         ok = {"str": isinstance(value, str), "bool": isinstance(value, bool),
+              "int": isinstance(value, int) and not isinstance(value, bool),
               "str|int": isinstance(value, str) or (isinstance(value, int)
                                                     and not isinstance(value, bool))}[kind]
         if not ok:
