@@ -364,3 +364,11 @@ def test_streamed_conversion_equals_the_matrix_in_memory(tmp_path, monkeypatch, 
     in_memory, _ = read_dataset(source, **options)
     np.testing.assert_array_equal(in_memory.X, dataset.X)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_xena_style_name_without_extension_is_a_tsv(tmp_path):
+    source = expression_tsv(tmp_path, compress=True).rename(tmp_path / "TcgaTargetGtex_tpm.gz")
+    table = phenotype(tmp_path, [f"{s}\t{d}\t1" for s, d in zip(SAMPLES, DISEASE)])
+    dataset, _ = read_dataset(source, genes_as_rows=True, labels=table, label="disease")
+    assert dataset.attrs["format"] == "tsv"
+    np.testing.assert_array_equal(dataset.X, VALUES.T)

@@ -4,7 +4,9 @@ reader), from which the choice of reader, the ``--format`` choices and the optio
 A file is gzip when it starts with the gzip magic bytes; its format is then that of its name
 without ``.gz`` (``expr.tsv.gz`` is a TSV) or of its content. Text files whose extension says
 little (``.txt``, ``.tsv``, none) are also sniffed: a GEO series matrix (``!Series_`` lines),
-a GCT file (``#1.2``) or an ARFF file (``@relation``) is recognised by its first lines.
+a GCT file (``#1.2``) or an ARFF file (``@relation``) is recognised by its first lines, and a
+file without an extension whose first line has tabs is read as TSV (as UCSC Xena names its
+matrices).
 """
 
 from dataclasses import dataclass
@@ -63,12 +65,16 @@ def _extension(path):
     return Path(name).suffix
 
 
-def _sniff(path):
-    """Format named by the first non-blank line of a text file, or None."""
+def _sniff(path, suffix):
+    """Format named by the first non-blank line of a text file, or None; a file without an
+    extension (``TcgaTargetGtex_rsem_gene_tpm.gz``) whose first line has tabs is a TSV."""
     for line in head_lines(path, 20):
         text = line.strip().lower()
         if text and not text.startswith("%"):
-            return next((fmt for prefix, fmt in _SNIFFED.items() if text.startswith(prefix)), None)
+            found = next((fmt for prefix, fmt in _SNIFFED.items() if text.startswith(prefix)), None)
+            if found is None and suffix == "" and "\t" in line:
+                return "tsv"
+            return found
     return None
 
 
@@ -93,7 +99,7 @@ def detect_format(path, fmt=None):
     if by_extension in ("mat", "h5ad"):
         return by_extension
     if suffix in _VAGUE or by_extension is None or is_gzip(path):
-        sniffed = _sniff(path) if not _binary_container(path) else None
+        sniffed = _sniff(path, suffix) if not _binary_container(path) else None
         if sniffed is not None:
             return sniffed
     if by_extension is None:
