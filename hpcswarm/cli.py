@@ -162,6 +162,10 @@ def _add_evaluate(subparsers):
                    "(default loo)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="seed fixing the folds of N-fold and holdout (default 0)")
+    p.add_argument("--preprocess", metavar="STEPS",
+                   help="ordered steps fitted inside every fold on its training rows, e.g. "
+                   "'log2,zscore,top_variance=500' (log2[=pseudocount], zscore, minmax, "
+                   "top_variance=N, top_anova=N), as the [preprocess] table of a job")
     p.set_defaults(run_command=_run_evaluate)
 
 
@@ -175,6 +179,7 @@ def _run_evaluate(args):
     from hpcswarm.errors import ParameterError
     from hpcswarm.fitness import GeneMajor, KnnEvaluator
     from hpcswarm.fitness.genes import mask_from_genes, read_gene_list
+    from hpcswarm.preprocess import parse_steps, score_in_folds
 
     world()  # starts MPI under mpiexec, so that _print0 knows which rank is 0
     dataset = load_dataset(args.data)
@@ -182,14 +187,21 @@ def _run_evaluate(args):
         mask = np.ones(dataset.n_genes, dtype=bool)
     else:
         mask = mask_from_genes(read_gene_list(args.genes), dataset.gene_names)
+    steps = parse_steps(args.preprocess, "--preprocess")
     try:
-        evaluator = KnnEvaluator(GeneMajor(dataset.X_genes), dataset.y, k=args.k, cv=args.cv,
-                                 seed=args.seed, archive_size=0)
+        if steps:
+            result = score_in_folds(dataset.X, dataset.y, mask, steps, k=args.k, cv=args.cv,
+                                    seed=args.seed)
+        else:
+            evaluator = KnnEvaluator(GeneMajor(dataset.X_genes), dataset.y, k=args.k,
+                                     cv=args.cv, seed=args.seed, archive_size=0)
+            result = evaluator.score(mask).as_dict()
     except ValueError as exc:
         raise ParameterError(str(exc)) from exc
-    result = evaluator.score(mask).as_dict()
     result.update(genes_used=int(mask.sum()), n_genes=dataset.n_genes, k=args.k,
                   cv=args.cv, seed=args.seed)
+    if steps:
+        result["preprocess"] = args.preprocess
     _print0(json.dumps(result))
 
 

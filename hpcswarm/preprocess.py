@@ -223,3 +223,40 @@ def transformed_bytes(steps, n_train, n_genes):
     if not steps:
         return 0
     return 2 * 8 * n_train * n_genes
+
+
+def score_in_folds(X, y, mask, steps, *, k, cv, seed):
+    """k-NN validation of ``mask``'s genes with ``steps`` fitted inside every fold.
+
+    The folds are those the fitness engine makes for ``cv`` and ``seed``
+    (:func:`hpcswarm.fitness.make_folds`); in each, the steps are fitted on the training rows
+    of the chosen genes and applied to the held-out rows, which are then scored by k-NN on
+    every gene the steps keep (:func:`hpcswarm.fitness.score_split`).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_genes)
+    y : ndarray of shape (n_samples,)
+    mask : ndarray of bool, shape (n_genes,)
+    steps : list of (str, value)
+    k : int
+    cv : {"loo", "holdout"} or int
+    seed : int
+
+    Returns
+    -------
+    dict
+        ``correct``, ``total``, ``accuracy`` and ``error`` summed over the folds.
+    """
+    from hpcswarm.fitness import make_folds, score_split
+
+    genes = np.flatnonzero(mask)
+    correct = total = 0
+    for train, test in make_folds(y, cv, seed):
+        fitted, train_rows = fit(steps, np.asarray(X[train])[:, genes], y[train])
+        test_rows = fitted.transform(np.asarray(X[test])[:, genes])
+        score = score_split(train_rows, y[train], test_rows, y[test],
+                            np.ones(train_rows.shape[1], dtype=bool), k)
+        correct, total = correct + int(score.correct), total + int(score.total)
+    return {"correct": correct, "total": total, "accuracy": correct / total,
+            "error": (total - correct) / total}

@@ -76,3 +76,31 @@ def test_log2_of_log_scale_data_is_an_error():
     X[4, 2] = -3.0
     with pytest.raises(DataError, match=r"preprocess\.log2: 1 value\(s\) with x \+ 1 <= 0"):
         fit(parse_steps("log2"), X, y)
+
+
+def test_evaluate_fits_the_steps_inside_each_fold_as_a_pipeline_does(capsys):
+    """``evaluate --preprocess`` equals scikit-learn's Pipeline(scaler, k-NN) cross-validated
+    on the same folds."""
+    import json
+
+    from sklearn.model_selection import cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+    from hpcswarm.__main__ import main
+    from hpcswarm.data import load_dataset
+    from hpcswarm.fitness import make_folds
+
+    data = load_dataset("builtin:srbct")
+    X, y = np.asarray(data.X), data.y
+    for option, scaler in (("minmax", MinMaxScaler()), ("zscore", StandardScaler())):
+        assert main(["evaluate", "builtin:srbct", "--all", "--k", "3", "--cv", "5", "--seed",
+                     "2", "--preprocess", option]) == 0
+        ours = json.loads(capsys.readouterr().out)
+        pipeline = make_pipeline(scaler, KNeighborsClassifier(n_neighbors=3))
+        folds = make_folds(y, 5, 2)
+        theirs = cross_val_score(pipeline, X, y, cv=folds, scoring="accuracy")
+        sizes = np.array([test.size for _, test in folds])
+        assert ours["correct"] == int(round((theirs * sizes).sum()))
+        assert ours["total"] == y.size and ours["preprocess"] == option
