@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hpcswarm.errors import ParameterError
+from hpcswarm.preprocess import parse_steps
 
 PROTOCOLS = ("unbiased", "biased", "holdout")
 """Evaluation protocols (see :mod:`hpcswarm.protocols`); ``unbiased`` is the default."""
@@ -94,7 +95,7 @@ SCHEMA = (
 against the algorithm's parameters and :data:`CONVERT_KEYS`."""
 
 _BY_NAME = {key.name: key for key in SCHEMA}
-_TABLES = ("fitness", "params", "convert", "layout")
+_TABLES = ("fitness", "params", "convert", "layout", "preprocess")
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,9 @@ class Job:
     cache : Path
     convert : dict
         Options for converting ``data`` (empty for HDF5 files and bundled datasets).
+    preprocess : tuple of (str, value)
+        In-fold preprocessing steps of the ``[preprocess]`` table, in its order (empty: none,
+        as in the papers' jobs).
     """
 
     source: str
@@ -147,6 +151,7 @@ class Job:
     checkpoint: Path = None
     checkpoint_every: int = 10
     checkpoint_seconds: int = 60
+    preprocess: tuple = ()
 
     @property
     def summary_path(self):
@@ -165,7 +170,7 @@ class Job:
             "checkpoint": str(self.checkpoint), "checkpoint_every": self.checkpoint_every,
             "checkpoint_seconds": self.checkpoint_seconds,
             "convert": dict(self.convert),
-        }
+        } | ({"preprocess": [list(step) for step in self.preprocess]} if self.preprocess else {})
 
 
 def default_cache():
@@ -381,6 +386,10 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         prefix = where_of(f"{table}.{culprit}") if culprit else f"{source}"
         raise ParameterError(f"{prefix}: {exc}") from None
     convert = _check_convert(document.get("convert", {}), where_of)
+    try:
+        preprocess = tuple(parse_steps(document.get("preprocess")))
+    except ParameterError as exc:
+        raise ParameterError(f"{source}: {exc}") from None
 
     def path_of(key, value):
         return _resolve_path(value, Path.cwd() if key in from_set else base)
@@ -413,7 +422,7 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         cache=cache, group_size=values["layout.group_size"], convert=convert,
         first_run=values["first_run"], checkpoint=checkpoint,
         checkpoint_every=values["checkpoint_every"],
-        checkpoint_seconds=values["checkpoint_seconds"],
+        checkpoint_seconds=values["checkpoint_seconds"], preprocess=preprocess,
     )
 
 

@@ -188,7 +188,7 @@ def fit(steps, rows, y):
     transformed : ndarray of shape (n_train, len(fitted.genes))
         The training rows transformed (what the search then reads).
     """
-    values = np.array(rows, dtype=np.float64)
+    values = np.asarray(rows, dtype=np.float64)
     kept = np.arange(values.shape[1], dtype=np.int64)
     fitted = Fitted()
     for name, value in steps:
@@ -217,9 +217,13 @@ def fit(steps, rows, y):
 
 
 def transformed_bytes(steps, n_train, n_genes):
-    """Bytes of the transformed training copy a task holds (pre-flight memory estimate):
-    8 bytes per training value of the widest matrix a step produces, twice (a step's input
-    and output exist together)."""
+    """Bytes of the private copies a task with preprocessing holds (pre-flight estimate).
+
+    The search reads a transformed copy of the training rows instead of the shared
+    memory-mapped file: while fitting, a step's input and output (8 bytes per training value
+    each, at most all genes), then the transformed rows and their gene-major copy for the
+    search. A filter step shrinks the latter to its N genes; the estimate counts all genes.
+    """
     if not steps:
         return 0
     return 2 * 8 * n_train * n_genes

@@ -101,7 +101,7 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
         Version, seed, rank count, dataset SHA-256, timings.
     overwrite : bool
     """
-    from hpcswarm.protocols import BIAS_NOTE
+    from hpcswarm.protocols import BIAS_NOTE, PREPROCESS_BIAS_NOTE
     from hpcswarm.swarm.core import HISTORY_FIELDS
 
     with atomic_hdf5(path, overwrite=overwrite) as f:
@@ -110,7 +110,8 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
         attrs = {
             "job_text": job.text, "job": _json(job.as_dict()), "name": job.name,
             "algorithm": job.algorithm, "protocol": job.protocol, "biased": biased,
-            "bias_note": BIAS_NOTE if biased else "", "params": _json(job.params),
+            "bias_note": (BIAS_NOTE + (PREPROCESS_BIAS_NOTE if job.preprocess else "")
+                          if biased else ""), "params": _json(job.params),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "n_runs": job.runs, "n_samples": dataset.n_samples,
         }
@@ -135,6 +136,8 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
             task.attrs["spawn_key"] = np.array(result["spawn_key"], dtype=np.int64)
             task.attrs["group"] = result["group"]
             task.attrs["extra"] = _json(result["extra"])
+            if "preprocessing" in result:
+                task.attrs["preprocessing"] = _json(result["preprocessing"])
             _array(task, "selected_genes", np.asarray(result["genes"], dtype=np.int64))
             _array(task, "train_index", np.asarray(result["train_index"], dtype=np.int64))
             _array(task, "test_index", np.asarray(result["test_index"], dtype=np.int64))
@@ -265,7 +268,7 @@ def mean_curve(histories, columns, field="best_fitness"):
 
 def summarise(job, dataset, results, provenance, top=10):
     """The JSON summary of a job's results (written beside the HDF5 file)."""
-    from hpcswarm.protocols import BIAS_NOTE
+    from hpcswarm.protocols import BIAS_NOTE, PREPROCESS_BIAS_NOTE
     from hpcswarm.search import _finite
     from hpcswarm.swarm.core import HISTORY_FIELDS
 

@@ -1,5 +1,8 @@
 """In-fold preprocessing steps: parsing, fitting on training rows, applying to other rows."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from sklearn.feature_selection import f_classif
@@ -81,8 +84,6 @@ def test_log2_of_log_scale_data_is_an_error():
 def test_evaluate_fits_the_steps_inside_each_fold_as_a_pipeline_does(capsys):
     """``evaluate --preprocess`` equals scikit-learn's Pipeline(scaler, k-NN) cross-validated
     on the same folds."""
-    import json
-
     from sklearn.model_selection import cross_val_score
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.pipeline import make_pipeline
@@ -104,3 +105,32 @@ def test_evaluate_fits_the_steps_inside_each_fold_as_a_pipeline_does(capsys):
         sizes = np.array([test.size for _, test in folds])
         assert ours["correct"] == int(round((theirs * sizes).sum()))
         assert ours["total"] == y.size and ours["preprocess"] == option
+
+
+def test_job_records_fitted_steps_per_task_and_the_bias_note(tmp_path):
+    """A job's [preprocess] table (and --set preprocess.KEY): each task's steps and fitted
+    parameters are in the results file; genes are indices of the original dataset."""
+    import h5py
+
+    from hpcswarm.protocols import PREPROCESS_BIAS_NOTE, run_job
+    from hpcswarm.jobfile import read_job
+    from hpcswarm.results import read_results
+
+    jobs = Path(__file__).resolve().parents[1] / "jobs"
+    out = tmp_path / "wine.h5"
+    job = read_job(jobs / "cbpso-wine-biased.toml", [
+        "runs=1", "n_iterations=2", "n_particles=4", f"output={out}",
+        "preprocess.zscore=true", "preprocess.top_anova=6"])
+    assert job.preprocess == (("zscore", None), ("top_anova", 6))
+    run_job(job)
+    results = read_results(out)
+    assert results.attrs["bias_note"].endswith(PREPROCESS_BIAS_NOTE)
+    with h5py.File(out, "r") as f:
+        task = f["runs/run-000/fold-00"]
+        steps = json.loads(task.attrs["preprocessing"])
+        selected = task["selected_genes"][()]
+    assert [s["step"] for s in steps] == ["zscore", "top_anova"]
+    assert len(steps[0]["mean"]) == 13 and len(steps[1]["genes"]) == 6
+    assert set(selected.tolist()) <= set(steps[1]["genes"])
+    with pytest.raises(ParameterError, match=r"preprocess\.top_anova must be"):
+        read_job(jobs / "cbpso-wine-biased.toml", ["preprocess.top_anova=0"])
