@@ -12,9 +12,9 @@ resident memory (``ru_maxrss`` of that child) are reported.
 
 Baseline, in the same run: the reader of the code before streaming (git revision
 ``--baseline-rev``, extracted into a temporary folder) on a smaller file (``--small-samples``
-x ``--small-genes``, with a labels row, since that reader knew no phenotype tables) beside the
-streamed reader on the same small file; the ratio of the two is what to compare between runs
-on a shared machine. The last line is one JSON object.
+x ``--small-genes``, uncompressed and with a labels row, since that reader knew neither gzip
+nor phenotype tables) beside the streamed reader on the same small file; the ratio of the two
+is what to compare between runs on a shared machine. The last line is one JSON object.
 """
 
 import argparse
@@ -35,8 +35,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def write_cohort(path, n_samples, n_genes, *, label_row=False, seed=0):
-    """A gzipped genes-as-rows TSV (and its phenotype table beside it) unless already there."""
-    pheno = path.with_name(path.name.replace(".tsv.gz", ".pheno.tsv"))
+    """A genes-as-rows TSV, gzipped if ``path`` ends in .gz (and its phenotype table beside
+    it), unless already there."""
+    pheno = path.with_name(path.name.split(".")[0] + ".pheno.tsv")
     if path.is_file() and pheno.is_file():
         return path, pheno
     rng = np.random.default_rng(seed)
@@ -44,7 +45,9 @@ def write_cohort(path, n_samples, n_genes, *, label_row=False, seed=0):
     samples = [f"TCGA-{i:06d}" for i in range(n_samples)]
     groups = np.array(["tumour", "normal", "metastasis"])[rng.integers(0, 3, n_samples)]
     partial = path.with_name(path.name + ".part")
-    with gzip.open(partial, "wt", compresslevel=1) as out:
+    opener = (lambda p: gzip.open(p, "wt", compresslevel=1)) if path.suffix == ".gz" else (
+        lambda p: open(p, "w"))
+    with opener(partial) as out:
         out.write("gene\t" + "\t".join(samples) + "\n")
         if label_row:
             out.write("class\t" + "\t".join(groups) + "\n")
@@ -102,7 +105,7 @@ def main():
     args.dir.mkdir(parents=True, exist_ok=True)
     print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores shared)", flush=True)
 
-    small, _ = write_cohort(args.dir / f"small-{args.small_samples}x{args.small_genes}.tsv.gz",
+    small, _ = write_cohort(args.dir / f"small-{args.small_samples}x{args.small_genes}.tsv",
                             args.small_samples, args.small_genes, label_row=True)
     big, pheno = write_cohort(args.dir / f"cohort-{args.samples}x{args.genes}.tsv.gz",
                               args.samples, args.genes)
