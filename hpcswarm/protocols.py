@@ -291,7 +291,7 @@ def cache_name(source_sha256, options):
 
 def _convert_into_cache(job):
     """Convert ``job.data`` into the cache unless already there; returns the cached path."""
-    from hpcswarm.data import read_dataset, write_dataset
+    from hpcswarm.data import convert_file
     from hpcswarm.data.dataset import file_sha256
     from hpcswarm.data.textio import check_readable
 
@@ -304,9 +304,8 @@ def _convert_into_cache(job):
         Path(job.cache).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DataError(f"{job.cache}: cannot create the dataset cache ({exc.strerror})") from None
-    dataset, _ = read_dataset(source, **job.convert)
     try:
-        write_dataset(dataset, target)
+        convert_file(source, target, **job.convert)  # streamed: bounded memory
     except DataError:
         if not target.is_file():  # another job converted the same file meanwhile: fine
             raise

@@ -10,6 +10,9 @@ Layout (every object carries ``encoding-type`` and ``encoding-version``, as annd
     /gene_names       (n_genes,) UTF-8 strings
     /sample_names     (n_samples,) UTF-8 strings, only when the source named its samples
 
+Both matrices are written by blocks of rows (:class:`MatrixTarget`), so that a conversion
+streams a file of any size into them with bounded memory.
+
 ``X`` and ``X_genes`` are contiguous and uncompressed so that every MPI rank maps the same
 page-cache pages (numpy memmap at the dataset's file offset) instead of reading a private copy.
 ``X_genes`` is what the fitness engine reads: a gene's values are one contiguous row, so a
