@@ -372,3 +372,11 @@ def test_xena_style_name_without_extension_is_a_tsv(tmp_path):
     dataset, _ = read_dataset(source, genes_as_rows=True, labels=table, label="disease")
     assert dataset.attrs["format"] == "tsv"
     np.testing.assert_array_equal(dataset.X, VALUES.T)
+
+
+def test_a_phenotype_table_needs_its_column(tmp_path):
+    from hpcswarm.errors import ParameterError
+
+    table = phenotype(tmp_path, [f"{s}\t{d}\t1" for s, d in zip(SAMPLES, DISEASE)])
+    with pytest.raises(ParameterError, match="name its class column with --label"):
+        read_dataset(write(tmp_path / "s.txt", series_matrix()), labels=table)

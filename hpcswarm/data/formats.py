@@ -142,6 +142,9 @@ def read_source(path, fmt, options):
             if not (phenotype and key == "label"):
                 raise ParameterError(f"--{key.replace('_', '-')} does not apply to {fmt} input "
                                      f"({path})")
+    if options.get("labels") is not None and "labels" not in entry.options and not phenotype:
+        raise ParameterError(f"--labels with {fmt} input is a phenotype table: name its class "
+                             "column with --label")
     if options.get("sample_column") is not None and not phenotype:
         raise ParameterError("--sample-column names the sample-id column of a phenotype table "
                              "(--labels TABLE --label COLUMN)")
