@@ -59,7 +59,10 @@ def write_cohort(path, n_samples, n_genes, *, label_row=False, seed=0):
 
 
 def run(argv, env=None, cwd=None):
-    """Wall seconds and peak RSS (MiB) of one child process."""
+    """Wall seconds, peak RSS (MiB) and CPU seconds (user + system) of one child process.
+
+    On a shared machine the CPU time is the steadier figure: the wall time grows with the
+    other processes' load."""
     start = time.perf_counter()
     child = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
@@ -68,7 +71,7 @@ def run(argv, env=None, cwd=None):
     out, err = child.stdout.read().decode(), child.stderr.read().decode()
     if status != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{out}{err}")
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def old_package(revision, folder):
@@ -124,21 +127,22 @@ def main():
         (args.dir / name).unlink(missing_ok=True)
 
     def line(what, runs):
-        seconds = [s for s, _ in runs]
-        peak = [m for _, m in runs]
+        seconds = [s for s, _, _ in runs]
+        peak = [m for _, m, _ in runs]
+        cpu = [c for _, _, c in runs]
         return (f"{what:<46} {min(seconds):8.1f} s (max {max(seconds):.1f})"
-                f" {max(peak):9.0f} MiB peak RSS")
+                f" {min(cpu):8.1f} s CPU {max(peak):9.0f} MiB peak RSS")
 
-    print(f"{'conversion':<46} {'wall':>10}       {'memory':>14}")
+    print(f"{'conversion':<46} {'wall':>10}       {'user+sys':>12} {'memory':>14}")
     print(line(f"old reader {args.small_samples} x {args.small_genes} (baseline)", results["old_small"]))
     print(line(f"streamed   {args.small_samples} x {args.small_genes}", results["new_small"]))
     print(line(f"streamed   {args.samples} x {args.genes} ({results['gz_mb']:.0f} MB .gz)",
                results["new_big"]))
-    old_s = min(s for s, _ in results["old_small"])
-    new_s = min(s for s, _ in results["new_small"])
-    old_m = max(m for _, m in results["old_small"])
-    new_m = max(m for _, m in results["new_small"])
-    print(f"small file: streamed/old time {new_s / old_s:.2f}, memory {new_m / old_m:.2f}")
+    old_s = min(c for _, _, c in results["old_small"])
+    new_s = min(c for _, _, c in results["new_small"])
+    old_m = max(m for _, m, _ in results["old_small"])
+    new_m = max(m for _, m, _ in results["new_small"])
+    print(f"small file: streamed/old CPU time {new_s / old_s:.2f}, peak memory {new_m / old_m:.2f}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     print(json.dumps(results))
 
