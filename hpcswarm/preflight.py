@@ -43,16 +43,10 @@ def check_output_writable(folder):
     return None
 
 
-def check_inner_k(y, tasks, k, inner_cv, seed):
-    """ParameterError if the k-NN of the search cannot run on a training part's inner folds."""
-    import numpy as np
-
-    from hpcswarm.fitness import make_folds
-
+def check_inner_k(tasks, k, inner_cv):
+    """ParameterError if the k-NN of the search cannot run on a task's inner folds."""
     for task in tasks:
-        y_train = np.asarray(y)[task.train]
-        folds = make_folds(y_train, inner_cv, task.seed_sequence(seed))
-        smallest = min(len(train) for train, _ in folds)
+        smallest = task.smallest_inner_train
         if k > smallest:
             raise ParameterError(
                 f"job key 'fitness.k': k={k} exceeds the {smallest} training samples of an "
@@ -115,9 +109,8 @@ def check_memory(job, dataset, tasks, group_size, comm, memory_limit=None):
     with in-fold preprocessing, each rank's private transformed copy of a task's training rows
     (:func:`hpcswarm.preprocess.transformed_bytes`).
     """
+    from hpcswarm.methods import algorithm_class
     from hpcswarm.preprocess import transformed_bytes
-
-    from hpcswarm.swarm import algorithm_class
 
     params = job.params
     n_train = max((len(task.train) for task in tasks), default=0)

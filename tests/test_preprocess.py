@@ -112,7 +112,8 @@ def test_job_records_fitted_steps_per_task_and_the_bias_note(tmp_path):
     parameters are in the results file; genes are indices of the original dataset."""
     import h5py
 
-    from hpcswarm.protocols import PREPROCESS_BIAS_NOTE, run_job
+    from hpcswarm.job import run_job
+    from hpcswarm.protocols import PREPROCESS_BIAS_NOTE
     from hpcswarm.jobfile import read_job
     from hpcswarm.results import read_results
 
