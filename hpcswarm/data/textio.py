@@ -1,9 +1,26 @@
-"""Opening text inputs with one clear error for a missing, unreadable or binary file."""
+"""Opening text inputs, plain or gzip-compressed, with one clear error for a missing,
+unreadable, truncated or binary file.
+
+A file is gzip when it starts with the gzip magic bytes (``1f 8b``), whatever its name: every
+text format (CSV/TSV, GCT, CLS, ARFF, GEO series matrix, labels and phenotype tables) is read
+through :func:`text_lines`, so each may be compressed.
+"""
 
 import codecs
+import gzip
+import io
+import zlib
+from contextlib import contextmanager
 from pathlib import Path
 
 from hpcswarm.errors import DataError
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+_BYTE_ORDER_MARKS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                     (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+"""Byte-order marks of the wide Unicode encodings (UTF-32 first: its LE mark starts like
+UTF-16's), as Windows tools such as Notepad and PowerShell write them."""
 
 
 def check_readable(path):
@@ -15,10 +32,10 @@ def check_readable(path):
         raise DataError(f"{path}: not a regular file")
 
 
-_BYTE_ORDER_MARKS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-                     (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-"""Byte-order marks of the wide Unicode encodings (UTF-32 first: its LE mark starts like
-UTF-16's), as Windows tools such as Notepad and PowerShell write them."""
+def is_gzip(path):
+    """Whether the file at ``path`` starts with the gzip magic bytes."""
+    with open(path, "rb") as handle:
+        return handle.read(2) == GZIP_MAGIC
 
 
 def _wide_encoding(data):
@@ -37,34 +54,117 @@ def _wide_encoding(data):
     return None
 
 
-def read_text(path):
-    """The text of a file in UTF-8 (with or without a byte-order mark), UTF-16 or UTF-32
-    (with a byte-order mark, or UTF-16 of ASCII text without one), or else Latin-1.
+def _decode(line):
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError:
+        return line.decode("latin-1")
+
+
+@contextmanager
+def _binary(path):
+    """The file's bytes, decompressed when it is gzip."""
+    check_readable(path)
+    try:
+        raw = open(path, "rb")
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read: {exc.strerror}") from None
+    with raw:
+        compressed = raw.read(2) == GZIP_MAGIC
+        raw.seek(0)
+        yield io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), 1 << 20) if compressed else raw
+
+
+@contextmanager
+def text_lines(path):
+    """The lines of a text file, plain or gzip, without line ends: UTF-8 (with or without a
+    byte-order mark), UTF-16 or UTF-32 (with a byte-order mark, or UTF-16 of ASCII text
+    without one), or else Latin-1.
+
+    Yields an iterator of ``str``. Lines are decoded one at a time, so a large file is never
+    held whole.
 
     Raises
     ------
     DataError
-        The file is missing, unreadable, binary or not valid in the encoding its mark names.
+        The file is missing, unreadable, binary, not valid in the encoding its mark names, or
+        a truncated or damaged gzip file.
     """
-    check_readable(path)
+    with _binary(path) as stream:
+        wide = _wide_encoding(_peek(stream, path))
+        if wide is None:
+            yield _decoded_lines(stream, path)
+        else:
+            yield _wide_lines(stream, wide, path)
+
+
+def _wide_lines(stream, encoding, path):
+    text = io.TextIOWrapper(stream, encoding=encoding, newline=None)
     try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read: {exc.strerror}") from None
-    wide = _wide_encoding(data)
-    if wide is not None:
+        for line in _checked(text, path):
+            yield line.rstrip("\r\n")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not valid {encoding.upper()} text (byte {exc.start})") from None
+    finally:
+        text.detach()
+
+
+def _gzip_error(path, exc):
+    return DataError(f"{path}: truncated or damaged gzip file ({exc})")
+
+
+def _peek(stream, path):
+    """The first bytes of the (decompressed) stream, without consuming them."""
+    try:
+        return stream.peek(8192)[:8192]
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise _gzip_error(path, exc) from None
+
+
+def _checked(lines, path):
+    """``lines`` with read and decompression errors turned into one :class:`DataError`."""
+    lines = iter(lines)
+    while True:
         try:
-            return data.decode(wide)
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{path}: not valid {wide.upper()} text (byte {exc.start})") from None
-    if b"\x00" in data[:8192]:
-        raise DataError(f"{path}: binary content where text was expected")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
+            line = next(lines)
+        except StopIteration:
+            return
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise _gzip_error(path, exc) from None
+        except OSError as exc:
+            raise DataError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        yield line
+
+
+def _decoded_lines(stream, path):
+    first = True
+    for raw in _checked(stream, path):
+        if first:
+            if b"\x00" in raw[:8192]:
+                raise DataError(f"{path}: binary content where text was expected")
+            if raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            first = False
+        yield _decode(raw).rstrip("\r\n")
 
 
 def read_lines(path):
-    """All lines of a text file (see :func:`read_text`), without line ends."""
-    return read_text(path).splitlines()
+    """All lines of a text file (see :func:`text_lines`) as a list."""
+    with text_lines(path) as lines:
+        return list(lines)
+
+
+def read_text(path):
+    """The text of a file (see :func:`text_lines`), lines joined by newlines."""
+    return "\n".join(read_lines(path))
+
+
+def head_lines(path, count):
+    """The first ``count`` lines of a text file (fewer if it is shorter); for sniffing a format."""
+    with text_lines(path) as lines:
+        out = []
+        for line in lines:
+            out.append(line)
+            if len(out) == count:
+                break
+        return out
