@@ -57,7 +57,7 @@ def test_a_genes_file_in_any_unicode_encoding(tmp_path, capsys, encoding):
 
 
 @pytest.mark.parametrize("content, fragments", [
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", ["genes.txt", "binary content"]),
+    (b"\x89PNG\x00\x00\x00\rIHDR\x00\x10", ["genes.txt", "binary content"]),
     (b"\xff\xfeG\x00\x00\xd8", ["genes.txt", "not valid UTF-16"]),
     ("a1_21652\nnot_a_gene\n".encode("utf-16"), ["genes.txt", "unknown gene 'not_a_gene'"]),
 ])

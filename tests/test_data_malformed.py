@@ -32,7 +32,7 @@ CASES = [
     ("missing_value.arff", [], ["1 NaN or infinite value", "sample 2", "gene 'g2'"]),
     ("non_numeric.gct", [], ["non-numeric cell 'x7'", "line 4", "sample 'S2'"]),
     ("empty_label.csv", [], ["line 4", "sample 's3'", "has no label", "--drop-unlabelled"]),
-    ("missing_class.arff", [], ["line 8", "sample 3", "has no label ('?')"]),
+    ("missing_class.arff", [], ["line 8", "has no label ('?')"]),
     ("nan_label.mat", [], ["Y(3)", "has no label (nan)", "--drop-unlabelled"]),
     ("duplicate_nominal.arff", [], ["line 4", "declare 'A' twice"]),
     ("duplicate_samples.gct", [], ["duplicate sample name", "'S1'"]),

@@ -300,8 +300,9 @@ def _check_finite(matrix, key, path, sample_names, gene_names):
     """DataError naming the file and the first NaN or infinity of ``matrix`` (the dataset
     ``key``), read a block of rows at a time (a file written by another tool may hold them:
     ``convert`` never writes one)."""
-    for start in range(0, matrix.shape[0], _WRITE_BLOCK):
-        bad = ~np.isfinite(matrix[start:start + _WRITE_BLOCK])
+    step = max(1, BLOCK_CELLS // max(1, matrix.shape[1]))
+    for start in range(0, matrix.shape[0], step):
+        bad = ~np.isfinite(matrix[start:start + step])
         if bad.any():
             i, j = (int(v) for v in np.argwhere(bad)[0])
             i += start

@@ -58,7 +58,8 @@ class RawTable:
             shape=X.shape, rows_are_genes=False, labels=self.labels,
             blocks=lambda: (X[start:start + step] for start in range(0, X.shape[0], step)),
             row_names=self.sample_names, col_names=self.gene_names,
-            class_order=self.class_order, sources=self.sources)
+            class_order=self.class_order, sources=self.sources, notes=list(self.notes),
+            label_places=self.label_places, label_file=dict(self.sources).get("labels"))
 
 
 BLOCK_CELLS = 1 << 22
@@ -93,6 +94,10 @@ class MatrixSource:
         Further attributes to keep (e.g. a GEO series accession and platform).
     notes : list of str
         Lines for the conversion summary (e.g. phenotype rows that matched no sample).
+    label_places : list of str or None
+        Where each label was read (``"line 7"``), named when a label is missing.
+    label_file : path or None
+        The separate file the labels come from, if any (named instead of the matrix's file).
     label_origin : str
         Where the labels come from, for the message about samples without one.
     """
@@ -108,6 +113,8 @@ class MatrixSource:
     provenance: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     label_origin: str = ""
+    label_places: list = None
+    label_file: object = None
 
 
 def parse_float_cells(cells, path, locate):
