@@ -23,7 +23,7 @@ from hpcswarm.data.convert import convert_file, read_dataset
 from hpcswarm.data.dataset import Dataset, file_sha256
 from hpcswarm.data.examples import example_path
 from hpcswarm.data.formats import HDF5_EXTENSIONS
-from hpcswarm.data import hdf5
+import hpcswarm.data.hdf5 as hdf5
 from hpcswarm.data.hdf5 import open_dataset
 from hpcswarm.data.textio import check_readable
 from hpcswarm.errors import DataError, ParameterError
