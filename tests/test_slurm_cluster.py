@@ -28,10 +28,12 @@ LSRG_JOB = REPO / "jobs" / "pso-lsrg-srbct-unbiased.toml"
 # the headline job, reduced: bundled SRBCT, one run of 4 outer folds, small swarms
 REDUCED = ["data=builtin:srbct", "runs=1", "folds=4", "n_particles=6", "n_iterations=3",
            "ls_tries=5"]
-# the headline job's searches (Tran et al.'s settings) on 6 runs of 2 folds: about a minute on
-# 2 idle cores, so that SLURM's warning arrives while it computes (slurmctld looks at time
-# limits every 30 s and sends USR1@75 of a 2-minute job 15 to 45 s after its start)
-LONGER = ["data=builtin:srbct", "runs=6", "folds=2"]
+# The time-limited job: the headline job's searches (Tran et al.'s settings) on runs of 2
+# folds, as many runs as make it last REFERENCE_SECONDS on this machine (about 6 on 2 idle
+# cores), so that SLURM's warning arrives while it computes: slurmctld looks at time limits
+# every 30 s and sends USR1@75 of a 2-minute job 15 to 45 s after its start.
+LONGER = ["data=builtin:srbct", "folds=2"]
+REFERENCE_SECONDS = 75
 TIME_LIMITED = ["--time=00:02:00", "--signal=B:USR1@75"]
 
 
@@ -128,19 +130,29 @@ def mpiexec_job(job, items, cwd):
     assert done.returncode == 0, done.stderr
 
 
-def assert_same_results(path, reference):
-    """Every task's numbers, selected genes and history agree (timings and ranks aside)."""
-    a, b = read_results(path), read_results(reference)
-    order_a = np.lexsort((a.table["fold"], a.table["run"]))
-    order_b = np.lexsort((b.table["fold"], b.table["run"]))
-    for column in ("run", "fold", "test_correct", "test_total", "baseline_correct",
-                   "train_fitness", "evaluations", "subset_size"):
-        assert np.array_equal(a.table[column][order_a], b.table[column][order_b]), column
-    timing = [c for c, name in enumerate(a.history_columns) if name == "seconds"]
-    for i, j in zip(order_a, order_b):
-        assert np.array_equal(a.genes[i], b.genes[j])
-        assert np.array_equal(np.delete(a.histories[i], timing, axis=1),
-                              np.delete(b.histories[j], timing, axis=1))
+_COLUMNS = ("test_correct", "test_total", "baseline_correct", "train_fitness", "evaluations",
+            "subset_size")
+
+
+def _tasks(path):
+    """(run, fold) -> the task's numbers, selected genes and history (timings aside)."""
+    results = read_results(path)
+    timing = [c for c, name in enumerate(results.history_columns) if name == "seconds"]
+    return {(int(run), int(fold)): ([results.table[c][i] for c in _COLUMNS],
+                                    results.genes[i].tolist(),
+                                    np.delete(results.histories[i], timing, axis=1).tolist())
+            for i, (run, fold) in enumerate(zip(results.table["run"], results.table["fold"]))}
+
+
+def assert_same_results(path, *references):
+    """The tasks of ``path`` are those of the references (the parts of one job) exactly."""
+    expected = {}
+    for reference in references:
+        expected.update(_tasks(reference))
+    found = _tasks(path)
+    assert sorted(found) == sorted(expected)
+    for key, task in found.items():
+        assert task == expected[key], f"run {key[0]} fold {key[1]} differs"
 
 
 def test_split_world_refused_under_srun_mpi_none(cluster, tmp_path):
@@ -175,9 +187,16 @@ def test_time_limit_stops_with_checkpoint_and_resubmission_finishes(cluster, tmp
     """--time=00:02:00 --signal=B:USR1@75: status 3 and a checkpoint; the same command
     submitted again (with the script's own time limit) finishes with the uninterrupted
     results."""
-    mpiexec_job(LSRG_JOB, LONGER + ["output=ref.h5"], tmp_path / "mpiexec")
+    references, started = [], time.monotonic()   # the uninterrupted job, one run at a time
+    while time.monotonic() - started < REFERENCE_SECONDS:
+        run = len(references)
+        mpiexec_job(LSRG_JOB, LONGER + ["runs=1", f"first_run={run}", f"output=ref{run}.h5"],
+                    tmp_path / "mpiexec")
+        references.append(tmp_path / "mpiexec" / f"ref{run}.h5")
+    print(f"uninterrupted reference: {len(references)} run(s) in "
+          f"{time.monotonic() - started:.1f} s")
     submit = _submit_dir(tmp_path / "slurm")
-    args = [str(LSRG_JOB), *_sets(LONGER + ["output=out.h5"])]
+    args = [str(LSRG_JOB), *_sets(LONGER + [f"runs={len(references)}", "output=out.h5"])]
     status, log, seconds = sbatch(submit, "run_lsrg.sh", ["--ntasks=2", *TIME_LIMITED], args)
     assert status == 3, log
     assert "SIGUSR1 at" in log and "forwarding SIGUSR1 to srun" in log
@@ -188,7 +207,7 @@ def test_time_limit_stops_with_checkpoint_and_resubmission_finishes(cluster, tmp
     assert status == 0, log
     assert "resuming from " in log and "out.checkpoint.h5: " in log, log
     print(f"resubmission: {seconds:.1f} s")
-    assert_same_results(submit / "out.h5", tmp_path / "mpiexec" / "ref.h5")
+    assert_same_results(submit / "out.h5", *references)
 
 
 def test_array_of_first_run_slices_pools_into_one_table(cluster, tmp_path):
