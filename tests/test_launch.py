@@ -57,7 +57,7 @@ def _hpcswarm(args, cwd, launcher_env, mpiexec_ranks=None):
     command = [sys.executable, "-m", "hpcswarm", *args]
     if mpiexec_ranks:
         command = [str(MPIEXEC), "-n", str(mpiexec_ranks), *command]
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
 SRUN_NONE = {"SLURM_STEP_NUM_TASKS": "2", "SLURM_STEP_ID": "0", "SLURM_MPI_TYPE": "none",
