@@ -225,7 +225,8 @@ class JobLifecycle:
         dataset = self.plan.dataset
         return run_task(dataset.X, dataset.y, task, self.job.seed, self.job.algorithm,
                         self.job.params, group, hooks.round, X_genes=dataset.X_genes,
-                        checkpoint=hooks.round_end, resume=snapshot)
+                        checkpoint=hooks.round_end, resume=snapshot,
+                        preprocess=self.job.preprocess)
 
     def round(self, task, row):
         """A round of a search this rank runs (``row`` its history row, or None)."""
