@@ -107,7 +107,3 @@ def random_subset(n_genes, size, rng):
     mask[rng.choice(n_genes, size, replace=False)] = True
     return mask
 
-
-def flip_genes(n_genes, n_flip, rng):
-    """``n_flip`` distinct gene indices to flip, sorted (one local-search try, Tran et al. Sec. 3.1)."""
-    return np.sort(rng.choice(n_genes, n_flip, replace=False))
