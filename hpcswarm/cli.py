@@ -9,6 +9,7 @@ only, so that ``mpiexec -n N`` prints every line once.
 import argparse
 
 from hpcswarm import __version__
+from hpcswarm.launch import refuse_split_world
 
 
 def build_parser():
@@ -27,6 +28,7 @@ def build_parser():
 def main(argv=None):
     """Parse ``argv`` and run the chosen subcommand; returns the exit status."""
     args = build_parser().parse_args(argv)
+    refuse_split_world()  # before any subcommand reads or writes a file
     status = args.run_command(args)
     return 0 if status is None else status
 

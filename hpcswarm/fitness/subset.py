@@ -89,6 +89,13 @@ class SubsetFitness:
         sizes = state.n_selected + np.where(state.mask[genes], -1, 1)
         return np.array([self._value(s, n) for s, n in zip(scores, sizes)], dtype=np.float64)
 
+    def single_flip_scores(self, state, genes):
+        """The evaluator's Score of ``state.mask`` with each gene of ``genes`` flipped alone.
+
+        See ``Scorer.score_single_flips``; a list, in the order of ``genes``.
+        """
+        return self.scorer.score_single_flips(state, genes)
+
     def apply_flip(self, state, genes):
         """Move ``state`` to its mask with ``genes`` flipped."""
         self.scorer.apply_flip(state, genes)
