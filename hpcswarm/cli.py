@@ -10,6 +10,7 @@ import argparse
 
 from hpcswarm import __version__
 from hpcswarm.errors import ParameterError
+from hpcswarm.launch import refuse_split_world
 
 
 class _OneLineErrors(argparse.ArgumentParser):
@@ -58,6 +59,7 @@ def main(argv=None):
 
     start_mpi()
     args = build_parser().parse_args(argv)
+    refuse_split_world()  # before any subcommand reads or writes a file
     status = args.run_command(args)
     return 0 if status is None else status
 

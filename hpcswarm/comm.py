@@ -492,6 +492,24 @@ def world():
     return MPIComm(MPI.COMM_WORLD.Dup())
 
 
+def world_size_and_library():
+    """Size of ``COMM_WORLD`` and the first line of the MPI library's version (starts MPI).
+
+    The library line, e.g. ``"MPICH Version: 4.2.0"`` or ``"Open MPI v5.0.3, ..."``, is
+    ``MPI.Get_library_version()`` with its blanks collapsed. Called first, when a launcher
+    announced several tasks: mpi4py's own warning about another MPI's launcher variables is
+    silenced, the caller's error names both.
+    """
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        from mpi4py import MPI
+
+    version = MPI.Get_library_version().strip().splitlines()[0]
+    return MPI.COMM_WORLD.Get_size(), " ".join(version.split())
+
+
 def world_rank():
     """This process's rank in ``COMM_WORLD`` (0 when MPI was never started)."""
     if not _mpi_is_initialised():
