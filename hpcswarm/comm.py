@@ -482,7 +482,11 @@ def _mpi_is_initialised():
 def start_mpi():
     """Initialise MPI (importing ``mpi4py.MPI`` does; nothing happens the second time), so that
     :func:`world_rank` is this process's rank under ``mpiexec``."""
-    from mpi4py import MPI  # noqa: F401 - the import initialises MPI
+    import warnings
+
+    with warnings.catch_warnings():  # another MPI's launcher: refuse_split_world says so
+        warnings.simplefilter("ignore", RuntimeWarning)
+        from mpi4py import MPI  # noqa: F401 - the import initialises MPI
 
 
 def world():
