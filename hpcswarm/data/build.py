@@ -71,9 +71,9 @@ def _select_samples(labels, sample_names, path, source, drop_unlabelled, min_cla
             value = labels[first]
             value = repr(value) if isinstance(value, str) else str(value)
             origin = f" {source.label_origin}" if source.label_origin else ""
-            raise DataError(f"{where}: {place(first)} has no label ({value}){origin}; "
-                            f"{len(lost)} sample(s) unlabelled (--drop-unlabelled leaves them "
-                            "out)")
+            raise DataError(f"{where}: {len(lost)} sample(s) without a label{origin}: "
+                            f"{shown(lost)}; the first: {place(first)} ({value}) "
+                            "(--drop-unlabelled leaves them out)")
         cleaning.unlabelled_samples = lost
     labels[:] = np.array(["" if t is None else t for t in text], dtype=object)
     keep = ~missing

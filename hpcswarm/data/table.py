@@ -44,12 +44,6 @@ class RawTable:
     label_places: list = None
     notes: list = field(default_factory=list)
 
-    @property
-    def label_file(self):
-        """The file the labels were read from: the ``labels`` source, else the main one."""
-        roles = dict(self.sources)
-        return roles.get("labels", roles.get("source"))
-
     def source(self):
         """The same table as a :class:`MatrixSource` (rows are samples)."""
         X = np.asarray(self.X, dtype=np.float64)
