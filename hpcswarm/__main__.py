@@ -32,10 +32,10 @@ def main(argv=None):
     except KeyboardInterrupt:
         return 130
     except Exception:  # noqa: BLE001 - any other failure must end every rank
-        rank = world_rank()
-        print(f"hpcswarm: rank {rank} failed:", file=sys.stderr)
-        traceback.print_exc()
         sys.stderr.flush()
+        # one unbuffered write: the abort must not cut the traceback short
+        os.write(2, (f"hpcswarm: rank {world_rank()} failed:\n"
+                     + traceback.format_exc()).encode("utf-8", "replace"))
         abort_world(1)
         return 1
 
