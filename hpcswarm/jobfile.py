@@ -71,6 +71,9 @@ SCHEMA = (
         "are computed, so an experiment split over several allocations gets exactly the "
         "runs of a single allocation ('report' pools the files)", low=0),
     Key("seed", "int", 0, "job seed; every run and fold seed is spawned from it", low=0),
+    Key("refine", "str", "none", "after each search: 'prune' removes genes one at a time while "
+        "the inner accuracy does not drop, reported as its own method (NAME+prune)",
+        choices=("none", "prune")),
     Key("output", "str", None, "results file (HDF5; a JSON summary is written beside it); "
         "default: <job file stem>.h5 in the current folder"),
     Key("checkpoint", "str", None, "checkpoint file (HDF5, written atomically by rank 0); "
@@ -109,6 +112,8 @@ class Job:
     params : dict
         Complete, checked algorithm parameters (fitness included).
     folds, runs, first_run, seed, group_size : int
+    refine : str
+        Refinement of each selected subset after its search (:mod:`hpcswarm.refine`).
     output : Path
     checkpoint : Path
         The checkpoint file.
@@ -138,6 +143,7 @@ class Job:
     group_size: int
     convert: dict = field(default_factory=dict)
     first_run: int = 0
+    refine: str = "none"
     checkpoint: Path = None
     checkpoint_every: int = 10
     checkpoint_seconds: int = 60
@@ -154,7 +160,7 @@ class Job:
             "description": self.description, "data": self.data, "algorithm": self.algorithm,
             "params": dict(self.params), "protocol": self.protocol, "folds": self.folds,
             "runs": self.runs, "first_run": self.first_run, "seed": self.seed,
-            "output": str(self.output),
+            "refine": self.refine, "output": str(self.output),
             "cache": str(self.cache), "group_size": self.group_size,
             "checkpoint": str(self.checkpoint), "checkpoint_every": self.checkpoint_every,
             "checkpoint_seconds": self.checkpoint_seconds,
@@ -404,7 +410,7 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         algorithm=algorithm, params=resolved, protocol=values["protocol"],
         folds=values["folds"], runs=values["runs"], seed=values["seed"], output=output,
         cache=cache, group_size=values["layout.group_size"], convert=convert,
-        first_run=values["first_run"], checkpoint=checkpoint,
+        first_run=values["first_run"], refine=values["refine"], checkpoint=checkpoint,
         checkpoint_every=values["checkpoint_every"],
         checkpoint_seconds=values["checkpoint_seconds"],
     )

@@ -20,6 +20,7 @@ protocol.
 import hashlib
 import json
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,7 @@ import numpy as np
 
 from hpcswarm import __version__
 from hpcswarm.errors import DataError, HpcswarmError, ParameterError
+from hpcswarm.fitness.folds import FoldWarning
 
 SPLIT, SEARCH = 0, 1
 """Spawn-key components: a run's outer split, and the search of one of its folds."""
@@ -139,8 +141,23 @@ def make_tasks(y, protocol, runs, seed, folds=10, inner_cv=None, first_run=0):
     return tasks
 
 
+def fold_rules(y, tasks, job):
+    """How the job's folds were dealt (:func:`hpcswarm.fitness.fold_rule`), for the results.
+
+    Returns ``{"outer": rule or None, "inner": [rules of the searches' validation]}``: the
+    outer split's rule (``"sklearn"``, ``"round-robin"`` or ``"holdout"``; None when biased)
+    and the distinct rules of the inner schemes on the tasks' training parts.
+    """
+    from hpcswarm.fitness import fold_rule
+
+    outer = {"unbiased": lambda: fold_rule(y, job.folds), "holdout": lambda: "holdout",
+             "biased": lambda: None}[job.protocol]()
+    inner = sorted({fold_rule(y[task.train], job.params["cv"]) for task in tasks})
+    return {"outer": outer, "inner": inner}
+
+
 def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None, *,
-             X_genes=None, checkpoint=None, resume=None):
+             X_genes=None, checkpoint=None, resume=None, refine="none"):
     """Select genes on ``task.train`` and test them on ``task.test``; also two baselines.
 
     The baselines are computed under the same protocol: k-NN on all genes, and PCA + k-NN
@@ -168,11 +185,16 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     checkpoint, resume : optional
         The search's snapshot hook and the snapshot to resume from (see
         :func:`hpcswarm.search.run_search`).
+    refine : {"none", "prune"}
+        Refinement of the selected subset after the search (:mod:`hpcswarm.refine`).
 
     Returns
     -------
     dict
-        Plain values: genes, fitness, test and baseline counts, history, timings.
+        Plain values: genes, fitness, test and baseline counts, history, timings; ``front``
+        (the search's Pareto front of inner accuracy and size, each point with its test
+        counts, computed after the search, under ``unbiased`` and ``holdout``); with a
+        refinement, ``refined`` (its genes, inner and test counts).
 
     Notes
     -----
@@ -194,11 +216,18 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         X_genes = np.ascontiguousarray(np.asarray(X).T)
     train, y_train = GeneMajor(X_genes, task.train), y[task.train]
     result = run_search(train, y_train, algorithm, params, seed=seed, comm=group,
-                        progress=progress, checkpoint=checkpoint, resume=resume)
+                        progress=progress, checkpoint=checkpoint, resume=resume, refine=refine)
     k = params["k"]
     all_genes = np.ones(X.shape[1], dtype=bool)
+    refined = result.refined
     if task.test.size:
         X_train, X_test, y_test = np.asarray(X[task.train]), np.asarray(X[task.test]), y[task.test]
+
+        def tested(genes):
+            mask = np.zeros(X.shape[1], dtype=bool)
+            mask[genes] = True
+            return score_split(X_train, y_train, X_test, y_test, mask, k)
+
         test = score_split(X_train, y_train, X_test, y_test, result.mask, k)
         baseline = score_split(X_train, y_train, X_test, y_test, all_genes, k)
         pca = pca_knn_split(X_train, y_train, X_test, y_test, k)
@@ -208,6 +237,23 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         evaluator = KnnEvaluator(train, y_train, k=k, cv=params["cv"], seed=seed, archive_size=0)
         baseline = evaluator.score(all_genes)
         pca = pca_knn_cv(np.asarray(X[task.train]), y_train, k, folds=evaluator.folds)
+
+        def tested(genes):
+            return None
+    front = []
+    for point in result.front:
+        counts = tested(point["genes"])
+        front.append({"genes": np.asarray(point["genes"], dtype=np.int64),
+                      "fitness": float(point["fitness"]), "train_correct": point["correct"],
+                      "train_total": point["total"],
+                      "test_correct": -1 if counts is None else int(counts.correct),
+                      "test_total": -1 if counts is None else int(counts.total)})
+    if refined is not None:
+        counts = tested(refined.genes) or _Counts(refined.correct, refined.total)
+        refined = {"method": refined.method, "genes": refined.genes.astype(np.int64),
+                   "removed": refined.removed, "train_correct": refined.correct,
+                   "train_total": refined.total, "test_correct": int(counts.correct),
+                   "test_total": int(counts.total)}
     last = result.history[-1]
     return {
         "run": task.run, "fold": task.fold, "spawn_key": list(task.spawn_key),
@@ -220,7 +266,7 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         "pca_components": float(np.mean(pca.n_components)),
         "evaluations": int(last["evaluations"]), "archive_hits": int(last["archive_hits"]),
         "seconds": time.perf_counter() - started, "history": list(result.history),
-        "extra": result.extra
+        "extra": result.extra, "front": front, "refined": refined,
     }
 
 
@@ -454,9 +500,12 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
     started = time.perf_counter()
     dataset = open_job_dataset(job, world)
     y = np.asarray(dataset.y)
-    tasks = make_tasks(y, job.protocol, job.runs, job.seed, job.folds,
-                       inner_cv=job.params["cv"], first_run=job.first_run)
-    check_inner_k(y, tasks, job.params["k"], job.params["cv"], job.seed)
+    with warnings.catch_warnings(record=True) as fold_notes:
+        warnings.simplefilter("always", FoldWarning)
+        tasks = make_tasks(y, job.protocol, job.runs, job.seed, job.folds,
+                           inner_cv=job.params["cv"], first_run=job.first_run)
+        check_inner_k(y, tasks, job.params["k"], job.params["cv"], job.seed)
+    rules = fold_rules(y, tasks, job)
     identity = checkpoint_identity(job, dataset_sha256(dataset))
     previous, problem = None, None
     if resume and job.checkpoint.exists():
@@ -475,6 +524,12 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
         log(f"{job.name}: {job.algorithm} on {job.data}, {job.protocol} protocol, "
             f"{job.runs} run(s) x {len(tasks) // job.runs} fold(s) = {len(tasks)} tasks on "
             f"{world.size} rank(s) in {layout.n_groups} group(s) of {layout.group_size}")
+        for note in dict.fromkeys(str(w.message) for w in fold_notes
+                                  if issubclass(w.category, FoldWarning)):
+            log(f"note: {note}")
+        if "round-robin" in (rules["outer"], *rules["inner"]):
+            log(f"note: folds dealt round-robin per class (Weka's stratification) where every "
+                f"class is smaller than the folds: {json.dumps(rules)}")
         if previous is not None:
             log(f"resuming from {job.checkpoint}: {len(finished)} task(s) finished, "
                 f"{len(previous.inflight)} to continue from their snapshots")
@@ -512,7 +567,8 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
         if previous is not None and task.number in previous.inflight:
             snapshot = previous.snapshot(task.number)
         return run_task(dataset.X, y, task, job.seed, job.algorithm, job.params, group, hook,
-                        X_genes=dataset.X_genes, checkpoint=at_round_end, resume=snapshot)
+                        X_genes=dataset.X_genes, checkpoint=at_round_end, resume=snapshot,
+                        refine=job.refine)
 
     def summary(task, result, group_index):
         return task.number, result, group_index
@@ -555,6 +611,7 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
         "dataset_sha256": dataset_sha256(dataset), "dataset": job.data,
         "dataset_source_sha256": dataset.attrs.get("source_sha256"),
         "total_seconds": total_seconds, "resumed": previous is not None,
+        "fold_rules": json.dumps(rules),
     }
     results = []
     for task in tasks:

@@ -16,6 +16,7 @@ import numpy as np
 
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.fitness import KnnEvaluator, SubsetFitness, make_objective
+from hpcswarm.refine import refine as refine_subset
 from hpcswarm.swarm import algorithm_class, algorithm_params
 from hpcswarm.swarm.state import run_seed_sequence
 
@@ -51,7 +52,7 @@ def make_fitness(X, y, params, seed):
 
 
 def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, checkpoint=None,
-               resume=None):
+               resume=None, refine="none"):
     """Run one search of ``algorithm`` on all samples of ``X, y``.
 
     Parameters
@@ -83,6 +84,9 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
     resume : dict, optional
         A snapshot of this same search (same data, algorithm, parameters and seed) to
         continue from; the result is that of the uninterrupted search.
+    refine : {"none", "prune"}, default "none"
+        A refinement of the selected subset after the search (:mod:`hpcswarm.refine`),
+        returned in ``refined``; the search itself is the same either way.
 
     Returns
     -------
@@ -91,7 +95,9 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
         ``params`` (complete) and ``extra``; ``extra["score"]`` holds the correct/total
         counts of ``mask``; ``extra["comm"]`` the bytes communicated per round. Everything
         but ``extra["comm"]`` and the history's ``seconds`` is bit-identical for any number
-        of ranks.
+        of ranks. ``front`` holds the Pareto front of (inner accuracy, size) among the
+        subsets evaluated, each point re-scored (``correct``, ``total``); ``refined`` the
+        :class:`~hpcswarm.refine.Refined` subset, or None.
 
     Notes
     -----
@@ -116,7 +122,31 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
     score = fitness.score(result.mask)
     result.extra["score"] = {"correct": int(score.correct), "total": int(score.total),
                              "accuracy": float(score.accuracy)}
+    result.front = scored_front(evaluator, result.front)
+    try:
+        result.refined = refine_subset(evaluator, result.mask, refine)
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
     return result
+
+
+def scored_front(evaluator, front):
+    """The front entries scored again (``correct``, ``total``), dominated ones dropped.
+
+    The search's tracker keeps the best subset per size by fitness
+    (:mod:`hpcswarm.swarm.front`); their correct counts decide the front of (inner
+    accuracy, size), so that the combined objective's front is filtered here too.
+    """
+    from hpcswarm.swarm.front import pareto_front
+
+    scored = []
+    for entry in front:
+        mask = np.zeros(evaluator.n_genes, dtype=bool)
+        mask[entry["genes"]] = True
+        score = evaluator.score(mask)
+        scored.append({**entry, "correct": int(score.correct), "total": int(score.total)})
+    keep = pareto_front([(e["correct"], e["size"]) for e in scored])
+    return [scored[i] for i in keep]
 
 
 def _finite(value):

@@ -6,7 +6,7 @@ distribute its calls.
 
 from hpcswarm.fitness.archive import Archive
 from hpcswarm.fitness.evaluator import DEFAULT_ARCHIVE_SIZE, KnnEvaluator, score_split
-from hpcswarm.fitness.folds import make_folds
+from hpcswarm.fitness.folds import FoldWarning, fold_rule, make_folds
 from hpcswarm.fitness.genemajor import GeneMajor
 from hpcswarm.fitness.incremental import DistanceState
 from hpcswarm.fitness.objectives import OBJECTIVES, WORST_FITNESS, make_objective
@@ -14,7 +14,7 @@ from hpcswarm.fitness.score import Score
 from hpcswarm.fitness.subset import SubsetFitness
 
 __all__ = [
-    "Archive", "DEFAULT_ARCHIVE_SIZE", "DistanceState", "GeneMajor", "KnnEvaluator",
+    "Archive", "DEFAULT_ARCHIVE_SIZE", "DistanceState", "FoldWarning", "GeneMajor", "KnnEvaluator",
     "OBJECTIVES", "Score", "SubsetFitness", "WORST_FITNESS", "make_folds", "make_objective",
-    "score_split",
+    "fold_rule", "score_split",
 ]

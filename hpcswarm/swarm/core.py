@@ -49,6 +49,7 @@ import numpy as np
 from hpcswarm.comm import as_comm, block_range
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.fitness.archive import Archive, mask_key
+from hpcswarm.swarm.front import MONOTONE_OBJECTIVES, FrontTracker
 from hpcswarm.swarm.snapshot import restore_snapshot
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence, swarm_stream
 
@@ -186,6 +187,12 @@ class SearchResult:
         One row per round with the keys of :data:`HISTORY_FIELDS`.
     extra : dict
         Method-specific records (mechanism events, rankings).
+    front : list of dict
+        The best subset of each size among every subset the search evaluated, dominated
+        ones dropped where the objective allows (:mod:`hpcswarm.swarm.front`), in
+        increasing size: ``size``, ``fitness`` (as scored during the search), ``genes``.
+    refined : Refined or None
+        The subset refined after the search (:mod:`hpcswarm.refine`), when asked for.
     """
 
     algorithm: str
@@ -194,6 +201,8 @@ class SearchResult:
     fitness: float
     history: list
     extra: dict = field(default_factory=dict)
+    front: list = field(default_factory=list)
+    refined: object = None
 
     @property
     def genes(self):
@@ -260,6 +269,8 @@ class SearchAlgorithm(abc.ABC):
         self.evaluations = 0
         self.archive_hits = 0
         self.archive = Archive(int(self.params.get("archive_size", 0) or 0))
+        self.front = FrontTracker(self.n_genes,
+                                  self.params.get("objective") in MONOTONE_OBJECTIVES)
         self._seen = set()
         self._new_subsets = 0
         self._ledger = RoundLedger()
@@ -455,9 +466,11 @@ class SearchAlgorithm(abc.ABC):
         evaluation of the round in the tie order).
         """
         self._ledger.add(mask, value, computed, phase)
+        self.front.add(mask, value)
 
     def observe_shared(self, mask, value, computed=True):
         """Account for a subset every rank evaluated identically (no communication)."""
+        self.front.add(mask, value)
         key = mask_key(mask)
         if key not in self._seen:
             self._seen.add(key)
@@ -513,6 +526,7 @@ class SearchAlgorithm(abc.ABC):
         enclosing run such as FSR), sharing its set of keys seen and its archive."""
         self._seen = outer._seen
         self.archive = outer.archive
+        self.front = outer.front
         self.evaluations = outer.evaluations
         self.archive_hits = outer.archive_hits
 
@@ -567,6 +581,9 @@ class SearchAlgorithm(abc.ABC):
         """
         extra = self.extra()
         extra["comm"] = self.communication()
+        self.front.merge(self.comm)
+        front = [{"size": size, "fitness": value, "genes": np.flatnonzero(mask)}
+                 for size, value, mask in self.front.masks()]
         return SearchResult(
             algorithm=self.name,
             params=dict(self.params),
@@ -574,4 +591,5 @@ class SearchAlgorithm(abc.ABC):
             fitness=float(self.best_fitness),
             history=list(self.history),
             extra=extra,
+            front=front,
         )

@@ -14,7 +14,8 @@ is in the snapshot:
   events, counters, the replicated archive and set of subsets seen, the swarm-wide
   generator, method-specific records such as FSIPSO's active genes or CSO's losers) is the
   same on every rank of the group at a round's end (:mod:`hpcswarm.swarm.core`), so rank 0's
-  copy is pickled as it is;
+  copy is pickled as it is; the front of subsets met (:mod:`hpcswarm.swarm.front`), which
+  each rank keeps for its own particles, is merged over the ranks first;
 * cached distance states of the fitness engine (a greedy baseline's or SFR's prefix) are
   caches: only their mask is kept and the state is rebuilt on restore with one Gram product;
   every score computed from it is the same (the engine's scores are exact, see
@@ -80,6 +81,7 @@ def take_snapshot(search):
     """
     has_swarm = hasattr(search, "state")
     arrays = _gather_swarm(search) if has_swarm else {}
+    search.front.merge(search.comm)  # every rank's subsets, so rank 0's copy holds them all
     if search.comm.rank != 0:
         return None
     attributes = {}
