@@ -302,7 +302,9 @@ def _add_report(subparsers):
         "dataset, the all-genes k-NN and each method's average subset size, best and mean +/- "
         "std accuracy over runs, with a Wilcoxon rank-sum test against a reference method "
         "(+ significantly higher, - lower, = no significant difference); the genes most often "
-        "selected across runs and folds; the mean gbest convergence curve. Text on the "
+        "selected across runs and folds, the stability of the selection (Kuncheva, Jaccard); "
+        "the signatures of each size on the searches' Pareto fronts; the mean gbest "
+        "convergence curve. Text on the "
         "terminal; CSV, Markdown, JSON and PNG plots on request.",
     )
     p.add_argument("results", nargs="+", metavar="RESULTS.h5", help="results files")
@@ -319,8 +321,11 @@ def _add_report(subparsers):
     p.add_argument("--json", metavar="FILE.json", dest="json_path",
                    help="write every table as JSON")
     p.add_argument("--plots", metavar="DIR",
-                   help="write convergence.png and gene-frequency charts in DIR "
-                   "(needs matplotlib: pip install 'hpcswarm[plot]')")
+                   help="write convergence.png, gene-frequency, stability and Pareto-front "
+                   "charts in DIR (needs matplotlib: pip install 'hpcswarm[plot]')")
+    p.add_argument("--genes", metavar="FILE.tsv", dest="genes_path",
+                   help="write every selected gene of every method, ranked: name, selection "
+                   "frequency, mean rank over runs (tab-separated, for enrichment tools)")
     p.set_defaults(run_command=_run_report)
 
 
@@ -332,7 +337,7 @@ def _run_report(args):
         return
     report_command(args.results, reference=args.reference, alpha=args.alpha, top=args.top,
                    csv_dir=args.csv_dir, markdown=args.markdown, json_path=args.json_path,
-                   plots=args.plots, print0=_print0)
+                   plots=args.plots, genes_path=args.genes_path, print0=_print0)
 
 
 SUBCOMMANDS = (_add_convert, _add_info, _add_evaluate, _add_run, _add_report)

@@ -100,12 +100,12 @@ def test_dataset_that_does_not_open(tmp_path, capsys, no_computation):
 
 
 def test_outer_folds_larger_than_a_class(tmp_path, capsys, no_computation):
-    line = refused(tmp_path, capsys, sets=["protocol=unbiased", "folds=60"])
-    assert "job key 'folds'" in line and "fewer than the 60" in line
+    line = refused(tmp_path, capsys, sets=["protocol=unbiased", "folds=84"])
+    assert "job key 'folds'" in line and "needs at least 84 samples, got 83" in line
 
 
 def test_inner_cv_larger_than_the_smallest_training_fold(tmp_path, capsys, no_computation):
-    line = refused(tmp_path, capsys, sets=["protocol=unbiased", "folds=3", "fitness.cv=50"])
+    line = refused(tmp_path, capsys, sets=["protocol=unbiased", "folds=3", "fitness.cv=60"])
     assert "job key 'fitness.cv'" in line and "run 0 fold" in line
 
 
