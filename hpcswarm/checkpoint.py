@@ -41,7 +41,7 @@ _SNAPSHOT = ("hpcswarm-snapshot", "0.1.0")
 _GROUP = ("dict", "0.1.0")
 
 IDENTITY_KEYS = ("algorithm", "params", "protocol", "folds", "runs", "first_run", "seed",
-                 "refine")
+                 "refine", "max_genes")
 """Job keys a checkpoint must share with the job that resumes it (with the dataset's SHA-256)."""
 
 

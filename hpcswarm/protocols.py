@@ -157,7 +157,7 @@ def fold_rules(y, tasks, job):
 
 
 def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None, *,
-             X_genes=None, checkpoint=None, resume=None, refine="none"):
+             X_genes=None, checkpoint=None, resume=None, refine="none", max_genes=None):
     """Select genes on ``task.train`` and test them on ``task.test``; also two baselines.
 
     The baselines are computed under the same protocol: k-NN on all genes, and PCA + k-NN
@@ -187,6 +187,8 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         :func:`hpcswarm.search.run_search`).
     refine : {"none", "prune"}
         Refinement of the selected subset after the search (:mod:`hpcswarm.refine`).
+    max_genes : int, optional
+        Size cap of a swarm method (see :func:`hpcswarm.search.run_search`).
 
     Returns
     -------
@@ -216,7 +218,8 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         X_genes = np.ascontiguousarray(np.asarray(X).T)
     train, y_train = GeneMajor(X_genes, task.train), y[task.train]
     result = run_search(train, y_train, algorithm, params, seed=seed, comm=group,
-                        progress=progress, checkpoint=checkpoint, resume=resume, refine=refine)
+                        progress=progress, checkpoint=checkpoint, resume=resume, refine=refine,
+                        max_genes=max_genes)
     k = params["k"]
     all_genes = np.ones(X.shape[1], dtype=bool)
     refined = result.refined
@@ -568,7 +571,7 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
             snapshot = previous.snapshot(task.number)
         return run_task(dataset.X, y, task, job.seed, job.algorithm, job.params, group, hook,
                         X_genes=dataset.X_genes, checkpoint=at_round_end, resume=snapshot,
-                        refine=job.refine)
+                        refine=job.refine, max_genes=job.max_genes or None)
 
     def summary(task, result, group_index):
         return task.number, result, group_index

@@ -52,7 +52,7 @@ def make_fitness(X, y, params, seed):
 
 
 def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, checkpoint=None,
-               resume=None, refine="none"):
+               resume=None, refine="none", max_genes=None):
     """Run one search of ``algorithm`` on all samples of ``X, y``.
 
     Parameters
@@ -87,6 +87,9 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
     refine : {"none", "prune"}, default "none"
         A refinement of the selected subset after the search (:mod:`hpcswarm.refine`),
         returned in ``refined``; the search itself is the same either way.
+    max_genes : int, optional
+        Cap on the genes of every subset a swarm method evaluates, applied as a repair of
+        the positions over it (see each method's ``capped_position``); None: no cap.
 
     Returns
     -------
@@ -111,13 +114,19 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
         Unknown algorithm or parameter, ill-typed value, bad seed.
     """
     resolved = algorithm_params(algorithm, params)
+    cls = algorithm_class(algorithm)
+    if max_genes is not None and not cls.supports_max_genes:
+        raise ParameterError(f"max_genes applies to the swarm methods (pso, pso-rg, pso-ls, "
+                             f"pso-lsrg, bpso, cbpso, cso, fsipso), not to {algorithm}")
+    if max_genes is not None and (isinstance(max_genes, bool) or int(max_genes) < 1):
+        raise ParameterError(f"max_genes must be an integer >= 1, got {max_genes!r}")
     try:
         root = run_seed_sequence(seed)
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
     fitness, evaluator = make_fitness(X, y, {**resolved, "archive_size": 0}, root)
-    search = algorithm_class(algorithm)(fitness, resolved, seed=root, evaluator=evaluator,
-                                        comm=comm, progress=progress, checkpoint=checkpoint)
+    search = cls(fitness, resolved, seed=root, evaluator=evaluator, comm=comm,
+                 progress=progress, checkpoint=checkpoint, max_genes=max_genes)
     result = search.run(resume)
     score = fitness.score(result.mask)
     result.extra["score"] = {"correct": int(score.correct), "total": int(score.total),

@@ -151,3 +151,32 @@ def test_pruning_removes_the_lowest_gene_among_equal_removals():
     evaluator = KnnEvaluator(X, y, k=1, cv="loo", archive_size=0)
     pruned = prune(evaluator, np.ones(4, dtype=bool))
     assert pruned.removed.tolist() == [0, 1, 2] and np.flatnonzero(pruned.mask).tolist() == [3]
+
+
+SWARMS = ("pso", "pso-rg", "pso-ls", "pso-lsrg", "bpso", "cbpso", "cso", "fsipso")
+
+
+@pytest.mark.parametrize("algorithm", SWARMS)
+def test_max_genes_caps_every_subset_a_swarm_evaluates(algorithm, monkeypatch):
+    X, y = small_data(seed=2, n_samples=30, n_genes=40)
+    seen = _observed(monkeypatch)
+    result = run_search(X, y, algorithm, SMALL[algorithm], seed=5, max_genes=4)
+    sizes = [int(mask.sum()) for mask, _ in seen]
+    assert sizes and max(sizes) <= 4 and result.genes.size <= 4
+    assert max(point["size"] for point in result.front) <= 4
+    seen.clear()
+    run_search(X, y, algorithm, SMALL[algorithm], seed=5)
+    assert max(int(mask.sum()) for mask, _ in seen) > 4  # without the cap: larger subsets
+
+
+def test_cap_keeps_the_strongest_genes_and_refuses_other_methods():
+    from hpcswarm.errors import ParameterError
+    from hpcswarm.swarm.operators import cap_selection
+
+    position = np.array([0.9, 0.2, 0.7, 0.95, 0.7, 0.61])
+    capped = cap_selection(position, position > 0.6, position, 3, 0.6)
+    assert capped.tolist() == [0.9, 0.2, 0.7, 0.95, 0.6, 0.6]  # tie 0.7: lower index kept
+    assert cap_selection(position, position > 0.6, position, 5, 0.6) is position
+    X, y = small_data()
+    with pytest.raises(ParameterError, match="max_genes applies to the swarm methods"):
+        run_search(X, y, "sfs", {}, max_genes=3)

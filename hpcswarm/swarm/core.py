@@ -235,6 +235,9 @@ class SearchAlgorithm(abc.ABC):
         ``checkpoint(search)`` on every rank after ``progress``, once per round: the job's
         hook that takes snapshots (:func:`hpcswarm.swarm.snapshot.take_snapshot`, collective)
         and may stop the search by raising.
+    max_genes : int, optional
+        A cap on the genes of every subset the swarm evaluates, applied as a repair of the
+        positions over it (methods with ``supports_max_genes``; see their ``cap``).
 
     Notes
     -----
@@ -249,9 +252,10 @@ class SearchAlgorithm(abc.ABC):
 
     name = None
     PARAMS = ()
+    supports_max_genes = False
 
     def __init__(self, fitness, params, seed=0, evaluator=None, comm=None, progress=None,
-                 checkpoint=None):
+                 checkpoint=None, max_genes=None):
         self.fitness = fitness
         self.params = dict(params)
         self.seed_sequence = run_seed_sequence(seed)
@@ -259,6 +263,7 @@ class SearchAlgorithm(abc.ABC):
         self.comm = as_comm(comm)
         self.progress = progress
         self.checkpoint = checkpoint
+        self.max_genes = None if max_genes is None else int(max_genes)
         self.n_genes = int(fitness.n_genes)
         self.iteration = -1
         self.history = []

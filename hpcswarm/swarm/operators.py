@@ -108,6 +108,38 @@ def random_subset(n_genes, size, rng):
     return mask
 
 
+def cap_selection(position, selected, priority, max_genes, unselected_value):
+    """One particle's position with at most ``max_genes`` genes selected (the size cap's repair).
+
+    The selected genes of highest ``priority`` are kept (ties: the lower index); the others
+    get ``unselected_value``, the nearest position at which a gene is not selected, so that
+    the particle stays where the search put it in every other dimension.
+
+    Parameters
+    ----------
+    position : ndarray of shape (n_genes,)
+    selected : ndarray of bool of shape (n_genes,)
+        The genes ``position`` selects.
+    priority : ndarray of shape (n_genes,)
+        How strongly each gene is selected (the continuous position; a binary particle's
+        velocity, the log-odds of its bit).
+    max_genes : int
+    unselected_value : float
+
+    Returns
+    -------
+    ndarray of shape (n_genes,)
+        ``position`` itself when it selects at most ``max_genes`` genes, else a repaired copy.
+    """
+    chosen = np.flatnonzero(selected)
+    if chosen.size <= max_genes:
+        return position
+    order = chosen[np.lexsort((chosen, -priority[chosen]))]
+    repaired = np.array(position, dtype=float)
+    repaired[order[max_genes:]] = unselected_value
+    return repaired
+
+
 def flip_genes(n_genes, n_flip, rng):
     """``n_flip`` distinct gene indices to flip, sorted (one local-search try, Tran et al. Sec. 3.1)."""
     return np.sort(rng.choice(n_genes, n_flip, replace=False))

@@ -16,13 +16,14 @@ import numpy as np
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.swarm.core import balanced_blocks, better
 from hpcswarm.swarm.initialisation import STRATEGIES, initial_position, strategy_of
-from hpcswarm.swarm.operators import continuous_position, flip_genes, threshold_mask
+from hpcswarm.swarm.operators import (cap_selection, continuous_position, flip_genes,
+                                     threshold_mask)
 from hpcswarm.swarm.params import Param, override
 from hpcswarm.swarm.particle_swarm import SWARM_PARAMS, ParticleSwarm
 from hpcswarm.swarm.state import RNG_STATE_BYTES, pack_rng, unpack_rng
 
 
-def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None):
+def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None, max_genes=None):
     """Flip-based local search around one subset (Tran et al. Sec. 3.1-3.2).
 
     Each try flips ``n_flip`` distinct random genes of the current subset and is scored by
@@ -41,6 +42,9 @@ def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None):
         The particle's stream.
     observe : callable, optional
         ``observe(mask, value)`` for every subset tried.
+    max_genes : int, optional
+        The size cap: a try with more genes is neither scored nor kept (its genes are still
+        drawn, so the particle's stream is the same).
 
     Returns
     -------
@@ -54,8 +58,10 @@ def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None):
     state = fitness.new_state(current)
     for _ in range(n_tries):
         genes = flip_genes(current.size, n_flip, rng)
-        candidate_value = fitness.flip(state, genes)
         candidate_size = size + int((~current[genes]).sum()) - int(current[genes].sum())
+        if max_genes is not None and candidate_size > max_genes:
+            continue
+        candidate_value = fitness.flip(state, genes)
         if observe is not None:
             candidate = current.copy()
             candidate[genes] = ~candidate[genes]
@@ -90,11 +96,20 @@ class PSO(ParticleSwarm):
         strategy = strategy_of(self.params["init"], i, self.params["n_particles"])
         return initial_position(strategy, self.n_genes, self.params["theta"], self.state.rngs[i])
 
+    supports_max_genes = True
+
     def masks_of(self, positions):
         return threshold_mask(positions, self.params["theta"])
 
     def next_position(self, i):
         return continuous_position(self.state.position[i], self.state.velocity[i])
+
+    def capped_position(self, i):
+        """The size cap on a continuous position: the ``max_genes`` genes of largest position
+        above ``theta`` stay selected (ties: lower index); the others are lowered to
+        ``theta`` itself, the largest value that does not select (x > theta selects)."""
+        position, theta = self.state.position[i], self.params["theta"]
+        return cap_selection(position, position > theta, position, self.max_genes, theta)
 
 
 class PSOLSRG(PSO):
@@ -163,7 +178,7 @@ class PSOLSRG(PSO):
             for i in improved:
                 mask, value, flipped = local_search(
                     self.fitness, s.pbest_mask[i], s.pbest_fitness[i], p["ls_tries"], n_flip,
-                    s.rngs[i], observe=self.observe_try,
+                    s.rngs[i], observe=self.observe_try, max_genes=self.max_genes,
                 )
                 self.adopt_search(i, mask, value, flipped)
             return
@@ -188,7 +203,8 @@ class PSOLSRG(PSO):
             else:
                 start, value, rng = s.pbest_mask[i], s.pbest_fitness[i], s.rngs[i]
             mask, value, flipped = local_search(self.fitness, start, value, p["ls_tries"],
-                                                n_flip, rng, observe=self.observe_try)
+                                                n_flip, rng, observe=self.observe_try,
+                                                max_genes=self.max_genes)
             if i in guests:
                 returned.append(self.pack_search(i, mask, value, rng))
             else:
