@@ -222,6 +222,12 @@ def _add_run(subparsers):
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="run seed: folds, particle and swarm streams (default 0)")
     p.add_argument("--output", metavar="OUT.json", help="result file (default: print a summary)")
+    p.add_argument("--refine", choices=("none", "prune"),
+                   help="after the search, 'prune' removes genes one at a time while the inner "
+                   "accuracy does not drop (job files: refine = \"prune\")")
+    p.add_argument("--max-genes", type=int, metavar="N", dest="max_genes",
+                   help="cap on the genes of every subset a swarm method evaluates (a repair "
+                   "of positions over it; job files: max_genes = N)")
     p.add_argument("--threads", type=int, metavar="N",
                    help="BLAS/OpenMP threads per rank (default: the rank's cores, or the node's "
                    "cores shared by its ranks, so that ranks x threads never exceed the cores)")
@@ -254,7 +260,8 @@ def _run_run(args):
     # one task: all ranks of the world run this one swarm, each its block of particles, read
     # from the file's gene-major matrix (no private copy)
     result = run_search(GeneMajor(dataset.X_genes), dataset.y, args.algorithm, overrides,
-                        seed=args.seed, comm=comm)
+                        seed=args.seed, comm=comm, refine=args.refine or "none",
+                        max_genes=args.max_genes)
     document = result_document(result, args.seed, dataset.gene_names, args.data)
     if args.output:
         if world_rank() == 0:
@@ -270,7 +277,14 @@ def _run_run(args):
         f"{document['n_selected']} of {document['n_genes_total']} genes: {shown}",
         f"{last['iteration'] + 1} rounds, {last['evaluations']} evaluations, "
         f"{last['archive_hits']} archive hits, {last['seconds']:.1f} s",
+        f"Pareto front (genes: inner correct): " + ", ".join(
+            f"{p['size']}: {p['correct']}" for p in document["front"]),
     )
+    if result.refined is not None:
+        refined = document["refined"]
+        _print0(f"pruned: {len(refined['genes'])} genes, accuracy {refined['correct']}/"
+                f"{refined['total']}: {', '.join(refined['gene_names'][:10])}"
+                + (", ..." if len(refined["genes"]) > 10 else ""))
 
 
 def _run_job_file(args, comm):
@@ -279,9 +293,10 @@ def _run_job_file(args, comm):
 
     if args.job is None:
         raise ParameterError("--set applies to a job file: run JOB.toml --set KEY=VALUE")
-    given = [f"--{name}" for name in ("data", "algorithm", "output")
+    given = [f"--{name}" for name in ("data", "algorithm", "output", "refine")
              if getattr(args, name) is not None] + (["--param"] if args.param else []) + (
-                 ["--seed"] if args.seed != 0 else [])
+                 ["--seed"] if args.seed != 0 else []) + (
+                 ["--max-genes"] if args.max_genes is not None else [])
     if given:
         raise ParameterError(f"run {args.job}: {', '.join(given)} cannot be combined with a job "
                              "file; override job keys with --set KEY=VALUE")

@@ -288,7 +288,7 @@ def build_report(paths, reference=None, alpha=0.05, top=10):
                       "runs": int(np.unique(runs).size), "stability":
                       stability(method.genes, len(method.gene_names)),
                       "top": gene_frequencies(method.genes, method.gene_names, n_tasks, top),
-                      "ranked": ranked,
+                      "ranked": ranked, "task_runs": runs.tolist(),
                       "top_tasks": [[t for t, selected in enumerate(method.genes)
                                      if g["index"] in set(selected.tolist())]
                                     for g in ranked[:STABILITY_GENES]]})
@@ -325,7 +325,7 @@ def _fmt_row(row):
 
 
 def _fmt_index(value):
-    return "" if value is None else f"{value + 0.0:.3f}"
+    return "" if value is None else f"{round(value, 3) + 0.0:.3f}"
 
 
 _HEADER = ["Dataset", "Method", "Protocol", "Runs", "Ave-Size", "Best", "Mean +/- Std", "T",
@@ -535,11 +535,11 @@ def _front_plot(plt, entry, save, name):
     fig, ax = plt.subplots(figsize=(7, 4.8))
     sizes = [p["size"] for t in entry["tasks"] for p in t["points"]]
     inner = [100 * p["inner"] for t in entry["tasks"] for p in t["points"]]
-    ax.scatter(sizes, inner, s=12, marker="o", alpha=0.35, color="tab:blue",
+    ax.scatter(sizes, inner, s=14, marker="o", alpha=0.5, color="tab:blue",
                label="front point: inner accuracy (training folds)")
     if not entry["biased"]:
         test = [100 * p["test"] for t in entry["tasks"] for p in t["points"]]
-        ax.scatter(sizes, test, s=14, marker="x", alpha=0.35, color="tab:orange",
+        ax.scatter(sizes, test, s=16, marker="x", alpha=0.5, color="tab:orange",
                    label="same point: test accuracy (held-out fold)")
     budgets = entry["budgets"]
     if budgets:
@@ -548,12 +548,14 @@ def _front_plot(plt, entry, save, name):
         if not entry["biased"]:
             ax.plot([b["size"] for b in budgets], [b["test"] for b in budgets], "-s",
                     color="darkred", label="... and its test accuracy (pooled per run)")
-    ax.set_xscale("log")
-    ax.set_xlabel("genes in the subset (log scale)")
+    wide = max(sizes) > 20 * min(sizes)
+    if wide:
+        ax.set_xscale("log")
+    ax.set_xlabel("genes in the subset" + (" (log scale)" if wide else ""))
     ax.set_ylabel("accuracy (%)")
     ax.set_title(f"{entry['dataset']}: {entry['method']}: Pareto fronts of "
                  f"{len(entry['tasks'])} searches (inner accuracy vs genes)", fontsize=10)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="best")
     save(fig, name)
 
 
@@ -569,7 +571,16 @@ def _stability_plot(plt, entry, save, name):
     ax.set_yticks(range(len(top)))
     ax.set_yticklabels([f"{g['name']} ({100 * g['frequency']:.0f}%)" for g in top],
                        fontsize=7)
-    ax.set_xlabel(f"task: {tasks} selections, run by run (runs x folds); dark = selected")
+    runs = np.asarray(entry["task_runs"])
+    starts = np.flatnonzero(np.r_[True, runs[1:] != runs[:-1]])
+    ends = np.r_[starts[1:], runs.size]
+    for start in starts[1:]:
+        ax.axvline(start - 0.5, color="tab:red", linewidth=0.8)
+    ax.set_xticks((starts + ends - 1) / 2)
+    ax.set_xticklabels([f"run {runs[s]}" for s in starts], fontsize=7,
+                       rotation=90 if starts.size > 12 else 0)
+    ax.set_xlabel(f"the {tasks} selections, fold by fold within each run (black: gene "
+                  f"selected); y labels: gene (selection frequency)", fontsize=8)
     stable = entry["stability"]
     ax.set_title(f"{entry['dataset']}: {entry['method']}: selection of the top {len(top)} genes; "
                  f"Kuncheva {_fmt_index(stable['kuncheva'])}, Jaccard "

@@ -199,7 +199,18 @@ def result_document(result, seed, gene_names=None, data=None):
         "fitness": result.fitness,
         "history": result.history,
         "extra": result.extra,
+        "front": [{"size": p["size"], "fitness": p["fitness"], "correct": p["correct"],
+                   "total": p["total"], "genes": np.asarray(p["genes"]).tolist()}
+                  for p in result.front],
+        "refined": None,
     }
+    if result.refined is not None:
+        refined = result.refined.genes.tolist()
+        document["refined"] = {
+            "method": result.refined.method, "genes": refined,
+            "gene_names": [str(gene_names[g]) for g in refined] if gene_names is not None
+            else None, "correct": result.refined.correct, "total": result.refined.total,
+            "removed": result.refined.removed.tolist()}
     return _finite(document)
 
 

@@ -180,3 +180,25 @@ def test_cap_keeps_the_strongest_genes_and_refuses_other_methods():
     X, y = small_data()
     with pytest.raises(ParameterError, match="max_genes applies to the swarm methods"):
         run_search(X, y, "sfs", {}, max_genes=3)
+
+
+def test_single_search_cli_writes_front_and_pruned_subset(tmp_path):
+    import json
+
+    from hpcswarm import cli
+    from hpcswarm.errors import ParameterError
+    from hpcswarm.jobfile import build_job
+
+    out = tmp_path / "out.json"
+    assert cli.main(["run", "--data", "builtin:srbct",
+                     "--algorithm", "bpso", "--param", "n_particles=4", "--param",
+                     "n_iterations=2", "--refine", "prune", "--max-genes", "50",
+                     "--output", str(out)]) == 0
+    document = json.loads(out.read_text())
+    assert document["n_selected"] <= 50 and document["front"]
+    assert all(p["size"] <= 50 for p in document["front"])
+    refined = document["refined"]
+    assert set(refined["genes"]) <= set(document["selected_genes"])
+    assert refined["correct"] >= document["extra"]["score"]["correct"]
+    with pytest.raises(ParameterError, match="key 'max_genes'.*not to sfs"):
+        build_job({"data": "builtin:srbct", "algorithm": "sfs", "max_genes": 5})
