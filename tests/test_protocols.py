@@ -27,7 +27,7 @@ FAST = {
 
 
 def fast_overrides(path, tmp_path, cache, runs=1):
-    algorithm = read_job(path).algorithm
+    algorithm = read_job(path, ["data=builtin:srbct"]).algorithm
     return [f"runs={runs}", "folds=3", f"output={tmp_path / (path.stem + '.h5')}",
             f"cache={cache}", *FAST[algorithm]]
 
