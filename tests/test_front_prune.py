@@ -202,3 +202,16 @@ def test_single_search_cli_writes_front_and_pruned_subset(tmp_path):
     assert refined["correct"] >= document["extra"]["score"]["correct"]
     with pytest.raises(ParameterError, match="key 'max_genes'.*not to sfs"):
         build_job({"data": "builtin:srbct", "algorithm": "sfs", "max_genes": 5})
+
+
+def test_tracker_offered_a_batch_keeps_what_it_keeps_row_by_row():
+    rng = np.random.default_rng(3)
+    masks = rng.random((200, 16)) < rng.random((200, 1))
+    values = rng.integers(0, 5, 200) / 4
+    for monotone in (True, False):
+        one, batch = FrontTracker(16, monotone), FrontTracker(16, monotone)
+        for mask, value in zip(masks, values):
+            one.add(mask, value)
+        for start in range(0, 200, 37):
+            batch.add_many(masks[start:start + 37], values[start:start + 37])
+        assert one.entries() == batch.entries()

@@ -59,6 +59,21 @@ class FrontTracker:
             return
         self._put(size, float(value), np.packbits(mask).tobytes(), held)
 
+    def add_many(self, masks, values):
+        """Offer several evaluated subsets (rows of ``masks``) and their fitness values.
+
+        The same as :meth:`add` row by row: only the rows of highest fitness among those of
+        their size in the batch can be kept, so only they are offered.
+        """
+        masks = np.asarray(masks, dtype=bool)
+        values = np.asarray(values, dtype=float)
+        sizes = np.count_nonzero(masks, axis=1)
+        for size in np.unique(sizes):
+            rows = np.flatnonzero(sizes == size)
+            top = values[rows].max()
+            for row in rows[values[rows] == top]:
+                self.add(masks[row], top)
+
     def _put(self, size, value, packed, held):
         # equal fitness and size: the lower gene indices win, i.e. the larger packed bytes
         # (the first differing gene is set in the mask whose index list is lower)
