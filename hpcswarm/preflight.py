@@ -43,16 +43,10 @@ def check_output_writable(folder):
     return None
 
 
-def check_inner_k(y, tasks, k, inner_cv, seed):
-    """ParameterError if the k-NN of the search cannot run on a training part's inner folds."""
-    import numpy as np
-
-    from hpcswarm.fitness import make_folds
-
+def check_inner_k(tasks, k, inner_cv):
+    """ParameterError if the k-NN of the search cannot run on a task's inner folds."""
     for task in tasks:
-        y_train = np.asarray(y)[task.train]
-        folds = make_folds(y_train, inner_cv, task.seed_sequence(seed))
-        smallest = min(len(train) for train, _ in folds)
+        smallest = task.smallest_inner_train
         if k > smallest:
             raise ParameterError(
                 f"job key 'fitness.k': k={k} exceeds the {smallest} training samples of an "
@@ -113,7 +107,7 @@ def check_memory(job, dataset, tasks, group_size, comm, memory_limit=None):
 
     World rank 0 also counts the checkpoint's snapshots (:func:`checkpoint_memory`).
     """
-    from hpcswarm.swarm import algorithm_class
+    from hpcswarm.methods import algorithm_class
 
     params = job.params
     n_train = max((len(task.train) for task in tasks), default=0)

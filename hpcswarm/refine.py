@@ -6,8 +6,8 @@ the subset a search returned and removes genes one at a time, on the same traini
 and inner validation, while the inner accuracy does not drop: a sequential backward
 elimination (the SBS of the papers' baselines) started from the search's answer and stopped
 at the first loss. Each step scores every one-gene removal at once
-(:meth:`~hpcswarm.fitness.KnnEvaluator.score_single_flips`, the incremental update of Tran et
-al. Sect. 3.2 in blocks) and removes the gene whose removal keeps the most correct
+(the scorer's ``score_single_flips``, :class:`~hpcswarm.fitness.scorer.Scorer`: the
+incremental update of Tran et al. Sect. 3.2 in blocks) and removes the gene whose removal keeps the most correct
 predictions; ties go to the lower gene index (all candidates have one gene fewer). The
 result never has a lower inner accuracy than the search's subset, and it is reported as its
 own method (e.g. ``PSO-LSRG+prune``) beside the search's, never in its place.
@@ -52,13 +52,14 @@ class Refined:
         return np.flatnonzero(self.mask)
 
 
-def prune(evaluator, mask):
+def prune(scorer, mask):
     """Remove genes one at a time while the inner accuracy does not drop.
 
     Parameters
     ----------
-    evaluator : KnnEvaluator
-        The search's evaluator (its training samples and validation folds).
+    scorer : Scorer
+        The search's scorer (its training samples and validation folds), e.g. a
+        :class:`~hpcswarm.fitness.KnnEvaluator`.
     mask : ndarray of bool of shape (n_genes,)
         The subset to prune (the search's answer).
 
@@ -69,28 +70,28 @@ def prune(evaluator, mask):
         to ``mask`` when it is empty or no single removal keeps the count.
     """
     mask = np.array(mask, dtype=bool)
-    score = evaluator.score(mask)
+    score = scorer.score(mask)
     removed = []
     if np.count_nonzero(mask) > 1:
-        state = evaluator.new_state(mask)
-        while state.n_selected > 1:
+        state = scorer.new_state(mask)
+        while np.count_nonzero(state.mask) > 1:
             genes = np.flatnonzero(state.mask)
-            correct = np.array([s.correct for s in evaluator.score_single_flips(state, genes)])
+            correct = np.array([s.correct for s in scorer.score_single_flips(state, genes)])
             j = int(np.argmax(correct))  # the first maximum: the lowest gene index
             if correct[j] < score.correct:
                 break
             score = type(score)(int(correct[j]), score.total)
-            evaluator.apply_flip(state, genes[j:j + 1])
+            scorer.apply_flip(state, genes[j:j + 1])
             removed.append(int(genes[j]))
         mask = state.mask.copy()
     return Refined("prune", mask, int(score.correct), int(score.total),
                    np.array(removed, dtype=np.int64))
 
 
-def refine(evaluator, mask, method):
+def refine(scorer, mask, method):
     """The refinement ``method`` of ``mask`` (:data:`REFINEMENTS`), or None for ``"none"``."""
     if method == "none":
         return None
     if method == "prune":
-        return prune(evaluator, mask)
+        return prune(scorer, mask)
     raise ValueError(f"refine must be one of {', '.join(REFINEMENTS)}, got {method!r}")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcswarm import cli, protocols
+from hpcswarm import cli, job as job_module
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.jobfile import read_job
 from hpcswarm.preflight import (available_memory, cgroup_limit, check_output_writable,
@@ -34,7 +34,7 @@ def no_computation(monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("a task ran before the pre-flight checks ended")
 
-    monkeypatch.setattr(protocols, "run_task", forbidden)
+    monkeypatch.setattr(job_module, "run_task", forbidden)
 
 
 def refused(tmp_path, capsys, *extra_args, sets=()):
@@ -148,7 +148,7 @@ def test_memory_refusal_names_estimate_and_limit(tmp_path, capsys, no_computatio
 
 def test_memory_within_the_limit_runs(tmp_path):
     job = read_job(JOB, TINY + [f"output={tmp_path / 'out.h5'}"])
-    assert protocols.run_job(job, memory_limit=1.0, quiet=True)["tasks"] == 1
+    assert job_module.run_job(job, memory_limit=1.0, quiet=True)["tasks"] == 1
 
 
 def test_memory_limit_must_be_positive(tmp_path):
@@ -159,7 +159,7 @@ def test_memory_limit_must_be_positive(tmp_path):
 def test_errors_are_user_errors_raised_before_any_task(tmp_path, no_computation):
     job = read_job(JOB, TINY + [f"output={tmp_path / 'out.h5'}"])
     with pytest.raises(DataError, match="not enough memory"):
-        protocols.run_job(job, memory_limit=1e-9)
+        job_module.run_job(job, memory_limit=1e-9)
 
 
 # ------------------------------------------------------------------ every rank agrees

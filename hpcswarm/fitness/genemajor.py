@@ -5,8 +5,7 @@ The fitness engine reads the values of the selected genes for every sample (one 
 contiguous row. A :class:`GeneMajor` wraps such a matrix (for a dataset file, the memory map
 of its ``/X_genes``, shared by every rank through the page cache; see
 :mod:`hpcswarm.data.hdf5`) plus the samples in use (a task's training rows) and gathers only
-the genes asked for, so that the ranks of an MPI job never read a private copy of the matrix
-(issue #5).
+the genes asked for, so that the ranks of an MPI job never read a private copy of the matrix.
 """
 
 import numpy as np
