@@ -244,7 +244,8 @@ class JobLifecycle:
         dataset = self.plan.dataset
         return run_task(dataset.X, dataset.y, task, self.job.seed, self.job.algorithm,
                         self.job.params, group, hooks.round, X_genes=dataset.X_genes,
-                        checkpoint=hooks.round_end, resume=snapshot, refine=self.job.refine,
+                        checkpoint=hooks.round_end, resume=snapshot,
+                        preprocess=self.job.preprocess, refine=self.job.refine,
                         max_genes=self.job.max_genes or None)
 
     def round(self, task, row):

@@ -105,9 +105,12 @@ def checkpoint_memory(n_groups, n_particles, n_genes):
 def check_memory(job, dataset, tasks, group_size, comm, memory_limit=None):
     """DataError on every rank if the estimate exceeds 80 % of a rank's memory.
 
-    World rank 0 also counts the checkpoint's snapshots (:func:`checkpoint_memory`).
+    World rank 0 also counts the checkpoint's snapshots (:func:`checkpoint_memory`); a job
+    with in-fold preprocessing, each rank's private transformed copy of a task's training rows
+    (:func:`hpcswarm.preprocess.transformed_bytes`).
     """
     from hpcswarm.methods import algorithm_class
+    from hpcswarm.preprocess import transformed_bytes
 
     params = job.params
     n_train = max((len(task.train) for task in tasks), default=0)
@@ -117,6 +120,7 @@ def check_memory(job, dataset, tasks, group_size, comm, memory_limit=None):
         local_search = False
     need = estimate_memory(n_train, dataset.X.shape[1], int(params.get("n_particles", 1)),
                            int(params.get("archive_size", 0) or 0), group_size, local_search)
+    need += transformed_bytes(job.preprocess, n_train, dataset.X.shape[1])
     if comm.rank == 0:
         n_groups = -(-comm.size // max(1, group_size))
         need += checkpoint_memory(n_groups, int(params.get("n_particles", 1)),

@@ -25,6 +25,7 @@ import numpy as np
 from hpcswarm.baselines.pca import pca_knn_cv, pca_knn_split
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor, Score, fold_rule, make_folds, make_scorer, score_split
+from hpcswarm.preprocess import fit
 from hpcswarm.search import run_search
 
 SPLIT, SEARCH = 0, 1
@@ -34,6 +35,10 @@ BIAS_NOTE = ("optimistically biased: genes were selected on all samples and the 
              "the inner cross-validation accuracy of the selection itself (Ambroise & "
              "McLachlan 2002; Tran et al. 2016, Experiment I)")
 """The warning every biased result carries."""
+
+PREPROCESS_BIAS_NOTE = ("; the in-fold preprocessing (scaling, gene filters) was fitted on all "
+                        "samples too")
+"""Added to the bias note of a biased job with a ``[preprocess]`` table."""
 
 @dataclass(frozen=True)
 class Task:
@@ -158,7 +163,8 @@ def fold_rules(y, tasks, job):
 
 
 def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None, *,
-             X_genes=None, checkpoint=None, resume=None, refine="none", max_genes=None):
+             X_genes=None, checkpoint=None, resume=None, preprocess=(), refine="none",
+             max_genes=None):
     """Select genes on ``task.train`` and test them on ``task.test``; also two baselines.
 
     The baselines are computed under the same protocol: k-NN on all genes, and PCA + k-NN
@@ -186,6 +192,10 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     checkpoint, resume : optional
         The search's snapshot hook and the snapshot to resume from (see
         :func:`hpcswarm.search.run_search`).
+    preprocess : sequence of (str, value)
+        In-fold preprocessing steps (:mod:`hpcswarm.preprocess`), fitted on ``task.train``
+        only (all samples in the biased protocol) and applied to ``task.test``; the search,
+        the baselines and the test score all see the transformed values.
     refine : {"none", "prune"}
         Refinement of the selected subset after the search (:mod:`hpcswarm.refine`).
     max_genes : int, optional
@@ -197,10 +207,11 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     Returns
     -------
     dict
-        Plain values: genes, fitness, test and baseline counts, history, timings; ``front``
-        (the search's Pareto front of inner accuracy and size, each point with its test
-        counts, computed after the search, under ``unbiased`` and ``holdout``); with a
-        refinement, ``refined`` (its genes, inner and test counts).
+        Plain values: genes (indices of the original dataset), fitness, test and baseline
+        counts, history, timings, and with ``preprocess`` the fitted steps; ``front`` (the
+        search's Pareto front of inner accuracy and size, each point with its test counts,
+        computed after the search, under ``unbiased`` and ``holdout``); with a refinement,
+        ``refined`` (its genes, inner and test counts).
 
     Notes
     -----
@@ -213,21 +224,30 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     for their duration only.
     """
     started = time.perf_counter()
-    if X_genes is None:
-        X_genes = np.ascontiguousarray(np.asarray(X).T)
     seed = task.seed_sequence(job_seed)
-    train, y_train = GeneMajor(X_genes, task.train), y[task.train]
+    y_train = y[task.train]
+    if preprocess:
+        fitted, X_train = fit(preprocess, np.asarray(X[task.train]), y_train)
+        train = GeneMajor(np.ascontiguousarray(X_train.T))
+    else:
+        fitted, X_train = None, None
+        if X_genes is None:
+            X_genes = np.ascontiguousarray(np.asarray(X).T)
+        train = GeneMajor(X_genes, task.train)
     result = run_search(train, y_train, algorithm, params, seed=seed, comm=group,
                         progress=progress, checkpoint=checkpoint, resume=resume, refine=refine,
                         max_genes=max_genes)
     k = params["k"]
-    all_genes = np.ones(X.shape[1], dtype=bool)
-    refined = result.refined
+    all_genes = np.ones(train.n_genes, dtype=bool)
     if task.test.size:
-        X_train, X_test, y_test = np.asarray(X[task.train]), np.asarray(X[task.test]), y[task.test]
+        y_test = y[task.test]
+        if fitted is None:
+            X_train, X_test = np.asarray(X[task.train]), np.asarray(X[task.test])
+        else:
+            X_test = fitted.transform(np.asarray(X[task.test]))
 
         def tested(genes):
-            mask = np.zeros(X.shape[1], dtype=bool)
+            mask = np.zeros(train.n_genes, dtype=bool)
             mask[genes] = True
             return score_split(X_train, y_train, X_test, y_test, mask, k)
 
@@ -237,28 +257,37 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     else:
         test = Score(result.extra["score"]["correct"], result.extra["score"]["total"])
         baseline = make_scorer(train, y_train, k=k, cv=params["cv"], seed=seed).score(all_genes)
-        pca = pca_knn_cv(np.asarray(X[task.train]), y_train, k, cv=params["cv"], seed=seed)
+        rows = np.asarray(X[task.train]) if X_train is None else X_train
+        pca = pca_knn_cv(rows, y_train, k, cv=params["cv"], seed=seed)
 
         def tested(genes):
             return None
+
+    def original(genes):  # indices of the dataset's genes (preprocessing may drop some)
+        genes = np.asarray(genes, dtype=np.int64)
+        return genes if fitted is None else fitted.genes[genes]
+
     front = []
     for point in result.front:
         counts = tested(point["genes"])
-        front.append({"genes": np.asarray(point["genes"], dtype=np.int64),
+        front.append({"genes": original(point["genes"]),
                       "fitness": float(point["fitness"]), "train_correct": point["correct"],
                       "train_total": point["total"],
                       "test_correct": -1 if counts is None else int(counts.correct),
                       "test_total": -1 if counts is None else int(counts.total)})
+    refined = result.refined
     if refined is not None:
         counts = tested(refined.genes) or Score(refined.correct, refined.total)
-        refined = {"method": refined.method, "genes": refined.genes.astype(np.int64),
-                   "removed": refined.removed, "train_correct": refined.correct,
+        refined = {"method": refined.method, "genes": original(refined.genes),
+                   "removed": original(refined.removed), "train_correct": refined.correct,
                    "train_total": refined.total, "test_correct": int(counts.correct),
                    "test_total": int(counts.total)}
     last = result.history[-1]
+    extra = {} if fitted is None else {"preprocessing": fitted.record()}
     return {
         "run": task.run, "fold": task.fold, "spawn_key": list(task.spawn_key),
-        "genes": result.genes.astype(np.int64), "train_fitness": float(result.fitness),
+        "genes": original(result.genes),
+        "train_fitness": float(result.fitness),
         "train_correct": int(result.extra["score"]["correct"]),
         "train_total": int(result.extra["score"]["total"]),
         "test_correct": int(test.correct), "test_total": int(test.total),
@@ -267,5 +296,5 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         "pca_components": float(np.mean(pca.n_components)),
         "evaluations": int(last["evaluations"]), "archive_hits": int(last["archive_hits"]),
         "seconds": time.perf_counter() - started, "history": list(result.history),
-        "extra": result.extra, "front": front, "refined": refined,
+        "extra": result.extra, "front": front, "refined": refined, **extra
     }
