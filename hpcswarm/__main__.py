@@ -2,11 +2,14 @@
 
 A user error (:class:`~hpcswarm.errors.HpcswarmError`) is raised identically on every rank,
 so rank 0 alone prints it as one line and every rank exits with status 2 (3 for a job stopped
-by a signal after writing its checkpoint, :class:`~hpcswarm.job.JobInterrupted`). Any other
-exception on any rank is a bug or a system failure: that rank prints its traceback and aborts
-the whole MPI job, so that no other rank is left waiting in a collective.
+by a signal after writing its checkpoint, :class:`~hpcswarm.job.JobInterrupted`). A reader that
+closes our standard output early (``hpcswarm info d.h5 | head -1``) ends the command with one
+line and status 2 as well. Any other exception on any rank is a bug or a system failure: that
+rank prints its traceback and aborts the whole MPI job, so that no other rank is left waiting
+in a collective.
 """
 
+import os
 import sys
 import traceback
 
@@ -23,6 +26,9 @@ def main(argv=None):
         if world_rank() == 0:
             print(f"hpcswarm: error: {exc}", file=sys.stderr, flush=True)
         return getattr(exc, "exit_code", 2)
+    except BrokenPipeError:
+        _stdout_closed()
+        return 2
     except KeyboardInterrupt:
         return 130
     except Exception:  # noqa: BLE001 - any other failure must end every rank
@@ -32,6 +38,19 @@ def main(argv=None):
         sys.stderr.flush()
         abort_world(1)
         return 1
+
+
+def _stdout_closed():
+    """Say once that the output was cut short, and point stdout at /dev/null so that Python's
+    own flush at exit does not fail on the closed pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    try:
+        print("hpcswarm: error: standard output: the reader closed the pipe before the "
+              "output ended (broken pipe)", file=sys.stderr, flush=True)
+    except OSError:
+        pass  # stderr went with it
 
 
 if __name__ == "__main__":

@@ -10,12 +10,19 @@ removed and the target is untouched.
 The temporary file is created with mode ``0o666`` so that the process umask alone decides the
 permissions of the result, as for any file the user creates. Its name,
 ``.<target name>.hpcswarm-<pid>-<random>.tmp``, tells a later run which temporaries were left
-by an hpcswarm writer of that target (:func:`temporaries_of`).
+by an hpcswarm writer of that target (:func:`temporaries_of`): a process killed during a write
+(SIGKILL, a lost node) cannot remove its own, so the next write of the same target, and a job's
+pre-flight (the next run of the job, or ``--resume``), remove those whose process is gone
+(:func:`remove_stale_temporaries`) and say so.
+
+A failing write (a full disk, a quota, an I/O error) is one :class:`DataError` naming the
+target and the system's reason, e.g. ``res.h5: cannot write (No space left on device)``.
 """
 
 import json
 import os
 import secrets
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -39,6 +46,57 @@ def temporaries_of(path):
     """
     path = Path(path)
     return sorted(path.parent.glob(f".{path.name}.{MARKER}-*-*.tmp"))
+
+
+def _writer_pid(temporary):
+    """The process id in a temporary's name (:func:`temporary_path`), or None."""
+    try:
+        return int(temporary.name[:-len(".tmp")].rsplit("-", 2)[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def _running(pid):
+    """Whether process ``pid`` runs on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_temporaries(path):
+    """Remove the temporaries of writes of ``path`` whose writer is gone; returns them.
+
+    A temporary whose process still runs on this host is left alone (a write in progress).
+    Each removal is reported on stderr with one ``hpcswarm: note:`` line.
+    """
+    removed = []
+    for temporary in temporaries_of(path):
+        pid = _writer_pid(temporary)
+        if pid is None or _running(pid):
+            continue
+        try:
+            temporary.unlink()
+        except FileNotFoundError:  # another process removed it meanwhile
+            continue
+        except OSError as exc:
+            raise DataError(f"{temporary}: cannot remove this temporary left by an interrupted "
+                            f"write ({reason(exc)})") from None
+        removed.append(temporary)
+        print(f"hpcswarm: note: removed {temporary.name} in {temporary.parent}, a temporary "
+              f"left by an interrupted write of {Path(path).name} (process {pid} is gone)",
+              file=sys.stderr, flush=True)
+    return removed
+
+
+def reason(exc):
+    """The system's one-line reason for an ``OSError`` (h5py's messages span lines)."""
+    if exc.errno:
+        return os.strerror(exc.errno)
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _fsync_path(path, flags=os.O_RDONLY):
@@ -71,11 +129,12 @@ def atomic_path(path, *, overwrite=True):
         ``overwrite``); nothing is left behind.
     """
     path = Path(path)
+    remove_stale_temporaries(path)
     temporary = temporary_path(path)
     try:
         os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     except OSError as exc:
-        raise DataError(f"{path}: cannot write in {str(path.parent)!r} ({exc.strerror})") from None
+        raise DataError(f"{path}: cannot write in {str(path.parent)!r} ({reason(exc)})") from None
     try:
         yield temporary
         _fsync_path(temporary)
@@ -84,7 +143,7 @@ def atomic_path(path, *, overwrite=True):
         os.replace(temporary, path)
     except OSError as exc:
         temporary.unlink(missing_ok=True)
-        raise DataError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise DataError(f"{path}: cannot write ({reason(exc)})") from None
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise

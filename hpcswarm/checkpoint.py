@@ -1,8 +1,8 @@
 """The checkpoint file of a job: finished tasks and the latest snapshot of every unfinished one.
 
-World rank 0 alone writes it, whole, through :func:`hpcswarm.data.hdf5.atomic_hdf5` (a
-temporary name in the same folder, ``fsync``, rename): a job killed during the write leaves
-the previous checkpoint intact. Layout (every object tagged with ``encoding-type`` and
+World rank 0 alone writes it, whole, through :func:`hpcswarm.data.hdf5.atomic_hdf5` (built in
+memory, then written under a temporary name in the same folder, ``fsync``, rename): a job
+killed, or a disk full, during the write leaves the previous checkpoint intact. Layout (every object tagged with ``encoding-type`` and
 ``encoding-version``)::
 
     /                      "hpcswarm-checkpoint"; attrs identity (JSON), n_tasks
@@ -34,7 +34,7 @@ import numpy as np
 
 from hpcswarm.data.hdf5 import atomic_hdf5
 from hpcswarm.encoding import check_tag, decode_value, tag
-from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.errors import DataError, HpcswarmError, ParameterError
 
 ENCODING = ("hpcswarm-checkpoint", "0.1.0")
 _PICKLED = ("pickle", "0.1.0")
@@ -81,7 +81,7 @@ def write_checkpoint(path, identity, n_tasks, finished, inflight):
         :func:`~hpcswarm.swarm.snapshot.take_snapshot` or a callable returning one (a
         snapshot still in the previous checkpoint, read only now).
     """
-    with atomic_hdf5(path, overwrite=True) as f:
+    with atomic_hdf5(path, overwrite=True, in_memory=True) as f:
         tag(f, ENCODING)
         f.attrs["identity"] = json.dumps(identity, sort_keys=True)
         f.attrs["n_tasks"] = int(n_tasks)
@@ -113,6 +113,16 @@ class Checkpoint:
     again, from this handle, even after world rank 0 has replaced the file by a newer one
     (the rename leaves this handle on the old file).
 
+    Parameters
+    ----------
+    path : Path
+    identity : dict
+        :func:`checkpoint_identity` of the job resuming it.
+    n_tasks : int
+    unpickle : bool, default False
+        Read every finished result now (world rank 0, which alone needs them): a record that
+        does not read back is a :class:`DataError` (a damaged checkpoint) before any work.
+
     Attributes
     ----------
     path : Path
@@ -122,19 +132,48 @@ class Checkpoint:
         Tasks with a snapshot.
     """
 
-    def __init__(self, path, identity, n_tasks):
+    def __init__(self, path, identity, n_tasks, unpickle=False):
         self.path = Path(path)
         try:
             self._file = h5py.File(self.path, "r")
         except OSError as exc:
-            raise DataError(f"{self.path}: not a readable checkpoint ({exc})") from None
+            raise DataError(f"{self.path}: not a readable checkpoint ({exc}); start afresh "
+                            "with --overwrite") from None
         try:
-            self._check(identity, n_tasks)
-            self.finished = {int(name[5:]) for name in self._file["finished"]}
-            self.inflight = {int(name[5:]) for name in self._file["inflight"]}
+            try:
+                self._check(identity, n_tasks)
+                self.finished = {int(name[5:]) for name in self._file["finished"]}
+                self.inflight = {int(name[5:]) for name in self._file["inflight"]}
+            except HpcswarmError:
+                raise
+            except (KeyError, OSError, ValueError, TypeError) as exc:
+                raise self._damaged("its layout", exc) from None
+            self._results = self._unpickle_all() if unpickle else None
         except BaseException:
             self._file.close()
             raise
+
+    def _damaged(self, what, exc):
+        return DataError(f"{self.path}: damaged checkpoint: {what} does not read back "
+                         f"({type(exc).__name__}: {exc}); start afresh with --overwrite (the "
+                         "work it holds is lost)")
+
+    def _unpickle_all(self):
+        """Every finished result (and each snapshot's method state), unpickled now, so that
+        a damaged record is found before the job starts."""
+        results = {}
+        for name, dataset in self._file["finished"].items():
+            try:
+                results[int(name[5:])] = (pickle.loads(dataset[()].tobytes()),
+                                          int(dataset.attrs["group"]))
+            except Exception as exc:  # noqa: BLE001 - unpickling damaged bytes raises anything
+                raise self._damaged(f"the record of finished task {name}", exc) from None
+        for name, group in self._file["inflight"].items():
+            try:
+                pickle.loads(group["method_state"][()].tobytes())
+            except Exception as exc:  # noqa: BLE001
+                raise self._damaged(f"the snapshot of running task {name}", exc) from None
+        return results
 
     def _check(self, identity, n_tasks):
         f = self._file
@@ -150,9 +189,11 @@ class Checkpoint:
                 f"wrote it, or delete the checkpoint to start again")
 
     def results(self):
-        """Task number -> ``(result, group index)`` of every finished task (unpickled now)."""
-        return {int(name[5:]): (pickle.loads(dataset[()].tobytes()), int(dataset.attrs["group"]))
-                for name, dataset in self._file["finished"].items()}
+        """Task number -> ``(result, group index)`` of every finished task (unpickled when the
+        checkpoint was opened with ``unpickle``, else now)."""
+        if self._results is None:
+            self._results = self._unpickle_all()
+        return self._results
 
     def snapshot(self, number):
         """The snapshot of task ``number`` as :func:`take_snapshot` made it."""

@@ -9,11 +9,36 @@ only, so that ``mpiexec -n N`` prints every line once.
 import argparse
 
 from hpcswarm import __version__
+from hpcswarm.errors import ParameterError
+from hpcswarm.launch import refuse_split_world
+
+
+class _OneLineErrors(argparse.ArgumentParser):
+    """An argument parser whose mistakes are one :class:`ParameterError` line naming the option
+    (``hpcswarm: error: argument --cv: ...``), printed once by world rank 0 under mpiexec,
+    instead of argparse's usage block on every rank."""
+
+    def error(self, message):
+        raise ParameterError(f"{message} (see '{self.prog} --help')")
+
+
+def _int_at_least(low):
+    """An argparse type: an integer >= ``low`` (the option is named by argparse's message)."""
+    def integer(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {value}")
+        return value
+
+    return integer
 
 
 def build_parser():
     """The ``hpcswarm`` parser with every subcommand."""
-    parser = argparse.ArgumentParser(
+    parser = _OneLineErrors(
         prog="hpcswarm",
         description="Particle-swarm gene selection on gene-expression matrices, serial or under MPI.",
     )
@@ -25,8 +50,16 @@ def build_parser():
 
 
 def main(argv=None):
-    """Parse ``argv`` and run the chosen subcommand; returns the exit status."""
+    """Parse ``argv`` and run the chosen subcommand; returns the exit status.
+
+    MPI is started first, so that under ``mpiexec`` even a mistake in the options is printed
+    by world rank 0 alone.
+    """
+    from hpcswarm.comm import start_mpi
+
+    start_mpi()
     args = build_parser().parse_args(argv)
+    refuse_split_world()  # before any subcommand reads or writes a file
     status = args.run_command(args)
     return 0 if status is None else status
 
@@ -37,6 +70,33 @@ def _print0(*lines):
     if world_rank() == 0:
         for line in lines:
             print(line, flush=True)
+
+
+def _on_rank0(action, comm=None):
+    """``action()`` run by world rank 0 alone: under mpiexec one rank reads and writes.
+
+    Returns its result on rank 0 (None elsewhere). Its :class:`HpcswarmError` is raised on
+    every rank, so that rank 0 prints it once and every rank exits with status 2; nothing is
+    printed before this collective, so that a failing print (a closed pipe) leaves no rank
+    waiting in it.
+    """
+    from hpcswarm.comm import world
+    from hpcswarm.errors import HpcswarmError
+
+    if comm is None:
+        with world() as comm:
+            return _on_rank0(action, comm)
+    result = error = None
+    if comm.rank == 0:
+        try:
+            result = action()
+        except HpcswarmError as exc:
+            error = exc
+    if comm.size > 1:
+        error = comm.bcast(error, root=0)
+    if error is not None:
+        raise error
+    return result
 
 
 # --------------------------------------------------------------------------- convert
@@ -98,8 +158,10 @@ def _run_convert(args):
     from hpcswarm.data.formats import CONVERT_PARAMS
 
     options = {param.name: getattr(args, param.name) for param in CONVERT_PARAMS}
-    report = convert_file(args.input, args.output, overwrite=args.overwrite, **options)
-    _print0(*report.lines())
+    report = _on_rank0(lambda: convert_file(args.input, args.output, overwrite=args.overwrite,
+                                            **options))
+    if report is not None:
+        _print0(*report.lines())
 
 
 # --------------------------------------------------------------------------- info
@@ -109,21 +171,21 @@ def _add_info(subparsers):
         "info",
         help="describe a dataset: shape, classes, names, memory mapping, provenance",
         description="Describe an hpcswarm HDF5 dataset, a bundled one (builtin:srbct) or any file "
-        "'convert' reads. Under mpiexec every rank opens it and world rank 0 prints.",
+        "'convert' reads. Under mpiexec world rank 0 alone reads it and prints.",
     )
     p.add_argument("data", metavar="DATA",
                    help="FILE.h5, builtin:NAME, sklearn:NAME, or an input file")
-    p.add_argument("--names", type=int, default=5, metavar="N", help="gene and sample names shown (default 5)")
+    p.add_argument("--names", type=_int_at_least(0), default=5, metavar="N",
+                   help="gene and sample names shown (default 5)")
     p.set_defaults(run_command=_run_info)
 
 
 def _run_info(args):
-    from hpcswarm.comm import world
     from hpcswarm.data import load_dataset
     from hpcswarm.data.info import describe
 
-    with world():  # starts MPI under mpiexec, so that _print0 knows which rank is 0
-        _print0(*describe(load_dataset(args.data), args.data, n_names=args.names))
+    lines = _on_rank0(lambda: describe(load_dataset(args.data), args.data, n_names=args.names))
+    _print0(*(lines or ()))
 
 
 # --------------------------------------------------------------------------- evaluate
@@ -152,11 +214,11 @@ def _add_evaluate(subparsers):
     which.add_argument("--genes", metavar="FILE",
                        help="gene list: one gene per line, by name or 0-based index")
     which.add_argument("--all", action="store_true", help="use every gene")
-    p.add_argument("--k", type=int, default=1, metavar="K", help="neighbours (default 1)")
+    p.add_argument("--k", type=_int_at_least(1), default=1, metavar="K", help="neighbours (default 1)")
     p.add_argument("--cv", type=_cv_option, default="loo", metavar="loo|N|holdout",
                    help="validation: leave-one-out, stratified N-fold, or 70/30 holdout "
                    "(default loo)")
-    p.add_argument("--seed", type=int, default=0, metavar="S",
+    p.add_argument("--seed", type=_int_at_least(0), default=0, metavar="S",
                    help="seed fixing the folds of N-fold and holdout (default 0)")
     p.add_argument("--preprocess", metavar="STEPS",
                    help="ordered steps fitted inside every fold on its training rows, e.g. "
@@ -168,21 +230,29 @@ def _add_evaluate(subparsers):
 def _run_evaluate(args):
     import json
 
+    text = _on_rank0(lambda: json.dumps(_evaluate(args)))
+    if text is not None:
+        _print0(text)
+
+
+def _evaluate(args):
     import numpy as np
 
-    from hpcswarm.comm import world
     from hpcswarm.data import load_dataset
     from hpcswarm.errors import ParameterError
     from hpcswarm.fitness import GeneMajor, make_scorer
     from hpcswarm.fitness.genes import mask_from_genes, read_gene_list
     from hpcswarm.preprocess import parse_steps, score_in_folds
 
-    with world():  # starts MPI under mpiexec, so that _print0 knows which rank is 0
-        dataset = load_dataset(args.data)
+    dataset = load_dataset(args.data)
     if args.all:
         mask = np.ones(dataset.n_genes, dtype=bool)
     else:
-        mask = mask_from_genes(read_gene_list(args.genes), dataset.gene_names)
+        entries = read_gene_list(args.genes)
+        try:
+            mask = mask_from_genes(entries, dataset.gene_names)
+        except ParameterError as exc:
+            raise ParameterError(f"{args.genes}: {exc}") from None
     steps = parse_steps(args.preprocess, "--preprocess")
     if steps:
         try:
@@ -198,7 +268,7 @@ def _run_evaluate(args):
                   cv=args.cv, seed=args.seed)
     if steps:
         result["preprocess"] = args.preprocess
-    _print0(json.dumps(result))
+    return result
 
 
 # --------------------------------------------------------------------------- run
@@ -230,7 +300,8 @@ def _add_run(subparsers):
                    help="override a job key (repeatable), e.g. --set runs=1 --set "
                    "params.n_iterations=3; a bare key is found in any table when unambiguous")
     p.add_argument("--overwrite", action="store_true",
-                   help="replace the job's results files if they exist")
+                   help="replace existing outputs (the job's results files, or --output); an "
+                   "input is never replaced")
     p.add_argument("--resume", action="store_true",
                    help="continue from the job's checkpoint (finished tasks are not "
                    "recomputed; the results equal an uninterrupted run's); without a "
@@ -248,16 +319,16 @@ def _add_run(subparsers):
                    help=f"one of: {_RUN_ALGORITHMS}")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="override a parameter (repeatable), e.g. --param n_iterations=20")
-    p.add_argument("--seed", type=int, default=0, metavar="S",
+    p.add_argument("--seed", type=_int_at_least(0), default=0, metavar="S",
                    help="run seed: folds, particle and swarm streams (default 0)")
     p.add_argument("--output", metavar="OUT.json", help="result file (default: print a summary)")
     p.add_argument("--refine", choices=("none", "prune"),
                    help="after the search, 'prune' removes genes one at a time while the inner "
                    "accuracy does not drop (job files: refine = \"prune\")")
-    p.add_argument("--max-genes", type=int, metavar="N", dest="max_genes",
+    p.add_argument("--max-genes", type=_int_at_least(1), metavar="N", dest="max_genes",
                    help="cap on the genes of every subset a swarm method evaluates (a repair "
                    "of positions over it; job files: max_genes = N)")
-    p.add_argument("--threads", type=int, metavar="N",
+    p.add_argument("--threads", type=_int_at_least(1), metavar="N",
                    help="BLAS/OpenMP threads per rank (default: the rank's cores, or the node's "
                    "cores shared by its ranks, so that ranks x threads never exceed the cores)")
     p.set_defaults(run_command=_run_run)
@@ -265,10 +336,7 @@ def _add_run(subparsers):
 
 def _run_run(args):
     from hpcswarm.comm import pin_threads, world
-    from hpcswarm.errors import ParameterError
 
-    if args.threads is not None and args.threads < 1:
-        raise ParameterError(f"--threads must be a positive integer, got {args.threads}")
     with world() as comm:  # starts MPI under mpiexec: only world rank 0 writes and prints
         pin_threads(args.threads)  # ranks x BLAS threads within the cores (before any work)
         if args.job is not None or args.sets:  # the job-file form
@@ -279,10 +347,11 @@ def _run_run(args):
 def _run_one_search(args, comm):
     from hpcswarm.atomic import write_json
     from hpcswarm.data import load_dataset
-    from hpcswarm.errors import ParameterError
+    from hpcswarm.data.sources import source_path
     from hpcswarm.fitness import GeneMajor
-    from hpcswarm.search import result_document, run_search
     from hpcswarm.methods import algorithm_params
+    from hpcswarm.outputs import check_outputs
+    from hpcswarm.search import result_document, run_search
     from hpcswarm.swarm.params import parse_assignments
 
     if args.data is None or args.algorithm is None:
@@ -292,6 +361,10 @@ def _run_one_search(args, comm):
                              "search has no checkpoint")
     overrides = parse_assignments(args.param)
     algorithm_params(args.algorithm, overrides)  # fail before loading the data
+    if args.output:
+        _on_rank0(lambda: check_outputs([("--output", args.output)],
+                                        [("the dataset", source_path(args.data))],
+                                        overwrite=args.overwrite), comm)
     dataset = load_dataset(args.data)  # every rank memory-maps the same file
     # one task: all ranks of the world run this one swarm, each its block of particles, read
     # from the file's gene-major matrix (no private copy)
@@ -301,7 +374,7 @@ def _run_one_search(args, comm):
     document = result_document(result, args.seed, dataset.gene_names, args.data)
     if args.output:
         if comm.rank == 0:
-            write_json(args.output, document)
+            write_json(args.output, document, overwrite=args.overwrite)
         return
     last = result.history[-1]
     score = result.extra["score"]
@@ -324,7 +397,6 @@ def _run_one_search(args, comm):
 
 
 def _run_job_file(args, comm):
-    from hpcswarm.errors import ParameterError
     from hpcswarm.job import run_job_file
 
     if args.job is None:
@@ -364,7 +436,7 @@ def _add_report(subparsers):
                    "(default: the first file)")
     p.add_argument("--alpha", type=float, default=0.05, metavar="A",
                    help="significance level (default 0.05)")
-    p.add_argument("--top", type=int, default=10, metavar="N",
+    p.add_argument("--top", type=_int_at_least(1), default=10, metavar="N",
                    help="most frequent genes listed per method (default 10)")
     p.add_argument("--csv", metavar="DIR", dest="csv_dir",
                    help="write methods.csv, genes.csv and convergence.csv in DIR")
@@ -377,18 +449,22 @@ def _add_report(subparsers):
     p.add_argument("--genes", metavar="FILE.tsv", dest="genes_path",
                    help="write every selected gene of every method, ranked: name, selection "
                    "frequency, mean rank over runs (tab-separated, for enrichment tools)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace existing CSV, Markdown, JSON, gene-list or plot files (never a "
+                   "results file given)")
     p.set_defaults(run_command=_run_report)
 
 
 def _run_report(args):
-    from hpcswarm.comm import world_rank
     from hpcswarm.report import report_command
 
-    if world_rank() != 0:
-        return
-    report_command(args.results, reference=args.reference, alpha=args.alpha, top=args.top,
-                   csv_dir=args.csv_dir, markdown=args.markdown, json_path=args.json_path,
-                   plots=args.plots, genes_path=args.genes_path, print0=_print0)
+    lines = []
+    _on_rank0(lambda: report_command(
+        args.results, reference=args.reference, alpha=args.alpha, top=args.top,
+        csv_dir=args.csv_dir, markdown=args.markdown, json_path=args.json_path,
+        plots=args.plots, genes_path=args.genes_path, print0=lines.append,
+        overwrite=args.overwrite))
+    _print0(*lines)
 
 
 SUBCOMMANDS = (_add_convert, _add_info, _add_evaluate, _add_run, _add_report)

@@ -479,11 +479,39 @@ def _mpi_is_initialised():
     return mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized()
 
 
+def start_mpi():
+    """Initialise MPI (importing ``mpi4py.MPI`` does; nothing happens the second time), so that
+    :func:`world_rank` is this process's rank under ``mpiexec``."""
+    import warnings
+
+    with warnings.catch_warnings():  # another MPI's launcher: refuse_split_world says so
+        warnings.simplefilter("ignore", RuntimeWarning)
+        from mpi4py import MPI  # noqa: F401 - the import initialises MPI
+
+
 def world():
     """An :class:`MPIComm` over a private duplicate of ``COMM_WORLD`` (size 1 without mpiexec)."""
     from mpi4py import MPI
 
     return MPIComm(MPI.COMM_WORLD.Dup())
+
+
+def world_size_and_library():
+    """Size of ``COMM_WORLD`` and the first line of the MPI library's version (starts MPI).
+
+    The library line, e.g. ``"MPICH Version: 4.2.0"`` or ``"Open MPI v5.0.3, ..."``, is
+    ``MPI.Get_library_version()`` with its blanks collapsed. Called first, when a launcher
+    announced several tasks: mpi4py's own warning about another MPI's launcher variables is
+    silenced, the caller's error names both.
+    """
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        from mpi4py import MPI
+
+    version = MPI.Get_library_version().strip().splitlines()[0]
+    return MPI.COMM_WORLD.Get_size(), " ".join(version.split())
 
 
 def world_rank():

@@ -11,3 +11,7 @@ class DataError(HpcswarmError):
 
 class ParameterError(HpcswarmError, ValueError):
     """A command-line option, algorithm parameter or job key is invalid."""
+
+
+class LaunchError(HpcswarmError):
+    """The launcher and the MPI library disagree on the number of processes of a job."""

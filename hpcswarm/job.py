@@ -25,15 +25,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from hpcswarm import __version__
-from hpcswarm.atomic import write_json
+from hpcswarm.atomic import remove_stale_temporaries, write_json
 from hpcswarm.checkpoint import Checkpoint, CheckpointKeeper, checkpoint_identity
 from hpcswarm.comm import as_comm
 from hpcswarm.comm import world as duplicate_world
-from hpcswarm.data.sources import dataset_sha256, load_job_dataset
+from hpcswarm.data.sources import dataset_sha256, load_job_dataset, source_path
 from hpcswarm.errors import DataError, HpcswarmError, ParameterError
 from hpcswarm.fitness import FoldWarning
 from hpcswarm.interrupt import StopRequest
 from hpcswarm.jobfile import read_job
+from hpcswarm.outputs import check_not_inputs
 from hpcswarm.preflight import agree, check_inner_k, check_memory, check_output_writable
 from hpcswarm.progress import ProgressReporter, progress_path, task_record
 from hpcswarm.protocols import fold_rules, make_tasks, run_task
@@ -57,12 +58,23 @@ class JobInterrupted(HpcswarmError):
 def output_problem(job, overwrite=False, resume=False):
     """Why the job's outputs cannot be written, or None (checked on one rank).
 
-    An existing results file or JSON summary is a problem unless ``overwrite``; a folder in
+    No output (results, JSON summary, checkpoint, progress file) may be an input of the job
+    (dataset, job file, labels file), even with ``overwrite``
+    (:func:`hpcswarm.outputs.check_not_inputs`). An existing results file or JSON summary is a problem unless ``overwrite``; a folder in
     their place, a missing parent folder or one where no file can be created always is. An
     existing checkpoint is a problem unless ``resume`` (continue from it) or ``overwrite``
     (start again, replacing it); ``resume`` with finished results and no checkpoint is one
     too (nothing is left to run).
     """
+    try:
+        check_not_inputs(
+            [("job key 'output'", job.output), ("the JSON summary", job.summary_path),
+             ("job key 'checkpoint'", job.checkpoint),
+             ("the progress file", progress_path(job.output))],
+            [("the dataset", source_path(job.data)), ("the job file", job.source),
+             ("the labels file", job.convert.get("labels"))])
+    except DataError as exc:
+        return str(exc)
     for path in (job.output, job.summary_path, job.checkpoint):
         if path.is_dir():
             return f"{path}: is a directory, expected a file name"
@@ -84,9 +96,13 @@ def output_problem(job, overwrite=False, resume=False):
 
 def check_output_free(job, comm=None, overwrite=False, resume=False):
     """DataError on every rank if the job's outputs cannot be written (:func:`output_problem`
-    on rank 0, broadcast)."""
+    on rank 0, broadcast). When they can, rank 0 removes the temporaries that an earlier run of
+    the job, killed during a write, left beside them (and says so)."""
     comm = as_comm(comm)
     problem = output_problem(job, overwrite, resume) if comm.rank == 0 else None
+    if comm.rank == 0 and problem is None:
+        for path in (job.output, job.summary_path, job.checkpoint):
+            remove_stale_temporaries(path)
     problem = comm.bcast(problem, root=0)
     if problem:
         raise DataError(problem)
@@ -115,7 +131,7 @@ def open_checkpoint(job, identity, n_tasks, world, resume):
         return None
     previous, problem = None, None
     try:
-        previous = Checkpoint(job.checkpoint, identity, n_tasks)
+        previous = Checkpoint(job.checkpoint, identity, n_tasks, unpickle=world.rank == 0)
     except (DataError, ParameterError) as exc:
         problem = (type(exc).__name__, str(exc))
     agree(world, problem)

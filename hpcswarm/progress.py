@@ -21,8 +21,11 @@ remaining / groups); null before the first task ends). Keys that do not apply ar
 import datetime
 import json
 import math
+import os
 import sys
 import time
+
+from hpcswarm.errors import DataError
 
 FIELDS = ("event", "time", "elapsed", "tasks_total", "tasks_done", "tasks_remaining", "run",
           "fold", "group", "iteration", "best_fitness", "best_size",
@@ -113,7 +116,12 @@ class ProgressReporter:
         self.durations = []
         self.started = clock()
         self.last_round = None
-        self.file = open(path, "w", encoding="utf-8")
+        self.path = path
+        try:
+            self.file = open(path, "w", encoding="utf-8")
+        except OSError as exc:
+            raise DataError(f"{path}: cannot write the progress file "
+                            f"({os.strerror(exc.errno) if exc.errno else exc})") from None
         self._emit(self._record("start"))
 
     def _record(self, event, **values):
@@ -128,8 +136,13 @@ class ProgressReporter:
         return record
 
     def _emit(self, record):
-        self.file.write(json.dumps(record) + "\n")
-        self.file.flush()
+        try:
+            self.file.write(json.dumps(record) + "\n")
+            self.file.flush()
+        except OSError as exc:
+            self._abandon()
+            raise DataError(f"{self.path}: cannot write the progress file "
+                            f"({os.strerror(exc.errno) if exc.errno else exc})") from None
         if self.quiet:
             return
         if self.tty:
@@ -159,6 +172,13 @@ class ProgressReporter:
                                 best_fitness=record["best_fitness"],
                                 best_size=record["best_size"],
                                 evaluations_per_second=per_second, archive_hit_rate=hit_rate))
+
+    def _abandon(self):
+        """Close the file after a failed write, dropping what could not be written."""
+        try:
+            self.file.close()
+        except OSError:
+            pass
 
     def close(self):
         """Write the "end" record and close the file."""

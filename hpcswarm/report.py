@@ -35,6 +35,7 @@ import numpy as np
 from hpcswarm.atomic import atomic_path, write_json, write_text
 from hpcswarm.encoding import tags
 from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.outputs import check_outputs
 from hpcswarm.protocols import BIAS_NOTE
 from hpcswarm.results import describe, gene_frequencies, mean_curve, read_results, run_accuracies
 from hpcswarm.stability import ranked_genes, stability
@@ -411,6 +412,10 @@ def markdown_text(report):
     return "\n".join(lines) + "\n"
 
 
+CSV_FILES = ("methods.csv", "genes.csv", "convergence.csv", "fronts.csv", "signatures.csv")
+"""The files ``--csv DIR`` writes."""
+
+
 def csv_texts(report):
     """``{"methods.csv": text, "genes.csv": text, "convergence.csv": text}``."""
     def render(header, body):
@@ -438,8 +443,7 @@ def csv_texts(report):
                          "test_accuracy"],
                         [[e["dataset"], e["method"], b["budget"], b["size"], b["inner"],
                           b["test"]] for e in report.get("fronts", []) for b in e["budgets"]])
-    return {"methods.csv": methods, "genes.csv": genes, "convergence.csv": convergence,
-            "fronts.csv": fronts, "signatures.csv": signatures}
+    return dict(zip(CSV_FILES, (methods, genes, convergence, fronts, signatures)))
 
 
 def genes_text(report):
@@ -458,7 +462,21 @@ def genes_text(report):
     return "\n".join(lines) + "\n"
 
 
-def write_plots(report, folder):
+def plot_files(report, folder):
+    """The PNG files :func:`write_plots` writes in ``folder``, in order."""
+    folder = Path(folder)
+    files = [folder / "convergence.png"]
+    for i, entry in enumerate(report["genes"]):
+        name = f"{i + 1}-{_safe(entry['dataset'])}-{_safe(entry['method'])}.png"
+        files.append(folder / f"genes-{name}")
+        if entry["ranked"]:
+            files.append(folder / f"stability-{name}")
+    files += [folder / f"front-{i + 1}-{_safe(e['dataset'])}-{_safe(e['method'])}.png"
+              for i, e in enumerate(report.get("fronts", []))]
+    return files
+
+
+def write_plots(report, folder, overwrite=False):
     """PNG pictures of the report, each titled with its dataset and method; returns the files.
 
     ``convergence.png`` (one line per method, labelled dataset: method); per method
@@ -467,7 +485,8 @@ def write_plots(report, folder):
     genes, the test accuracy of each point as a second marker, and the signatures chosen
     by inner accuracy per size budget) and ``stability-N-...png`` (which of the top genes
     each task selected, with Kuncheva's and Jaccard's indices). Needs matplotlib (the
-    optional ``plot`` extra); returns None without it.
+    optional ``plot`` extra); returns None without it. An existing file is replaced only
+    with ``overwrite``.
     """
     try:
         import matplotlib
@@ -482,7 +501,7 @@ def write_plots(report, folder):
     def save(fig, name):
         fig.tight_layout()
         target = folder / name
-        _save_png(fig, target)
+        _save_png(fig, target, overwrite)
         plt.close(fig)
         written.append(target)
 
@@ -572,8 +591,8 @@ def _stability_plot(plt, entry, save, name):
     save(fig, name)
 
 
-def _save_png(fig, target):
-    with atomic_path(target) as temporary:
+def _save_png(fig, target, overwrite):
+    with atomic_path(target, overwrite=overwrite) as temporary:
         fig.savefig(temporary, dpi=120, format="png")
 
 
@@ -581,37 +600,55 @@ def _safe(text):
     return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)
 
 
+def _plotting_available():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def report_command(paths, *, reference=None, alpha=0.05, top=10, csv_dir=None, markdown=None,
-                   json_path=None, plots=None, genes_path=None, print0=print):
+                   json_path=None, plots=None, genes_path=None, print0=print, overwrite=False):
     """The ``report`` command: print the text tables, write the files asked for.
 
+    Every file it would write is checked first (:func:`hpcswarm.outputs.check_outputs`): none
+    may be one of the results files read, and none may exist unless ``overwrite``.
     ``genes_path``: the ranked genes of every method (:func:`genes_text`), tab-separated.
     """
     for folder, option in ((csv_dir, "--csv"), (plots, "--plots")):
         if folder is not None and not Path(folder).is_dir():
             raise DataError(f"{option} {folder}: no such folder")
     report = build_report(paths, reference=reference, alpha=alpha, top=top)
+    outputs = [("--csv", Path(csv_dir) / name) for name in CSV_FILES] if csv_dir is not None else []
+    outputs += [(option, path) for option, path in (("--markdown", markdown),
+                                                    ("--json", json_path),
+                                                    ("--genes", genes_path)) if path is not None]
+    if plots is not None and _plotting_available():
+        outputs += [("--plots", path) for path in plot_files(report, plots)]
+    check_outputs(outputs, [("the results file", path) for path in paths], overwrite=overwrite)
     for line in text_lines(report):
         print0(line)
     if csv_dir is not None:
         for name, text in csv_texts(report).items():
-            write_text(Path(csv_dir) / name, text)
-        print0(f"wrote {', '.join(csv_texts(report))} in {csv_dir}")
+            write_text(Path(csv_dir) / name, text, overwrite=overwrite)
+        print0(f"wrote {', '.join(CSV_FILES)} in {csv_dir}")
     if markdown is not None:
-        write_text(markdown, markdown_text(report))
+        write_text(markdown, markdown_text(report), overwrite=overwrite)
         print0(f"wrote {markdown}")
     if json_path is not None:
         compact = dict(report, genes=[{k: v for k, v in entry.items()
                                        if k not in ("ranked", "top_tasks", "task_runs")}
                                       for entry in report["genes"]])
-        write_json(json_path, {**tags(REPORT_ENCODING), **compact}, indent=1)
+        write_json(json_path, {**tags(REPORT_ENCODING), **compact}, indent=1,
+                   overwrite=overwrite)
         print0(f"wrote {json_path}")
     if genes_path is not None:
-        write_text(genes_path, genes_text(report))
+        write_text(genes_path, genes_text(report), overwrite=overwrite)
         print0(f"wrote {genes_path}: {sum(len(e['ranked']) for e in report['genes'])} ranked "
                f"genes of {len(report['genes'])} method(s)")
     if plots is not None:
-        written = write_plots(report, plots)
+        written = write_plots(report, plots, overwrite)
         if written is None:
             print0("note: matplotlib is not installed (pip install 'hpcswarm[plot]'); "
                    "no plots written")

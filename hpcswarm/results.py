@@ -157,7 +157,7 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
         Version, seed, rank count, dataset SHA-256, timings.
     overwrite : bool
     """
-    with atomic_hdf5(path, overwrite=overwrite) as f:
+    with atomic_hdf5(path, overwrite=overwrite, in_memory=True) as f:
         tag(f, ENCODING)
         biased = job.protocol == "biased"
         attrs = {

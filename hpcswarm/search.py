@@ -111,8 +111,8 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
     resolved = algorithm_params(algorithm, params)
     cls = algorithm_class(algorithm)
     if max_genes is not None and not cls.supports_max_genes:
-        raise ParameterError(f"max_genes applies to the swarm methods (pso, pso-rg, pso-ls, "
-                             f"pso-lsrg, bpso, cbpso, cso, fsipso), not to {algorithm}")
+        raise ParameterError(f"max_genes applies to the swarm methods without local search "
+                             f"(pso, pso-rg, bpso, cbpso, cso, fsipso), not to {algorithm}")
     if max_genes is not None and (isinstance(max_genes, bool) or int(max_genes) < 1):
         raise ParameterError(f"max_genes must be an integer >= 1, got {max_genes!r}")
     try:

@@ -16,8 +16,12 @@
 #   HPCSWARM_VENV           virtualenv to activate; unset: ./.venv if it exists; empty: none
 #                           (use the python already on PATH, e.g. from 'module load')
 #   HPCSWARM_PYTHON         python command (default python)
-#   HPCSWARM_LAUNCHER       srun (default) | mpirun | mpiexec, as your site recommends for MPI
-#   HPCSWARM_LAUNCHER_ARGS  extra launcher options, split on spaces, e.g. "--mpi=pmix"
+#   HPCSWARM_LAUNCHER       srun (default) | mpirun | mpiexec, as your site recommends for MPI;
+#                           srun gets the --mpi plugin of the MPI library mpi4py uses (pmi2 for
+#                           MPICH, Intel MPI, MVAPICH; pmix for Open MPI; cray_shasta for Cray
+#                           MPICH), if srun --mpi=list offers it (the log names the choice)
+#   HPCSWARM_LAUNCHER_ARGS  extra launcher options, split on spaces, e.g. "--mpi=pmix" (a --mpi
+#                           here replaces the automatic choice)
 #   HPCSWARM_NTASKS         MPI ranks (default $SLURM_NTASKS, else 1)
 #   HPCSWARM_FORWARD_SIGNAL 0: log the time-limit warning without passing it on (default 1)
 #
@@ -112,6 +116,47 @@ esac
 if ! command -v "$launcher" >/dev/null; then
     die "launcher '$launcher' not found on PATH; set HPCSWARM_LAUNCHER (srun, mpirun or mpiexec)"
 fi
+
+# srun's --mpi plugin: the process-management interface of the MPI library mpi4py is linked
+# to (without a common one srun starts N singleton worlds, which hpcswarm refuses with exit
+# status 2). Probed once with the job's python, without starting MPI, and checked against the
+# plugins this srun offers. HPCSWARM_LAUNCHER_ARGS with a --mpi=... of its own skips the choice.
+mpi_probe='import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; '\
+'print(" ".join(MPI.Get_library_version().splitlines()[0].split()))'
+mpi_note=
+if [[ $launcher == srun && " ${HPCSWARM_LAUNCHER_ARGS:-} " == *" --mpi"* ]]; then
+    mpi_note="as HPCSWARM_LAUNCHER_ARGS says"
+elif [[ $launcher == srun ]]; then
+    library=$("$python" -c "$mpi_probe" 2>/dev/null) || library=
+    case $library in
+        *"Open MPI"*)                           wanted="pmix pmi2" ;;
+        *"CRAY MPICH"*)                         wanted="cray_shasta pmi2" ;;
+        *MPICH* | *"Intel(R) MPI"* | *MVAPICH*) wanted="pmi2" ;;
+        *)                                      wanted= ;;
+    esac
+    # 'srun --mpi=list' prints one plugin per indented line
+    offered=$(srun --mpi=list 2>&1 | sed -n 's/^[[:space:]]\{1,\}\([[:alnum:]_]\{1,\}\)$/\1/p' |
+              tr '\n' ' ') || offered=
+    plugin=
+    for name in $wanted; do
+        if [[ " $offered" == *" $name "* ]]; then
+            plugin=$name
+            break
+        fi
+    done
+    if [[ -n $plugin ]]; then
+        launch+=(--mpi="$plugin")
+        mpi_note="--mpi=$plugin for $library (srun offers: ${offered% })"
+    elif [[ -n $wanted ]]; then
+        die "mpi4py uses $library, which srun starts with --mpi=${wanted// / or --mpi=}," \
+            "but this srun offers: ${offered:-nothing (srun --mpi=list failed)}; set" \
+            "HPCSWARM_LAUNCHER=mpiexec (or mpirun) to use the library's own launcher, or" \
+            "HPCSWARM_LAUNCHER_ARGS=--mpi=PLUGIN"
+    else
+        mpi_note="srun's default (MpiDefault), for an MPI library not known here:"
+        mpi_note+=" ${library:-$python could not import mpi4py}"
+    fi
+fi
 # (the ${a[@]+"${a[@]}"} form keeps an empty array legal under 'set -u' in bash < 4.4)
 cmd=("${launch[@]}" ${launcher_args[@]+"${launcher_args[@]}"}
      "$python" -m hpcswarm run "$job" --resume --threads "$threads" "$@")
@@ -120,6 +165,7 @@ now() { date -u '+%Y-%m-%d %H:%M:%S UTC'; }
 log "job ${SLURM_JOB_ID:-(not under SLURM)}${SLURM_JOB_NAME:+ $SLURM_JOB_NAME}" \
     "on ${SLURM_JOB_NODELIST:-$(hostname)}, started $(now)"
 log "directory $PWD; python $(command -v "$python"); $ntasks rank(s) x $threads thread(s)"
+[[ -z $mpi_note ]] || log "srun MPI plugin: $mpi_note"
 log "running: $(printf '%q ' "${cmd[@]}")"
 
 # The launcher runs in the background so that this shell can react to signals while it waits.

@@ -251,7 +251,7 @@ def test_labels_file_layouts(tmp_path, text, expected):
 
     path = tmp_path / "labels.txt"
     path.write_text(text)
-    assert read_labels_file(path, ["s1", "s2", "s3"]).tolist() == expected
+    assert read_labels_file(path, ["s1", "s2", "s3"])[0].tolist() == expected
 
 
 def test_labels_file_missing_sample(tmp_path):

@@ -182,8 +182,8 @@ def test_builtin_srbct():
 
 
 def test_two_processes_share_the_mapped_pages(tmp_path):
-    """Each process maps the same file: the pages of X and X_genes are file-backed (RssFile),
-    not private."""
+    """Each process maps the same file: the pages of X and X_genes (read once when the file is
+    opened, by the check for NaN) are file-backed (RssFile), not private."""
     path = tmp_path / "d.h5"
     n_rows, n_cols = 2000, 1000  # 16 MB
     write_dataset(Dataset(X=np.ones((n_rows, n_cols)), y=np.arange(n_rows) % 2, class_names=["a", "b"],
@@ -194,7 +194,7 @@ def test_two_processes_share_the_mapped_pages(tmp_path):
         "def rss():\n"
         "    f = dict(l.split(':', 1) for l in open('/proc/self/status'))\n"
         "    return int(f['RssAnon'].split()[0]), int(f['RssFile'].split()[0])\n"
-        "ds = open_dataset(sys.argv[1]); a0, f0 = rss()\n"
+        "a0, f0 = rss(); ds = open_dataset(sys.argv[1])\n"
         "total = float(np.asarray(ds.X).sum()) + float(np.asarray(ds.X_genes).sum())\n"
         "a1, f1 = rss()\n"
         "print(total, a1 - a0, f1 - f0)\n"

@@ -9,6 +9,8 @@ import pytest
 from hpcswarm.__main__ import main
 from hpcswarm.data import open_dataset
 
+from cli_checks import assert_one_error, folder_state
+
 MALFORMED = Path(__file__).parent / "data" / "malformed"
 
 # (input file, extra options, fragments the message must contain)
@@ -29,6 +31,14 @@ CASES = [
     ("ragged.arff", [], ["line 7", "2 values, expected 3", "ragged"]),
     ("missing_value.arff", [], ["1 NaN or infinite value", "sample 2", "gene 'g2'"]),
     ("non_numeric.gct", [], ["non-numeric cell 'x7'", "line 4", "sample 'S2'"]),
+    ("empty_label.csv", [], ["line 4", "sample 's3'", "has no label", "--drop-unlabelled"]),
+    ("missing_class.arff", [], ["line 8", "has no label ('?')"]),
+    ("nan_label.mat", [], ["Y(3)", "has no label (nan)", "--drop-unlabelled"]),
+    ("duplicate_nominal.arff", [], ["line 4", "declare 'A' twice"]),
+    ("duplicate_samples.gct", [], ["duplicate sample name", "'S1'"]),
+    ("trailing_separator.csv", [], ["line 3", "5 fields, expected 4", "ends with a separator"]),
+    ("conflicting_labels.csv", ["--labels", str(MALFORMED / "conflicting_labels.labels.txt")],
+     ["conflicting_labels.labels.txt: line 5", "sample 's2' labelled 'A', but 'B' on line 3"]),
 ]
 
 
@@ -41,14 +51,11 @@ def run_convert(capsys, *argv):
 @pytest.mark.parametrize("name, options, fragments", CASES, ids=[c[0] for c in CASES])
 def test_malformed_input(tmp_path, capsys, name, options, fragments):
     output = tmp_path / "out.h5"
+    inputs = folder_state(MALFORMED)
     status, err = run_convert(capsys, MALFORMED / name, output, *options)
-    assert status == 2
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("hpcswarm: error: ")
-    assert name in lines[0]
-    for fragment in fragments:
-        assert fragment in lines[0]
+    assert_one_error(status, err, name.split(".")[0], *fragments)
     assert list(tmp_path.iterdir()) == []
+    assert folder_state(MALFORMED) == inputs
 
 
 def test_missing_input(tmp_path, capsys):

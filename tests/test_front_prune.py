@@ -153,7 +153,7 @@ def test_pruning_removes_the_lowest_gene_among_equal_removals():
     assert pruned.removed.tolist() == [0, 1, 2] and np.flatnonzero(pruned.mask).tolist() == [3]
 
 
-SWARMS = ("pso", "pso-rg", "pso-ls", "pso-lsrg", "bpso", "cbpso", "cso", "fsipso")
+SWARMS = ("pso", "pso-rg", "bpso", "cbpso", "cso", "fsipso")
 
 
 @pytest.mark.parametrize("algorithm", SWARMS)

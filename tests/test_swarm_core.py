@@ -11,7 +11,7 @@ from hpcswarm.atomic import write_json
 from hpcswarm.search import make_fitness, result_document, run_search
 from hpcswarm.methods import ALGORITHMS, algorithm_params
 from hpcswarm.swarm import HISTORY_FIELDS
-from hpcswarm.swarm.core import best_index, better, swarm_mean
+from hpcswarm.swarm.core import RoundLedger, best_index, better, swarm_mean
 from hpcswarm.swarm.params import parse_assignments
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence
 from synthetic import SMALL, small_data
@@ -160,3 +160,20 @@ def test_json_document_is_valid_and_written_atomically(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
     odd = dataclasses.replace(result, fitness=float("nan"))
     json.dumps(result_document(odd, 2), allow_nan=False)
+
+
+def test_a_ledger_adds_many_subsets_as_one_by_one():
+    rng = np.random.default_rng(2)
+    masks = rng.random((40, 30)) < 0.3
+    values = rng.integers(0, 3, size=40) / 2.0  # many equal values: the size and order decide
+    computed = masks.any(axis=1)
+    one, many = RoundLedger(), RoundLedger()
+    one.add(masks[0], 0.5, True, 0)
+    many.add(masks[0], 0.5, True, 0)
+    for mask, value, flag in zip(masks[1:], values[1:], computed[1:]):
+        one.add(mask, value, flag, 1)
+    for start in range(1, 40, 13):
+        many.add_many(masks[start:start + 13], values[start:start + 13],
+                      computed[start:start + 13], 1)
+    assert one.keys == many.keys and one.computed == many.computed
+    assert one.best[:3] == many.best[:3] and np.array_equal(one.best[3], many.best[3])

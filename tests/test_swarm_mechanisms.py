@@ -22,7 +22,8 @@ class Spy:
 
     def __init__(self, fitness):
         self._fitness = fitness
-        self.calls = {"call": 0, "many": 0, "flip": 0, "new_state": 0, "apply_flip": 0}
+        self.calls = {"call": 0, "many": 0, "flip": 0, "flips": 0, "tries": 0, "new_state": 0,
+                      "apply_flip": 0}
         self.many_masks = []
 
     def __getattr__(self, name):
@@ -44,6 +45,11 @@ class Spy:
     def flip(self, state, genes):
         self.calls["flip"] += 1
         return self._fitness.flip(state, genes)
+
+    def flips(self, state, flips):
+        self.calls["flips"] += 1
+        self.calls["tries"] += len(flips)
+        return self._fitness.flips(state, flips)
 
     def apply_flip(self, state, genes):
         self.calls["apply_flip"] += 1
@@ -99,23 +105,57 @@ def test_pso_ls_never_resets_and_pso_rg_never_searches_locally():
 
 
 # ---------------------------------------------------------------- local search
-def test_local_search_never_worse_and_incremental_only():
+def one_try_at_a_time(fitness, mask, value, n_tries, n_flip, rng):
+    """The local search of Tran et al. Sec. 3.1-3.2 as first written: one try per call."""
+    current = np.array(mask, dtype=bool)
+    size = int(current.sum())
+    state = fitness.new_state(current)
+    tried, values = [], []
+    for _ in range(n_tries):
+        genes = np.sort(rng.choice(current.size, n_flip, replace=False))
+        candidate_value = fitness.flip(state, genes)
+        candidate_size = size + int((~current[genes]).sum()) - int(current[genes].sum())
+        candidate = current.copy()
+        candidate[genes] = ~candidate[genes]
+        tried.append(candidate)
+        values.append(candidate_value)
+        if better(candidate_value, candidate_size, value, size):
+            fitness.apply_flip(state, genes)
+            current = candidate
+            value, size = float(candidate_value), candidate_size
+    return current, value, tried, values
+
+
+@pytest.mark.parametrize("n_flip, density", [(2, 0.5), (1, 0.1), (6, 0.9), (3, 0.03)])
+def test_local_search_equals_one_try_at_a_time_and_is_incremental_only(n_flip, density):
     X, y = small_data()
     fitness, _ = make_fitness(X, y, algorithm_params("pso-lsrg"), 0)
     rng = np.random.default_rng(3)
     for trial in range(5):
-        mask = rng.random(X.shape[1]) < 0.5
+        mask = rng.random(X.shape[1]) < density
         value = fitness(mask)
         spy = Spy(fitness)
-        tried = []
-        found, found_value, flipped = local_search(spy, mask, value, 30, 2, rng,
-                                                   observe=lambda m, v: tried.append(m))
-        assert spy.calls["flip"] == 30 and spy.calls["new_state"] == 1
-        assert spy.calls["call"] == 0 and spy.calls["many"] == 0
+        tried, values = [], []
+
+        def observe(masks, found):
+            tried.extend(masks)
+            values.extend(found)
+
+        seed = int(rng.integers(2**32))
+        search_rng, loop_rng = np.random.default_rng(seed), np.random.default_rng(seed)
+        found, found_value, flipped = local_search(spy, mask, value, 30, n_flip, search_rng,
+                                                   observe=observe)
+        assert spy.calls["flip"] == 0 and spy.calls["new_state"] == 1
+        assert spy.calls["call"] == 0 and spy.calls["many"] == 0 and spy.calls["tries"] >= 30
         assert not better(value, mask.sum(), found_value, found.sum())
         assert fitness(found) == found_value
         assert np.array_equal(flipped, found != mask)
-        assert len(tried) == 30
+        expected, expected_value, expected_tried, expected_values = one_try_at_a_time(
+            fitness, mask, value, 30, n_flip, loop_rng)
+        assert np.array_equal(found, expected) and found_value == expected_value
+        assert np.array_equal(np.array(tried), np.array(expected_tried))
+        assert list(values) == expected_values
+        assert search_rng.bit_generator.state == loop_rng.bit_generator.state
 
 
 class RecordingLSRG(PSOLSRG):
@@ -134,7 +174,7 @@ def test_local_search_runs_on_each_new_pbest_through_the_incremental_path():
     algo, spy, fitness = build(RecordingLSRG, {"n_particles": 6, "n_iterations": 5,
                                                "ls_tries": 7})
     algo.run()
-    assert spy.calls["flip"] == 7 * len(algo.log) and spy.calls["new_state"] == len(algo.log)
+    assert spy.calls["tries"] >= 7 * len(algo.log) and spy.calls["new_state"] == len(algo.log)
     assert spy.calls["many"] == 5 and spy.calls["call"] == 0
     for value, size, new_value, new_size in algo.log:
         assert not better(value, size, new_value, new_size)

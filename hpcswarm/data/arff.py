@@ -1,7 +1,7 @@
 """Weka ARFF reader: numeric attributes are genes, one nominal attribute holds the class.
 
 Handles quoted names (``'a b'`` or ``"a b"``), ``%`` comments, ``{...}`` nominal specs with or
-without spaces and quotes, ``?`` missing values (reported later as NaN), and a class attribute
+without spaces and quotes, ``?`` missing values (reported later as NaN; a ``?`` class is a missing label), and a class attribute
 anywhere in the attribute list. Sparse ARFF (``{index value, ...}`` rows) is refused clearly.
 """
 
@@ -48,7 +48,12 @@ def _parse_attribute(rest, path, lineno):
         if not kind.endswith("}"):
             raise DataError(f"{path}: line {lineno}: unterminated nominal spec {kind!r}")
         inner = kind[1:-1].strip()
-        return name, [v for v in _split_values(inner) if v != ""] if inner else []
+        values = [v for v in _split_values(inner) if v != ""] if inner else []
+        repeated = next((v for i, v in enumerate(values) if v in values[:i]), None)
+        if repeated is not None:
+            raise DataError(f"{path}: line {lineno}: the nominal values of {name!r} declare "
+                            f"{repeated!r} twice")
+        return name, values
     return name, kind.split()[0].lower()
 
 
@@ -139,7 +144,7 @@ def read_arff(path, *, label=None):
         labels.append(fields.pop(index))
         rows.append(fields)
         linenos.append(lineno)
-    unknown = [(n, v) for n, v in zip(linenos, labels) if v not in class_order]
+    unknown = [(n, v) for n, v in zip(linenos, labels) if v not in class_order and v != "?"]
     if unknown:
         lineno, value = unknown[0]
         raise DataError(f"{path}: line {lineno}: class {value!r} is not one of the declared "
@@ -151,4 +156,5 @@ def read_arff(path, *, label=None):
 
     X = parse_float_cells(rows, path, locate) if rows else np.empty((0, len(gene_names)))
     return RawTable(X=X, labels=np.array(labels, dtype=object), gene_names=gene_names,
-                    class_order=class_order, sources=[("source", path)])
+                    class_order=class_order, sources=[("source", path)],
+                    label_places=[f"line {n}" for n in linenos])

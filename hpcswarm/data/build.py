@@ -18,7 +18,7 @@ import numpy as np
 
 from hpcswarm.data.table import BLOCK_CELLS
 from hpcswarm.data.validate import (DTYPES, NAN_POLICIES, Cleaning, check_choice, check_unique,
-                                    encode_labels)
+                                    encode_labels, label_text)
 from hpcswarm.errors import DataError, ParameterError
 
 MEMORY_FRACTION = 0.8
@@ -45,39 +45,42 @@ def shown(names, count=_SHOWN):
     return ", ".join(repr(str(n)) for n in names[:count]) + (", ..." if len(names) > count else "")
 
 
-def unlabelled_mask(labels):
-    """Where ``labels`` holds no label: None, an empty or blank string, or a float NaN."""
-    labels = np.asarray(labels)
-    if labels.dtype.kind == "f":
-        return np.isnan(labels)
-    if labels.dtype.kind in "iub":
-        return np.zeros(labels.shape, dtype=bool)
-    return np.array([v is None or (isinstance(v, str) and not v.strip())
-                     or (isinstance(v, float) and np.isnan(v)) for v in labels.tolist()],
-                    dtype=bool)
-
-
-def _label_text(labels):
-    return [str(v) for v in np.asarray(labels).tolist()]
-
-
-def _select_samples(labels, sample_names, path, origin, drop_unlabelled, min_class_size,
+def _select_samples(labels, sample_names, path, source, drop_unlabelled, min_class_size,
                     cleaning):
-    """Samples kept by the label rules, as a boolean mask."""
-    missing = unlabelled_mask(labels)
+    """Samples kept by the label rules, as a boolean mask, and every label as its class name
+    (:func:`~hpcswarm.data.validate.label_text`: ``1`` and ``1.0`` one class, ``NA``, ``?``
+    and NaN missing)."""
+    where = source.label_file or path
     names = sample_names if sample_names is not None else [str(i + 1) for i in range(labels.size)]
+
+    def place(i):
+        at = "" if source.label_places is None else f"{source.label_places[i]}, "
+        return f"{at}sample {names[i]!r}"
+
+    text = []
+    for i, value in enumerate(labels.tolist()):
+        try:
+            text.append(label_text(value))
+        except ValueError as exc:
+            raise DataError(f"{where}: {place(i)}: the label {exc}") from None
+    missing = np.array([t is None for t in text], dtype=bool)
     if missing.any():
         lost = [names[i] for i in np.flatnonzero(missing)]
         if not drop_unlabelled:
-            raise DataError(f"{path}: {len(lost)} sample(s) without a label"
-                            f"{' ' + origin if origin else ''}: {shown(lost)} "
-                            "(--drop-unlabelled drops them)")
+            first = int(np.flatnonzero(missing)[0])
+            value = labels[first]
+            value = repr(value) if isinstance(value, str) else str(value)
+            origin = f" {source.label_origin}" if source.label_origin else ""
+            raise DataError(f"{where}: {place(first)} has no label ({value}){origin}; "
+                            f"{len(lost)} sample(s) unlabelled (--drop-unlabelled leaves them "
+                            "out)")
         cleaning.unlabelled_samples = lost
+    labels[:] = np.array(["" if t is None else t for t in text], dtype=object)
     keep = ~missing
     if min_class_size is not None:
         if min_class_size < 1:
             raise ParameterError(f"min_class_size must be a positive integer, got {min_class_size}")
-        text = np.array(_label_text(labels), dtype=object)
+        text = np.array(labels, dtype=object)
         values, counts = np.unique(text[keep], return_counts=True)
         small = [(v, int(c)) for v, c in zip(values.tolist(), counts.tolist()) if c < min_class_size]
         if small:
@@ -249,8 +252,11 @@ def build(source, path, destination, *, dtype="float64", drop_constant=False, tr
         raise DataError(f"{path}: {labels.size} labels for {n_samples} samples "
                         f"(the label count must match the sample count{hint})")
     check_unique(gene_names, "gene", path)
+    if sample_names is not None:
+        check_unique(sample_names, "sample", path)
     cleaning = Cleaning(notes=list(source.notes))
-    keep = _select_samples(labels, sample_names, path, source.label_origin, drop_unlabelled,
+    labels = labels.astype(object)
+    keep = _select_samples(labels, sample_names, path, source, drop_unlabelled,
                            min_class_size, cleaning)
     labels = labels[keep]
     if sample_names is not None:

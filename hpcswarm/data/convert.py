@@ -10,10 +10,11 @@ from hpcswarm import __version__
 from hpcswarm.data.build import MemoryDestination, build
 from hpcswarm.data.dataset import Dataset, file_sha256
 from hpcswarm.data.formats import READER_OPTIONS, detect_format, read_source
-from hpcswarm.data.hdf5 import FileDestination, atomic_hdf5, check_output, write_labels_and_names
+from hpcswarm.data.hdf5 import FileDestination, atomic_hdf5, write_labels_and_names
 from hpcswarm.data.textio import check_readable
 from hpcswarm.data.validate import Cleaning
 from hpcswarm.errors import DataError
+from hpcswarm.outputs import check_outputs
 
 
 BUILD_DEFAULTS = {"dtype": "float64", "drop_constant": False, "transpose": False, "nan": "error",
@@ -145,7 +146,8 @@ class ConvertReport:
         for what, names in (("samples without a label", self.cleaning.unlabelled_samples),
                             ("constant genes", self.cleaning.constant_genes),
                             ("genes with NaN/inf", self.cleaning.nonfinite_genes),
-                            ("samples with NaN/inf", self.cleaning.nonfinite_samples)):
+                            ("samples with NaN/inf", self.cleaning.nonfinite_samples),
+                            ("samples without a label", self.cleaning.unlabelled_samples)):
             if names:
                 shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
                 out.append(f"  dropped {len(names)} {what}: {shown}")
@@ -167,7 +169,8 @@ def convert_file(input, output, *, overwrite=False, **options):
     output : str or Path
         Written under a temporary name in its folder, then renamed: a failure leaves no file.
     overwrite : bool
-        Replace an existing ``output``.
+        Replace an existing ``output``; never the input or labels file
+        (:func:`hpcswarm.outputs.check_outputs`).
     **options
         Options of :func:`read_dataset`.
 
@@ -176,9 +179,9 @@ def convert_file(input, output, *, overwrite=False, **options):
     ConvertReport
     """
     input, output = Path(input), Path(output)
-    check_output(output, overwrite=overwrite)
-    if output.exists() and output.resolve() == input.resolve():
-        raise DataError(f"{output}: is the input file itself")
+    check_outputs([("OUTPUT", output)],
+                  [("the input", input), ("the labels file", options.get("labels"))],
+                  overwrite=overwrite)
     defaults = {"format": None, "label": None, "labels": None, "genes_as_rows": False,
                 "sep": None, "x_var": "X", "y_var": "Y", "layer": None, "sample_column": None}
     options = _options(**{**defaults, **options})

@@ -77,6 +77,14 @@ def read_cls(path, n_samples):
     return np.array(tokens, dtype=object), names
 
 
+def _fields(line, n_samples):
+    """The tab-separated fields of a line, without the empty one a tab ending it adds."""
+    fields = line.split("\t")
+    if len(fields) == n_samples + 3 and not fields[-1].strip():
+        fields.pop()
+    return fields
+
+
 def default_cls(path):
     """The CLS file beside a GCT file: its name with ``.cls`` for ``.gct`` (``.gz`` removed),
     or that name with ``.gz`` when only the compressed one exists."""
@@ -110,10 +118,10 @@ def read_gct(path, *, labels=None, labels_elsewhere=False):
     if len(lines) < 3:
         raise DataError(f"{path}: a GCT file needs a dimensions line and a header line")
     n_genes, n_samples = _dims(lines[1], path, 2, 2)[:2]
-    header = lines[2].split("\t")
+    header = _fields(lines[2], n_samples)
     if len(header) != n_samples + 2:
         raise DataError(f"{path}: line 3: {len(header) - 2} sample columns, line 2 says {n_samples}")
-    rows = [(n, line.split("\t")) for n, line in enumerate(lines[3:], 4) if line.strip()]
+    rows = [(n, _fields(line, n_samples)) for n, line in enumerate(lines[3:], 4) if line.strip()]
     if len(rows) != n_genes:
         raise DataError(f"{path}: {len(rows)} gene rows, line 2 says {n_genes}")
     for lineno, fields in rows:
@@ -132,4 +140,5 @@ def read_gct(path, *, labels=None, labels_elsewhere=False):
         raise DataError(f"{path}: no class labels: {cls} does not exist (give --labels FILE.cls)")
     y, class_order = read_cls(cls, n_samples)
     return RawTable(X=X, labels=y, gene_names=gene_names, sample_names=sample_names,
-                    class_order=class_order, sources=[("source", path), ("labels", cls)])
+                    class_order=class_order, sources=[("source", path), ("labels", cls)],
+                    label_places=[f"label {i + 1}" for i in range(len(y))])

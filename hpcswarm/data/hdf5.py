@@ -24,6 +24,7 @@ message to convert the source again (a job's conversion cache names its files by
 version, so it converts them again by itself).
 """
 
+import io
 import json
 import os
 import shutil
@@ -189,7 +190,7 @@ class FileDestination:
 
 
 @contextmanager
-def atomic_hdf5(output, *, overwrite=False):
+def atomic_hdf5(output, *, overwrite=False, in_memory=False):
     """A new HDF5 file that appears at ``output`` whole, or not at all.
 
     The block writes an ``h5py.File`` created under a temporary name in ``output``'s folder
@@ -197,16 +198,35 @@ def atomic_hdf5(output, *, overwrite=False):
     disk and renames it to ``output``. On any error, or an interruption, the temporary file
     is removed and ``output`` is untouched.
 
+    Parameters
+    ----------
+    output : str or Path
+    overwrite : bool
+        Replace an existing ``output``.
+    in_memory : bool
+        Build the file in memory and write its bytes to the temporary file at the end (memory:
+        the file's size). The HDF5 library then never meets a failing disk: a full disk
+        during a write of many objects (results, checkpoints) otherwise leaves HDF5 unable to
+        close the file, and every object still open reports the failure again when freed.
+
     Raises
     ------
     DataError
-        ``output`` exists (without ``overwrite``), or its folder is missing or not writable.
+        ``output`` exists (without ``overwrite``), its folder is missing or not writable, or
+        the write fails (a full disk).
     """
     output = Path(output)
     check_output(output, overwrite=overwrite)
     with atomic_path(output, overwrite=overwrite) as temporary:
-        with h5py.File(temporary, "w") as f:
+        if not in_memory:
+            with h5py.File(temporary, "w") as f:
+                yield f
+            return
+        image = io.BytesIO()
+        with h5py.File(image, "w") as f:
             yield f
+        with open(temporary, "wb") as handle:
+            handle.write(image.getbuffer())
 
 
 def check_output(output, *, overwrite=False):
@@ -276,6 +296,24 @@ def _check_layout(f, path):
                         f"expected {X.shape[0]} integers")
 
 
+def _check_finite(matrix, key, path, sample_names, gene_names):
+    """DataError naming the file and the first NaN or infinity of ``matrix`` (the dataset
+    ``key``), read a block of rows at a time (a file written by another tool may hold them:
+    ``convert`` never writes one)."""
+    step = max(1, BLOCK_CELLS // max(1, matrix.shape[1]))
+    for start in range(0, matrix.shape[0], step):
+        bad = ~np.isfinite(matrix[start:start + step])
+        if bad.any():
+            i, j = (int(v) for v in np.argwhere(bad)[0])
+            i += start
+            sample, gene = (i, j) if key == "X" else (j, i)
+            sample = repr(sample_names[sample]) if sample_names else str(sample + 1)
+            gene = repr(gene_names[gene])
+            raise DataError(f"{path}: '{key}' holds NaN or infinite values, the first "
+                            f"({matrix[i, j]}) at sample {sample}, gene {gene}; convert the "
+                            "source with 'hpcswarm convert --nan drop-genes' (or drop-samples)")
+
+
 def open_dataset(path):
     """Open an hpcswarm HDF5 file, memory-mapping ``X`` and ``X_genes`` when their layout allows.
 
@@ -295,7 +333,7 @@ def open_dataset(path):
     ------
     DataError
         The file is missing, not HDF5, not an hpcswarm dataset (or one written before
-        ``X_genes`` existed) or inconsistent.
+        ``X_genes`` existed) or inconsistent, holds NaN or infinite values, or a single class.
     """
     path = Path(path)
     if not path.is_file():
@@ -319,6 +357,12 @@ def open_dataset(path):
         X_genes = _mapped_or_read(f["X_genes"], path)
     if y.size and (y.min() < 0 or y.max() >= len(class_names)):
         raise DataError(f"{path}: class codes in 'y' run outside 0..{len(class_names) - 1}")
+    present = np.unique(y)
+    if present.size < 2:
+        raise DataError(f"{path}: a single class ({class_names[present[0]]!r}, {y.size} samples) "
+                        "in 'y'; selecting genes needs at least two classes")
+    for key, matrix in (("X", X), ("X_genes", X_genes)):
+        _check_finite(matrix, key, path, sample_names, gene_names)
     in_memory = [name for name, array in (("X", X), ("X_genes", X_genes))
                  if not isinstance(array, np.memmap)]
     if in_memory:

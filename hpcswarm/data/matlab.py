@@ -2,8 +2,9 @@
 
 The matrix variable (``X`` by default) holds samples as rows, genes as columns, as in the
 scikit-feature files; integer matrices (int16 in colon.mat and lymphoma.mat) become float64.
-The label variable (``Y``) is numeric or, in v5 files, a cell array of strings; numeric labels
-are named by their values ("1", "2", ...) and coded in sorted order.
+The label variable (``Y``) is numeric, a char matrix (one label per row) or a cell array of
+strings; numeric labels are named by their values ("1", "2", ...) and coded in sorted order,
+and a NaN label is a missing one.
 """
 
 import h5py
@@ -11,6 +12,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse
 
+from hpcswarm.data.hdf5 import decode_value
 from hpcswarm.data.table import RawTable
 from hpcswarm.data.textio import check_readable
 from hpcswarm.errors import DataError
@@ -63,10 +65,47 @@ def _read_v73(path, x_var, y_var):
                 raise DataError(f"{path}: no variable {name!r} (choose with --x-var/--y-var)")
         # MATLAB stores column-major arrays: h5py sees every matrix transposed.
         X = _matrix(f[x_var][()], x_var, path).T
-        Y = f[y_var][()]
-    if Y.dtype.kind not in "iufb":
-        raise DataError(f"{path}: variable {y_var!r} is not numeric (v7.3 labels must be numeric)")
-    return X, np.asarray(Y).ravel()
+        labels = _labels_v73(f, f[y_var], y_var, path)
+    return X, labels
+
+
+def _matlab_class(dset):
+    return decode_value(dset.attrs.get("MATLAB_class", b""))
+
+
+def _char_rows(dset):
+    """The rows of a MATLAB char matrix stored in v7.3 (UTF-16 code units, column-major: h5py
+    sees the matrix transposed, one string per column)."""
+    if dset.attrs.get("MATLAB_empty"):
+        return [""]
+    codes = np.atleast_2d(dset[()])
+    return ["".join(map(chr, codes[:, j].tolist())).strip() for j in range(codes.shape[1])]
+
+
+def _labels_v73(f, dset, name, path):
+    """Labels of a v7.3 variable: numeric, a ``char`` matrix (one label per row) or a cell
+    array of strings; MATLAB says which in the ``MATLAB_class`` attribute."""
+    kind = _matlab_class(dset)
+    if kind == "char":
+        return np.array(_char_rows(dset), dtype=object)
+    if kind == "cell":
+        labels = []
+        for ref in np.asarray(dset[()]).T.ravel():
+            cell = f[ref]
+            if _matlab_class(cell) != "char":
+                raise DataError(f"{path}: variable {name!r} is a cell array of "
+                                f"{_matlab_class(cell) or 'unknown'} values, expected strings")
+            rows = _char_rows(cell)
+            if len(rows) != 1:
+                raise DataError(f"{path}: variable {name!r}: cell {len(labels) + 1} holds "
+                                f"{len(rows)} strings, expected one")
+            labels.append(rows[0])
+        return np.array(labels, dtype=object)
+    values = dset[()]
+    if values.dtype.kind not in "iufb":
+        raise DataError(f"{path}: variable {name!r} is {kind or values.dtype} data, expected "
+                        "numeric labels, a char matrix or a cell array of strings")
+    return np.asarray(values).ravel()
 
 
 def read_mat(path, *, x_var="X", y_var="Y"):
@@ -88,4 +127,5 @@ def read_mat(path, *, x_var="X", y_var="Y"):
         X, labels = _read_v73(path, x_var, y_var)
     else:
         X, labels = _read_v5(path, x_var, y_var)
-    return RawTable(X=X, labels=labels, sources=[("source", path)])
+    return RawTable(X=X, labels=labels, sources=[("source", path)],
+                    label_places=[f"{y_var}({i + 1})" for i in range(len(labels))])

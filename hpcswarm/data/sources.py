@@ -23,7 +23,8 @@ from hpcswarm.data.convert import convert_file, read_dataset
 from hpcswarm.data.dataset import Dataset, file_sha256
 from hpcswarm.data.examples import example_path
 from hpcswarm.data.formats import HDF5_EXTENSIONS
-from hpcswarm.data.hdf5 import ENCODING_VERSION, open_dataset
+import hpcswarm.data.hdf5 as hdf5
+from hpcswarm.data.hdf5 import open_dataset
 from hpcswarm.data.textio import check_readable
 from hpcswarm.errors import DataError, ParameterError
 
@@ -46,6 +47,21 @@ def is_hdf5(spec):
 def needs_conversion(spec):
     """Whether ``spec`` is an input file to convert (neither named nor HDF5)."""
     return not (is_named(spec) or is_hdf5(spec))
+
+
+def source_path(spec):
+    """The file behind a DATA argument (a bundled example's file for ``builtin:NAME``), or
+    None for a dataset that is not a file (``sklearn:NAME``, an unknown bundled name): what
+    no output of the same command may replace."""
+    text = str(spec)
+    if text.startswith(BUILTIN_PREFIX):
+        try:
+            return example_path(text[len(BUILTIN_PREFIX):])
+        except DataError:  # no such bundled dataset: opening it will say so
+            return None
+    if text.startswith(SKLEARN_PREFIX):
+        return None
+    return Path(text)
 
 
 def default_cache():
@@ -115,7 +131,7 @@ def cache_name(source_sha256, options):
     (e.g. without ``X_genes``) is never reused: the source is converted again.
     """
     key = json.dumps({"sha256": source_sha256, "options": options, "version": __version__,
-                      "encoding": ENCODING_VERSION}, sort_keys=True)
+                      "encoding": hdf5.ENCODING_VERSION}, sort_keys=True)
     return f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.h5"
 
 

@@ -27,6 +27,12 @@ class RawTable:
         The order in which the file declares its classes (ARFF nominal spec, CLS header).
     sources : list of (role, path)
         Files read, e.g. ``[("source", "a.gct"), ("labels", "a.cls")]``, for provenance.
+    label_places : list of str or None
+        Where each label was read, e.g. ``"line 7"`` of the file holding the labels (the
+        ``labels`` source when there is one), named by the label checks.
+    notes : list of str
+        What the reader decided that the user should know, shown in the conversion summary
+        (e.g. which column became the sample names).
     """
 
     X: np.ndarray
@@ -35,6 +41,14 @@ class RawTable:
     sample_names: list = None
     class_order: list = None
     sources: list = field(default_factory=list)
+    label_places: list = None
+    notes: list = field(default_factory=list)
+
+    @property
+    def label_file(self):
+        """The file the labels were read from: the ``labels`` source, else the main one."""
+        roles = dict(self.sources)
+        return roles.get("labels", roles.get("source"))
 
     def source(self):
         """The same table as a :class:`MatrixSource` (rows are samples)."""
@@ -44,7 +58,8 @@ class RawTable:
             shape=X.shape, rows_are_genes=False, labels=self.labels,
             blocks=lambda: (X[start:start + step] for start in range(0, X.shape[0], step)),
             row_names=self.sample_names, col_names=self.gene_names,
-            class_order=self.class_order, sources=self.sources)
+            class_order=self.class_order, sources=self.sources, notes=list(self.notes),
+            label_places=self.label_places, label_file=dict(self.sources).get("labels"))
 
 
 BLOCK_CELLS = 1 << 22
@@ -79,6 +94,10 @@ class MatrixSource:
         Further attributes to keep (e.g. a GEO series accession and platform).
     notes : list of str
         Lines for the conversion summary (e.g. phenotype rows that matched no sample).
+    label_places : list of str or None
+        Where each label was read (``"line 7"``), named when a label is missing.
+    label_file : path or None
+        The separate file the labels come from, if any (named instead of the matrix's file).
     label_origin : str
         Where the labels come from, for the message about samples without one.
     """
@@ -94,6 +113,8 @@ class MatrixSource:
     provenance: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     label_origin: str = ""
+    label_places: list = None
+    label_file: object = None
 
 
 def parse_float_cells(cells, path, locate):

@@ -6,6 +6,7 @@ text format (CSV/TSV, GCT, CLS, ARFF, GEO series matrix, labels and phenotype ta
 through :func:`text_lines`, so each may be compressed.
 """
 
+import codecs
 import gzip
 import io
 import zlib
@@ -15,6 +16,11 @@ from pathlib import Path
 from hpcswarm.errors import DataError
 
 GZIP_MAGIC = b"\x1f\x8b"
+
+_BYTE_ORDER_MARKS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                     (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+"""Byte-order marks of the wide Unicode encodings (UTF-32 first: its LE mark starts like
+UTF-16's), as Windows tools such as Notepad and PowerShell write them."""
 
 
 def check_readable(path):
@@ -30,6 +36,22 @@ def is_gzip(path):
     """Whether the file at ``path`` starts with the gzip magic bytes."""
     with open(path, "rb") as handle:
         return handle.read(2) == GZIP_MAGIC
+
+
+def _wide_encoding(data):
+    """``"utf-32"``/``"utf-16"`` when ``data`` starts with their byte-order mark, or
+    ``"utf-16-le"``/``"utf-16-be"`` when every other byte of a BOM-less start is zero (ASCII
+    text in UTF-16); None for byte-oriented text."""
+    for mark, encoding in _BYTE_ORDER_MARKS:
+        if data.startswith(mark):
+            return encoding
+    head = data[:8192]
+    if len(head) >= 4 and len(head) % 2 == 0:
+        if not any(head[1::2]) and all(head[0::2]):
+            return "utf-16-le"
+        if not any(head[0::2]) and all(head[1::2]):
+            return "utf-16-be"
+    return None
 
 
 def _decode(line):
@@ -55,38 +77,68 @@ def _binary(path):
 
 @contextmanager
 def text_lines(path):
-    """The lines of a UTF-8 (or Latin-1) text file, plain or gzip, without line ends.
+    """The lines of a text file, plain or gzip, without line ends: UTF-8 (with or without a
+    byte-order mark), UTF-16 or UTF-32 (with a byte-order mark, or UTF-16 of ASCII text
+    without one), or else Latin-1.
 
-    Yields an iterator of ``str``; a file starting with a UTF-8 byte-order mark loses it.
-    Lines are decoded one at a time, so a large file is never held whole.
+    Yields an iterator of ``str``. Lines are decoded one at a time, so a large file is never
+    held whole.
 
     Raises
     ------
     DataError
-        The file is missing, unreadable, binary, or a truncated or damaged gzip file.
+        The file is missing, unreadable, binary, not valid in the encoding its mark names, or
+        a truncated or damaged gzip file.
     """
     with _binary(path) as stream:
-        yield _decoded_lines(stream, path)
+        wide = _wide_encoding(_peek(stream, path))
+        if wide is None:
+            yield _decoded_lines(stream, path)
+        else:
+            yield _wide_lines(stream, wide, path)
 
 
-def _raw_lines(stream, path):
-    """Lines of bytes; read and decompression errors become one :class:`DataError`."""
-    lines = iter(stream)
+def _wide_lines(stream, encoding, path):
+    text = io.TextIOWrapper(stream, encoding=encoding, newline=None)
+    try:
+        for line in _checked(text, path):
+            yield line.rstrip("\r\n")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not valid {encoding.upper()} text (byte {exc.start})") from None
+    finally:
+        text.detach()
+
+
+def _gzip_error(path, exc):
+    return DataError(f"{path}: truncated or damaged gzip file ({exc})")
+
+
+def _peek(stream, path):
+    """The first bytes of the (decompressed) stream, without consuming them."""
+    try:
+        return stream.peek(8192)[:8192]
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise _gzip_error(path, exc) from None
+
+
+def _checked(lines, path):
+    """``lines`` with read and decompression errors turned into one :class:`DataError`."""
+    lines = iter(lines)
     while True:
         try:
-            raw = next(lines)
+            line = next(lines)
         except StopIteration:
             return
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            raise DataError(f"{path}: truncated or damaged gzip file ({exc})") from None
+            raise _gzip_error(path, exc) from None
         except OSError as exc:
             raise DataError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        yield raw
+        yield line
 
 
 def _decoded_lines(stream, path):
     first = True
-    for raw in _raw_lines(stream, path):
+    for raw in _checked(stream, path):
         if first:
             if b"\x00" in raw[:8192]:
                 raise DataError(f"{path}: binary content where text was expected")
@@ -100,6 +152,11 @@ def read_lines(path):
     """All lines of a text file (see :func:`text_lines`) as a list."""
     with text_lines(path) as lines:
         return list(lines)
+
+
+def read_text(path):
+    """The text of a file (see :func:`text_lines`), lines joined by newlines."""
+    return "\n".join(read_lines(path))
 
 
 def head_lines(path, count):

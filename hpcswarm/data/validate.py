@@ -1,15 +1,17 @@
-"""Rules shared by the checks of :mod:`hpcswarm.data.build`: option values, label coding,
-unique names, and the record of what a conversion removed.
+"""Rules shared by the checks of :mod:`hpcswarm.data.build`: option values, label texts and
+codes, unique names, and the record of what a conversion removed.
 
 Every problem of the data becomes a :class:`~hpcswarm.errors.DataError` naming the file and
 saying what is wrong and where (a bad option value, a :class:`~hpcswarm.errors.ParameterError`);
 nothing is normalised: values stay as distributed.
 """
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from hpcswarm.data.table import MISSING_TOKENS
 from hpcswarm.errors import DataError, ParameterError
 
 DTYPES = ("float64", "float32")
@@ -18,7 +20,8 @@ NAN_POLICIES = ("error", "drop-genes", "drop-samples")
 
 @dataclass
 class Cleaning:
-    """What :func:`hpcswarm.data.build.build` removed, for the conversion report."""
+    """What :func:`hpcswarm.data.build.build` removed, and the reader's notes, for the
+    conversion report."""
 
     constant_genes: list = field(default_factory=list)
     nonfinite_genes: list = field(default_factory=list)
@@ -27,7 +30,8 @@ class Cleaning:
     small_classes: list = field(default_factory=list)
     """``(class, samples)`` of the classes dropped by ``min_class_size``."""
     notes: list = field(default_factory=list)
-    """Further lines for the summary (e.g. phenotype rows that matched no sample)."""
+    """Further lines for the summary (which column became the names, phenotype rows that
+    matched no sample)."""
 
 
 def check_choice(name, value, allowed):
@@ -37,10 +41,40 @@ def check_choice(name, value, allowed):
         raise ParameterError(f"{name} must be one of {choices}, got {value!r}")
 
 
-def _label_text(value):
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+def label_text(value):
+    """The class a label names, as text, or None for a missing label.
+
+    Missing: None, a float NaN (MATLAB's NaN), or a cell in :data:`MISSING_TOKENS` (empty,
+    ``?``, ``NA``...). A label that reads as a number is named by its value, so that ``1``,
+    ``1.0`` and ``01`` are one class ``"1"`` (a spreadsheet or MATLAB writes whole numbers
+    either way); other text is kept as written, without surrounding spaces.
+
+    Raises
+    ------
+    ValueError
+        An infinite number.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, (bool, np.bool_)):
         return str(int(value))
-    return str(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in MISSING_TOKENS:
+            return None
+        try:
+            number = float(text)
+        except ValueError:
+            return text
+    else:
+        number = float(value)
+        if math.isnan(number):
+            return None
+    if not math.isfinite(number):
+        raise ValueError(f"{value!r} is not a class")
+    return str(int(number)) if number.is_integer() else repr(number)
 
 
 def _label_sort_key(names):
@@ -58,8 +92,8 @@ def encode_labels(labels, class_order=None):
 
     Parameters
     ----------
-    labels : ndarray of shape (n_samples,)
-        Strings or numbers.
+    labels : sequence of str
+        Class names as :func:`label_text` gives them (none missing).
     class_order : list of str or None
         Declared order of the classes; classes without samples are left out. Without it,
         labels are ordered by value when all are numbers, else alphabetically.
@@ -70,16 +104,14 @@ def encode_labels(labels, class_order=None):
         int64 codes in ``0 .. n_classes - 1``.
     class_names : list of str
     """
-    labels = np.asarray(labels)
-    if labels.dtype.kind in "iufb":
-        values, y = np.unique(labels, return_inverse=True)
-        return y.astype(np.int64).ravel(), [_label_text(v) for v in values]
-    text = np.array([str(v) for v in labels.tolist()], dtype=object)
-    present = set(text.tolist())
+    text = [str(v) for v in labels]
+    present = set(text)
     if class_order is None:
         names = sorted(present, key=_label_sort_key(present))
     else:
-        names = [name for name in class_order if name in present]
+        declared = [label_text(name) for name in class_order]
+        names = [name for name in dict.fromkeys(declared) if name in present]
+        names += sorted(present - set(names), key=_label_sort_key(present))
     code = {name: i for i, name in enumerate(names)}
     return np.array([code[t] for t in text], dtype=np.int64), names
 
@@ -97,5 +129,3 @@ def check_unique(names, what, path):
             f"{path}: duplicate {what} name{'s' if len(duplicates) > 1 else ''}: "
             f"{duplicates[0]!r}" + (f" and {len(duplicates) - 1} more" if len(duplicates) > 1 else "")
         )
-
-

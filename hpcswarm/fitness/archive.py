@@ -18,6 +18,12 @@ def mask_key(mask):
     return hashlib.blake2b(np.packbits(mask).tobytes(), digest_size=16).digest()
 
 
+def mask_keys(masks):
+    """:func:`mask_key` of every row of ``masks`` (n_masks, n_genes), packed in one call."""
+    packed = np.packbits(masks, axis=1)
+    return [hashlib.blake2b(row, digest_size=16).digest() for row in packed]
+
+
 class Archive:
     """Bounded least-recently-used map from mask keys to results, counting hits and misses.
 

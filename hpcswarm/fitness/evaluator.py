@@ -15,10 +15,13 @@ import numpy as np
 
 from hpcswarm.fitness.archive import Archive, mask_key
 from hpcswarm.fitness.distances import exact_sq_distances, gram_bound_factor, gram_sq_distances
+from hpcswarm.fitness.flip_kernel import (AVAILABLE as COMPILED_AVAILABLE, FlipScratch,
+                                          flip_scores_1nn, single_precision_safe)
 from hpcswarm.fitness.folds import make_folds
 from hpcswarm.fitness.genemajor import GeneMajor
 from hpcswarm.fitness.incremental import flipped_state, initial_state
 from hpcswarm.fitness.knn import knn_predict, knn_predict_settled
+from hpcswarm.fitness.multi_flips import FlipBlock, block_size, multi_flip_distances
 from hpcswarm.fitness.score import Score
 from hpcswarm.fitness.single_flips import new_scratch, single_flip_distances
 
@@ -100,6 +103,10 @@ class KnnEvaluator:
     :data:`~hpcswarm.fitness.single_flips.BLOCK_BYTES` (8 MiB) of candidate blocks.
     """
 
+    use_compiled = COMPILED_AVAILABLE
+    """Whether ``score_flips`` uses the compiled kernel (:mod:`hpcswarm.fitness.flip_kernel`)
+    where it applies; False keeps the numpy path (the reference, equal in every case)."""
+
     def __init__(self, X, y, *, k=1, cv="loo", seed=0, archive_size=DEFAULT_ARCHIVE_SIZE,
                  folds=None):
         self._data = X if isinstance(X, GeneMajor) else GeneMajor.from_samples(X)
@@ -130,6 +137,8 @@ class KnnEvaluator:
                                       and np.array_equal(self._penalty, self._penalty.T))
         self._row_codes = self._codes[self._rows]
         self.archive = Archive(archive_size)
+        self._scratch = FlipScratch()
+        self._compiled_flips = None
         self.evaluations = 0
         self.incremental_evaluations = 0
 
@@ -378,17 +387,100 @@ class KnnEvaluator:
                 scores.append(self._decide(dist2[b], slack[b], mask))
         return scores
 
+    def score_flips(self, state, flips):
+        """Correct predictions of ``state.mask`` with each row of ``flips`` flipped (state unchanged).
+
+        The tries of a local search at once: equal, row by row, to
+        ``score_flip(state, row).correct`` and so to ``score`` of the flipped mask, computed
+        in blocks of tries (:mod:`hpcswarm.fitness.multi_flips`) with the rounding bound of
+        ``score_flip``; a try whose neighbours that bound leaves open in some row is decided
+        alone by the exact refinement of ``score``. The tries are speculative (a local
+        search keeps those before the first improvement): they are neither looked up in
+        nor added to the archive; every non-empty one is counted in ``evaluations`` and
+        ``incremental_evaluations``. An empty subset scores 0. ``apply_flip`` of a try of
+        the last block is free on the numpy path. With k = 1 and leave-one-out or n-fold
+        folds the tries go through the compiled kernel (:mod:`hpcswarm.fitness.flip_kernel`)
+        when ``use_compiled``, and the tries it leaves unsettled through the numpy path.
+
+        Parameters
+        ----------
+        state : DistanceState
+        flips : ndarray of int of shape (n_tries, n_flipped)
+            Each row distinct gene indices (checked once for the whole array).
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_tries,)
+        """
+        flips = self._check_flip_sets(flips)
+        n_tries, n_flipped = flips.shape
+        correct = np.zeros(n_tries, dtype=np.int64)
+        size = block_size(self.n_samples, n_flipped)
+        if self._compiled_flips is None:  # decided once, on the first call
+            self._compiled_flips = (self.use_compiled and self.k == 1
+                                    and self._penalty_in_distances
+                                    and single_precision_safe(self._data))
+        for start in range(0, n_tries, size):
+            block = flips[start:start + size]
+            rows = self._data.take(block.ravel(), out=self._scratch.rows(
+                *block.shape, self.n_samples)).reshape(block.shape + (self.n_samples,))
+            leaving = state.mask[block]
+            n_selected = state.n_selected + n_flipped - 2 * leaving.sum(axis=1)
+            if self._compiled_flips:
+                counts, settled = flip_scores_1nn(state, rows, leaving, n_selected,
+                                                  self._codes, self._scratch)
+                open_ = np.flatnonzero(~settled & (n_selected > 0))
+                if open_.size:
+                    counts[open_] = self._flip_block_counts(state, block[open_], rows[open_],
+                                                            leaving[open_])
+            else:
+                counts = self._flip_block_counts(state, block, rows, leaving)
+            counts[n_selected == 0] = 0
+            correct[start:start + block.shape[0]] = counts
+            computed = block.shape[0] - int((n_selected == 0).sum())
+            self.evaluations += computed
+            self.incremental_evaluations += computed
+        return correct
+
+    def _check_flip_sets(self, flips):
+        flips = np.asarray(flips)
+        if flips.ndim != 2 or flips.dtype.kind not in "iu":
+            raise ValueError(f"flips must be a 2-D array of int gene indices, got shape "
+                             f"{flips.shape} and type {flips.dtype}")
+        if flips.size and (flips.min() < 0 or flips.max() >= self.n_genes):
+            raise ValueError(f"gene indices must lie in [0, {self.n_genes})")
+        if np.any(flips[:, 1:] <= flips[:, :-1]):  # not increasing: look for a repeat
+            ordered = np.sort(flips, axis=1)
+            if np.any(ordered[:, 1:] == ordered[:, :-1]):
+                raise ValueError("the genes of one flip must be distinct")
+        return flips.astype(np.int64, copy=False)
+
+    def _flip_block_counts(self, state, block, rows, leaving):
+        """Correct predictions of a block of flips by the numpy path (kept on ``state.pending``)."""
+        dist2, slack, sq, drift, n_selected = multi_flip_distances(state, rows, leaving)
+        counts, settled = self._decide_block(dist2, slack)
+        for b in np.flatnonzero(~settled & (n_selected > 0)):
+            mask = state.mask.copy()
+            mask[block[b]] = ~mask[block[b]]
+            counts[b] = self._decide(dist2[b], slack[b], mask).correct
+        state.pending = FlipBlock(block, dist2, sq, drift, n_selected)
+        return counts
+
     def apply_flip(self, state, genes):
         """Update ``state`` in place so that it describes its mask with ``genes`` flipped.
 
-        Free right after ``score_flip(state, genes)`` computed that flip (its result is kept
-        on the state); otherwise O(n_samples^2 * len(genes)).
+        Free right after ``score_flip(state, genes)`` computed that flip, or ``score_flips``
+        a block holding it (the result is kept on the state); otherwise
+        O(n_samples^2 * len(genes)).
         """
         genes = self._check_genes(genes)
-        if state.pending is not None and state.pending[0] == genes.tobytes():
-            _adopt(state, state.pending[1])
-        else:
-            _adopt(state, flipped_state(self._data, state, genes))
+        pending = state.pending
+        kept = None
+        if isinstance(pending, FlipBlock):
+            kept = pending.state_of(state.mask, genes)
+        elif pending is not None and pending[0] == genes.tobytes():
+            kept = pending[1]
+        _adopt(state, kept if kept is not None else flipped_state(self._data, state, genes))
 
     def score_from(self, state, mask, *, move=False):
         """Score of any ``mask``, incrementally from ``state`` when that is cheaper.

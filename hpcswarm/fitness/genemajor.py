@@ -79,14 +79,18 @@ class GeneMajor:
         """The whole gene-major matrix (all its columns, not only the samples in use)."""
         return self._xt
 
-    def take(self, genes, samples=None):
-        """Values of ``genes`` for the samples in use, as a new float64 array.
+    def take(self, genes, samples=None, out=None):
+        """Values of ``genes`` for the samples in use, as a new float64 array (or in ``out``).
 
         Parameters
         ----------
         genes : ndarray of int of shape (n_selected,)
         samples : ndarray of int, optional
             Positions among the samples in use (``0 .. n_samples - 1``); None means all.
+        out : ndarray of float64 of shape (n_selected, n_samples), optional
+            Where to write the values of all samples (a buffer reused by the caller: fresh
+            arrays of a megabyte cost their page faults at every call). ``genes`` must then
+            be valid indices: they are not checked.
 
         Returns
         -------
@@ -97,8 +101,13 @@ class GeneMajor:
         if samples is not None:  # a few samples (a near tie refined): read only their values
             columns = samples if self._samples is None else self._samples[samples]
             block = self._xt[np.ix_(genes, columns)]
+        elif out is not None and self._samples is None and self._xt.dtype == np.float64:
+            return self._xt.take(genes, axis=0, out=out, mode="clip")  # unbuffered: no checks
         else:  # whole gene rows, then the samples in use (faster than one 2-D gather)
             block = self._xt.take(genes, axis=0)
             if self._samples is not None:
                 block = block.take(self._samples, axis=1)
-        return np.asarray(block, dtype=np.float64)
+        if out is None:
+            return np.asarray(block, dtype=np.float64)
+        np.copyto(out, block)
+        return out

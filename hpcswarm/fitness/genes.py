@@ -1,19 +1,19 @@
 """Gene signatures given by the user: one gene per line, by name or by 0-based index."""
 
-from pathlib import Path
-
 import numpy as np
 
-from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.data.textio import read_lines
+from hpcswarm.errors import ParameterError
 
 
 def read_gene_list(path):
-    """Non-empty, stripped lines of a gene file; lines starting with ``#`` are comments."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"cannot read gene file {path}: {exc.strerror or exc}") from exc
-    return [line.strip() for line in text.splitlines()
+    """Non-empty, stripped lines of a gene file; lines starting with ``#`` are comments.
+
+    The file is read as any text input (:func:`hpcswarm.data.textio.read_text`: UTF-8,
+    UTF-16 or UTF-32); a missing, unreadable or binary file is a
+    :class:`~hpcswarm.errors.DataError` naming it.
+    """
+    return [line.strip() for line in read_lines(path)
             if line.strip() and not line.lstrip().startswith("#")]
 
 

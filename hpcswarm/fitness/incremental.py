@@ -42,9 +42,10 @@ class DistanceState:
         ``|dist2[i, j] - true[i, j]| <= drift[i] + drift[j]``.
     n_selected : int
         Number of genes in the subset.
-    pending : tuple or None
+    pending : tuple, FlipBlock or None
         ``(flipped genes as bytes, DistanceState)`` of the last flip scored from this state,
-        so that accepting it (``apply_flip``) costs nothing more.
+        or the last block of flips (:class:`~hpcswarm.fitness.multi_flips.FlipBlock`), so
+        that accepting one (``apply_flip``) costs nothing more.
     """
 
     mask: np.ndarray

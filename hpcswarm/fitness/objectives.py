@@ -10,6 +10,8 @@ The empty subset scores :data:`WORST_FITNESS` under every objective.
 
 from dataclasses import dataclass
 
+import numpy as np
+
 WORST_FITNESS = -2.0
 """Fitness of the empty subset.
 
@@ -44,6 +46,30 @@ class Objective:
         if self.name == "error":
             return -score.error
         return self.alpha * score.accuracy + (1.0 - self.alpha) * (1.0 - n_selected / n_genes)
+
+    def many(self, correct, total, n_selected, n_genes):
+        """The fitness of many subsets at once, element by element equal to a call.
+
+        Parameters
+        ----------
+        correct, n_selected : ndarray of int of shape (n_subsets,)
+            Correct predictions (out of ``total``) and genes of each subset.
+        total, n_genes : int
+
+        Returns
+        -------
+        ndarray of float64 of shape (n_subsets,)
+        """
+        correct = np.asarray(correct, dtype=np.int64)
+        n_selected = np.asarray(n_selected, dtype=np.int64)
+        if self.name == "accuracy":
+            values = correct / total
+        elif self.name == "error":
+            values = -((total - correct) / total)
+        else:
+            values = (self.alpha * (correct / total)
+                      + (1.0 - self.alpha) * (1.0 - n_selected / n_genes))
+        return np.where(n_selected == 0, WORST_FITNESS, values)
 
 
 def make_objective(name, alpha=0.9):

@@ -65,6 +65,11 @@ class Scorer(Protocol):
     def score_single_flips(self, state, genes):
         """List of Scores of ``state.mask`` with each gene of ``genes`` flipped alone."""
 
+    def score_flips(self, state, flips):
+        """Correct predictions (int64 array) of ``state.mask`` with each row of ``flips``
+        (n_tries, n_flipped) flipped together; ``state`` unchanged, ``apply_flip`` of a row
+        keeps it."""
+
 
 def make_scorer(data, y, *, k=1, cv="loo", seed=0, folds=None):
     """The scorer of every search, job task and ``hpcswarm evaluate``.

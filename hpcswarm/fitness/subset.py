@@ -55,6 +55,25 @@ class SubsetFitness:
         entering = np.count_nonzero(~state.mask[genes])
         return self._value(score, state.n_selected + 2 * entering - genes.size)
 
+    def flips(self, state, flips):
+        """Fitness of ``state.mask`` with each row of ``flips`` flipped, speculatively.
+
+        See ``Scorer.score_flips``; equal, row by row, to ``flip(state, row)``.
+
+        Parameters
+        ----------
+        state : DistanceState
+        flips : ndarray of int of shape (n_tries, n_flipped)
+
+        Returns
+        -------
+        ndarray of shape (n_tries,)
+        """
+        flips = np.asarray(flips)
+        correct = self.scorer.score_flips(state, flips)
+        sizes = state.n_selected + flips.shape[1] - 2 * state.mask[flips].sum(axis=1)
+        return self.objective.many(correct, self.scorer.total, sizes, self.n_genes)
+
     def single_flips(self, state, genes):
         """Fitness of ``state.mask`` with each gene of ``genes`` flipped alone.
 
@@ -69,6 +88,13 @@ class SubsetFitness:
         scores = self.scorer.score_single_flips(state, genes)
         sizes = state.n_selected + np.where(state.mask[genes], -1, 1)
         return np.array([self._value(s, n) for s, n in zip(scores, sizes)], dtype=np.float64)
+
+    def single_flip_scores(self, state, genes):
+        """The evaluator's Score of ``state.mask`` with each gene of ``genes`` flipped alone.
+
+        See ``Scorer.score_single_flips``; a list, in the order of ``genes``.
+        """
+        return self.scorer.score_single_flips(state, genes)
 
     def apply_flip(self, state, genes):
         """Move ``state`` to its mask with ``genes`` flipped."""

@@ -48,7 +48,7 @@ import numpy as np
 
 from hpcswarm.comm import as_comm
 from hpcswarm.fitness import WORST_FITNESS
-from hpcswarm.fitness.archive import Archive, mask_key
+from hpcswarm.fitness.archive import Archive, mask_key, mask_keys
 from hpcswarm.swarm.exchange import Blocks, balanced_blocks, settle_round, ship
 from hpcswarm.swarm.front import MONOTONE_OBJECTIVES, FrontTracker
 from hpcswarm.swarm.snapshot import restore_snapshot
@@ -146,7 +146,20 @@ class RoundLedger:
         """Account for one evaluated subset of this rank."""
         self.keys.append(mask_key(mask))
         self.computed += int(computed)
-        size = int(np.count_nonzero(mask))
+        self.add_best(mask, value, int(np.count_nonzero(mask)), phase)
+
+    def add_many(self, masks, values, computed, phase):
+        """Account for several evaluated subsets (rows of ``masks``), as ``add`` in row order."""
+        if len(masks) == 0:
+            return
+        self.keys.extend(mask_keys(masks))
+        self.computed += int(np.asarray(computed).sum())
+        sizes = masks.sum(axis=1)
+        first = int(np.lexsort((sizes, -np.asarray(values, dtype=float)))[0])
+        self.add_best(masks[first], values[first], int(sizes[first]), phase)
+
+    def add_best(self, mask, value, size, phase):
+        """Keep ``mask`` as the round's best if it strictly beats the best so far."""
         if self.best is None or better(value, size, self.best[0], self.best[1]):
             self.best = (float(value), size, int(phase), np.array(mask, dtype=bool))
 
@@ -483,6 +496,11 @@ class SearchAlgorithm(abc.ABC):
         """
         self._ledger.add(mask, value, computed, phase)
         self.front.add(mask, value)
+
+    def observe_many(self, masks, values, computed, phase=0):
+        """:meth:`observe` for each row of ``masks`` in order (``values`` and ``computed`` per row)."""
+        self._ledger.add_many(masks, values, computed, phase)
+        self.front.add_many(masks, values)
 
     def observe_shared(self, mask, value, computed=True):
         """Account for a subset every rank evaluated identically (no communication)."""

@@ -139,7 +139,3 @@ def cap_selection(position, selected, priority, max_genes, unselected_value):
     repaired[order[max_genes:]] = unselected_value
     return repaired
 
-
-def flip_genes(n_genes, n_flip, rng):
-    """``n_flip`` distinct gene indices to flip, sorted (one local-search try, Tran et al. Sec. 3.1)."""
-    return np.sort(rng.choice(n_genes, n_flip, replace=False))

@@ -14,22 +14,35 @@ Positions live in [0, 1]^D and a gene is selected when its position exceeds ``th
 import numpy as np
 
 from hpcswarm.fitness import WORST_FITNESS
-from hpcswarm.swarm.core import better
+from hpcswarm.swarm.draws import sorted_choices
 from hpcswarm.swarm.exchange import balanced_blocks, ship
 from hpcswarm.swarm.initialisation import STRATEGIES, initial_position, strategy_of
-from hpcswarm.swarm.operators import (cap_selection, continuous_position, flip_genes,
-                                     threshold_mask)
+from hpcswarm.swarm.operators import cap_selection, continuous_position, threshold_mask
 from hpcswarm.swarm.params import Param, override
 from hpcswarm.swarm.particle_swarm import SWARM_PARAMS, ParticleSwarm
 from hpcswarm.swarm.state import RNG_STATE_BYTES, pack_rng, unpack_rng
 
 
-def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None, max_genes=None):
+FIRST_BLOCK = 8
+"""Tries scored at once after an improvement; the block doubles while none improves."""
+
+
+def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None):
     """Flip-based local search around one subset (Tran et al. Sec. 3.1-3.2).
 
     Each try flips ``n_flip`` distinct random genes of the current subset and is scored by
-    ``fitness.flip`` on an incremental state; a better try (higher fitness, then fewer genes)
+    the fitness engine's incremental path; a better try (higher fitness, then fewer genes)
     is applied and becomes the current subset. The result is never worse than the input.
+
+    The tries' genes come from the particle's stream whatever their outcomes, so they are
+    all drawn first (:func:`~hpcswarm.swarm.draws.sorted_choices`: the numbers of
+    ``np.sort(rng.choice(n_genes, n_flip, replace=False))`` one try after the other). The tries are then scored in blocks against
+    the current subset (``fitness.flips``); the first better try of a block is applied and
+    the tries after it are scored again from the new subset. Blocks start at
+    :data:`FIRST_BLOCK` tries after an improvement and double while none improves (early
+    searches improve about every 10 tries, late ones hardly ever). Only the tries up to
+    and including the improvement are observed, so the subsets tried, their values and
+    their order are those of the one-at-a-time loop.
 
     Parameters
     ----------
@@ -42,10 +55,7 @@ def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None, max_g
     rng : numpy.random.Generator
         The particle's stream.
     observe : callable, optional
-        ``observe(mask, value)`` for every subset tried.
-    max_genes : int, optional
-        The size cap: a try with more genes is neither scored nor kept (its genes are still
-        drawn, so the particle's stream is the same).
+        ``observe(masks, values)`` for the subsets tried, rows in the order of the tries.
 
     Returns
     -------
@@ -56,21 +66,28 @@ def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None, max_g
     """
     current = np.array(mask, dtype=bool)
     size = int(current.sum())
+    tries = sorted_choices(rng, current.size, n_flip, n_tries)
     state = fitness.new_state(current)
-    for _ in range(n_tries):
-        genes = flip_genes(current.size, n_flip, rng)
-        candidate_size = size + int((~current[genes]).sum()) - int(current[genes].sum())
-        if max_genes is not None and candidate_size > max_genes:
-            continue
-        candidate_value = fitness.flip(state, genes)
+    start, block = 0, FIRST_BLOCK
+    while start < n_tries:
+        flips = tries[start:start + block]
+        values = fitness.flips(state, flips)
+        sizes = size + n_flip - 2 * current[flips].sum(axis=1)
+        improves = np.flatnonzero((values > value) | ((values == value) & (sizes < size)))
+        kept = flips.shape[0] if improves.size == 0 else int(improves[0]) + 1
         if observe is not None:
-            candidate = current.copy()
-            candidate[genes] = ~candidate[genes]
-            observe(candidate, candidate_value)
-        if better(candidate_value, candidate_size, value, size):
+            tried = np.repeat(current[None, :], kept, axis=0)
+            tried[np.arange(kept)[:, None], flips[:kept]] ^= True
+            observe(tried, values[:kept])
+        start += kept
+        if improves.size:
+            genes = flips[kept - 1]
             fitness.apply_flip(state, genes)
             current[genes] = ~current[genes]
-            value, size = float(candidate_value), candidate_size
+            value, size = float(values[kept - 1]), int(sizes[kept - 1])
+            block = FIRST_BLOCK
+        else:
+            block *= 2
     return current, value, current != mask
 
 
@@ -116,6 +133,9 @@ class PSO(ParticleSwarm):
 class PSOLSRG(PSO):
     """PSO-LSRG: PSO with local search on new pbests and gbest resetting (Tran et al. 2016).
 
+    The size cap ``max_genes`` is not offered: the local search's tries are not positions,
+    and its batched blocks would score tries over the cap.
+
     Defaults are Tran et al. Sec. 4.1 and Table 2: 100 particles, 70 rounds, c1 = c2 = 2,
     w from 0.9 down to 0.4 (``0.9 - 0.5 t / T``), theta = 0.6, 1-NN LOOCV accuracy,
     100 local-search tries flipping 2% of the genes, reset after 3 rounds without improvement.
@@ -146,6 +166,7 @@ class PSOLSRG(PSO):
     """
 
     name = "pso-lsrg"
+    supports_max_genes = False
     use_local_search = True
     use_reset = True
     PARAMS = override(
@@ -179,7 +200,7 @@ class PSOLSRG(PSO):
             for i in improved:
                 mask, value, flipped = local_search(
                     self.fitness, s.pbest_mask[i], s.pbest_fitness[i], p["ls_tries"], n_flip,
-                    s.rngs[i], observe=self.observe_try, max_genes=self.max_genes,
+                    s.rngs[i], observe=self.observe_tries,
                 )
                 self.adopt_search(i, mask, value, flipped)
             return
@@ -202,8 +223,7 @@ class PSOLSRG(PSO):
             else:
                 start, value, rng = s.pbest_mask[i], s.pbest_fitness[i], s.rngs[i]
             mask, value, flipped = local_search(self.fitness, start, value, p["ls_tries"],
-                                                n_flip, rng, observe=self.observe_try,
-                                                max_genes=self.max_genes)
+                                                n_flip, rng, observe=self.observe_tries)
             if i in guests:
                 returned.append(self.pack_search(i, mask, value, rng))
             else:
@@ -235,9 +255,9 @@ class PSOLSRG(PSO):
         s.pbest_fitness[i] = value
         s.pbest_size[i] = int(np.count_nonzero(mask))
 
-    def observe_try(self, mask, value):
-        """Account for one local-search try (an evaluation unless the subset is empty)."""
-        self.observe(mask, value, computed=bool(mask.any()), phase=1)
+    def observe_tries(self, masks, values):
+        """Account for local-search tries (each an evaluation unless its subset is empty)."""
+        self.observe_many(masks, values, computed=masks.any(axis=1), phase=1)
 
     def after_gbest(self):
         if self.use_reset and self.stagnation >= self.params["reset_after"]:
@@ -261,4 +281,5 @@ class PSORG(PSOLSRG):
 
     name = "pso-rg"
     use_local_search = False
+    supports_max_genes = True
     PARAMS = tuple(p for p in PSOLSRG.PARAMS if p.name not in ("ls_tries", "ls_flip"))

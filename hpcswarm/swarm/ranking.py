@@ -13,7 +13,9 @@ from hpcswarm.comm import as_comm, block_counts, block_range
 def single_gene_accuracies(fitness, genes, comm=None):
     """Cross-validation accuracy of each gene alone, ndarray of shape (len(genes),).
 
-    The one place that scores single genes. With a communicator of P ranks, ``genes`` is
+    The one place that scores single genes: every gene entering the empty subset, scored in
+    blocks by the batched one-gene flips (``SubsetFitness.single_flip_scores``), equal to
+    a full evaluation of each one-gene subset. With a communicator of P ranks, ``genes`` is
     split in contiguous blocks (:func:`~hpcswarm.comm.block_range`), each rank scores its
     block and the accuracies are allgathered (``8 len(genes)`` bytes in all): every rank
     ends with the same array, each value computed exactly as in a serial run.
@@ -21,12 +23,9 @@ def single_gene_accuracies(fitness, genes, comm=None):
     comm = as_comm(comm)
     genes = np.asarray(genes)
     start, stop = block_range(len(genes), comm.size, comm.rank)
-    accuracies = np.empty(stop - start)
-    mask = np.zeros(fitness.n_genes, dtype=bool)
-    for j, gene in enumerate(genes[start:stop]):
-        mask[gene] = True
-        accuracies[j] = fitness.score(mask).accuracy
-        mask[gene] = False
+    empty = fitness.new_state(np.zeros(fitness.n_genes, dtype=bool))
+    scores = fitness.single_flip_scores(empty, genes[start:stop])
+    accuracies = np.array([score.accuracy for score in scores], dtype=float)
     return comm.allgatherv(accuracies, counts=block_counts(len(genes), comm.size))
 
 

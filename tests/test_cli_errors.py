@@ -1,0 +1,95 @@
+"""The command line itself: a mistaken option, an odd text encoding or a closed pipe each end
+with one ``hpcswarm: error:`` line naming the option or file, exit status 2, and nothing
+written in the folder."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cli_checks import REPO, assert_one_error, folder_state, run_cli
+
+JOB = REPO / "jobs" / "cbpso-wine-biased.toml"
+
+
+@pytest.mark.parametrize("argv, fragments", [
+    (["evaluate", "builtin:srbct", "--all", "--cv", "1"], ["argument --cv", "got 1"]),
+    (["evaluate", "builtin:srbct", "--all", "--cv", "often"], ["argument --cv", "'often'"]),
+    (["evaluate", "builtin:srbct", "--all", "--seed", "-1"], ["argument --seed", "got -1"]),
+    (["evaluate", "builtin:srbct", "--all", "--k", "0"], ["argument --k", ">= 1"]),
+    (["evaluate", "builtin:srbct"], ["--genes", "--all", "required"]),
+    (["run", "--data", "builtin:srbct", "--algorithm", "pso", "--seed", "-1"],
+     ["argument --seed", "got -1"]),
+    (["run", "--data", "builtin:srbct", "--algorithm", "pso", "--threads", "0"],
+     ["argument --threads", "got 0"]),
+    (["info", "builtin:srbct", "--names", "many"], ["argument --names", "'many'"]),
+    (["report", "x.h5", "--top", "0"], ["argument --top"]),
+    (["convert", "in.csv", "out.h5", "--dtype", "int8"], ["argument --dtype", "'int8'"]),
+    (["convert", "in.csv"], ["OUTPUT.h5", "required"]),
+    (["evaluate", "builtin:srbct", "--all", "--fast"], ["unrecognized arguments: --fast"]),
+    (["frobnicate"], ["argument COMMAND", "'frobnicate'"]),
+])
+def test_an_option_mistake_is_one_line(tmp_path, capsys, monkeypatch, argv, fragments):
+    monkeypatch.chdir(tmp_path)
+    before = folder_state(tmp_path)
+    status, out, err = run_cli(capsys, *argv)
+    line = assert_one_error(status, err, *fragments)
+    assert "usage:" not in err and out == ""
+    assert "--help" in line
+    assert folder_state(tmp_path) == before
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-8-sig"])
+def test_a_genes_file_in_any_unicode_encoding(tmp_path, capsys, encoding):
+    text = "# SRBCT genes\na1_21652\na5_22293\n"
+    (tmp_path / "plain.txt").write_text(text, encoding="utf-8")
+    (tmp_path / "wide.txt").write_text(text, encoding=encoding)
+    status, expected, err = run_cli(capsys, "evaluate", "builtin:srbct", "--genes",
+                                    tmp_path / "plain.txt")
+    assert status == 0, err
+    status, out, err = run_cli(capsys, "evaluate", "builtin:srbct", "--genes",
+                               tmp_path / "wide.txt")
+    assert status == 0, err
+    assert json.loads(out) == json.loads(expected)
+    assert json.loads(out)["genes_used"] == 2
+
+
+@pytest.mark.parametrize("content, fragments", [
+    (b"\x89PNG\x00\x00\x00\rIHDR\x00\x10", ["genes.txt", "binary content"]),
+    (b"\xff\xfeG\x00\x00\xd8", ["genes.txt", "not valid UTF-16"]),
+    ("a1_21652\nnot_a_gene\n".encode("utf-16"), ["genes.txt", "unknown gene 'not_a_gene'"]),
+])
+def test_a_bad_genes_file_is_one_line_naming_it(tmp_path, capsys, content, fragments):
+    (tmp_path / "genes.txt").write_bytes(content)
+    before = folder_state(tmp_path)
+    status, out, err = run_cli(capsys, "evaluate", "builtin:srbct", "--genes",
+                               tmp_path / "genes.txt")
+    assert_one_error(status, err, *fragments)
+    assert out == ""
+    assert folder_state(tmp_path) == before
+
+
+@pytest.mark.parametrize("argv", [["info", "builtin:srbct", "--names", "50"],
+                                  ["evaluate", "builtin:srbct", "--all"]])
+def test_a_closed_pipe_is_one_line(tmp_path, argv):
+    """``hpcswarm info d.h5 | head -1``: the reader is gone before the output ends."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone before the first line is written
+    try:
+        done = subprocess.run([sys.executable, "-m", "hpcswarm", *argv], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, cwd=tmp_path, timeout=300,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    finally:
+        os.close(write_end)
+    assert_one_error(done.returncode, done.stderr, "standard output", "broken pipe")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_job_key_mistake_names_the_key(tmp_path, capsys):
+    before = folder_state(tmp_path)
+    status, _, err = run_cli(capsys, "run", JOB, "--set", "seed=-1",
+                             "--set", f"output={tmp_path / 'out.h5'}")
+    assert_one_error(status, err, "seed")
+    assert folder_state(tmp_path) == before

@@ -1,0 +1,111 @@
+"""Blocks of multi-gene flips: every try equals ``score_flip`` and the full evaluation exactly,
+on the compiled kernel and on the numpy path."""
+
+import numpy as np
+import pytest
+
+from hpcswarm.fitness import KnnEvaluator, SubsetFitness, make_objective
+from hpcswarm.fitness import evaluator as evaluator_module
+from hpcswarm.fitness import flip_kernel
+from hpcswarm.fitness.objectives import OBJECTIVES
+from hpcswarm.fitness.score import Score
+
+
+def datasets():
+    rng = np.random.default_rng(29)
+    yield "normal", rng.normal(size=(45, 120)), np.arange(45) % 3
+    # small integers: many equal distances, so the bound leaves many tries open
+    yield "integers", rng.integers(-2, 3, size=(45, 120)).astype(float), np.arange(45) % 3
+    # large common offset: cancellation and drift are both large
+    offset = 1e7 + rng.integers(0, 3, size=(45, 120)) + rng.normal(scale=1e-4, size=(45, 120))
+    yield "offset", offset, np.arange(45) % 3
+
+
+def counting_decide(evaluator):
+    """Count the tries decided one by one (the bound did not settle them)."""
+    calls = []
+    decide = evaluator._decide
+
+    def wrapped(*args):
+        calls.append(1)
+        return decide(*args)
+
+    evaluator._decide = wrapped
+    return calls
+
+
+PATHS = ["numpy"] + (["compiled"] if flip_kernel.AVAILABLE else [])
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("name, X, y", list(datasets()), ids=["normal", "integers", "offset"])
+@pytest.mark.parametrize("k, cv", [(1, "loo"), (3, 10), (5, "loo"), (1, 10), (1, "holdout")])
+def test_flip_blocks_equal_one_flip_at_a_time_and_full_scores(path, name, X, y, k, cv,
+                                                              monkeypatch):
+    monkeypatch.setattr(evaluator_module, "block_size", lambda n_samples, n_flipped: 7)
+    rng = np.random.default_rng(k)
+    n_genes = X.shape[1]
+    batched = KnnEvaluator(X, y, k=k, cv=cv, seed=3, archive_size=0)
+    batched.use_compiled = path == "compiled"
+    single = KnnEvaluator(X, y, k=k, cv=cv, seed=3, archive_size=0)
+    full = KnnEvaluator(X, y, k=k, cv=cv, seed=3, archive_size=0)
+    start = rng.random(n_genes) < 0.5
+    mask = start.copy()
+    moves = rng.choice(n_genes, size=6, replace=False)
+    mask[moves] = ~mask[moves]
+    state = batched.new_state(start)
+    batched.apply_flip(state, moves)  # a state with drift from updates
+    reference = single.new_state(mask)
+    undecided = counting_decide(batched)
+    n_flip = 5
+    flips = np.array([np.sort(rng.choice(n_genes, n_flip, replace=False)) for _ in range(30)])
+    correct = batched.score_flips(state, flips)
+    assert np.array_equal(state.mask, mask)
+    for row, count in zip(flips, correct):
+        flipped = mask.copy()
+        flipped[row] = ~flipped[row]
+        assert Score(int(count), batched.total) == single.score_flip(reference, row) == \
+            full.score(flipped)
+    assert batched.evaluations == batched.incremental_evaluations == len(flips)
+    if name != "normal":  # ties and cancellation exercise the exact refinement
+        assert len(undecided) > 0
+    # keeping a try moves the state as a fresh flip would
+    batched.apply_flip(state, flips[4])
+    mask[flips[4]] = ~mask[flips[4]]
+    assert np.array_equal(state.mask, mask)
+    assert batched.score_flips(state, flips[:3]).tolist() == [
+        full.score(np.where(np.isin(np.arange(n_genes), f), ~mask, mask)).correct
+        for f in flips[:3]]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_try_that_empties_the_subset_scores_zero_and_is_not_counted(path):
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(20, 10)), np.arange(20) % 2
+    evaluator = KnnEvaluator(X, y, archive_size=0)
+    evaluator.use_compiled = path == "compiled"
+    mask = np.zeros(10, dtype=bool)
+    mask[[2, 7]] = True
+    state = evaluator.new_state(mask)
+    correct = evaluator.score_flips(state, np.array([[2, 7], [2, 3], [0, 1]]))
+    assert correct[0] == 0 and evaluator.evaluations == 2
+    assert correct[1] == evaluator.score(np.isin(np.arange(10), [3, 7])).correct
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_subset_fitness_flips_equal_flip(objective):
+    rng = np.random.default_rng(8)
+    X, y = rng.normal(size=(30, 50)), np.arange(30) % 3
+    fitness = SubsetFitness(KnnEvaluator(X, y, archive_size=0), make_objective(objective))
+    state = fitness.new_state(rng.random(50) < 0.3)
+    flips = np.array([np.sort(rng.choice(50, 4, replace=False)) for _ in range(20)])
+    assert fitness.flips(state, flips).tolist() == [fitness.flip(state, row) for row in flips]
+
+
+def test_bad_flip_sets_are_refused():
+    evaluator = KnnEvaluator(np.eye(6), np.arange(6) % 2)
+    state = evaluator.new_state(np.ones(6, dtype=bool))
+    for flips, message in [(np.array([1, 2]), "2-D"), (np.array([[0.5, 1.0]]), "2-D"),
+                           (np.array([[0, 6]]), r"\[0, 6\)"), (np.array([[1, 1]]), "distinct")]:
+        with pytest.raises(ValueError, match=message):
+            evaluator.score_flips(state, flips)

@@ -1,0 +1,156 @@
+"""No command writes over an existing file unless that file is named as an output and
+``--overwrite`` is given; no output or checkpoint may be an input of the same command (the
+dataset, the job file, a labels file, the results given to ``report``), through symbolic links,
+relative paths or hard links, even with ``--overwrite``. Each refusal is one error line, exit
+status 2, before any computation, and leaves every file of the folder as it was."""
+
+import json
+import os
+import shutil
+
+import pytest
+
+from cli_checks import REPO, assert_one_error, folder_state, run_cli
+
+GOOD = REPO / "tests" / "data" / "good.csv"
+JOB = REPO / "jobs" / "cbpso-wine-biased.toml"
+TINY = ["runs=2", "params.n_iterations=2", "params.n_particles=4"]
+SEARCH = ["--algorithm", "sfs", "--param", "cv=2"]
+
+
+@pytest.fixture
+def folder(tmp_path, capsys, monkeypatch):
+    """The current folder, holding good.csv, a labels file, their conversion data.h5 and a
+    job file."""
+    shutil.copy(GOOD, tmp_path / "good.csv")
+    (tmp_path / "labels.txt").write_text("sample,label\ns1,A\ns2,B\ns3,A\ns4,B\n")
+    status, _, err = run_cli(capsys, "convert", tmp_path / "good.csv", tmp_path / "data.h5")
+    assert status == 0, err
+    shutil.copy(JOB, tmp_path / "job.toml")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def results(folder, capsys):
+    """``folder`` with res.h5, the results of a small job (and its JSON summary)."""
+    argv = ["run", folder / "job.toml", "--set", f"output={folder / 'res.h5'}"]
+    for item in TINY:
+        argv += ["--set", item]
+    status, _, err = run_cli(capsys, *argv)
+    assert status == 0, err
+    return folder
+
+
+def refused(capsys, folder, argv, *fragments):
+    before = folder_state(folder)
+    status, _, err = run_cli(capsys, *argv)
+    line = assert_one_error(status, err, *fragments)
+    assert folder_state(folder) == before
+    return line
+
+
+def _link(folder, name, target):
+    os.symlink(target, folder / name)
+    return folder / name
+
+
+# ------------------------------------------------------------------ convert
+@pytest.mark.parametrize("output", ["good.csv", "./sub/../good.csv", "link", "hard"])
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+def test_convert_never_writes_over_its_input(folder, capsys, output, overwrite):
+    (folder / "sub").mkdir()
+    _link(folder, "link", folder / "good.csv")
+    os.link(folder / "good.csv", folder / "hard")
+    line = refused(capsys, folder, ["convert", "good.csv", output, *overwrite],
+                   "is the input", "even with --overwrite")
+    assert "use --overwrite" not in line
+
+
+def test_convert_never_writes_over_its_labels_file(folder, capsys):
+    refused(capsys, folder, ["convert", "good.csv", "labels.txt", "--labels", "labels.txt",
+                             "--overwrite"], "is the labels file")
+
+
+def test_convert_keeps_an_existing_output_without_overwrite(folder, capsys):
+    refused(capsys, folder, ["convert", "good.csv", "data.h5"], "data.h5: already exists",
+            "--overwrite")
+
+
+# ------------------------------------------------------------------ run --data --output
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+@pytest.mark.parametrize("output", ["data.h5", "./data.h5", "link"])
+def test_a_search_never_writes_over_its_dataset(folder, capsys, overwrite, output):
+    _link(folder, "link", "data.h5")
+    refused(capsys, folder, ["run", "--data", "data.h5", *SEARCH, "--output", output,
+                             *overwrite], "is the dataset", "even with --overwrite")
+
+
+def test_a_search_keeps_an_existing_output_without_overwrite(folder, capsys):
+    (folder / "result.json").write_text("{}\n")
+    refused(capsys, folder, ["run", "--data", "data.h5", *SEARCH, "--output", "result.json"],
+            "result.json: already exists", "--overwrite")
+    status, _, err = run_cli(capsys, "run", "--data", "data.h5", *SEARCH, "--output",
+                             "result.json", "--overwrite")
+    assert status == 0, err
+    assert json.loads((folder / "result.json").read_text())["algorithm"] == "sfs"
+
+
+# ------------------------------------------------------------------ job files
+def _job_argv(folder, *sets):
+    argv = ["run", folder / "job.toml", "--set", "data=data.h5"]
+    for item in TINY + list(sets):
+        argv += ["--set", item]
+    return argv
+
+
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+@pytest.mark.parametrize("sets, fragments", [
+    (["output=data.h5"], ["is the dataset"]),
+    (["output=res2.h5", "checkpoint=data.h5"], ["is the dataset"]),
+    (["output=res2.h5", "checkpoint=link.h5"], ["is the dataset"]),
+    (["output=res2.h5", "checkpoint=job-link.h5"], ["is the job file"]),
+])
+def test_a_job_never_writes_over_its_inputs(folder, capsys, overwrite, sets, fragments):
+    _link(folder, "link.h5", "data.h5")
+    _link(folder, "job-link.h5", "job.toml")
+    refused(capsys, folder, _job_argv(folder, *sets) + overwrite, *fragments,
+            "even with --overwrite")
+
+
+def test_a_job_never_writes_over_the_labels_file_it_converts_with(folder, capsys):
+    (folder / "values.csv").write_text("sample,g1,g2\ns1,0.1,0.2\ns2,0.3,0.1\ns3,0.5,0.6\n"
+                                       "s4,0.2,0.9\n")
+    argv = ["run", folder / "job.toml", "--set", "data=values.csv", "--set",
+            "convert.labels=labels.txt", "--set", "checkpoint=labels.h5", "--set",
+            f"cache={folder / 'cache'}"]
+    for item in TINY:
+        argv += ["--set", item]
+    os.symlink("labels.txt", folder / "labels.h5")
+    refused(capsys, folder, argv + ["--overwrite"], "is the labels file")
+
+
+# ------------------------------------------------------------------ report
+@pytest.mark.parametrize("option", ["--json", "--markdown"])
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+def test_report_never_writes_over_its_results(results, capsys, option, overwrite):
+    refused(capsys, results, ["report", "res.h5", option, "res.h5", *overwrite],
+            "is the results file", "even with --overwrite")
+
+
+@pytest.mark.parametrize("option, target", [("--json", "r.json"), ("--markdown", "r.md"),
+                                            ("--csv", "tables"), ("--plots", "plots")])
+def test_report_keeps_existing_files_without_overwrite(results, capsys, option, target):
+    folder = results
+    if option in ("--csv", "--plots"):
+        (folder / target).mkdir()
+        name = "methods.csv" if option == "--csv" else "convergence.png"
+        (folder / target / name).write_text("mine\n")
+    else:
+        (folder / target).write_text("mine\n")
+    if option == "--plots":
+        pytest.importorskip("matplotlib")
+    refused(capsys, folder, ["report", "res.h5", option, target], "already exists",
+            "--overwrite")
+    status, _, err = run_cli(capsys, "report", "res.h5", option, target, "--overwrite")
+    assert status == 0, err
