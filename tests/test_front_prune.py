@@ -31,8 +31,15 @@ def _observed(monkeypatch):
         seen.append((np.array(mask, dtype=bool), float(value)))
         return shared(self, mask, value, *args, **kwargs)
 
+    many = SearchAlgorithm.observe_many
+
+    def spy_many(self, masks, values, *args, **kwargs):
+        seen.extend((np.array(m, dtype=bool), float(v)) for m, v in zip(masks, values))
+        return many(self, masks, values, *args, **kwargs)
+
     monkeypatch.setattr(SearchAlgorithm, "observe", spy)
     monkeypatch.setattr(SearchAlgorithm, "observe_shared", spy_shared)
+    monkeypatch.setattr(SearchAlgorithm, "observe_many", spy_many)
     return seen
 
 
