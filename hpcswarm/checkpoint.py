@@ -19,7 +19,8 @@ The swarm arrays are plain datasets (``h5py``, ``h5dump`` show them); the rest o
 state and the finished results are pickled, so a checkpoint must only be resumed by whoever
 wrote it (unpickling runs code, as loading any pickle does).
 
-The identity (algorithm, parameters, protocol, folds, runs, seed, dataset SHA-256) must be
+The identity (algorithm, parameters, protocol, folds, runs, seed, refinement, dataset
+SHA-256) must be
 equal on resume; the output path, the number of ranks and the group layout may change.
 """
 
@@ -40,7 +41,8 @@ _PICKLED = ("pickle", "0.1.0")
 _SNAPSHOT = ("hpcswarm-snapshot", "0.1.0")
 _GROUP = ("dict", "0.1.0")
 
-IDENTITY_KEYS = ("algorithm", "params", "protocol", "folds", "runs", "first_run", "seed")
+IDENTITY_KEYS = ("algorithm", "params", "protocol", "folds", "runs", "first_run", "seed",
+                 "refine", "max_genes")
 """Job keys a checkpoint must share with the job that resumes it (with the dataset's SHA-256)."""
 
 

@@ -322,6 +322,12 @@ def _add_run(subparsers):
     p.add_argument("--seed", type=_int_at_least(0), default=0, metavar="S",
                    help="run seed: folds, particle and swarm streams (default 0)")
     p.add_argument("--output", metavar="OUT.json", help="result file (default: print a summary)")
+    p.add_argument("--refine", choices=("none", "prune"),
+                   help="after the search, 'prune' removes genes one at a time while the inner "
+                   "accuracy does not drop (job files: refine = \"prune\")")
+    p.add_argument("--max-genes", type=_int_at_least(1), metavar="N", dest="max_genes",
+                   help="cap on the genes of every subset a swarm method evaluates (a repair "
+                   "of positions over it; job files: max_genes = N)")
     p.add_argument("--threads", type=_int_at_least(1), metavar="N",
                    help="BLAS/OpenMP threads per rank (default: the rank's cores, or the node's "
                    "cores shared by its ranks, so that ranks x threads never exceed the cores)")
@@ -363,7 +369,8 @@ def _run_one_search(args, comm):
     # one task: all ranks of the world run this one swarm, each its block of particles, read
     # from the file's gene-major matrix (no private copy)
     result = run_search(GeneMajor(dataset.X_genes), dataset.y, args.algorithm, overrides,
-                        seed=args.seed, comm=comm)
+                        seed=args.seed, comm=comm, refine=args.refine or "none",
+                        max_genes=args.max_genes)
     document = result_document(result, args.seed, dataset.gene_names, args.data)
     if args.output:
         if comm.rank == 0:
@@ -379,7 +386,14 @@ def _run_one_search(args, comm):
         f"{document['n_selected']} of {document['n_genes_total']} genes: {shown}",
         f"{last['iteration'] + 1} rounds, {last['evaluations']} evaluations, "
         f"{last['archive_hits']} archive hits, {last['seconds']:.1f} s",
+        f"Pareto front (genes: inner correct): " + ", ".join(
+            f"{p['size']}: {p['correct']}" for p in document["front"]),
     )
+    if result.refined is not None:
+        refined = document["refined"]
+        _print0(f"pruned: {len(refined['genes'])} genes, accuracy {refined['correct']}/"
+                f"{refined['total']}: {', '.join(refined['gene_names'][:10])}"
+                + (", ..." if len(refined["genes"]) > 10 else ""))
 
 
 def _run_job_file(args, comm):
@@ -387,9 +401,10 @@ def _run_job_file(args, comm):
 
     if args.job is None:
         raise ParameterError("--set applies to a job file: run JOB.toml --set KEY=VALUE")
-    given = [f"--{name}" for name in ("data", "algorithm", "output")
+    given = [f"--{name}" for name in ("data", "algorithm", "output", "refine")
              if getattr(args, name) is not None] + (["--param"] if args.param else []) + (
-                 ["--seed"] if args.seed != 0 else [])
+                 ["--seed"] if args.seed != 0 else []) + (
+                 ["--max-genes"] if args.max_genes is not None else [])
     if given:
         raise ParameterError(f"run {args.job}: {', '.join(given)} cannot be combined with a job "
                              "file; override job keys with --set KEY=VALUE")
@@ -410,7 +425,9 @@ def _add_report(subparsers):
         "dataset, the all-genes k-NN and each method's average subset size, best and mean +/- "
         "std accuracy over runs, with a Wilcoxon rank-sum test against a reference method "
         "(+ significantly higher, - lower, = no significant difference); the genes most often "
-        "selected across runs and folds; the mean gbest convergence curve. Text on the "
+        "selected across runs and folds, the stability of the selection (Kuncheva, Jaccard); "
+        "the signatures of each size on the searches' Pareto fronts; the mean gbest "
+        "convergence curve. Text on the "
         "terminal; CSV, Markdown, JSON and PNG plots on request.",
     )
     p.add_argument("results", nargs="+", metavar="RESULTS.h5", help="results files")
@@ -427,11 +444,14 @@ def _add_report(subparsers):
     p.add_argument("--json", metavar="FILE.json", dest="json_path",
                    help="write every table as JSON")
     p.add_argument("--plots", metavar="DIR",
-                   help="write convergence.png and gene-frequency charts in DIR "
-                   "(needs matplotlib: pip install 'hpcswarm[plot]')")
+                   help="write convergence.png, gene-frequency, stability and Pareto-front "
+                   "charts in DIR (needs matplotlib: pip install 'hpcswarm[plot]')")
+    p.add_argument("--genes", metavar="FILE.tsv", dest="genes_path",
+                   help="write every selected gene of every method, ranked: name, selection "
+                   "frequency, mean rank over runs (tab-separated, for enrichment tools)")
     p.add_argument("--overwrite", action="store_true",
-                   help="replace existing CSV, Markdown, JSON or plot files (never a results "
-                   "file given)")
+                   help="replace existing CSV, Markdown, JSON, gene-list or plot files (never a "
+                   "results file given)")
     p.set_defaults(run_command=_run_report)
 
 
@@ -442,7 +462,8 @@ def _run_report(args):
     _on_rank0(lambda: report_command(
         args.results, reference=args.reference, alpha=args.alpha, top=args.top,
         csv_dir=args.csv_dir, markdown=args.markdown, json_path=args.json_path,
-        plots=args.plots, print0=lines.append, overwrite=args.overwrite))
+        plots=args.plots, genes_path=args.genes_path, print0=lines.append,
+        overwrite=args.overwrite))
     _print0(*lines)
 
 

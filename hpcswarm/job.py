@@ -17,7 +17,9 @@ No protocol logic here (:mod:`hpcswarm.protocols`), and no file layout (:mod:`hp
 :mod:`hpcswarm.checkpoint`).
 """
 
+import json
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,12 +31,13 @@ from hpcswarm.comm import as_comm
 from hpcswarm.comm import world as duplicate_world
 from hpcswarm.data.sources import dataset_sha256, load_job_dataset, source_path
 from hpcswarm.errors import DataError, HpcswarmError, ParameterError
+from hpcswarm.fitness import FoldWarning
 from hpcswarm.interrupt import StopRequest
 from hpcswarm.jobfile import read_job
 from hpcswarm.outputs import check_not_inputs
 from hpcswarm.preflight import agree, check_inner_k, check_memory, check_output_writable
 from hpcswarm.progress import ProgressReporter, progress_path, task_record
-from hpcswarm.protocols import make_tasks, run_task
+from hpcswarm.protocols import fold_rules, make_tasks, run_task
 from hpcswarm.results import summarise, write_results
 from hpcswarm.swarm.snapshot import take_snapshot
 from hpcswarm.taskfarm import TaskInterrupted, default_group_size, farm, group_layout
@@ -151,6 +154,10 @@ class JobPlan:
     previous : Checkpoint or None
         The checkpoint being resumed.
     layout : GroupLayout
+    fold_rules : dict
+        How the outer and inner folds were dealt (:func:`hpcswarm.protocols.fold_rules`).
+    fold_notes : list of str
+        The fold warnings drawing the tasks raised (:class:`hpcswarm.fitness.FoldWarning`).
     """
 
     dataset: object
@@ -159,14 +166,20 @@ class JobPlan:
     identity: dict
     previous: object
     layout: object
+    fold_rules: dict
+    fold_notes: list
 
 
 def plan_job(job, world, *, overwrite=False, resume=False, memory_limit=None):
     """Every pre-flight check, before any computation; the same verdict on every rank."""
     check_output_free(job, world, overwrite, resume)
     dataset = open_job_dataset(job, world)
-    tasks = make_tasks(dataset.y, job.protocol, job.runs, job.seed, folds=job.folds,
-                       inner_cv=job.params["cv"], first_run=job.first_run)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", FoldWarning)
+        tasks = make_tasks(dataset.y, job.protocol, job.runs, job.seed, folds=job.folds,
+                           inner_cv=job.params["cv"], first_run=job.first_run)
+    notes = list(dict.fromkeys(str(w.message) for w in caught
+                               if issubclass(w.category, FoldWarning)))
     check_inner_k(tasks, job.params["k"], job.params["cv"])
     identity = checkpoint_identity(job, dataset_sha256(dataset))
     previous = open_checkpoint(job, identity, len(tasks), world, resume)
@@ -176,7 +189,8 @@ def plan_job(job, world, *, overwrite=False, resume=False, memory_limit=None):
                                                       job.params.get("n_particles", 1))
     layout = group_layout(world.size, world.rank, group_size)
     check_memory(job, dataset, tasks, layout.group_size, world, memory_limit)
-    return JobPlan(dataset, tasks, pending, identity, previous, layout)
+    return JobPlan(dataset, tasks, pending, identity, previous, layout,
+                   fold_rules(np.asarray(dataset.y), tasks, job), notes)
 
 
 def opening_lines(job, plan, world):
@@ -185,6 +199,11 @@ def opening_lines(job, plan, world):
     lines = [f"{job.name}: {job.algorithm} on {job.data}, {job.protocol} protocol, "
              f"{job.runs} run(s) x {n_tasks // job.runs} fold(s) = {n_tasks} tasks on "
              f"{world.size} rank(s) in {layout.n_groups} group(s) of {layout.group_size}"]
+    lines += [f"note: {note}" for note in plan.fold_notes]
+    rules = plan.fold_rules
+    if "round-robin" in (rules["outer"], *rules["inner"]):
+        lines.append(f"note: folds dealt round-robin per class (Weka's stratification) where "
+                     f"every class is smaller than the folds: {json.dumps(rules)}")
     if plan.previous is not None:
         lines.append(f"resuming from {job.checkpoint}: {len(plan.previous.finished)} task(s) "
                      f"finished, {len(plan.previous.inflight)} to continue from their "
@@ -242,7 +261,8 @@ class JobLifecycle:
         return run_task(dataset.X, dataset.y, task, self.job.seed, self.job.algorithm,
                         self.job.params, group, hooks.round, X_genes=dataset.X_genes,
                         checkpoint=hooks.round_end, resume=snapshot,
-                        preprocess=self.job.preprocess)
+                        preprocess=self.job.preprocess, refine=self.job.refine,
+                        max_genes=self.job.max_genes or None)
 
     def round(self, task, row):
         """A round of a search this rank runs (``row`` its history row, or None)."""
@@ -399,6 +419,7 @@ def job_provenance(job, plan, world, total_seconds):
         "dataset_sha256": dataset_sha256(dataset), "dataset": job.data,
         "dataset_source_sha256": dataset.attrs.get("source_sha256"),
         "total_seconds": total_seconds, "resumed": plan.previous is not None,
+        "fold_rules": json.dumps(plan.fold_rules),
     }
 
 

@@ -46,6 +46,11 @@ SCHEMA = (
           "are computed, so an experiment split over several allocations gets exactly the "
           "runs of a single allocation ('report' pools the files)", low=0),
     Param("seed", "int", 0, "job seed; every run and fold seed is spawned from it", low=0),
+    Param("refine", "choice", "none", "after each search: 'prune' removes genes one at a time "
+          "while the inner accuracy does not drop, reported as its own method (NAME+prune)",
+          choices=("none", "prune")),
+    Param("max_genes", "int", 0, "cap on the genes of every subset a swarm method evaluates, "
+          "applied as a repair of the positions over it (0: no cap)", low=0),
     Param("output", "str", None, "results file (HDF5; a JSON summary is written beside it); "
           "default: <job file stem>.h5 in the current folder"),
     Param("checkpoint", "str", None, "checkpoint file (HDF5, written atomically by rank 0); "
@@ -85,6 +90,10 @@ class Job:
     params : dict
         Complete, checked algorithm parameters (fitness included).
     folds, runs, first_run, seed, group_size : int
+    refine : str
+        Refinement of each selected subset after its search (:mod:`hpcswarm.refine`).
+    max_genes : int
+        Size cap of the swarm methods (0: none).
     output : Path
     checkpoint : Path
         The checkpoint file.
@@ -117,6 +126,8 @@ class Job:
     group_size: int
     convert: dict = field(default_factory=dict)
     first_run: int = 0
+    refine: str = "none"
+    max_genes: int = 0
     checkpoint: Path = None
     checkpoint_every: int = 10
     checkpoint_seconds: int = 60
@@ -134,7 +145,7 @@ class Job:
             "description": self.description, "data": self.data, "algorithm": self.algorithm,
             "params": dict(self.params), "protocol": self.protocol, "folds": self.folds,
             "runs": self.runs, "first_run": self.first_run, "seed": self.seed,
-            "output": str(self.output),
+            "refine": self.refine, "max_genes": self.max_genes, "output": str(self.output),
             "cache": str(self.cache), "group_size": self.group_size,
             "checkpoint": str(self.checkpoint), "checkpoint_every": self.checkpoint_every,
             "checkpoint_seconds": self.checkpoint_seconds,
@@ -298,9 +309,12 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
             values[key.name] = key.default
     algorithm = values["algorithm"]
     try:
-        algorithm_class(algorithm)
+        cls = algorithm_class(algorithm)
     except ParameterError as exc:
         raise ParameterError(f"{where_of('algorithm')}: {exc}") from None
+    if values["max_genes"] and not cls.supports_max_genes:
+        raise ParameterError(f"{where_of('max_genes')}: the size cap applies to the swarm "
+                             f"methods, not to {algorithm}")
     params = {}
     for leaf, value in document.get("fitness", {}).items():
         if leaf not in FITNESS_KEYS:
@@ -358,7 +372,8 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         algorithm=algorithm, params=resolved, protocol=values["protocol"],
         folds=values["folds"], runs=values["runs"], seed=values["seed"], output=output,
         cache=cache, group_size=values["layout.group_size"], convert=convert,
-        first_run=values["first_run"], checkpoint=checkpoint,
+        first_run=values["first_run"], refine=values["refine"],
+        max_genes=values["max_genes"], checkpoint=checkpoint,
         checkpoint_every=values["checkpoint_every"],
         checkpoint_seconds=values["checkpoint_seconds"], preprocess=preprocess,
     )

@@ -24,7 +24,7 @@ import numpy as np
 
 from hpcswarm.baselines.pca import pca_knn_cv, pca_knn_split
 from hpcswarm.errors import ParameterError
-from hpcswarm.fitness import GeneMajor, Score, make_folds, make_scorer, score_split
+from hpcswarm.fitness import GeneMajor, Score, fold_rule, make_folds, make_scorer, score_split
 from hpcswarm.preprocess import fit
 from hpcswarm.search import run_search
 
@@ -149,8 +149,22 @@ def make_tasks(y, protocol, runs, seed, *, folds=10, inner_cv, first_run=0):
     return tasks
 
 
+def fold_rules(y, tasks, job):
+    """How the job's folds were dealt (:func:`hpcswarm.fitness.fold_rule`), for the results.
+
+    Returns ``{"outer": rule or None, "inner": [rules of the searches' validation]}``: the
+    outer split's rule (``"sklearn"``, ``"round-robin"`` or ``"holdout"``; None when biased)
+    and the distinct rules of the inner schemes on the tasks' training parts.
+    """
+    outer = {"unbiased": lambda: fold_rule(y, job.folds), "holdout": lambda: "holdout",
+             "biased": lambda: None}[job.protocol]()
+    inner = sorted({fold_rule(y[task.train], job.params["cv"]) for task in tasks})
+    return {"outer": outer, "inner": inner}
+
+
 def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None, *,
-             X_genes=None, checkpoint=None, resume=None, preprocess=()):
+             X_genes=None, checkpoint=None, resume=None, preprocess=(), refine="none",
+             max_genes=None):
     """Select genes on ``task.train`` and test them on ``task.test``; also two baselines.
 
     The baselines are computed under the same protocol: k-NN on all genes, and PCA + k-NN
@@ -182,6 +196,10 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         In-fold preprocessing steps (:mod:`hpcswarm.preprocess`), fitted on ``task.train``
         only (all samples in the biased protocol) and applied to ``task.test``; the search,
         the baselines and the test score all see the transformed values.
+    refine : {"none", "prune"}
+        Refinement of the selected subset after the search (:mod:`hpcswarm.refine`).
+    max_genes : int, optional
+        Size cap of a swarm method (see :func:`hpcswarm.search.run_search`).
 
     The search, the biased all-genes baseline and the PCA baseline validate on the folds
     ``params["cv"]`` draws from the task's seed (those of ``task.inner_fold_ids``).
@@ -190,7 +208,10 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     -------
     dict
         Plain values: genes (indices of the original dataset), fitness, test and baseline
-        counts, history, timings, and with ``preprocess`` the fitted steps.
+        counts, history, timings, and with ``preprocess`` the fitted steps; ``front`` (the
+        search's Pareto front of inner accuracy and size, each point with its test counts,
+        computed after the search, under ``unbiased`` and ``holdout``); with a refinement,
+        ``refined`` (its genes, inner and test counts).
 
     Notes
     -----
@@ -214,7 +235,8 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
             X_genes = np.ascontiguousarray(np.asarray(X).T)
         train = GeneMajor(X_genes, task.train)
     result = run_search(train, y_train, algorithm, params, seed=seed, comm=group,
-                        progress=progress, checkpoint=checkpoint, resume=resume)
+                        progress=progress, checkpoint=checkpoint, resume=resume, refine=refine,
+                        max_genes=max_genes)
     k = params["k"]
     all_genes = np.ones(train.n_genes, dtype=bool)
     if task.test.size:
@@ -223,6 +245,12 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
             X_train, X_test = np.asarray(X[task.train]), np.asarray(X[task.test])
         else:
             X_test = fitted.transform(np.asarray(X[task.test]))
+
+        def tested(genes):
+            mask = np.zeros(train.n_genes, dtype=bool)
+            mask[genes] = True
+            return score_split(X_train, y_train, X_test, y_test, mask, k)
+
         test = score_split(X_train, y_train, X_test, y_test, result.mask, k)
         baseline = score_split(X_train, y_train, X_test, y_test, all_genes, k)
         pca = pca_knn_split(X_train, y_train, X_test, y_test, k)
@@ -231,12 +259,34 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         baseline = make_scorer(train, y_train, k=k, cv=params["cv"], seed=seed).score(all_genes)
         rows = np.asarray(X[task.train]) if X_train is None else X_train
         pca = pca_knn_cv(rows, y_train, k, cv=params["cv"], seed=seed)
+
+        def tested(genes):
+            return None
+
+    def original(genes):  # indices of the dataset's genes (preprocessing may drop some)
+        genes = np.asarray(genes, dtype=np.int64)
+        return genes if fitted is None else fitted.genes[genes]
+
+    front = []
+    for point in result.front:
+        counts = tested(point["genes"])
+        front.append({"genes": original(point["genes"]),
+                      "fitness": float(point["fitness"]), "train_correct": point["correct"],
+                      "train_total": point["total"],
+                      "test_correct": -1 if counts is None else int(counts.correct),
+                      "test_total": -1 if counts is None else int(counts.total)})
+    refined = result.refined
+    if refined is not None:
+        counts = tested(refined.genes) or Score(refined.correct, refined.total)
+        refined = {"method": refined.method, "genes": original(refined.genes),
+                   "removed": original(refined.removed), "train_correct": refined.correct,
+                   "train_total": refined.total, "test_correct": int(counts.correct),
+                   "test_total": int(counts.total)}
     last = result.history[-1]
-    genes = result.genes.astype(np.int64)
     extra = {} if fitted is None else {"preprocessing": fitted.record()}
     return {
         "run": task.run, "fold": task.fold, "spawn_key": list(task.spawn_key),
-        "genes": genes if fitted is None else fitted.genes[genes],
+        "genes": original(result.genes),
         "train_fitness": float(result.fitness),
         "train_correct": int(result.extra["score"]["correct"]),
         "train_total": int(result.extra["score"]["total"]),
@@ -246,5 +296,5 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         "pca_components": float(np.mean(pca.n_components)),
         "evaluations": int(last["evaluations"]), "archive_hits": int(last["archive_hits"]),
         "seconds": time.perf_counter() - started, "history": list(result.history),
-        "extra": result.extra, **extra
+        "extra": result.extra, "front": front, "refined": refined, **extra
     }

@@ -7,7 +7,20 @@
   reference, ``-`` significantly lower, ``=`` no significant difference (Tran et al.'s
   convention; Gu et al. and Li et al. write the reverse, from the reference's side). The
   all-genes k-NN under the same protocol is the ``All`` row of each dataset.
-- Top genes (Tran et al. Table 6): the genes most often selected across runs and folds.
+- A refined method (a job with ``refine = "prune"``, :mod:`hpcswarm.refine`) has its own
+  row, ``NAME+prune``, right after the search's row, from the same runs and folds.
+- Stability (:mod:`hpcswarm.stability`): Kuncheva's consistency index and the mean pairwise
+  Jaccard index of the subsets selected across the folds and runs, per method.
+- Top genes (Tran et al. Table 6): the genes most often selected across runs and folds;
+  ``--genes FILE`` writes every selected gene with its frequency and mean rank.
+- Signatures by size: every task keeps the Pareto front of (inner accuracy, size) of the
+  subsets its search evaluated (:mod:`hpcswarm.swarm.front`). For a budget of at most b
+  genes the report takes, in each task, the front point of at most b genes with the highest
+  *inner* accuracy and gives its mean size, inner accuracy and test accuracy (pooled over
+  each run's folds). Choosing a point by its test accuracy instead would let the test fold
+  take part in the selection and bring back the selection bias that the outer
+  cross-validation removes (Ambroise & McLachlan 2002; Tran et al. Sect. 4.6): the test
+  accuracy of a front point is only reported, never used to choose it.
 - Convergence (Tran et al. Fig. 3; Li et al. Fig. 2): mean gbest fitness per round.
 
 Text tables go to the terminal; CSV, Markdown, JSON and PNG (matplotlib, optional) on request.
@@ -25,14 +38,25 @@ from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.outputs import check_outputs
 from hpcswarm.protocols import BIAS_NOTE
 from hpcswarm.results import describe, gene_frequencies, mean_curve, read_results, run_accuracies
+from hpcswarm.stability import ranked_genes, stability
 
-REPORT_ENCODING = ("hpcswarm-report", "0.1.0")
+REPORT_ENCODING = ("hpcswarm-report", "0.2.0")
 """``encoding-type`` and ``encoding-version`` of the ``--json`` document."""
 
 ALL_GENES = "All"
 PCA_KNN = "PCA-kNN"
 """Rows of the baselines every results file carries; PCA-kNN's Ave-Size is its mean number
 of principal components."""
+
+BUDGETS = (1, 2, 3, 5, 10, 15, 20, 30, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000)
+"""Signature sizes (most genes) at which the report reads the fronts."""
+
+STABILITY_GENES = 20
+"""Genes shown by the stability plot (the most often selected)."""
+
+FRONT_NOTE = ("signatures by size: in each task the front point of at most b genes with the "
+              "highest inner accuracy; its test accuracy is reported, never used to choose "
+              "it (choosing by test accuracy would reintroduce selection bias)")
 
 
 def significance(values, reference, alpha=0.05):
@@ -58,7 +82,7 @@ def significance(values, reference, alpha=0.05):
 
 def _same_experiment(a, b):
     """Whether two results files hold parts of one experiment (all but the runs agree)."""
-    keys = ("dataset_sha256", "name", "algorithm", "protocol", "params", "seed")
+    keys = ("dataset_sha256", "name", "algorithm", "protocol", "params", "seed", "refine")
     job_a, job_b = a.attrs.get("job") or {}, b.attrs.get("job") or {}
     return (all(a.attrs.get(k) == b.attrs.get(k) for k in keys)
             and job_a.get("folds") == job_b.get("folds")
@@ -96,8 +120,88 @@ def pool_parts(methods):
             table={key: np.concatenate([m.table[key] for m in group]) for key in first.table},
             genes=[g for m in group for g in m.genes],
             histories=[h for m in group for h in m.histories],
-            history_columns=first.history_columns))
+            history_columns=first.history_columns,
+            fronts=[f for m in group for f in (m.fronts or [[]] * len(m.genes))],
+            refined_genes=(None if any(m.refined_genes is None for m in group)
+                           else [g for m in group for g in m.refined_genes])))
     return joined
+
+
+def refined_view(method):
+    """The refined subsets of ``method`` as a method of their own (``NAME+prune``), or None.
+
+    Same runs and folds; its accuracy, size and genes are those of the refined subsets.
+    """
+    from hpcswarm.results import MethodResults
+
+    if method.refined_genes is None or "refined_test_correct" not in method.table:
+        return None
+    refine = method.attrs.get("refine") or "refined"
+    table = dict(method.table)
+    for column in ("test_correct", "test_total", "test_accuracy", "train_correct",
+                   "train_total"):
+        table[column] = method.table[f"refined_{column}"]
+    table["subset_size"] = method.table["refined_size"]
+    return MethodResults(
+        path=method.path, attrs=dict(method.attrs, name=f"{method.label}+{refine}",
+                                     refined_from=method.label),
+        gene_names=method.gene_names, class_names=method.class_names, table=table,
+        genes=list(method.refined_genes), histories=[], history_columns=[], fronts=None)
+
+
+def with_refined(methods):
+    """``methods`` with each refined view right after its method."""
+    out = []
+    for method in methods:
+        out.append(method)
+        view = refined_view(method)
+        if view is not None:
+            out.append(view)
+    return out
+
+
+def dataset_label(method):
+    """Short name of a method's dataset for titles (the file stem of the job's ``data``)."""
+    return Path(str(method.attrs.get("dataset"))).stem
+
+
+def signature_budgets(method, budgets=BUDGETS):
+    """Per size budget, the front points chosen by inner accuracy alone, summarised.
+
+    In every task, the point of the task's front with at most ``b`` genes and the highest
+    inner accuracy (the largest such point: accuracy grows along a front). A budget is
+    listed when every task has such a point, up to the first budget that takes every
+    front's last point. Returns a list of dicts: ``budget``, ``size`` (mean), ``inner``
+    (mean inner accuracy, %), ``test`` (test accuracy pooled over each run's folds, mean
+    over runs, %; None for the biased protocol).
+    """
+    fronts = method.fronts or []
+    if not fronts or not all(fronts):
+        return []
+    runs = method.table["run"]
+    largest = max(front[-1]["size"] for front in fronts)
+    out = []
+    for budget in budgets:
+        chosen = []
+        for front in fronts:
+            inside = [p for p in front if p["size"] <= budget]
+            if not inside:
+                break
+            chosen.append(inside[-1])
+        else:
+            test = None
+            if all(p["test_total"] > 0 for p in chosen):
+                correct = np.array([p["test_correct"] for p in chosen])
+                total = np.array([p["test_total"] for p in chosen])
+                test = 100 * float(np.mean([correct[runs == r].sum() / total[runs == r].sum()
+                                            for r in np.unique(runs)]))
+            out.append({"budget": budget, "size": float(np.mean([p["size"] for p in chosen])),
+                        "inner": 100 * float(np.mean([p["train_correct"] / p["train_total"]
+                                                      for p in chosen])),
+                        "test": test})
+        if budget >= largest:
+            break
+    return out
 
 
 def _pick_reference(methods, reference):
@@ -136,7 +240,7 @@ def build_report(paths, reference=None, alpha=0.05, top=10):
     """
     if not 0 < alpha < 1:
         raise ParameterError(f"--alpha must lie in (0, 1), got {alpha}")
-    methods = pool_parts([read_results(path) for path in paths])
+    methods = with_refined(pool_parts([read_results(path) for path in paths]))
     ref_index = _pick_reference(methods, reference)
     ref = methods[ref_index]
     rows, genes, curves, notes = [], [], [], []
@@ -159,6 +263,8 @@ def build_report(paths, reference=None, alpha=0.05, top=10):
                      m is compare_to) for m in members]
         for label, method, values, size, is_ref in entries:
             stats = describe(values)
+            stable = ({"kuncheva": None, "jaccard": None} if label in (ALL_GENES, PCA_KNN)
+                      else stability(method.genes, len(method.gene_names)))
             if is_ref:
                 symbol, p = "ref", None
             elif ref_values is None:
@@ -170,20 +276,45 @@ def build_report(paths, reference=None, alpha=0.05, top=10):
                 "protocol": method.attrs.get("protocol"), "biased": method.biased,
                 "runs": stats["n"], "ave_size": size, "best": 100 * stats["best"],
                 "mean": 100 * stats["mean"], "std": 100 * stats["std"], "test": symbol,
-                "p_value": p, "file": str(method.path),
+                "p_value": p, "kuncheva": stable["kuncheva"], "jaccard": stable["jaccard"],
+                "file": str(method.path),
             })
         if any(m.biased for m in members):
             notes.append(f"* {BIAS_NOTE}")
+    fronts = []
     for method in methods:
         n_tasks = len(method.genes)
-        genes.append({"method": method.label, "file": str(method.path), "tasks": n_tasks,
-                      "top": gene_frequencies(method.genes, method.gene_names, n_tasks, top)})
-        curves.append({"method": method.label, "file": str(method.path),
-                       "objective": (method.attrs.get("params") or {}).get("objective"),
-                       "best_fitness": mean_curve(method.histories,
-                                                  method.history_columns).tolist()})
+        runs = method.table["run"]
+        ranked = ranked_genes(method.genes, runs, method.gene_names)
+        genes.append({"dataset": dataset_label(method), "method": method.label,
+                      "file": str(method.path), "tasks": n_tasks,
+                      "runs": int(np.unique(runs).size), "stability":
+                      stability(method.genes, len(method.gene_names)),
+                      "top": gene_frequencies(method.genes, method.gene_names, n_tasks, top),
+                      "ranked": ranked, "task_runs": runs.tolist(),
+                      "top_tasks": [[t for t, selected in enumerate(method.genes)
+                                     if g["index"] in set(selected.tolist())]
+                                    for g in ranked[:STABILITY_GENES]]})
+        if method.histories:
+            curves.append({"dataset": dataset_label(method), "method": method.label,
+                           "file": str(method.path),
+                           "objective": (method.attrs.get("params") or {}).get("objective"),
+                           "best_fitness": mean_curve(method.histories,
+                                                      method.history_columns).tolist()})
+        if method.fronts and all(method.fronts):
+            fronts.append({
+                "dataset": dataset_label(method), "method": method.label,
+                "file": str(method.path), "biased": method.biased,
+                "budgets": signature_budgets(method),
+                "tasks": [{"run": int(run), "fold": int(fold), "points": [
+                    {"size": p["size"], "inner": p["train_correct"] / p["train_total"],
+                     "test": (p["test_correct"] / p["test_total"] if p["test_total"] > 0
+                              else None)} for p in front]}
+                    for run, fold, front in zip(runs, method.table["fold"], method.fronts)]})
+    if fronts:
+        notes.append(f"Signatures: {FRONT_NOTE}.")
     return {"reference": ref.label, "alpha": alpha, "rows": rows, "genes": genes,
-            "convergence": curves, "notes": sorted(set(notes))}
+            "convergence": curves, "fronts": fronts, "notes": sorted(set(notes))}
 
 
 # ------------------------------------------------------------------ formatting
@@ -192,11 +323,29 @@ def _fmt_row(row):
     return [row["dataset"], row["method"] + mark, row["protocol"], str(row["runs"]),
             f"{row['ave_size']:.2f}", f"{row['best']:.2f}",
             f"{row['mean']:.2f} +/- {row['std']:.2f}", row["test"],
-            "" if row["p_value"] is None else f"{row['p_value']:.3g}"]
+            "" if row["p_value"] is None else f"{row['p_value']:.3g}",
+            _fmt_index(row.get("kuncheva")), _fmt_index(row.get("jaccard"))]
+
+
+def _fmt_index(value):
+    return "" if value is None else f"{round(value, 3) + 0.0:.3f}"
 
 
 _HEADER = ["Dataset", "Method", "Protocol", "Runs", "Ave-Size", "Best", "Mean +/- Std", "T",
-           "p"]
+           "p", "Kuncheva", "Jaccard"]
+
+_BUDGET_HEADER = ["Genes at most", "Mean size", "Inner acc. (%)", "Test acc. (%)"]
+
+
+def _budget_rows(entry):
+    return [[b["budget"], f"{b['size']:.1f}", f"{b['inner']:.2f}",
+             "n/a (biased)" if b["test"] is None else f"{b['test']:.2f}"]
+            for b in entry["budgets"]]
+
+
+def _front_title(entry):
+    return (f"Signatures by size: {entry['dataset']}: {entry['method']} ({len(entry['tasks'])} "
+            f"task fronts; chosen by inner accuracy, test accuracy reported only)")
 
 
 def _text_table(header, body):
@@ -214,12 +363,16 @@ def _sample_points(length, n=10):
 def text_lines(report):
     """The report as terminal lines."""
     lines = [f"Accuracy (%) over runs; T: Wilcoxon rank-sum vs {report['reference']} at "
-             f"alpha={report['alpha']} (+ higher, - lower, = no significant difference)"]
+             f"alpha={report['alpha']} (+ higher, - lower, = no significant difference); "
+             f"stability over runs and folds: Kuncheva's index, mean pairwise Jaccard"]
     lines += _text_table(_HEADER, [_fmt_row(r) for r in report["rows"]])
     lines += report["notes"]
+    for entry in report.get("fronts", []):
+        lines += ["", _front_title(entry)]
+        lines += _text_table(_BUDGET_HEADER, _budget_rows(entry))
     for entry in report["genes"]:
         lines += ["", f"Most frequently selected genes: {entry['method']} "
-                      f"({entry['tasks']} selections, {entry['file']})"]
+                      f"({entry['tasks']} selections, {entry['dataset']}, {entry['file']})"]
         lines += _text_table(["Rank", "Index (0-based)", "Feature (1-based)", "Gene", "Count",
                               "Frequency"],
                              [[i + 1, g["index"], g["index"] + 1, g["name"], g["count"],
@@ -245,6 +398,9 @@ def markdown_text(report):
              f"(alpha = {report['alpha']}; + higher, - lower, = no significant difference).", ""]
     lines += table(_HEADER, [_fmt_row(r) for r in report["rows"]])
     lines += [""] + [note for note in report["notes"]]
+    for entry in report.get("fronts", []):
+        lines += ["", _front_title(entry), ""]
+        lines += table(_BUDGET_HEADER, _budget_rows(entry))
     for entry in report["genes"]:
         lines += ["", f"Most frequently selected genes: {entry['method']} "
                       f"({entry['tasks']} selections)", ""]
@@ -256,7 +412,7 @@ def markdown_text(report):
     return "\n".join(lines) + "\n"
 
 
-CSV_FILES = ("methods.csv", "genes.csv", "convergence.csv")
+CSV_FILES = ("methods.csv", "genes.csv", "convergence.csv", "fronts.csv", "signatures.csv")
 """The files ``--csv DIR`` writes."""
 
 
@@ -270,7 +426,7 @@ def csv_texts(report):
         return out.getvalue()
 
     columns = ["dataset", "method", "protocol", "biased", "runs", "ave_size", "best", "mean",
-               "std", "test", "p_value", "file"]
+               "std", "test", "p_value", "kuncheva", "jaccard", "file"]
     methods = render(columns, [[r[c] for c in columns] for r in report["rows"]])
     genes = render(["method", "rank", "index", "gene", "count", "frequency"],
                    [[e["method"], i + 1, g["index"], g["name"], g["count"], g["frequency"]]
@@ -278,22 +434,59 @@ def csv_texts(report):
     convergence = render(["method", "round", "mean_best_fitness"],
                          [[e["method"], t, v] for e in report["convergence"]
                           for t, v in enumerate(e["best_fitness"])])
-    return dict(zip(CSV_FILES, (methods, genes, convergence)))
+    fronts = render(["dataset", "method", "run", "fold", "size", "inner_accuracy",
+                     "test_accuracy"],
+                    [[e["dataset"], e["method"], t["run"], t["fold"], p["size"], p["inner"],
+                      p["test"]] for e in report.get("fronts", []) for t in e["tasks"]
+                     for p in t["points"]])
+    signatures = render(["dataset", "method", "budget", "mean_size", "inner_accuracy",
+                         "test_accuracy"],
+                        [[e["dataset"], e["method"], b["budget"], b["size"], b["inner"],
+                          b["test"]] for e in report.get("fronts", []) for b in e["budgets"]])
+    return dict(zip(CSV_FILES, (methods, genes, convergence, fronts, signatures)))
+
+
+def genes_text(report):
+    """Every selected gene of every method, ranked, as tab-separated text (``--genes``).
+
+    Columns: gene (name), frequency (share of the tasks that selected it), mean_rank (see
+    :func:`hpcswarm.stability.ranked_genes`), selections, feature (1-based column, Tran et
+    al.'s Table 6 numbering), dataset, method. The first column pastes into an enrichment
+    tool as it is.
+    """
+    lines = ["gene\tfrequency\tmean_rank\tselections\tfeature\tdataset\tmethod"]
+    for entry in report["genes"]:
+        lines += [f"{g['name']}\t{g['frequency']:.4f}\t{g['mean_rank']:.2f}\t{g['count']}\t"
+                  f"{g['index'] + 1}\t{entry['dataset']}\t{entry['method']}"
+                  for g in entry["ranked"]]
+    return "\n".join(lines) + "\n"
 
 
 def plot_files(report, folder):
     """The PNG files :func:`write_plots` writes in ``folder``, in order."""
     folder = Path(folder)
-    return [folder / "convergence.png"] + [
-        folder / f"genes-{i + 1}-{_safe(entry['method'])}.png"
-        for i, entry in enumerate(report["genes"])]
+    files = [folder / "convergence.png"]
+    for i, entry in enumerate(report["genes"]):
+        name = f"{i + 1}-{_safe(entry['dataset'])}-{_safe(entry['method'])}.png"
+        files.append(folder / f"genes-{name}")
+        if entry["ranked"]:
+            files.append(folder / f"stability-{name}")
+    files += [folder / f"front-{i + 1}-{_safe(e['dataset'])}-{_safe(e['method'])}.png"
+              for i, e in enumerate(report.get("fronts", []))]
+    return files
 
 
 def write_plots(report, folder, overwrite=False):
-    """PNG convergence curves and gene-frequency charts; returns the files written.
+    """PNG pictures of the report, each titled with its dataset and method; returns the files.
 
-    Needs matplotlib (the optional ``plot`` extra); returns None without it. An existing file
-    is replaced only with ``overwrite``.
+    ``convergence.png`` (one line per method, labelled dataset: method); per method
+    ``genes-N-DATASET-METHOD.png`` (selection frequency of the top genes), and where the
+    results hold them ``front-N-...png`` (every task's Pareto front: inner accuracy against
+    genes, the test accuracy of each point as a second marker, and the signatures chosen
+    by inner accuracy per size budget) and ``stability-N-...png`` (which of the top genes
+    each task selected, with Kuncheva's and Jaccard's indices). Needs matplotlib (the
+    optional ``plot`` extra); returns None without it. An existing file is replaced only
+    with ``overwrite``.
     """
     try:
         import matplotlib
@@ -302,26 +495,100 @@ def write_plots(report, folder, overwrite=False):
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    targets = plot_files(report, folder)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for entry in report["convergence"]:
-        ax.plot(entry["best_fitness"], label=entry["method"])
-    ax.set_xlabel("round")
-    ax.set_ylabel("mean gbest fitness")
-    ax.legend()
-    fig.tight_layout()
-    _save_png(fig, targets[0], overwrite)
-    plt.close(fig)
-    for entry, target in zip(report["genes"], targets[1:]):
-        fig, ax = plt.subplots(figsize=(6, 4))
-        top = entry["top"]
-        ax.barh([g["name"] for g in top][::-1], [g["frequency"] for g in top][::-1])
-        ax.set_xlabel("selection frequency over runs and folds")
-        ax.set_title(entry["method"])
+    folder = Path(folder)
+    written = []
+
+    def save(fig, name):
         fig.tight_layout()
+        target = folder / name
         _save_png(fig, target, overwrite)
         plt.close(fig)
-    return targets
+        written.append(target)
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    objectives = sorted({str(e["objective"]) for e in report["convergence"]})
+    for entry in report["convergence"]:
+        ax.plot(entry["best_fitness"], label=f"{entry['dataset']}: {entry['method']}")
+    ax.set_xlabel("round (swarm evaluation)")
+    ax.set_ylabel(f"mean best fitness ({', '.join(objectives)})")
+    ax.set_title("Convergence: best inner-validation fitness per round, mean over runs and "
+                 "folds", fontsize=9)
+    ax.legend(fontsize=8)
+    save(fig, "convergence.png")
+    for i, entry in enumerate(report["genes"]):
+        name = f"{i + 1}-{_safe(entry['dataset'])}-{_safe(entry['method'])}.png"
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        top = entry["top"]
+        ax.barh([g["name"] for g in top][::-1], [g["frequency"] for g in top][::-1])
+        ax.set_xlabel(f"selection frequency over {entry['tasks']} selections (runs x folds)")
+        ax.set_xlim(0, 1)
+        ax.set_title(f"{entry['dataset']}: {entry['method']}: the {len(top)} most often "
+                     f"selected genes", fontsize=10)
+        save(fig, f"genes-{name}")
+        if entry["ranked"]:
+            _stability_plot(plt, entry, save, f"stability-{name}")
+    for i, entry in enumerate(report.get("fronts", [])):
+        _front_plot(plt, entry, save,
+                    f"front-{i + 1}-{_safe(entry['dataset'])}-{_safe(entry['method'])}.png")
+    return written
+
+
+def _front_plot(plt, entry, save, name):
+    """Every task's front (inner accuracy and test accuracy against genes) and the budgets."""
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    sizes = [p["size"] for t in entry["tasks"] for p in t["points"]]
+    inner = [100 * p["inner"] for t in entry["tasks"] for p in t["points"]]
+    ax.scatter(sizes, inner, s=14, marker="o", alpha=0.5, color="tab:blue",
+               label="front point: inner accuracy (training folds)")
+    if not entry["biased"]:
+        test = [100 * p["test"] for t in entry["tasks"] for p in t["points"]]
+        ax.scatter(sizes, test, s=16, marker="x", alpha=0.5, color="tab:orange",
+                   label="same point: test accuracy (held-out fold)")
+    budgets = entry["budgets"]
+    if budgets:
+        ax.plot([b["size"] for b in budgets], [b["inner"] for b in budgets], "-o",
+                color="navy", label="chosen by inner accuracy per budget: mean inner")
+        if not entry["biased"]:
+            ax.plot([b["size"] for b in budgets], [b["test"] for b in budgets], "-s",
+                    color="darkred", label="... and its test accuracy (pooled per run)")
+    wide = max(sizes) > 20 * min(sizes)
+    if wide:
+        ax.set_xscale("log")
+    ax.set_xlabel("genes in the subset" + (" (log scale)" if wide else ""))
+    ax.set_ylabel("accuracy (%)")
+    ax.set_title(f"{entry['dataset']}: {entry['method']}: Pareto fronts of "
+                 f"{len(entry['tasks'])} searches (inner accuracy vs genes)", fontsize=10)
+    ax.legend(fontsize=7, loc="best")
+    save(fig, name)
+
+
+def _stability_plot(plt, entry, save, name):
+    """Which of the most often selected genes each task selected (runs x folds)."""
+    top = entry["ranked"][:len(entry["top_tasks"])]
+    tasks = entry["tasks"]
+    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.28 * len(top)))
+    chosen = np.zeros((len(top), tasks))
+    for row, selected_in in enumerate(entry["top_tasks"]):
+        chosen[row, selected_in] = 1.0
+    ax.imshow(chosen, aspect="auto", cmap="Greys", vmin=0, vmax=1, interpolation="nearest")
+    ax.set_yticks(range(len(top)))
+    ax.set_yticklabels([f"{g['name']} ({100 * g['frequency']:.0f}%)" for g in top],
+                       fontsize=7)
+    runs = np.asarray(entry["task_runs"])
+    starts = np.flatnonzero(np.r_[True, runs[1:] != runs[:-1]])
+    ends = np.r_[starts[1:], runs.size]
+    for start in starts[1:]:
+        ax.axvline(start - 0.5, color="tab:red", linewidth=0.8)
+    ax.set_xticks((starts + ends - 1) / 2)
+    ax.set_xticklabels([f"run {runs[s]}" for s in starts], fontsize=7,
+                       rotation=90 if starts.size > 12 else 0)
+    ax.set_xlabel(f"the {tasks} selections, fold by fold within each run (black: gene "
+                  f"selected); y labels: gene (selection frequency)", fontsize=8)
+    stable = entry["stability"]
+    ax.set_title(f"{entry['dataset']}: {entry['method']}: selection of the top {len(top)} genes; "
+                 f"Kuncheva {_fmt_index(stable['kuncheva'])}, Jaccard "
+                 f"{_fmt_index(stable['jaccard'])}", fontsize=9)
+    save(fig, name)
 
 
 def _save_png(fig, target, overwrite):
@@ -342,11 +609,12 @@ def _plotting_available():
 
 
 def report_command(paths, *, reference=None, alpha=0.05, top=10, csv_dir=None, markdown=None,
-                   json_path=None, plots=None, print0=print, overwrite=False):
+                   json_path=None, plots=None, genes_path=None, print0=print, overwrite=False):
     """The ``report`` command: print the text tables, write the files asked for.
 
     Every file it would write is checked first (:func:`hpcswarm.outputs.check_outputs`): none
     may be one of the results files read, and none may exist unless ``overwrite``.
+    ``genes_path``: the ranked genes of every method (:func:`genes_text`), tab-separated.
     """
     for folder, option in ((csv_dir, "--csv"), (plots, "--plots")):
         if folder is not None and not Path(folder).is_dir():
@@ -354,7 +622,8 @@ def report_command(paths, *, reference=None, alpha=0.05, top=10, csv_dir=None, m
     report = build_report(paths, reference=reference, alpha=alpha, top=top)
     outputs = [("--csv", Path(csv_dir) / name) for name in CSV_FILES] if csv_dir is not None else []
     outputs += [(option, path) for option, path in (("--markdown", markdown),
-                                                    ("--json", json_path)) if path is not None]
+                                                    ("--json", json_path),
+                                                    ("--genes", genes_path)) if path is not None]
     if plots is not None and _plotting_available():
         outputs += [("--plots", path) for path in plot_files(report, plots)]
     check_outputs(outputs, [("the results file", path) for path in paths], overwrite=overwrite)
@@ -363,14 +632,21 @@ def report_command(paths, *, reference=None, alpha=0.05, top=10, csv_dir=None, m
     if csv_dir is not None:
         for name, text in csv_texts(report).items():
             write_text(Path(csv_dir) / name, text, overwrite=overwrite)
-        print0(f"wrote methods.csv, genes.csv, convergence.csv in {csv_dir}")
+        print0(f"wrote {', '.join(CSV_FILES)} in {csv_dir}")
     if markdown is not None:
         write_text(markdown, markdown_text(report), overwrite=overwrite)
         print0(f"wrote {markdown}")
     if json_path is not None:
-        write_json(json_path, {**tags(REPORT_ENCODING), **report}, indent=1,
+        compact = dict(report, genes=[{k: v for k, v in entry.items()
+                                       if k not in ("ranked", "top_tasks", "task_runs")}
+                                      for entry in report["genes"]])
+        write_json(json_path, {**tags(REPORT_ENCODING), **compact}, indent=1,
                    overwrite=overwrite)
         print0(f"wrote {json_path}")
+    if genes_path is not None:
+        write_text(genes_path, genes_text(report), overwrite=overwrite)
+        print0(f"wrote {genes_path}: {sum(len(e['ranked']) for e in report['genes'])} ranked "
+               f"genes of {len(report['genes'])} method(s)")
     if plots is not None:
         written = write_plots(report, plots, overwrite)
         if written is None:

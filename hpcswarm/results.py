@@ -11,10 +11,18 @@ Layout (every object carries ``encoding-type`` and ``encoding-version``)::
     /tasks                 "hpcswarm-task-table": one (n_tasks,) column per TASK_COLUMNS
     /runs/run-RRR/fold-FF  "hpcswarm-task": attrs run, fold, spawn_key, group, extra (JSON);
                            selected_genes, train_index, test_index (int64),
-                           history (n_rounds, len(HISTORY_FIELDS)) float64, attr "columns"
+                           history (n_rounds, len(HISTORY_FIELDS)) float64, attr "columns";
+                           refined_genes, refined_removed (int64, with a refinement)
+    /runs/.../fold-FF/front "hpcswarm-front": the search's Pareto front of (inner accuracy,
+                           size), one entry per point in increasing size: size, fitness,
+                           train_correct, train_total, test_correct, test_total (-1 when
+                           biased), and genes (int64, every point's genes one after the
+                           other; point i's are genes[offsets[i]:offsets[i + 1]])
 
 For the biased protocol the ``test_*`` columns hold the inner cross-validation accuracy of
 the selected subset on all samples (and ``biased`` is true): there is no held-out data.
+With ``refine`` the table gains the :data:`REFINED_COLUMNS` of the refined subsets (root
+attribute ``refine``); a report shows them as their own method, ``NAME+prune``.
 """
 
 import json
@@ -48,9 +56,20 @@ TASK_COLUMNS = (
 )
 """Columns of ``/tasks``, one row per (run, fold) in task order."""
 
+REFINED_COLUMNS = ("refined_size", "refined_train_correct", "refined_train_total",
+                   "refined_test_correct", "refined_test_total", "refined_test_accuracy")
+"""Columns of ``/tasks`` added by a refinement (``refine = "prune"``)."""
+
+_FRONT = ("hpcswarm-front", "0.1.0")
+FRONT_FIELDS = ("size", "fitness", "train_correct", "train_total", "test_correct",
+                "test_total")
+"""Per-point values of a task's front (``/runs/.../front``), besides the genes."""
+
 _INT_COLUMNS = {"run", "fold", "group", "train_correct", "train_total", "test_correct",
                 "test_total", "subset_size", "evaluations", "archive_hits",
-                "baseline_correct", "baseline_total", "pca_correct", "pca_total"}
+                "baseline_correct", "baseline_total", "pca_correct", "pca_total",
+                "refined_size", "refined_train_correct", "refined_train_total",
+                "refined_test_correct", "refined_test_total"}
 
 
 def _array(parent, name, data):
@@ -76,7 +95,43 @@ def task_table(results):
         else:
             values = [r.get(column, 0) for r in results]
         table[column] = np.array(values, dtype=np.int64 if column in _INT_COLUMNS else float)
+    if results and results[0].get("refined") is not None:
+        refined = [r["refined"] for r in results]
+        for column in REFINED_COLUMNS:
+            if column == "refined_size":
+                values = [len(r["genes"]) for r in refined]
+            elif column == "refined_test_accuracy":
+                values = [r["test_correct"] / r["test_total"] for r in refined]
+            else:
+                values = [r[column[len("refined_"):]] for r in refined]
+            table[column] = np.array(values, dtype=np.int64 if column in _INT_COLUMNS
+                                     else float)
     return table
+
+
+def _write_front(task, front):
+    group = task.create_group("front")
+    tag(group, _FRONT)
+    genes = [np.asarray(point["genes"], dtype=np.int64) for point in front]
+    values = {"size": [g.size for g in genes]}
+    values.update({name: [point[name] for point in front] for name in FRONT_FIELDS[1:]})
+    for name in FRONT_FIELDS:
+        _array(group, name, np.array(values[name], dtype=float if name == "fitness"
+                                     else np.int64))
+    _array(group, "genes", np.concatenate(genes) if genes else np.zeros(0, dtype=np.int64))
+    _array(group, "offsets", np.cumsum([0] + [g.size for g in genes]).astype(np.int64))
+
+
+def read_front(task):
+    """A task's front from its results group: list of dicts with FRONT_FIELDS and genes."""
+    if "front" not in task:
+        return []
+    group = task["front"]
+    columns = {name: group[name][()] for name in FRONT_FIELDS}
+    genes, offsets = group["genes"][()], group["offsets"][()]
+    return [{**{name: (float if name == "fitness" else int)(columns[name][i])
+                for name in FRONT_FIELDS}, "genes": genes[offsets[i]:offsets[i + 1]]}
+            for i in range(offsets.size - 1)]
 
 
 def bias_note(job):
@@ -111,6 +166,7 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
             "bias_note": bias_note(job), "params": json_text(job.params),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "n_runs": job.runs, "n_samples": dataset.n_samples,
+            "refine": job.refine,
         }
         attrs.update({k: ("" if v is None else v) for k, v in provenance.items()})
         for key, value in attrs.items():
@@ -147,6 +203,12 @@ def _write_task(runs, result):
                        dtype=float)
     _array(task, "history", history.reshape(-1, len(HISTORY_FIELDS)))
     task["history"].attrs["columns"] = list(HISTORY_FIELDS)
+    if result.get("front") is not None:
+        _write_front(task, result["front"])
+    if result.get("refined") is not None:
+        _array(task, "refined_genes", np.asarray(result["refined"]["genes"], dtype=np.int64))
+        _array(task, "refined_removed", np.asarray(result["refined"]["removed"],
+                                                   dtype=np.int64))
 
 
 # ------------------------------------------------------------------ reading
@@ -167,6 +229,11 @@ class MethodResults:
     histories : list of ndarray
         ``(n_rounds, n_fields)`` per task.
     history_columns : list of str
+    fronts : list of list of dict
+        Per task, the search's front (:func:`read_front`); empty lists for files written
+        before fronts were kept.
+    refined_genes : list of ndarray or None
+        Per task, the refined subset's genes, when the job had a refinement.
     """
 
     path: Path
@@ -177,6 +244,8 @@ class MethodResults:
     genes: list
     histories: list
     history_columns: list
+    fronts: list = None
+    refined_genes: list = None
 
     @property
     def label(self):
@@ -204,15 +273,19 @@ def read_results(path):
             if isinstance(attrs.get(key), str) and attrs[key]:
                 attrs[key] = json.loads(attrs[key])
         table = {k: f["tasks"][k][()] for k in f["tasks"]}
-        genes, histories, columns = [], [], []
+        genes, histories, columns, fronts, refined = [], [], [], [], []
         for run, fold in zip(table["run"], table["fold"]):
             task = f["runs"][f"run-{int(run):03d}"][f"fold-{int(fold):02d}"]
             genes.append(task["selected_genes"][()])
             histories.append(task["history"][()])
             columns = [decode_value(c) for c in task["history"].attrs["columns"]]
+            fronts.append(read_front(task))
+            if "refined_genes" in task:
+                refined.append(task["refined_genes"][()])
         gene_names = [decode_value(v) for v in f["gene_names"][()].tolist()]
         class_names = [decode_value(v) for v in f["class_names"][()].tolist()]
-    return MethodResults(path, attrs, gene_names, class_names, table, genes, histories, columns)
+    return MethodResults(path, attrs, gene_names, class_names, table, genes, histories, columns,
+                         fronts, refined if refined else None)
 
 
 # ------------------------------------------------------------------ figures

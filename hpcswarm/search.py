@@ -7,10 +7,14 @@
 (13,)
 """
 
+import numpy as np
+
 from hpcswarm.encoding import finite, tags
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import SubsetFitness, make_objective, make_scorer
 from hpcswarm.methods import algorithm_class, algorithm_params
+from hpcswarm.refine import refine as refine_subset
+from hpcswarm.swarm.front import pareto_front
 from hpcswarm.swarm.state import run_seed_sequence
 
 RESULT_ENCODING = ("hpcswarm-search-result", "0.1.0")
@@ -43,7 +47,7 @@ def make_fitness(X, y, params, seed):
 
 
 def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, checkpoint=None,
-               resume=None):
+               resume=None, refine="none", max_genes=None):
     """Run one search of ``algorithm`` on all samples of ``X, y``.
 
     Parameters
@@ -75,6 +79,12 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
     resume : dict, optional
         A snapshot of this same search (same data, algorithm, parameters and seed) to
         continue from; the result is that of the uninterrupted search.
+    refine : {"none", "prune"}, default "none"
+        A refinement of the selected subset after the search (:mod:`hpcswarm.refine`),
+        returned in ``refined``; the search itself is the same either way.
+    max_genes : int, optional
+        Cap on the genes of every subset a swarm method evaluates, applied as a repair of
+        the positions over it (see each method's ``capped_position``); None: no cap.
 
     Returns
     -------
@@ -83,7 +93,9 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
         ``params`` (complete) and ``extra``; ``extra["score"]`` holds the correct/total
         counts of ``mask``; ``extra["comm"]`` the bytes communicated per round. Everything
         but ``extra["comm"]`` and the history's ``seconds`` is bit-identical for any number
-        of ranks.
+        of ranks. ``front`` holds the Pareto front of (inner accuracy, size) among the
+        subsets evaluated, each point re-scored (``correct``, ``total``); ``refined`` the
+        :class:`~hpcswarm.refine.Refined` subset, or None.
 
     Notes
     -----
@@ -97,18 +109,46 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
         Unknown algorithm or parameter, ill-typed value, bad seed.
     """
     resolved = algorithm_params(algorithm, params)
+    cls = algorithm_class(algorithm)
+    if max_genes is not None and not cls.supports_max_genes:
+        raise ParameterError(f"max_genes applies to the swarm methods without local search "
+                             f"(pso, pso-rg, bpso, cbpso, cso, fsipso), not to {algorithm}")
+    if max_genes is not None and (isinstance(max_genes, bool) or int(max_genes) < 1):
+        raise ParameterError(f"max_genes must be an integer >= 1, got {max_genes!r}")
     try:
         root = run_seed_sequence(seed)
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
-    fitness, _ = make_fitness(X, y, resolved, root)
-    search = algorithm_class(algorithm)(fitness, resolved, seed=root, comm=comm,
-                                        progress=progress, checkpoint=checkpoint)
+    fitness, scorer = make_fitness(X, y, resolved, root)
+    search = cls(fitness, resolved, seed=root, comm=comm, progress=progress,
+                 checkpoint=checkpoint, max_genes=max_genes)
     result = search.run(resume)
     score = fitness.score(result.mask)
     result.extra["score"] = {"correct": int(score.correct), "total": int(score.total),
                              "accuracy": float(score.accuracy)}
+    result.front = scored_front(scorer, result.front)
+    try:
+        result.refined = refine_subset(scorer, result.mask, refine)
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
     return result
+
+
+def scored_front(scorer, front):
+    """The front entries scored again (``correct``, ``total``), dominated ones dropped.
+
+    The search's tracker keeps the best subset per size by fitness
+    (:mod:`hpcswarm.swarm.front`); their correct counts decide the front of (inner
+    accuracy, size), so that the combined objective's front is filtered here too.
+    """
+    scored = []
+    for entry in front:
+        mask = np.zeros(scorer.n_genes, dtype=bool)
+        mask[entry["genes"]] = True
+        score = scorer.score(mask)
+        scored.append({**entry, "correct": int(score.correct), "total": int(score.total)})
+    keep = pareto_front([(e["correct"], e["size"]) for e in scored])
+    return [scored[i] for i in keep]
 
 
 def result_document(result, seed, gene_names=None, data=None):
@@ -138,5 +178,16 @@ def result_document(result, seed, gene_names=None, data=None):
         "fitness": result.fitness,
         "history": result.history,
         "extra": result.extra,
+        "front": [{"size": p["size"], "fitness": p["fitness"], "correct": p["correct"],
+                   "total": p["total"], "genes": np.asarray(p["genes"]).tolist()}
+                  for p in result.front],
+        "refined": None,
     }
+    if result.refined is not None:
+        refined = result.refined.genes.tolist()
+        document["refined"] = {
+            "method": result.refined.method, "genes": refined,
+            "gene_names": [str(gene_names[g]) for g in refined] if gene_names is not None
+            else None, "correct": result.refined.correct, "total": result.refined.total,
+            "removed": result.refined.removed.tolist()}
     return finite(document)

@@ -33,6 +33,10 @@ def _without_seconds(history):
     return [{k: v for k, v in row.items() if k != "seconds"} for row in history]
 
 
+def _front(result):
+    return [(p["size"], p["fitness"], p["correct"], list(p["genes"])) for p in result.front]
+
+
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS) + sorted(BASELINES))
 def test_a_search_resumed_from_any_round_ends_as_the_uninterrupted_one(algorithm):
     X, y = small_data(3, 30, 24)
@@ -53,6 +57,7 @@ def test_a_search_resumed_from_any_round_ends_as_the_uninterrupted_one(algorithm
         assert resumed.fitness == full.fitness
         assert _without_seconds(resumed.history) == _without_seconds(full.history)
         assert resumed.extra.get("events") == full.extra.get("events")
+        assert _front(resumed) == _front(full)
 
 
 # ---------------------------------------------------------------------- whole jobs

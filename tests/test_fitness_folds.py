@@ -1,9 +1,13 @@
 """Validation folds: leave-one-out, stratified n-fold fixed by the seed, stratified holdout."""
 
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.model_selection import StratifiedKFold
 
-from hpcswarm.fitness import make_folds
+from hpcswarm.fitness import FoldWarning, KnnEvaluator, fold_rule, make_folds
+from hpcswarm.fitness.folds import random_state_from_seed
 
 Y = np.repeat([0, 1, 2], [12, 20, 8])
 
@@ -47,7 +51,7 @@ def test_holdout_is_stratified_70_30():
 
 
 @pytest.mark.parametrize("cv, message", [
-    (10, "class 2 has 8 samples, fewer than the 10"),
+    (41, "41-fold cross-validation needs at least 41 samples, got 40"),
     ("kfold", "cv must be"),
     (1, "cv must be"),
     (True, "cv must be"),
@@ -60,3 +64,84 @@ def test_bad_schemes_raise_clear_errors(cv, message):
 def test_holdout_needs_two_samples_per_class():
     with pytest.raises(ValueError, match="class 1 has 1 samples"):
         make_folds(np.array([0, 0, 0, 1]), "holdout", seed=0)
+
+
+# Tran et al.'s GEMS sets that scikit-learn's StratifiedKFold does not take as they are
+NINE_TUMORS = np.repeat(np.arange(9), [9, 7, 8, 2, 6, 8, 9, 6, 5])
+"""60 samples, classes of 2 to 9: every class smaller than 10 folds."""
+BRAIN_TUMOR_2 = np.repeat(np.arange(4), [7, 14, 14, 15])
+"""50 samples, classes of 7, 14, 14, 15: one class smaller than 10 folds."""
+
+
+def _check_partition(y, folds, n_folds):
+    assert len(folds) == n_folds
+    tests = np.concatenate([test for _, test in folds])
+    assert np.array_equal(np.sort(tests), np.arange(y.size))
+    sizes = [test.size for _, test in folds]
+    assert max(sizes) - min(sizes) <= 1
+    for train, test in folds:
+        assert np.intersect1d(train, test).size == 0 and train.size + test.size == y.size
+
+
+def test_nine_tumors_shape_is_dealt_round_robin_per_class():
+    assert NINE_TUMORS.size == 60 and np.bincount(NINE_TUMORS).max() < 10
+    assert fold_rule(NINE_TUMORS, 10) == "round-robin"
+    with pytest.raises(ValueError, match="cannot be greater than the number of members"):
+        next(StratifiedKFold(10).split(np.zeros((60, 1)), NINE_TUMORS))
+    folds = make_folds(NINE_TUMORS, 10, seed=4)
+    _check_partition(NINE_TUMORS, folds, 10)
+    per_fold = np.array([np.bincount(NINE_TUMORS[test], minlength=9) for _, test in folds])
+    # every class as evenly spread as its size allows: 0 or 1 per fold (all classes < 10)
+    assert per_fold.max() == 1
+    assert np.array_equal(per_fold.sum(axis=0), np.bincount(NINE_TUMORS))
+    again = make_folds(NINE_TUMORS, 10, seed=4)
+    assert all(np.array_equal(a[1], b[1]) for a, b in zip(folds, again))
+    other = make_folds(NINE_TUMORS, 10, seed=5)
+    assert not all(np.array_equal(a[1], b[1]) for a, b in zip(folds, other))
+
+
+def test_round_robin_deal_continues_from_one_class_to_the_next():
+    y = np.repeat(np.arange(3), [5, 6, 2])
+    folds = make_folds(y, 7, seed=0)
+    _check_partition(y, folds, 7)
+    per_fold = np.array([np.bincount(y[test], minlength=3) for _, test in folds])
+    assert per_fold.max() == 1 and per_fold.sum() == 13
+
+
+def test_brain_tumor_2_shape_keeps_sklearn_folds_bit_for_bit_and_warns_once(monkeypatch):
+    monkeypatch.setattr("hpcswarm.fitness.folds._WARNED", set())
+    assert fold_rule(BRAIN_TUMOR_2, 10) == "sklearn"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        folds = make_folds(BRAIN_TUMOR_2, 10, seed=9)
+        make_folds(BRAIN_TUMOR_2, 10, seed=10)
+    ours = [w for w in caught if issubclass(w.category, FoldWarning)]
+    assert len(ours) == 1 and "class(es) 0 (7)" in str(ours[0].message)
+    assert not [w for w in caught if "least populated" in str(w.message)]
+    splitter = StratifiedKFold(10, shuffle=True, random_state=random_state_from_seed(9))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = [np.sort(test) for _, test in splitter.split(np.zeros((50, 1)), BRAIN_TUMOR_2)]
+    assert all(np.array_equal(test, want) for (_, test), want in zip(folds, expected))
+    _check_partition(BRAIN_TUMOR_2, folds, 10)
+
+
+@pytest.mark.parametrize("y", [NINE_TUMORS, BRAIN_TUMOR_2], ids=["9-tumors", "brain-tumor-2"])
+def test_inner_ten_fold_fitness_runs_on_gems_shaped_labels(y):
+    """An inner 10-fold fitness (bpso's default) on each training part of an outer 10-fold."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(y.size, 12)) + y[:, None]
+    mask = np.zeros(12, dtype=bool)
+    mask[:5] = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FoldWarning)
+        for train, _ in make_folds(y, 10, seed=1):
+            evaluator = KnnEvaluator(X[train], y[train], k=5, cv=10, seed=2, archive_size=0)
+            score = evaluator.score(mask)
+            assert score.total == train.size and 0 <= score.correct <= train.size
+
+
+def test_a_training_fold_smaller_than_k_is_one_clear_error():
+    y = np.repeat([0, 1], [3, 3])
+    with pytest.raises(ValueError, match="k=5 exceeds the 4 training samples of a fold"):
+        KnnEvaluator(np.arange(12.0).reshape(6, 2), y, k=5, cv=3, archive_size=0)

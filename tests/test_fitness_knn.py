@@ -131,7 +131,7 @@ def test_empty_subset_scores_zero():
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"k": 0}, ValueError, "k must be an integer >= 1"),
     ({"k": 10}, ValueError, "k=10 exceeds the 9 training samples"),
-    ({"cv": 20}, ValueError, "fewer than the 20"),
+    ({"cv": 20}, ValueError, "needs at least 20 samples, got 10"),
 ])
 def test_bad_parameters(kwargs, error, message):
     X, y = np.arange(20.0).reshape(10, 2), np.repeat([0, 1], 5)

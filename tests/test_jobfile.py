@@ -11,6 +11,12 @@ JOBS = Path(__file__).resolve().parents[1] / "jobs"
 BUNDLED = sorted(JOBS.glob("*.toml"))
 
 
+def read_bundled(path):
+    """A bundled job; one that leaves the dataset to the user gets SRBCT from --set."""
+    leaves_data = "\ndata = " not in path.read_text()
+    return read_job(path, ["data=builtin:srbct"] if leaves_data else [])
+
+
 def write(tmp_path, text, name="job.toml"):
     path = tmp_path / name
     path.write_text(text)
@@ -21,19 +27,29 @@ MINIMAL = 'data = "builtin:srbct"\nalgorithm = "cbpso"\n'
 
 
 def test_there_are_bundled_jobs_for_every_paper():
-    algorithms = {read_job(path).algorithm for path in BUNDLED}
+    algorithms = {read_bundled(path).algorithm for path in BUNDLED}
     assert {"pso-lsrg", "cso", "pso", "fsipso", "cbpso", "sfr", "fsr"} <= algorithms
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.stem)
 def test_every_bundled_job_is_valid_and_names_its_paper_table(path):
-    job = read_job(path)
+    job = read_bundled(path)
     assert job.text.startswith("#") and any(w in job.text.split("\n")[0] for w in
                                             ("Table", "Fig."))
     assert job.runs > 1 or job.algorithm == "sfr"
     assert job.output.name == path.stem + ".h5"
     if not job.data.startswith(("sklearn:", "builtin:")):
         assert Path(job.data).parent == (JOBS / "../../shared/data").resolve()
+
+
+def test_experiment_ii_job_leaves_the_dataset_to_the_user():
+    path = JOBS / "pso-lsrg-experiment-ii.toml"
+    with pytest.raises(ParameterError, match="the required key 'data' is missing"):
+        read_job(path)
+    job = read_bundled(path)
+    assert (job.algorithm, job.protocol, job.folds, job.runs, job.refine) == \
+        ("pso-lsrg", "unbiased", 10, 40, "prune")
+    assert "Experiment II" in (JOBS / "README.md").read_text()
 
 
 def test_defaults_of_a_minimal_job(tmp_path, monkeypatch):

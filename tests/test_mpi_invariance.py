@@ -47,8 +47,11 @@ def comparable(result):
     """Everything of a result that must not depend on the number of ranks."""
     extra = {k: v for k, v in result.extra.items() if k != "comm"}
     history = [{k: v for k, v in row.items() if k != "seconds"} for row in result.history]
+    front = [[p["size"], p["fitness"], p["correct"], p["genes"].tolist()] for p in result.front]
+    refined = result.refined
     return {"mask": result.mask.tolist(), "fitness": result.fitness, "history": history,
-            "extra": extra, "params": result.params}
+            "extra": extra, "params": result.params, "front": front,
+            "refined": None if refined is None else [refined.genes.tolist(), refined.correct]}
 
 
 def digest(document):
@@ -63,9 +66,9 @@ def test_every_algorithm_has_a_case():
 def test_any_rank_count_gives_the_serial_result(name, comm):
     settings, n_genes = CASES[name]
     X, y = small_data(n_genes=n_genes)
-    serial = run_search(X, y, name, settings, seed=1)
+    serial = run_search(X, y, name, settings, seed=1, refine="prune")
     rounds = []
-    parallel = run_search(X, y, name, settings, seed=1, comm=comm,
+    parallel = run_search(X, y, name, settings, seed=1, comm=comm, refine="prune",
                           progress=lambda row: rounds.append(row))
     same_everywhere = comm.allgather(digest(comparable(parallel)))
     assert len(set(same_everywhere)) == 1

@@ -99,13 +99,13 @@ def test_dataset_that_does_not_open(tmp_path, capsys, no_computation):
     assert "the dataset does not open: builtin:nope: no such bundled dataset" in line
 
 
-def test_outer_folds_larger_than_a_class(tmp_path, capsys, no_computation):
-    line = refused(tmp_path, capsys, sets=["protocol=unbiased", "folds=60"])
-    assert "job key 'folds'" in line and "fewer than the 60" in line
+def test_more_outer_folds_than_samples(tmp_path, capsys, no_computation):
+    line = refused(tmp_path, capsys, sets=["protocol=unbiased", "folds=179"])
+    assert "job key 'folds'" in line and "needs at least 179 samples, got 178" in line
 
 
-def test_inner_cv_larger_than_the_smallest_training_fold(tmp_path, capsys, no_computation):
-    line = refused(tmp_path, capsys, sets=["protocol=unbiased", "folds=3", "fitness.cv=50"])
+def test_inner_cv_with_more_folds_than_a_training_part_has_samples(tmp_path, capsys, no_computation):
+    line = refused(tmp_path, capsys, sets=["protocol=unbiased", "folds=3", "fitness.cv=150"])
     assert "job key 'fitness.cv'" in line and "run 0 fold" in line
 
 

@@ -29,7 +29,7 @@ FAST = {
 
 
 def fast_overrides(path, tmp_path, cache, runs=1):
-    algorithm = read_job(path).algorithm
+    algorithm = read_job(path, ["data=builtin:srbct"]).algorithm
     return [f"runs={runs}", "folds=3", f"output={tmp_path / (path.stem + '.h5')}",
             f"cache={cache}", *FAST[algorithm]]
 
@@ -73,12 +73,41 @@ def test_seeds_follow_spawn_keys_of_the_job_seed():
     assert sequence.entropy == 11 and sequence.spawn_key == (1, 1, 1)
 
 
-def test_schemes_a_class_cannot_support_fail_on_every_rank_before_running():
+def test_schemes_the_samples_cannot_support_fail_on_every_rank_before_running():
     y = np.repeat([0, 1], [4, 20])
-    with pytest.raises(ParameterError, match="'folds'.*fewer than the 5"):
-        make_tasks(y, "unbiased", runs=1, seed=0, folds=5, inner_cv="loo")
-    with pytest.raises(ParameterError, match="'fitness.cv'.*run 0 fold 0"):
-        make_tasks(y, "unbiased", runs=1, seed=0, folds=2, inner_cv=3)
+    with pytest.raises(ParameterError, match="'folds'.*needs at least 25 samples, got 24"):
+        make_tasks(y, "unbiased", runs=1, seed=0, folds=25, inner_cv="loo")
+    with pytest.raises(ParameterError, match="'fitness.cv'.*run 0 fold 0.*got 12"):
+        make_tasks(y, "unbiased", runs=1, seed=0, folds=2, inner_cv=13)
+
+
+@pytest.mark.parametrize("counts, rule, note", [
+    ([9, 7, 8, 2, 6, 8, 9, 6, 5], "round-robin", "dealt round-robin per class"),  # 9 Tumors
+    ([7, 14, 14, 15], "sklearn", "class(es) 0 (7) have fewer samples than folds"),  # Brain T. 2
+], ids=["9-tumors", "brain-tumor-2"])
+def test_experiment_ii_runs_on_gems_shaped_labels(counts, rule, note, tmp_path, monkeypatch):
+    """Outer stratified 10-fold and an inner 10-fold fitness on Tran et al.'s smallest classes."""
+    from hpcswarm.data import Dataset, write_dataset
+    from hpcswarm.jobfile import build_job
+
+    monkeypatch.setattr("hpcswarm.fitness.folds._WARNED", set())
+    rng = np.random.default_rng(1)
+    y = np.repeat(np.arange(len(counts)), counts)
+    X = rng.normal(size=(y.size, 30)) + np.where(np.arange(30) < 4, y[:, None], 0)
+    write_dataset(Dataset(X=X, y=y, class_names=[f"c{i}" for i in range(len(counts))],
+                          gene_names=[f"g{i}" for i in range(30)], attrs={}),
+                  tmp_path / "gems.h5")
+    job = build_job({"data": str(tmp_path / "gems.h5"), "algorithm": "bpso",
+                     "protocol": "unbiased", "folds": 10, "runs": 1, "refine": "prune",
+                     "output": str(tmp_path / "out.h5"),
+                     "fitness": {"k": 1, "cv": 10},
+                     "params": {"n_particles": 4, "n_iterations": 2}}, base=tmp_path)
+    lines = []
+    summary = run_job(job, log=lines.append, quiet=True)
+    results = read_results(job.output)
+    assert json.loads(results.attrs["fold_rules"]) == {"outer": rule, "inner": [rule]}
+    assert summary["tasks"] == 10 and results.table["test_total"].sum() == y.size
+    assert sum(note in line for line in lines) == 1
 
 
 # ------------------------------------------------------------------ no leakage
@@ -184,6 +213,9 @@ def test_the_search_reads_the_memory_mapped_gene_major_file(monkeypatch, protoco
     # the same task on an in-memory copy of X gives the same result
     expected = run_task(np.array(data.X), data.y, task, 3, "cbpso", params)
     assert np.array_equal(result.pop("genes"), expected.pop("genes"))
+    fronts = [one.pop("front") for one in (result, expected)]
+    assert [(p["train_correct"], p["test_correct"], p["genes"].tolist()) for p in fronts[0]] == \
+        [(p["train_correct"], p["test_correct"], p["genes"].tolist()) for p in fronts[1]]
     for one in (result, expected):
         del one["seconds"]
         one["history"] = [{k: v for k, v in row.items() if k != "seconds"}
@@ -261,11 +293,12 @@ def test_cli_job_form_runs_and_overwrites(tmp_path, cache, capsys):
 
 @pytest.mark.parametrize("path", sorted(JOBS.glob("*.toml")), ids=lambda p: p.stem)
 def test_every_bundled_job_runs_end_to_end(path, tmp_path, cache, request):
-    job = read_job(path)
+    user_data = [] if "\ndata = " in path.read_text() else ["data=builtin:srbct"]
+    job = read_job(path, user_data)  # a job that leaves the dataset to the user gets SRBCT
     if not job.data.startswith(("sklearn:", "builtin:")):
         request.getfixturevalue("shared_data")  # skips without ../shared/data
     runs = 1 if job.algorithm == "fsipso" else 2  # fsipso ranks 5966 genes first: one run
-    job = read_job(path, fast_overrides(path, tmp_path, cache, runs=runs))
+    job = read_job(path, user_data + fast_overrides(path, tmp_path, cache, runs=runs))
     summary = run_job(job)
     results = read_results(job.output)
     n_folds = 3 if job.protocol == "unbiased" else 1

@@ -131,8 +131,66 @@ def test_plots_through_a_stand_in_matplotlib(files, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", matplotlib)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", pyplot)
     written = write_plots(build_report(files[:2]), tmp_path)
-    assert [p.name for p in written] == ["convergence.png", "genes-1-CBPSO.png",
-                                         "genes-2-BPSO.png"]
+    assert [p.name for p in written] == [
+        "convergence.png", "genes-1-sklearn-wine-CBPSO.png", "stability-1-sklearn-wine-CBPSO.png",
+        "genes-2-sklearn-wine-BPSO.png", "stability-2-sklearn-wine-BPSO.png",
+        "front-1-sklearn-wine-CBPSO.png", "front-2-sklearn-wine-BPSO.png"]
     assert all(p.read_bytes() == b"\x89PNG" for p in written)
-    assert "plot" in calls and "barh" in calls
+    assert "plot" in calls and "barh" in calls and "imshow" in calls and "scatter" in calls
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in written)
+
+
+def test_stability_indices_by_hand():
+    from hpcswarm.stability import ranked_genes, stability
+
+    assert stability([[0, 1, 2], [0, 1, 2]], 10) == {"kuncheva": 1.0, "jaccard": 1.0, "pairs": 1}
+    pair = stability([[0, 1, 2], [0, 1, 3]], 10)   # Kuncheva 2007 Eq. 4: (r n - k^2)/(k(n-k))
+    assert pair["kuncheva"] == pytest.approx((2 * 10 - 9) / (3 * 7)) and pair["jaccard"] == 0.5
+    nested = stability([[0, 1], [0, 1, 2, 3]], 10)  # one inside the other: as close as can be
+    assert nested["kuncheva"] == pytest.approx(1.0) and nested["jaccard"] == 0.5
+    assert stability([[0], []], 10) == {"kuncheva": None, "jaccard": 0.0, "pairs": 0}
+    ranked = ranked_genes([[0, 1], [0], [1], [1]], [0, 0, 1, 1], ["a", "b", "c", "d"])
+    assert [(g["name"], g["count"], g["mean_rank"]) for g in ranked] == [("b", 3, 1.5),
+                                                                          ("a", 2, 2.0)]
+
+
+@pytest.fixture(scope="module")
+def pruned(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pruned")
+    job_file = folder / "job.toml"
+    job_file.write_text(JOB.format(algorithm="pso-lsrg", name="LSRG", protocol="unbiased")
+                        .replace("[params]", 'refine = "prune"\n[params]\nls_tries = 5'))
+    job = read_job(job_file, [f"output={folder / 'lsrg.h5'}"])
+    run_job(job)
+    return job.output
+
+
+def test_pruned_rows_fronts_stability_and_gene_list(pruned, tmp_path, capsys):
+    report = build_report([pruned])
+    rows = {row["method"]: row for row in report["rows"]}
+    assert list(rows) == ["All", "PCA-kNN", "LSRG", "LSRG+prune"]
+    assert rows["LSRG+prune"]["ave_size"] <= rows["LSRG"]["ave_size"]
+    for name in ("LSRG", "LSRG+prune"):
+        assert -1 <= rows[name]["kuncheva"] <= 1 and 0 <= rows[name]["jaccard"] <= 1
+    assert rows["All"]["kuncheva"] is None
+    (front,) = report["fronts"]
+    assert front["method"] == "LSRG" and len(front["tasks"]) == 9
+    for task in front["tasks"]:
+        sizes = [p["size"] for p in task["points"]]
+        inner = [p["inner"] for p in task["points"]]
+        assert sizes == sorted(set(sizes)) and inner == sorted(set(inner))
+        assert all(0 <= p["test"] <= 1 for p in task["points"])
+    budgets = front["budgets"]
+    assert budgets and [b["budget"] for b in budgets] == sorted(b["budget"] for b in budgets)
+    assert all(b["size"] <= b["budget"] for b in budgets)
+    genes = tmp_path / "genes.tsv"
+    assert cli.main(["report", str(pruned), "--genes", str(genes), "--csv", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Signatures by size: sklearn:wine: LSRG" in out and "Kuncheva" in out
+    lines = genes.read_text().splitlines()
+    assert lines[0].split("\t")[:3] == ["gene", "frequency", "mean_rank"]
+    methods = {line.split("\t")[-1] for line in lines[1:]}
+    assert methods == {"LSRG", "LSRG+prune"}
+    with open(tmp_path / "methods.csv") as handle:
+        assert {"kuncheva", "jaccard"} <= set(csv.DictReader(handle).fieldnames)
+    assert (tmp_path / "signatures.csv").read_text().startswith("dataset,method,budget,")

@@ -71,8 +71,8 @@ def _select_samples(labels, sample_names, path, source, drop_unlabelled, min_cla
             value = labels[first]
             value = repr(value) if isinstance(value, str) else str(value)
             origin = f" {source.label_origin}" if source.label_origin else ""
-            raise DataError(f"{where}: {len(lost)} sample(s) without a label{origin}: "
-                            f"{shown(lost)}; the first: {place(first)} ({value}) "
+            raise DataError(f"{where}: {place(first)} has no label ({value}); {len(lost)} "
+                            f"sample(s) without a label{origin}: {shown(lost)} "
                             "(--drop-unlabelled leaves them out)")
         cleaning.unlabelled_samples = lost
     labels[:] = np.array(["" if t is None else t for t in text], dtype=object)

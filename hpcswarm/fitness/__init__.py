@@ -9,7 +9,7 @@ distribute its calls.
 
 from hpcswarm.fitness.archive import Archive
 from hpcswarm.fitness.evaluator import DEFAULT_ARCHIVE_SIZE, KnnEvaluator, score_split
-from hpcswarm.fitness.folds import make_folds
+from hpcswarm.fitness.folds import FoldWarning, fold_rule, make_folds
 from hpcswarm.fitness.genemajor import GeneMajor
 from hpcswarm.fitness.incremental import DistanceState
 from hpcswarm.fitness.objectives import OBJECTIVES, WORST_FITNESS, make_objective
@@ -18,7 +18,7 @@ from hpcswarm.fitness.scorer import CachedState, Scorer, make_scorer
 from hpcswarm.fitness.subset import SubsetFitness
 
 __all__ = [
-    "Archive", "CachedState", "DEFAULT_ARCHIVE_SIZE", "DistanceState", "GeneMajor",
-    "KnnEvaluator", "OBJECTIVES", "Score", "Scorer", "SubsetFitness", "WORST_FITNESS",
-    "make_folds", "make_objective", "make_scorer", "score_split",
+    "Archive", "CachedState", "DEFAULT_ARCHIVE_SIZE", "DistanceState", "FoldWarning",
+    "GeneMajor", "KnnEvaluator", "OBJECTIVES", "Score", "Scorer", "SubsetFitness",
+    "WORST_FITNESS", "fold_rule", "make_folds", "make_objective", "make_scorer", "score_split",
 ]

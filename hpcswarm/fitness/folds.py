@@ -2,7 +2,24 @@
 
 Xue, Zhang and Browne (2012, Sect. 3) insist that every fitness evaluation of a run uses
 the same n folds; the folds are therefore drawn once, here, and handed to the evaluator.
+
+Stratified n-fold follows one of two rules (:func:`fold_rule`):
+
+* ``"sklearn"``: scikit-learn's :class:`~sklearn.model_selection.StratifiedKFold`, whenever
+  it accepts the labels, i.e. while some class has at least n samples. A class smaller than
+  n is then missing from some test folds; scikit-learn warns, and so do we, once
+  (:class:`FoldWarning`).
+* ``"round-robin"``: where every class is smaller than n (Tran et al.'s 9 Tumors: 60 samples,
+  classes of 2 to 9, 10 folds), scikit-learn refuses. The papers ran Weka, whose stratified
+  cross-validation (``Instances.stratify``) sorts the samples by class and deals them to the
+  folds in turn; this rule does the same, each class shuffled from the seed, the deal
+  continuing from one class to the next. Every class is then spread as evenly as its size
+  allows (its count in two folds differs by at most one) and fold sizes differ by at most one.
+
+Only what cannot work is refused: more folds than samples (a fold would be empty).
 """
+
+import warnings
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
@@ -29,6 +46,66 @@ def parse_cv(cv):
     if cv < 2:
         raise ValueError(f"cv must be 'loo', 'holdout' or an integer n >= 2, got {cv}")
     return int(cv)
+
+
+class FoldWarning(UserWarning):
+    """Stratified folds that leave a small class out of some test folds (shown once)."""
+
+
+def fold_rule(y, cv):
+    """The rule that deals the folds of ``cv`` on labels ``y``: ``"sklearn"`` or ``"round-robin"``.
+
+    Leave-one-out and holdout are ``"loo"`` and ``"holdout"``; n-fold is ``"sklearn"``
+    while some class has at least n samples (scikit-learn's ``StratifiedKFold`` accepts the
+    labels), else ``"round-robin"`` (Weka's deal, see the module notes).
+    """
+    cv = parse_cv(cv)
+    if cv in ("loo", "holdout"):
+        return cv
+    counts = np.unique(np.asarray(y), return_counts=True)[1]
+    return "sklearn" if counts.max() >= cv else "round-robin"
+
+
+def round_robin_folds(y, n_folds, rng):
+    """Fold number of every sample, dealt class by class in turn (Weka's stratified CV).
+
+    The samples of each class (classes in sorted order) are shuffled by ``rng`` and put one
+    after the other; sample number ``p`` of that sequence goes to fold ``p mod n_folds``.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+    n_folds : int
+        At most ``n_samples``.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of int64 of shape (n_samples,)
+    """
+    order = np.concatenate([rng.permutation(np.flatnonzero(y == label))
+                            for label in np.unique(y)])
+    fold_of = np.empty(y.shape[0], dtype=np.int64)
+    fold_of[order] = np.arange(order.size) % n_folds
+    return fold_of
+
+
+_WARNED = set()
+"""Messages of :class:`FoldWarning` already issued by this process (each is shown once:
+Python's own once-per-location rule forgets them whenever a filter changes, and
+scikit-learn's warning is silenced by one)."""
+
+
+def _warn_small_classes(y, n_folds):
+    classes, counts = np.unique(y, return_counts=True)
+    small = [f"{label!r} ({count})" for label, count in zip(classes.tolist(), counts.tolist())
+             if count < n_folds]
+    message = (f"stratified {n_folds}-fold: class(es) {', '.join(small)} have fewer samples "
+                  f"than folds, so some test folds hold none of them (scikit-learn's "
+                  f"StratifiedKFold, kept as it accepts these labels)")
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warnings.warn(message, FoldWarning, stacklevel=3)
 
 
 def random_state_from_seed(seed):
@@ -64,8 +141,14 @@ def make_folds(y, cv, seed):
     Raises
     ------
     ValueError
-        If ``cv`` is not a scheme, or a class has fewer samples than the scheme needs
-        (n for n-fold, 2 for holdout, and 2 samples overall for leave-one-out).
+        If ``cv`` is not a scheme, n-fold asks for more folds than samples, a class has
+        fewer than the 2 samples a holdout needs, or leave-one-out has fewer than 2 samples.
+
+    Warns
+    -----
+    FoldWarning
+        n-fold on labels with a class smaller than n, dealt by scikit-learn (see
+        :func:`fold_rule`); Python shows the same warning once.
     """
     y = np.asarray(y)
     if y.ndim != 1:
@@ -78,18 +161,31 @@ def make_folds(y, cv, seed):
             raise ValueError(f"leave-one-out needs at least 2 samples, got {n_samples}")
         return [(np.delete(index, i), index[i:i + 1]) for i in range(n_samples)]
     classes, counts = np.unique(y, return_counts=True)
-    needed = 2 if cv == "holdout" else cv
-    small = counts < needed
-    if small.any():
-        label, count = classes[small][0].item(), int(counts[small][0])
-        scheme = "a stratified holdout" if cv == "holdout" else f"stratified {cv}-fold"
-        raise ValueError(f"class {label!r} has {count} samples, fewer than the {needed} "
-                         f"that {scheme} needs")
-    state = random_state_from_seed(seed)
     if cv == "holdout":
+        small = counts < 2
+        if small.any():
+            raise ValueError(f"class {classes[small][0].item()!r} has {int(counts[small][0])} "
+                             f"samples, fewer than the 2 that a stratified holdout needs")
         splitter = StratifiedShuffleSplit(n_splits=1, test_size=HOLDOUT_TEST_FRACTION,
-                                          random_state=state)
-    else:
-        splitter = StratifiedKFold(n_splits=cv, shuffle=True, random_state=state)
+                                          random_state=random_state_from_seed(seed))
+        return _sorted_pairs(splitter.split(np.zeros((n_samples, 1)), y))
+    if cv > n_samples:
+        raise ValueError(f"{cv}-fold cross-validation needs at least {cv} samples, got "
+                         f"{n_samples}: a fold would be empty")
+    if fold_rule(y, cv) == "round-robin":
+        sequence = seed if isinstance(seed, np.random.SeedSequence) \
+            else np.random.SeedSequence(seed)
+        fold_of = round_robin_folds(y, cv, np.random.default_rng(sequence))
+        return [(np.flatnonzero(fold_of != f).astype(np.int64),
+                 np.flatnonzero(fold_of == f).astype(np.int64)) for f in range(cv)]
+    if counts.min() < cv:
+        _warn_small_classes(y, cv)
+    splitter = StratifiedKFold(n_splits=cv, shuffle=True, random_state=random_state_from_seed(seed))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
+        return _sorted_pairs(splitter.split(np.zeros((n_samples, 1)), y))
+
+
+def _sorted_pairs(splits):
     return [(np.sort(train).astype(np.int64), np.sort(test).astype(np.int64))
-            for train, test in splitter.split(np.zeros((n_samples, 1)), y)]
+            for train, test in splits]

@@ -7,7 +7,7 @@ bits as positions, is clamped to [-vmax, vmax], and each bit is resampled as
 
 import numpy as np
 
-from hpcswarm.swarm.operators import binary_position
+from hpcswarm.swarm.operators import binary_position, cap_selection
 from hpcswarm.swarm.params import Param, override
 from hpcswarm.swarm.particle_swarm import SWARM_PARAMS, ParticleSwarm
 
@@ -29,8 +29,18 @@ class BPSO(ParticleSwarm):
     def masks_of(self, positions):
         return positions > 0.5
 
+    supports_max_genes = True
+
     def next_position(self, i):
         return binary_position(self.state.velocity[i], self.state.rngs[i])
+
+    def capped_position(self, i):
+        """The size cap on a bit string: of the selected bits, the ``max_genes`` of highest
+        velocity (the log-odds of the bit, Chuang et al. Eq. 3; ties: lower index) stay 1,
+        the others are set to 0."""
+        position = self.state.position[i]
+        return cap_selection(position, position > 0.5, self.state.velocity[i],
+                             self.max_genes, 0.0)
 
 
 def complement_half(n_particles, rng):

@@ -50,6 +50,7 @@ from hpcswarm.comm import as_comm
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.fitness.archive import Archive, mask_key, mask_keys
 from hpcswarm.swarm.exchange import Blocks, balanced_blocks, settle_round, ship
+from hpcswarm.swarm.front import MONOTONE_OBJECTIVES, FrontTracker
 from hpcswarm.swarm.snapshot import restore_snapshot
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence, swarm_stream
 
@@ -180,6 +181,12 @@ class SearchResult:
         One row per round with the keys of :data:`HISTORY_FIELDS`.
     extra : dict
         Method-specific records (mechanism events, rankings).
+    front : list of dict
+        The best subset of each size among every subset the search evaluated, dominated
+        ones dropped where the objective allows (:mod:`hpcswarm.swarm.front`), in
+        increasing size: ``size``, ``fitness`` (as scored during the search), ``genes``.
+    refined : Refined or None
+        The subset refined after the search (:mod:`hpcswarm.refine`), when asked for.
     """
 
     algorithm: str
@@ -188,6 +195,8 @@ class SearchResult:
     fitness: float
     history: list
     extra: dict = field(default_factory=dict)
+    front: list = field(default_factory=list)
+    refined: object = None
 
     @property
     def genes(self):
@@ -217,6 +226,9 @@ class SearchAlgorithm(abc.ABC):
         ``checkpoint(search)`` on every rank after ``progress``, once per round: the job's
         hook that takes snapshots (:func:`hpcswarm.swarm.snapshot.take_snapshot`, collective)
         and may stop the search by raising.
+    max_genes : int, optional
+        A cap on the genes of every subset the swarm evaluates, applied as a repair of the
+        positions over it (methods with ``supports_max_genes``; see their ``capped_position``).
 
     Notes
     -----
@@ -232,19 +244,23 @@ class SearchAlgorithm(abc.ABC):
 
     name = None
     PARAMS = ()
+    supports_max_genes = False
     STATE = ("iteration", "history", "events", "best_mask", "best_fitness", "best_found_at",
-             "evaluations", "archive_hits", "archive", "_seen")
+             "evaluations", "archive_hits", "archive", "_seen", "front")
     """Attributes a later round reads, kept by a snapshot (:meth:`method_state`); each
     subclass lists its own in its ``STATE`` (the swarm's arrays are kept by
-    :mod:`hpcswarm.swarm.snapshot` itself)."""
+    :mod:`hpcswarm.swarm.snapshot` itself). The front of subsets met is merged over the
+    ranks before it is kept (:func:`hpcswarm.swarm.snapshot.take_snapshot`)."""
 
-    def __init__(self, fitness, params, seed=0, comm=None, progress=None, checkpoint=None):
+    def __init__(self, fitness, params, seed=0, comm=None, progress=None, checkpoint=None,
+                 max_genes=None):
         self.fitness = fitness
         self.params = dict(params)
         self.seed_sequence = run_seed_sequence(seed)
         self.comm = as_comm(comm)
         self.progress = progress
         self.checkpoint = checkpoint
+        self.max_genes = None if max_genes is None else int(max_genes)
         self.n_genes = int(fitness.n_genes)
         self.iteration = -1
         self.history = []
@@ -255,6 +271,8 @@ class SearchAlgorithm(abc.ABC):
         self.evaluations = 0
         self.archive_hits = 0
         self.archive = Archive(int(self.params.get("archive_size", 0) or 0))
+        self.front = FrontTracker(self.n_genes,
+                                  self.params.get("objective") in MONOTONE_OBJECTIVES)
         self._seen = set()
         self._new_subsets = 0
         self._ledger = RoundLedger()
@@ -477,13 +495,16 @@ class SearchAlgorithm(abc.ABC):
         evaluation of the round in the tie order).
         """
         self._ledger.add(mask, value, computed, phase)
+        self.front.add(mask, value)
 
     def observe_many(self, masks, values, computed, phase=0):
         """:meth:`observe` for each row of ``masks`` in order (``values`` and ``computed`` per row)."""
         self._ledger.add_many(masks, values, computed, phase)
+        self.front.add_many(masks, values)
 
     def observe_shared(self, mask, value, computed=True):
         """Account for a subset every rank evaluated identically (no communication)."""
+        self.front.add(mask, value)
         key = mask_key(mask)
         if key not in self._seen:
             self._seen.add(key)
@@ -524,6 +545,7 @@ class SearchAlgorithm(abc.ABC):
         enclosing run such as FSR), sharing its set of keys seen and its archive."""
         self._seen = outer._seen
         self.archive = outer.archive
+        self.front = outer.front
         self.evaluations = outer.evaluations
         self.archive_hits = outer.archive_hits
 
@@ -578,6 +600,9 @@ class SearchAlgorithm(abc.ABC):
         """
         extra = self.extra()
         extra["comm"] = self.communication()
+        self.front.merge(self.comm)
+        front = [{"size": size, "fitness": value, "genes": np.flatnonzero(mask)}
+                 for size, value, mask in self.front.masks()]
         return SearchResult(
             algorithm=self.name,
             params=dict(self.params),
@@ -585,4 +610,5 @@ class SearchAlgorithm(abc.ABC):
             fitness=float(self.best_fitness),
             history=list(self.history),
             extra=extra,
+            front=front,
         )

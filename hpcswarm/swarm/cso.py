@@ -14,7 +14,7 @@ from hpcswarm.fitness import DEFAULT_ARCHIVE_SIZE, WORST_FITNESS
 from hpcswarm.swarm.core import SearchAlgorithm, better, swarm_mean
 from hpcswarm.swarm.exchange import ship
 from hpcswarm.swarm.initialisation import STRATEGIES, initial_position, strategy_of
-from hpcswarm.swarm.operators import cso_loser_update, threshold_mask
+from hpcswarm.swarm.operators import cap_selection, cso_loser_update, threshold_mask
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param, override
 from hpcswarm.swarm.state import SwarmState
 
@@ -69,6 +69,7 @@ class CSO(SearchAlgorithm):
     """
 
     name = "cso"
+    supports_max_genes = True
     PARAMS = override(
         (
             Param("n_particles", "int", 100, "swarm size (even)", low=2),
@@ -147,7 +148,12 @@ class CSO(SearchAlgorithm):
         fitness and sizes and settle the round."""
         s = self.state
         mine = self.owned(self.last_losers)
-        s.mask[mine] = threshold_mask(s.position[mine], self.params["theta"])
+        theta = self.params["theta"]
+        if self.max_genes is not None:  # the cap of PSO's continuous positions
+            for i in mine:
+                s.position[i] = cap_selection(s.position[i], s.position[i] > theta,
+                                              s.position[i], self.max_genes, theta)
+        s.mask[mine] = threshold_mask(s.position[mine], theta)
         self.evaluate(self.last_losers)
         self.settle()
         self.share(self.last_losers, ("fitness", "size"))

@@ -107,3 +107,35 @@ def random_subset(n_genes, size, rng):
     mask[rng.choice(n_genes, size, replace=False)] = True
     return mask
 
+
+def cap_selection(position, selected, priority, max_genes, unselected_value):
+    """One particle's position with at most ``max_genes`` genes selected (the size cap's repair).
+
+    The selected genes of highest ``priority`` are kept (ties: the lower index); the others
+    get ``unselected_value``, the nearest position at which a gene is not selected, so that
+    the particle stays where the search put it in every other dimension.
+
+    Parameters
+    ----------
+    position : ndarray of shape (n_genes,)
+    selected : ndarray of bool of shape (n_genes,)
+        The genes ``position`` selects.
+    priority : ndarray of shape (n_genes,)
+        How strongly each gene is selected (the continuous position; a binary particle's
+        velocity, the log-odds of its bit).
+    max_genes : int
+    unselected_value : float
+
+    Returns
+    -------
+    ndarray of shape (n_genes,)
+        ``position`` itself when it selects at most ``max_genes`` genes, else a repaired copy.
+    """
+    chosen = np.flatnonzero(selected)
+    if chosen.size <= max_genes:
+        return position
+    order = chosen[np.lexsort((chosen, -priority[chosen]))]
+    repaired = np.array(position, dtype=float)
+    repaired[order[max_genes:]] = unselected_value
+    return repaired
+

@@ -147,6 +147,10 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
     def masks_of(self, positions):
         """Selected genes of ``positions`` (n, n_genes) as a bool array of the same shape."""
 
+    def capped_position(self, i):
+        """Particle ``i``'s position repaired to select at most ``max_genes`` genes."""
+        raise NotImplementedError(f"{self.name} has no size cap")
+
     def after_move(self):
         """Hook run on the new positions before they are evaluated."""
 
@@ -158,7 +162,14 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
 
     # ------------------------------------------------------------------ shared steps
     def refresh_masks(self, indices):
-        """Recompute the selected subsets (and sizes) of own particles ``indices``."""
+        """Recompute the selected subsets (and sizes) of own particles ``indices``.
+
+        With ``max_genes``, a position that selects more genes is repaired first
+        (:meth:`capped_position`), so that every subset evaluated respects the cap.
+        """
+        if self.max_genes is not None:
+            for i in indices:
+                self.state.position[i] = self.capped_position(i)
         self.state.mask[indices] = self.masks_of(self.state.position[indices])
         self.state.size[indices] = np.count_nonzero(self.state.mask[indices], axis=1)
 

@@ -17,7 +17,7 @@ from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.swarm.draws import sorted_choices
 from hpcswarm.swarm.exchange import balanced_blocks, ship
 from hpcswarm.swarm.initialisation import STRATEGIES, initial_position, strategy_of
-from hpcswarm.swarm.operators import continuous_position, threshold_mask
+from hpcswarm.swarm.operators import cap_selection, continuous_position, threshold_mask
 from hpcswarm.swarm.params import Param, override
 from hpcswarm.swarm.particle_swarm import SWARM_PARAMS, ParticleSwarm
 from hpcswarm.swarm.state import RNG_STATE_BYTES, pack_rng, unpack_rng
@@ -114,15 +114,27 @@ class PSO(ParticleSwarm):
         strategy = strategy_of(self.params["init"], i, self.params["n_particles"])
         return initial_position(strategy, self.n_genes, self.params["theta"], self.state.rngs[i])
 
+    supports_max_genes = True
+
     def masks_of(self, positions):
         return threshold_mask(positions, self.params["theta"])
 
     def next_position(self, i):
         return continuous_position(self.state.position[i], self.state.velocity[i])
 
+    def capped_position(self, i):
+        """The size cap on a continuous position: the ``max_genes`` genes of largest position
+        above ``theta`` stay selected (ties: lower index); the others are lowered to
+        ``theta`` itself, the largest value that does not select (x > theta selects)."""
+        position, theta = self.state.position[i], self.params["theta"]
+        return cap_selection(position, position > theta, position, self.max_genes, theta)
+
 
 class PSOLSRG(PSO):
     """PSO-LSRG: PSO with local search on new pbests and gbest resetting (Tran et al. 2016).
+
+    The size cap ``max_genes`` is not offered: the local search's tries are not positions,
+    and its batched blocks would score tries over the cap.
 
     Defaults are Tran et al. Sec. 4.1 and Table 2: 100 particles, 70 rounds, c1 = c2 = 2,
     w from 0.9 down to 0.4 (``0.9 - 0.5 t / T``), theta = 0.6, 1-NN LOOCV accuracy,
@@ -154,6 +166,7 @@ class PSOLSRG(PSO):
     """
 
     name = "pso-lsrg"
+    supports_max_genes = False
     use_local_search = True
     use_reset = True
     PARAMS = override(
@@ -268,4 +281,5 @@ class PSORG(PSOLSRG):
 
     name = "pso-rg"
     use_local_search = False
+    supports_max_genes = True
     PARAMS = tuple(p for p in PSOLSRG.PARAMS if p.name not in ("ls_tries", "ls_flip"))

@@ -16,7 +16,9 @@ is in the snapshot:
   history, events, counters, the replicated archive and set of subsets seen,
   method-specific records such as FSIPSO's active genes or CSO's losers), plus the
   swarm-wide generator; all of it is the same on every rank of the group at a round's end
-  (:mod:`hpcswarm.swarm.core`), so rank 0's copy is pickled as it is. A cached distance
+  (:mod:`hpcswarm.swarm.core`), so rank 0's copy is pickled as it is (the front of subsets
+  met, :mod:`hpcswarm.swarm.front`, which each rank keeps for its own particles, is merged
+  over the ranks first). A cached distance
   state of the fitness engine (a greedy baseline's, SFR's prefix) is a cache: the method
   keeps its mask and rebuilds it in ``restore`` with one Gram product; every score computed
   from it is the same (the engine's scores are exact, see :mod:`hpcswarm.fitness.incremental`).
@@ -68,6 +70,7 @@ def take_snapshot(search):
     """
     has_swarm = hasattr(search, "state")
     arrays = _gather_swarm(search) if has_swarm else {}
+    search.front.merge(search.comm)  # every rank's subsets, so rank 0's copy holds them all
     if search.comm.rank != 0:
         return None
     attributes = {"search": search.method_state()}

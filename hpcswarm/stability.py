@@ -1,0 +1,94 @@
+"""Stability of gene selection across the folds and runs of a job, and the ranked gene list.
+
+A signature a biologist validates should not change with the samples it was selected on.
+Over the subsets S_1 .. S_T that a method selected in the T tasks (every fold of every run):
+
+* Kuncheva's consistency index (Kuncheva 2007, "A stability index for feature selection",
+  Eq. 4) of a pair of subsets of equal size k out of n genes with r genes in common,
+  ``(r n - k^2) / (k (n - k))``: the overlap corrected for the overlap of two random subsets
+  (``k^2 / n``), 1 for identical subsets, about 0 for independent ones. For subsets of sizes
+  ``k_a != k_b`` (our searches fix no size) the same correction is taken with the expected
+  overlap ``k_a k_b / n`` and the largest possible one ``min(k_a, k_b)``:
+  ``(r - k_a k_b / n) / (min(k_a, k_b) - k_a k_b / n)``, which is Kuncheva's index when the
+  sizes agree (Lustgarten et al. 2009 correct for chance the same way but divide by the
+  range of r, which differs from Kuncheva's for equal sizes). A pair in which a subset is
+  empty or holds every gene says nothing and is left out.
+* The Jaccard index ``|S_a & S_b| / |S_a | S_b|`` (Kalousis et al. 2007), not corrected for
+  chance: large subsets overlap by chance.
+
+Both are averaged over the ``T (T - 1) / 2`` pairs.
+"""
+
+import numpy as np
+from scipy.stats import rankdata
+
+
+def _membership(subsets, n_genes):
+    member = np.zeros((len(subsets), n_genes), dtype=np.float64)
+    for row, genes in enumerate(subsets):
+        member[row, np.asarray(genes, dtype=np.int64)] = 1.0
+    return member
+
+
+def stability(subsets, n_genes):
+    """Mean pairwise Kuncheva index and Jaccard index of selected subsets.
+
+    Parameters
+    ----------
+    subsets : sequence of array-like of int
+        The genes selected in each task.
+    n_genes : int
+
+    Returns
+    -------
+    dict
+        ``kuncheva``, ``jaccard`` (None when no pair qualifies) and ``pairs`` (the number of
+        pairs averaged for Kuncheva's index).
+    """
+    member = _membership(subsets, n_genes)
+    sizes = member.sum(axis=1)
+    common = member @ member.T  # exact: integer counts below 2**53
+    a, b = np.triu_indices(len(subsets), k=1)
+    r, ka, kb = common[a, b], sizes[a], sizes[b]
+    expected = ka * kb / n_genes
+    top = np.minimum(ka, kb) - expected
+    usable = (ka > 0) & (kb > 0) & (ka < n_genes) & (kb < n_genes) & (top > 0)
+    kuncheva = (r[usable] - expected[usable]) / top[usable]
+    union = ka + kb - r
+    jaccard = r[union > 0] / union[union > 0]
+    return {"kuncheva": float(kuncheva.mean()) if kuncheva.size else None,
+            "jaccard": float(jaccard.mean()) if jaccard.size else None,
+            "pairs": int(kuncheva.size)}
+
+
+def ranked_genes(subsets, runs, gene_names):
+    """Every gene selected at least once, most often selected first, with its mean rank.
+
+    Parameters
+    ----------
+    subsets : sequence of array-like of int
+        The genes selected in each task.
+    runs : array-like of int
+        The run of each task.
+    gene_names : sequence of str
+
+    Returns
+    -------
+    list of dict
+        ``index`` (0-based column), ``name``, ``count`` (tasks that selected it),
+        ``frequency`` (count / tasks) and ``mean_rank``: in each run the genes are ranked by
+        how many of the run's folds selected them (1 = most often; ties share their mean
+        rank; genes the run never selected share the ranks after the others), and the ranks
+        are averaged over the runs. Sorted by frequency, then mean rank, then index.
+    """
+    member = _membership(subsets, len(gene_names))
+    runs = np.asarray(runs)
+    counts = member.sum(axis=0)
+    ranks = np.array([rankdata(-member[runs == run].sum(axis=0), method="average")
+                      for run in np.unique(runs)])
+    mean_rank = ranks.mean(axis=0)
+    chosen = np.flatnonzero(counts > 0)
+    order = chosen[np.lexsort((chosen, mean_rank[chosen], -counts[chosen]))]
+    return [{"index": int(i), "name": str(gene_names[i]), "count": int(counts[i]),
+             "frequency": float(counts[i] / max(1, len(subsets))),
+             "mean_rank": float(mean_rank[i])} for i in order]

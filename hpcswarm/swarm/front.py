@@ -1,0 +1,148 @@
+"""The trade-off a search met: best subset per size, and the Pareto front of (accuracy, size).
+
+A wrapper search such as PSO-LSRG maximises accuracy alone (Tran et al. 2016, Eq. 3); once
+its inner accuracy reaches 100% nothing shrinks the subset, yet on the way it evaluated many
+smaller subsets that were nearly as accurate. :class:`FrontTracker` watches every subset the
+search evaluates (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.observe`) and keeps, for each
+size, the best one. It only records: the search's trajectory is the same with or without it.
+
+Bound: one subset per size. Under the ``accuracy`` and ``error`` objectives the fitness of a
+search is a strictly increasing function of the correct count alone (one validation scheme,
+so one denominator), and a subset that a smaller one matches or beats is dropped at once;
+what remains is the non-dominated front, at most one subset per distinct correct count (at
+most ``n_samples + 1``). Under ``combined`` (Li et al. Eq. 3) the fitness also rewards small
+subsets, so only the best per size can be kept while the search runs (at fixed size the
+fitness still orders subsets by accuracy); :func:`pareto_front` filters them afterwards.
+
+Ties (equal fitness and size) go to the subset with the lower gene indices (the sorted index
+lists compared lexicographically), a rule that does not depend on the order in which subsets
+were met, so that the ranks of a parallel search, each with its own tracker, merge into the
+tracker a serial search builds (:meth:`FrontTracker.merge`).
+"""
+
+import numpy as np
+
+MONOTONE_OBJECTIVES = ("accuracy", "error")
+"""Objectives under which the fitness orders subsets of any sizes as their accuracy does."""
+
+
+class FrontTracker:
+    """Best evaluated subset per size (packed bits), dominated ones dropped when possible.
+
+    Parameters
+    ----------
+    n_genes : int
+    monotone : bool
+        Whether the fitness orders subsets as their accuracy does whatever their sizes
+        (objective in :data:`MONOTONE_OBJECTIVES`): dominated subsets are then dropped.
+    """
+
+    def __init__(self, n_genes, monotone):
+        self.n_genes = int(n_genes)
+        self.monotone = bool(monotone)
+        self.best = {}  # size -> (fitness, packed mask as bytes)
+        self._sizes = np.zeros(0, dtype=np.int64)
+        self._values = np.zeros(0)
+
+    def __len__(self):
+        return len(self.best)
+
+    def add(self, mask, value):
+        """Offer one evaluated subset (bool mask of shape (n_genes,)) and its fitness."""
+        size = int(np.count_nonzero(mask))
+        if size == 0:
+            return
+        held = self.best.get(size)
+        if held is not None and value < held[0]:
+            return
+        if self.monotone and np.any((self._sizes < size) & (self._values >= value)):
+            return
+        self._put(size, float(value), np.packbits(mask).tobytes(), held)
+
+    def add_many(self, masks, values):
+        """Offer several evaluated subsets (rows of ``masks``) and their fitness values.
+
+        The same as :meth:`add` row by row: only the rows of highest fitness among those of
+        their size in the batch can be kept, so only they are offered.
+        """
+        masks = np.asarray(masks, dtype=bool)
+        values = np.asarray(values, dtype=float)
+        sizes = np.count_nonzero(masks, axis=1)
+        for size in np.unique(sizes):
+            rows = np.flatnonzero(sizes == size)
+            top = values[rows].max()
+            for row in rows[values[rows] == top]:
+                self.add(masks[row], top)
+
+    def _put(self, size, value, packed, held):
+        # equal fitness and size: the lower gene indices win, i.e. the larger packed bytes
+        # (the first differing gene is set in the mask whose index list is lower)
+        if held is not None and value == held[0] and packed <= held[1]:
+            return
+        self.best[size] = (value, packed)
+        if self.monotone:
+            for other in [s for s, (v, _) in self.best.items() if s > size and v <= value]:
+                del self.best[other]
+        self._sizes = np.fromiter(self.best, dtype=np.int64, count=len(self.best))
+        self._values = np.array([v for v, _ in self.best.values()])
+
+    def entries(self):
+        """``[(size, fitness, packed bytes), ...]`` in increasing size."""
+        return [(size, *self.best[size]) for size in sorted(self.best)]
+
+    def masks(self):
+        """``[(size, fitness, bool mask), ...]`` in increasing size."""
+        return [(size, value, np.unpackbits(np.frombuffer(packed, dtype=np.uint8),
+                                            count=self.n_genes).astype(bool))
+                for size, value, packed in self.entries()]
+
+    def merge(self, comm):
+        """Make every rank's tracker the union of all ranks' (collective over ``comm``).
+
+        Each rank contributes its entries as rows of ``16 + n_genes / 8`` bytes (size,
+        fitness, packed mask); every rank adds every row, so the trackers end identical and
+        equal to the one a single rank offered all those subsets would hold.
+        """
+        if comm.size == 1:
+            return
+        width = (self.n_genes + 7) // 8
+        entries = self.entries()
+        rows = np.zeros((len(entries), 16 + width), dtype=np.uint8)
+        for row, (size, value, packed) in zip(rows, entries):
+            row[:8] = np.array([size], dtype=np.int64).view(np.uint8)
+            row[8:16] = np.array([value], dtype=np.float64).view(np.uint8)
+            row[16:] = np.frombuffer(packed, dtype=np.uint8)
+        table = comm.allgatherv(rows)
+        for row in table:
+            size = int(np.ascontiguousarray(row[:8]).view(np.int64)[0])
+            value = float(np.ascontiguousarray(row[8:16]).view(np.float64)[0])
+            if self.monotone and np.any((self._sizes < size) & (self._values >= value)):
+                continue
+            held = self.best.get(size)
+            if held is None or value >= held[0]:
+                self._put(size, value, bytes(row[16:]), held)
+
+
+def pareto_front(points):
+    """Indices of the non-dominated points among (correct, size) pairs, in increasing size.
+
+    A point is dominated when another has at least its correct count with fewer genes, or
+    more correct with as many genes; of equal points the first is kept.
+
+    Parameters
+    ----------
+    points : sequence of (int, int)
+        ``(correct, size)`` per point.
+
+    Returns
+    -------
+    list of int
+    """
+    order = sorted(range(len(points)), key=lambda i: (points[i][1], -points[i][0], i))
+    kept, best = [], None
+    for i in order:
+        correct = points[i][0]
+        if best is None or correct > best:
+            kept.append(i)
+            best = correct
+    return kept
