@@ -149,8 +149,8 @@ def test_matlab_v73_text_labels(tmp_path, capsys, layout):
 
 
 @pytest.mark.parametrize("text, fragments", [
-    ("sample,label\ns1,A\ns2,\ns3,A\ns4,B\n", ["labels.txt: 1 sample(s) without a label",
-                                               "line 3, sample 's2'"]),
+    ("sample,label\ns1,A\ns2,\ns3,A\ns4,B\n", ["labels.txt: line 3, sample 's2'",
+                                               "without a label"]),
     ("s1,A\ns2,B\ns1,B\ns3,A\ns4,B\n", ["labels.txt: line 3", "sample 's1' labelled 'B', but "
                                        "'A' on line 1"]),
 ])
