@@ -86,9 +86,14 @@ def old_package(revision, folder):
 def convert(package_parent, source, output, *options):
     """Run ``convert`` with the ``hpcswarm`` package found in ``package_parent``: without
     ``site`` (``-S``, so that no editable install's import hook takes precedence) and outside
-    the repository, with the environment's site-packages for the dependencies."""
+    the repository, with the environment's site-packages for the dependencies and its
+    ``lib`` folder for the MPI library (without ``site``, mpi4py does not know the
+    environment's prefix, where PyPI's MPICH keeps ``libmpi``)."""
     site_packages = Path(np.__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": f"{package_parent}{os.pathsep}{site_packages}"}
+    libraries = os.pathsep.join(filter(None, [str(Path(sys.prefix) / "lib"),
+                                              os.environ.get("LD_LIBRARY_PATH")]))
+    env = {**os.environ, "PYTHONPATH": f"{package_parent}{os.pathsep}{site_packages}",
+           "LD_LIBRARY_PATH": libraries}
     argv = [sys.executable, "-S", "-m", "hpcswarm", "convert", str(source), str(output),
             "--genes-as-rows", "--overwrite", *map(str, options)]
     return run(argv, env, cwd=tempfile.gettempdir())
