@@ -2,7 +2,9 @@
 
 Layout (every object carries ``encoding-type`` and ``encoding-version``, as anndata does)::
 
-    /                 encoding-type "hpcswarm-dataset", provenance attributes
+    /                 encoding-type "hpcswarm-dataset", provenance attributes, and
+                      values-finite (bool): whether every value of X is finite, checked
+                      as X_genes is written, so that readers need not check it again
     /X                (n_samples, n_genes) float64 or float32, contiguous, uncompressed
     /X_genes          (n_genes, n_samples) the same values gene-major (X.T), same type and layout
     /y                (n_samples,) int64 class codes
@@ -39,6 +41,8 @@ ENCODING_VERSION = "0.2.0"
 _ARRAY = ("array", "0.2.0")
 _STRINGS = ("string-array", "0.2.0")
 _STR = h5py.string_dtype("utf-8")
+FINITE_ATTRIBUTE = "values-finite"
+"""Root attribute: True when every value of ``X`` was found finite as the file was written."""
 _WRITE_BLOCK = 1024
 """Genes transposed into ``X_genes`` per write (bounds the temporary memory of a write)."""
 
@@ -74,7 +78,7 @@ def write_dataset(dataset, output, *, overwrite=False):
         for key, value in dataset.attrs.items():
             f.attrs[key] = _attr_value(value)
         _tag(f.create_dataset("X", data=np.ascontiguousarray(dataset.X)), _ARRAY)
-        _write_gene_major(f, dataset.X)
+        f.attrs[FINITE_ATTRIBUTE] = _write_gene_major(f, dataset.X)
         _tag(f.create_dataset("y", data=np.asarray(dataset.y, dtype=np.int64)), _ARRAY)
         for key in ("class_names", "gene_names", "sample_names"):
             names = getattr(dataset, key)
@@ -84,12 +88,19 @@ def write_dataset(dataset, output, *, overwrite=False):
 
 
 def _write_gene_major(f, X):
-    """``X_genes`` = ``X.T``, contiguous, written a block of genes at a time (no whole copy)."""
+    """``X_genes`` = ``X.T``, contiguous, written a block of genes at a time (no whole copy).
+
+    Returns whether every value is finite (checked on the blocks as they are written).
+    """
     X = np.asarray(X)
     dset = f.create_dataset("X_genes", shape=X.shape[::-1], dtype=X.dtype)
+    finite = True
     for start in range(0, X.shape[1], _WRITE_BLOCK):
-        dset[start:start + _WRITE_BLOCK] = X[:, start:start + _WRITE_BLOCK].T
+        block = X[:, start:start + _WRITE_BLOCK].T
+        finite = finite and bool(np.isfinite(block).all())
+        dset[start:start + _WRITE_BLOCK] = block
     _tag(dset, _ARRAY)
+    return finite
 
 
 @contextmanager
@@ -248,7 +259,8 @@ def open_dataset(path):
         gene_names = _strings(f, "gene_names", path, dset.shape[1])
         sample_names = _strings(f, "sample_names", path, dset.shape[0])
         attrs = {k: decode_value(v) for k, v in f.attrs.items()
-                 if k not in ("encoding-type", "encoding-version")}
+                 if k not in ("encoding-type", "encoding-version", FINITE_ATTRIBUTE)}
+        values_finite = decode_value(f.attrs.get(FINITE_ATTRIBUTE, False)) is True
         if "options" in attrs:
             attrs["options"] = _json_or_text(attrs["options"])
         X = _mapped_or_read(dset, path)
@@ -267,6 +279,6 @@ def open_dataset(path):
                   file=sys.stderr, flush=True)
     dataset = Dataset(X=X, y=y, class_names=class_names, gene_names=gene_names,
                       sample_names=sample_names, attrs=attrs, path=path,
-                      memory_mapped=not in_memory)
+                      memory_mapped=not in_memory, values_finite=values_finite)
     dataset.X_genes = X_genes
     return dataset
