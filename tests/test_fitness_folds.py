@@ -60,3 +60,31 @@ def test_bad_schemes_raise_clear_errors(cv, message):
 def test_holdout_needs_two_samples_per_class():
     with pytest.raises(ValueError, match="class 1 has 1 samples"):
         make_folds(np.array([0, 0, 0, 1]), "holdout", seed=0)
+
+
+@pytest.mark.parametrize("cv", ["loo", 2, 5, "holdout"])
+def test_fold_ids_describe_the_folds_of_make_folds(cv):
+    from hpcswarm.fitness.folds import NOT_HELD_OUT, fold_ids, folds_from_ids, ids_from_folds
+
+    folds = make_folds(Y, cv, seed=4)
+    ids = fold_ids(Y, cv, seed=4)
+    assert ids.shape == Y.shape and ids.dtype == np.int64
+    assert np.array_equal(ids, ids_from_folds(folds, Y.size))
+    rebuilt = folds_from_ids(ids)
+    assert len(rebuilt) == len(folds)
+    for (train, test), (train2, test2) in zip(folds, rebuilt):
+        assert np.array_equal(train, train2) and np.array_equal(test, test2)
+    assert (NOT_HELD_OUT in ids) == (cv == "holdout")
+
+
+@pytest.mark.parametrize("folds, message", [
+    ([(np.arange(1, 5), np.array([0])), (np.arange(0, 4), np.array([0, 4]))], "overlap"),
+    ([(np.arange(2, 5), np.array([0]))], "every sample outside its test part"),
+    ([(np.arange(0, 5), np.array([0]))], "training and test indices overlap"),
+    ([], "at least one"),
+])
+def test_explicit_folds_must_be_one_id_per_sample(folds, message):
+    from hpcswarm.fitness.folds import ids_from_folds
+
+    with pytest.raises(ValueError, match=message):
+        ids_from_folds(folds, 5)
