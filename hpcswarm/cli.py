@@ -162,7 +162,8 @@ def _run_evaluate(args):
     else:
         mask = mask_from_genes(read_gene_list(args.genes), dataset.gene_names)
     try:
-        evaluator = KnnEvaluator(GeneMajor(dataset.X_genes), dataset.y, k=args.k, cv=args.cv,
+        data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
+        evaluator = KnnEvaluator(data, dataset.y, k=args.k, cv=args.cv,
                                  seed=args.seed, archive_size=0)
     except ValueError as exc:
         raise ParameterError(str(exc)) from exc
@@ -253,7 +254,8 @@ def _run_run(args):
     dataset = load_dataset(args.data)  # every rank memory-maps the same file
     # one task: all ranks of the world run this one swarm, each its block of particles, read
     # from the file's gene-major matrix (no private copy)
-    result = run_search(GeneMajor(dataset.X_genes), dataset.y, args.algorithm, overrides,
+    data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
+    result = run_search(data, dataset.y, args.algorithm, overrides,
                         seed=args.seed, comm=comm)
     document = result_document(result, args.seed, dataset.gene_names, args.data)
     if args.output:

@@ -140,7 +140,7 @@ def make_tasks(y, protocol, runs, seed, folds=10, inner_cv=None, first_run=0):
 
 
 def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None, *,
-             X_genes=None, checkpoint=None, resume=None):
+             X_genes=None, values_finite=False, checkpoint=None, resume=None):
     """Select genes on ``task.train`` and test them on ``task.test``; also two baselines.
 
     The baselines are computed under the same protocol: k-NN on all genes, and PCA + k-NN
@@ -165,6 +165,9 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         The same values gene-major, what the search reads: pass the dataset's memory map
         (:attr:`hpcswarm.data.Dataset.X_genes`). Without it, a gene-major copy of ``X`` is
         made for this task.
+    values_finite : bool, default False
+        The values are known to be finite (:attr:`hpcswarm.data.Dataset.values_finite`), so
+        the search does not check them again.
     checkpoint, resume : optional
         The search's snapshot hook and the snapshot to resume from (see
         :func:`hpcswarm.search.run_search`).
@@ -192,7 +195,7 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     seed = task.seed_sequence(job_seed)
     if X_genes is None:
         X_genes = np.ascontiguousarray(np.asarray(X).T)
-    train, y_train = GeneMajor(X_genes, task.train), y[task.train]
+    train, y_train = GeneMajor(X_genes, task.train, finite=values_finite), y[task.train]
     result = run_search(train, y_train, algorithm, params, seed=seed, comm=group,
                         progress=progress, checkpoint=checkpoint, resume=resume)
     k = params["k"]
@@ -512,7 +515,8 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
         if previous is not None and task.number in previous.inflight:
             snapshot = previous.snapshot(task.number)
         return run_task(dataset.X, y, task, job.seed, job.algorithm, job.params, group, hook,
-                        X_genes=dataset.X_genes, checkpoint=at_round_end, resume=snapshot)
+                        X_genes=dataset.X_genes, values_finite=dataset.values_finite,
+                        checkpoint=at_round_end, resume=snapshot)
 
     def summary(task, result, group_index):
         return task.number, result, group_index

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hpcswarm.fitness import KnnEvaluator, SubsetFitness, make_objective
-from hpcswarm.fitness import single_flips
+from hpcswarm.fitness import evaluator as evaluator_module
 from hpcswarm.fitness.single_flips import BLOCK_BYTES, CANDIDATE_BYTES, block_size
 
 
@@ -21,20 +21,20 @@ def datasets():
 def counting_decide(evaluator):
     """Count the candidates decided one by one (the bound did not settle them)."""
     calls = []
-    decide = evaluator._decide
+    decide = evaluator._rows.correct
 
     def wrapped(*args):
         calls.append(1)
         return decide(*args)
 
-    evaluator._decide = wrapped
+    evaluator._rows.correct = wrapped
     return calls
 
 
 @pytest.mark.parametrize("name, X, y", list(datasets()), ids=["normal", "integers", "offset"])
 @pytest.mark.parametrize("k, cv", [(1, "loo"), (3, 10), (5, "loo"), (1, 10), (3, "holdout")])
 def test_batched_flips_equal_single_flips_and_full_scores(name, X, y, k, cv, monkeypatch):
-    monkeypatch.setattr(single_flips, "block_size", lambda n_samples: 17)  # several blocks
+    monkeypatch.setattr(evaluator_module, "block_size", lambda n_rows, n_samples: 17)
     rng = np.random.default_rng(k)
     n_genes = X.shape[1]
     batched = KnnEvaluator(X, y, k=k, cv=cv, seed=3, archive_size=0)
@@ -110,7 +110,7 @@ def test_rejects_bad_gene_lists():
 
 
 def test_block_fits_the_byte_budget():
-    for n_samples in (10, 83, 102, 250, 2000):
-        size = block_size(n_samples)
+    for n_rows, n_samples in ((10, 10), (83, 83), (102, 102), (25, 250), (2000, 2000)):
+        size = block_size(n_rows, n_samples)
         assert size >= 1
-        assert size == 1 or size * CANDIDATE_BYTES * n_samples ** 2 <= BLOCK_BYTES
+        assert size == 1 or size * CANDIDATE_BYTES * n_rows * n_samples <= BLOCK_BYTES

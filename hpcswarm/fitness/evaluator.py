@@ -8,19 +8,23 @@ the incremental path (:mod:`hpcswarm.fitness.incremental`) updates a cached stat
 flipped genes only, and scores every one-gene flip of a state in blocks for the greedy
 methods (:mod:`hpcswarm.fitness.single_flips`); all go through the archive of Gu et al.
 and give identical scores, because neighbours are ranked by exact distances
-(:mod:`hpcswarm.fitness.knn`).
+(:mod:`hpcswarm.fitness.knn`). Held-out rows are decided a block at a time
+(:mod:`hpcswarm.fitness.rowblocks`), and may be split into sample shards whose correct
+counts are summed.
 """
 
 import numpy as np
 
 from hpcswarm.fitness.archive import Archive, mask_key
-from hpcswarm.fitness.distances import exact_sq_distances, gram_bound_factor, gram_sq_distances
-from hpcswarm.fitness.folds import make_folds
+from hpcswarm.fitness.distances import (exact_sq_distances, flip_rows, flip_terms,
+                                        gram_bound_factor, gram_rows, gram_sq_distances)
+from hpcswarm.fitness.folds import fold_ids, folds_from_ids, ids_from_folds
 from hpcswarm.fitness.genemajor import GeneMajor
-from hpcswarm.fitness.incremental import flipped_state, initial_state
+from hpcswarm.fitness.incremental import DistanceState, flip_drift, slack_bound
 from hpcswarm.fitness.knn import knn_predict, knn_predict_settled
+from hpcswarm.fitness.rowblocks import HeldOutRows
 from hpcswarm.fitness.score import Score
-from hpcswarm.fitness.single_flips import new_scratch, single_flip_distances
+from hpcswarm.fitness.single_flips import block_size, new_scratch, single_flip_distances
 
 DEFAULT_ARCHIVE_SIZE = 100_000
 """Default bound on archived subsets (about 20 MB whatever the number of genes)."""
@@ -50,6 +54,20 @@ def _check_mask(mask, n_genes):
     return mask
 
 
+def _check_shard(shard):
+    try:
+        index, count = (int(part) for part in shard)
+    except (TypeError, ValueError):
+        raise ValueError(f"shard must be a pair (index, count), got {shard!r}") from None
+    if count < 1 or not 0 <= index < count:
+        raise ValueError(f"shard must be (index, count) with 0 <= index < count, got {shard!r}")
+    return index, count
+
+
+def _own_sum(counts):
+    return counts
+
+
 class KnnEvaluator:
     """Validation accuracy of a k-NN classifier on a gene subset, on folds fixed at construction.
 
@@ -71,7 +89,16 @@ class KnnEvaluator:
     archive_size : int, default DEFAULT_ARCHIVE_SIZE
         Most subsets remembered by the archive (0 disables it).
     folds : sequence of (train_idx, test_idx), optional
-        Explicit folds, used instead of ``cv`` and ``seed``.
+        Explicit folds, used instead of ``cv`` and ``seed``; each training part must be
+        every sample outside its test part (:func:`~hpcswarm.fitness.folds.ids_from_folds`).
+    shard : (int, int), default (0, 1)
+        ``(index, count)``: decide only the ``index``-th of ``count`` contiguous shares of
+        the held-out rows (a sample shard, :class:`~hpcswarm.fitness.rowblocks.HeldOutRows`);
+        the shards' correct counts are added by ``sum_counts``.
+    sum_counts : callable, optional
+        ``sum_counts(counts) -> counts``: the element-wise sum of an int64 array over the
+        ``count`` shards of the same evaluation (an integer Allreduce over the shards'
+        ranks); every shard makes the same calls in the same order. Default: no other shard.
 
     Attributes
     ----------
@@ -87,21 +114,25 @@ class KnnEvaluator:
 
     Notes
     -----
+    Start-up reads the labels and makes one fold id per sample (O(n_samples)); the values
+    are checked finite by the :class:`GeneMajor` (block by block, or not at all when the
+    dataset file records that it holds finite values).
+
     Memory: no copy of the matrix for a :class:`GeneMajor` ``X`` (over a memory-mapped file
     its pages are the page cache's, shared by every process mapping the file); a gene-major
     float64 copy (``8 n_samples n_genes`` bytes) of a sample-major ``X``, the caller's own
-    in-memory array. Then one (n_held_out, n_samples) float64 penalty matrix, the archive
-    (about 200 bytes per subset), and per cached state ``8 n_samples^2 + 16 n_samples +
-    n_genes`` bytes. A full evaluation allocates the selected genes' values (``8 n_samples
-    |S|`` bytes) and a few (n_samples, n_samples) matrices; nothing of size n_samples^2 x
-    n_genes ever exists. The scores do not depend on where the values come from: every
-    product runs on the same C-contiguous float64 gene rows.
+    in-memory array. Then the archive (about 200 bytes per subset), and per cached state
+    ``8 n_rows n_samples + 16 n_samples + n_genes`` bytes, ``n_rows`` the held-out rows of
+    this shard. A full evaluation allocates the selected genes' values (``8 n_samples |S|``
+    bytes) and one block of rows (:data:`~hpcswarm.fitness.rowblocks.ROW_BLOCK_BYTES`);
+    a flip the flipped genes' values and one block. The scores do not depend on where the
+    values come from: every product runs on the same C-contiguous float64 gene rows.
     ``score_single_flips`` holds at most
     :data:`~hpcswarm.fitness.single_flips.BLOCK_BYTES` (8 MiB) of candidate blocks.
     """
 
     def __init__(self, X, y, *, k=1, cv="loo", seed=0, archive_size=DEFAULT_ARCHIVE_SIZE,
-                 folds=None):
+                 folds=None, shard=(0, 1), sum_counts=None):
         self._data = X if isinstance(X, GeneMajor) else GeneMajor.from_samples(X)
         y = np.asarray(y)
         if y.shape != (self._data.n_samples,):
@@ -109,46 +140,25 @@ class KnnEvaluator:
                              f"got {y.shape}")
         self.k = _check_k(k)
         self.n_samples, self.n_genes = self._data.n_samples, self._data.n_genes
-        if folds is None:
-            folds = make_folds(y, cv, seed)
-        self.folds = self._check_folds(folds)
-        self.classes, self._codes = np.unique(y, return_inverse=True)
-        rows = np.concatenate([test for _, test in self.folds])
-        penalty = np.full((rows.size, self.n_samples), np.inf)
-        start = 0
-        for train, test in self.folds:
-            if train.size < self.k:
-                raise ValueError(f"k={self.k} exceeds the {train.size} training samples of a fold")
-            penalty[start:start + test.size, train] = 0.0
-            start += test.size
-        order = np.argsort(rows, kind="stable")
-        self._rows = rows[order]
-        self._penalty = penalty[order]  # 0 where a held-out row may use a column, else inf
-        # LOO and n-fold: every sample is held out once and "same fold" is symmetric, so the
-        # penalty can live in the all-pairs distances themselves (no copy per evaluation)
-        self._penalty_in_distances = (np.array_equal(self._rows, np.arange(self.n_samples))
-                                      and np.array_equal(self._penalty, self._penalty.T))
-        self._row_codes = self._codes[self._rows]
+        fold = (fold_ids(y, cv, seed) if folds is None
+                else ids_from_folds(folds, self.n_samples))
+        smallest_training = self.n_samples - int(np.bincount(fold[fold >= 0]).max())
+        if smallest_training < self.k:
+            raise ValueError(f"k={self.k} exceeds the {smallest_training} training samples "
+                             f"of a fold")
+        self._fold = fold
+        self.classes, codes = np.unique(y, return_inverse=True)
+        self.shard = _check_shard(shard)
+        self._rows = HeldOutRows(fold, codes.reshape(-1), self.k, self.classes.size, self.shard)
+        self._sum = _own_sum if sum_counts is None else sum_counts
         self.archive = Archive(archive_size)
         self.evaluations = 0
         self.incremental_evaluations = 0
 
-    def _check_folds(self, folds):
-        checked = []
-        for train, test in folds:
-            train = np.asarray(train, dtype=np.int64)
-            test = np.asarray(test, dtype=np.int64)
-            for part in (train, test):
-                if (part.ndim != 1 or part.size == 0 or part.min() < 0
-                        or part.max() >= self.n_samples):
-                    raise ValueError(f"fold indices must be non-empty 1-D arrays within "
-                                     f"[0, {self.n_samples})")
-            if np.intersect1d(train, test).size:
-                raise ValueError("a fold's training and test indices overlap")
-            checked.append((np.sort(train), np.sort(test)))
-        if not checked:
-            raise ValueError("folds must hold at least one (train_idx, test_idx) pair")
-        return checked
+    @property
+    def folds(self):
+        """The ``(train_idx, test_idx)`` pairs (built on request: n pairs for leave-one-out)."""
+        return folds_from_ids(self._fold)
 
     @property
     def data(self):
@@ -158,7 +168,7 @@ class KnnEvaluator:
     @property
     def total(self):
         """Held-out predictions per evaluation (the ``total`` of every Score)."""
-        return int(self._rows.size)
+        return self._rows.total
 
     @property
     def hits(self):
@@ -170,45 +180,86 @@ class KnnEvaluator:
         """Archive misses."""
         return self.archive.misses
 
-    def _with_penalty(self, dist2):
-        """``dist2`` with the pairs no held-out sample compares set to inf, where possible."""
-        if self._penalty_in_distances:
-            dist2 += self._penalty
-        return dist2
+    def _score(self, correct):
+        """The Score of this shard's correct count, summed over the shards."""
+        total = self._sum(np.array([correct], dtype=np.int64))
+        return Score(int(total[0]), self.total)
 
-    def _decide(self, dist2, slack, mask):
-        """Score from approximate all-pairs distances over the genes of ``mask`` and their bound."""
-        rows = self._rows
-        held_out = dist2 if self._penalty_in_distances else dist2[rows] + self._penalty
+    def _exact(self, mask):
+        """``exact(sample, columns)`` over the genes of ``mask`` (for near ties only)."""
         data = self._data
         selected = None
 
-        def exact(row, columns):
+        def exact(sample, columns):
             nonlocal selected
             if selected is None:  # needed only when a near tie is refined
                 selected = np.flatnonzero(mask)
-            return exact_sq_distances(data.take(selected, rows[row:row + 1])[:, 0],
+            return exact_sq_distances(data.take(selected, np.array([sample]))[:, 0],
                                       data.take(selected, columns).T)
 
-        predicted = knn_predict(held_out, slack[rows], slack, self._codes, self.k,
-                                self.classes.size, exact)
-        return Score(int(np.count_nonzero(predicted == self._row_codes)), self.total)
+        return exact
 
-    def _decide_block(self, dist2, slack):
-        """Correct predictions of each candidate of a block, and whether the bound settled it.
+    def _full(self, mask, keep=False, decide=True):
+        """This shard's correct count over the genes of ``mask`` (one product per row block).
 
-        ``dist2`` (B, n_samples, n_samples) and ``slack`` (B, n_samples) as for :meth:`_decide`,
-        one candidate subset per leading index; an unsettled candidate's count is not valid.
+        With ``keep`` the distances are written into a new state, returned second.
         """
         rows = self._rows
-        if self._penalty_in_distances:
-            held_out = dist2
+        genes = np.flatnonzero(mask)
+        values = self._data.take(genes)
+        sq = np.einsum("gi,gi->i", values, values)
+        slack = gram_bound_factor(genes.size) * sq
+        exact = self._exact(mask)
+        state = None
+        if keep:
+            state = DistanceState(mask.copy(), np.empty((rows.rows.size, self.n_samples)), sq,
+                                  0.5 * slack, int(genes.size))
         else:
-            held_out = dist2[:, rows]
-            held_out += self._penalty
-        predicted, settled = knn_predict_settled(held_out, slack[:, rows], slack, self._codes,
-                                                 self.k, self.classes.size)
-        return np.count_nonzero(predicted == self._row_codes, axis=1), settled
+            scratch = np.empty((min(rows.block, rows.rows.size), self.n_samples))
+        correct = 0
+        for start, stop in rows.blocks():
+            out = state.dist2[start:stop] if keep else scratch[:stop - start]
+            gram_rows(values, sq, rows.rows[start:stop], out)
+            rows.exclude(out, start, stop)
+            if decide:
+                correct += rows.correct(out, start, stop, slack, exact)
+        return correct, state
+
+    def _flip(self, state, genes, apply=False, decide=True):
+        """This shard's correct count of ``state.mask`` with ``genes`` flipped.
+
+        One pass over ``state.dist2``, a block of rows at a time: the change of each block
+        (one product of the F flipped genes plus two norm terms,
+        :func:`~hpcswarm.fitness.distances.flip_terms`) is added to the cached block in a
+        small buffer and decided there; with ``apply`` it is added to the cached block in
+        place instead and ``state`` moves to the flipped subset.
+        """
+        rows = self._rows
+        leaving = state.mask[genes]
+        left, right, delta_sq, magnitude = flip_terms(self._data.take(genes[~leaving]),
+                                                      self._data.take(genes[leaving]))
+        sq = state.sq + delta_sq
+        drift = flip_drift(state.drift, sq, magnitude, genes.size)
+        n_selected = state.n_selected + genes.size - 2 * int(np.count_nonzero(leaving))
+        mask = state.mask.copy()
+        mask[genes] = ~leaving
+        slack = slack_bound(sq, drift, n_selected)
+        exact = self._exact(mask)
+        scratch = np.empty((min(rows.block, rows.rows.size), self.n_samples))
+        correct = 0
+        for start, stop in rows.blocks():
+            block = flip_rows(left, right, rows.rows[start:stop], scratch[:stop - start])
+            if apply:
+                cached = state.dist2[start:stop]
+                cached += block
+                block = cached
+            else:
+                block += state.dist2[start:stop]
+            if decide:
+                correct += rows.correct(block, start, stop, slack, exact)
+        if apply:
+            state.mask, state.sq, state.drift, state.n_selected = mask, sq, drift, n_selected
+        return correct
 
     def _lookup(self, mask):
         """``(key, Score or None)``; the empty subset scores 0 without an archive lookup."""
@@ -237,9 +288,7 @@ class KnnEvaluator:
         key, found = self._lookup(mask)
         if found is not None:
             return found
-        genes = np.flatnonzero(mask)
-        dist2, sq, _ = gram_sq_distances(self._data.take(genes))
-        score = self._decide(self._with_penalty(dist2), gram_bound_factor(genes.size) * sq, mask)
+        score = self._score(self._full(mask)[0])
         self.evaluations += 1
         self.archive.put(key, score)
         return score
@@ -274,11 +323,9 @@ class KnnEvaluator:
         Returns
         -------
         DistanceState
-            Holds ``8 n_samples^2 + 16 n_samples + n_genes`` bytes.
+            Holds ``8 n_rows n_samples + 16 n_samples + n_genes`` bytes.
         """
-        state = initial_state(self._data, _check_mask(mask, self.n_genes))
-        self._with_penalty(state.dist2)
-        return state
+        return self._full(_check_mask(mask, self.n_genes), keep=True, decide=False)[1]
 
     def _check_genes(self, genes):
         genes = np.sort(np.asarray(genes))
@@ -293,8 +340,8 @@ class KnnEvaluator:
     def score_flip(self, state, genes):
         """Score of ``state.mask`` with ``genes`` flipped; ``state`` is unchanged.
 
-        Costs O(n_samples^2 * len(genes)), through the archive; equal to
-        ``score(flipped mask)``.
+        Costs O(n_rows n_samples F) for F flipped genes and one read of the cached
+        distances, through the archive; equal to ``score(flipped mask)``.
 
         Parameters
         ----------
@@ -308,9 +355,7 @@ class KnnEvaluator:
         key, found = self._lookup(mask)
         if found is not None:
             return found
-        flipped = flipped_state(self._data, state, genes)
-        state.pending = (genes.tobytes(), flipped)
-        score = self._decide(flipped.dist2, flipped.slack(), mask)
+        score = self._score(self._flip(state, genes))
         self.evaluations += 1
         self.incremental_evaluations += 1
         self.archive.put(key, score)
@@ -324,9 +369,10 @@ class KnnEvaluator:
         and added to the archive and counted in ``evaluations`` and
         ``incremental_evaluations`` as ``score_flip`` does. The candidates not archived are
         computed in blocks (:mod:`hpcswarm.fitness.single_flips`, at most ``BLOCK_BYTES``
-        at once), O(n_samples^2) each, with the rounding bound of ``score_flip``; a candidate
-        whose neighbours that bound leaves open in some row is decided alone by the exact
-        refinement of ``score`` (:func:`~hpcswarm.fitness.knn.knn_predict`).
+        at once), O(n_rows n_samples) each, with the rounding bound of ``score_flip``; a row
+        whose neighbours that bound leaves open is decided by the exact refinement of
+        ``score`` (:func:`~hpcswarm.fitness.knn.knn_predict`). Sharded, the counts of a
+        block are summed over the shards at once (one ``sum_counts`` per block).
 
         Parameters
         ----------
@@ -350,45 +396,45 @@ class KnnEvaluator:
             keys.append(key)
             scores.append(found)
         todo = np.array([j for j, found in enumerate(scores) if found is None], dtype=np.int64)
-        scratch = new_scratch(todo.size, self.n_samples)
-        size = scratch.shape[1]
+        # the same block size on every shard (from the largest shard), so that every shard
+        # sums the same blocks
+        most_rows = -(-self.total // self.shard[1])
+        size = block_size(most_rows, self.n_samples)
+        scratch = new_scratch(todo.size, self._rows.rows.size, self.n_samples, size)
         for leaving in (False, True):  # blocks of entering genes, then of leaving genes
             group = todo[state.mask[genes[todo]] == leaving]
             for start in range(0, group.size, size):
                 block = group[start:start + size]
-                block_scores = self._score_flip_block(state, genes[block], leaving, scratch)
-                for j, score in zip(block, block_scores):
+                correct = self._sum(self._flip_block(state, genes[block], leaving, scratch))
+                for j, count in zip(block, correct):
+                    score = Score(int(count), self.total)
                     self.evaluations += 1
                     self.incremental_evaluations += 1
                     self.archive.put(keys[j], score)
                     scores[j] = score
         return scores
 
-    def _score_flip_block(self, state, genes, leaving, scratch):
-        """Scores of ``state.mask`` with each of ``genes`` flipped, all leaving or all entering."""
-        dist2, slack = single_flip_distances(state, self._data.take(genes), leaving, scratch)
-        correct, settled = self._decide_block(dist2, slack)
-        scores = []
-        for b, gene in enumerate(genes):
-            if settled[b]:
-                scores.append(Score(int(correct[b]), self.total))
-            else:
-                mask = state.mask.copy()
-                mask[gene] = not leaving
-                scores.append(self._decide(dist2[b], slack[b], mask))
-        return scores
+    def _flip_block(self, state, genes, leaving, scratch):
+        """This shard's correct counts of ``state.mask`` with each of ``genes`` flipped alone."""
+        rows = self._rows
+        dist2, slack = single_flip_distances(state, self._data.take(genes), rows.rows, leaving,
+                                             scratch)
+        predicted, settled = knn_predict_settled(dist2, slack[:, rows.rows], slack, rows.codes,
+                                                 self.k, self.classes.size)
+        correct = np.count_nonzero(predicted == rows.row_codes, axis=1).astype(np.int64)
+        for b in np.flatnonzero(~settled):
+            mask = state.mask.copy()
+            mask[genes[b]] = not leaving
+            correct[b] = rows.correct(dist2[b], 0, rows.rows.size, slack[b], self._exact(mask))
+        return correct
 
     def apply_flip(self, state, genes):
         """Update ``state`` in place so that it describes its mask with ``genes`` flipped.
 
-        Free right after ``score_flip(state, genes)`` computed that flip (its result is kept
-        on the state); otherwise O(n_samples^2 * len(genes)).
+        O(n_rows n_samples F): one product per row block added to the cached distances in
+        place (the same sums as ``score_flip``'s, so the same bits).
         """
-        genes = self._check_genes(genes)
-        if state.pending is not None and state.pending[0] == genes.tobytes():
-            _adopt(state, state.pending[1])
-        else:
-            _adopt(state, flipped_state(self._data, state, genes))
+        self._flip(state, self._check_genes(genes), apply=True, decide=False)
 
     def score_from(self, state, mask, *, move=False):
         """Score of any ``mask``, incrementally from ``state`` when that is cheaper.
@@ -417,11 +463,12 @@ class KnnEvaluator:
             return score
         if not move:
             return self.score(mask)
-        _adopt(state, self.new_state(mask))
         key, found = self._lookup(mask)
+        correct, fresh = self._full(mask, keep=True, decide=found is None)
+        _adopt(state, fresh)
         if found is not None:
             return found
-        score = self._decide(state.dist2, state.slack(), mask)
+        score = self._score(correct)
         self.evaluations += 1
         self.archive.put(key, score)
         return score
@@ -430,7 +477,7 @@ class KnnEvaluator:
 def _adopt(state, other):
     """Make ``state`` describe ``other``'s subset (in place, for callers holding ``state``)."""
     state.mask, state.dist2, state.sq = other.mask, other.dist2, other.sq
-    state.drift, state.n_selected, state.pending = other.drift, other.n_selected, None
+    state.drift, state.n_selected = other.drift, other.n_selected
 
 
 def score_split(X_train, y_train, X_test, y_test, mask, k):
