@@ -16,6 +16,7 @@ MPI library routes it (trees, rings, shared memory).
 
 import os
 import sys
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -139,6 +140,9 @@ class SerialComm:
     def ranks_on_node(self):
         """Ranks of this communicator on this node (collective)."""
         return 1
+
+    def free(self):
+        """Release the communicator (nothing to release)."""
 
 
 class _DoneRequest:
@@ -338,6 +342,73 @@ class MPIComm:
             return node.Get_size()
         finally:
             node.Free()
+
+    def free(self):
+        """Release the MPI communicator (collective); a second call does nothing."""
+        from mpi4py import MPI
+
+        if self.comm != MPI.COMM_NULL:
+            self.comm.Free()
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A communicator's ranks laid out as particle groups x sample shards (row-major).
+
+    Rank ``r`` of a grid with ``n_shards`` columns sits in particle group
+    ``r // n_shards`` and shard ``r % n_shards``: the shards of one particle group are
+    consecutive ranks (on one node when the launcher fills nodes in rank order).
+
+    Attributes
+    ----------
+    particles : SerialComm or MPIComm
+        The ranks holding the same sample shard, one per particle group (the swarm's
+        exchange runs here).
+    shards : SerialComm or MPIComm
+        The ranks of this rank's particle group, one per sample shard (their correct
+        counts of one subset add up).
+    n_groups, n_shards : int
+    """
+
+    particles: object
+    shards: object
+    n_groups: int
+    n_shards: int
+
+    def free(self):
+        """Release both communicators (collective)."""
+        self.particles.free()
+        self.shards.free()
+
+
+def grid_position(size, rank, n_shards):
+    """``(particle group, shard)`` of ``rank`` in a grid of ``size`` ranks. Pure.
+
+    Raises
+    ------
+    ValueError
+        ``n_shards`` is not a positive divisor of ``size``.
+    """
+    if isinstance(n_shards, bool) or not isinstance(n_shards, (int, np.integer)) \
+            or n_shards < 1 or size % n_shards:
+        raise ValueError(f"n_shards must divide the {size} ranks, got {n_shards!r}")
+    return divmod(rank, int(n_shards))
+
+
+def split_grid(comm, n_shards):
+    """``comm`` split into a :class:`Grid` of ``comm.size // n_shards`` particle groups x
+    ``n_shards`` sample shards (collective; free the grid when done).
+
+    Parameters
+    ----------
+    comm : SerialComm or MPIComm
+    n_shards : int
+        A divisor of ``comm.size``; 1 gives one shard (every rank its own particle group).
+    """
+    group, shard = grid_position(comm.size, comm.rank, n_shards)
+    particles = comm.split(shard, comm.rank)
+    shards = comm.split(group, comm.rank)
+    return Grid(particles, shards, comm.size // int(n_shards), int(n_shards))
 
 
 def as_comm(comm):

@@ -14,6 +14,7 @@ import tempfile
 
 import numpy as np
 
+from hpcswarm.comm import as_comm, split_grid
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.fitness import KnnEvaluator, SubsetFitness, make_objective
 from hpcswarm.swarm import algorithm_class, algorithm_params
@@ -23,7 +24,7 @@ RESULT_ENCODING = ("hpcswarm-search-result", "0.1.0")
 """``encoding-type`` and ``encoding-version`` written in every result file."""
 
 
-def make_fitness(X, y, params, seed):
+def make_fitness(X, y, params, seed, shards=None):
     """The k-NN fitness of ``params`` (k, cv, objective, alpha, archive_size) on ``X, y``.
 
     Parameters
@@ -35,23 +36,32 @@ def make_fitness(X, y, params, seed):
         Checked algorithm parameters.
     seed : int or numpy.random.SeedSequence
         The run seed, which fixes the folds exactly as ``hpcswarm evaluate --seed`` does.
+    shards : SerialComm or MPIComm, optional
+        The ranks that split the held-out rows of every evaluation between them (sample
+        shards, :func:`hpcswarm.comm.split_grid`): this rank decides the ``shards.rank``-th
+        share and the correct counts are summed over ``shards`` (one integer Allreduce
+        per evaluation). None: no shards.
 
     Returns
     -------
     (SubsetFitness, KnnEvaluator)
     """
+    shard, total = (0, 1), None
+    if shards is not None and shards.size > 1:
+        shard, total = (shards.rank, shards.size), shards.allreduce_sum
     try:
         objective = make_objective(params["objective"], params["alpha"])
         evaluator = KnnEvaluator(X, y, k=params["k"], cv=params["cv"],
                                  seed=seed,
-                                 archive_size=params["archive_size"])
+                                 archive_size=params["archive_size"], shard=shard,
+                                 sum_counts=total)
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
     return SubsetFitness(evaluator, objective), evaluator
 
 
 def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, checkpoint=None,
-               resume=None):
+               resume=None, sample_shards=1):
     """Run one search of ``algorithm`` on all samples of ``X, y``.
 
     Parameters
@@ -83,15 +93,21 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
     resume : dict, optional
         A snapshot of this same search (same data, algorithm, parameters and seed) to
         continue from; the result is that of the uninterrupted search.
+    sample_shards : int, default 1
+        A divisor S of ``comm.size``: the ranks form ``comm.size / S`` particle groups x S
+        sample shards (:func:`hpcswarm.comm.split_grid`). The particles are dealt over the
+        particle groups; the S ranks of a group evaluate every subset together, each
+        deciding ``1 / S`` of the held-out rows from ``1 / S`` of the cached distances.
 
     Returns
     -------
     SearchResult
         ``mask`` (the evaluated subset returned), ``fitness`` (its fitness), ``history``,
         ``params`` (complete) and ``extra``; ``extra["score"]`` holds the correct/total
-        counts of ``mask``; ``extra["comm"]`` the bytes communicated per round. Everything
-        but ``extra["comm"]`` and the history's ``seconds`` is bit-identical for any number
-        of ranks.
+        counts of ``mask``; ``extra["comm"]`` the bytes the particle groups communicated per
+        round (the shards' sums, 8 bytes per evaluation, are not counted). Everything but
+        ``extra["comm"]`` and the history's ``seconds`` is bit-identical for any number of
+        ranks and shards.
 
     Notes
     -----
@@ -102,18 +118,30 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
     Raises
     ------
     ParameterError
-        Unknown algorithm or parameter, ill-typed value, bad seed.
+        Unknown algorithm or parameter, ill-typed value, bad seed, a shard count that does
+        not divide the ranks.
     """
     resolved = algorithm_params(algorithm, params)
     try:
         root = run_seed_sequence(seed)
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
-    fitness, evaluator = make_fitness(X, y, {**resolved, "archive_size": 0}, root)
-    search = algorithm_class(algorithm)(fitness, resolved, seed=root, evaluator=evaluator,
-                                        comm=comm, progress=progress, checkpoint=checkpoint)
-    result = search.run(resume)
-    score = fitness.score(result.mask)
+    comm = as_comm(comm)
+    try:
+        grid = split_grid(comm, sample_shards)
+    except ValueError:
+        raise ParameterError(f"sample_shards={sample_shards!r} must be a positive divisor of "
+                             f"the {comm.size} rank(s) that run the search") from None
+    try:
+        fitness, evaluator = make_fitness(X, y, {**resolved, "archive_size": 0}, root,
+                                          grid.shards)
+        search = algorithm_class(algorithm)(fitness, resolved, seed=root, evaluator=evaluator,
+                                            comm=grid.particles, progress=progress,
+                                            checkpoint=checkpoint)
+        result = search.run(resume)
+        score = fitness.score(result.mask)
+    finally:
+        grid.free()
     result.extra["score"] = {"correct": int(score.correct), "total": int(score.total),
                              "accuracy": float(score.accuracy)}
     return result
