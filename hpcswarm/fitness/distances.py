@@ -69,7 +69,9 @@ def gram_rows(values, sq, rows, out):
         Gene-major values of the selected genes.
     sq : ndarray of shape (n_samples,)
         Squared norms of the samples over those genes.
-    rows : ndarray of int of shape (n_rows,)
+    rows : slice or ndarray of int of shape (n_rows,)
+        A slice covering every sample makes the product symmetric (BLAS ``syrk``, half
+        the work).
     out : ndarray of shape (n_rows, n_samples)
         C-contiguous; overwritten and returned.
     """

@@ -219,7 +219,7 @@ class KnnEvaluator:
         correct = 0
         for start, stop in rows.blocks():
             out = state.dist2[start:stop] if keep else scratch[:stop - start]
-            gram_rows(values, sq, rows.rows[start:stop], out)
+            gram_rows(values, sq, rows.columns(start, stop), out)
             rows.exclude(out, start, stop)
             if decide:
                 correct += rows.correct(out, start, stop, slack, exact)
@@ -248,7 +248,7 @@ class KnnEvaluator:
         scratch = np.empty((min(rows.block, rows.rows.size), self.n_samples))
         correct = 0
         for start, stop in rows.blocks():
-            block = flip_rows(left, right, rows.rows[start:stop], scratch[:stop - start])
+            block = flip_rows(left, right, rows.columns(start, stop), scratch[:stop - start])
             if apply:
                 cached = state.dist2[start:stop]
                 cached += block

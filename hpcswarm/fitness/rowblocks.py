@@ -62,6 +62,9 @@ class HeldOutRows:
         start, stop = block_range(held.size, count, index)
         self.rows = held[start:stop]
         self.total = int(held.size)
+        # leave-one-out and n-fold hold every sample out: a shard's rows are then a range
+        self._contiguous = bool(self.rows.size and self.rows[-1] - self.rows[0] + 1
+                                == self.rows.size)
         self.fold = fold
         self.codes = codes
         self.row_codes = codes[self.rows]
@@ -80,6 +83,13 @@ class HeldOutRows:
         """``(start, stop)`` positions in :attr:`rows` of every block, in order."""
         return [(start, min(start + self.block, self.rows.size))
                 for start in range(0, self.rows.size, self.block)]
+
+    def columns(self, start, stop):
+        """The sample positions of the rows ``start:stop``: a slice when they are a range
+        (products then read the values in place), else an index array."""
+        if self._contiguous:
+            return slice(int(self.rows[start]), int(self.rows[start]) + stop - start)
+        return self.rows[start:stop]
 
     def exclude(self, dist2, start, stop):
         """Set to ``inf`` the columns of their own fold in the rows ``start:stop`` (in place)."""
