@@ -141,6 +141,9 @@ def _add_evaluate(subparsers):
                    "(default loo)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="seed fixing the folds of N-fold and holdout (default 0)")
+    p.add_argument("--sample-shards", type=int, default=1, metavar="S", dest="sample_shards",
+                   help="split the held-out samples over S ranks (a divisor of the ranks; "
+                   "default 1); the result is the same")
     p.set_defaults(run_command=_run_evaluate)
 
 
@@ -149,13 +152,19 @@ def _run_evaluate(args):
 
     import numpy as np
 
-    from hpcswarm.comm import world
+    from hpcswarm.comm import split_grid, world
     from hpcswarm.data import load_dataset
     from hpcswarm.errors import ParameterError
     from hpcswarm.fitness import GeneMajor, KnnEvaluator
     from hpcswarm.fitness.genes import mask_from_genes, read_gene_list
+    from hpcswarm.search import shard_options
 
-    world()  # starts MPI under mpiexec, so that _print0 knows which rank is 0
+    comm = world()  # starts MPI under mpiexec, so that _print0 knows which rank is 0
+    try:
+        grid = split_grid(comm, args.sample_shards)
+    except ValueError:
+        raise ParameterError(f"--sample-shards {args.sample_shards} must be a positive divisor "
+                             f"of the {comm.size} rank(s)") from None
     dataset = load_dataset(args.data)
     if args.all:
         mask = np.ones(dataset.n_genes, dtype=bool)
@@ -164,10 +173,11 @@ def _run_evaluate(args):
     try:
         data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
         evaluator = KnnEvaluator(data, dataset.y, k=args.k, cv=args.cv,
-                                 seed=args.seed, archive_size=0)
+                                 seed=args.seed, archive_size=0, **shard_options(grid.shards))
     except ValueError as exc:
         raise ParameterError(str(exc)) from exc
     result = evaluator.score(mask).as_dict()
+    grid.free()
     result.update(genes_used=int(mask.sum()), n_genes=dataset.n_genes, k=args.k,
                   cv=args.cv, seed=args.seed)
     _print0(json.dumps(result))
@@ -226,6 +236,10 @@ def _add_run(subparsers):
     p.add_argument("--threads", type=int, metavar="N",
                    help="BLAS/OpenMP threads per rank (default: the rank's cores, or the node's "
                    "cores shared by its ranks, so that ranks x threads never exceed the cores)")
+    p.add_argument("--sample-shards", type=int, metavar="S", dest="sample_shards",
+                   help="(single search) split every evaluation's held-out samples over S "
+                   "ranks, a divisor of the ranks: the ranks form ranks/S particle groups x S "
+                   "shards (default 1; a job file sets [layout] sample_shards)")
     p.set_defaults(run_command=_run_run)
 
 
@@ -256,7 +270,7 @@ def _run_run(args):
     # from the file's gene-major matrix (no private copy)
     data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
     result = run_search(data, dataset.y, args.algorithm, overrides,
-                        seed=args.seed, comm=comm)
+                        seed=args.seed, comm=comm, sample_shards=args.sample_shards or 1)
     document = result_document(result, args.seed, dataset.gene_names, args.data)
     if args.output:
         if world_rank() == 0:
@@ -283,6 +297,7 @@ def _run_job_file(args, comm):
         raise ParameterError("--set applies to a job file: run JOB.toml --set KEY=VALUE")
     given = [f"--{name}" for name in ("data", "algorithm", "output")
              if getattr(args, name) is not None] + (["--param"] if args.param else []) + (
+                 ["--sample-shards"] if args.sample_shards is not None else []) + (
                  ["--seed"] if args.seed != 0 else [])
     if given:
         raise ParameterError(f"run {args.job}: {', '.join(given)} cannot be combined with a job "

@@ -83,6 +83,10 @@ SCHEMA = (
         "$HPCSWARM_CACHE, else $XDG_CACHE_HOME/hpcswarm, else ~/.cache/hpcswarm)"),
     Key("layout.group_size", "int", 0, "ranks per rank group (0: automatic, "
         "taskfarm.default_group_size)", low=0),
+    Key("layout.sample_shards", "int", 1, "ranks that split every evaluation's held-out "
+        "samples (and its cached distances) between them; a group is particle groups x "
+        "sample shards (0: automatic, the fewest that fit the pre-flight memory estimate)",
+        low=0),
 )
 """Every fixed key of a job file; ``[fitness]``, ``[params]`` and ``[convert]`` are checked
 against the algorithm's parameters and :data:`CONVERT_KEYS`."""
@@ -109,6 +113,8 @@ class Job:
     params : dict
         Complete, checked algorithm parameters (fitness included).
     folds, runs, first_run, seed, group_size : int
+    sample_shards : int
+        Sample shards per particle group (0: chosen by the pre-flight memory check).
     output : Path
     checkpoint : Path
         The checkpoint file.
@@ -137,6 +143,7 @@ class Job:
     cache: Path
     group_size: int
     convert: dict = field(default_factory=dict)
+    sample_shards: int = 1
     first_run: int = 0
     checkpoint: Path = None
     checkpoint_every: int = 10
@@ -156,6 +163,7 @@ class Job:
             "runs": self.runs, "first_run": self.first_run, "seed": self.seed,
             "output": str(self.output),
             "cache": str(self.cache), "group_size": self.group_size,
+            "sample_shards": self.sample_shards,
             "checkpoint": str(self.checkpoint), "checkpoint_every": self.checkpoint_every,
             "checkpoint_seconds": self.checkpoint_seconds,
             "convert": dict(self.convert),
@@ -335,7 +343,7 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
     for leaf in layout:
         if f"layout.{leaf}" not in _BY_NAME:
             raise ParameterError(f"{where_of('layout.' + leaf)} is unknown; [layout] keys: "
-                                 "group_size")
+                                 "group_size, sample_shards")
     values = {}
     for key in SCHEMA:
         table, _, leaf = key.name.rpartition(".")
@@ -404,6 +412,7 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         algorithm=algorithm, params=resolved, protocol=values["protocol"],
         folds=values["folds"], runs=values["runs"], seed=values["seed"], output=output,
         cache=cache, group_size=values["layout.group_size"], convert=convert,
+        sample_shards=values["layout.sample_shards"],
         first_run=values["first_run"], checkpoint=checkpoint,
         checkpoint_every=values["checkpoint_every"],
         checkpoint_seconds=values["checkpoint_seconds"],

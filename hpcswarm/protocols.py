@@ -139,8 +139,33 @@ def make_tasks(y, protocol, runs, seed, folds=10, inner_cv=None, first_run=0):
     return tasks
 
 
+def shard_group_size(job, world_size, group_size, shards):
+    """Ranks per group so that ``shards`` sample shards divide every group.
+
+    A group size given in the job must be a multiple of ``shards``; an automatic one is
+    rounded to one, at least ``shards``. ``shards`` must also divide the world, so that the
+    last group (smaller when the group size does not divide the world) is a multiple too.
+
+    Raises
+    ------
+    ParameterError
+        The shard count does not fit the ranks.
+    """
+    if shards == 1:
+        return group_size
+    if world_size % shards:
+        raise ParameterError(f"job key 'layout.sample_shards': {shards} shards must divide "
+                             f"the {world_size} rank(s) of the job")
+    if job.group_size:
+        if job.group_size % shards:
+            raise ParameterError(f"job key 'layout.sample_shards': {shards} shards must "
+                                 f"divide layout.group_size = {job.group_size}")
+        return group_size
+    return shards * max(1, group_size // shards)
+
+
 def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None, *,
-             X_genes=None, values_finite=False, checkpoint=None, resume=None):
+             X_genes=None, values_finite=False, checkpoint=None, resume=None, sample_shards=1):
     """Select genes on ``task.train`` and test them on ``task.test``; also two baselines.
 
     The baselines are computed under the same protocol: k-NN on all genes, and PCA + k-NN
@@ -171,6 +196,9 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     checkpoint, resume : optional
         The search's snapshot hook and the snapshot to resume from (see
         :func:`hpcswarm.search.run_search`).
+    sample_shards : int, default 1
+        Sample shards of the search (a divisor of the group's size, see
+        :func:`hpcswarm.search.run_search`).
 
     Returns
     -------
@@ -197,7 +225,8 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         X_genes = np.ascontiguousarray(np.asarray(X).T)
     train, y_train = GeneMajor(X_genes, task.train, finite=values_finite), y[task.train]
     result = run_search(train, y_train, algorithm, params, seed=seed, comm=group,
-                        progress=progress, checkpoint=checkpoint, resume=resume)
+                        progress=progress, checkpoint=checkpoint, resume=resume,
+                        sample_shards=sample_shards)
     k = params["k"]
     all_genes = np.ones(X.shape[1], dtype=bool)
     if task.test.size:
@@ -445,7 +474,7 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
     from hpcswarm.checkpoint import Checkpoint, CheckpointKeeper, checkpoint_identity
     from hpcswarm.comm import as_comm
     from hpcswarm.interrupt import StopRequest
-    from hpcswarm.preflight import agree, check_inner_k, check_memory
+    from hpcswarm.preflight import agree, check_inner_k, check_memory, choose_sample_shards
     from hpcswarm.progress import ProgressReporter, progress_path, task_record
     from hpcswarm.results import summarise, write_results
     from hpcswarm.swarm.snapshot import take_snapshot
@@ -472,12 +501,15 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
     pending = [task for task in tasks if task.number not in finished]
     n_particles = job.params.get("n_particles", 1)
     group_size = job.group_size or default_group_size(world.size, len(pending), n_particles)
+    shards = choose_sample_shards(job, dataset, tasks, group_size, world, memory_limit)
+    group_size = shard_group_size(job, world.size, group_size, shards)
     layout = group_layout(world.size, world.rank, group_size)
-    check_memory(job, dataset, tasks, layout.group_size, world, memory_limit)
+    check_memory(job, dataset, tasks, layout.group_size, world, memory_limit, shards)
     if log is not None and world.rank == 0:
         log(f"{job.name}: {job.algorithm} on {job.data}, {job.protocol} protocol, "
             f"{job.runs} run(s) x {len(tasks) // job.runs} fold(s) = {len(tasks)} tasks on "
-            f"{world.size} rank(s) in {layout.n_groups} group(s) of {layout.group_size}")
+            f"{world.size} rank(s) in {layout.n_groups} group(s) of {layout.group_size}"
+            + (f" ({shards} sample shards each)" if shards > 1 else ""))
         if previous is not None:
             log(f"resuming from {job.checkpoint}: {len(finished)} task(s) finished, "
                 f"{len(previous.inflight)} to continue from their snapshots")
@@ -516,7 +548,7 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
             snapshot = previous.snapshot(task.number)
         return run_task(dataset.X, y, task, job.seed, job.algorithm, job.params, group, hook,
                         X_genes=dataset.X_genes, values_finite=dataset.values_finite,
-                        checkpoint=at_round_end, resume=snapshot)
+                        checkpoint=at_round_end, resume=snapshot, sample_shards=shards)
 
     def summary(task, result, group_index):
         return task.number, result, group_index
@@ -555,7 +587,7 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
     total_seconds = time.perf_counter() - started
     provenance = {
         "hpcswarm_version": __version__, "seed": job.seed, "n_ranks": world.size,
-        "group_size": layout.group_size, "n_groups": layout.n_groups,
+        "group_size": layout.group_size, "n_groups": layout.n_groups, "sample_shards": shards,
         "dataset_sha256": dataset_sha256(dataset), "dataset": job.data,
         "dataset_source_sha256": dataset.attrs.get("source_sha256"),
         "total_seconds": total_seconds, "resumed": previous is not None,

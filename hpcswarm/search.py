@@ -46,18 +46,22 @@ def make_fitness(X, y, params, seed, shards=None):
     -------
     (SubsetFitness, KnnEvaluator)
     """
-    shard, total = (0, 1), None
-    if shards is not None and shards.size > 1:
-        shard, total = (shards.rank, shards.size), shards.allreduce_sum
     try:
         objective = make_objective(params["objective"], params["alpha"])
         evaluator = KnnEvaluator(X, y, k=params["k"], cv=params["cv"],
                                  seed=seed,
-                                 archive_size=params["archive_size"], shard=shard,
-                                 sum_counts=total)
+                                 archive_size=params["archive_size"], **shard_options(shards))
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
     return SubsetFitness(evaluator, objective), evaluator
+
+
+def shard_options(shards):
+    """The ``shard`` and ``sum_counts`` of a :class:`~hpcswarm.fitness.KnnEvaluator` whose
+    held-out rows are split over the ranks of ``shards`` (None or one rank: no split)."""
+    if shards is None or shards.size == 1:
+        return {}
+    return {"shard": (shards.rank, shards.size), "sum_counts": shards.allreduce_sum}
 
 
 def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, checkpoint=None,

@@ -130,3 +130,39 @@ def test_a_shard_count_that_does_not_divide_the_ranks_is_refused(comm):
     with pytest.raises(ParameterError, match="must be a positive divisor"):
         run_search(X, y, "pso", {"n_particles": 2, "n_iterations": 1}, comm=comm,
                    sample_shards=5 if comm.size < 5 else comm.size + 1)
+
+
+class _Stop(Exception):
+    pass
+
+
+def _shard_counts(size):
+    return [s for s in (1, 2, 3) if size % s == 0]
+
+
+@pytest.mark.parametrize("name", sorted(CASES) + ["sbs"])
+def test_a_search_resumed_with_another_shard_count_ends_as_the_uninterrupted_one(name, comm):
+    from hpcswarm.swarm.snapshot import take_snapshot
+    from synthetic import SMALL
+
+    X, y = small_data(3, 30, 24)
+    params = SMALL.get(name, {})
+    full = run_search(X, y, name, params, seed=7)
+    counts = _shard_counts(comm.size)
+    for before, after in zip(counts, counts[::-1]):
+        taken = []
+
+        def hook(search):
+            if search.iteration == 1:
+                taken.append(take_snapshot(search))
+                raise _Stop
+
+        with pytest.raises(_Stop):
+            run_search(X, y, name, params, seed=7, comm=comm, sample_shards=before,
+                       checkpoint=hook)
+        snapshot = comm.bcast(taken[0], root=0)  # complete on world rank 0, as a checkpoint
+        resumed = run_search(X, y, name, params, seed=7, comm=comm, sample_shards=after,
+                             resume=snapshot)
+        assert comparable(resumed)["history"] == comparable(full)["history"]
+        assert resumed.mask.tolist() == full.mask.tolist()
+        assert resumed.fitness == full.fitness
