@@ -24,9 +24,11 @@ evaluation together). Per configuration, every figure the slowest rank's:
 
 Then PSO-LSRG seconds per round at the largest size on every rank, with a reduced swarm
 (``--pso-particles``, ``--pso-tries`` tries of 2 % of the genes, ``--pso-rounds``), for 1
-and 2 shards. Times are the best and the median of ``--repeats`` calls (the machine may be
-shared: the load average is printed before and after). The last line is one JSON object
-holding every figure.
+and 2 shards; then a model of one paper-size search on 64, 256 and 1,024 ranks built from
+the measured kernel times (:func:`model`; ``--model-from FILE`` prints it again from the
+JSON line of an earlier run). Times are the best and the median of ``--repeats`` calls (the
+machine may be shared: the load average is printed before and after). The last line is one
+JSON object holding every figure.
 
 Run: ``mpiexec -n 2 python benchmarks/bench_large.py [--sizes 2000 5000 10000]
 [--folder DIR] [--repeats 5]`` (one rank: 1 shard only).
@@ -190,6 +192,77 @@ def pso_rounds(path, comm, n_shards, args):
             "evaluations": result.history[-1]["evaluations"], "fitness": result.fitness}
 
 
+PAPER = {"particles": 100, "rounds": 70, "tries": 100, "n_train": 9_000, "selected": 6_000,
+         "flip": 400, "new_pbests_first": 100, "new_pbests_later": 30, "latency_s": 3e-6,
+         "hour_s": 3600.0}
+"""The modelled search: one unbiased PSO-LSRG fold search at Tran et al.'s settings (100
+particles, 70 rounds, 100 local-search tries of 2 % of the genes = 400 per new pbest, 1-NN
+leave-one-out inside) on 9,000 training samples (an outer 10-fold of 10,000) x 20,000 genes.
+Assumptions: 6,000 genes selected on average (theta 0.6 on uniform positions selects 40 %
+at the start and the subsets shrink), every pbest new in round 0 and 30 of 100 in later
+rounds, 3 microseconds per step of a small-message collective."""
+
+
+def model(rows, ranks=(64, 256, 1024)):
+    """Hours of the modelled search (:data:`PAPER`) on ``ranks`` ranks, from measured kernels.
+
+    From the largest size measured with both 1 and 2 shards: a full evaluation's time is a
+    gather of the selected genes' values for every sample, which every shard makes whole
+    (per gene and sample), plus the product (per gene and pair, from the bare GEMM) and the
+    decisions (per pair), which a shard makes for its own rows only; the gather and the
+    per-pair parts are told apart by the 1- and 2-shard times (``full - gemm`` is
+    ``gather + decisions / S``). A 400-gene flip likewise: a gather (per sample) plus a per-pair
+    part. All are scaled to ``n_train`` samples. A round costs ``ceil(100 / P)`` full
+    evaluations and ``ceil(L / P)`` local searches of 100 flips on each of the P particle
+    groups (L new pbests), each evaluation one Allreduce of 8 bytes over the S shards
+    (``latency * log2 S``), plus about ten collectives of the particle groups
+    (``latency * log2 P`` each, their bytes are O(particles + genes / 8)).
+    Returns the one-rank kernel times and rows of (ranks, P, S, seconds per later round,
+    hours in all).
+    """
+    size = max(r["n_samples"] for r in rows if r["n_shards"] == 2)
+    one, two = (next(r for r in rows if r["n_samples"] == size and r["n_shards"] == s)
+                for s in (1, 2))
+    pairs = size * size
+    rest_1 = max(0.0, one["full_s"][0] - one["gemm_s"][0])
+    rest_2 = max(0.0, two["full_s"][0] - two["gemm_s"][0])
+    decide = max(0.0, 2 * (rest_1 - rest_2)) / pairs
+    gather = max(0.0, rest_1 - decide * pairs) / (size * SELECTED)
+    gemm = one["gemm_s"][0] / (pairs * SELECTED)
+    flip_pairs = max(0.0, 2 * (one["pso_flip_s"] - two["pso_flip_s"])) / pairs
+    flip_gather = max(0.0, one["pso_flip_s"] - flip_pairs * pairs) / size
+    p = PAPER
+    n = p["n_train"]
+
+    def full_s(shards):
+        return gather * n * p["selected"] + n * n * (decide + gemm * p["selected"]) / shards
+
+    def flip_s(shards):
+        return flip_gather * n + n * n * flip_pairs / shards
+
+    table = []
+    for total in ranks:
+        best = None
+        for shards in (s for s in range(1, total + 1) if total % s == 0):
+            groups = total // shards
+            if groups > p["particles"]:
+                continue
+            step = p["latency_s"] * max(1.0, np.log2(shards)) if shards > 1 else 0.0
+
+            def round_s(new):
+                evals = -(-p["particles"] // groups) * (full_s(shards) + step)
+                searches = -(-new // groups) * p["tries"] * (flip_s(shards) + step)
+                return evals + searches + 10 * p["latency_s"] * max(1.0, np.log2(groups))
+
+            first, later = round_s(p["new_pbests_first"]), round_s(p["new_pbests_later"])
+            hours = (first + (p["rounds"] - 1) * later) / 3600
+            if best is None or hours < best[4]:
+                best = (total, groups, shards, later, hours)
+        table.append(best)
+    return {"full_s_one_rank": full_s(1), "flip_s_one_rank": flip_s(1),
+            "gather_s_per_full": gather * n * p["selected"], "table": table}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 5000, 10000])
@@ -200,7 +273,12 @@ def main(argv=None):
     parser.add_argument("--pso-tries", type=int, default=3)
     parser.add_argument("--pso-rounds", type=int, default=3)
     parser.add_argument("--no-pso", action="store_true", help="skip the PSO-LSRG rounds")
+    parser.add_argument("--model-from", metavar="JSON",
+                        help="only print the rank model from a previous run's JSON line")
     args = parser.parse_args(argv)
+    if args.model_from:
+        print_model(json.loads(Path(args.model_from).read_text().strip().splitlines()[-1]))
+        return
     comm = world()
     threadpool_limits(limits=1)
     tracemalloc.start()
@@ -246,8 +324,22 @@ def main(argv=None):
                 f"{', '.join(f'{s:.1f}' for s in p['seconds_per_round'])}", flush=True)
     after = [round(x, 2) for x in os.getloadavg()]
     say(f"load average after: {after}")
+    if comm.rank == 0:
+        print_model({"results": rows})
     say(json.dumps({"ranks": comm.size, "load_average_before": load,
                     "load_average_after": after, "results": rows, "pso_lsrg": pso}))
+
+
+def print_model(document):
+    """The rank model (:func:`model`) of a run's figures, as a table."""
+    found = model(document["results"])
+    print(f"model, one unbiased PSO-LSRG fold search at paper settings ({PAPER}): one rank "
+          f"makes a full evaluation in {found['full_s_one_rank']:.1f} s (of which "
+          f"{found['gather_s_per_full']:.2f} s gathering values, made whole by every shard) "
+          f"and a 400-gene flip in {found['flip_s_one_rank']:.2f} s")
+    print(f"{'ranks':>6} {'groups':>6} {'shards':>6} {'s/round':>8} {'hours':>6}")
+    for total, groups, shards, later, hours in found["table"]:
+        print(f"{total:>6} {groups:>6} {shards:>6} {later:8.1f} {hours:6.2f}")
 
 
 if __name__ == "__main__":
