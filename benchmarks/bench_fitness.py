@@ -10,9 +10,9 @@ many single calls (the machine may be shared); the medians are in the JSON.
 Then, on the synthetic matrix written with hpcswarm's writer and opened memory-mapped, the
 same two evaluations (half the genes, 1-NN leave-one-out; 2 % flips cycling over 20 flip
 sets; the variants called in turn) by the evaluator on a private gene-major copy of the rows
-(``KnnEvaluator(X[rows])``, as every rank did before issue #5) and by the evaluator reading
-the file's memory-mapped ``X_genes`` (``KnnEvaluator(GeneMajor(X_genes, rows))``), for all
-samples and for a 90 % subset (an unbiased outer fold's training rows); medians printed.
+(``KnnEvaluator(X[rows])``, as every rank did before the searches read ``X_genes``) and by
+the evaluator reading the file's memory-mapped ``X_genes``
+(``KnnEvaluator(GeneMajor(X_genes, rows))``), for all samples and for a 90 % subset (an unbiased outer fold's training rows); medians printed.
 The last line of output is one JSON object holding every figure printed.
 
 Run: ``python benchmarks/bench_fitness.py [--threads N] [--repeats R]``.

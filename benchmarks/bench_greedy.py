@@ -62,7 +62,7 @@ from threadpoolctl import threadpool_limits
 
 from hpcswarm.data import load_dataset
 from hpcswarm.search import make_fitness, run_search
-from hpcswarm.swarm import algorithm_params
+from hpcswarm.methods import algorithm_params
 
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")
 DATASETS = {"srbct": "builtin:srbct", "prostate": os.path.join(SHARED, "Prostate_GE.mat")}

@@ -9,8 +9,8 @@ Rank 0 writes a synthetic float64 matrix (default 1000 x 50000 = 400 MB = 381 Mi
 hpcswarm's own writer into a temporary folder. Then every rank (1) opens it with
 ``open_dataset`` and touches the whole matrix, (2) drops it and reads it into memory with h5py
 (the private-copy baseline) and touches it, (3) builds the k-NN evaluator (1-NN
-leave-one-out) the way every rank did before issue #5, on a private gene-major float64 copy
-(``KnnEvaluator(X)``), and (4) the way it does now, on the file's memory-mapped ``X_genes``
+leave-one-out) the way every rank did before the searches read ``X_genes``, on a private
+gene-major float64 copy (``KnnEvaluator(X)``), and (4) the way it does now, on the file's memory-mapped ``X_genes``
 (``KnnEvaluator(GeneMajor(X_genes))``), each followed by one evaluation of half the genes
 and held while the figures are taken. After each step a rank reports, in MiB (as are the
 JSON keys ``*_mb``), from ``/proc/self/status`` and ``/proc/self/smaps_rollup``, the growth of

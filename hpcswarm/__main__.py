@@ -2,9 +2,9 @@
 
 A user error (:class:`~hpcswarm.errors.HpcswarmError`) is raised identically on every rank,
 so rank 0 alone prints it as one line and every rank exits with status 2 (3 for a job stopped
-by a signal after writing its checkpoint, :class:`~hpcswarm.protocols.JobInterrupted`). Any other exception
-on any rank is a bug or a system failure: that rank prints its traceback and aborts the whole
-MPI job, so that no other rank is left waiting in a collective.
+by a signal after writing its checkpoint, :class:`~hpcswarm.job.JobInterrupted`). Any other
+exception on any rank is a bug or a system failure: that rank prints its traceback and aborts
+the whole MPI job, so that no other rank is left waiting in a collective.
 """
 
 import sys

@@ -31,7 +31,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from hpcswarm.data.hdf5 import atomic_hdf5, decode_value
+from hpcswarm.data.hdf5 import atomic_hdf5
+from hpcswarm.encoding import check_tag, decode_value, tag
 from hpcswarm.errors import DataError, ParameterError
 
 ENCODING = ("hpcswarm-checkpoint", "0.1.0")
@@ -51,14 +52,10 @@ def checkpoint_identity(job, dataset_sha256):
     return identity
 
 
-def _tag(obj, encoding):
-    obj.attrs["encoding-type"], obj.attrs["encoding-version"] = encoding
-
-
 def _pickled(group, name, value, encoding=_PICKLED):
     data = np.frombuffer(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8)
     dataset = group.create_dataset(name, data=data)
-    _tag(dataset, encoding)
+    tag(dataset, encoding)
     return dataset
 
 
@@ -83,22 +80,22 @@ def write_checkpoint(path, identity, n_tasks, finished, inflight):
         snapshot still in the previous checkpoint, read only now).
     """
     with atomic_hdf5(path, overwrite=True) as f:
-        _tag(f, ENCODING)
+        tag(f, ENCODING)
         f.attrs["identity"] = json.dumps(identity, sort_keys=True)
         f.attrs["n_tasks"] = int(n_tasks)
         done = f.create_group("finished")
-        _tag(done, _GROUP)
+        tag(done, _GROUP)
         for number in sorted(finished):
             task, result, group_index = finished[number]
             dataset = _pickled(done, _name(number), result)
             dataset.attrs.update(run=task.run, fold=task.fold, group=int(group_index))
         running = f.create_group("inflight")
-        _tag(running, _GROUP)
+        tag(running, _GROUP)
         for number in sorted(inflight):
             task, snapshot = inflight[number]
             snapshot = snapshot() if callable(snapshot) else snapshot
             group = running.create_group(_name(number))
-            _tag(group, _SNAPSHOT)
+            tag(group, _SNAPSHOT)
             group.attrs.update(run=task.run, fold=task.fold, iteration=snapshot["iteration"],
                                elapsed=snapshot["elapsed"])
             for key, array in snapshot["arrays"].items():
@@ -139,8 +136,7 @@ class Checkpoint:
 
     def _check(self, identity, n_tasks):
         f = self._file
-        if decode_value(f.attrs.get("encoding-type")) != ENCODING[0]:
-            raise DataError(f"{self.path}: not an hpcswarm checkpoint")
+        check_tag(f, ENCODING, self.path, "checkpoint")
         stored = json.loads(decode_value(f.attrs["identity"]))
         expected = json.loads(json.dumps(identity, sort_keys=True))
         differing = [key for key in sorted(set(stored) | set(expected))

@@ -45,6 +45,33 @@ def _separator(text):
     return {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";"}.get(text, text)
 
 
+_CONVERT_OPTIONS = {
+    "label": {"metavar": "NAME|INDEX"},
+    "labels": {"metavar": "FILE"},
+    "sep": {"metavar": "SEP", "type": _separator,
+            "help": "CSV/TSV field separator ('tab', 'comma' or a character; default from the "
+                    "format)"},
+    "x_var": {"metavar": "NAME"},
+    "y_var": {"metavar": "NAME"},
+}
+"""How the command line shows some conversion options (the rest comes from their Param)."""
+
+
+def _add_convert_options(parser):
+    """One ``--NAME`` option per :data:`~hpcswarm.data.formats.CONVERT_PARAMS` row."""
+    from hpcswarm.data.formats import CONVERT_PARAMS
+
+    for param in CONVERT_PARAMS:
+        flag = "--" + param.name.replace("_", "-")
+        if param.kind == "bool":
+            parser.add_argument(flag, action="store_true", help=param.doc)
+            continue
+        shown = "" if param.default is None else f" (default {param.default})"
+        options = {"default": param.default, "help": param.doc + shown,
+                   "choices": param.choices or None, **_CONVERT_OPTIONS.get(param.name, {})}
+        parser.add_argument(flag, dest=param.name, **options)
+
+
 def _add_convert(subparsers):
     p = subparsers.add_parser(
         "convert",
@@ -54,36 +81,17 @@ def _add_convert(subparsers):
     )
     p.add_argument("input", metavar="INPUT", help="ARFF, CSV, TSV, MATLAB .mat (v5 or v7.3) or GCT file")
     p.add_argument("output", metavar="OUTPUT.h5", help="dataset file to write")
-    p.add_argument("--format", choices=("arff", "csv", "tsv", "mat", "gct"),
-                   help="input format (default: from the extension)")
-    p.add_argument("--label", metavar="NAME|INDEX",
-                   help="class attribute or column (a row with --genes-as-rows), by name or 0-based index")
-    p.add_argument("--labels", metavar="FILE",
-                   help="separate labels file (one label per line, or sample,label lines); for GCT the CLS file")
-    p.add_argument("--genes-as-rows", action="store_true", help="CSV/TSV holds one gene per row")
-    p.add_argument("--sep", type=_separator, metavar="SEP",
-                   help="CSV/TSV field separator ('tab', 'comma' or a character; default from the format)")
-    p.add_argument("--x-var", default="X", metavar="NAME", help="MATLAB variable of the matrix (default X)")
-    p.add_argument("--y-var", default="Y", metavar="NAME", help="MATLAB variable of the labels (default Y)")
-    p.add_argument("--dtype", choices=("float64", "float32"), default="float64",
-                   help="storage type of X (default float64)")
-    p.add_argument("--drop-constant", action="store_true", help="remove genes constant over all samples")
-    p.add_argument("--transpose", action="store_true", help="swap rows and columns of the matrix as read")
-    p.add_argument("--nan", choices=("error", "drop-genes", "drop-samples"), default="error",
-                   help="what to do with NaN or infinite values (default: error)")
+    _add_convert_options(p)
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     p.set_defaults(run_command=_run_convert)
 
 
 def _run_convert(args):
     from hpcswarm.data import convert_file
+    from hpcswarm.data.formats import CONVERT_PARAMS
 
-    report = convert_file(
-        args.input, args.output, overwrite=args.overwrite, format=args.format, label=args.label,
-        labels=args.labels, genes_as_rows=args.genes_as_rows, sep=args.sep, x_var=args.x_var,
-        y_var=args.y_var, dtype=args.dtype, drop_constant=args.drop_constant,
-        transpose=args.transpose, nan=args.nan,
-    )
+    options = {param.name: getattr(args, param.name) for param in CONVERT_PARAMS}
+    report = convert_file(args.input, args.output, overwrite=args.overwrite, **options)
     _print0(*report.lines())
 
 
@@ -96,7 +104,8 @@ def _add_info(subparsers):
         description="Describe an hpcswarm HDF5 dataset, a bundled one (builtin:srbct) or any file "
         "'convert' reads. Under mpiexec every rank opens it and world rank 0 prints.",
     )
-    p.add_argument("data", metavar="DATA", help="FILE.h5, builtin:NAME, or an input file")
+    p.add_argument("data", metavar="DATA",
+                   help="FILE.h5, builtin:NAME, sklearn:NAME, or an input file")
     p.add_argument("--names", type=int, default=5, metavar="N", help="gene and sample names shown (default 5)")
     p.set_defaults(run_command=_run_info)
 
@@ -106,8 +115,8 @@ def _run_info(args):
     from hpcswarm.data import load_dataset
     from hpcswarm.data.info import describe
 
-    world()  # starts MPI under mpiexec, so that _print0 knows which rank is 0
-    _print0(*describe(load_dataset(args.data), args.data, n_names=args.names))
+    with world():  # starts MPI under mpiexec, so that _print0 knows which rank is 0
+        _print0(*describe(load_dataset(args.data), args.data, n_names=args.names))
 
 
 # --------------------------------------------------------------------------- evaluate
@@ -130,7 +139,8 @@ def _add_evaluate(subparsers):
         "a stratified 70/30 holdout. Prints one JSON object: correct, total, accuracy, error, "
         "genes_used, n_genes, k, cv, seed.",
     )
-    p.add_argument("data", metavar="DATA", help="FILE.h5, builtin:NAME, or an input file")
+    p.add_argument("data", metavar="DATA",
+                   help="FILE.h5, builtin:NAME, sklearn:NAME, or an input file")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--genes", metavar="FILE",
                        help="gene list: one gene per line, by name or 0-based index")
@@ -155,29 +165,25 @@ def _run_evaluate(args):
     from hpcswarm.comm import split_grid, world
     from hpcswarm.data import load_dataset
     from hpcswarm.errors import ParameterError
-    from hpcswarm.fitness import GeneMajor, KnnEvaluator
+    from hpcswarm.fitness import GeneMajor, make_scorer
     from hpcswarm.fitness.genes import mask_from_genes, read_gene_list
-    from hpcswarm.search import shard_options
 
-    comm = world()  # starts MPI under mpiexec, so that _print0 knows which rank is 0
-    try:
-        grid = split_grid(comm, args.sample_shards)
-    except ValueError:
-        raise ParameterError(f"--sample-shards {args.sample_shards} must be a positive divisor "
-                             f"of the {comm.size} rank(s)") from None
-    dataset = load_dataset(args.data)
-    if args.all:
-        mask = np.ones(dataset.n_genes, dtype=bool)
-    else:
-        mask = mask_from_genes(read_gene_list(args.genes), dataset.gene_names)
-    try:
-        data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
-        evaluator = KnnEvaluator(data, dataset.y, k=args.k, cv=args.cv,
-                                 seed=args.seed, archive_size=0, **shard_options(grid.shards))
-    except ValueError as exc:
-        raise ParameterError(str(exc)) from exc
-    result = evaluator.score(mask).as_dict()
-    grid.free()
+    with world() as comm:  # starts MPI under mpiexec, so that _print0 knows which rank is 0
+        try:
+            grid = split_grid(comm, args.sample_shards)
+        except ValueError:
+            raise ParameterError(f"--sample-shards {args.sample_shards} must be a positive "
+                                 f"divisor of the {comm.size} rank(s)") from None
+        with grid:
+            dataset = load_dataset(args.data)
+            if args.all:
+                mask = np.ones(dataset.n_genes, dtype=bool)
+            else:
+                mask = mask_from_genes(read_gene_list(args.genes), dataset.gene_names)
+            scorer = make_scorer(GeneMajor(dataset.X_genes, finite=dataset.values_finite),
+                                 dataset.y, k=args.k, cv=args.cv, seed=args.seed,
+                                 shards=grid.shards)
+            result = scorer.score(mask).as_dict()
     result.update(genes_used=int(mask.sum()), n_genes=dataset.n_genes, k=args.k,
                   cv=args.cv, seed=args.seed)
     _print0(json.dumps(result))
@@ -204,7 +210,7 @@ def _add_run(subparsers):
         "its outputs, dataset, folds and memory (exit status 2 with one message); world rank 0 "
         "then reports progress on stderr and in OUTPUT.progress.jsonl beside the results.",
     )
-    # job-file form (owned by hpcswarm/protocols.py and jobfile.py): run JOB.toml [--set ...]
+    # job-file form (owned by hpcswarm/job.py and jobfile.py): run JOB.toml [--set ...]
     p.add_argument("job", nargs="?", metavar="JOB.toml",
                    help="a job file (data, method, fitness, protocol, runs, output); "
                    "replaces --data/--algorithm/--param/--seed/--output")
@@ -225,7 +231,7 @@ def _add_run(subparsers):
                    "exceeds 80%% of this divided by the ranks on the node")
     # end of the job-file form
     p.add_argument("--data", metavar="DATA",
-                   help="FILE.h5, builtin:NAME, or an input file")
+                   help="FILE.h5, builtin:NAME, sklearn:NAME, or an input file")
     p.add_argument("--algorithm", metavar="NAME",
                    help=f"one of: {_RUN_ALGORITHMS}")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
@@ -244,20 +250,27 @@ def _add_run(subparsers):
 
 
 def _run_run(args):
-    from hpcswarm.comm import pin_threads, world, world_rank
-    from hpcswarm.data import load_dataset
+    from hpcswarm.comm import pin_threads, world
     from hpcswarm.errors import ParameterError
-    from hpcswarm.fitness import GeneMajor
-    from hpcswarm.search import result_document, run_search, write_json_atomic
-    from hpcswarm.swarm import algorithm_params
-    from hpcswarm.swarm.params import parse_assignments
 
     if args.threads is not None and args.threads < 1:
         raise ParameterError(f"--threads must be a positive integer, got {args.threads}")
-    comm = world()  # starts MPI under mpiexec, so that only world rank 0 writes and prints
-    pin_threads(args.threads)  # ranks x BLAS threads within the cores (before any evaluation)
-    if args.job is not None or args.sets:  # the job-file form
-        return _run_job_file(args, comm)
+    with world() as comm:  # starts MPI under mpiexec: only world rank 0 writes and prints
+        pin_threads(args.threads)  # ranks x BLAS threads within the cores (before any work)
+        if args.job is not None or args.sets:  # the job-file form
+            return _run_job_file(args, comm)
+        return _run_one_search(args, comm)
+
+
+def _run_one_search(args, comm):
+    from hpcswarm.atomic import write_json
+    from hpcswarm.data import load_dataset
+    from hpcswarm.errors import ParameterError
+    from hpcswarm.fitness import GeneMajor
+    from hpcswarm.search import result_document, run_search
+    from hpcswarm.methods import algorithm_params
+    from hpcswarm.swarm.params import parse_assignments
+
     if args.data is None or args.algorithm is None:
         raise ParameterError("run needs a job file (run JOB.toml) or both --data and --algorithm")
     if args.resume:
@@ -273,8 +286,8 @@ def _run_run(args):
                         seed=args.seed, comm=comm, sample_shards=args.sample_shards or 1)
     document = result_document(result, args.seed, dataset.gene_names, args.data)
     if args.output:
-        if world_rank() == 0:
-            write_json_atomic(document, args.output)
+        if comm.rank == 0:
+            write_json(args.output, document)
         return
     last = result.history[-1]
     score = result.extra["score"]
@@ -291,7 +304,7 @@ def _run_run(args):
 
 def _run_job_file(args, comm):
     from hpcswarm.errors import ParameterError
-    from hpcswarm.protocols import run_job_file
+    from hpcswarm.job import run_job_file
 
     if args.job is None:
         raise ParameterError("--set applies to a job file: run JOB.toml --set KEY=VALUE")

@@ -2,9 +2,15 @@
 
 Library code takes ``comm=None`` meaning serial and turns it into a :class:`SerialComm`
 with :func:`as_comm`. :func:`world` wraps a duplicate of ``MPI.COMM_WORLD`` (``Dup()``) so
-that hpcswarm's messages never mix with a caller's. Both communicators offer the same small
-surface (the collectives the swarm and the task farm need), count the bytes they send, and
-use mpi4py's upper-case buffer methods for arrays.
+that hpcswarm's messages never mix with a caller's. Both communicators satisfy the
+:class:`Comm` protocol (the collectives the swarm and the task farm need), count the bytes
+they send, and use mpi4py's upper-case buffer methods for arrays.
+
+Every communicator made by :func:`world`, :meth:`Comm.split` or :func:`split_grid` is owned
+by whoever made it and released with ``free()`` (collective), or by a ``with`` block::
+
+    with world() as comm, split_grid(comm, n_shards=2) as grid:
+        ...  # grid.particles, grid.shards
 
 ``bytes_sent`` counts the payload a rank hands to MPI: its own contribution to a reduction
 or a gather, the rows it sends to other ranks in an all-to-all, the buffer it broadcasts as
@@ -17,6 +23,7 @@ MPI library routes it (trees, rings, shared memory).
 import os
 import sys
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -51,7 +58,51 @@ def block_counts(n_items, size):
     return np.array([stop - start for start, stop in bounds], dtype=np.int64)
 
 
-class SerialComm:
+@runtime_checkable
+class Comm(Protocol):
+    """What hpcswarm needs from a communicator; :class:`SerialComm` and :class:`MPIComm`.
+
+    Array methods take and return numpy arrays (buffers, counted in ``bytes_sent``); the
+    lower-case object methods (``allgather``, ``bcast``, ``gather``, ``isend``, ``poll``)
+    are for small pickled control messages. Every method but the messages is collective.
+    """
+
+    rank: int
+    size: int
+    bytes_sent: int
+
+    def allreduce_sum(self, array): ...
+    def allreduce_max(self, array): ...
+    def allgatherv(self, local, counts=None): ...
+    def allgather_array(self, local): ...
+    def broadcast(self, array, root=0): ...
+    def alltoallv(self, send, send_counts, recv_counts): ...
+    def allgather(self, obj): ...
+    def bcast(self, obj, root=0): ...
+    def gather(self, obj, root=0): ...
+    def barrier(self): ...
+    def progress(self): ...
+    def split(self, color, key): ...
+    def counter(self): ...
+    def isend(self, obj, dest, tag): ...
+    def poll(self, tag): ...
+    def ranks_on_node(self): ...
+    def free(self): ...
+    def __enter__(self): ...
+    def __exit__(self, *exc_info): ...
+
+
+class _Owned:
+    """``with comm:`` frees ``comm`` at the end of the block."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.free()
+
+
+class SerialComm(_Owned):
     """A communicator of one rank: every collective returns its own input."""
 
     rank = 0
@@ -189,13 +240,14 @@ class SharedCounter:
         self._counter.free()
 
 
-class MPIComm:
-    """An mpi4py intracommunicator behind the :class:`SerialComm` surface.
+class MPIComm(_Owned):
+    """An mpi4py intracommunicator behind the :class:`Comm` protocol.
 
     Parameters
     ----------
     comm : mpi4py.MPI.Intracomm
-        Owned by this object (a duplicate made by :func:`world` or a split of one).
+        Owned by this object (a duplicate made by :func:`world` or a split of one) and
+        released by :meth:`free`.
     """
 
     def __init__(self, comm):
@@ -355,23 +407,23 @@ class MPIComm:
 class Grid:
     """A communicator's ranks laid out as particle groups x sample shards (row-major).
 
-    Rank ``r`` of a grid with ``n_shards`` columns sits in particle group
+    World rank ``r`` of a grid with ``n_shards`` columns sits in particle group
     ``r // n_shards`` and shard ``r % n_shards``: the shards of one particle group are
     consecutive ranks (on one node when the launcher fills nodes in rank order).
 
     Attributes
     ----------
-    particles : SerialComm or MPIComm
+    particles : Comm
         The ranks holding the same sample shard, one per particle group (the swarm's
         exchange runs here).
-    shards : SerialComm or MPIComm
-        The ranks of this rank's particle group, one per sample shard (their correct
-        counts of one subset add up).
+    shards : Comm
+        The ranks of this rank's particle group, one per sample shard (their Scores of one
+        subset add up, :meth:`hpcswarm.fitness.score.Score.__add__`).
     n_groups, n_shards : int
     """
 
-    particles: object
-    shards: object
+    particles: Comm
+    shards: Comm
     n_groups: int
     n_shards: int
 
@@ -379,6 +431,12 @@ class Grid:
         """Release both communicators (collective)."""
         self.particles.free()
         self.shards.free()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.free()
 
 
 def grid_position(size, rank, n_shards):
@@ -401,7 +459,7 @@ def split_grid(comm, n_shards):
 
     Parameters
     ----------
-    comm : SerialComm or MPIComm
+    comm : Comm
     n_shards : int
         A divisor of ``comm.size``; 1 gives one shard (every rank its own particle group).
     """

@@ -5,7 +5,7 @@ with ``--signal``, SIGUSR1 some minutes before; ``scancel`` sends SIGTERM; srun,
 and ``mpirun`` forward both to every rank. A rank that receives one only records it (a
 signal handler must not communicate). The job's hooks call :meth:`StopRequest.check` once
 per round and between tasks; each group agrees on it with one collective per round
-(:func:`hpcswarm.protocols.run_job`), snapshots its swarm and leaves.
+(:class:`hpcswarm.job.TaskHooks`), snapshots its swarm and leaves.
 
 When the signal reaches some ranks only (``kill`` of one process), the request is passed on:
 a rank other than 0 tells world rank 0 once, world rank 0 tells every other rank once

@@ -21,7 +21,10 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hpcswarm.data.formats import CONVERT_PARAMS, HDF5_EXTENSIONS
+from hpcswarm.data.sources import default_cache, is_named
 from hpcswarm.errors import ParameterError
+from hpcswarm.params import Param
 
 PROTOCOLS = ("unbiased", "biased", "holdout")
 """Evaluation protocols (see :mod:`hpcswarm.protocols`); ``unbiased`` is the default."""
@@ -29,69 +32,41 @@ PROTOCOLS = ("unbiased", "biased", "holdout")
 FITNESS_KEYS = ("k", "cv", "objective", "alpha", "archive_size")
 """Algorithm parameters that belong in the ``[fitness]`` table of a job."""
 
-CONVERT_KEYS = {
-    "format": ("str", "input format: arff, csv, tsv, mat or gct (default: from the extension)"),
-    "label": ("str|int", "class attribute or column, by name or 0-based index"),
-    "labels": ("str", "separate labels file (a path, relative like data)"),
-    "genes_as_rows": ("bool", "CSV/TSV holds one gene per row"),
-    "sep": ("str", "CSV/TSV field separator"),
-    "x_var": ("str", "MATLAB variable of the matrix (default X)"),
-    "y_var": ("str", "MATLAB variable of the labels (default Y)"),
-    "dtype": ("str", "storage type of X: float64 or float32"),
-    "drop_constant": ("bool", "remove genes constant over all samples"),
-    "transpose": ("bool", "swap rows and columns of the matrix as read"),
-    "nan": ("str", "error, drop-genes or drop-samples"),
-}
-"""Keys of ``[convert]``: the options of ``hpcswarm convert`` for a file converted on the fly."""
-
-
-@dataclass(frozen=True)
-class Key:
-    """One job key: dotted name, type, default, bounds, description."""
-
-    name: str
-    kind: str
-    default: object
-    doc: str
-    low: int = None
-    choices: tuple = ()
-    required: bool = False
-
-
 SCHEMA = (
-    Key("name", "str", None, "label of the method in reports (default: the algorithm name)"),
-    Key("description", "str", "", "free text kept with the results"),
-    Key("data", "str", None, "dataset: FILE.h5, builtin:NAME, sklearn:wine|breast_cancer, "
-        "or any file 'convert' reads (converted once into the cache)", required=True),
-    Key("algorithm", "str", None, "search method (see 'hpcswarm run --help')", required=True),
-    Key("protocol", "str", "unbiased", "evaluation protocol", choices=PROTOCOLS),
-    Key("folds", "int", 10, "outer stratified folds of the unbiased protocol", low=2),
-    Key("runs", "int", 1, "independent runs", low=1),
-    Key("first_run", "int", 0, "number of the first run: runs first_run .. first_run+runs-1 "
-        "are computed, so an experiment split over several allocations gets exactly the "
-        "runs of a single allocation ('report' pools the files)", low=0),
-    Key("seed", "int", 0, "job seed; every run and fold seed is spawned from it", low=0),
-    Key("output", "str", None, "results file (HDF5; a JSON summary is written beside it); "
-        "default: <job file stem>.h5 in the current folder"),
-    Key("checkpoint", "str", None, "checkpoint file (HDF5, written atomically by rank 0); "
-        "default: <output stem>.checkpoint.h5 beside the output"),
-    Key("checkpoint_every", "int", 10, "rounds between snapshots of a running search (0: only "
-        "when SIGTERM or SIGUSR1 arrives); finished tasks are always checkpointed", low=0),
-    Key("checkpoint_seconds", "int", 60, "least seconds between two checkpoint writes (each "
-        "rewrites the whole file); a stop signal always writes at once", low=0),
-    Key("cache", "str", None, "folder of datasets converted on the fly (default: "
-        "$HPCSWARM_CACHE, else $XDG_CACHE_HOME/hpcswarm, else ~/.cache/hpcswarm)"),
-    Key("layout.group_size", "int", 0, "ranks per rank group (0: automatic, "
-        "taskfarm.default_group_size)", low=0),
-    Key("layout.sample_shards", "int", 1, "ranks that split every evaluation's held-out "
-        "samples (and its cached distances) between them; a group is particle groups x "
-        "sample shards (0: automatic, the fewest that fit the pre-flight memory estimate)",
-        low=0),
+    Param("name", "str", None, "label of the method in reports (default: the algorithm name)"),
+    Param("description", "str", "", "free text kept with the results"),
+    Param("data", "str", None, "dataset: FILE.h5, builtin:NAME, sklearn:wine|breast_cancer, "
+          "or any file 'convert' reads (converted once into the cache)", required=True),
+    Param("algorithm", "str", None, "search method (see 'hpcswarm run --help')", required=True),
+    Param("protocol", "choice", "unbiased", "evaluation protocol", choices=PROTOCOLS),
+    Param("folds", "int", 10, "outer stratified folds of the unbiased protocol", low=2),
+    Param("runs", "int", 1, "independent runs", low=1),
+    Param("first_run", "int", 0, "number of the first run: runs first_run .. first_run+runs-1 "
+          "are computed, so an experiment split over several allocations gets exactly the "
+          "runs of a single allocation ('report' pools the files)", low=0),
+    Param("seed", "int", 0, "job seed; every run and fold seed is spawned from it", low=0),
+    Param("output", "str", None, "results file (HDF5; a JSON summary is written beside it); "
+          "default: <job file stem>.h5 in the current folder"),
+    Param("checkpoint", "str", None, "checkpoint file (HDF5, written atomically by rank 0); "
+          "default: <output stem>.checkpoint.h5 beside the output"),
+    Param("checkpoint_every", "int", 10, "rounds between snapshots of a running search (0: only "
+          "when SIGTERM or SIGUSR1 arrives); finished tasks are always checkpointed", low=0),
+    Param("checkpoint_seconds", "int", 60, "least seconds between two checkpoint writes (each "
+          "rewrites the whole file); a stop signal always writes at once", low=0),
+    Param("cache", "str", None, "folder of datasets converted on the fly (default: "
+          "$HPCSWARM_CACHE, else $XDG_CACHE_HOME/hpcswarm, else ~/.cache/hpcswarm)"),
+    Param("layout.group_size", "int", 0, "ranks per rank group (0: automatic, "
+          "taskfarm.default_group_size)", low=0),
+    Param("layout.sample_shards", "int", 1, "ranks that split every evaluation's held-out "
+          "samples (and its cached distances) between them; a group is particle groups x "
+          "sample shards (0: automatic, the fewest that fit the pre-flight memory estimate)",
+          low=0),
 )
 """Every fixed key of a job file; ``[fitness]``, ``[params]`` and ``[convert]`` are checked
-against the algorithm's parameters and :data:`CONVERT_KEYS`."""
+against the algorithm's parameters and :data:`~hpcswarm.data.formats.CONVERT_PARAMS`."""
 
 _BY_NAME = {key.name: key for key in SCHEMA}
+_CONVERT = {param.name: param for param in CONVERT_PARAMS}
 _TABLES = ("fitness", "params", "convert", "layout")
 
 
@@ -170,14 +145,6 @@ class Job:
         }
 
 
-def default_cache():
-    """The default cache folder of datasets converted on the fly."""
-    if os.environ.get("HPCSWARM_CACHE"):
-        return Path(os.environ["HPCSWARM_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "hpcswarm"
-
-
 def _parse_value(text):
     """A ``--set`` value: a TOML value if it parses as one (1, 0.5, true, "x"), else the text."""
     try:
@@ -187,7 +154,7 @@ def _parse_value(text):
 
 
 def _algorithm_keys(algorithm):
-    from hpcswarm.swarm import algorithm_class
+    from hpcswarm.methods import algorithm_class
 
     try:
         return tuple(p.name for p in algorithm_class(algorithm).PARAMS)
@@ -208,7 +175,7 @@ def _locate(bare, algorithm, source):
         found.append(f"fitness.{bare}")
     elif bare in _algorithm_keys(algorithm):
         found.append(f"params.{bare}")
-    if bare in CONVERT_KEYS:
+    if bare in _CONVERT:
         found.append(f"convert.{bare}")
     if len(found) == 1:
         return found[0]
@@ -223,7 +190,7 @@ def _known_keys(algorithm):
     keys = [key.name for key in SCHEMA]
     keys += [f"fitness.{k}" for k in FITNESS_KEYS]
     keys += [f"params.{k}" for k in _algorithm_keys(algorithm) if k not in FITNESS_KEYS]
-    keys += [f"convert.{k}" for k in CONVERT_KEYS]
+    keys += [f"convert.{k}" for k in _CONVERT]
     return keys
 
 
@@ -258,41 +225,19 @@ def apply_overrides(document, assignments, source):
     return document, from_set
 
 
-def _check(key, value, where):
-    if key.kind == "str":
-        if not isinstance(value, str):
-            raise ParameterError(f"{where} must be a string, got {value!r}")
-        if key.choices and value not in key.choices:
-            raise ParameterError(f"{where} must be one of {', '.join(key.choices)}, got {value!r}")
-    elif key.kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ParameterError(f"{where} must be an integer, got {value!r}")
-        if key.low is not None and value < key.low:
-            raise ParameterError(f"{where} must be an integer >= {key.low}, got {value}")
-    return value
-
-
 def _check_convert(table, where_of):
     options = {}
     for leaf, value in table.items():
-        if leaf not in CONVERT_KEYS:
+        if leaf not in _CONVERT:
             raise ParameterError(f"{where_of('convert.' + leaf)} is unknown; [convert] keys: "
-                                 f"{', '.join(CONVERT_KEYS)}")
-        kind = CONVERT_KEYS[leaf][0]
-        ok = {"str": isinstance(value, str), "bool": isinstance(value, bool),
-              "str|int": isinstance(value, str) or (isinstance(value, int)
-                                                    and not isinstance(value, bool))}[kind]
-        if not ok:
-            raise ParameterError(f"{where_of('convert.' + leaf)} must be {kind.replace('|', ' or ')}"
-                                 f", got {value!r}")
-        options[leaf] = value
+                                 f"{', '.join(_CONVERT)}")
+        options[leaf] = _CONVERT[leaf].check(value, where_of(f"convert.{leaf}"))
     return options
 
 
 def _resolve_path(text, base):
-    if ":" in text and not Path(text).exists() and text.split(":", 1)[0].isalpha() \
-            and len(text.split(":", 1)[0]) > 1:
-        return text  # builtin:NAME, sklearn:NAME
+    if is_named(text):
+        return text
     path = Path(text).expanduser()
     return os.path.normpath(path if path.is_absolute() else (base / path))
 
@@ -320,7 +265,7 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         Unknown key, ill-typed or out-of-range value, missing required key, unknown algorithm
         or algorithm parameter; the message names the key and ``source``.
     """
-    from hpcswarm.swarm import algorithm_class, algorithm_params
+    from hpcswarm.methods import algorithm_class, algorithm_params
 
     base = Path(base) if base is not None else Path.cwd()
     from_set = {_set_key(item, document) for item in overrides}
@@ -349,7 +294,7 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         table, _, leaf = key.name.rpartition(".")
         holder = document.get(table, {}) if table else document
         if leaf in holder:
-            values[key.name] = _check(key, holder[leaf], where_of(key.name))
+            values[key.name] = key.check(holder[leaf], where_of(key.name))
         elif key.required:
             raise ParameterError(f"{source}: the required key '{key.name}' is missing")
         else:
@@ -395,7 +340,7 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
             return default
         path = Path(values[key]).expanduser()
         path = path if path.is_absolute() else Path.cwd() / path
-        if path.suffix.lower() not in (".h5", ".hdf5"):
+        if path.suffix.lower() not in HDF5_EXTENSIONS:
             raise ParameterError(f"{where_of(key)} must end in .h5 or .hdf5, got "
                                  f"{str(values[key])!r}")
         return path

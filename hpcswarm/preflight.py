@@ -43,16 +43,10 @@ def check_output_writable(folder):
     return None
 
 
-def check_inner_k(y, tasks, k, inner_cv, seed):
-    """ParameterError if the k-NN of the search cannot run on a training part's inner folds."""
-    import numpy as np
-
-    from hpcswarm.fitness import make_folds
-
+def check_inner_k(tasks, k, inner_cv):
+    """ParameterError if the k-NN of the search cannot run on a task's inner folds."""
     for task in tasks:
-        y_train = np.asarray(y)[task.train]
-        folds = make_folds(y_train, inner_cv, task.seed_sequence(seed))
-        smallest = min(len(train) for train, _ in folds)
+        smallest = task.smallest_inner_train
         if k > smallest:
             raise ParameterError(
                 f"job key 'fitness.k': k={k} exceeds the {smallest} training samples of an "
@@ -124,7 +118,7 @@ def task_memory(job, dataset, tasks, sample_shards, rank0_groups):
 
     ``rank0_groups``: the rank groups whose snapshots the rank holds (world rank 0), or 0.
     """
-    from hpcswarm.swarm import algorithm_class
+    from hpcswarm.methods import algorithm_class
 
     params = job.params
     n_train = max((len(task.train) for task in tasks), default=0)

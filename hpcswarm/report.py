@@ -15,16 +15,18 @@ Text tables go to the terminal; CSV, Markdown, JSON and PNG (matplotlib, optiona
 
 import csv
 import io
-import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from hpcswarm.atomic import atomic_path, write_json, write_text
+from hpcswarm.encoding import tags
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.protocols import BIAS_NOTE
 from hpcswarm.results import describe, gene_frequencies, mean_curve, read_results, run_accuracies
+
+REPORT_ENCODING = ("hpcswarm-report", "0.1.0")
+"""``encoding-type`` and ``encoding-version`` of the ``--json`` document."""
 
 ALL_GENES = "All"
 PCA_KNN = "PCA-kNN"
@@ -274,24 +276,6 @@ def csv_texts(report):
     return {"methods.csv": methods, "genes.csv": genes, "convergence.csv": convergence}
 
 
-def write_text_atomic(path, text):
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    path = Path(path)
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
-                                             dir=path.parent)
-    except OSError as exc:
-        raise DataError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def write_plots(report, folder):
     """PNG convergence curves and gene-frequency charts; returns the files written.
 
@@ -332,12 +316,8 @@ def write_plots(report, folder):
 
 
 def _save_png(fig, target):
-    temporary = target.parent / f".{target.name}.tmp"
-    try:
+    with atomic_path(target) as temporary:
         fig.savefig(temporary, dpi=120, format="png")
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 def _safe(text):
@@ -355,15 +335,13 @@ def report_command(paths, *, reference=None, alpha=0.05, top=10, csv_dir=None, m
         print0(line)
     if csv_dir is not None:
         for name, text in csv_texts(report).items():
-            write_text_atomic(Path(csv_dir) / name, text)
+            write_text(Path(csv_dir) / name, text)
         print0(f"wrote methods.csv, genes.csv, convergence.csv in {csv_dir}")
     if markdown is not None:
-        write_text_atomic(markdown, markdown_text(report))
+        write_text(markdown, markdown_text(report))
         print0(f"wrote {markdown}")
     if json_path is not None:
-        write_text_atomic(json_path, json.dumps(
-            {"encoding-type": "hpcswarm-report", "encoding-version": "0.1.0", **report},
-            indent=1, allow_nan=False) + "\n")
+        write_json(json_path, {**tags(REPORT_ENCODING), **report}, indent=1)
         print0(f"wrote {json_path}")
     if plots is not None:
         written = write_plots(report, plots)

@@ -25,8 +25,11 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from hpcswarm.data.hdf5 import atomic_hdf5, decode_value
+from hpcswarm.data.hdf5 import atomic_hdf5
+from hpcswarm.encoding import check_tag, decode_value, finite, json_text, tag, tags
 from hpcswarm.errors import DataError
+from hpcswarm.protocols import BIAS_NOTE
+from hpcswarm.swarm.core import HISTORY_FIELDS
 
 ENCODING = ("hpcswarm-results", "0.1.0")
 SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.1.0")
@@ -50,23 +53,13 @@ _INT_COLUMNS = {"run", "fold", "group", "train_correct", "train_total", "test_co
                 "baseline_correct", "baseline_total", "pca_correct", "pca_total"}
 
 
-def _tag(obj, encoding):
-    obj.attrs["encoding-type"], obj.attrs["encoding-version"] = encoding
-
-
 def _array(parent, name, data):
-    _tag(parent.create_dataset(name, data=data), _ARRAY)
+    tag(parent.create_dataset(name, data=data), _ARRAY)
 
 
 def _strings(parent, name, items):
-    _tag(parent.create_dataset(name, data=np.array(list(items), dtype=object), dtype=_STR),
+    tag(parent.create_dataset(name, data=np.array(list(items), dtype=object), dtype=_STR),
          _STRINGS)
-
-
-def _json(value):
-    from hpcswarm.search import _finite
-
-    return json.dumps(_finite(value), allow_nan=False, sort_keys=True)
 
 
 def task_table(results):
@@ -101,16 +94,13 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
         Version, seed, rank count, dataset SHA-256, timings.
     overwrite : bool
     """
-    from hpcswarm.protocols import BIAS_NOTE
-    from hpcswarm.swarm.core import HISTORY_FIELDS
-
     with atomic_hdf5(path, overwrite=overwrite) as f:
-        _tag(f, ENCODING)
+        tag(f, ENCODING)
         biased = job.protocol == "biased"
         attrs = {
-            "job_text": job.text, "job": _json(job.as_dict()), "name": job.name,
+            "job_text": job.text, "job": json_text(job.as_dict()), "name": job.name,
             "algorithm": job.algorithm, "protocol": job.protocol, "biased": biased,
-            "bias_note": BIAS_NOTE if biased else "", "params": _json(job.params),
+            "bias_note": BIAS_NOTE if biased else "", "params": json_text(job.params),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "n_runs": job.runs, "n_samples": dataset.n_samples,
         }
@@ -120,28 +110,33 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
         _strings(f, "gene_names", dataset.gene_names)
         _strings(f, "class_names", dataset.class_names)
         table = f.create_group("tasks")
-        _tag(table, _TABLE)
+        tag(table, _TABLE)
         for column, values in task_table(results).items():
             _array(table, column, values)
         runs = f.create_group("runs")
-        _tag(runs, _GROUP)
+        tag(runs, _GROUP)
         for result in results:
-            run_name = f"run-{result['run']:03d}"
-            if run_name not in runs:
-                _tag(runs.create_group(run_name), _GROUP)
-            task = runs[run_name].create_group(f"fold-{result['fold']:02d}")
-            _tag(task, _TASK)
-            task.attrs["run"], task.attrs["fold"] = result["run"], result["fold"]
-            task.attrs["spawn_key"] = np.array(result["spawn_key"], dtype=np.int64)
-            task.attrs["group"] = result["group"]
-            task.attrs["extra"] = _json(result["extra"])
-            _array(task, "selected_genes", np.asarray(result["genes"], dtype=np.int64))
-            _array(task, "train_index", np.asarray(result["train_index"], dtype=np.int64))
-            _array(task, "test_index", np.asarray(result["test_index"], dtype=np.int64))
-            history = np.array([[row[k] for k in HISTORY_FIELDS]
-                                for row in result["history"]], dtype=float)
-            _array(task, "history", history.reshape(-1, len(HISTORY_FIELDS)))
-            task["history"].attrs["columns"] = list(HISTORY_FIELDS)
+            _write_task(runs, result)
+
+
+def _write_task(runs, result):
+    """The group ``/runs/run-RRR/fold-FF`` of one task result."""
+    run_name = f"run-{result['run']:03d}"
+    if run_name not in runs:
+        tag(runs.create_group(run_name), _GROUP)
+    task = runs[run_name].create_group(f"fold-{result['fold']:02d}")
+    tag(task, _TASK)
+    task.attrs["run"], task.attrs["fold"] = result["run"], result["fold"]
+    task.attrs["spawn_key"] = np.array(result["spawn_key"], dtype=np.int64)
+    task.attrs["group"] = result["group"]
+    task.attrs["extra"] = json_text(result["extra"])
+    _array(task, "selected_genes", np.asarray(result["genes"], dtype=np.int64))
+    _array(task, "train_index", np.asarray(result["train_index"], dtype=np.int64))
+    _array(task, "test_index", np.asarray(result["test_index"], dtype=np.int64))
+    history = np.array([[row[k] for k in HISTORY_FIELDS] for row in result["history"]],
+                       dtype=float)
+    _array(task, "history", history.reshape(-1, len(HISTORY_FIELDS)))
+    task["history"].attrs["columns"] = list(HISTORY_FIELDS)
 
 
 # ------------------------------------------------------------------ reading
@@ -193,13 +188,7 @@ def read_results(path):
     except OSError as exc:
         raise DataError(f"{path}: cannot open as HDF5 ({exc})") from None
     with f:
-        kind = decode_value(f.attrs.get("encoding-type", ""))
-        if kind != ENCODING[0]:
-            raise DataError(f"{path}: not an hpcswarm results file (encoding-type "
-                            f"{kind or 'missing'!r}, expected {ENCODING[0]!r})")
-        version = str(decode_value(f.attrs.get("encoding-version", "")))
-        if version.split(".")[0] != ENCODING[1].split(".")[0]:
-            raise DataError(f"{path}: results encoding-version {version!r} is not supported")
+        check_tag(f, ENCODING, path, "results file")
         attrs = {k: decode_value(v) for k, v in f.attrs.items()}
         for key in ("job", "params"):
             if isinstance(attrs.get(key), str) and attrs[key]:
@@ -265,16 +254,12 @@ def mean_curve(histories, columns, field="best_fitness"):
 
 def summarise(job, dataset, results, provenance, top=10):
     """The JSON summary of a job's results (written beside the HDF5 file)."""
-    from hpcswarm.protocols import BIAS_NOTE
-    from hpcswarm.search import _finite
-    from hpcswarm.swarm.core import HISTORY_FIELDS
-
     table = task_table(results)
     histories = [np.array([[row[k] for k in HISTORY_FIELDS] for row in r["history"]])
                  for r in results]
     biased = job.protocol == "biased"
     summary = {
-        "encoding-type": SUMMARY_ENCODING[0], "encoding-version": SUMMARY_ENCODING[1],
+        **tags(SUMMARY_ENCODING),
         "results": str(job.output), "name": job.name, "algorithm": job.algorithm,
         "protocol": job.protocol, "biased": biased, "note": BIAS_NOTE if biased else None,
         "dataset": job.data, "n_samples": dataset.n_samples, "n_genes": dataset.n_genes,
@@ -293,4 +278,4 @@ def summarise(job, dataset, results, provenance, top=10):
         "objective": job.params.get("objective"),
         "params": job.params, "provenance": provenance, "overrides": list(job.overrides),
     }
-    return _finite(summary)
+    return finite(summary)

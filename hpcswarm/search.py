@@ -7,17 +7,11 @@
 (13,)
 """
 
-import json
-import math
-import os
-import tempfile
-
-import numpy as np
-
 from hpcswarm.comm import as_comm, split_grid
-from hpcswarm.errors import DataError, ParameterError
-from hpcswarm.fitness import KnnEvaluator, SubsetFitness, make_objective
-from hpcswarm.swarm import algorithm_class, algorithm_params
+from hpcswarm.encoding import finite, tags
+from hpcswarm.errors import ParameterError
+from hpcswarm.fitness import SubsetFitness, make_objective, make_scorer
+from hpcswarm.methods import algorithm_class, algorithm_params
 from hpcswarm.swarm.state import run_seed_sequence
 
 RESULT_ENCODING = ("hpcswarm-search-result", "0.1.0")
@@ -25,12 +19,12 @@ RESULT_ENCODING = ("hpcswarm-search-result", "0.1.0")
 
 
 def make_fitness(X, y, params, seed, shards=None):
-    """The k-NN fitness of ``params`` (k, cv, objective, alpha, archive_size) on ``X, y``.
+    """The fitness of ``params`` (k, cv, objective, alpha) on ``X, y``, and its scorer.
 
     Parameters
     ----------
     X : GeneMajor or ndarray of shape (n_samples, n_genes)
-        As :class:`~hpcswarm.fitness.KnnEvaluator` takes it.
+        As :func:`~hpcswarm.fitness.scorer.make_scorer` takes it.
     y : ndarray of shape (n_samples,)
     params : dict
         Checked algorithm parameters.
@@ -44,24 +38,14 @@ def make_fitness(X, y, params, seed, shards=None):
 
     Returns
     -------
-    (SubsetFitness, KnnEvaluator)
+    (SubsetFitness, Scorer)
     """
     try:
         objective = make_objective(params["objective"], params["alpha"])
-        evaluator = KnnEvaluator(X, y, k=params["k"], cv=params["cv"],
-                                 seed=seed,
-                                 archive_size=params["archive_size"], **shard_options(shards))
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
-    return SubsetFitness(evaluator, objective), evaluator
-
-
-def shard_options(shards):
-    """The ``shard`` and ``sum_counts`` of a :class:`~hpcswarm.fitness.KnnEvaluator` whose
-    held-out rows are split over the ranks of ``shards`` (None or one rank: no split)."""
-    if shards is None or shards.size == 1:
-        return {}
-    return {"shard": (shards.rank, shards.size), "sum_counts": shards.allreduce_sum}
+    scorer = make_scorer(X, y, k=params["k"], cv=params["cv"], seed=seed, shards=shards)
+    return SubsetFitness(scorer, objective), scorer
 
 
 def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, checkpoint=None,
@@ -76,7 +60,7 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
         (the evaluator copies it gene-major).
     y : array-like of shape (n_samples,)
     algorithm : str
-        A name of :data:`hpcswarm.swarm.ALGORITHMS`.
+        A name of :data:`hpcswarm.methods.METHODS`.
     params : mapping, optional
         Overrides of the algorithm's paper defaults (native values or strings).
     seed : int, default 0
@@ -115,9 +99,9 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
 
     Notes
     -----
-    The fitness engine's archive is off during the search: the search keeps its own archive
-    of ``archive_size`` subsets, replicated on the ranks so that hits do not depend on how
-    particles are spread (see :mod:`hpcswarm.swarm.core`).
+    The search keeps its own archive of ``archive_size`` subsets, replicated on the ranks so
+    that hits do not depend on how particles are spread (see :mod:`hpcswarm.swarm.core`);
+    the scorer has none.
 
     Raises
     ------
@@ -137,11 +121,9 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
         raise ParameterError(f"sample_shards={sample_shards!r} must be a positive divisor of "
                              f"the {comm.size} rank(s) that run the search") from None
     try:
-        fitness, evaluator = make_fitness(X, y, {**resolved, "archive_size": 0}, root,
-                                          grid.shards)
-        search = algorithm_class(algorithm)(fitness, resolved, seed=root, evaluator=evaluator,
-                                            comm=grid.particles, progress=progress,
-                                            checkpoint=checkpoint)
+        fitness, _ = make_fitness(X, y, resolved, root, grid.shards)
+        search = algorithm_class(algorithm)(fitness, resolved, seed=root, comm=grid.particles,
+                                            progress=progress, checkpoint=checkpoint)
         result = search.run(resume)
         score = fitness.score(result.mask)
     finally:
@@ -149,19 +131,6 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
     result.extra["score"] = {"correct": int(score.correct), "total": int(score.total),
                              "accuracy": float(score.accuracy)}
     return result
-
-
-def _finite(value):
-    """``value`` with every non-finite float replaced by None (JSON has no NaN/inf), as plain types."""
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
-    if isinstance(value, (float, np.floating)):
-        return float(value) + 0.0 if math.isfinite(value) else None  # + 0.0: no "-0.0"
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
 
 
 def result_document(result, seed, gene_names=None, data=None):
@@ -178,8 +147,7 @@ def result_document(result, seed, gene_names=None, data=None):
     """
     genes = result.genes.tolist()
     document = {
-        "encoding-type": RESULT_ENCODING[0],
-        "encoding-version": RESULT_ENCODING[1],
+        **tags(RESULT_ENCODING),
         "data": data,
         "algorithm": result.algorithm,
         "seed": seed,
@@ -193,33 +161,4 @@ def result_document(result, seed, gene_names=None, data=None):
         "history": result.history,
         "extra": result.extra,
     }
-    return _finite(document)
-
-
-def write_json_atomic(document, path):
-    """Write ``document`` to ``path`` through a temporary file in the same folder and a rename.
-
-    Raises
-    ------
-    DataError
-        The folder is missing or not writable.
-    """
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
-    except OSError as exc:
-        raise DataError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(handle, "w") as out:
-            json.dump(document, out, allow_nan=False)
-            out.write("\n")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, path)
-    except OSError as exc:
-        os.unlink(temporary)
-        raise DataError(f"cannot write {path}: {exc.strerror}") from None
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    return finite(document)

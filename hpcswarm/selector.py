@@ -19,11 +19,12 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
+from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from hpcswarm.methods import algorithm_params
 from hpcswarm.search import run_search
-from hpcswarm.swarm import algorithm_params
 
 _SEED_BOUND = np.iinfo(np.int32).max
 """Run seeds drawn from a random state lie in ``[0, 2**31 - 1)`` (as scikit-learn's own)."""
@@ -49,19 +50,19 @@ def run_seed(random_state):
     ValueError
         A negative int, or any other type.
     """
-    if random_state is None or random_state is np.random:
-        return int(np.random.mtrand._rand.randint(_SEED_BOUND))
+    problem = (f"random_state must be None, an int >= 0, a RandomState or a Generator, "
+               f"got {random_state!r}")
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         if random_state < 0:
-            raise ValueError(f"random_state must be None, an int >= 0, a RandomState or a "
-                             f"Generator, got {random_state!r}")
+            raise ValueError(problem)
         return int(random_state)
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(_SEED_BOUND))
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(_SEED_BOUND))
-    raise ValueError(f"random_state must be None, an int >= 0, a RandomState or a Generator, "
-                     f"got {random_state!r}")
+    try:
+        state = check_random_state(random_state)  # None: NumPy's global RandomState
+    except ValueError:
+        raise ValueError(problem) from None
+    return int(state.randint(_SEED_BOUND))
 
 
 class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
@@ -74,7 +75,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     Parameters
     ----------
     algorithm : str, default "pso-lsrg"
-        A name of :data:`hpcswarm.swarm.ALGORITHMS` or :data:`hpcswarm.baselines.BASELINES`.
+        A name of :data:`hpcswarm.methods.METHODS`.
     params : dict, default None
         Overrides of the method's parameters, fitness included (``k``, ``cv``,
         ``objective``, ...), as ``--param`` on the command line; checked at ``fit``.

@@ -99,71 +99,111 @@ def farm(world, tasks, run_task, group_size=1, *, summary=None, on_done=None, on
     assignments : dict
         On world rank 0, task number -> index of the group that ran it.
     """
-    layout = group_layout(world.size, world.rank, group_size)
-    group = world.split(layout.group_index, world.rank)
-    counter = world.counter()
-    finished = {}
-    sends = []
-    received = 0  # messages world rank 0 has taken from other ranks
-
-    def deliver(kind, payload):
-        if kind == "done":
-            if on_done is not None:
-                on_done(payload)
-        elif on_message is not None:
-            on_message(payload)
-
-    def drain():
-        nonlocal received
-        for kind, payload in world.poll(DONE_TAG):
-            received += 1
-            deliver(kind, payload)
-
-    def post(kind, payload):
-        if world.rank == 0:
-            deliver(kind, payload)
-        else:
-            sends.append(world.isend((kind, payload), 0, DONE_TAG))
-
-    def progress(row=None, message=None):
-        world.progress()
-        if message is not None:
-            post("message", message)
-        if world.rank == 0:
-            drain()
-
-    while True:
-        task_number = None
-        if group.rank == 0 and not (stop is not None and stop()):
-            task_number = counter.next()
-        task_number = group.bcast(task_number, root=0)
-        if task_number is None or task_number >= len(tasks):
-            break
-        task = tasks[task_number]
-        try:
-            result = run_task(task, group, progress)
-        except TaskInterrupted:
-            break
-        if group.rank == 0:
-            finished[task_number] = (layout.group_index, result)
-            if summary is not None:
-                post("done", summary(task, result, layout.group_index))
-    # every message sent to world rank 0 is received before the results are gathered
-    sent = world.gather(len(sends), root=0)
-    if world.rank == 0:
-        expected = sum(sent[1:])
-        while received < expected:
-            time.sleep(0.01)
-            drain()
-    for request in sends:
-        request.wait()
-    gathered = world.gather(finished, root=0)
-    counter.free()
+    rank_part = FarmRank(world, group_size, summary=summary, on_done=on_done,
+                         on_message=on_message)
+    rank_part.run(tasks, run_task, stop)
+    finished = rank_part.finish()
     if world.rank != 0:
         return None, None
-    merged = {}
-    for part in gathered:
-        merged.update(part)
-    results = [merged[number][1] if number in merged else None for number in range(len(tasks))]
-    assignments = {number: merged[number][0] for number in merged}
+    results = [finished[number][1] if number in finished else None
+               for number in range(len(tasks))]
+    assignments = {number: finished[number][0] for number in finished}
     return results, assignments
+
+
+class FarmRank:
+    """One rank's part in :func:`farm`: its group, the shared counter, the records in flight.
+
+    Parameters
+    ----------
+    world : Comm
+    group_size : int
+    summary, on_done, on_message : callable, optional
+        As for :func:`farm`.
+
+    Attributes
+    ----------
+    layout : GroupLayout
+    group : Comm
+        This rank's group (freed by :meth:`finish`).
+    finished : dict
+        On a group leader: task number -> ``(group index, result)`` of its group's tasks.
+    """
+
+    def __init__(self, world, group_size, *, summary=None, on_done=None, on_message=None):
+        self.world = world
+        self.layout = group_layout(world.size, world.rank, group_size)
+        self.group = world.split(self.layout.group_index, world.rank)
+        self.counter = world.counter()
+        self.summary, self.on_done, self.on_message = summary, on_done, on_message
+        self.finished = {}
+        self.sends = []  # requests of the records this rank sent to world rank 0
+        self.received = 0  # records world rank 0 has taken from other ranks
+
+    def deliver(self, kind, payload):
+        """World rank 0: hand a record to ``on_done`` or ``on_message``."""
+        handler = self.on_done if kind == "done" else self.on_message
+        if handler is not None:
+            handler(payload)
+
+    def drain(self):
+        """World rank 0: deliver every record that has arrived (never waits)."""
+        for kind, payload in self.world.poll(DONE_TAG):
+            self.received += 1
+            self.deliver(kind, payload)
+
+    def post(self, kind, payload):
+        """Send a record to world rank 0 without waiting (deliver it at once on rank 0)."""
+        if self.world.rank == 0:
+            self.deliver(kind, payload)
+        else:
+            self.sends.append(self.world.isend((kind, payload), 0, DONE_TAG))
+
+    def progress(self, row=None, message=None):
+        """The ``progress`` a task calls once per round (see :func:`farm`)."""
+        self.world.progress()
+        if message is not None:
+            self.post("message", message)
+        if self.world.rank == 0:
+            self.drain()
+
+    def next_task(self, n_tasks, stop):
+        """The group's next task number (collective over the group), or None when done."""
+        number = None
+        if self.group.rank == 0 and not (stop is not None and stop()):
+            number = self.counter.next()
+        number = self.group.bcast(number, root=0)
+        return None if number is None or number >= n_tasks else number
+
+    def run(self, tasks, run_task, stop=None):
+        """Draw and run tasks with the group until none is left, a stop, or an interruption."""
+        while (number := self.next_task(len(tasks), stop)) is not None:
+            try:
+                result = run_task(tasks[number], self.group, self.progress)
+            except TaskInterrupted:
+                break
+            if self.group.rank == 0:
+                self.finished[number] = (self.layout.group_index, result)
+                if self.summary is not None:
+                    self.post("done", self.summary(tasks[number], result,
+                                                   self.layout.group_index))
+
+    def finish(self):
+        """Receive every record in flight, gather the results (collective); free the group.
+
+        Returns, on world rank 0, task number -> ``(group index, result)`` of every
+        finished task; None elsewhere.
+        """
+        sent = self.world.gather(len(self.sends), root=0)
+        if self.world.rank == 0:
+            while self.received < sum(sent[1:]):
+                time.sleep(0.01)
+                self.drain()
+        for request in self.sends:
+            request.wait()
+        gathered = self.world.gather(self.finished, root=0)
+        self.counter.free()
+        self.group.free()
+        if gathered is None:
+            return None
+        return {number: record for part in gathered for number, record in part.items()}

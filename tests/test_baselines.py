@@ -12,7 +12,8 @@ from hpcswarm.comm import world
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import KnnEvaluator
 from hpcswarm.search import make_fitness, run_search
-from hpcswarm.swarm import HISTORY_FIELDS, algorithm_class, algorithm_params
+from hpcswarm.methods import algorithm_class, algorithm_params
+from hpcswarm.swarm import HISTORY_FIELDS
 
 GREEDY = ("sfs", "sbs", "lfs", "gsbs")
 

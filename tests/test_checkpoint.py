@@ -1,4 +1,4 @@
-"""Checkpoint and restart (issue 7): snapshots of every method, and whole jobs interrupted by a
+"""Checkpoint and restart: snapshots of every method, and whole jobs interrupted by a
 signal, by a crash during a checkpoint write and by a crash between writes, then resumed on the
 same or another number of ranks; the results must equal the uninterrupted run's.
 
@@ -21,7 +21,7 @@ from test_mpi_jobs import MPIEXEC, SCRIPTS, launch
 
 from hpcswarm.baselines import BASELINES
 from hpcswarm.search import run_search
-from hpcswarm.swarm import ALGORITHMS
+from hpcswarm.methods import ALGORITHMS
 from hpcswarm.swarm.snapshot import take_snapshot
 
 
@@ -250,7 +250,7 @@ def test_checkpoint_writes_are_spaced_and_nothing_is_lost(tmp_path):
     from hpcswarm.checkpoint import Checkpoint, CheckpointKeeper
     from hpcswarm.protocols import make_tasks
 
-    tasks = make_tasks(np.arange(12) % 2, "unbiased", 1, seed=0, folds=3)
+    tasks = make_tasks(np.arange(12) % 2, "unbiased", 1, seed=0, folds=3, inner_cv="loo")
     now = [0.0]
     keeper = CheckpointKeeper(tmp_path / "c.h5", {"job": 1}, tasks, min_seconds=60,
                               clock=lambda: now[0])

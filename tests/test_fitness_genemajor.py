@@ -1,4 +1,4 @@
-"""The evaluator on a dataset file's memory-mapped gene-major matrix (issue #5): bit for bit the
+"""The evaluator on a dataset file's memory-mapped gene-major matrix: bit for bit the
 copy-based evaluator's scores, flips and search histories, and no private copy of the matrix."""
 
 import numpy as np

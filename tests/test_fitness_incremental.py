@@ -74,28 +74,3 @@ def test_state_memory_is_quadratic_in_samples_only():
     state = evaluator.new_state(rng.random(3000) < 0.5)
     held = sum(a.nbytes for a in (state.mask, state.dist2, state.sq, state.drift))
     assert held == 8 * 20 * 20 + 16 * 20 + 3000
-
-
-@pytest.mark.parametrize("k, cv", [(1, "loo"), (5, 10)])
-def test_from_state_picks_the_cheaper_path_and_equals_full(k, cv):
-    rng = np.random.default_rng(7)
-    X, y = rng.normal(size=(40, 120)), rng.integers(0, 2, size=40)
-    evaluator = KnnEvaluator(X, y, k=k, cv=cv, archive_size=0)
-    fitness = SubsetFitness(evaluator, make_objective("combined"))
-    reference = SubsetFitness(KnnEvaluator(X, y, k=k, cv=cv, archive_size=0), fitness.objective)
-    mask = rng.random(120) < 0.5
-    state = fitness.new_state(mask)
-    for step in range(30):
-        n_changed = int(rng.choice([0, 2, 5, 100]))
-        new = mask.copy()
-        genes = rng.choice(120, size=n_changed, replace=False)
-        new[genes] = ~new[genes]
-        before = evaluator.incremental_evaluations
-        move = step % 2 == 0
-        assert fitness.from_state(state, new, move=move) == reference(new)
-        incremental = n_changed < new.sum()
-        assert evaluator.incremental_evaluations == before + incremental
-        if move:
-            mask = new
-        assert np.array_equal(state.mask, mask)
-        assert state.n_selected == mask.sum()

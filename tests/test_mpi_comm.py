@@ -67,7 +67,7 @@ def test_buffer_collectives_across_ranks():
 
 
 def test_balanced_blocks_deal_contiguous_runs_of_equal_cost():
-    from hpcswarm.swarm.core import balanced_blocks
+    from hpcswarm.swarm.exchange import balanced_blocks
 
     assert balanced_blocks([5, 5, 5, 5], 2).tolist() == [0, 0, 1, 1]
     assert balanced_blocks([30, 1, 1, 1, 1, 1, 1], 2).tolist() == [0, 1, 1, 1, 1, 1, 1]
@@ -89,3 +89,50 @@ def test_a_packed_generator_continues_its_stream_elsewhere():
     assert np.array_equal(copy.random(4), rng.random(4))
     assert np.array_equal(copy.integers(0, 99, 5, dtype=np.uint32),
                           rng.integers(0, 99, 5, dtype=np.uint32))
+
+
+# ------------------------------------------------------------------ the Comm protocol, grids
+def test_both_communicators_satisfy_the_comm_protocol():
+    from hpcswarm.comm import Comm, MPIComm
+
+    assert isinstance(SerialComm(), Comm)
+    assert all(callable(getattr(MPIComm, name)) for name in ("free", "split", "__enter__"))
+    with SerialComm() as comm:
+        assert comm.split(0, 0).size == 1
+
+
+@pytest.mark.parametrize("size, n_shards", [(1, 1), (4, 1), (4, 2), (4, 4), (6, 3)])
+def test_grid_position_puts_the_shards_of_a_group_on_consecutive_ranks(size, n_shards):
+    from hpcswarm.comm import grid_position
+
+    cells = [grid_position(size, rank, n_shards) for rank in range(size)]
+    assert cells == [(g, s) for g in range(size // n_shards) for s in range(n_shards)]
+
+
+@pytest.mark.parametrize("n_shards", [0, 3, 2.0, True])
+def test_a_grid_needs_a_divisor_of_the_ranks(n_shards):
+    from hpcswarm.comm import grid_position
+
+    with pytest.raises(ValueError, match="must divide the 4 ranks"):
+        grid_position(4, 0, n_shards)
+
+
+@pytest.mark.mpi
+def test_a_split_grid_sums_over_shards_and_over_particle_groups():
+    from hpcswarm.comm import split_grid
+
+    with world() as comm:
+        n_shards = 2 if comm.size % 2 == 0 else 1
+        with split_grid(comm, n_shards) as grid:
+            assert (grid.n_groups, grid.n_shards) == (comm.size // n_shards, n_shards)
+            assert (grid.particles.size, grid.shards.size) == (grid.n_groups, n_shards)
+            group, shard = divmod(comm.rank, n_shards)
+            assert (grid.particles.rank, grid.shards.rank) == (group, shard)
+            in_group = grid.shards.allreduce_sum(np.array([comm.rank]))[0]
+            assert in_group == sum(range(group * n_shards, (group + 1) * n_shards))
+            in_shard = grid.particles.allreduce_sum(np.array([comm.rank]))[0]
+            assert in_shard == sum(range(shard, comm.size, n_shards))
+        from mpi4py import MPI
+
+        assert grid.particles.comm == MPI.COMM_NULL and grid.shards.comm == MPI.COMM_NULL
+    assert comm.comm == MPI.COMM_NULL

@@ -17,7 +17,7 @@ import pytest
 
 from hpcswarm.comm import world
 from hpcswarm.search import run_search
-from hpcswarm.swarm import ALGORITHMS
+from hpcswarm.methods import ALGORITHMS
 from synthetic import small_data
 
 pytestmark = pytest.mark.mpi

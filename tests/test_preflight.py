@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcswarm import cli, protocols
+from hpcswarm import cli, job as job_module
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.jobfile import read_job
 from hpcswarm.comm import SerialComm
@@ -38,7 +38,7 @@ def no_computation(monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("a task ran before the pre-flight checks ended")
 
-    monkeypatch.setattr(protocols, "run_task", forbidden)
+    monkeypatch.setattr(job_module, "run_task", forbidden)
 
 
 def refused(tmp_path, capsys, *extra_args, sets=()):
@@ -161,7 +161,7 @@ def test_memory_refusal_names_the_shard_count_that_would_fit(tmp_path, capsys, n
     sets = TINY + ["data=builtin:srbct", "protocol=biased", f"output={tmp_path / 'out.h5'}"]
     job = read_job(path, sets)
     dataset = load_dataset("builtin:srbct")
-    tasks = protocols.make_tasks(dataset.y, job.protocol, 1, job.seed)
+    tasks = protocols.make_tasks(dataset.y, job.protocol, 1, job.seed, inner_cv="loo")
     needs = [task_memory(job, dataset, tasks, shards, 1)[0] for shards in (1, 2)]  # rank 0: 1 group
     limit = (needs[0] + needs[1]) / 2 / 0.8 / 1e9  # fits with 2 shards, not with 1
     args = ["run", str(path), "--memory-limit", repr(limit)]
@@ -178,7 +178,7 @@ def test_memory_refusal_names_the_shard_count_that_would_fit(tmp_path, capsys, n
 
 def test_memory_within_the_limit_runs(tmp_path):
     job = read_job(JOB, TINY + [f"output={tmp_path / 'out.h5'}"])
-    assert protocols.run_job(job, memory_limit=1.0, quiet=True)["tasks"] == 1
+    assert job_module.run_job(job, memory_limit=1.0, quiet=True)["tasks"] == 1
 
 
 def test_memory_limit_must_be_positive(tmp_path):
@@ -189,7 +189,7 @@ def test_memory_limit_must_be_positive(tmp_path):
 def test_errors_are_user_errors_raised_before_any_task(tmp_path, no_computation):
     job = read_job(JOB, TINY + [f"output={tmp_path / 'out.h5'}"])
     with pytest.raises(DataError, match="not enough memory"):
-        protocols.run_job(job, memory_limit=1e-9)
+        job_module.run_job(job, memory_limit=1e-9)
 
 
 # ------------------------------------------------------------------ every rank agrees

@@ -12,7 +12,7 @@ from hpcswarm.comm import world
 from hpcswarm.jobfile import read_job
 from hpcswarm.progress import (FIELDS, ProgressReporter, eta_seconds, format_line,
                                progress_path)
-from hpcswarm.protocols import run_job
+from hpcswarm.job import run_job
 from hpcswarm.taskfarm import farm
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"

@@ -9,7 +9,9 @@ import pytest
 from hpcswarm.data import load_dataset
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.jobfile import read_job
-from hpcswarm.protocols import load_job_dataset, make_tasks, run_job, run_task
+from hpcswarm.data.sources import load_job_dataset
+from hpcswarm.job import run_job
+from hpcswarm.protocols import make_tasks, run_task
 from hpcswarm.results import read_results
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
@@ -40,7 +42,7 @@ def cache(tmp_path_factory):
 # ------------------------------------------------------------------ tasks and seeds
 def test_unbiased_tasks_are_stratified_outer_folds_per_run():
     y = np.repeat([0, 1, 2], [10, 12, 8])
-    tasks = make_tasks(y, "unbiased", runs=2, seed=7, folds=5)
+    tasks = make_tasks(y, "unbiased", runs=2, seed=7, folds=5, inner_cv="loo")
     assert [(t.run, t.fold) for t in tasks] == [(r, f) for r in range(2) for f in range(5)]
     for run in range(2):
         tests = np.concatenate([t.test for t in tasks if t.run == run])
@@ -50,21 +52,22 @@ def test_unbiased_tasks_are_stratified_outer_folds_per_run():
         assert np.bincount(y[task.test], minlength=3).min() >= 1
     assert not np.array_equal(tasks[0].test, tasks[5].test)  # each run splits anew
     assert len({t.spawn_key for t in tasks}) == 10
-    again = make_tasks(y, "unbiased", runs=2, seed=7, folds=5)
+    again = make_tasks(y, "unbiased", runs=2, seed=7, folds=5, inner_cv="loo")
     assert all(np.array_equal(a.test, b.test) for a, b in zip(tasks, again))
 
 
 def test_holdout_and_biased_tasks():
     y = np.repeat([0, 1], [20, 30])
-    holdout = make_tasks(y, "holdout", runs=3, seed=1)
+    holdout = make_tasks(y, "holdout", runs=3, seed=1, inner_cv="loo")
     assert [t.fold for t in holdout] == [0, 0, 0]
     assert all(t.test.size == 15 and t.train.size == 35 for t in holdout)
-    biased = make_tasks(y, "biased", runs=2, seed=1)
+    biased = make_tasks(y, "biased", runs=2, seed=1, inner_cv="loo")
     assert all(t.train.size == 50 and t.test.size == 0 for t in biased)
 
 
 def test_seeds_follow_spawn_keys_of_the_job_seed():
-    task = make_tasks(np.repeat([0, 1], 10), "unbiased", runs=2, seed=11, folds=2)[3]
+    task = make_tasks(np.repeat([0, 1], 10), "unbiased", runs=2, seed=11, folds=2,
+                      inner_cv="loo")[3]
     assert (task.run, task.fold, task.spawn_key) == (1, 1, (1, 1, 1))
     sequence = task.seed_sequence(11)
     assert sequence.entropy == 11 and sequence.spawn_key == (1, 1, 1)
@@ -73,7 +76,7 @@ def test_seeds_follow_spawn_keys_of_the_job_seed():
 def test_schemes_a_class_cannot_support_fail_on_every_rank_before_running():
     y = np.repeat([0, 1], [4, 20])
     with pytest.raises(ParameterError, match="'folds'.*fewer than the 5"):
-        make_tasks(y, "unbiased", runs=1, seed=0, folds=5)
+        make_tasks(y, "unbiased", runs=1, seed=0, folds=5, inner_cv="loo")
     with pytest.raises(ParameterError, match="'fitness.cv'.*run 0 fold 0"):
         make_tasks(y, "unbiased", runs=1, seed=0, folds=2, inner_cv=3)
 
@@ -84,12 +87,12 @@ PARAMS = {"n_particles": 6, "n_iterations": 4, "ls_tries": 5}
 
 def test_unbiased_selection_never_sees_the_held_out_fold():
     """Replacing the held-out rows by noise changes nothing the search did."""
-    from hpcswarm.swarm import algorithm_params
+    from hpcswarm.methods import algorithm_params
 
     data = load_dataset("builtin:srbct")
     X, y = np.array(data.X), data.y
     params = algorithm_params("pso-lsrg", PARAMS)
-    task = make_tasks(y, "unbiased", runs=1, seed=3, folds=5)[2]
+    task = make_tasks(y, "unbiased", runs=1, seed=3, folds=5, inner_cv=params["cv"])[2]
     noisy = X.copy()
     noisy[task.test] = np.random.default_rng(0).normal(0, 5, size=(task.test.size, X.shape[1]))
     first = run_task(X, y, task, 3, "pso-lsrg", params)
@@ -119,11 +122,12 @@ class WatchedRows(np.ndarray):
 def test_the_search_reads_the_memory_mapped_gene_major_file(monkeypatch, protocol):
     """No copy of X[train] while the search runs; its evaluator reads the file's pages."""
     import hpcswarm.search as search
-    from hpcswarm.swarm import algorithm_params
+    from hpcswarm.methods import algorithm_params
 
     data = load_dataset("builtin:srbct")
     assert isinstance(data.X_genes, np.memmap)
-    task = make_tasks(data.y, protocol, runs=1, seed=3, folds=5)[0]
+    params = algorithm_params("cbpso", {"n_particles": 4, "n_iterations": 3})
+    task = make_tasks(data.y, protocol, runs=1, seed=3, folds=5, inner_cv=params["cv"])[0]
     evaluators, reads_during_search, rounds = [], [], []
     make_fitness = search.make_fitness
 
@@ -135,7 +139,6 @@ def test_the_search_reads_the_memory_mapped_gene_major_file(monkeypatch, protoco
     monkeypatch.setattr(search, "make_fitness", spy)
     monkeypatch.setattr(WatchedRows, "reads", [])
     X = data.X.view(WatchedRows)
-    params = algorithm_params("cbpso", {"n_particles": 4, "n_iterations": 3})
 
     def progress(row=None):
         rounds.append(row)
@@ -158,11 +161,11 @@ def test_the_search_reads_the_memory_mapped_gene_major_file(monkeypatch, protoco
 
 
 def test_biased_task_reports_the_inner_score_of_all_samples():
-    from hpcswarm.swarm import algorithm_params
+    from hpcswarm.methods import algorithm_params
 
     data = load_dataset("builtin:srbct")
     params = algorithm_params("cbpso", {"n_particles": 4, "n_iterations": 3})
-    task = make_tasks(data.y, "biased", runs=1, seed=0)[0]
+    task = make_tasks(data.y, "biased", runs=1, seed=0, inner_cv=params["cv"])[0]
     result = run_task(np.array(data.X), data.y, task, 0, "cbpso", params)
     assert result["test_total"] == result["train_total"] == 83
     assert result["test_correct"] == result["train_correct"]
@@ -171,7 +174,7 @@ def test_biased_task_reports_the_inner_score_of_all_samples():
 
 # ------------------------------------------------------------------ whole jobs
 def test_existing_output_is_an_error_before_any_computation(tmp_path, monkeypatch):
-    import hpcswarm.protocols as protocols
+    import hpcswarm.job as job_module
 
     (tmp_path / "out.h5").write_text("keep me")
     job = read_job(JOBS / "cbpso-wine-biased.toml", [f"output={tmp_path / 'out.h5'}"])
@@ -179,7 +182,7 @@ def test_existing_output_is_an_error_before_any_computation(tmp_path, monkeypatc
     def fail(*args, **kwargs):
         raise AssertionError("computation started")
 
-    monkeypatch.setattr(protocols, "load_job_dataset", fail)
+    monkeypatch.setattr(job_module, "load_job_dataset", fail)
     with pytest.raises(DataError, match="out.h5: already exists.*--overwrite"):
         run_job(job)
     assert (tmp_path / "out.h5").read_text() == "keep me"
@@ -256,7 +259,7 @@ def test_converted_data_is_cached_once_by_content(tmp_path, shared_data):
 def test_cache_files_of_another_encoding_version_are_not_reused(monkeypatch):
     """A file cached before X_genes existed has another name: the source is converted again."""
     import hpcswarm.data.hdf5 as hdf5
-    from hpcswarm.protocols import cache_name
+    from hpcswarm.data.sources import cache_name
 
     now = cache_name("ab" * 32, {"dtype": "float64"})
     monkeypatch.setattr(hdf5, "ENCODING_VERSION", "0.1.0")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hpcswarm.jobfile import read_job
-from hpcswarm.protocols import run_job
+from hpcswarm.job import run_job
 from hpcswarm.results import read_results
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"

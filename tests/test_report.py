@@ -9,7 +9,7 @@ import pytest
 from hpcswarm import cli
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.jobfile import read_job
-from hpcswarm.protocols import run_job
+from hpcswarm.job import run_job
 from hpcswarm.report import build_report, significance
 
 JOB = """# a test job

@@ -9,7 +9,7 @@ import pytest
 from hpcswarm import __version__
 from hpcswarm.errors import DataError
 from hpcswarm.jobfile import read_job
-from hpcswarm.protocols import run_job
+from hpcswarm.job import run_job
 from hpcswarm.results import (TASK_COLUMNS, describe, gene_frequencies, mean_curve,
                               read_results, run_accuracies)
 

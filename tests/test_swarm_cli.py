@@ -7,7 +7,7 @@ import pytest
 from hpcswarm import cli
 from hpcswarm.__main__ import main as entry
 from hpcswarm.errors import ParameterError
-from hpcswarm.swarm import ALGORITHMS
+from hpcswarm.methods import ALGORITHMS
 
 TINY = ["--param", "n_particles=4", "--param", "n_iterations=3"]
 

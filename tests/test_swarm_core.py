@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 
 from hpcswarm.errors import DataError, ParameterError
-from hpcswarm.search import make_fitness, result_document, run_search, write_json_atomic
-from hpcswarm.swarm import ALGORITHMS, HISTORY_FIELDS, algorithm_params
+from hpcswarm.atomic import write_json
+from hpcswarm.search import make_fitness, result_document, run_search
+from hpcswarm.methods import ALGORITHMS, algorithm_params
+from hpcswarm.swarm import HISTORY_FIELDS
 from hpcswarm.swarm.core import best_index, better, swarm_mean
 from hpcswarm.swarm.params import parse_assignments
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence
@@ -145,16 +147,16 @@ def test_json_document_is_valid_and_written_atomically(tmp_path):
     names = [f"g{i}" for i in range(X.shape[1])]
     document = result_document(result, 2, names, "synthetic")
     path = tmp_path / "out.json"
-    write_json_atomic(document, path)
+    write_json(path, document)
     loaded = json.loads(path.read_text())
     assert loaded["selected_genes"] == result.genes.tolist()
     assert loaded["selected_gene_names"] == [names[g] for g in result.genes]
     assert loaded["fitness"] == result.fitness and loaded["params"]["cv"] == 10
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
     with pytest.raises(DataError):
-        write_json_atomic(document, tmp_path / "missing" / "out.json")
+        write_json(tmp_path / "missing" / "out.json", document)
     with pytest.raises(DataError):
-        write_json_atomic(document, tmp_path)
+        write_json(tmp_path, document)
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
     odd = dataclasses.replace(result, fitness=float("nan"))
     json.dumps(result_document(odd, 2), allow_nan=False)

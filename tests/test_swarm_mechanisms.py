@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hpcswarm.search import make_fitness
-from hpcswarm.swarm import algorithm_params
+from hpcswarm.methods import algorithm_params
 from hpcswarm.swarm.bpso import CBPSO
 from hpcswarm.swarm.core import better
 from hpcswarm.swarm.cso import CSO
@@ -53,9 +53,9 @@ class Spy:
 def build(cls, overrides, seed=0, data=None):
     X, y = data if data is not None else small_data()
     params = algorithm_params(cls.name, overrides)
-    fitness, evaluator = make_fitness(X, y, params, seed)
+    fitness, _ = make_fitness(X, y, params, seed)
     spy = Spy(fitness)
-    return cls(spy, params, seed=seed, evaluator=evaluator), spy, fitness
+    return cls(spy, params, seed=seed), spy, fitness
 
 
 def stagnation_rounds(history, after):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hpcswarm.search import make_fitness, run_search
-from hpcswarm.swarm import algorithm_params
+from hpcswarm.methods import algorithm_params
 
 PLANTED = np.array([5, 77, 123, 150, 199])
 

@@ -107,6 +107,8 @@ class GreedySearch(SearchAlgorithm):
 
     forward = True
     PARAMS = GREEDY_PARAMS
+    STATE = ("mask", "size", "value", "start_fitness", "path", "path_fitness", "stopped",
+             "candidates_scored")
 
     # ------------------------------------------------------------------ the loop
     def initialise(self):
@@ -126,6 +128,18 @@ class GreedySearch(SearchAlgorithm):
 
     def prepare(self):
         """Set-up before the first step (LFS ranks the genes here)."""
+
+    def method_state(self):
+        """:meth:`SearchAlgorithm.method_state`, and whether a cached state of ``mask`` is kept."""
+        return {**super().method_state(), "cached": self.cache is not None}
+
+    def restore_method_state(self, state):
+        """Take back :meth:`method_state`; a cached state is rebuilt from ``mask`` (one Gram
+        product), its scores being exact."""
+        state = dict(state)
+        cached = state.pop("cached")
+        super().restore_method_state(state)
+        self.cache = self.fitness.new_state(self.mask) if cached else None
 
     def step(self):
         self.greedy_step()
@@ -271,6 +285,7 @@ class LFS(GreedySearch):
               "candidate set: fixed-set (top genes) or fixed-width (top genes not selected)",
               choices=("fixed-set", "fixed-width")),
     ) + GREEDY_PARAMS
+    STATE = ("ranking",)
 
     def prepare(self):
         accuracies = single_gene_accuracies(self.fitness, np.arange(self.n_genes), self.comm)

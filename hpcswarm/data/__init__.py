@@ -6,10 +6,11 @@
 ((83, 2308), ['BL', 'EWS', 'NB', 'RMS'])
 """
 
-from hpcswarm.data.convert import ConvertReport, convert_file, load_dataset, read_dataset
+from hpcswarm.data.convert import ConvertReport, convert_file, read_dataset
 from hpcswarm.data.dataset import Dataset
 from hpcswarm.data.examples import example_path
 from hpcswarm.data.hdf5 import open_dataset, write_dataset
+from hpcswarm.data.sources import load_dataset
 
 __all__ = [
     "ConvertReport",

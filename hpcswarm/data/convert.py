@@ -1,4 +1,4 @@
-"""From an input file to a checked dataset: in memory (:func:`load_dataset`) or on disk
+"""From an input file to a checked dataset: in memory (:func:`read_dataset`) or on disk
 (:func:`convert_file`, the ``convert`` command)."""
 
 from dataclasses import dataclass
@@ -6,14 +6,11 @@ from pathlib import Path
 
 from hpcswarm import __version__
 from hpcswarm.data.dataset import file_sha256
-from hpcswarm.data.examples import example_path
 from hpcswarm.data.formats import READER_OPTIONS, detect_format, read_table
-from hpcswarm.data.hdf5 import check_output, open_dataset, write_dataset
+from hpcswarm.data.hdf5 import check_output, write_dataset
 from hpcswarm.data.textio import check_readable
 from hpcswarm.data.validate import Cleaning, build_dataset
-from hpcswarm.errors import DataError, ParameterError
-
-BUILTIN_PREFIX = "builtin:"
+from hpcswarm.errors import DataError
 
 
 def read_dataset(path, *, format=None, label=None, labels=None, genes_as_rows=False, sep=None,
@@ -133,37 +130,3 @@ def convert_file(input, output, *, overwrite=False, **options):
                          n_samples=dataset.n_samples, n_genes=dataset.n_genes,
                          dtype=str(dataset.X.dtype), class_counts=dataset.class_counts(),
                          cleaning=cleaning, sha256=file_sha256(output))
-
-
-def load_dataset(spec, **convert_options):
-    """The dataset named by a DATA argument.
-
-    Parameters
-    ----------
-    spec : str or Path
-        ``builtin:NAME`` (a bundled example), an hpcswarm ``.h5``/``.hdf5`` file (opened
-        memory-mapped), or any input file :func:`read_dataset` reads (converted in memory with
-        ``convert_options``, nothing written).
-    **convert_options
-        Options of :func:`read_dataset` (None means not given); not allowed with HDF5 files
-        and bundled examples.
-
-    Returns
-    -------
-    Dataset
-    """
-    text = str(spec)
-    convert_options = {k: v for k, v in convert_options.items() if v is not None}
-    if text.startswith(BUILTIN_PREFIX) or detect_hdf5(text):
-        if convert_options:
-            raise ParameterError(f"{text}: conversion options ({', '.join(sorted(convert_options))}) "
-                            "apply only to input files that are converted, not to HDF5 datasets")
-        if text.startswith(BUILTIN_PREFIX):
-            return open_dataset(example_path(text[len(BUILTIN_PREFIX):]))
-        return open_dataset(text)
-    return read_dataset(text, **convert_options)[0]
-
-
-def detect_hdf5(path):
-    """Whether ``path`` names an hpcswarm HDF5 file by its extension (.h5, .hdf5)."""
-    return Path(path).suffix.lower() in (".h5", ".hdf5")

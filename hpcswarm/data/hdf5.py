@@ -24,16 +24,16 @@ version, so it converts them again by itself).
 """
 
 import json
-import os
-from contextlib import contextmanager
 import sys
-import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import h5py
 import numpy as np
 
+from hpcswarm.atomic import atomic_path
 from hpcswarm.data.dataset import Dataset
+from hpcswarm.encoding import check_tag, decode_value, read_tag, tag
 from hpcswarm.errors import DataError
 
 ENCODING_TYPE = "hpcswarm-dataset"
@@ -45,10 +45,6 @@ FINITE_ATTRIBUTE = "values-finite"
 """Root attribute: True when every value of ``X`` was found finite as the file was written."""
 _WRITE_BLOCK = 1024
 """Genes transposed into ``X_genes`` per write (bounds the temporary memory of a write)."""
-
-
-def _tag(obj, encoding):
-    obj.attrs["encoding-type"], obj.attrs["encoding-version"] = encoding
 
 
 def _attr_value(value):
@@ -74,17 +70,17 @@ def write_dataset(dataset, output, *, overwrite=False):
         failure leaves no partial file behind.
     """
     with atomic_hdf5(output, overwrite=overwrite) as f:
-        _tag(f, (ENCODING_TYPE, ENCODING_VERSION))
+        tag(f, (ENCODING_TYPE, ENCODING_VERSION))
         for key, value in dataset.attrs.items():
             f.attrs[key] = _attr_value(value)
-        _tag(f.create_dataset("X", data=np.ascontiguousarray(dataset.X)), _ARRAY)
+        tag(f.create_dataset("X", data=np.ascontiguousarray(dataset.X)), _ARRAY)
         f.attrs[FINITE_ATTRIBUTE] = _write_gene_major(f, dataset.X)
-        _tag(f.create_dataset("y", data=np.asarray(dataset.y, dtype=np.int64)), _ARRAY)
+        tag(f.create_dataset("y", data=np.asarray(dataset.y, dtype=np.int64)), _ARRAY)
         for key in ("class_names", "gene_names", "sample_names"):
             names = getattr(dataset, key)
             if names is not None:
                 strings = np.array(names, dtype=object)
-                _tag(f.create_dataset(key, data=strings, dtype=_STR), _STRINGS)
+                tag(f.create_dataset(key, data=strings, dtype=_STR), _STRINGS)
 
 
 def _write_gene_major(f, X):
@@ -99,7 +95,7 @@ def _write_gene_major(f, X):
         block = X[:, start:start + _WRITE_BLOCK].T
         finite = finite and bool(np.isfinite(block).all())
         dset[start:start + _WRITE_BLOCK] = block
-    _tag(dset, _ARRAY)
+    tag(dset, _ARRAY)
     return finite
 
 
@@ -107,10 +103,10 @@ def _write_gene_major(f, X):
 def atomic_hdf5(output, *, overwrite=False):
     """A new HDF5 file that appears at ``output`` whole, or not at all.
 
-    The block writes an ``h5py.File`` created under a temporary name in ``output``'s folder;
-    when the block ends without error the file is closed, flushed to disk (``fsync``), given
-    the usual permissions and renamed to ``output`` (atomic on POSIX). On any error, or an
-    interruption, the temporary file is removed and ``output`` is untouched.
+    The block writes an ``h5py.File`` created under a temporary name in ``output``'s folder
+    and closed when the block ends; then :func:`hpcswarm.atomic.atomic_path` flushes it to
+    disk and renames it to ``output``. On any error, or an interruption, the temporary file
+    is removed and ``output`` is untouched.
 
     Raises
     ------
@@ -119,25 +115,9 @@ def atomic_hdf5(output, *, overwrite=False):
     """
     output = Path(output)
     check_output(output, overwrite=overwrite)
-    temporary = output.parent / f".{output.name}.{uuid.uuid4().hex[:12]}.tmp"
-    try:
-        f = h5py.File(temporary, "x")
-    except OSError as exc:
-        raise DataError(f"{output}: cannot write in {str(output.parent)!r} ({exc})") from None
-    try:
-        with f:
+    with atomic_path(output, overwrite=overwrite) as temporary:
+        with h5py.File(temporary, "w") as f:
             yield f
-        with open(temporary, "rb+") as handle:
-            os.fsync(handle.fileno())
-        if not overwrite and output.exists():
-            raise DataError(f"{output}: already exists (use --overwrite to replace it)")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, output)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 def check_output(output, *, overwrite=False):
@@ -149,15 +129,6 @@ def check_output(output, *, overwrite=False):
         raise DataError(f"{output}: already exists (use --overwrite to replace it)")
     if not output.parent.is_dir():
         raise DataError(f"{output}: the folder {str(output.parent)!r} does not exist")
-
-
-def decode_value(value):
-    """A Python value from an h5py attribute or string element (bytes -> str, numpy -> item)."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8")
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 def _strings(f, key, path, length=None):
@@ -194,16 +165,9 @@ def _mapped_or_read(dset, path):
 
 
 def _check_layout(f, path):
-    kind = decode_value(f.attrs.get("encoding-type", ""))
-    if kind != ENCODING_TYPE:
-        raise DataError(
-            f"{path}: not an hpcswarm dataset (encoding-type {kind or 'missing'!r}, "
-            f"expected {ENCODING_TYPE!r}); convert the source with 'python -m hpcswarm convert'"
-        )
-    version = decode_value(f.attrs.get("encoding-version", ""))
-    if str(version).split(".")[0] != ENCODING_VERSION.split(".")[0]:
-        raise DataError(f"{path}: encoding-version {version!r} is not supported "
-                        f"(this hpcswarm reads {ENCODING_VERSION})")
+    check_tag(f, (ENCODING_TYPE, ENCODING_VERSION), path, "dataset",
+              hint="convert the source with 'python -m hpcswarm convert'")
+    version = read_tag(f)[1]
     for key in ("X", "y", "class_names", "gene_names"):
         if not isinstance(f.get(key), h5py.Dataset):
             raise DataError(f"{path}: the dataset '{key}' is missing")

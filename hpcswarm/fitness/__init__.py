@@ -1,5 +1,8 @@
 """k-NN cross-validation fitness engine: folds, exact distances, incremental updates, archive.
 
+The searches see it through :class:`Scorer` (built by :func:`make_scorer`) and
+:class:`SubsetFitness`.
+
 No MPI here: the engine is a function of plain arrays; the swarm and the protocols
 distribute its calls.
 """
@@ -11,10 +14,11 @@ from hpcswarm.fitness.genemajor import GeneMajor
 from hpcswarm.fitness.incremental import DistanceState
 from hpcswarm.fitness.objectives import OBJECTIVES, WORST_FITNESS, make_objective
 from hpcswarm.fitness.score import Score
+from hpcswarm.fitness.scorer import CachedState, Scorer, make_scorer
 from hpcswarm.fitness.subset import SubsetFitness
 
 __all__ = [
-    "Archive", "DEFAULT_ARCHIVE_SIZE", "DistanceState", "GeneMajor", "KnnEvaluator",
-    "OBJECTIVES", "Score", "SubsetFitness", "WORST_FITNESS", "make_folds", "make_objective",
-    "score_split",
+    "Archive", "CachedState", "DEFAULT_ARCHIVE_SIZE", "DistanceState", "GeneMajor",
+    "KnnEvaluator", "OBJECTIVES", "Score", "Scorer", "SubsetFitness", "WORST_FITNESS",
+    "make_folds", "make_objective", "make_scorer", "score_split",
 ]

@@ -1,4 +1,9 @@
-"""The outcome of one k-NN validation: how many held-out samples were classified correctly."""
+"""The outcome of one k-NN validation: how many held-out samples were classified correctly.
+
+Scores of disjoint blocks of held-out rows add up to the Score of their union (each
+prediction depends on its own row of distances only), so that rows can be scored apart, e.g.
+by the ranks of a sample shard, and summed.
+"""
 
 from dataclasses import dataclass
 
@@ -34,6 +39,18 @@ class Score:
     def error(self):
         """Fraction of wrong predictions, ``(total - correct) / total``."""
         return (self.total - self.correct) / self.total
+
+    def __add__(self, other):
+        """The Score of two disjoint blocks of held-out rows together (counts add up)."""
+        if not isinstance(other, Score):
+            return NotImplemented
+        return Score(self.correct + other.correct, self.total + other.total)
+
+    def __radd__(self, other):
+        """``sum(scores)``: the start value 0 adds nothing."""
+        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
+            return self
+        return NotImplemented
 
     def as_dict(self):
         """Plain JSON-safe mapping: correct, total, accuracy, error."""

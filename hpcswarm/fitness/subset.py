@@ -1,4 +1,4 @@
-"""A gene subset's fitness: an evaluator's score turned into one number by an objective."""
+"""A gene subset's fitness: a scorer's Score turned into one number by an objective."""
 
 import numpy as np
 
@@ -12,57 +12,53 @@ class SubsetFitness:
 
     Parameters
     ----------
-    evaluator : KnnEvaluator
+    scorer : Scorer
+        :func:`hpcswarm.fitness.scorer.make_scorer`.
     objective : Objective
         From :func:`hpcswarm.fitness.objectives.make_objective`.
     """
 
-    def __init__(self, evaluator, objective):
-        self.evaluator = evaluator
+    def __init__(self, scorer, objective):
+        self.scorer = scorer
         self.objective = objective
 
     @property
     def n_genes(self):
         """Length of every mask."""
-        return self.evaluator.n_genes
-
-    @property
-    def evaluations(self):
-        """Subsets actually computed by the evaluator (archive hits excluded)."""
-        return self.evaluator.evaluations
+        return self.scorer.n_genes
 
     def _value(self, score, n_selected):
         return self.objective(score, int(n_selected), self.n_genes)
 
     def __call__(self, mask):
         """Fitness of ``mask`` (ndarray of bool of shape (n_genes,))."""
-        return self._value(self.evaluator.score(mask), np.count_nonzero(mask))
+        return self._value(self.scorer.score(mask), np.count_nonzero(mask))
 
     def many(self, masks):
         """Fitness of each row of ``masks`` (ndarray of bool of shape (n_masks, n_genes))."""
-        scores = self.evaluator.score_many(masks)
+        scores = self.scorer.score_many(masks)
         counts = np.count_nonzero(masks, axis=1)
         return np.array([self._value(s, c) for s, c in zip(scores, counts)], dtype=np.float64)
 
     def score(self, mask):
-        """The evaluator's Score of ``mask``."""
-        return self.evaluator.score(mask)
+        """The scorer's Score of ``mask``."""
+        return self.scorer.score(mask)
 
     def new_state(self, mask):
-        """Cached distance state of ``mask`` (see ``KnnEvaluator.new_state``)."""
-        return self.evaluator.new_state(mask)
+        """Cached distance state of ``mask`` (see ``Scorer.new_state``)."""
+        return self.scorer.new_state(mask)
 
     def flip(self, state, genes):
         """Fitness of ``state.mask`` with the distinct gene indices ``genes`` flipped."""
         genes = np.asarray(genes)
-        score = self.evaluator.score_flip(state, genes)
+        score = self.scorer.score_flip(state, genes)
         entering = np.count_nonzero(~state.mask[genes])
         return self._value(score, state.n_selected + 2 * entering - genes.size)
 
     def single_flips(self, state, genes):
         """Fitness of ``state.mask`` with each gene of ``genes`` flipped alone.
 
-        See ``KnnEvaluator.score_single_flips``; equal, gene by gene, to
+        See ``Scorer.score_single_flips``; equal, gene by gene, to
         ``flip(state, [gene])``.
 
         Returns
@@ -70,18 +66,10 @@ class SubsetFitness:
         ndarray of shape (len(genes),)
         """
         genes = np.asarray(genes)
-        scores = self.evaluator.score_single_flips(state, genes)
+        scores = self.scorer.score_single_flips(state, genes)
         sizes = state.n_selected + np.where(state.mask[genes], -1, 1)
         return np.array([self._value(s, n) for s, n in zip(scores, sizes)], dtype=np.float64)
 
     def apply_flip(self, state, genes):
         """Move ``state`` to its mask with ``genes`` flipped."""
-        self.evaluator.apply_flip(state, genes)
-
-    def from_state(self, state, mask, *, move=False):
-        """Fitness of ``mask``, incrementally from ``state`` when few genes differ.
-
-        See ``KnnEvaluator.score_from``; ``move=True`` also moves ``state`` to ``mask``.
-        """
-        return self._value(self.evaluator.score_from(state, mask, move=move),
-                           np.count_nonzero(mask))
+        self.scorer.apply_flip(state, genes)

@@ -46,9 +46,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hpcswarm.comm import as_comm, block_range
+from hpcswarm.comm import as_comm
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.fitness.archive import Archive, mask_key
+from hpcswarm.swarm.exchange import Blocks, balanced_blocks, settle_round, ship
 from hpcswarm.swarm.snapshot import restore_snapshot
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence, swarm_stream
 
@@ -126,26 +127,6 @@ def swarm_mean(position, n_rows=None, comm=None):
     return total.astype(float) / scale / n_rows
 
 
-def subset_digest(mask):
-    """A 16-byte digest identifying the subset ``mask`` (the fitness engine's ``mask_key``)."""
-    return mask_key(mask)
-
-
-def balanced_blocks(costs, n_ranks):
-    """Rank of each item when items are dealt in contiguous runs of about equal total cost.
-
-    Item ``j`` goes to the rank whose share ``[r T / P, (r + 1) T / P)`` of the total cost
-    ``T`` holds the middle of the item's own cost interval; integer arithmetic, so every
-    rank computes the same deal. Returns a non-decreasing int64 array.
-    """
-    costs = np.asarray(costs, dtype=np.int64)
-    if costs.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    ends = np.cumsum(costs)
-    total = int(ends[-1])
-    return np.minimum(((2 * ends - costs) * n_ranks) // (2 * total), n_ranks - 1)
-
-
 class RoundLedger:
     """What one rank evaluated in the current round, before :meth:`SearchAlgorithm.settle`.
 
@@ -212,9 +193,6 @@ class SearchAlgorithm(abc.ABC):
         Checked parameters (see :func:`hpcswarm.swarm.params.resolve_params`).
     seed : int or numpy.random.SeedSequence
         The run seed; particle and swarm streams are spawned from it.
-    evaluator : KnnEvaluator, optional
-        The engine behind ``fitness`` (kept for callers; the search counts evaluations and
-        archive hits itself).
     comm : SerialComm or MPIComm, optional
         The ranks that run this one swarm together (``None``: serial). Every rank of
         ``comm`` builds the algorithm with the same arguments and calls :meth:`run`.
@@ -229,24 +207,28 @@ class SearchAlgorithm(abc.ABC):
 
     Notes
     -----
-    Subclasses set ``name`` and ``PARAMS`` and implement ``initialise`` and ``step``.
+    Subclasses set ``name``, ``PARAMS`` and ``STATE`` and implement ``initialise`` and
+    ``step``.
     Subsets the search evaluates are recorded with :meth:`observe` (a rank's own subsets,
     settled collectively by :meth:`settle` once per round) or :meth:`observe_shared` (a
     subset every rank evaluated identically). With ``archive_size > 0`` the search keeps a
     replicated archive (:class:`~hpcswarm.fitness.Archive` of the swarm's subsets, updated
-    in particle-index order on every rank), so that the fitness engine's own archive can be
-    off (:func:`hpcswarm.search.run_search` turns it off).
+    in particle-index order on every rank); the scorer has none
+    (:func:`hpcswarm.fitness.scorer.make_scorer`).
     """
 
     name = None
     PARAMS = ()
+    STATE = ("iteration", "history", "events", "best_mask", "best_fitness", "best_found_at",
+             "evaluations", "archive_hits", "archive", "_seen")
+    """Attributes a later round reads, kept by a snapshot (:meth:`method_state`); each
+    subclass lists its own in its ``STATE`` (the swarm's arrays are kept by
+    :mod:`hpcswarm.swarm.snapshot` itself)."""
 
-    def __init__(self, fitness, params, seed=0, evaluator=None, comm=None, progress=None,
-                 checkpoint=None):
+    def __init__(self, fitness, params, seed=0, comm=None, progress=None, checkpoint=None):
         self.fitness = fitness
         self.params = dict(params)
         self.seed_sequence = run_seed_sequence(seed)
-        self.evaluator = evaluator
         self.comm = as_comm(comm)
         self.progress = progress
         self.checkpoint = checkpoint
@@ -266,6 +248,19 @@ class SearchAlgorithm(abc.ABC):
         self._round_bytes = []
         self._bytes_mark = self.comm.bytes_sent
         self._started = None
+
+    def method_state(self):
+        """What a snapshot keeps of this search at a round's end: the attributes of every
+        ``STATE`` of the class and its bases (a dict; the same on every rank of ``comm``)."""
+        names = dict.fromkeys(name for cls in reversed(type(self).__mro__)
+                              for name in cls.__dict__.get("STATE", ()))
+        return {name: getattr(self, name) for name in names}
+
+    def restore_method_state(self, state):
+        """Take back what :meth:`method_state` returned (on a search built with the same
+        arguments)."""
+        for name, value in state.items():
+            setattr(self, name, value)
 
     @classmethod
     def validate(cls, params):
@@ -328,23 +323,23 @@ class SearchAlgorithm(abc.ABC):
         )
 
     def partition(self, n_particles):
-        """This rank's particles: ndarray of the contiguous block it owns (maybe empty)."""
+        """This rank's particles: ndarray of the contiguous block it owns (maybe empty).
+
+        Sets ``blocks`` (:class:`~hpcswarm.swarm.exchange.Blocks`, who owns which particle)
+        and ``bounds`` (this rank's range).
+        """
         self.n_particles = int(n_particles)
-        self.bounds = block_range(self.n_particles, self.comm.size, self.comm.rank)
-        return np.arange(*self.bounds)
+        self.blocks = Blocks(self.n_particles, self.comm.size, self.comm.rank)
+        self.bounds = self.blocks.bounds
+        return self.blocks.local()
 
     def owned(self, indices):
         """The entries of the sorted global ``indices`` that this rank owns."""
-        indices = np.asarray(indices, dtype=np.int64)
-        lo, hi = self.bounds
-        return indices[(indices >= lo) & (indices < hi)]
+        return self.blocks.owned(indices)
 
     def counts_per_rank(self, indices):
         """How many of the sorted global ``indices`` each rank owns, int64 array of length size."""
-        size = self.comm.size
-        starts = np.array([block_range(self.n_particles, size, r)[0] for r in range(size)]
-                          + [self.n_particles])
-        return np.diff(np.searchsorted(np.asarray(indices), starts)).astype(np.int64)
+        return self.blocks.counts(indices)
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, indices):
@@ -379,14 +374,35 @@ class SearchAlgorithm(abc.ABC):
                 self.observe(masks[row], s.fitness[i], computed=s.size[i] > 0)
             return
         counts = self.counts_per_rank(indices)
-        record = np.zeros((mine.size, 24), dtype=np.uint8)
+        keys, sizes = self._share_keys(masks, s.size[mine], counts)
+        status, values, first = self._look_up(keys, sizes)
+        todo = np.flatnonzero(status == 0)
+        values[todo] = self._compute_dealt(masks, todo, sizes[todo] + 1, counts)
+        for pos, key in enumerate(keys):
+            if status[pos] == 0:
+                self.archive.put(key, float(values[pos]))
+            elif status[pos] == 2:
+                values[pos] = values[first[key]]
+        self.archive_hits += int(np.count_nonzero((status == 1) | (status == 2)))
+        s.fitness[indices] = values
+        offset = int(counts[: comm.rank].sum())
+        for row, i in enumerate(mine):
+            self.observe(masks[row], s.fitness[i], computed=status[offset + row] == 0)
+
+    def _share_keys(self, masks, sizes, counts):
+        """Every rank's subset keys and sizes, in particle order (24 bytes a subset)."""
+        record = np.zeros((masks.shape[0], 24), dtype=np.uint8)
         for row, mask in enumerate(masks):
             record[row, :16] = np.frombuffer(mask_key(mask), dtype=np.uint8)
-        record[:, 16:] = s.size[mine].astype(np.int64).reshape(-1, 1).view(np.uint8)
-        table = comm.allgatherv(record, counts=counts)
+        record[:, 16:] = sizes.astype(np.int64).reshape(-1, 1).view(np.uint8)
+        table = self.comm.allgatherv(record, counts=counts)
         keys = [row.tobytes() for row in table[:, :16]]
-        sizes = np.ascontiguousarray(table[:, 16:]).view(np.int64).ravel()
-        status = np.zeros(len(keys), dtype=np.int8)  # 0 computed, 1 archived, 2 repeated, 3 empty
+        return keys, np.ascontiguousarray(table[:, 16:]).view(np.int64).ravel()
+
+    def _look_up(self, keys, sizes):
+        """Status of each subset (0 to compute, 1 archived, 2 repeated, 3 empty), the values
+        known, and the position of each key's first occurrence to compute."""
+        status = np.zeros(len(keys), dtype=np.int8)
         values = np.full(len(keys), np.nan)
         first = {}
         for pos, key in enumerate(keys):
@@ -400,8 +416,14 @@ class SearchAlgorithm(abc.ABC):
                     first[key] = pos
                 else:
                     status[pos], values[pos] = 1, value
-        todo = np.flatnonzero(status == 0)
-        worker = balanced_blocks(sizes[todo] + 1, comm.size)
+        return status, values, first
+
+    def _compute_dealt(self, masks, todo, costs, counts):
+        """Fitness of the subsets at positions ``todo``, dealt to the ranks by cost
+        (:func:`~hpcswarm.swarm.exchange.balanced_blocks`), each shipped from its owner to
+        its worker as packed bits; the values allgathered (collective)."""
+        comm = self.comm
+        worker = balanced_blocks(costs, comm.size)
         owner = np.repeat(np.arange(comm.size), counts)[todo]
         offset = int(counts[: comm.rank].sum())
         work = todo[worker == comm.rank]
@@ -410,26 +432,13 @@ class SearchAlgorithm(abc.ABC):
         work_masks[here] = masks[work[here] - offset]
         if comm.size > 1:
             outgoing = (owner == comm.rank) & (worker != comm.rank)
-            incoming = (worker == comm.rank) & (owner != comm.rank)
             packed = np.packbits(masks[todo[outgoing] - offset], axis=1).reshape(
                 -1, (self.n_genes + 7) // 8)
-            received = comm.alltoallv(packed, np.bincount(worker[outgoing], minlength=comm.size),
-                                      np.bincount(owner[incoming], minlength=comm.size))
-            # both sides list the shipped subsets in position order, grouped by rank
+            received = ship(comm, packed, owner, worker)
             work_masks[~here] = np.unpackbits(received, axis=1, count=self.n_genes).astype(bool)
         computed = (np.asarray(self.fitness.many(work_masks), dtype=float) if work.size
                     else np.zeros(0))
-        values[todo] = comm.allgatherv(computed, counts=np.bincount(worker,
-                                                                    minlength=comm.size))
-        for pos, key in enumerate(keys):
-            if status[pos] == 0:
-                self.archive.put(key, float(values[pos]))
-            elif status[pos] == 2:
-                values[pos] = values[first[key]]
-        self.archive_hits += int(np.count_nonzero((status == 1) | (status == 2)))
-        s.fitness[indices] = values
-        for row, i in enumerate(mine):
-            self.observe(masks[row], s.fitness[i], computed=status[offset + row] == 0)
+        return comm.allgatherv(computed, counts=np.bincount(worker, minlength=comm.size))
 
     def share(self, indices, names):
         """Make the state arrays ``names`` (per-particle scalars) identical on every rank.
@@ -470,43 +479,28 @@ class SearchAlgorithm(abc.ABC):
             self.best_found_at = self.evaluations
 
     def settle(self):
-        """Close the round's ledgers on every rank (collective).
+        """Close the round's ledgers on every rank (collective,
+        :func:`~hpcswarm.swarm.exchange.settle_round`).
 
-        One allgather of a 6-number record per rank, one allgatherv of the round's 16-byte
-        keys, and, when the best subset ever seen changes, one broadcast of its packed mask
-        from the rank that found it. Afterwards the distinct-subset count, ``evaluations``
-        and the best subset (``best_found_at``: the evaluation count at the end of the round
-        that first scored it) are identical on every rank.
+        Afterwards the distinct-subset count, ``evaluations`` and the best subset
+        (``best_found_at``: the evaluation count at the end of the round that first scored
+        it) are identical on every rank.
         """
         ledger, self._ledger = self._ledger, RoundLedger()
-        comm = self.comm
-        best = ledger.best
-        record = np.array([best[0] if best else WORST_FITNESS, best[1] if best else 0,
-                           best[2] if best else 0, len(ledger.keys), ledger.computed,
-                           best is not None], dtype=float)
-        table = comm.allgather_array(record)
-        local_keys = np.frombuffer(b"".join(ledger.keys), dtype=np.uint8).reshape(-1, 16)
-        keys = comm.allgatherv(local_keys, counts=table[:, 3].astype(np.int64))
-        for row in keys:
+        settled = settle_round(self.comm, ledger, self.n_genes, self.beats_best)
+        for row in settled.keys:
             key = row.tobytes()
             if key not in self._seen:
                 self._seen.add(key)
                 self._new_subsets += 1
-        self.evaluations += int(table[:, 4].sum())
-        ranks = np.flatnonzero(table[:, 5])
-        if ranks.size == 0:
-            return
-        # first best in the order (fitness desc, size asc, phase, rank = particle order)
-        winner = int(ranks[np.lexsort((ranks, table[ranks, 2], table[ranks, 1],
-                                       -table[ranks, 0]))[0]])
-        value, size = float(table[winner, 0]), int(table[winner, 1])
-        if better(value, size, self.best_fitness, int(np.count_nonzero(self.best_mask))):
-            packed = (np.packbits(best[3]) if comm.rank == winner
-                      else np.zeros((self.n_genes + 7) // 8, dtype=np.uint8))
-            packed = comm.broadcast(packed, root=winner)
-            self.best_mask = np.unpackbits(packed, count=self.n_genes).astype(bool)
-            self.best_fitness = value
+        self.evaluations += settled.computed
+        if settled.best is not None:
+            self.best_fitness, _, self.best_mask = settled.best
             self.best_found_at = self.evaluations
+
+    def beats_best(self, fitness, size):
+        """Whether a subset of ``fitness`` and ``size`` beats the best subset seen so far."""
+        return better(fitness, size, self.best_fitness, int(np.count_nonzero(self.best_mask)))
 
     def share_ledger(self, outer):
         """Count distinct subsets, evaluations and archive hits on from ``outer`` (an

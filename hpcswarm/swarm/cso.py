@@ -12,6 +12,7 @@ from hpcswarm.comm import block_owner
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import DEFAULT_ARCHIVE_SIZE, WORST_FITNESS
 from hpcswarm.swarm.core import SearchAlgorithm, better, swarm_mean
+from hpcswarm.swarm.exchange import ship
 from hpcswarm.swarm.initialisation import STRATEGIES, initial_position, strategy_of
 from hpcswarm.swarm.operators import cso_loser_update, threshold_mask
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param, override
@@ -81,6 +82,7 @@ class CSO(SearchAlgorithm):
         ) + FITNESS_PARAMS,
         k=5, cv=10, objective="error", archive_size=DEFAULT_ARCHIVE_SIZE,
     )
+    STATE = ("last_losers",)
 
     @classmethod
     def validate(cls, params):
@@ -118,7 +120,8 @@ class CSO(SearchAlgorithm):
         self.evaluate_losers()
 
     def winner_rows(self, winners, losers):
-        """Winner positions of this rank's losers, as {loser: row}; one all-to-all.
+        """Winner positions of this rank's losers, as {loser: row}; one all-to-all
+        (:func:`~hpcswarm.swarm.exchange.ship`).
 
         ``winners``/``losers`` are sorted by loser and identical on every rank, so each
         rank knows what it sends (its winners whose loser lives elsewhere, grouped by
@@ -134,14 +137,9 @@ class CSO(SearchAlgorithm):
             return rows
         outgoing = (owner_w == comm.rank) & (owner_l != comm.rank)
         incoming = (owner_l == comm.rank) & (owner_w != comm.rank)
-        send_order = np.flatnonzero(outgoing)[np.argsort(owner_l[outgoing], kind="stable")]
-        send_counts = np.bincount(owner_l[outgoing], minlength=comm.size)
-        recv_order = np.flatnonzero(incoming)[np.argsort(owner_w[incoming], kind="stable")]
-        recv_counts = np.bincount(owner_w[incoming], minlength=comm.size)
-        received = comm.alltoallv(s.position[winners[send_order]].reshape(-1, self.n_genes),
-                                  send_counts, recv_counts)
-        for row, pair in enumerate(recv_order):
-            rows[int(losers[pair])] = received[row]
+        received = ship(comm, s.position[winners[outgoing]].reshape(-1, self.n_genes), owner_w,
+                        owner_l)
+        rows.update(zip(losers[incoming].tolist(), received))
         return rows
 
     def evaluate_losers(self):

@@ -50,6 +50,7 @@ class FSIPSO(PSO):
         ),
         n_particles=30, n_iterations=101, objective="combined", alpha=0.9, k=5, cv=5,
     )
+    STATE = ("order", "subspaces", "phase_length", "phase", "active")
 
     @classmethod
     def validate(cls, params):

@@ -80,12 +80,18 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
         Rounds in a row without improvement of the best subset.
     """
 
+    STATE = ("gbest_position", "gbest_mask", "gbest_fitness", "stagnation")
+
+    @property
+    def everyone(self):
+        """Every particle index, ndarray of int."""
+        return np.arange(self.n_particles)
+
     def initialise(self):
         n = self.params["n_particles"]
         rngs, swarm_rng = self.make_streams(n)
         self.state = SwarmState.empty(n, self.n_genes, rngs, swarm_rng, worst=WORST_FITNESS)
         self.local = self.partition(n)
-        self.everyone = np.arange(n)
         for i in self.local:
             self.state.position[i] = self.initial_position(i)
         self.refresh_masks(self.local)

@@ -14,7 +14,8 @@ Positions live in [0, 1]^D and a gene is selected when its position exceeds ``th
 import numpy as np
 
 from hpcswarm.fitness import WORST_FITNESS
-from hpcswarm.swarm.core import balanced_blocks, better
+from hpcswarm.swarm.core import better
+from hpcswarm.swarm.exchange import balanced_blocks, ship
 from hpcswarm.swarm.initialisation import STRATEGIES, initial_position, strategy_of
 from hpcswarm.swarm.operators import continuous_position, flip_genes, threshold_mask
 from hpcswarm.swarm.params import Param, override
@@ -178,9 +179,7 @@ class PSOLSRG(PSO):
         incoming = (worker == comm.rank) & (owner != comm.rank)
         sent = np.array([self.pack_search(i, s.pbest_mask[i], s.pbest_fitness[i])
                          for i in jobs[outgoing]], dtype=np.uint8).reshape(-1, row_bytes)
-        received = comm.alltoallv(sent, np.bincount(worker[outgoing], minlength=comm.size),
-                                  np.bincount(owner[incoming], minlength=comm.size))
-        guests = dict(zip(jobs[incoming].tolist(), received))
+        guests = dict(zip(jobs[incoming].tolist(), ship(comm, sent, owner, worker)))
         returned = []
         for i in jobs[worker == comm.rank]:
             if i in guests:
@@ -193,9 +192,8 @@ class PSOLSRG(PSO):
                 returned.append(self.pack_search(i, mask, value, rng))
             else:
                 self.adopt_search(i, mask, value, flipped)
-        back = comm.alltoallv(np.array(returned, dtype=np.uint8).reshape(-1, row_bytes),
-                              np.bincount(owner[incoming], minlength=comm.size),
-                              np.bincount(worker[outgoing], minlength=comm.size))
+        back = ship(comm, np.array(returned, dtype=np.uint8).reshape(-1, row_bytes), worker,
+                    owner)
         for i, row in zip(jobs[outgoing], back):
             mask, value, rng = self.unpack_search(row, s.rngs[i])
             self.adopt_search(i, mask, value, mask != s.pbest_mask[i])

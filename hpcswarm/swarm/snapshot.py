@@ -10,46 +10,34 @@ is in the snapshot:
   packed by :func:`~hpcswarm.swarm.state.pack_rng`); the group's rank 0 gathers them into
   full-size arrays, so a resumed run can deal the particles to any number of ranks. The
   per-particle scalars (fitness, sizes) are already identical on every rank after a round;
-* every other attribute of the search (gbest, stagnation count, best subset, history,
-  events, counters, the replicated archive and set of subsets seen, the swarm-wide
-  generator, method-specific records such as FSIPSO's active genes or CSO's losers) is the
-  same on every rank of the group at a round's end (:mod:`hpcswarm.swarm.core`), so rank 0's
-  copy is pickled as it is;
-* cached distance states of the fitness engine (a greedy baseline's or SFR's prefix) are
-  caches: only their mask is kept and the state is rebuilt on restore with one Gram product;
-  every score computed from it is the same (the engine's scores are exact, see
-  :mod:`hpcswarm.fitness.incremental`).
+* the rest is what the method says it needs
+  (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.method_state`, the attributes its classes list
+  in ``STATE``: gbest, stagnation count, best subset,
+  history, events, counters, the replicated archive and set of subsets seen,
+  method-specific records such as FSIPSO's active genes or CSO's losers), plus the
+  swarm-wide generator; all of it is the same on every rank of the group at a round's end
+  (:mod:`hpcswarm.swarm.core`), so rank 0's copy is pickled as it is. A cached distance
+  state of the fitness engine (a greedy baseline's, SFR's prefix) is a cache: the method
+  keeps its mask and rebuilds it in ``restore`` with one Gram product; every score computed
+  from it is the same (the engine's scores are exact, see :mod:`hpcswarm.fitness.incremental`).
 
-Left out on purpose: the fitness engine, the communicator, the hooks, the round ledger
-(empty at a round's end), the bytes-sent counters (per rank; a resumed run counts its own)
-and which particles this rank owns (recomputed).
+Not kept: the fitness engine, the communicator, the hooks, the round ledger (empty at a
+round's end), the bytes-sent counters (per rank; a resumed run counts its own) and which
+particles this rank owns (recomputed).
 """
 
 import pickle
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
-from hpcswarm.fitness.incremental import DistanceState
 from hpcswarm.swarm.state import RNG_STATE_BYTES, SwarmState, pack_rng, unpack_rng
-
-RUNTIME = frozenset({"fitness", "evaluator", "comm", "progress", "checkpoint", "_ledger",
-                     "_round_bytes", "_bytes_mark", "_started", "local", "bounds", "state"})
-"""Attributes of a search that a snapshot does not keep (rebuilt by :func:`restore_snapshot`)."""
 
 SWARM_ROWS = ("position", "velocity", "mask", "pbest_position", "pbest_mask")
 """Per-particle rows of a swarm that live only on the rank owning the particle."""
 
 SWARM_SCALARS = ("fitness", "size", "pbest_fitness", "pbest_size")
 """Per-particle scalars of a swarm, identical on every rank at a round's end."""
-
-
-@dataclass(frozen=True)
-class _CachedState:
-    """Stands for a cached :class:`DistanceState` in a snapshot: rebuilt from its mask."""
-
-    mask: np.ndarray
 
 
 def _gather_swarm(search):
@@ -75,21 +63,16 @@ def take_snapshot(search):
     dict or None
         On the group's rank 0: ``iteration`` (the last round played), ``elapsed`` (seconds
         since the search started), ``arrays`` (the swarm's per-particle arrays, empty for a
-        method without a swarm) and ``method_state`` (the other attributes, pickled bytes).
-        None on the other ranks.
+        method without a swarm) and ``method_state`` (the search's ``method_state()`` and the
+        swarm-wide generator, pickled bytes). None on the other ranks.
     """
     has_swarm = hasattr(search, "state")
     arrays = _gather_swarm(search) if has_swarm else {}
     if search.comm.rank != 0:
         return None
-    attributes = {}
-    for name, value in vars(search).items():
-        if name in RUNTIME:
-            continue
-        attributes[name] = _CachedState(value.mask.copy()) if isinstance(value, DistanceState) \
-            else value
+    attributes = {"search": search.method_state()}
     if has_swarm:
-        attributes["state.swarm_rng"] = search.state.swarm_rng
+        attributes["swarm_rng"] = search.state.swarm_rng
     return {"iteration": int(search.iteration),
             "elapsed": time.perf_counter() - search._started,
             "arrays": arrays,
@@ -104,15 +87,11 @@ def restore_snapshot(search, snapshot):
     taken.
     """
     attributes = pickle.loads(snapshot["method_state"])
-    swarm_rng = attributes.pop("state.swarm_rng", None)
-    for name, value in attributes.items():
-        if isinstance(value, _CachedState):
-            value = search.fitness.new_state(value.mask)
-        setattr(search, name, value)
+    search.restore_method_state(attributes["search"])
     arrays = snapshot["arrays"]
     if arrays:
         rngs = [unpack_rng(packed) for packed in arrays["rng_states"]]
-        search.state = SwarmState(rngs=rngs, swarm_rng=swarm_rng,
+        search.state = SwarmState(rngs=rngs, swarm_rng=attributes["swarm_rng"],
                                   **{name: np.array(arrays[name])
                                      for name in SWARM_ROWS + SWARM_SCALARS})
         search.local = search.partition(search.state.n_particles)

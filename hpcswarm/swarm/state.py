@@ -139,7 +139,3 @@ class SwarmState:
     def sizes(self):
         """Number of genes each particle selects now, ndarray of shape (n_particles,) (a copy)."""
         return self.size.copy()
-
-    def pbest_sizes(self):
-        """Number of genes in each personal best (a copy)."""
-        return self.pbest_size.copy()

@@ -41,6 +41,7 @@ class SFR(SearchAlgorithm):
     PARAMS = (Param("max_size", "int", 0, _MAX_SIZE_DOC, low=0),) + override(
         FITNESS_PARAMS, k=5, cv=10
     )
+    STATE = ("order", "limit", "prefix", "curve")
 
     def initialise(self):
         self.order = rank_genes(single_gene_accuracies(self.fitness, np.arange(self.n_genes),
@@ -51,6 +52,12 @@ class SFR(SearchAlgorithm):
         self.prefix[self.order[0]] = True
         self.curve = [float(self.fitness(self.prefix))]
         self.observe_shared(self.prefix, self.curve[-1])
+        self.prefix_state = self.fitness.new_state(self.prefix)
+
+    def restore_method_state(self, state):
+        """Take back :meth:`method_state`; the prefix's cached state is rebuilt (one Gram
+        product), its scores being exact."""
+        super().restore_method_state(state)
         self.prefix_state = self.fitness.new_state(self.prefix)
 
     def step(self):
@@ -83,9 +90,8 @@ class FixedSizeBPSO(BPSO):
 
     name = "fsr-step"
 
-    def __init__(self, fitness, params, size, seed_mask, streams, evaluator=None, comm=None,
-                 progress=None):
-        super().__init__(fitness, params, evaluator=evaluator, comm=comm, progress=progress)
+    def __init__(self, fitness, params, size, seed_mask, streams, comm=None, progress=None):
+        super().__init__(fitness, params, comm=comm, progress=progress)
         self.size = size
         self.seed_mask = seed_mask
         self.streams = streams
@@ -127,6 +133,7 @@ class FSR(SearchAlgorithm):
         SWARM_PARAMS,
         w=0.768, vmax=6.0, target=1.0, k=5, cv=10,
     )
+    STATE = ("limit", "streams", "subset", "subsets")
 
     def initialise(self):
         self.limit = size_limit(self.params["max_size"], self.n_genes)
@@ -143,8 +150,7 @@ class FSR(SearchAlgorithm):
         size = len(self.subsets) + 1
         inner_params = {k: v for k, v in self.params.items() if k != "max_size"}
         inner = FixedSizeBPSO(self.fitness, inner_params, size, self.subset, self.streams,
-                              evaluator=self.evaluator, comm=self.comm,
-                              progress=self.progress)
+                              comm=self.comm, progress=self.progress)
         inner.share_ledger(self)
         found = inner.run()
         self._new_subsets += sum(row["new_subsets"] for row in found.history)

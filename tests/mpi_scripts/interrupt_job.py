@@ -17,11 +17,11 @@ import sys
 def main():
     mode, n, rank, run_args = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[5:]
     from hpcswarm import checkpoint
+    from hpcswarm import job as job_module
     from hpcswarm.comm import world_rank
-    from hpcswarm.swarm import snapshot
 
     calls = {"snapshots": 0, "writes": 0}
-    take = snapshot.take_snapshot
+    take = job_module.take_snapshot
     write = checkpoint.write_checkpoint
     replace = os.replace
 
@@ -42,7 +42,7 @@ def main():
         if mode == "crash-after-write" and calls["writes"] == n:
             os._exit(9)
 
-    snapshot.take_snapshot = counted_snapshot
+    job_module.take_snapshot = counted_snapshot
     checkpoint.write_checkpoint = counted_write
     if mode == "crash-in-write":
         os.replace = crashing_replace

@@ -1,5 +1,10 @@
-"""Algorithm names -> classes, and their checked parameters."""
+"""Every gene-selection method by name: the swarms of the papers and the baselines.
 
+This registry sits above :mod:`hpcswarm.swarm` and :mod:`hpcswarm.baselines` (the greedy
+baselines run on the swarms' loop), so that neither package imports the other's registry.
+"""
+
+from hpcswarm.baselines.greedy import BASELINES
 from hpcswarm.errors import ParameterError
 from hpcswarm.swarm.bpso import BPSO, CBPSO
 from hpcswarm.swarm.cso import CSO
@@ -8,28 +13,24 @@ from hpcswarm.swarm.params import resolve_params
 from hpcswarm.swarm.pso import PSO, PSOLS, PSOLSRG, PSORG
 from hpcswarm.swarm.subset_ranking import FSR, SFR
 
-#: Every method by its command-line name, in help order.
 ALGORITHMS = {
     cls.name: cls for cls in (PSOLSRG, CSO, PSO, BPSO, PSORG, PSOLS, CBPSO, FSIPSO, SFR, FSR)
 }
+"""The swarm methods by their command-line names, in help order."""
+
+METHODS = {**ALGORITHMS, **BASELINES}
+"""Every method: the swarms, then the baselines (``all-genes``, ``sfs``, ``sbs``, ``lfs``,
+``gsbs``: greedy searches on the same loop)."""
 
 
 def algorithm_class(name):
-    """The class of the method called ``name``; ParameterError listing the known names.
-
-    Besides the swarms of :data:`ALGORITHMS`, the baselines of :mod:`hpcswarm.baselines`
-    (``all-genes``, ``sfs``, ``sbs``, ``lfs``, ``gsbs``: greedy searches on the same loop).
-    """
-    # -- baselines (issue 8, hpcswarm/baselines): imported here, hpcswarm.baselines imports swarm
-    from hpcswarm.baselines.greedy import BASELINES
-
-    known = {**ALGORITHMS, **BASELINES}
-    # -- end baselines
+    """The class of the method called ``name`` (:data:`METHODS`); ParameterError listing
+    the known names."""
     try:
-        return known[name]
+        return METHODS[name]
     except KeyError:
         raise ParameterError(
-            f"unknown algorithm {name!r}; choose one of {', '.join(known)}"
+            f"unknown algorithm {name!r}; choose one of {', '.join(METHODS)}"
         ) from None
 
 

@@ -1,0 +1,191 @@
+"""Every way a ``data`` value (a command's DATA argument, a job's ``data`` key) becomes a Dataset.
+
+- ``builtin:NAME``: a dataset bundled with hpcswarm, opened memory-mapped;
+- ``sklearn:NAME``: a dataset shipped inside the installed scikit-learn (never fetched),
+  built in memory;
+- an hpcswarm HDF5 file (``.h5``, ``.hdf5``): opened memory-mapped;
+- any other file :func:`~hpcswarm.data.convert.read_dataset` reads: converted in memory
+  (:func:`load_dataset`, for the commands), or, for a job, converted once into the
+  conversion cache and memory-mapped from there (:func:`load_job_dataset`), so that every
+  rank maps one file and a later job with the same source and options converts nothing.
+"""
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from hpcswarm import __version__
+from hpcswarm.comm import as_comm
+from hpcswarm.data.convert import read_dataset
+from hpcswarm.data.dataset import Dataset, file_sha256
+from hpcswarm.data.examples import example_path
+from hpcswarm.data.formats import HDF5_EXTENSIONS
+from hpcswarm.data.hdf5 import ENCODING_VERSION, open_dataset, write_dataset
+from hpcswarm.data.textio import check_readable
+from hpcswarm.errors import DataError, ParameterError
+
+BUILTIN_PREFIX = "builtin:"
+SKLEARN_PREFIX = "sklearn:"
+SKLEARN_DATASETS = ("wine", "breast_cancer")
+"""``sklearn:NAME`` datasets: loaded from the installed scikit-learn package, never fetched."""
+
+
+def is_named(spec):
+    """Whether ``spec`` names a dataset (``builtin:NAME``, ``sklearn:NAME``), not a file."""
+    return str(spec).startswith((BUILTIN_PREFIX, SKLEARN_PREFIX))
+
+
+def is_hdf5(spec):
+    """Whether ``spec`` names an hpcswarm HDF5 file by its extension (.h5, .hdf5)."""
+    return Path(spec).suffix.lower() in HDF5_EXTENSIONS
+
+
+def needs_conversion(spec):
+    """Whether ``spec`` is an input file to convert (neither named nor HDF5)."""
+    return not (is_named(spec) or is_hdf5(spec))
+
+
+def default_cache():
+    """The default folder of datasets a job converts: ``$HPCSWARM_CACHE``, else
+    ``$XDG_CACHE_HOME/hpcswarm``, else ``~/.cache/hpcswarm``."""
+    if os.environ.get("HPCSWARM_CACHE"):
+        return Path(os.environ["HPCSWARM_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "hpcswarm"
+
+
+def sklearn_dataset(name):
+    """The scikit-learn dataset ``name`` (one of :data:`SKLEARN_DATASETS`), in memory."""
+    import sklearn
+    from sklearn import datasets
+
+    if name not in SKLEARN_DATASETS:
+        raise DataError(f"{SKLEARN_PREFIX}{name}: not a bundled scikit-learn dataset "
+                        f"(choose {', '.join(SKLEARN_PREFIX + n for n in SKLEARN_DATASETS)})")
+    bunch = getattr(datasets, f"load_{name}")()
+    X = np.ascontiguousarray(bunch.data, dtype=np.float64)
+    y = np.asarray(bunch.target, dtype=np.int64)
+    digest = hashlib.sha256(X.tobytes() + y.tobytes()).hexdigest()
+    return Dataset(X=X, y=y, class_names=[str(c) for c in bunch.target_names],
+                   gene_names=[str(f) for f in bunch.feature_names],
+                   attrs={"source": f"{SKLEARN_PREFIX}{name}", "format": "sklearn",
+                          "source_sha256": digest, "sklearn_version": sklearn.__version__,
+                          "sha256_of": "float64 X bytes then int64 y bytes (C order)"})
+
+
+def load_dataset(spec, **convert_options):
+    """The dataset named by a DATA argument.
+
+    Parameters
+    ----------
+    spec : str or Path
+        ``builtin:NAME``, ``sklearn:NAME``, an hpcswarm ``.h5``/``.hdf5`` file (opened
+        memory-mapped), or any input file :func:`~hpcswarm.data.convert.read_dataset`
+        reads (converted in memory with ``convert_options``, nothing written).
+    **convert_options
+        Options of :func:`~hpcswarm.data.convert.read_dataset` (None means not given); not
+        allowed with HDF5 files and named datasets.
+
+    Returns
+    -------
+    Dataset
+    """
+    text = str(spec)
+    convert_options = {k: v for k, v in convert_options.items() if v is not None}
+    if not needs_conversion(text) and convert_options:
+        raise ParameterError(f"{text}: conversion options ({', '.join(sorted(convert_options))}) "
+                             "apply only to input files that are converted, not to HDF5 "
+                             "datasets or named ones")
+    if text.startswith(BUILTIN_PREFIX):
+        return open_dataset(example_path(text[len(BUILTIN_PREFIX):]))
+    if text.startswith(SKLEARN_PREFIX):
+        return sklearn_dataset(text[len(SKLEARN_PREFIX):])
+    if is_hdf5(text):
+        return open_dataset(text)
+    return read_dataset(text, **convert_options)[0]
+
+
+def cache_name(source_sha256, options):
+    """File name in the cache of a source converted with ``options`` (by content, not path).
+
+    The key holds the dataset encoding version, so that a file cached in an older layout
+    (e.g. without ``X_genes``) is never reused: the source is converted again.
+    """
+    key = json.dumps({"sha256": source_sha256, "options": options, "version": __version__,
+                      "encoding": ENCODING_VERSION}, sort_keys=True)
+    return f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.h5"
+
+
+def convert_into_cache(source, cache, options):
+    """Convert ``source`` with ``options`` into the folder ``cache`` unless already there.
+
+    Returns
+    -------
+    Path
+        The cached file, ``<source stem>-<cache_name>``.
+    """
+    source, cache = Path(source), Path(cache)
+    check_readable(source)
+    target = cache / f"{source.stem}-{cache_name(file_sha256(source), options)}"
+    if target.is_file():
+        return target
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataError(f"{cache}: cannot create the dataset cache ({exc.strerror})") from None
+    dataset, _ = read_dataset(source, **options)
+    try:
+        write_dataset(dataset, target)
+    except DataError:
+        if not target.is_file():  # another job converted the same file meanwhile: fine
+            raise
+    return target
+
+
+def load_job_dataset(job, comm=None):
+    """The dataset of ``job`` on every rank of ``comm``; other files than HDF5 are converted
+    once, into the cache.
+
+    ``builtin:NAME``, ``sklearn:NAME`` and ``.h5`` files are opened as :func:`load_dataset`
+    opens them; any other file is converted by rank 0 of ``comm`` into ``job.cache`` (named
+    by the source's SHA-256, the conversion options and the dataset encoding version), after
+    which every rank memory-maps the cached file. An error on rank 0 is raised on every rank.
+
+    Parameters
+    ----------
+    job : hpcswarm.jobfile.Job
+        Reads ``data``, ``convert`` (options), ``cache`` and ``source`` (the job file, named
+        in messages).
+    comm : Comm, optional
+        The job's ranks (None: serial).
+    """
+    comm = as_comm(comm)
+    if not needs_conversion(job.data):
+        if job.convert:
+            raise ParameterError(f"{job.source}: [convert] options apply only to files that "
+                                 f"are converted, not to {job.data}")
+        return load_dataset(job.data)
+    outcome = None
+    if comm.rank == 0:
+        try:
+            outcome = ("ok", str(convert_into_cache(job.data, job.cache, job.convert)))
+        except (DataError, ParameterError) as exc:
+            outcome = (type(exc).__name__, str(exc))
+    outcome = comm.bcast(outcome, root=0)
+    if outcome[0] != "ok":
+        raise (DataError if outcome[0] == "DataError" else ParameterError)(outcome[1])
+    dataset = open_dataset(outcome[1])
+    dataset.attrs.setdefault("job_data", job.data)
+    return dataset
+
+
+def dataset_sha256(dataset):
+    """SHA-256 of the dataset file (or of the arrays for a dataset built in memory)."""
+    digest = dataset.sha256
+    if digest is None:
+        digest = hashlib.sha256(np.ascontiguousarray(dataset.X).tobytes()
+                                + np.asarray(dataset.y, dtype=np.int64).tobytes()).hexdigest()
+    return digest

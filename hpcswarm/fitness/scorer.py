@@ -1,0 +1,110 @@
+"""What the searches need from a fitness engine (:class:`Scorer`), and the one factory of it.
+
+A scorer counts the correct k-NN predictions of the held-out samples of fixed validation
+folds for a gene subset, as a :class:`~hpcswarm.fitness.score.Score`; the objective
+(:class:`~hpcswarm.fitness.subset.SubsetFitness`) turns that into the number a search
+maximises. The exact serial engine is :class:`~hpcswarm.fitness.evaluator.KnnEvaluator`;
+any other engine (batched flips, held-out rows sharded over ranks, a GPU) implements the same
+protocol, and :func:`make_scorer` is the only place that chooses and builds one.
+
+A scorer's held-out rows may be split into blocks (e.g. one per rank of a sample shard): the
+Scores of the blocks add up (``Score.__add__``) to the Score of all rows, because each
+held-out prediction depends only on its own row of distances.
+"""
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from hpcswarm.errors import ParameterError
+from hpcswarm.fitness.evaluator import KnnEvaluator
+
+
+@runtime_checkable
+class CachedState(Protocol):
+    """A scorer's cached evaluation of one subset, updated by flips (opaque otherwise)."""
+
+    mask: np.ndarray
+    """ndarray of bool of shape (n_genes,): the subset the state describes."""
+    n_selected: int
+    """Number of genes in ``mask``."""
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """Validation Scores of gene subsets on folds fixed at construction.
+
+    Every method returns exactly the Score a full evaluation of the same subset gives
+    (incremental paths included), so that a search's result does not depend on which path
+    scored a subset. ``mask`` is ndarray of bool of shape (n_genes,); ``genes`` an array of
+    distinct int gene indices.
+    """
+
+    n_genes: int
+    """Length of every mask."""
+
+    @property
+    def total(self) -> int:
+        """Held-out predictions per evaluation (the ``total`` of every Score)."""
+
+    def score(self, mask):
+        """Score of the genes of ``mask``; the empty subset scores ``Score(0, total)``."""
+
+    def score_many(self, masks):
+        """List of Scores, one per row of ``masks`` (ndarray of bool, (n_masks, n_genes))."""
+
+    def new_state(self, mask) -> CachedState:
+        """A cached state of ``mask`` for the flips below."""
+
+    def score_flip(self, state, genes):
+        """Score of ``state.mask`` with ``genes`` flipped together; ``state`` unchanged."""
+
+    def apply_flip(self, state, genes):
+        """Move ``state`` (in place) to its mask with ``genes`` flipped."""
+
+    def score_single_flips(self, state, genes):
+        """List of Scores of ``state.mask`` with each gene of ``genes`` flipped alone."""
+
+
+def make_scorer(data, y, *, k=1, cv="loo", seed=0, folds=None, shards=None):
+    """The scorer of every search, job task and ``hpcswarm evaluate``.
+
+    Parameters
+    ----------
+    data : GeneMajor or ndarray of shape (n_samples, n_genes)
+        The samples (a :class:`~hpcswarm.fitness.genemajor.GeneMajor` over a dataset's
+        memory-mapped ``X_genes`` is read without a copy).
+    y : ndarray of shape (n_samples,)
+    k : int, default 1
+        Neighbours.
+    cv : {"loo", "holdout"} or int, default "loo"
+        Validation scheme (:func:`~hpcswarm.fitness.folds.make_folds`).
+    seed : int or numpy.random.SeedSequence, default 0
+        Fixes the folds.
+    folds : sequence of (train_idx, test_idx), optional
+        Explicit folds instead of ``cv`` and ``seed``.
+    shards : Comm, optional
+        The ranks of a sample shard group (:attr:`hpcswarm.comm.Grid.shards`): each decides
+        a contiguous share of the held-out rows and the correct counts are summed over them
+        (one integer Allreduce per evaluation). None or one rank: every row here.
+
+    Returns
+    -------
+    Scorer
+        Today the exact :class:`~hpcswarm.fitness.evaluator.KnnEvaluator` (sharded over
+        ``shards``), without its own archive (the searches keep a rank-invariant one,
+        :mod:`hpcswarm.swarm.core`).
+
+    Raises
+    ------
+    ParameterError
+        ``k``, ``cv`` or the folds do not fit the data (e.g. a class too small for ``cv``).
+    """
+    sharded = {}
+    if shards is not None and shards.size > 1:
+        sharded = {"shard": (shards.rank, shards.size), "sum_counts": shards.allreduce_sum}
+    try:
+        return KnnEvaluator(data, y, k=k, cv=cv, seed=seed, archive_size=0, folds=folds,
+                            **sharded)
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None

@@ -1,0 +1,194 @@
+"""One declaration per parameter (:class:`Param`), read by job files, the command line and the
+methods.
+
+A method lists its parameters (:mod:`hpcswarm.swarm.params`), a job file its keys
+(:data:`hpcswarm.jobfile.SCHEMA`), the data layer the options of a conversion
+(:data:`hpcswarm.data.formats.CONVERT_PARAMS`, also the options of ``hpcswarm convert``), each
+as ``Param`` rows with the name, kind, default, bounds or choices and a one-line description,
+checked once, with messages that name the key and the allowed values (as scikit-learn's
+``_parameter_constraints``).
+
+Two ways in: :meth:`Param.parse` takes a native value or the text of the command line
+(``--param k=5``); :meth:`Param.check` takes a value already typed (TOML) and refuses one of
+another type.
+"""
+
+from dataclasses import dataclass, replace
+
+from hpcswarm.errors import ParameterError
+from hpcswarm.fitness.folds import parse_cv
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One algorithm parameter.
+
+    Parameters
+    ----------
+    name : str
+        The key, as written in ``--param name=value``.
+    kind : {"int", "float", "bool", "choice", "cv", "optional_float", "str", "str|int"}
+        How a value is parsed: ``"cv"`` accepts ``"loo"``, ``"holdout"`` or an int >= 2;
+        ``"optional_float"`` accepts a float or ``"none"``; ``"str|int"`` a name or an index.
+    default : object
+        The value used when the user gives none (the paper's setting).
+    doc : str
+        One line shown in error messages and help.
+    low, high : float, optional
+        Inclusive bounds for numbers.
+    choices : tuple of str, optional
+        Allowed values of a ``"choice"`` parameter.
+    required : bool, default False
+        A job file must give it (``default`` is then None).
+    """
+
+    name: str
+    kind: str
+    default: object
+    doc: str
+    low: float = None
+    high: float = None
+    choices: tuple = ()
+    required: bool = False
+
+    def with_default(self, default):
+        """The same parameter with another default (an algorithm's paper setting)."""
+        return replace(self, default=default)
+
+    def parse(self, value):
+        """Convert ``value`` (native or a string) and check it; raises ParameterError."""
+        try:
+            parsed = _PARSERS[self.kind](self, value)
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, ParameterError):
+                raise
+            raise ParameterError(
+                f"parameter '{self.name}' expects {self._expected()}, got {value!r}"
+            ) from None
+        if isinstance(parsed, (int, float)) and not isinstance(parsed, bool):
+            if (self.low is not None and parsed < self.low) or (
+                self.high is not None and parsed > self.high
+            ):
+                raise ParameterError(
+                    f"parameter '{self.name}' must be in [{self.low}, {self.high}], got {parsed!r}"
+                )
+        return parsed
+
+    def check(self, value, where):
+        """``value`` (already typed, e.g. from TOML) if it is of this kind and in bounds.
+
+        Raises
+        ------
+        ParameterError
+            ``"<where> must be <what>, got <value>"``.
+        """
+        ok = _TYPED[self.kind](value)
+        if ok and self.kind == "choice" and value not in self.choices:
+            raise ParameterError(f"{where} must be one of {', '.join(self.choices)}, got {value!r}")
+        if not ok:
+            raise ParameterError(f"{where} must be {self._expected()}, got {value!r}")
+        if self.low is not None and not isinstance(value, str) and value < self.low:
+            raise ParameterError(f"{where} must be {self._expected()} >= {self.low}, got {value}")
+        return value
+
+    def _expected(self):
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        return {
+            "int": "an integer",
+            "float": "a number",
+            "bool": "true or false",
+            "cv": "'loo', 'holdout' or an integer number of folds >= 2",
+            "optional_float": "a number or 'none'",
+            "str": "a string",
+            "str|int": "str or int",
+        }[self.kind]
+
+
+def _parse_int(param, value):
+    if isinstance(value, bool):
+        raise TypeError
+    if isinstance(value, str):
+        return int(value.strip())
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError
+    return int(value)
+
+
+def _parse_float(param, value):
+    if isinstance(value, bool):
+        raise TypeError
+    parsed = float(value)
+    if parsed != parsed or parsed in (float("inf"), float("-inf")):
+        raise ValueError
+    return parsed
+
+
+def _parse_bool(param, value):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ValueError
+
+
+def _parse_choice(param, value):
+    if isinstance(value, str) and value.strip() in param.choices:
+        return value.strip()
+    raise ParameterError(
+        f"parameter '{param.name}' must be one of {', '.join(param.choices)}, got {value!r}"
+    )
+
+
+def _parse_cv(param, value):
+    return parse_cv(value)
+
+
+def _parse_str(param, value):
+    if not isinstance(value, str):
+        raise TypeError
+    return value
+
+
+def _parse_str_or_int(param, value):
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise TypeError
+    return value
+
+
+def _parse_optional_float(param, value):
+    if value is None or (isinstance(value, str) and value.strip().lower() == "none"):
+        return None
+    return _parse_float(param, value)
+
+
+_PARSERS = {
+    "int": _parse_int,
+    "float": _parse_float,
+    "bool": _parse_bool,
+    "choice": _parse_choice,
+    "cv": _parse_cv,
+    "optional_float": _parse_optional_float,
+    "str": _parse_str,
+    "str|int": _parse_str_or_int,
+}
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_TYPED = {
+    "int": _is_int,
+    "float": lambda value: _is_int(value) or isinstance(value, float),
+    "bool": lambda value: isinstance(value, bool),
+    "choice": lambda value: isinstance(value, str),
+    "cv": lambda value: value in ("loo", "holdout") or (_is_int(value) and value >= 2),
+    "optional_float": lambda value: value is None or _is_int(value) or isinstance(value, float),
+    "str": lambda value: isinstance(value, str),
+    "str|int": lambda value: isinstance(value, str) or _is_int(value),
+}
+"""Whether an already typed value is of each kind (:meth:`Param.check`)."""

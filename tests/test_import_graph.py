@@ -1,0 +1,111 @@
+"""The package's import graph, read from the source with ast: no cycles, no private imports.
+
+Every ``import`` and ``from ... import`` of a module counts, at module level or inside a
+function alike (a deferred import is still a dependency). Importing ``a.b.c`` also runs the
+packages ``a.b`` and ``a`` first: a module depends on every package above what it imports,
+except the packages it lives in itself (they are initialised before it).
+"""
+
+import ast
+from pathlib import Path
+
+import hpcswarm
+
+PACKAGE = Path(hpcswarm.__file__).parent
+
+
+def module_name(path):
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path, modules):
+    """``(module, imported names)`` pairs of the hpcswarm modules ``path`` imports."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, ()) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            names = tuple(alias.name for alias in node.names)
+            submodules = [f"{base}.{name}" for name in names if f"{base}.{name}" in modules]
+            found += [(sub, ()) for sub in submodules]
+            found.append((base, tuple(n for n in names if f"{base}.{n}" not in modules)))
+    return [(name, names) for name, names in found if name in modules]
+
+
+def enclosing_packages(name):
+    """``a.b.c`` -> ``["a", "a.b"]``."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def import_graph():
+    paths = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {name: {} for name in paths}
+    for name, path in paths.items():
+        own = set(enclosing_packages(name)) | {name}
+        for target, names in imports_of(path, paths):
+            for package in enclosing_packages(target):
+                if package not in own:
+                    graph[name].setdefault(package, set())
+            if target != name:
+                graph[name].setdefault(target, set()).update(names)
+    return graph
+
+
+def find_cycle(graph):
+    """One import cycle as a list of modules (first repeated at the end), or None."""
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if state.get(target) == "open":
+                return stack[stack.index(target):] + [target]
+            if target not in state:
+                cycle = visit(target)
+                if cycle:
+                    return cycle
+        stack.pop()
+        state[node] = "done"
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_the_package_has_no_import_cycle():
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_importing_a_module_runs_the_packages_above_it():
+    graph = import_graph()
+    assert "hpcswarm.fitness" in graph["hpcswarm.swarm.core"]  # it imports hpcswarm.fitness.*
+    assert "hpcswarm.swarm" not in graph["hpcswarm.swarm.core"]  # its own package
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b": set()}, "b": {"c": set()}, "c": {"a": set()}, "d": {}}
+    assert find_cycle(graph) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b": set()}, "b": {}}) is None
+
+
+def test_no_module_imports_a_private_name_of_another():
+    private = sorted(f"{source} imports {target}.{name}"
+                     for source, targets in import_graph().items()
+                     for target, names in targets.items()
+                     for name in names if name.startswith("_") and not name.startswith("__"))
+    assert private == []
