@@ -11,9 +11,10 @@ import pytest
 
 from hpcswarm import cli, job as job_module
 from hpcswarm.errors import DataError, ParameterError
-from hpcswarm.jobfile import read_job
+from hpcswarm.protocols import make_tasks
 from hpcswarm.comm import SerialComm
 from hpcswarm.data import load_dataset
+from hpcswarm.jobfile import read_job
 from hpcswarm.preflight import (task_memory, available_memory, cgroup_limit,
                                 check_output_writable, checkpoint_memory, choose_sample_shards,
                                 estimate_memory)
@@ -161,7 +162,7 @@ def test_memory_refusal_names_the_shard_count_that_would_fit(tmp_path, capsys, n
     sets = TINY + ["data=builtin:srbct", "protocol=biased", f"output={tmp_path / 'out.h5'}"]
     job = read_job(path, sets)
     dataset = load_dataset("builtin:srbct")
-    tasks = protocols.make_tasks(dataset.y, job.protocol, 1, job.seed, inner_cv="loo")
+    tasks = make_tasks(dataset.y, job.protocol, 1, job.seed, inner_cv="loo")
     needs = [task_memory(job, dataset, tasks, shards, 1)[0] for shards in (1, 2)]  # rank 0: 1 group
     limit = (needs[0] + needs[1]) / 2 / 0.8 / 1e9  # fits with 2 shards, not with 1
     args = ["run", str(path), "--memory-limit", repr(limit)]
