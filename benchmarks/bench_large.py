@@ -47,6 +47,7 @@ from threadpoolctl import threadpool_limits
 from hpcswarm.comm import split_grid, world
 from hpcswarm.data import Dataset, open_dataset, write_dataset
 from hpcswarm.fitness import GeneMajor, KnnEvaluator
+from hpcswarm.fitness.distances import flip_terms
 from hpcswarm.fitness.rowblocks import row_block_size
 from hpcswarm.search import run_search
 
@@ -154,6 +155,12 @@ def measure(path, n_samples, comm, n_shards, repeats):
     }, repeats)
     _, flip_peak = peak_of(lambda: evaluator.score_flip(state, small[0]))
     flip_large = timed(comm, lambda: evaluator.score_flip(state, large[0]), 1)[0]
+    data = evaluator.data
+    gather = timed(comm, lambda: data.take(genes), repeats)[0]
+    leaving = state.mask[np.sort(large[0])]
+    genes_large = np.sort(large[0])
+    flip_setup = timed(comm, lambda: flip_terms(data.take(genes_large[~leaving]),
+                                                data.take(genes_large[leaving])), repeats)[0]
     apply_small = timed(comm, lambda: evaluator.apply_flip(state, small[0]), 1)[0]
     held_state = state.dist2.nbytes + state.sq.nbytes + state.drift.nbytes + mask.size
     block = values.nbytes + 8 * row_block_size(n_samples) * n_samples
@@ -171,6 +178,7 @@ def measure(path, n_samples, comm, n_shards, repeats):
         "full_over_flip_best": flips["full"][0] / flips["flip"][0],
         "full_over_flip_median": flips["full"][1] / flips["flip"][1],
         "pso_flip_genes": n_large, "pso_flip_s": flip_large, "apply_flip_s": apply_small,
+        "gather_s": gather, "pso_flip_setup_s": flip_setup,
         "peak_bytes": int(peak), "block_bytes": int(block), "state_bytes": int(held_state),
         "peak_over_block_and_state": peak / (block + held_state),
         "peaks": {"full": int(full_peak), "new_state": int(state_peak),
@@ -206,31 +214,27 @@ rounds, 3 microseconds per step of a small-message collective."""
 def model(rows, ranks=(64, 256, 1024)):
     """Hours of the modelled search (:data:`PAPER`) on ``ranks`` ranks, from measured kernels.
 
-    From the largest size measured with both 1 and 2 shards: a full evaluation's time is a
-    gather of the selected genes' values for every sample, which every shard makes whole
-    (per gene and sample), plus the product (per gene and pair, from the bare GEMM) and the
-    decisions (per pair), which a shard makes for its own rows only; the gather and the
-    per-pair parts are told apart by the 1- and 2-shard times (``full - gemm`` is
-    ``gather + decisions / S``). A 400-gene flip likewise: a gather (per sample) plus a per-pair
-    part. All are scaled to ``n_train`` samples. A round costs ``ceil(100 / P)`` full
-    evaluations and ``ceil(L / P)`` local searches of 100 flips on each of the P particle
-    groups (L new pbests), each evaluation one Allreduce of 8 bytes over the S shards
-    (``latency * log2 S``), plus about ten collectives of the particle groups
-    (``latency * log2 P`` each, their bytes are O(particles + genes / 8)).
+    From the largest size measured with 1 shard: a full evaluation's time is a gather of the
+    selected genes' values for every sample (measured alone; every shard makes it whole),
+    the product (per gene and pair, the bare GEMM's) and the decisions (the rest, per pair),
+    the last two made by a shard for its own rows only. A 400-gene flip likewise: its set-up
+    (gathering the flipped genes and forming the product's factors, measured alone, whole on
+    every shard) and the rest, per pair. All are scaled to ``n_train`` samples. A round
+    costs ``ceil(100 / P)`` full evaluations and ``ceil(L / P)`` local searches of 100
+    flips on each of the P particle groups (L new pbests), each evaluation one Allreduce of
+    8 bytes over the S shards (``latency * log2 S``), plus about ten collectives of the
+    particle groups (``latency * log2 P`` each; their bytes are O(particles + genes / 8)).
     Returns the one-rank kernel times and rows of (ranks, P, S, seconds per later round,
     hours in all).
     """
-    size = max(r["n_samples"] for r in rows if r["n_shards"] == 2)
-    one, two = (next(r for r in rows if r["n_samples"] == size and r["n_shards"] == s)
-                for s in (1, 2))
+    one = max((r for r in rows if r["n_shards"] == 1), key=lambda r: r["n_samples"])
+    size = one["n_samples"]
     pairs = size * size
-    rest_1 = max(0.0, one["full_s"][0] - one["gemm_s"][0])
-    rest_2 = max(0.0, two["full_s"][0] - two["gemm_s"][0])
-    decide = max(0.0, 2 * (rest_1 - rest_2)) / pairs
-    gather = max(0.0, rest_1 - decide * pairs) / (size * SELECTED)
+    gather = one["gather_s"] / (size * SELECTED)
     gemm = one["gemm_s"][0] / (pairs * SELECTED)
-    flip_pairs = max(0.0, 2 * (one["pso_flip_s"] - two["pso_flip_s"])) / pairs
-    flip_gather = max(0.0, one["pso_flip_s"] - flip_pairs * pairs) / size
+    decide = max(0.0, one["full_s"][0] - one["gather_s"] - one["gemm_s"][0]) / pairs
+    flip_setup = one["pso_flip_setup_s"] / size
+    flip_pairs = max(0.0, one["pso_flip_s"] - one["pso_flip_setup_s"]) / pairs
     p = PAPER
     n = p["n_train"]
 
@@ -238,7 +242,7 @@ def model(rows, ranks=(64, 256, 1024)):
         return gather * n * p["selected"] + n * n * (decide + gemm * p["selected"]) / shards
 
     def flip_s(shards):
-        return flip_gather * n + n * n * flip_pairs / shards
+        return flip_setup * n + n * n * flip_pairs / shards
 
     table = []
     for total in ranks:
