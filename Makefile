@@ -13,7 +13,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[mpich,test]'
+	$(BIN)/python -m pip install --quiet -e '.[mpich,test,anndata]'
 	touch $(STAMP)
 
 demo: setup

@@ -48,6 +48,9 @@ def _separator(text):
 _CONVERT_OPTIONS = {
     "label": {"metavar": "NAME|INDEX"},
     "labels": {"metavar": "FILE"},
+    "sample_column": {"metavar": "NAME"},
+    "min_class_size": {"metavar": "N", "type": int},
+    "layer": {"metavar": "NAME"},
     "sep": {"metavar": "SEP", "type": _separator,
             "help": "CSV/TSV field separator ('tab', 'comma' or a character; default from the "
                     "format)"},
@@ -75,11 +78,15 @@ def _add_convert_options(parser):
 def _add_convert(subparsers):
     p = subparsers.add_parser(
         "convert",
-        help="convert an ARFF, CSV/TSV, MATLAB or GCT file to an hpcswarm HDF5 dataset",
+        help="convert an ARFF, CSV/TSV, MATLAB, GCT, GEO series matrix or AnnData file to an "
+        "hpcswarm HDF5 dataset",
         description="Convert a gene-expression file to an hpcswarm HDF5 dataset (X contiguous and "
-        "uncompressed, so that MPI ranks memory-map it). Values are stored as read: no normalisation.",
+        "uncompressed, so that MPI ranks memory-map it), streamed block by block. Text formats "
+        "may be gzip-compressed. Values are stored as read: no normalisation.",
     )
-    p.add_argument("input", metavar="INPUT", help="ARFF, CSV, TSV, MATLAB .mat (v5 or v7.3) or GCT file")
+    p.add_argument("input", metavar="INPUT",
+                   help="ARFF, CSV, TSV, MATLAB .mat (v5 or v7.3), GCT, GEO series matrix or "
+                   "AnnData .h5ad file (text formats also .gz)")
     p.add_argument("output", metavar="OUTPUT.h5", help="dataset file to write")
     _add_convert_options(p)
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
@@ -154,6 +161,10 @@ def _add_evaluate(subparsers):
     p.add_argument("--sample-shards", type=int, default=1, metavar="S", dest="sample_shards",
                    help="split the held-out samples over S ranks (a divisor of the ranks; "
                    "default 1); the result is the same")
+    p.add_argument("--preprocess", metavar="STEPS",
+                   help="ordered steps fitted inside every fold on its training rows, e.g. "
+                   "'log2,zscore,top_variance=500' (log2[=pseudocount], zscore, minmax, "
+                   "top_variance=N, top_anova=N), as the [preprocess] table of a job")
     p.set_defaults(run_command=_run_evaluate)
 
 
@@ -167,7 +178,9 @@ def _run_evaluate(args):
     from hpcswarm.errors import ParameterError
     from hpcswarm.fitness import GeneMajor, make_scorer
     from hpcswarm.fitness.genes import mask_from_genes, read_gene_list
+    from hpcswarm.preprocess import parse_steps, score_in_folds
 
+    steps = parse_steps(args.preprocess, "--preprocess")
     with world() as comm:  # starts MPI under mpiexec, so that _print0 knows which rank is 0
         try:
             grid = split_grid(comm, args.sample_shards)
@@ -180,12 +193,21 @@ def _run_evaluate(args):
                 mask = np.ones(dataset.n_genes, dtype=bool)
             else:
                 mask = mask_from_genes(read_gene_list(args.genes), dataset.gene_names)
-            scorer = make_scorer(GeneMajor(dataset.X_genes, finite=dataset.values_finite),
-                                 dataset.y, k=args.k, cv=args.cv, seed=args.seed,
-                                 shards=grid.shards)
-            result = scorer.score(mask).as_dict()
+            if steps:
+                try:
+                    result = score_in_folds(dataset.X, dataset.y, mask, steps, k=args.k,
+                                            cv=args.cv, seed=args.seed)
+                except ValueError as exc:
+                    raise ParameterError(str(exc)) from exc
+            else:
+                scorer = make_scorer(GeneMajor(dataset.X_genes, finite=dataset.values_finite),
+                                     dataset.y, k=args.k, cv=args.cv, seed=args.seed,
+                                     shards=grid.shards)
+                result = scorer.score(mask).as_dict()
     result.update(genes_used=int(mask.sum()), n_genes=dataset.n_genes, k=args.k,
                   cv=args.cv, seed=args.seed)
+    if steps:
+        result["preprocess"] = args.preprocess
     _print0(json.dumps(result))
 
 

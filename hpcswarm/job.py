@@ -234,7 +234,8 @@ class JobLifecycle:
         return run_task(dataset.X, dataset.y, task, self.job.seed, self.job.algorithm,
                         self.job.params, group, hooks.round, X_genes=dataset.X_genes,
                         values_finite=dataset.values_finite, checkpoint=hooks.round_end,
-                        resume=snapshot, sample_shards=self.plan.sample_shards)
+                        resume=snapshot, preprocess=self.job.preprocess,
+                        sample_shards=self.plan.sample_shards)
 
     def round(self, task, row):
         """A round of a search this rank runs (``row`` its history row, or None)."""

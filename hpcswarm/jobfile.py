@@ -25,6 +25,7 @@ from hpcswarm.data.formats import CONVERT_PARAMS, HDF5_EXTENSIONS
 from hpcswarm.data.sources import default_cache, is_named
 from hpcswarm.errors import ParameterError
 from hpcswarm.params import Param
+from hpcswarm.preprocess import parse_steps
 
 PROTOCOLS = ("unbiased", "biased", "holdout")
 """Evaluation protocols (see :mod:`hpcswarm.protocols`); ``unbiased`` is the default."""
@@ -67,7 +68,7 @@ against the algorithm's parameters and :data:`~hpcswarm.data.formats.CONVERT_PAR
 
 _BY_NAME = {key.name: key for key in SCHEMA}
 _CONVERT = {param.name: param for param in CONVERT_PARAMS}
-_TABLES = ("fitness", "params", "convert", "layout")
+_TABLES = ("fitness", "params", "convert", "layout", "preprocess")
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,9 @@ class Job:
     cache : Path
     convert : dict
         Options for converting ``data`` (empty for HDF5 files and bundled datasets).
+    preprocess : tuple of (str, value)
+        In-fold preprocessing steps of the ``[preprocess]`` table, in its order (empty: none,
+        as in the papers' jobs).
     """
 
     source: str
@@ -123,6 +127,7 @@ class Job:
     checkpoint: Path = None
     checkpoint_every: int = 10
     checkpoint_seconds: int = 60
+    preprocess: tuple = ()
 
     @property
     def summary_path(self):
@@ -142,7 +147,7 @@ class Job:
             "checkpoint": str(self.checkpoint), "checkpoint_every": self.checkpoint_every,
             "checkpoint_seconds": self.checkpoint_seconds,
             "convert": dict(self.convert),
-        }
+        } | ({"preprocess": [list(step) for step in self.preprocess]} if self.preprocess else {})
 
 
 def _parse_value(text):
@@ -327,6 +332,10 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         prefix = where_of(f"{table}.{culprit}") if culprit else f"{source}"
         raise ParameterError(f"{prefix}: {exc}") from None
     convert = _check_convert(document.get("convert", {}), where_of)
+    try:
+        preprocess = tuple(parse_steps(document.get("preprocess")))
+    except ParameterError as exc:
+        raise ParameterError(f"{source}: {exc}") from None
 
     def path_of(key, value):
         return _resolve_path(value, Path.cwd() if key in from_set else base)
@@ -360,7 +369,7 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         sample_shards=values["layout.sample_shards"],
         first_run=values["first_run"], checkpoint=checkpoint,
         checkpoint_every=values["checkpoint_every"],
-        checkpoint_seconds=values["checkpoint_seconds"],
+        checkpoint_seconds=values["checkpoint_seconds"], preprocess=preprocess,
     )
 
 

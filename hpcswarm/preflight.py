@@ -117,8 +117,11 @@ def task_memory(job, dataset, tasks, sample_shards, rank0_groups):
     """``(estimated bytes of one rank of job with sample_shards shards, training samples)``.
 
     ``rank0_groups``: the rank groups whose snapshots the rank holds (world rank 0), or 0.
+    A job with in-fold preprocessing adds each rank's private transformed copy of a task's
+    training rows (:func:`hpcswarm.preprocess.transformed_bytes`).
     """
     from hpcswarm.methods import algorithm_class
+    from hpcswarm.preprocess import transformed_bytes
 
     params = job.params
     n_train = max((len(task.train) for task in tasks), default=0)
@@ -130,6 +133,7 @@ def task_memory(job, dataset, tasks, sample_shards, rank0_groups):
     need = estimate_memory(n_train, dataset.X.shape[1], n_particles,
                            int(params.get("archive_size", 0) or 0), local_search,
                            sample_shards)
+    need += transformed_bytes(job.preprocess, n_train, dataset.X.shape[1])
     if rank0_groups:
         need += checkpoint_memory(rank0_groups, n_particles, dataset.X.shape[1])
     return need, n_train

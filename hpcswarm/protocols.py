@@ -26,6 +26,7 @@ from hpcswarm.baselines.pca import pca_knn_cv, pca_knn_split
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor, Score, make_folds, make_scorer, score_split
 from hpcswarm.fitness.folds import fold_ids
+from hpcswarm.preprocess import fit
 from hpcswarm.search import run_search
 
 SPLIT, SEARCH = 0, 1
@@ -35,6 +36,10 @@ BIAS_NOTE = ("optimistically biased: genes were selected on all samples and the 
              "the inner cross-validation accuracy of the selection itself (Ambroise & "
              "McLachlan 2002; Tran et al. 2016, Experiment I)")
 """The warning every biased result carries."""
+
+PREPROCESS_BIAS_NOTE = ("; the in-fold preprocessing (scaling, gene filters) was fitted on all "
+                        "samples too")
+"""Added to the bias note of a biased job with a ``[preprocess]`` table."""
 
 @dataclass(frozen=True)
 class Task:
@@ -171,7 +176,8 @@ def shard_group_size(job, world_size, group_size, shards):
 
 
 def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None, *,
-             X_genes=None, values_finite=False, checkpoint=None, resume=None, sample_shards=1):
+             X_genes=None, values_finite=False, checkpoint=None, resume=None, preprocess=(),
+             sample_shards=1):
     """Select genes on ``task.train`` and test them on ``task.test``; also two baselines.
 
     The baselines are computed under the same protocol: k-NN on all genes, and PCA + k-NN
@@ -202,6 +208,10 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     checkpoint, resume : optional
         The search's snapshot hook and the snapshot to resume from (see
         :func:`hpcswarm.search.run_search`).
+    preprocess : sequence of (str, value)
+        In-fold preprocessing steps (:mod:`hpcswarm.preprocess`), fitted on ``task.train``
+        only (all samples in the biased protocol) and applied to ``task.test``; the search,
+        the baselines and the test score all see the transformed values.
     sample_shards : int, default 1
         Sample shards of the search (a divisor of the group's size, see
         :func:`hpcswarm.search.run_search`).
@@ -212,7 +222,8 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     Returns
     -------
     dict
-        Plain values: genes, fitness, test and baseline counts, history, timings.
+        Plain values: genes (indices of the original dataset), fitness, test and baseline
+        counts, history, timings, and with ``preprocess`` the fitted steps.
 
     Notes
     -----
@@ -225,28 +236,42 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     for their duration only.
     """
     started = time.perf_counter()
-    if X_genes is None:
-        X_genes = np.ascontiguousarray(np.asarray(X).T)
     seed = task.seed_sequence(job_seed)
-    train, y_train = GeneMajor(X_genes, task.train, finite=values_finite), y[task.train]
+    y_train = y[task.train]
+    if preprocess:
+        fitted, X_train = fit(preprocess, np.asarray(X[task.train]), y_train)
+        train = GeneMajor(np.ascontiguousarray(X_train.T))
+    else:
+        fitted, X_train = None, None
+        if X_genes is None:
+            X_genes = np.ascontiguousarray(np.asarray(X).T)
+        train = GeneMajor(X_genes, task.train, finite=values_finite)
     result = run_search(train, y_train, algorithm, params, seed=seed, comm=group,
                         progress=progress, checkpoint=checkpoint, resume=resume,
                         sample_shards=sample_shards)
     k = params["k"]
-    all_genes = np.ones(X.shape[1], dtype=bool)
+    all_genes = np.ones(train.n_genes, dtype=bool)
     if task.test.size:
-        X_train, X_test, y_test = np.asarray(X[task.train]), np.asarray(X[task.test]), y[task.test]
+        y_test = y[task.test]
+        if fitted is None:
+            X_train, X_test = np.asarray(X[task.train]), np.asarray(X[task.test])
+        else:
+            X_test = fitted.transform(np.asarray(X[task.test]))
         test = score_split(X_train, y_train, X_test, y_test, result.mask, k)
         baseline = score_split(X_train, y_train, X_test, y_test, all_genes, k)
         pca = pca_knn_split(X_train, y_train, X_test, y_test, k)
     else:
         test = Score(result.extra["score"]["correct"], result.extra["score"]["total"])
         baseline = make_scorer(train, y_train, k=k, cv=params["cv"], seed=seed).score(all_genes)
-        pca = pca_knn_cv(np.asarray(X[task.train]), y_train, k, cv=params["cv"], seed=seed)
+        rows = np.asarray(X[task.train]) if X_train is None else X_train
+        pca = pca_knn_cv(rows, y_train, k, cv=params["cv"], seed=seed)
     last = result.history[-1]
+    genes = result.genes.astype(np.int64)
+    extra = {} if fitted is None else {"preprocessing": fitted.record()}
     return {
         "run": task.run, "fold": task.fold, "spawn_key": list(task.spawn_key),
-        "genes": result.genes.astype(np.int64), "train_fitness": float(result.fitness),
+        "genes": genes if fitted is None else fitted.genes[genes],
+        "train_fitness": float(result.fitness),
         "train_correct": int(result.extra["score"]["correct"]),
         "train_total": int(result.extra["score"]["total"]),
         "test_correct": int(test.correct), "test_total": int(test.total),
@@ -255,5 +280,5 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         "pca_components": float(np.mean(pca.n_components)),
         "evaluations": int(last["evaluations"]), "archive_hits": int(last["archive_hits"]),
         "seconds": time.perf_counter() - started, "history": list(result.history),
-        "extra": result.extra
+        "extra": result.extra, **extra
     }

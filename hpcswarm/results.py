@@ -28,7 +28,7 @@ import numpy as np
 from hpcswarm.data.hdf5 import atomic_hdf5
 from hpcswarm.encoding import check_tag, decode_value, finite, json_text, tag, tags
 from hpcswarm.errors import DataError
-from hpcswarm.protocols import BIAS_NOTE
+from hpcswarm.protocols import BIAS_NOTE, PREPROCESS_BIAS_NOTE
 from hpcswarm.swarm.core import HISTORY_FIELDS
 
 ENCODING = ("hpcswarm-results", "0.1.0")
@@ -79,6 +79,14 @@ def task_table(results):
     return table
 
 
+def bias_note(job):
+    """The warning of a biased job's results (empty for the other protocols); with a
+    ``[preprocess]`` table it says that the preprocessing saw all samples too."""
+    if job.protocol != "biased":
+        return ""
+    return BIAS_NOTE + (PREPROCESS_BIAS_NOTE if job.preprocess else "")
+
+
 def write_results(path, job, dataset, results, provenance, *, overwrite=False):
     """Write the results file of ``job`` under a temporary name, then rename it to ``path``.
 
@@ -100,7 +108,7 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
         attrs = {
             "job_text": job.text, "job": json_text(job.as_dict()), "name": job.name,
             "algorithm": job.algorithm, "protocol": job.protocol, "biased": biased,
-            "bias_note": BIAS_NOTE if biased else "", "params": json_text(job.params),
+            "bias_note": bias_note(job), "params": json_text(job.params),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "n_runs": job.runs, "n_samples": dataset.n_samples,
         }
@@ -130,6 +138,8 @@ def _write_task(runs, result):
     task.attrs["spawn_key"] = np.array(result["spawn_key"], dtype=np.int64)
     task.attrs["group"] = result["group"]
     task.attrs["extra"] = json_text(result["extra"])
+    if "preprocessing" in result:
+        task.attrs["preprocessing"] = json_text(result["preprocessing"])
     _array(task, "selected_genes", np.asarray(result["genes"], dtype=np.int64))
     _array(task, "train_index", np.asarray(result["train_index"], dtype=np.int64))
     _array(task, "test_index", np.asarray(result["test_index"], dtype=np.int64))
@@ -261,7 +271,7 @@ def summarise(job, dataset, results, provenance, top=10):
     summary = {
         **tags(SUMMARY_ENCODING),
         "results": str(job.output), "name": job.name, "algorithm": job.algorithm,
-        "protocol": job.protocol, "biased": biased, "note": BIAS_NOTE if biased else None,
+        "protocol": job.protocol, "biased": biased, "note": bias_note(job) or None,
         "dataset": job.data, "n_samples": dataset.n_samples, "n_genes": dataset.n_genes,
         "runs": job.runs, "tasks": len(results),
         "accuracy": describe(run_accuracies(table)),

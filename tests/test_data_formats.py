@@ -237,8 +237,8 @@ def test_options_that_do_not_apply_are_refused(tmp_path):
         read_dataset(source, dtype="int8")
     csv = tmp_path / "in.csv"
     csv.write_text("id,class,g\ns1,A,1\ns2,B,2\n")
-    with pytest.raises(ParameterError, match="not both"):
-        read_dataset(csv, label="class", labels=csv)
+    with pytest.raises(ParameterError, match="--sample-column names the sample-id column"):
+        read_dataset(csv, sample_column="id")
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -36,7 +36,7 @@ def test_every_object_says_what_it_is(tmp_path):
 def test_gene_major_copy_is_the_transpose(tmp_path, dtype, monkeypatch):
     import hpcswarm.data.hdf5 as hdf5
 
-    monkeypatch.setattr(hdf5, "_WRITE_BLOCK", 2)  # 5 genes: written in three blocks
+    monkeypatch.setattr(hdf5, "BLOCK_CELLS", 10)  # 6 samples x 5 genes: three blocks of 2 rows
     original = small_dataset(dtype)
     write_dataset(original, tmp_path / "d.h5")
     with h5py.File(tmp_path / "d.h5", "r") as f:

@@ -108,6 +108,37 @@ def test_unbiased_selection_never_sees_the_held_out_fold():
     assert first["test_total"] == task.test.size
 
 
+def test_in_fold_preprocessing_never_sees_the_held_out_fold():
+    """With [preprocess] steps, noise in the held-out rows leaves the fitted preprocessing,
+    the selected genes (indices of the original dataset) and the history unchanged."""
+    from hpcswarm.preprocess import parse_steps
+    from hpcswarm.methods import algorithm_params
+
+    data = load_dataset("builtin:srbct")
+    X, y = np.array(data.X), data.y
+    params = algorithm_params("pso-lsrg", PARAMS)
+    steps = parse_steps({"log2": 1, "zscore": True, "top_variance": 300, "top_anova": 60})
+    task = make_tasks(y, "unbiased", runs=1, seed=3, folds=5, inner_cv=params["cv"])[2]
+    noisy = X.copy()
+    noisy[task.test] = np.random.default_rng(0).gamma(1, 5, size=(task.test.size, X.shape[1]))
+    first = run_task(X, y, task, 3, "pso-lsrg", params, preprocess=steps)
+    second = run_task(noisy, y, task, 3, "pso-lsrg", params, preprocess=steps)
+    assert first["preprocessing"] == second["preprocessing"]
+    kept = first["preprocessing"][-1]["genes"]
+    assert len(kept) == 60 and set(first["genes"].tolist()) <= set(kept)
+    assert np.array_equal(first["genes"], second["genes"])
+    drop = ("seconds",)
+    assert ([{k: v for k, v in r.items() if k not in drop} for r in first["history"]]
+            == [{k: v for k, v in r.items() if k not in drop} for r in second["history"]])
+    assert (first["test_correct"], first["baseline_correct"]) != (
+        second["test_correct"], second["baseline_correct"])
+    # the fit used the training rows only: refitting on them alone gives the same record
+    from hpcswarm.preprocess import fit
+
+    alone, _ = fit(steps, X[task.train], y[task.train])
+    assert alone.record() == first["preprocessing"]
+
+
 class WatchedRows(np.ndarray):
     """A sample-major matrix that records every indexing (a copy of rows is one)."""
 

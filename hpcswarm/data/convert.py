@@ -4,38 +4,100 @@
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from hpcswarm import __version__
-from hpcswarm.data.dataset import file_sha256
-from hpcswarm.data.formats import READER_OPTIONS, detect_format, read_table
-from hpcswarm.data.hdf5 import check_output, write_dataset
+from hpcswarm.data.build import MemoryDestination, build
+from hpcswarm.data.dataset import Dataset, file_sha256
+from hpcswarm.data.formats import READER_OPTIONS, detect_format, read_source
+from hpcswarm.data.hdf5 import FileDestination, atomic_hdf5, check_output, write_labels_and_names
 from hpcswarm.data.textio import check_readable
-from hpcswarm.data.validate import Cleaning, build_dataset
+from hpcswarm.data.validate import Cleaning
 from hpcswarm.errors import DataError
 
 
+BUILD_DEFAULTS = {"dtype": "float64", "drop_constant": False, "transpose": False, "nan": "error",
+                  "drop_unlabelled": False, "min_class_size": None}
+"""Options of the checks (:func:`hpcswarm.data.build.build`), for every format."""
+
+
+def _open_source(path, options):
+    """Format and :class:`~hpcswarm.data.table.MatrixSource` of ``path``, and the options that
+    apply to it (for provenance)."""
+    path = Path(path)
+    check_readable(path)
+    fmt = detect_format(path, options.get("format"))
+    if fmt == "hdf5":
+        raise DataError(f"{path}: already an HDF5 file; open it directly instead of converting it")
+    if options.get("labels") is not None:
+        check_readable(options["labels"])
+    source = read_source(path, fmt, options)
+    used = READER_OPTIONS[fmt] + ("label",) + tuple(BUILD_DEFAULTS)
+    return fmt, source, {k: options[k] for k in dict.fromkeys(used) if options.get(k) is not None}
+
+
+def _options(format, label, labels, genes_as_rows, sep, x_var, y_var, layer, sample_column,
+             **build_options):
+    reader = {"format": format, "label": label,
+              "labels": None if labels is None else str(labels),
+              "genes_as_rows": genes_as_rows, "sep": sep, "x_var": x_var, "y_var": y_var,
+              "layer": layer, "sample_column": sample_column}
+    unknown = set(build_options) - set(BUILD_DEFAULTS)
+    if unknown:
+        raise TypeError(f"unknown conversion option(s): {', '.join(sorted(unknown))}")
+    return {**reader, **BUILD_DEFAULTS, **build_options}
+
+
+def _provenance(fmt, source, options, cleaning):
+    attrs = {"format": fmt, "hpcswarm_version": __version__,
+             "options": options}
+    for role, path in source.sources:
+        attrs[role] = str(path)
+        attrs[f"{role}_sha256"] = file_sha256(path)
+    attrs.update(source.provenance)
+    attrs["dropped_constant_genes"] = len(cleaning.constant_genes)
+    attrs["dropped_nonfinite_genes"] = len(cleaning.nonfinite_genes)
+    attrs["dropped_nonfinite_samples"] = len(cleaning.nonfinite_samples)
+    attrs["dropped_unlabelled_samples"] = len(cleaning.unlabelled_samples)
+    attrs["dropped_small_class_samples"] = sum(n for _, n in cleaning.small_classes)
+    return attrs
+
+
+def _build_options(options):
+    return {k: options[k] for k in BUILD_DEFAULTS}
+
+
 def read_dataset(path, *, format=None, label=None, labels=None, genes_as_rows=False, sep=None,
-                 x_var="X", y_var="Y", dtype="float64", drop_constant=False, transpose=False,
-                 nan="error"):
+                 x_var="X", y_var="Y", layer=None, sample_column=None, **build_options):
     """Read and check an input file of any supported format, in memory.
 
     Parameters
     ----------
     path : str or Path
-        ARFF, CSV/TSV, MATLAB .mat (v5 or v7.3) or GCT file.
-    format : {"arff", "csv", "tsv", "mat", "gct"} or None
-        Overrides the choice by file extension.
+        ARFF, CSV/TSV, MATLAB .mat (v5 or v7.3), GCT, GEO series matrix or AnnData .h5ad
+        file; every text format may be gzip-compressed.
+    format : {"arff", "csv", "tsv", "mat", "gct", "geo", "h5ad"} or None
+        Overrides the choice by extension and content.
     label : str or int or None
-        Class attribute/column (name or 0-based index); for genes-as-rows text files, the row.
+        Class attribute/column (name or 0-based index); for genes-as-rows text files, the row;
+        for a series matrix, a characteristic's key or a ``!Sample_`` line; for .h5ad, an
+        ``obs`` column; with ``labels``, the class column of that phenotype table.
     labels : str or Path or None
-        Separate labels file (one label per line) or, for GCT, the CLS file.
+        Separate labels file (one label per line, or sample,label lines), a phenotype table
+        (with ``label``) or, for GCT, the CLS file.
     genes_as_rows : bool
         CSV/TSV holds one gene per row and one sample per column.
     sep : str or None
         CSV/TSV field separator (default by format: comma or tab).
     x_var, y_var : str
         MATLAB variable names of the matrix and labels.
-    dtype, drop_constant, transpose, nan
-        See :func:`hpcswarm.data.validate.build_dataset`.
+    layer : str or None
+        .h5ad layer read instead of ``X``.
+    sample_column : str or None
+        Sample-id column of the phenotype table (default: found among the usual names).
+    **build_options
+        ``dtype``, ``drop_constant``, ``transpose``, ``nan``, ``drop_unlabelled``,
+        ``min_class_size``: see :func:`hpcswarm.data.build.build`.
 
     Returns
     -------
@@ -44,30 +106,17 @@ def read_dataset(path, *, format=None, label=None, labels=None, genes_as_rows=Fa
     cleaning : Cleaning
         Genes and samples removed.
     """
-    path = Path(path)
-    check_readable(path)
-    fmt = detect_format(path, format)
-    if fmt == "hdf5":
-        raise DataError(f"{path}: already an HDF5 file; open it directly instead of converting it")
-    if labels is not None:
-        check_readable(labels)
-    options = {"label": label, "labels": None if labels is None else str(labels),
-               "genes_as_rows": genes_as_rows, "sep": sep, "x_var": x_var, "y_var": y_var,
-               "dtype": dtype, "drop_constant": drop_constant, "transpose": transpose, "nan": nan}
-    table = read_table(path, fmt, options)
-    dataset, cleaning = build_dataset(table, path, dtype=dtype, drop_constant=drop_constant,
-                                      transpose=transpose, nan=nan)
-    used = READER_OPTIONS[fmt] + ("dtype", "drop_constant", "transpose", "nan")
-    attrs = {"format": fmt, "hpcswarm_version": __version__,
-             "options": {k: options[k] for k in used if options[k] is not None}}
-    for role, source in table.sources:
-        attrs[role] = str(source)
-        attrs[f"{role}_sha256"] = file_sha256(source)
-    attrs["dropped_constant_genes"] = len(cleaning.constant_genes)
-    attrs["dropped_nonfinite_genes"] = len(cleaning.nonfinite_genes)
-    attrs["dropped_nonfinite_samples"] = len(cleaning.nonfinite_samples)
-    dataset.attrs = attrs
-    return dataset, cleaning
+    options = _options(format, label, labels, genes_as_rows, sep, x_var, y_var, layer,
+                       sample_column, **build_options)
+    fmt, source, used = _open_source(path, options)
+    destination = MemoryDestination()
+    built = build(source, Path(path), destination, **_build_options(options))
+    dataset = Dataset(X=destination.X, y=built.y, class_names=built.class_names,
+                      gene_names=[str(n) for n in built.gene_names],
+                      sample_names=None if built.sample_names is None
+                      else [str(n) for n in built.sample_names])
+    dataset.attrs = _provenance(fmt, source, used, built.cleaning)
+    return dataset, built.cleaning
 
 
 @dataclass
@@ -93,18 +142,24 @@ class ConvertReport:
             "contiguous, sample- and gene-major (memory-mappable)",
             f"  {len(self.class_counts)} classes: {counts}",
         ]
-        for what, names in (("constant genes", self.cleaning.constant_genes),
+        for what, names in (("samples without a label", self.cleaning.unlabelled_samples),
+                            ("constant genes", self.cleaning.constant_genes),
                             ("genes with NaN/inf", self.cleaning.nonfinite_genes),
                             ("samples with NaN/inf", self.cleaning.nonfinite_samples)):
             if names:
                 shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
                 out.append(f"  dropped {len(names)} {what}: {shown}")
+        if self.cleaning.small_classes:
+            small = ", ".join(f"{name} ({n})" for name, n in self.cleaning.small_classes)
+            out.append(f"  dropped the samples of classes below --min-class-size: {small}")
+        out.extend(f"  {note}" for note in self.cleaning.notes)
         out.append(f"  sha256 {self.sha256}")
         return out
 
 
 def convert_file(input, output, *, overwrite=False, **options):
-    """Convert ``input`` to the hpcswarm HDF5 file ``output`` (the ``convert`` command).
+    """Convert ``input`` to the hpcswarm HDF5 file ``output`` (the ``convert`` command),
+    streamed: memory stays one block of rows whatever the matrix's size.
 
     Parameters
     ----------
@@ -114,7 +169,7 @@ def convert_file(input, output, *, overwrite=False, **options):
     overwrite : bool
         Replace an existing ``output``.
     **options
-        Passed to :func:`read_dataset`.
+        Options of :func:`read_dataset`.
 
     Returns
     -------
@@ -124,9 +179,19 @@ def convert_file(input, output, *, overwrite=False, **options):
     check_output(output, overwrite=overwrite)
     if output.exists() and output.resolve() == input.resolve():
         raise DataError(f"{output}: is the input file itself")
-    dataset, cleaning = read_dataset(input, **options)
-    write_dataset(dataset, output, overwrite=overwrite)
-    return ConvertReport(input=input, output=output, format=dataset.attrs["format"],
-                         n_samples=dataset.n_samples, n_genes=dataset.n_genes,
-                         dtype=str(dataset.X.dtype), class_counts=dataset.class_counts(),
-                         cleaning=cleaning, sha256=file_sha256(output))
+    defaults = {"format": None, "label": None, "labels": None, "genes_as_rows": False,
+                "sep": None, "x_var": "X", "y_var": "Y", "layer": None, "sample_column": None}
+    options = _options(**{**defaults, **options})
+    fmt, source, used = _open_source(input, options)
+    with atomic_hdf5(output, overwrite=overwrite) as f:
+        built = build(source, input, FileDestination(f, output.parent), **_build_options(options))
+        write_labels_and_names(f, _provenance(fmt, source, used, built.cleaning), built.y,
+                               built.class_names, [str(n) for n in built.gene_names],
+                               None if built.sample_names is None
+                               else [str(n) for n in built.sample_names])
+    counts = np.bincount(built.y, minlength=len(built.class_names)).tolist()
+    return ConvertReport(input=input, output=output, format=fmt, n_samples=built.y.size,
+                         n_genes=len(built.gene_names), dtype=options["dtype"],
+                         class_counts=list(zip(built.class_names, counts)),
+                         cleaning=built.cleaning, sha256=file_sha256(output))
+

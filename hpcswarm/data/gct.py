@@ -14,6 +14,7 @@ CLS (whitespace separated)::
     label_1 ... label_n          (class names, or 0-based indices into the names line)
 
 The CLS file is ``--labels FILE``, by default the GCT path with the extension ``.cls``.
+Either file may be gzip-compressed.
 """
 
 from pathlib import Path
@@ -76,14 +77,26 @@ def read_cls(path, n_samples):
     return np.array(tokens, dtype=object), names
 
 
-def read_gct(path, *, labels=None):
+def default_cls(path):
+    """The CLS file beside a GCT file: its name with ``.cls`` for ``.gct`` (``.gz`` removed),
+    or that name with ``.gz`` when only the compressed one exists."""
+    path = Path(path)
+    plain = path.with_suffix("") if path.suffix.lower() == ".gz" else path
+    cls = plain.with_suffix(".cls")
+    compressed = cls.with_name(cls.name + ".gz")
+    return compressed if not cls.is_file() and compressed.is_file() else cls
+
+
+def read_gct(path, *, labels=None, labels_elsewhere=False):
     """Read a GCT 1.2 file and its CLS labels.
 
     Parameters
     ----------
     path : Path
     labels : str or Path or None
-        CLS file; default ``path`` with extension ``.cls``.
+        CLS file; default :func:`default_cls`.
+    labels_elsewhere : bool
+        The labels come from a phenotype table: no CLS file is read.
 
     Returns
     -------
@@ -111,7 +124,10 @@ def read_gct(path, *, labels=None):
     gene_names = [fields[0].strip() for _, fields in rows]
     cells = [fields[2:] for _, fields in rows]
     X = parse_float_cells(cells, path, lambda i, j: f"line {rows[i][0]}, sample {sample_names[j]!r}").T
-    cls = Path(labels) if labels is not None else Path(path).with_suffix(".cls")
+    if labels_elsewhere:
+        return RawTable(X=X, labels=np.full(n_samples, None, dtype=object), gene_names=gene_names,
+                        sample_names=sample_names, sources=[("source", path)])
+    cls = Path(labels) if labels is not None else default_cls(path)
     if labels is None and not cls.is_file():
         raise DataError(f"{path}: no class labels: {cls} does not exist (give --labels FILE.cls)")
     y, class_order = read_cls(cls, n_samples)

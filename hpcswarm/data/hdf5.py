@@ -12,6 +12,9 @@ Layout (every object carries ``encoding-type`` and ``encoding-version``, as annd
     /gene_names       (n_genes,) UTF-8 strings
     /sample_names     (n_samples,) UTF-8 strings, only when the source named its samples
 
+Both matrices are written by blocks of rows (:class:`MatrixTarget`), so that a conversion
+streams a file of any size into them with bounded memory.
+
 ``X`` and ``X_genes`` are contiguous and uncompressed so that every MPI rank maps the same
 page-cache pages (numpy memmap at the dataset's file offset) instead of reading a private copy.
 ``X_genes`` is what the fitness engine reads: a gene's values are one contiguous row, so a
@@ -24,6 +27,8 @@ version, so it converts them again by itself).
 """
 
 import json
+import os
+import shutil
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +38,7 @@ import numpy as np
 
 from hpcswarm.atomic import atomic_path
 from hpcswarm.data.dataset import Dataset
+from hpcswarm.data.table import BLOCK_CELLS
 from hpcswarm.encoding import check_tag, decode_value, read_tag, tag
 from hpcswarm.errors import DataError
 
@@ -43,8 +49,6 @@ _STRINGS = ("string-array", "0.2.0")
 _STR = h5py.string_dtype("utf-8")
 FINITE_ATTRIBUTE = "values-finite"
 """Root attribute: True when every value of ``X`` was found finite as the file was written."""
-_WRITE_BLOCK = 1024
-"""Genes transposed into ``X_genes`` per write (bounds the temporary memory of a write)."""
 
 
 def _attr_value(value):
@@ -69,34 +73,128 @@ def write_dataset(dataset, output, *, overwrite=False):
         ``output`` exists (without ``overwrite``) or its folder is missing or not writable. A
         failure leaves no partial file behind.
     """
+    X = np.asarray(dataset.X)
     with atomic_hdf5(output, overwrite=overwrite) as f:
-        tag(f, (ENCODING_TYPE, ENCODING_VERSION))
-        for key, value in dataset.attrs.items():
-            f.attrs[key] = _attr_value(value)
-        tag(f.create_dataset("X", data=np.ascontiguousarray(dataset.X)), _ARRAY)
-        f.attrs[FINITE_ATTRIBUTE] = _write_gene_major(f, dataset.X)
-        tag(f.create_dataset("y", data=np.asarray(dataset.y, dtype=np.int64)), _ARRAY)
-        for key in ("class_names", "gene_names", "sample_names"):
-            names = getattr(dataset, key)
-            if names is not None:
-                strings = np.array(names, dtype=object)
-                tag(f.create_dataset(key, data=strings, dtype=_STR), _STRINGS)
+        target = MatrixTarget(f, X.shape[0], X.shape[1], X.dtype, genes_rows=False)
+        step = max(1, BLOCK_CELLS // max(1, X.shape[1]))
+        for start in range(0, X.shape[0], step):
+            target.put(start, X[start:start + step])
+        write_labels_and_names(f, dataset.attrs, dataset.y, dataset.class_names,
+                               dataset.gene_names, dataset.sample_names)
 
 
-def _write_gene_major(f, X):
-    """``X_genes`` = ``X.T``, contiguous, written a block of genes at a time (no whole copy).
+def write_labels_and_names(f, attrs, y, class_names, gene_names, sample_names):
+    """Everything of the layout but the matrices: provenance attributes, ``/y`` and names."""
+    tag(f, (ENCODING_TYPE, ENCODING_VERSION))
+    for key, value in attrs.items():
+        f.attrs[key] = _attr_value(value)
+    tag(f.create_dataset("y", data=np.asarray(y, dtype=np.int64)), _ARRAY)
+    for key, names in (("class_names", class_names), ("gene_names", gene_names),
+                       ("sample_names", sample_names)):
+        if names is not None:
+            strings = np.array(names, dtype=object)
+            tag(f.create_dataset(key, data=strings, dtype=_STR), _STRINGS)
 
-    Returns whether every value is finite (checked on the blocks as they are written).
-    """
-    X = np.asarray(X)
-    dset = f.create_dataset("X_genes", shape=X.shape[::-1], dtype=X.dtype)
-    finite = True
-    for start in range(0, X.shape[1], _WRITE_BLOCK):
-        block = X[:, start:start + _WRITE_BLOCK].T
-        finite = finite and bool(np.isfinite(block).all())
-        dset[start:start + _WRITE_BLOCK] = block
+
+def _allocated(f, name, shape, dtype):
+    """A contiguous dataset whose storage is allocated now and never filled, so that its
+    file offset is known and blocks can be written there directly."""
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
+    dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
+    dset = f.create_dataset(name, shape=shape, dtype=dtype, dcpl=dcpl)
     tag(dset, _ARRAY)
-    return finite
+    return dset
+
+
+class MatrixTarget:
+    """``/X`` and ``/X_genes`` of an open new file, filled by blocks of rows.
+
+    A block of sample rows is one contiguous stretch of ``/X`` and one column block of
+    ``/X_genes`` (and the reverse for gene rows); the file's ``values-finite`` records
+    whether every block was finite. Both are written with ``pwrite`` at the
+    datasets' file offsets: the contiguous one in one call, the other as one short write per
+    row. Through h5py, a column block of a contiguous dataset costs a read-modify-write of
+    HDF5's 64 KiB sieve buffer per row; memory-mapping it instead would count every touched
+    page in the converter's resident memory.
+
+    Parameters
+    ----------
+    f : h5py.File
+        The new file, open for writing.
+    n_samples, n_genes : int
+    dtype : numpy dtype
+        float64 or float32 (native byte order); blocks are cast to it.
+    genes_rows : bool
+        Blocks hold genes as rows (else samples).
+    """
+
+    def __init__(self, f, n_samples, n_genes, dtype, genes_rows):
+        self.file = f
+        f.attrs[FINITE_ATTRIBUTE] = True  # until a block says otherwise
+        self.path = f.filename
+        self.dtype = np.dtype(dtype).newbyteorder("=")
+        X = _allocated(f, "X", (n_samples, n_genes), self.dtype)
+        X_genes = _allocated(f, "X_genes", (n_genes, n_samples), self.dtype)
+        major, minor = (X_genes, X) if genes_rows else (X, X_genes)
+        self.major_offset, self.minor_offset = major.id.get_offset(), minor.id.get_offset()
+        self.major_row = major.shape[1] * self.dtype.itemsize
+        self.minor_row = minor.shape[1] * self.dtype.itemsize
+
+    @staticmethod
+    def _write(fd, data, offset):
+        view = memoryview(data).cast("B")
+        while view:
+            written = os.pwrite(fd, view, offset)
+            view, offset = view[written:], offset + written
+
+    def put(self, start, block):
+        """Rows ``start ..`` (genes or samples, as constructed) of both matrices."""
+        block = np.ascontiguousarray(block, dtype=self.dtype)
+        if not np.isfinite(block).all():
+            self.file.attrs[FINITE_ATTRIBUTE] = False
+        columns = np.ascontiguousarray(block.T)
+        try:
+            fd = os.open(self.path, os.O_WRONLY)
+        except OSError as exc:
+            raise DataError(f"{self.path}: cannot write ({exc.strerror})") from None
+        try:
+            self._write(fd, block, self.major_offset + start * self.major_row)
+            offset = self.minor_offset + start * self.dtype.itemsize
+            for i, row in enumerate(columns):
+                self._write(fd, row, offset + i * self.minor_row)
+        except OSError as exc:
+            raise DataError(f"{self.path}: cannot write ({exc.strerror})") from None
+        finally:
+            os.close(fd)
+
+
+class FileDestination:
+    """A conversion streamed into an open new HDF5 file ``f``; scratch copies beside it."""
+
+    def __init__(self, f, folder):
+        self.f = f
+        self.folder = Path(folder)
+
+    def check_room(self, path, n_samples, n_genes, itemsize, staged):
+        """Refuse a matrix whose file (twice the matrix) and scratch copy would not fit on the
+        output's file system."""
+        need = n_samples * n_genes * (2 * itemsize + (8 if staged else 0))
+        free = shutil.disk_usage(self.folder).free
+        if need > free:
+            raise DataError(f"{path}: {n_samples} samples x {n_genes} genes need "
+                            f"{need / 1e9:.3g} GB in {str(self.folder)!r}, which has "
+                            f"{free / 1e9:.3g} GB free")
+
+    def stage(self, n_cols):
+        """A scratch copy in a hidden file of the output's folder."""
+        from hpcswarm.data.build import file_stage
+
+        return file_stage(self.folder, n_cols)
+
+    def target(self, n_samples, n_genes, dtype, genes_rows):
+        """The file's ``/X`` and ``/X_genes``."""
+        return MatrixTarget(self.f, n_samples, n_genes, dtype, genes_rows)
 
 
 @contextmanager

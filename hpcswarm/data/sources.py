@@ -19,11 +19,11 @@ import numpy as np
 
 from hpcswarm import __version__
 from hpcswarm.comm import as_comm
-from hpcswarm.data.convert import read_dataset
+from hpcswarm.data.convert import convert_file, read_dataset
 from hpcswarm.data.dataset import Dataset, file_sha256
 from hpcswarm.data.examples import example_path
 from hpcswarm.data.formats import HDF5_EXTENSIONS
-from hpcswarm.data.hdf5 import ENCODING_VERSION, open_dataset, write_dataset
+from hpcswarm.data.hdf5 import ENCODING_VERSION, open_dataset
 from hpcswarm.data.textio import check_readable
 from hpcswarm.errors import DataError, ParameterError
 
@@ -136,9 +136,8 @@ def convert_into_cache(source, cache, options):
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DataError(f"{cache}: cannot create the dataset cache ({exc.strerror})") from None
-    dataset, _ = read_dataset(source, **options)
     try:
-        write_dataset(dataset, target)
+        convert_file(source, target, **options)  # streamed: bounded memory
     except DataError:
         if not target.is_file():  # another job converted the same file meanwhile: fine
             raise

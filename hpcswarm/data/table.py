@@ -1,4 +1,5 @@
-"""What a format reader hands over: a raw matrix with labels and names, not yet checked."""
+"""What a format reader hands over, not yet checked: a matrix in memory (:class:`RawTable`)
+or read block by block (:class:`MatrixSource`), with labels and names."""
 
 from dataclasses import dataclass, field
 
@@ -34,6 +35,65 @@ class RawTable:
     sample_names: list = None
     class_order: list = None
     sources: list = field(default_factory=list)
+
+    def source(self):
+        """The same table as a :class:`MatrixSource` (rows are samples)."""
+        X = np.asarray(self.X, dtype=np.float64)
+        step = max(1, BLOCK_CELLS // max(1, X.shape[-1])) if X.ndim else 1
+        return MatrixSource(
+            shape=X.shape, rows_are_genes=False, labels=self.labels,
+            blocks=lambda: (X[start:start + step] for start in range(0, X.shape[0], step)),
+            row_names=self.sample_names, col_names=self.gene_names,
+            class_order=self.class_order, sources=self.sources)
+
+
+BLOCK_CELLS = 1 << 22
+"""Values per block a reader parses or a writer copies at a time (32 MiB of float64): bounds
+the memory of a conversion independently of the matrix's size."""
+
+
+@dataclass(eq=False)
+class MatrixSource:
+    """A matrix read block by block, with its labels and names, before validation.
+
+    Parameters
+    ----------
+    shape : (int, int)
+        Rows and columns as stored in the file.
+    rows_are_genes : bool
+        Each row of the file is a gene (GCT, series matrix, genes-as-rows tables) rather than
+        a sample.
+    labels : ndarray of shape (n_labels,)
+        One label per sample, in sample order; ``None``, an empty string or NaN marks a sample
+        without a label.
+    blocks : callable
+        ``blocks()`` iterates over consecutive blocks of rows, float64 arrays of shape
+        ``(rows in block, shape[1])``, covering every row once; may be called only once.
+    row_names, col_names : list of str or None
+        Names of the rows and columns (genes or samples as ``rows_are_genes`` says).
+    class_order : list of str or None
+        Declared order of the classes.
+    sources : list of (role, path)
+        Files read, for provenance.
+    provenance : dict
+        Further attributes to keep (e.g. a GEO series accession and platform).
+    notes : list of str
+        Lines for the conversion summary (e.g. phenotype rows that matched no sample).
+    label_origin : str
+        Where the labels come from, for the message about samples without one.
+    """
+
+    shape: tuple
+    rows_are_genes: bool
+    labels: np.ndarray
+    blocks: object
+    row_names: list = None
+    col_names: list = None
+    class_order: list = None
+    sources: list = field(default_factory=list)
+    provenance: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    label_origin: str = ""
 
 
 def parse_float_cells(cells, path, locate):

@@ -1,4 +1,5 @@
-"""Checks that turn a :class:`~hpcswarm.data.table.RawTable` into a :class:`Dataset`.
+"""Rules shared by the checks of :mod:`hpcswarm.data.build`: option values, label coding,
+unique names, and the record of what a conversion removed.
 
 Every problem of the data becomes a :class:`~hpcswarm.errors.DataError` naming the file and
 saying what is wrong and where (a bad option value, a :class:`~hpcswarm.errors.ParameterError`);
@@ -9,7 +10,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hpcswarm.data.dataset import Dataset
 from hpcswarm.errors import DataError, ParameterError
 
 DTYPES = ("float64", "float32")
@@ -18,11 +18,16 @@ NAN_POLICIES = ("error", "drop-genes", "drop-samples")
 
 @dataclass
 class Cleaning:
-    """What :func:`build_dataset` removed, for the conversion report."""
+    """What :func:`hpcswarm.data.build.build` removed, for the conversion report."""
 
     constant_genes: list = field(default_factory=list)
     nonfinite_genes: list = field(default_factory=list)
     nonfinite_samples: list = field(default_factory=list)
+    unlabelled_samples: list = field(default_factory=list)
+    small_classes: list = field(default_factory=list)
+    """``(class, samples)`` of the classes dropped by ``min_class_size``."""
+    notes: list = field(default_factory=list)
+    """Further lines for the summary (e.g. phenotype rows that matched no sample)."""
 
 
 def check_choice(name, value, allowed):
@@ -79,49 +84,8 @@ def encode_labels(labels, class_order=None):
     return np.array([code[t] for t in text], dtype=np.int64), names
 
 
-def _describe_sample(table, i):
-    if table.sample_names is not None:
-        return f"sample {table.sample_names[i]!r} (row {i + 1})"
-    return f"sample {i + 1}"
-
-
-def _describe_gene(table, j):
-    return f"gene {table.gene_names[j]!r} (column {j + 1})"
-
-
-def _check_finite(table, path, nan_policy, cleaning):
-    bad = ~np.isfinite(table.X)
-    n_bad = int(bad.sum())
-    if n_bad == 0:
-        return
-    if nan_policy == "error":
-        i, j = (int(v) for v in np.argwhere(bad)[0])
-        raise DataError(
-            f"{path}: {n_bad} NaN or infinite value{'s' if n_bad > 1 else ''} "
-            f"in {int(bad.any(axis=1).sum())} sample(s) and {int(bad.any(axis=0).sum())} gene(s); "
-            f"the first is {table.X[i, j]} at {_describe_sample(table, i)}, {_describe_gene(table, j)} "
-            f"(--nan drop-genes or --nan drop-samples removes them)"
-        )
-    if nan_policy == "drop-genes":
-        keep = ~bad.any(axis=0)
-        cleaning.nonfinite_genes = [n for n, k in zip(table.gene_names, keep) if not k]
-        table.X = table.X[:, keep]
-        table.gene_names = [n for n, k in zip(table.gene_names, keep) if k]
-    else:
-        keep = ~bad.any(axis=1)
-        cleaning.nonfinite_samples = [
-            table.sample_names[i] if table.sample_names is not None else str(i + 1)
-            for i in np.flatnonzero(~keep)
-        ]
-        table.X = table.X[keep]
-        table.labels = np.asarray(table.labels)[keep]
-        if table.sample_names is not None:
-            table.sample_names = [n for n, k in zip(table.sample_names, keep) if k]
-    if table.X.size == 0:
-        raise DataError(f"{path}: no values left after --nan {nan_policy}")
-
-
-def _check_unique(names, what, path):
+def check_unique(names, what, path):
+    """Raise :class:`DataError` at the first repeated name of ``names``."""
     seen = set()
     duplicates = []
     for name in names:
@@ -135,78 +99,3 @@ def _check_unique(names, what, path):
         )
 
 
-def _drop_constant(table, cleaning):
-    X = table.X
-    keep = (X.max(axis=0) != X.min(axis=0)) if X.shape[0] else np.ones(X.shape[1], bool)
-    if keep.all():
-        return
-    cleaning.constant_genes = [n for n, k in zip(table.gene_names, keep) if not k]
-    table.X = X[:, keep]
-    table.gene_names = [n for n, k in zip(table.gene_names, keep) if k]
-
-
-def build_dataset(table, path, *, dtype="float64", drop_constant=False, transpose=False, nan="error"):
-    """Check a raw table and turn it into a :class:`Dataset` held in memory.
-
-    Parameters
-    ----------
-    table : RawTable
-        What the reader found; modified in place.
-    path : str or Path
-        The input file, named in every error message.
-    dtype : {"float64", "float32"}
-        Storage type of ``X``.
-    drop_constant : bool
-        Remove genes whose value is the same in every sample (reported in the cleaning).
-    transpose : bool
-        The file holds genes as rows where samples were expected (or the reverse): swap them.
-    nan : {"error", "drop-genes", "drop-samples"}
-        What to do about NaN or infinite values.
-
-    Returns
-    -------
-    dataset : Dataset
-        With ``path=None`` and ``attrs`` still empty.
-    cleaning : Cleaning
-        Genes and samples removed.
-    """
-    check_choice("dtype", dtype, DTYPES)
-    check_choice("nan", nan, NAN_POLICIES)
-    cleaning = Cleaning()
-    X = np.asarray(table.X, dtype=np.float64)
-    if X.ndim != 2:
-        raise DataError(f"{path}: the expression matrix has {X.ndim} dimension(s), expected 2")
-    if transpose:
-        X = X.T
-        table.gene_names, table.sample_names = table.sample_names, table.gene_names
-    table.X = X
-    if table.gene_names is None:
-        table.gene_names = [f"g{j + 1}" for j in range(X.shape[1])]
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise DataError(f"{path}: the matrix is empty ({X.shape[0]} samples x {X.shape[1]} genes)")
-    labels = np.asarray(table.labels).ravel()
-    if labels.size != X.shape[0]:
-        hint = "; try --transpose" if labels.size == X.shape[1] else ""
-        raise DataError(f"{path}: {labels.size} labels for {X.shape[0]} samples "
-                        f"(the label count must match the sample count{hint})")
-    table.labels = labels
-    _check_unique(table.gene_names, "gene", path)
-    _check_finite(table, path, nan, cleaning)
-    y, class_names = encode_labels(table.labels, table.class_order)
-    if len(class_names) < 2:
-        raise DataError(
-            f"{path}: a single class ({class_names[0]!r}, {y.size} samples); "
-            "selecting genes needs at least two classes"
-        )
-    if drop_constant:
-        _drop_constant(table, cleaning)
-        if table.X.shape[1] == 0:
-            raise DataError(f"{path}: every gene is constant")
-    dataset = Dataset(
-        X=np.ascontiguousarray(table.X, dtype=np.dtype(dtype)),
-        y=y,
-        class_names=class_names,
-        gene_names=[str(n) for n in table.gene_names],
-        sample_names=None if table.sample_names is None else [str(n) for n in table.sample_names],
-    )
-    return dataset, cleaning
