@@ -16,6 +16,7 @@ Only the environment is read here; the world size and the library's name come fr
 """
 
 import os
+import signal
 
 from hpcswarm.errors import LaunchError
 
@@ -87,4 +88,8 @@ def refuse_split_world(environ=None):
         return
     world_size, library = world_size_and_library()
     if world_size == 1:
+        # Every task refuses at once; srun --kill-on-bad-exit sends SIGTERM to the others as
+        # soon as the first exits, which would turn their refusal (status 2) into a death by
+        # the signal (143) while MPI finalises. The process is about to exit 2 anyway.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise LaunchError(split_world_message(*launch, library))
