@@ -9,6 +9,7 @@ from hpcswarm.fitness import evaluator as evaluator_module
 from hpcswarm.fitness import flip_kernel
 from hpcswarm.fitness.objectives import OBJECTIVES
 from hpcswarm.fitness.score import Score
+from engine_probes import counting_decide
 
 
 def datasets():
@@ -19,19 +20,6 @@ def datasets():
     # large common offset: cancellation and drift are both large
     offset = 1e7 + rng.integers(0, 3, size=(45, 120)) + rng.normal(scale=1e-4, size=(45, 120))
     yield "offset", offset, np.arange(45) % 3
-
-
-def counting_decide(evaluator):
-    """Count the tries decided one by one (the bound did not settle them)."""
-    calls = []
-    decide = evaluator._decide
-
-    def wrapped(*args):
-        calls.append(1)
-        return decide(*args)
-
-    evaluator._decide = wrapped
-    return calls
 
 
 PATHS = ["numpy"] + (["compiled"] if flip_kernel.AVAILABLE else [])

@@ -6,6 +6,7 @@ import pytest
 from hpcswarm.fitness import KnnEvaluator, SubsetFitness, make_objective
 from hpcswarm.fitness import single_flips
 from hpcswarm.fitness.single_flips import BLOCK_BYTES, CANDIDATE_BYTES, block_size
+from engine_probes import counting_decide
 
 
 def datasets():
@@ -16,19 +17,6 @@ def datasets():
     # large common offset: cancellation and drift are both large
     offset = 1e7 + rng.integers(0, 3, size=(45, 120)) + rng.normal(scale=1e-4, size=(45, 120))
     yield "offset", offset, rng.integers(0, 3, size=45)
-
-
-def counting_decide(evaluator):
-    """Count the candidates decided one by one (the bound did not settle them)."""
-    calls = []
-    decide = evaluator._decide
-
-    def wrapped(*args):
-        calls.append(1)
-        return decide(*args)
-
-    evaluator._decide = wrapped
-    return calls
 
 
 @pytest.mark.parametrize("name, X, y", list(datasets()), ids=["normal", "integers", "offset"])
