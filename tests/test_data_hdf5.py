@@ -204,3 +204,20 @@ def test_two_processes_share_the_mapped_pages(tmp_path):
     assert float(total) == 2 * n_rows * n_cols
     assert int(file_kb) > 0.9 * 2 * n_rows * n_cols * 8 / 1024  # both matrices file-backed ...
     assert int(anon_kb) < 0.1 * n_rows * n_cols * 8 / 1024  # ... not a private copy
+
+
+def test_the_file_records_whether_its_values_are_finite(tmp_path):
+    from hpcswarm.fitness import GeneMajor
+
+    finite, holed = small_dataset(), small_dataset()
+    holed.X[2, 3] = np.nan
+    for name, dataset, expected in (("finite.h5", finite, True), ("nan.h5", holed, False)):
+        write_dataset(dataset, tmp_path / name)
+        opened = open_dataset(tmp_path / name)
+        assert opened.values_finite is expected
+        assert "values-finite" not in opened.attrs
+    # a file that says so is not read again; one that does not is checked block by block
+    opened = open_dataset(tmp_path / "nan.h5")
+    with pytest.raises(ValueError, match="NaN"):
+        GeneMajor(opened.X_genes, finite=opened.values_finite)
+    assert GeneMajor(opened.X_genes, finite=True).n_genes == 5

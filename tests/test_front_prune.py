@@ -50,7 +50,7 @@ def test_front_is_the_non_dominated_set_of_every_evaluated_subset(algorithm, mon
     result = run_search(X, y, algorithm, CASES[algorithm], seed=3)
     params = result.params
     evaluator = KnnEvaluator(X, y, k=params["k"], cv=params["cv"],
-                             seed=np.random.SeedSequence(3), archive_size=0)
+                             seed=np.random.SeedSequence(3))
     objective = make_objective(params["objective"], params["alpha"])
     front = result.front
     assert front, "a search that evaluated subsets has a front"
@@ -134,7 +134,7 @@ def test_pruning_never_lowers_the_inner_accuracy(seed):
     X, y = small_data(seed=seed, n_samples=40, n_genes=50)
     rng = np.random.default_rng(seed)
     for cv in ("loo", 5):
-        evaluator = KnnEvaluator(X, y, k=1 + 2 * (seed % 2), cv=cv, seed=seed, archive_size=0)
+        evaluator = KnnEvaluator(X, y, k=1 + 2 * (seed % 2), cv=cv, seed=seed)
         for _ in range(3):
             mask = rng.random(50) < rng.uniform(0.1, 0.9)
             before = evaluator.score(mask)
@@ -155,7 +155,7 @@ def test_pruning_removes_the_lowest_gene_among_equal_removals():
     # four identical genes: removing any keeps the accuracy; the lowest index goes first
     X = np.repeat(np.array([[0.0], [0.1], [5.0], [5.1]]), 4, axis=1)
     y = np.array([0, 0, 1, 1])
-    evaluator = KnnEvaluator(X, y, k=1, cv="loo", archive_size=0)
+    evaluator = KnnEvaluator(X, y, k=1, cv="loo")
     pruned = prune(evaluator, np.ones(4, dtype=bool))
     assert pruned.removed.tolist() == [0, 1, 2] and np.flatnonzero(pruned.mask).tolist() == [3]
 

@@ -40,6 +40,10 @@ class Dataset:
         The hpcswarm HDF5 file the matrix comes from; None for a dataset converted in memory.
     memory_mapped : bool
         Whether ``X`` and ``X_genes`` are memory maps of ``path``.
+    values_finite : bool
+        Whether every value of ``X`` is known to be finite: the file recorded it as it was
+        written (``values-finite``, :mod:`hpcswarm.data.hdf5`), so readers need not check
+        again. False means unknown.
 
     Attributes
     ----------
@@ -58,6 +62,7 @@ class Dataset:
     attrs: dict = field(default_factory=dict)
     path: Path = None
     memory_mapped: bool = False
+    values_finite: bool = False
 
     @property
     def n_samples(self):
