@@ -41,9 +41,9 @@ class Dataset:
     memory_mapped : bool
         Whether ``X`` and ``X_genes`` are memory maps of ``path``.
     values_finite : bool
-        Whether every value of ``X`` is known to be finite: the file recorded it as it was
-        written (``values-finite``, :mod:`hpcswarm.data.hdf5`), so readers need not check
-        again. False means unknown.
+        Whether every value of ``X`` is known to be finite (:func:`hpcswarm.data.open_dataset`
+        checks every file it opens), so that the fitness engine need not check again. False
+        means unknown.
 
     Attributes
     ----------

@@ -4,7 +4,8 @@ Layout (every object carries ``encoding-type`` and ``encoding-version``, as annd
 
     /                 encoding-type "hpcswarm-dataset", provenance attributes, and
                       values-finite (bool): whether every value of X is finite, checked
-                      as X_genes is written, so that readers need not check it again
+                      as X_genes is written (open_dataset checks again all the same:
+                      another tool may have changed the values in place)
     /X                (n_samples, n_genes) float64 or float32, contiguous, uncompressed
     /X_genes          (n_genes, n_samples) the same values gene-major (X.T), same type and layout
     /y                (n_samples,) int64 class codes
@@ -360,7 +361,6 @@ def open_dataset(path):
         sample_names = _strings(f, "sample_names", path, dset.shape[0])
         attrs = {k: decode_value(v) for k, v in f.attrs.items()
                  if k not in ("encoding-type", "encoding-version", FINITE_ATTRIBUTE)}
-        values_finite = decode_value(f.attrs.get(FINITE_ATTRIBUTE, False)) is True
         if "options" in attrs:
             attrs["options"] = _json_or_text(attrs["options"])
         X = _mapped_or_read(dset, path)
@@ -385,6 +385,6 @@ def open_dataset(path):
                   file=sys.stderr, flush=True)
     dataset = Dataset(X=X, y=y, class_names=class_names, gene_names=gene_names,
                       sample_names=sample_names, attrs=attrs, path=path,
-                      memory_mapped=not in_memory, values_finite=values_finite)
+                      memory_mapped=not in_memory, values_finite=True)  # checked above
     dataset.X_genes = X_genes
     return dataset
