@@ -218,7 +218,8 @@ def test_any_number_of_ranks_gives_the_serial_run(name):
     X, y = three_groups(seed=7, n_noise=9)
     params = {"cv": 3, "k": 3}
     alone = run_search(X, y, name, params, seed=2)
-    together = run_search(X, y, name, params, seed=2, comm=world())
+    with world() as comm:
+        together = run_search(X, y, name, params, seed=2, comm=comm)
     assert np.array_equal(alone.mask, together.mask) and alone.fitness == together.fitness
     drop = {"seconds"}
     assert [{k: v for k, v in row.items() if k not in drop} for row in alone.history] == \
