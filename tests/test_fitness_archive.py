@@ -17,11 +17,13 @@ def data():
 def test_hits_and_misses_are_counted_exactly(data):
     _, _, masks = data
     archive = Archive(100)
-    for i, mask in enumerate(masks):
-        assert archive.get(mask_key(mask)) is None
-        archive.put(mask_key(mask), Score(i, 30))
+    keys = [mask_key(mask) for mask in masks]
+    assert [bytes(row) for row in mask_keys(masks)] == keys  # one packing, the same keys
+    for i, key in enumerate(keys):
+        assert archive.get(key) is None
+        archive.put(key, Score(i, 30))
     assert (archive.hits, archive.misses) == (0, 6)
-    assert [archive.get(key) for key in mask_keys(masks[::-1])] == [
+    assert [archive.get(mask_key(mask.copy())) for mask in masks[::-1]] == [
         Score(i, 30) for i in range(5, -1, -1)]
     assert (archive.hits, archive.misses, len(archive)) == (6, 6, 6)
 
@@ -29,7 +31,7 @@ def test_hits_and_misses_are_counted_exactly(data):
 def test_bounded_archive_evicts_least_recently_used(data):
     _, _, masks = data
     archive = Archive(2)
-    keys = mask_keys(masks[:3])
+    keys = [mask_key(mask) for mask in masks[:3]]
     archive.put(keys[0], Score(0, 30))
     archive.put(keys[1], Score(1, 30))
     assert archive.get(keys[0]) == Score(0, 30)  # masks[0] becomes the most recent
