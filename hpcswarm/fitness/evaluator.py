@@ -18,7 +18,7 @@ the same on every rank (:class:`hpcswarm.swarm.core.SearchAlgorithm`).
 import numpy as np
 
 from hpcswarm.fitness.distances import (exact_sq_distances, flip_rows, flip_terms,
-                                        gram_bound_factor, gram_rows, gram_sq_distances)
+                                        gram_bound_factor, gram_sq_distances)
 from hpcswarm.fitness.flip_kernel import (AVAILABLE as COMPILED_AVAILABLE, FlipScratch,
                                           flip_scores_1nn, single_precision_safe)
 from hpcswarm.fitness.folds import fold_ids, folds_from_ids, ids_from_folds
@@ -151,7 +151,8 @@ class KnnEvaluator:
         self._fold = fold
         self.classes, codes = np.unique(y, return_inverse=True)
         self.shard = _check_shard(shard)
-        self._rows = HeldOutRows(fold, codes.reshape(-1), self.k, self.classes.size, self.shard)
+        self._rows = HeldOutRows(fold, codes.reshape(-1), self.k, self.classes.size, self.shard,
+                                 compiled=self.use_compiled)
         self._sum = _own_sum if sum_counts is None else sum_counts
         self._scratch = FlipScratch()
         self._compiled_flips = None
@@ -195,37 +196,45 @@ class KnnEvaluator:
     def _full(self, mask, keep=False, decide=True):
         """This shard's correct count over the genes of ``mask`` (one product per row block).
 
-        With ``keep`` the distances are written into a new state, returned second.
+        With ``keep`` the distances are written into a new state, returned second. When one
+        block holds every sample (the papers' sizes, unsharded leave-one-out or n-fold), its
+        product is the whole Gram matrix (a BLAS ``syrk``) and the squared norms are its
+        diagonal, as :func:`~hpcswarm.fitness.distances.gram_sq_distances` takes them;
+        otherwise they are summed over the genes first.
         """
         rows = self._rows
         genes = np.flatnonzero(mask)
         values = self._data.take(genes)
-        sq = np.einsum("gi,gi->i", values, values)
+        blocks = rows.blocks()
+        dist2 = np.empty((rows.rows.size if keep else min(rows.block, rows.rows.size),
+                          self.n_samples))
+        whole = len(blocks) == 1 and rows.rows.size == self.n_samples
+        if whole:
+            np.matmul(values.T, values, out=dist2)
+            sq = dist2.diagonal().copy()
+        else:
+            sq = np.einsum("gi,gi->i", values, values)
         slack = gram_bound_factor(genes.size) * sq
         exact = self._exact(mask)
-        state = None
-        if keep:
-            state = DistanceState(mask.copy(), np.empty((rows.rows.size, self.n_samples)), sq,
-                                  0.5 * slack, int(genes.size))
-        else:
-            scratch = np.empty((min(rows.block, rows.rows.size), self.n_samples))
         correct = 0
-        for start, stop in rows.blocks():
-            out = state.dist2[start:stop] if keep else scratch[:stop - start]
-            gram_rows(values, sq, rows.columns(start, stop), out)
-            rows.exclude(out, start, stop)
-            if decide:
-                correct += rows.correct(out, start, stop, slack, exact)
+        for start, stop in blocks:
+            out = dist2[start:stop] if keep else dist2[:stop - start]
+            if not whole:
+                np.matmul(values[:, rows.columns(start, stop)].T, values, out=out)
+            correct += rows.gram_block(out, start, stop, sq, slack, exact, decide)
+        state = (DistanceState(mask.copy(), dist2, sq, 0.5 * slack, int(genes.size)) if keep
+                 else None)
         return correct, state
 
-    def _flip(self, state, genes, apply=False, decide=True):
+    def _flip(self, state, genes, apply=False):
         """This shard's correct count of ``state.mask`` with ``genes`` flipped.
 
         One pass over ``state.dist2``, a block of rows at a time: the change of each block
         (one product of the F flipped genes plus two norm terms,
         :func:`~hpcswarm.fitness.distances.flip_terms`) is added to the cached block in a
-        small buffer and decided there; with ``apply`` it is added to the cached block in
-        place instead and ``state`` moves to the flipped subset.
+        small buffer and decided there (:meth:`HeldOutRows.updated_block`); with ``apply``
+        it is added to the cached block in place instead, nothing is decided (0 is
+        returned) and ``state`` moves to the flipped subset.
         """
         rows = self._rows
         leaving = state.mask[genes]
@@ -245,11 +254,9 @@ class KnnEvaluator:
             if apply:
                 cached = state.dist2[start:stop]
                 cached += block
-                block = cached
             else:
-                block += state.dist2[start:stop]
-            if decide:
-                correct += rows.correct(block, start, stop, slack, exact)
+                correct += rows.updated_block(block, state.dist2[start:stop], start, stop,
+                                              slack, exact)
         if apply:
             state.mask, state.sq, state.drift, state.n_selected = mask, sq, drift, n_selected
         return correct
@@ -511,7 +518,7 @@ class KnnEvaluator:
         place (the same sums as ``score_flip``'s, so the same bits), whichever way the flip
         was scored.
         """
-        self._flip(state, self._check_genes(genes), apply=True, decide=False)
+        self._flip(state, self._check_genes(genes), apply=True)
 
 
 def score_split(X_train, y_train, X_test, y_test, mask, k):

@@ -7,6 +7,11 @@ from a cached state), its own fold's columns set to ``inf``, and its k nearest n
 decided, all while the block is in cache; nothing of size n_rows x n_samples is made beside
 a cached state, and a cached state is read once per evaluation.
 
+With k = 1 a block is finished and decided by one compiled scan per row
+(:mod:`hpcswarm.fitness.row_kernel`: the distances, the own fold, the nearest column and
+the near set while the row is in cache); the numpy path (:meth:`HeldOutRows.correct`) is the
+reference, and decides the rows that scan leaves open.
+
 The rows can also be one contiguous share of all held-out rows (a *sample shard*): an
 evaluation split over S shards decides n_rows / S rows on each, reads the same columns,
 and the shards' correct counts add up to the whole evaluation's (Tran et al. 2016 count
@@ -18,6 +23,8 @@ import numpy as np
 from hpcswarm.comm import block_range
 from hpcswarm.fitness.folds import NOT_HELD_OUT
 from hpcswarm.fitness.knn import knn_predict
+from hpcswarm.fitness.row_kernel import AVAILABLE as COMPILED_AVAILABLE
+from hpcswarm.fitness.row_kernel import gram_rows_1nn, updated_rows_1nn
 
 ROW_BLOCK_BYTES = 8 * 2**20
 """Bytes of one block of distances (8 MiB: 104 rows at 10,000 samples). Each block's product
@@ -48,6 +55,10 @@ class HeldOutRows:
     shard : (int, int), default (0, 1)
         ``(index, count)``: this evaluator decides the ``index``-th of ``count`` contiguous
         shares of the held-out rows (:func:`hpcswarm.comm.block_range`).
+    compiled : bool, default True
+        Decide blocks of 1-NN rows by the compiled one-pass scan
+        (:mod:`hpcswarm.fitness.row_kernel`) when numba is there; False keeps the numpy
+        path (the reference, equal in every case). Ignored for k > 1.
 
     Attributes
     ----------
@@ -57,9 +68,11 @@ class HeldOutRows:
         Held-out rows over all shards (the ``total`` of a Score).
     block : int
         Rows per block, the same on every shard (sized for the largest shard's columns).
+    compiled : bool
+        Whether the blocks are decided by the compiled scan.
     """
 
-    def __init__(self, fold, codes, k, n_classes, shard=(0, 1)):
+    def __init__(self, fold, codes, k, n_classes, shard=(0, 1), compiled=True):
         index, count = shard
         held = np.flatnonzero(fold != NOT_HELD_OUT)
         start, stop = block_range(held.size, count, index)
@@ -74,6 +87,7 @@ class HeldOutRows:
         self.k, self.n_classes = k, n_classes
         self.n_samples = fold.size
         self.block = row_block_size(self.n_samples)
+        self.compiled = bool(compiled and COMPILED_AVAILABLE and k == 1)
         sizes = np.bincount(fold[held])
         # leave-one-out: each row's only excluded column is itself
         self._singletons = bool(sizes.max() == 1)
@@ -126,3 +140,40 @@ class HeldOutRows:
         predicted = knn_predict(dist2, slack[rows], slack, self.codes, self.k, self.n_classes,
                                 lambda row, columns: exact(rows[row], columns))
         return int(np.count_nonzero(predicted == self.row_codes[start:stop]))
+
+    def gram_block(self, out, start, stop, sq, slack, exact, decide=True):
+        """The rows ``start:stop`` from their Gram product, and their correct count.
+
+        ``out`` holds the product of the rows' values by every sample's over the selected
+        genes; it is made the rows' squared distances in place (the Gram form of
+        :func:`~hpcswarm.fitness.distances.gram_rows`, ``inf`` on each row's own fold) and,
+        with ``decide``, the rows are decided as :meth:`correct` decides them (else 0 is
+        returned). ``sq``: the squared norms of every sample; ``slack``, ``exact`` as for
+        :meth:`correct`.
+        """
+        if self.compiled:
+            unsettled = np.zeros(stop - start, dtype=np.bool_)
+            correct = gram_rows_1nn(out, self.rows[start:stop], sq, self.fold, self.codes,
+                                    slack, slack.max(), decide, unsettled)
+            return correct + self._refined(out, start, unsettled, slack, exact)
+        out *= -2.0
+        out += sq[None, :]
+        out += sq[self.columns(start, stop), None]
+        self.exclude(out, start, stop)
+        return self.correct(out, start, stop, slack, exact) if decide else 0
+
+    def updated_block(self, block, cached, start, stop, slack, exact):
+        """The correct count of the rows ``start:stop`` from their cached distances plus
+        their change (``block``, which becomes the sum) as :meth:`correct` decides them."""
+        if self.compiled:
+            unsettled = np.zeros(stop - start, dtype=np.bool_)
+            correct = updated_rows_1nn(block, cached, self.rows[start:stop], self.codes, slack,
+                                       slack.max(), unsettled)
+            return correct + self._refined(block, start, unsettled, slack, exact)
+        block += cached
+        return self.correct(block, start, stop, slack, exact)
+
+    def _refined(self, block, start, unsettled, slack, exact):
+        """The correct count of the rows the compiled scan left open, decided exactly."""
+        return sum(self.correct(block[r:r + 1], start + r, start + r + 1, slack, exact)
+                   for r in np.flatnonzero(unsettled))
