@@ -403,12 +403,18 @@ class SearchAlgorithm(abc.ABC):
         return self.blocks.counts(indices)
 
     # ------------------------------------------------------------------ evaluation
-    def evaluate(self, indices):
+    def evaluate(self, indices, needed=None):
         """Fitness of the current subsets of particles ``indices`` (the one evaluation seam).
 
         ``indices`` is sorted and the same on every rank. Without archive this is local:
         each rank calls ``fitness.many`` once on the masks of the particles it owns (the
-        blocks hold equal numbers of particles). With the archive on:
+        blocks hold equal numbers of particles); with ``needed``, only on the non-empty
+        ones for which ``needed(particles, sizes)`` (ndarray of bool) is true: the others
+        get the fitness NaN, are observed so (see :meth:`observe_flips`) and count as
+        evaluations all the same. ``needed`` must be true for every subset whose fitness
+        could matter to the method, the best subset ever seen or the front. With the
+        archive on (whose entries and hits depend on every subset's value) ``needed`` is
+        not used:
 
         1. the 16-byte key and the size of every subset are allgathered (24 bytes each) and
            every rank walks them in particle-index order: a key in the archive, or met
@@ -429,8 +435,12 @@ class SearchAlgorithm(abc.ABC):
         masks = s.mask[mine]
         s.size[mine] = np.count_nonzero(masks, axis=1)
         if self.archive.maxsize == 0:
-            if mine.size:
-                s.fitness[mine] = np.asarray(self.fitness.many(masks), dtype=float)
+            todo = np.ones(mine.size, dtype=bool)
+            if needed is not None:
+                todo = (s.size[mine] == 0) | needed(mine, s.size[mine])
+            s.fitness[mine] = np.nan
+            if todo.any():
+                s.fitness[mine[todo]] = np.asarray(self.fitness.many(masks[todo]), dtype=float)
             self.observe_many(masks, s.fitness[mine], computed=s.size[mine] > 0)
             return
         counts = self.counts_per_rank(indices)
