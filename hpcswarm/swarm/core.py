@@ -34,7 +34,9 @@ size) scalars, with rows of ``n_genes`` values travelling only when they must:
   the non-empty subsets of the swarm that were computed (archive misses when the archive is
   on; every evaluated particle when it is off) plus every non-empty local-search try. It is
   then the same with any number of ranks (the engine's own counter, whose within-batch
-  de-duplication sees only one rank's particles, is not).
+  de-duplication sees only one rank's particles, is not). A subset that could not matter,
+  decided without its distances (the ``needed`` rule of :meth:`SearchAlgorithm.evaluate`,
+  :func:`hpcswarm.swarm.pso.local_search`), counts as the evaluation the method makes.
 
 With these rules the history (every key but ``seconds``), the selected subset and its
 fitness are bit-identical for any number of ranks, 1 included; ``extra["comm"]`` holds the
