@@ -276,3 +276,12 @@ def test_tracker_offered_a_batch_keeps_what_it_keeps_row_by_row():
         for start in range(0, 200, 37):
             batch.add_many(masks[start:start + 37], values[start:start + 37])
         assert one.entries() == batch.entries()
+
+
+def test_run_offers_every_refinement():
+    from hpcswarm import cli
+    from hpcswarm.refine import REFINEMENTS
+
+    run = cli.build_parser()._subparsers._group_actions[0].choices["run"]
+    (refine,) = [action for action in run._actions if action.dest == "refine"]
+    assert tuple(refine.choices) == REFINEMENTS
