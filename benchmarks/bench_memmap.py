@@ -143,7 +143,12 @@ def main(argv=None):
     parser.add_argument("--dir", default=None,
                         help="folder for the temporary file (default: the system's temp folder)")
     args = parser.parse_args(argv)
-    comm = world()
+    with world() as comm:
+        return measure_all(args, comm)
+
+
+def measure_all(args, comm):
+    """Build the matrix, measure every rank's memory growth, print the table on rank 0."""
     folder = tempfile.mkdtemp(prefix="hpcswarm-bench-", dir=args.dir) if comm.rank == 0 else None
     try:
         path = comm.bcast(make_file(folder, args.samples, args.genes) if comm.rank == 0 else None)

@@ -229,13 +229,18 @@ def main(argv=None):
                         help="timings per configuration, the fastest kept (default 2; the "
                         "machine may be shared)")
     args = parser.parse_args(argv)
-    comm = world()
+    with world() as comm, comm.split(comm.rank, 0) as solo:
+        return measure_all(args, comm, solo)
+
+
+def measure_all(args, comm, solo):
+    """Every matrix and method on one rank (``solo``) and on two (``comm``); prints the rows,
+    the models and one JSON object on rank 0."""
     if comm.size != 2:
         raise SystemExit("run me under mpiexec -n 2")
     threads = pin_threads(1)
     global WORK
     WORK = WorkCounter()
-    solo = comm.split(comm.rank, 0)
     folder = Path(tempfile.mkdtemp(prefix="bench-scaling-")) if comm.rank == 0 else None
     folder = Path(comm.bcast(str(folder) if folder else None))
     measured, lines = {}, []

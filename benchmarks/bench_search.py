@@ -52,9 +52,8 @@ def one_try_at_a_time(fitness, mask, value, n_tries, n_flip, rng, observe=None):
         candidate_value = fitness.flip(state, genes)
         candidate_size = size + int((~current[genes]).sum()) - int(current[genes].sum())
         if observe is not None:
-            candidate = current.copy()
-            candidate[genes] = ~candidate[genes]
-            observe(candidate[None, :], np.array([candidate_value]))
+            observe(current, genes[None, :], np.array([candidate_value]),
+                    np.array([candidate_size]))
         if better(candidate_value, candidate_size, value, size):
             fitness.apply_flip(state, genes)
             current[genes] = ~current[genes]

@@ -275,14 +275,49 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         Unknown key, ill-typed or out-of-range value, missing required key, unknown algorithm
         or algorithm parameter; the message names the key and ``source``.
     """
-    from hpcswarm.methods import algorithm_class, algorithm_params
-
     base = Path(base) if base is not None else Path.cwd()
     from_set = {_set_key(item, document) for item in overrides}
 
     def where_of(key):
         return _where(key, source, key in from_set)
 
+    def path_of(key, value):
+        return _resolve_path(value, Path.cwd() if key in from_set else base)
+
+    _check_tables(document, where_of)
+    values = _fixed_values(document, source, where_of)
+    algorithm = values["algorithm"]
+    params = _method_params(document, algorithm, values["max_genes"], source, where_of)
+    convert = _check_convert(document.get("convert", {}), where_of)
+    if "labels" in convert:
+        convert["labels"] = path_of("convert.labels", convert["labels"])
+    try:
+        preprocess = tuple(parse_steps(document.get("preprocess")))
+    except ParameterError as exc:
+        raise ParameterError(f"{source}: {exc}") from None
+    stem = Path(source).stem if source != "<job>" else "job"
+    output = _hdf5_path(values, "output", Path.cwd() / f"{stem}.h5", where_of)
+    checkpoint = _hdf5_path(values, "checkpoint",
+                            output.with_name(f"{output.stem}.checkpoint.h5"), where_of)
+    if checkpoint == output:
+        raise ParameterError(f"{where_of('checkpoint')} must differ from the output")
+    cache = default_cache() if values["cache"] is None else Path(path_of("cache", values["cache"]))
+    return Job(
+        source=source, text=text, overrides=tuple(overrides),
+        name=values["name"] or algorithm, description=values["description"],
+        data=path_of("data", values["data"]),
+        algorithm=algorithm, params=params, protocol=values["protocol"],
+        folds=values["folds"], runs=values["runs"], seed=values["seed"], output=output,
+        cache=cache, group_size=values["layout.group_size"], convert=convert,
+        first_run=values["first_run"], refine=values["refine"],
+        max_genes=values["max_genes"], checkpoint=checkpoint,
+        checkpoint_every=values["checkpoint_every"],
+        checkpoint_seconds=values["checkpoint_seconds"], preprocess=preprocess,
+    )
+
+
+def _check_tables(document, where_of):
+    """Refuse unknown top-level keys and tables, and tables given as plain values."""
     for key, value in document.items():
         if isinstance(value, dict):
             if key not in _TABLES:
@@ -294,11 +329,14 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
     for name in _TABLES:
         if name in document and not isinstance(document[name], dict):
             raise ParameterError(f"{where_of(name)} must be a table [{name}]")
-    layout = document.get("layout", {})
-    for leaf in layout:
+    for leaf in document.get("layout", {}):
         if f"layout.{leaf}" not in _BY_NAME:
             raise ParameterError(f"{where_of('layout.' + leaf)} is unknown; [layout] keys: "
                                  "group_size")
+
+
+def _fixed_values(document, source, where_of):
+    """Every :data:`SCHEMA` key's checked value (its default when absent)."""
     values = {}
     for key in SCHEMA:
         table, _, leaf = key.name.rpartition(".")
@@ -309,12 +347,18 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
             raise ParameterError(f"{source}: the required key '{key.name}' is missing")
         else:
             values[key.name] = key.default
-    algorithm = values["algorithm"]
+    return values
+
+
+def _method_params(document, algorithm, max_genes, source, where_of):
+    """The algorithm's complete, checked parameters from ``[fitness]`` and ``[params]``."""
+    from hpcswarm.methods import algorithm_class, algorithm_params
+
     try:
         cls = algorithm_class(algorithm)
     except ParameterError as exc:
         raise ParameterError(f"{where_of('algorithm')}: {exc}") from None
-    if values["max_genes"] and not cls.supports_max_genes:
+    if max_genes and not cls.supports_max_genes:
         raise ParameterError(f"{where_of('max_genes')}: the size cap applies to the swarm "
                              f"methods, not to {algorithm}")
     params = {}
@@ -333,52 +377,24 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
                                  f"{algorithm}; allowed: {', '.join(sorted(allowed))}")
         params[leaf] = value
     try:
-        resolved = algorithm_params(algorithm, params)
+        return algorithm_params(algorithm, params)
     except ParameterError as exc:
         culprit = next((k for k in params if f"'{k}'" in str(exc)), None)
         table = "fitness" if culprit in FITNESS_KEYS else "params"
         prefix = where_of(f"{table}.{culprit}") if culprit else f"{source}"
         raise ParameterError(f"{prefix}: {exc}") from None
-    convert = _check_convert(document.get("convert", {}), where_of)
-    try:
-        preprocess = tuple(parse_steps(document.get("preprocess")))
-    except ParameterError as exc:
-        raise ParameterError(f"{source}: {exc}") from None
 
-    def path_of(key, value):
-        return _resolve_path(value, Path.cwd() if key in from_set else base)
 
-    data = path_of("data", values["data"])
-    if "labels" in convert:
-        convert["labels"] = path_of("convert.labels", convert["labels"])
-    def hdf5_path(key, default):
-        """An output file of the job: relative to the current folder, ending in .h5/.hdf5."""
-        if values[key] is None:
-            return default
-        path = Path(values[key]).expanduser()
-        path = path if path.is_absolute() else Path.cwd() / path
-        if path.suffix.lower() not in HDF5_EXTENSIONS:
-            raise ParameterError(f"{where_of(key)} must end in .h5 or .hdf5, got "
-                                 f"{str(values[key])!r}")
-        return path
-
-    stem = Path(source).stem if source != "<job>" else "job"
-    output = hdf5_path("output", Path.cwd() / f"{stem}.h5")
-    checkpoint = hdf5_path("checkpoint", output.with_name(f"{output.stem}.checkpoint.h5"))
-    if checkpoint == output:
-        raise ParameterError(f"{where_of('checkpoint')} must differ from the output")
-    cache = default_cache() if values["cache"] is None else Path(path_of("cache", values["cache"]))
-    return Job(
-        source=source, text=text, overrides=tuple(overrides),
-        name=values["name"] or algorithm, description=values["description"], data=data,
-        algorithm=algorithm, params=resolved, protocol=values["protocol"],
-        folds=values["folds"], runs=values["runs"], seed=values["seed"], output=output,
-        cache=cache, group_size=values["layout.group_size"], convert=convert,
-        first_run=values["first_run"], refine=values["refine"],
-        max_genes=values["max_genes"], checkpoint=checkpoint,
-        checkpoint_every=values["checkpoint_every"],
-        checkpoint_seconds=values["checkpoint_seconds"], preprocess=preprocess,
-    )
+def _hdf5_path(values, key, default, where_of):
+    """An output file of the job: relative to the current folder, ending in .h5/.hdf5."""
+    if values[key] is None:
+        return default
+    path = Path(values[key]).expanduser()
+    path = path if path.is_absolute() else Path.cwd() / path
+    if path.suffix.lower() not in HDF5_EXTENSIONS:
+        raise ParameterError(f"{where_of(key)} must end in .h5 or .hdf5, got "
+                             f"{str(values[key])!r}")
+    return path
 
 
 def _set_key(item, document):

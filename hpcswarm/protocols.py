@@ -227,67 +227,109 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     started = time.perf_counter()
     seed = task.seed_sequence(job_seed)
     y_train = y[task.train]
-    if preprocess:
-        fitted, X_train = fit(preprocess, np.asarray(X[task.train]), y_train)
-        train = GeneMajor(np.ascontiguousarray(X_train.T))
-    else:
-        fitted, X_train = None, None
-        if X_genes is None:
-            X_genes = np.ascontiguousarray(np.asarray(X).T)
-        train = GeneMajor(X_genes, task.train)
+    train, X_train, fitted = _training_view(X, y_train, task, preprocess, X_genes)
     result = run_search(train, y_train, algorithm, params, seed=seed, comm=group,
                         progress=progress, checkpoint=checkpoint, resume=resume, refine=refine,
                         max_genes=max_genes)
-    k = params["k"]
-    all_genes = np.ones(train.n_genes, dtype=bool)
     if task.test.size:
-        y_test = y[task.test]
-        if fitted is None:
-            X_train, X_test = np.asarray(X[task.train]), np.asarray(X[task.test])
-        else:
-            X_test = fitted.transform(np.asarray(X[task.test]))
-
-        def tested(genes):
-            mask = np.zeros(train.n_genes, dtype=bool)
-            mask[genes] = True
-            return score_split(X_train, y_train, X_test, y_test, mask, k)
-
-        test = score_split(X_train, y_train, X_test, y_test, result.mask, k)
-        baseline = score_split(X_train, y_train, X_test, y_test, all_genes, k)
-        pca = pca_knn_split(X_train, y_train, X_test, y_test, k)
+        held_out = HeldOut(X, y, task, X_train, fitted, params["k"])
+        scores = held_out.scores(result.mask)
     else:
-        test = Score(result.extra["score"]["correct"], result.extra["score"]["total"])
-        baseline = make_scorer(train, y_train, k=k, cv=params["cv"], seed=seed).score(all_genes)
-        rows = np.asarray(X[task.train]) if X_train is None else X_train
-        pca = pca_knn_cv(rows, y_train, k, cv=params["cv"], seed=seed)
+        held_out = None
+        scores = _inner_scores(X, y_train, task, train, X_train, result, params, seed)
+    return _task_record(task, result, scores, held_out, fitted, time.perf_counter() - started)
 
-        def tested(genes):
-            return None
 
-    def original(genes):  # indices of the dataset's genes (preprocessing may drop some)
-        genes = np.asarray(genes, dtype=np.int64)
-        return genes if fitted is None else fitted.genes[genes]
+def _training_view(X, y_train, task, preprocess, X_genes):
+    """What the search reads of ``task.train``: ``(GeneMajor, sample-major rows or None,
+    fitted preprocessing or None)``; without preprocessing, the rows of ``X_genes``."""
+    if preprocess:
+        fitted, X_train = fit(preprocess, np.asarray(X[task.train]), y_train)
+        return GeneMajor(np.ascontiguousarray(X_train.T)), X_train, fitted
+    if X_genes is None:
+        X_genes = np.ascontiguousarray(np.asarray(X).T)
+    return GeneMajor(X_genes, task.train), None, None
 
-    front = []
-    for point in result.front:
-        counts = tested(point["genes"])
-        front.append({"genes": original(point["genes"]),
-                      "fitness": float(point["fitness"]), "train_correct": point["correct"],
-                      "train_total": point["total"],
-                      "test_correct": -1 if counts is None else int(counts.correct),
-                      "test_total": -1 if counts is None else int(counts.total)})
-    refined = result.refined
-    if refined is not None:
-        counts = tested(refined.genes) or Score(refined.correct, refined.total)
-        refined = {"method": refined.method, "genes": original(refined.genes),
-                   "removed": original(refined.removed), "train_correct": refined.correct,
-                   "train_total": refined.total, "test_correct": int(counts.correct),
-                   "test_total": int(counts.total)}
+
+class HeldOut:
+    """A task's held-out test: k-NN trained on ``task.train``, tested on ``task.test``
+    (both transformed by the fitted preprocessing, if any)."""
+
+    def __init__(self, X, y, task, X_train, fitted, k):
+        if fitted is None:
+            X_train, self.X_test = np.asarray(X[task.train]), np.asarray(X[task.test])
+        else:
+            self.X_test = fitted.transform(np.asarray(X[task.test]))
+        self.X_train, self.y_train, self.y_test, self.k = X_train, y[task.train], y[task.test], k
+
+    def score(self, genes):
+        """Test counts of the subset ``genes`` (indices of the training view's genes)."""
+        mask = np.zeros(self.X_train.shape[1], dtype=bool)
+        mask[genes] = True
+        return self.score_mask(mask)
+
+    def score_mask(self, mask):
+        """Test counts of the subset ``mask``."""
+        return score_split(self.X_train, self.y_train, self.X_test, self.y_test, mask, self.k)
+
+    def scores(self, mask):
+        """``(test, all genes, PCA)`` scores: the selected subset ``mask`` and the two
+        baselines (Gu et al. 2018)."""
+        all_genes = np.ones(self.X_train.shape[1], dtype=bool)
+        return (self.score_mask(mask), self.score_mask(all_genes),
+                pca_knn_split(self.X_train, self.y_train, self.X_test, self.y_test, self.k))
+
+
+def _inner_scores(X, y_train, task, train, X_train, result, params, seed):
+    """The biased protocol's ``(test, all genes, PCA)`` scores: inner cross-validation on
+    the task's own folds (no held-out rows)."""
+    k, cv = params["k"], params["cv"]
+    test = Score(result.extra["score"]["correct"], result.extra["score"]["total"])
+    all_genes = np.ones(train.n_genes, dtype=bool)
+    baseline = make_scorer(train, y_train, k=k, cv=cv, seed=seed).score(all_genes)
+    rows = np.asarray(X[task.train]) if X_train is None else X_train
+    return test, baseline, pca_knn_cv(rows, y_train, k, cv=cv, seed=seed)
+
+
+def _original(fitted, genes):
+    """Indices in the dataset of the training view's ``genes`` (preprocessing may drop some)."""
+    genes = np.asarray(genes, dtype=np.int64)
+    return genes if fitted is None else fitted.genes[genes]
+
+
+def _front_records(front, held_out, fitted):
+    """The search's Pareto front, each point with its test counts (-1 without a test)."""
+    records = []
+    for point in front:
+        counts = None if held_out is None else held_out.score(point["genes"])
+        records.append({"genes": _original(fitted, point["genes"]),
+                        "fitness": float(point["fitness"]), "train_correct": point["correct"],
+                        "train_total": point["total"],
+                        "test_correct": -1 if counts is None else int(counts.correct),
+                        "test_total": -1 if counts is None else int(counts.total)})
+    return records
+
+
+def _refined_record(refined, held_out, fitted):
+    """The refined subset with its inner and test counts (its inner counts when biased)."""
+    if refined is None:
+        return None
+    counts = (Score(refined.correct, refined.total) if held_out is None
+              else held_out.score(refined.genes))
+    return {"method": refined.method, "genes": _original(fitted, refined.genes),
+            "removed": _original(fitted, refined.removed), "train_correct": refined.correct,
+            "train_total": refined.total, "test_correct": int(counts.correct),
+            "test_total": int(counts.total)}
+
+
+def _task_record(task, result, scores, held_out, fitted, seconds):
+    """The plain-valued result of a task (see :func:`run_task`)."""
+    test, baseline, pca = scores
     last = result.history[-1]
     extra = {} if fitted is None else {"preprocessing": fitted.record()}
     return {
         "run": task.run, "fold": task.fold, "spawn_key": list(task.spawn_key),
-        "genes": original(result.genes),
+        "genes": _original(fitted, result.genes),
         "train_fitness": float(result.fitness),
         "train_correct": int(result.extra["score"]["correct"]),
         "train_total": int(result.extra["score"]["total"]),
@@ -296,6 +338,7 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         "pca_correct": int(pca.correct), "pca_total": int(pca.total),
         "pca_components": float(np.mean(pca.n_components)),
         "evaluations": int(last["evaluations"]), "archive_hits": int(last["archive_hits"]),
-        "seconds": time.perf_counter() - started, "history": list(result.history),
-        "extra": result.extra, "front": front, "refined": refined, **extra
+        "seconds": seconds, "history": list(result.history),
+        "extra": result.extra, "front": _front_records(result.front, held_out, fitted),
+        "refined": _refined_record(result.refined, held_out, fitted), **extra
     }

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 from hpcswarm import cli
-from hpcswarm.baselines import BASELINES
+from hpcswarm.baselines import BASELINES, greedy
 from hpcswarm.comm import world
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import KnnEvaluator
+from hpcswarm.fitness.subset import SubsetFitness
 from hpcswarm.search import make_fitness, run_search
 from hpcswarm.methods import algorithm_class, algorithm_params
 from hpcswarm.swarm import HISTORY_FIELDS
@@ -217,7 +218,8 @@ def test_any_number_of_ranks_gives_the_serial_run(name):
     X, y = three_groups(seed=7, n_noise=9)
     params = {"cv": 3, "k": 3}
     alone = run_search(X, y, name, params, seed=2)
-    together = run_search(X, y, name, params, seed=2, comm=world())
+    with world() as comm:
+        together = run_search(X, y, name, params, seed=2, comm=comm)
     assert np.array_equal(alone.mask, together.mask) and alone.fitness == together.fitness
     drop = {"seconds"}
     assert [{k: v for k, v in row.items() if k not in drop} for row in alone.history] == \
@@ -242,3 +244,39 @@ def test_a_job_file_runs_a_baseline_under_the_unbiased_protocol(tmp_path):
         assert results.attrs["protocol"] == "unbiased"
         sizes = results["tasks/subset_size"][:]
     assert sizes.shape == (3,) and (sizes >= 1).all() and (sizes < 13).all()
+
+
+# ---------------------------------------------------------------- candidates left unscored
+@pytest.mark.parametrize("name", GREEDY)
+@pytest.mark.parametrize("evaluation", ["auto", "full"])
+def test_candidates_left_unscored_change_nothing(name, evaluation, monkeypatch):
+    """Stopping a step at the first candidate with every prediction right (and skipping a
+    step no candidate can win) gives the run that scores every candidate."""
+    rng = np.random.default_rng(4)
+    y = np.arange(30) % 3
+    X = rng.normal(size=(30, 40))
+    X[:, :3] += 4.0 * y[:, None]  # several genes tell the classes apart alone
+    params = {"evaluation": evaluation, "n_ranked": 20} if name == "lfs" else {
+        "evaluation": evaluation}
+    scored = []
+    single_flips = SubsetFitness.single_flips
+
+    def counting(self, state, genes):
+        scored.append(len(genes))
+        return single_flips(self, state, genes)
+
+    monkeypatch.setattr(SubsetFitness, "single_flips", counting)
+    monkeypatch.setattr(greedy, "FIRST_CHUNK", 1)
+    pruned = run_search(X, y, name, params, seed=0)
+    pruned_scored = sum(scored)
+    scored.clear()
+    monkeypatch.setattr(greedy, "FIRST_CHUNK", 10**6)
+    monkeypatch.setattr(SubsetFitness, "highest", lambda self, sizes: np.full(len(sizes), np.inf))
+    every = run_search(X, y, name, params, seed=0)
+    assert pruned.fitness == every.fitness == 1.0
+    assert np.array_equal(pruned.mask, every.mask)
+    assert [{k: v for k, v in row.items() if k != "seconds"} for row in pruned.history] == \
+        [{k: v for k, v in row.items() if k != "seconds"} for row in every.history]
+    assert pruned.extra == every.extra
+    if evaluation == "auto" and name != "lfs":
+        assert pruned_scored < sum(scored)

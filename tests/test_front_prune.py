@@ -21,11 +21,7 @@ CASES = {
 def _observed(monkeypatch):
     """Record every (mask, fitness) a search offers to its bookkeeping."""
     seen = []
-    observe, shared = SearchAlgorithm.observe, SearchAlgorithm.observe_shared
-
-    def spy(self, mask, value, *args, **kwargs):
-        seen.append((np.array(mask, dtype=bool), float(value)))
-        return observe(self, mask, value, *args, **kwargs)
+    shared = SearchAlgorithm.observe_shared
 
     def spy_shared(self, mask, value, *args, **kwargs):
         seen.append((np.array(mask, dtype=bool), float(value)))
@@ -37,9 +33,18 @@ def _observed(monkeypatch):
         seen.extend((np.array(m, dtype=bool), float(v)) for m, v in zip(masks, values))
         return many(self, masks, values, *args, **kwargs)
 
-    monkeypatch.setattr(SearchAlgorithm, "observe", spy)
     monkeypatch.setattr(SearchAlgorithm, "observe_shared", spy_shared)
+    flips = SearchAlgorithm.observe_flips
+
+    def spy_flips(self, mask, genes, values, *args, **kwargs):
+        for row, value in zip(genes, values):
+            tried = np.array(mask, dtype=bool)
+            tried[row] = ~tried[row]
+            seen.append((tried, float(value)))
+        return flips(self, mask, genes, values, *args, **kwargs)
+
     monkeypatch.setattr(SearchAlgorithm, "observe_many", spy_many)
+    monkeypatch.setattr(SearchAlgorithm, "observe_flips", spy_flips)
     return seen
 
 

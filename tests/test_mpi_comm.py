@@ -44,26 +44,26 @@ def test_fixed_point_mean_is_exact_on_dyadic_values_and_never_overflows():
 
 @pytest.mark.mpi
 def test_buffer_collectives_across_ranks():
-    comm = world()
-    rank, size = comm.rank, comm.size
-    table = comm.allgather_array(np.array([rank, 10 * rank], dtype=np.int64))
-    assert table.tolist() == [[r, 10 * r] for r in range(size)]
-    counts = np.arange(size) % 3
-    local = np.full((counts[rank], 2), float(rank))
-    gathered = comm.allgatherv(local, counts=counts)
-    assert gathered[:, 0].tolist() == [float(r) for r in range(size) for _ in range(counts[r])]
-    root = size - 1
-    assert comm.broadcast(np.full(4, rank, dtype=np.uint8), root=root).tolist() == [root] * 4
-    # every rank sends (rank + dest) rows to each other rank, each row tagged (source, dest)
-    send_counts = np.array([0 if d == rank else rank + d for d in range(size)])
-    recv_counts = np.array([0 if s == rank else s + rank for s in range(size)])
-    send = np.array([[rank, d] for d in range(size) for _ in range(send_counts[d])],
-                    dtype=np.float64).reshape(-1, 2)
-    before = comm.bytes_sent
-    received = comm.alltoallv(send, send_counts, recv_counts)
-    expected = [[s, rank] for s in range(size) for _ in range(recv_counts[s])]
-    assert received.tolist() == expected
-    assert comm.bytes_sent - before == 16 * int(send_counts.sum())
+    with world() as comm:
+        rank, size = comm.rank, comm.size
+        table = comm.allgather_array(np.array([rank, 10 * rank], dtype=np.int64))
+        assert table.tolist() == [[r, 10 * r] for r in range(size)]
+        counts = np.arange(size) % 3
+        local = np.full((counts[rank], 2), float(rank))
+        gathered = comm.allgatherv(local, counts=counts)
+        assert gathered[:, 0].tolist() == [float(r) for r in range(size) for _ in range(counts[r])]
+        root = size - 1
+        assert comm.broadcast(np.full(4, rank, dtype=np.uint8), root=root).tolist() == [root] * 4
+        # every rank sends (rank + dest) rows to each other rank, each row tagged (source, dest)
+        send_counts = np.array([0 if d == rank else rank + d for d in range(size)])
+        recv_counts = np.array([0 if s == rank else s + rank for s in range(size)])
+        send = np.array([[rank, d] for d in range(size) for _ in range(send_counts[d])],
+                        dtype=np.float64).reshape(-1, 2)
+        before = comm.bytes_sent
+        received = comm.alltoallv(send, send_counts, recv_counts)
+        expected = [[s, rank] for s in range(size) for _ in range(recv_counts[s])]
+        assert received.tolist() == expected
+        assert comm.bytes_sent - before == 16 * int(send_counts.sum())
 
 
 def test_balanced_blocks_deal_contiguous_runs_of_equal_cost():

@@ -40,7 +40,8 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def comm():
-    return world()
+    with world() as duplicate:
+        yield duplicate
 
 
 def comparable(result):

@@ -167,23 +167,23 @@ def test_cli_quiet_silences_stderr_but_keeps_the_file(tmp_path, capsys):
 @pytest.mark.mpi
 def test_every_task_completion_reaches_rank_zero_once():
     """Also under mpiexec -n 2: the other group's records arrive by non-blocking sends."""
-    comm = world()
-    tasks = list(range(9))
-    seen = []
+    with world() as comm:
+        tasks = list(range(9))
+        seen = []
 
-    def run_task(task, group, progress):
-        time.sleep(0.01 * (task % 3))
-        progress({"iteration": 0})
-        return task * 10
+        def run_task(task, group, progress):
+            time.sleep(0.01 * (task % 3))
+            progress({"iteration": 0})
+            return task * 10
 
-    def summary(task, result, group_index):
-        return {"task": task, "result": result, "group": group_index}
+        def summary(task, result, group_index):
+            return {"task": task, "result": result, "group": group_index}
 
-    results, assignments = farm(comm, tasks, run_task, group_size=1, summary=summary,
-                                on_done=seen.append)
-    if comm.rank == 0:
-        assert sorted(r["task"] for r in seen) == tasks
-        assert all(r["result"] == 10 * r["task"] for r in seen)
-        assert {r["task"]: r["group"] for r in seen} == assignments
-    else:
-        assert seen == []
+        results, assignments = farm(comm, tasks, run_task, group_size=1, summary=summary,
+                                    on_done=seen.append)
+        if comm.rank == 0:
+            assert sorted(r["task"] for r in seen) == tasks
+            assert all(r["result"] == 10 * r["task"] for r in seen)
+            assert {r["task"]: r["group"] for r in seen} == assignments
+        else:
+            assert seen == []

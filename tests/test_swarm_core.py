@@ -11,6 +11,7 @@ from hpcswarm.atomic import write_json
 from hpcswarm.search import make_fitness, result_document, run_search
 from hpcswarm.methods import ALGORITHMS, algorithm_params
 from hpcswarm.swarm import HISTORY_FIELDS
+from hpcswarm.fitness.archive import mask_key
 from hpcswarm.swarm.core import RoundLedger, best_index, better, swarm_mean
 from hpcswarm.swarm.params import parse_assignments
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence
@@ -162,18 +163,50 @@ def test_json_document_is_valid_and_written_atomically(tmp_path):
     json.dumps(result_document(odd, 2), allow_nan=False)
 
 
+def _one_by_one(masks, values, computed, phases):
+    """The ledger of subsets added one at a time, and the first strictly best by hand."""
+    ledger, best = RoundLedger(), None
+    for mask, value, flag, phase in zip(masks, values, computed, phases):
+        ledger.add_many(mask[None, :], [value], [flag], phase)
+        if not np.isnan(value) and (best is None or better(value, mask.sum(), *best[:2])):
+            best = (value, mask.sum(), phase, mask)
+    assert np.array_equal(ledger.keys, np.array([np.frombuffer(mask_key(m), np.uint8)
+                                                 for m in masks]).reshape(-1, 16))
+    assert ledger.computed == sum(computed)
+    assert ledger.best[:3] == best[:3] and np.array_equal(ledger.best[3], best[3])
+    return ledger
+
+
 def test_a_ledger_adds_many_subsets_as_one_by_one():
     rng = np.random.default_rng(2)
     masks = rng.random((40, 30)) < 0.3
     values = rng.integers(0, 3, size=40) / 2.0  # many equal values: the size and order decide
     computed = masks.any(axis=1)
-    one, many = RoundLedger(), RoundLedger()
-    one.add(masks[0], 0.5, True, 0)
-    many.add(masks[0], 0.5, True, 0)
-    for mask, value, flag in zip(masks[1:], values[1:], computed[1:]):
-        one.add(mask, value, flag, 1)
+    phases = [0] + [1] * 39
+    one = _one_by_one(masks, values, computed, phases)
+    many = RoundLedger()
+    many.add_many(masks[:1], values[:1], computed[:1], 0)
     for start in range(1, 40, 13):
         many.add_many(masks[start:start + 13], values[start:start + 13],
                       computed[start:start + 13], 1)
-    assert one.keys == many.keys and one.computed == many.computed
+    assert np.array_equal(one.keys, many.keys) and one.computed == many.computed
+    assert one.best[:3] == many.best[:3] and np.array_equal(one.best[3], many.best[3])
+
+
+def test_a_ledger_adds_flipped_subsets_as_built_ones_and_never_keeps_an_unknown_fitness():
+    rng = np.random.default_rng(5)
+    mask = rng.random(30) < 0.3
+    flips = np.sort(np.array([rng.choice(30, 4, replace=False) for _ in range(40)]), axis=1)
+    built = np.array([mask] * 40)
+    built[np.arange(40)[:, None], flips] ^= True
+    values = rng.integers(0, 3, size=40) / 2.0
+    values[rng.random(40) < 0.5] = np.nan  # decided without their fitness
+    values[0] = np.nan
+    sizes = built.sum(axis=1)
+    one = _one_by_one(built, values, sizes > 0, [1] * 40)
+    many = RoundLedger()
+    for start in range(0, 40, 9):
+        many.add_flips(mask, flips[start:start + 9], values[start:start + 9],
+                       sizes[start:start + 9], sizes[start:start + 9] > 0, 1)
+    assert np.array_equal(one.keys, many.keys) and one.computed == many.computed
     assert one.best[:3] == many.best[:3] and np.array_equal(one.best[3], many.best[3])

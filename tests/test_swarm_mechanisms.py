@@ -110,7 +110,7 @@ def one_try_at_a_time(fitness, mask, value, n_tries, n_flip, rng):
     current = np.array(mask, dtype=bool)
     size = int(current.sum())
     state = fitness.new_state(current)
-    tried, values = [], []
+    tried, values, improved = [], [], []
     for _ in range(n_tries):
         genes = np.sort(rng.choice(current.size, n_flip, replace=False))
         candidate_value = fitness.flip(state, genes)
@@ -119,43 +119,76 @@ def one_try_at_a_time(fitness, mask, value, n_tries, n_flip, rng):
         candidate[genes] = ~candidate[genes]
         tried.append(candidate)
         values.append(candidate_value)
-        if better(candidate_value, candidate_size, value, size):
+        improved.append(better(candidate_value, candidate_size, value, size))
+        if improved[-1]:
             fitness.apply_flip(state, genes)
             current = candidate
             value, size = float(candidate_value), candidate_size
-    return current, value, tried, values
+    return current, value, tried, values, improved
 
 
 @pytest.mark.parametrize("n_flip, density", [(2, 0.5), (1, 0.1), (6, 0.9), (3, 0.03)])
-def test_local_search_equals_one_try_at_a_time_and_is_incremental_only(n_flip, density):
+@pytest.mark.parametrize("needed", [None, "all"])
+def test_local_search_equals_one_try_at_a_time_and_is_incremental_only(n_flip, density,
+                                                                        needed):
     X, y = small_data()
     fitness, _ = make_fitness(X, y, algorithm_params("pso-lsrg"), 0)
     rng = np.random.default_rng(3)
+    everything = None if needed is None else (lambda sizes, highest: np.ones(sizes.size, bool))
     for trial in range(5):
         mask = rng.random(X.shape[1]) < density
         value = fitness(mask)
         spy = Spy(fitness)
         tried, values = [], []
 
-        def observe(masks, found):
-            tried.extend(masks)
+        def observe(current, flips, found, sizes):
+            for genes, size in zip(flips, sizes):
+                tried.append(current.copy())
+                tried[-1][genes] = ~current[genes]
+                assert tried[-1].sum() == size
             values.extend(found)
 
         seed = int(rng.integers(2**32))
         search_rng, loop_rng = np.random.default_rng(seed), np.random.default_rng(seed)
         found, found_value, flipped = local_search(spy, mask, value, 30, n_flip, search_rng,
-                                                   observe=observe)
+                                                   observe=observe, needed=everything)
         assert spy.calls["flip"] == 0 and spy.calls["new_state"] == 1
-        assert spy.calls["call"] == 0 and spy.calls["many"] == 0 and spy.calls["tries"] >= 30
+        assert spy.calls["call"] == 0 and spy.calls["many"] == 0
         assert not better(value, mask.sum(), found_value, found.sum())
         assert fitness(found) == found_value
         assert np.array_equal(flipped, found != mask)
-        expected, expected_value, expected_tried, expected_values = one_try_at_a_time(
-            fitness, mask, value, 30, n_flip, loop_rng)
+        expected, expected_value, expected_tried, expected_values, improved = \
+            one_try_at_a_time(fitness, mask, value, 30, n_flip, loop_rng)
         assert np.array_equal(found, expected) and found_value == expected_value
         assert np.array_equal(np.array(tried), np.array(expected_tried))
-        assert list(values) == expected_values
+        scored = ~np.isnan(values)
+        assert np.array_equal(np.array(values)[scored], np.array(expected_values)[scored])
+        assert spy.calls["tries"] >= scored.sum()
+        # a try left unscored could not have been better: its subset was not all correct,
+        # or all correct and still not better than the current subset
+        assert not np.any(np.array(improved)[~scored])
+        if needed is not None:
+            assert scored.all() and spy.calls["tries"] >= 30
         assert search_rng.bit_generator.state == loop_rng.bit_generator.state
+
+
+def test_local_search_scores_only_the_tries_that_could_beat_the_current_subset():
+    X, y = small_data()
+    X[:, :3] += 4.0 * y[:, None]
+    fitness, _ = make_fitness(X, y, algorithm_params("pso-lsrg"), 0)
+    start = np.zeros(X.shape[1], dtype=bool)
+    start[:3] = True
+    assert fitness(start) == 1.0  # every prediction right: only smaller tries can win
+    spy = Spy(fitness)
+    seen = []
+
+    def observe(mask, flips, values, sizes):
+        seen.extend((mask.sum(), size, value) for size, value in zip(sizes, values))
+
+    local_search(spy, start, 1.0, 30, 3, np.random.default_rng(0), observe=observe)
+    assert len(seen) == 30 and 0 < spy.calls["tries"] < 30
+    for current, size, value in seen:
+        assert np.isnan(value) == (size >= current or size == 0)  # empty: the worst
 
 
 class RecordingLSRG(PSOLSRG):

@@ -11,7 +11,8 @@ from hpcswarm.taskfarm import default_group_size, farm, group_layout
 
 @pytest.fixture(scope="module")
 def world_comm():
-    return world()
+    with world() as comm:
+        yield comm
 
 
 def test_group_layout_splits_consecutive_ranks():

@@ -2,9 +2,9 @@
 
 Every method here is a :class:`~hpcswarm.swarm.core.SearchAlgorithm`, scored by the same
 fitness engine, so ``run_search``, ``hpcswarm run --algorithm sfs``, the protocols and the
-report treat it as any swarm. One round of the shared loop is one greedy step: every
-candidate one-gene change of the current subset is scored, and the best is taken if it is
-better than the current subset.
+report treat it as any swarm. One round of the shared loop is one greedy step: of every
+candidate one-gene change of the current subset the best is taken if it is better than the
+current subset.
 
 Ordering and tie rules (the swarms' ordering, :func:`hpcswarm.swarm.core.better`): a subset
 beats another if its fitness is higher, or equal with fewer genes. The candidates of a step
@@ -35,12 +35,16 @@ index. The step is taken only if that candidate beats the current subset, hence:
 * **All genes** (``"all-genes"``): the k-NN on every gene, one evaluation.
 
 Evaluation: a step over thousands of candidates is thousands of one-gene changes of the
-same subset, scored by the engine's incremental path in one batched call
+same subset, scored by the engine's incremental path in batched calls
 (``SubsetFitness.single_flips`` on a cached distance state: O(n_samples^2) each, blocks of
 candidates sharing each numpy call, :mod:`hpcswarm.fitness.single_flips`) and, for the
 first step of forward searches (the empty subset, :data:`FULL_BELOW`), by full
 evaluations. Both give the same value bit for bit (``evaluation`` selects one path, for
-benchmarks). Candidate subsets of a greedy run are all distinct (sizes change by one per
+benchmarks). Candidates that cannot change the step are not scored: all of them when even
+a candidate with every prediction right could not beat the current subset, and those
+after the first candidate (in the order of the tie rule) that has every prediction right
+(:meth:`GreedySearch.score_candidates`); the step, its path and its counts are those of
+scoring them all, and every candidate still counts as an evaluation. Candidate subsets of a greedy run are all distinct (sizes change by one per
 step), so the archive is useless here and off by default.
 
 Fitness defaults: 1-NN leave-one-out accuracy (Tran et al. 2016), overridable with ``k``,
@@ -64,6 +68,10 @@ tie-breaking and the full evaluation is the cheaper (``benchmarks/bench_greedy.p
 the costs)."""
 
 EVALUATIONS = ("auto", "incremental", "full")
+
+FIRST_CHUNK = 64
+"""Candidates of a step scored in the first call; each further call scores twice as many,
+until one reaches the highest fitness possible (:meth:`GreedySearch.score_candidates`)."""
 
 GREEDY_PARAMS = (
     Param("max_steps", "int", 0,
@@ -96,8 +104,9 @@ class AllGenes(SearchAlgorithm):
 class GreedySearch(SearchAlgorithm):
     """Hill climbing by one-gene changes: the step, stop rule and bookkeeping of every greedy method.
 
-    Subclasses set ``forward`` and may override :meth:`candidate_genes` (the genes a step may
-    flip) and :meth:`choose` (the tie rule among equal candidates).
+    Subclasses set ``forward`` and ``last_wins`` (the tie rule among equal candidates: the
+    lowest gene index wins, or the highest) and may override :meth:`candidate_genes` (the
+    genes a step may flip).
 
     ``extra`` holds ``path`` (genes added or removed, in order), ``path_fitness`` (the
     fitness after each of those steps), ``start_fitness``, ``stopped`` (why the search ended:
@@ -106,6 +115,7 @@ class GreedySearch(SearchAlgorithm):
     """
 
     forward = True
+    last_wins = False
     PARAMS = GREEDY_PARAMS
     STATE = ("mask", "size", "value", "start_fitness", "path", "path_fitness", "stopped",
              "candidates_scored")
@@ -157,18 +167,29 @@ class GreedySearch(SearchAlgorithm):
         return float(self.size)
 
     def greedy_step(self):
-        """Score every candidate change, take the best if it beats the current subset."""
+        """Score the candidate changes, take the best if it beats the current subset.
+
+        A candidate's fitness is at most ``fitness.highest`` of its size (every prediction
+        right): when that cannot beat the current subset (e.g. SFS once every prediction is
+        right), no candidate can, and the step stops without scoring them. They count as
+        evaluations all the same, as in a step that scores them.
+        """
         genes = self.candidate_genes()
         if genes.size == 0:
             self.stopped = "no candidates"
             return
-        values = self.score_candidates(genes)
         size = self.size + (1 if self.forward else -1)
+        highest = float(self.fitness.highest([size])[0])
         self.candidates_scored += int(genes.size)
         self.evaluations += int(genes.size) if size else 0  # the empty subset is not computed
+        fresh = self.fresh_candidates(genes)
+        if not better(highest, size, self.value, self.size):
+            self._new_subsets += fresh
+            self.stopped = "no improving step"
+            return
+        values = self.score_candidates(genes, highest)
         best = self.choose(values)
         gene, value = int(genes[best]), float(values[best])
-        fresh = self.fresh_candidates(genes)
         if not better(value, size, self.value, self.size):
             self._new_subsets += fresh
             self.stopped = "no improving step"
@@ -188,7 +209,11 @@ class GreedySearch(SearchAlgorithm):
         return np.flatnonzero(~self.mask if self.forward else self.mask)
 
     def choose(self, values):
-        """Index of the best candidate: highest fitness, ties to the first (lowest gene index)."""
+        """Index of the best candidate: highest fitness, ties to the first (lowest gene index)
+        or, with ``last_wins``, to the last; NaN (not scored) is never the best."""
+        values = np.where(np.isnan(values), -np.inf, values)
+        if self.last_wins:
+            return int(values.size - 1 - np.argmax(values[::-1]))
         return int(np.argmax(values))
 
     def fresh_candidates(self, genes):
@@ -196,20 +221,27 @@ class GreedySearch(SearchAlgorithm):
         change by one per step, so a greedy run never meets a subset twice)."""
         return int(genes.size)
 
-    def score_candidates(self, genes):
-        """Fitness of the current subset with each gene of ``genes`` flipped alone.
+    def score_candidates(self, genes, highest):
+        """Fitness of the current subset with each gene of ``genes`` flipped alone, or NaN
+        where it cannot matter.
 
         The one place that scores a step's candidates: one-gene flips of the cached distance
-        state, all in one batched call, or full evaluations (see :data:`FULL_BELOW`), equal
-        bit for bit. With a communicator of P ranks, ``genes`` is split in contiguous blocks
-        (:func:`~hpcswarm.comm.block_range`), each rank scores its block and the values are
-        allgathered (``8 len(genes)`` bytes in all): every rank gets the same array, so every
-        rank takes the same step and keeps the same cached state, and the run is identical
-        for any number of ranks.
+        state in batched calls, or full evaluations (see :data:`FULL_BELOW`), equal bit for
+        bit. They are scored in the order of the tie rule (increasing gene index, or
+        decreasing with ``last_wins``), in chunks of :data:`FIRST_CHUNK` candidates that
+        double, until a candidate reaches ``highest``, the highest fitness the step's size
+        allows: no later candidate can beat it, so the rest are left NaN. With a
+        communicator of P ranks, ``genes`` is split in contiguous blocks
+        (:func:`~hpcswarm.comm.block_range`), each rank scores its block in that order and the
+        values are allgathered (``8 len(genes)`` bytes in all): every rank gets the same array,
+        whose best is the serial run's, so every rank takes the same step and keeps the
+        same cached state, and the run is identical for any number of ranks.
 
         Parameters
         ----------
         genes : ndarray of int of shape (n_candidates,)
+        highest : float
+            ``fitness.highest`` of the candidates' size.
 
         Returns
         -------
@@ -217,20 +249,33 @@ class GreedySearch(SearchAlgorithm):
         """
         start, stop = block_range(genes.size, self.comm.size, self.comm.rank)
         mine = genes[start:stop]
+        order = np.arange(mine.size)[::-1] if self.last_wins else np.arange(mine.size)
+        values = np.full(mine.size, np.nan)
+        done, chunk = 0, FIRST_CHUNK
+        while done < mine.size:
+            part = order[done:done + chunk]
+            values[part] = self.score_genes(mine[part])
+            done += part.size
+            chunk *= 2
+            if np.any(values[part] >= highest):
+                break
+        return self.comm.allgatherv(values, counts=block_counts(genes.size, self.comm.size))
+
+    def score_genes(self, genes):
+        """Fitness of the current subset with each of ``genes`` flipped alone, ndarray."""
         mode = self.params["evaluation"]
         if mode == "full" or (mode == "auto" and self.size < FULL_BELOW):
             self.cache = None
-            values = np.empty(mine.size)
+            values = np.empty(genes.size)
             mask = self.mask.copy()
-            for j, gene in enumerate(mine):
+            for j, gene in enumerate(genes):
                 mask[gene] = not mask[gene]
                 values[j] = self.fitness(mask)
                 mask[gene] = not mask[gene]
-        else:
-            if self.cache is None:
-                self.cache = self.fitness.new_state(self.mask)
-            values = self.fitness.single_flips(self.cache, mine)
-        return self.comm.allgatherv(values, counts=block_counts(genes.size, self.comm.size))
+            return values
+        if self.cache is None:
+            self.cache = self.fitness.new_state(self.mask)
+        return self.fitness.single_flips(self.cache, genes)
 
     def extra(self):
         return {**super().extra(), "path": list(self.path), "path_fitness": list(self.path_fitness),
@@ -265,8 +310,7 @@ class GSBS(SBS):
 
     name = "gsbs"
 
-    def choose(self, values):
-        return int(values.size - 1 - np.argmax(values[::-1]))
+    last_wins = True
 
 
 class LFS(GreedySearch):

@@ -19,9 +19,43 @@ def mask_key(mask):
 
 
 def mask_keys(masks):
-    """:func:`mask_key` of every row of ``masks`` (n_masks, n_genes), packed in one call."""
-    packed = np.packbits(masks, axis=1)
-    return [hashlib.blake2b(row, digest_size=16).digest() for row in packed]
+    """:func:`mask_key` of every row of ``masks`` (n_masks, n_genes), as an (n_masks, 16)
+    uint8 array, packed in one call."""
+    return _digests(np.packbits(np.asarray(masks, dtype=bool), axis=1))
+
+
+def flipped_keys(mask, flips):
+    """:func:`mask_key` of ``mask`` with each row of ``flips`` flipped, as :func:`mask_keys`.
+
+    The flipped masks are never built: the packed bits of ``mask`` are XOR-ed with the bits
+    of each row's genes (distinct genes of one byte are distinct bits, so their sum is
+    their XOR).
+
+    Parameters
+    ----------
+    mask : ndarray of bool of shape (n_genes,)
+    flips : ndarray of int of shape (n_rows, n_flipped)
+        Distinct gene indices in each row.
+
+    Returns
+    -------
+    ndarray of uint8 of shape (n_rows, 16)
+    """
+    packed = np.packbits(mask)
+    flips = np.asarray(flips, dtype=np.int64)
+    n_rows, width = flips.shape[0], packed.size
+    cells = (np.arange(n_rows)[:, None] * width + (flips >> 3)).ravel()
+    bits = np.bincount(cells, weights=(128 >> (flips & 7)).ravel(), minlength=n_rows * width)
+    return _digests(packed ^ bits.astype(np.uint8).reshape(n_rows, width))
+
+
+def _digests(packed):
+    """16-byte BLAKE2b digests of the rows of a 2-D uint8 array, as an (n_rows, 16) array."""
+    width = packed.shape[1]
+    data = np.ascontiguousarray(packed).tobytes()
+    digests = b"".join([hashlib.blake2b(data[start:start + width], digest_size=16).digest()
+                        for start in range(0, len(data), width)])
+    return np.frombuffer(digests, dtype=np.uint8).reshape(-1, 16)
 
 
 class Archive:

@@ -74,6 +74,13 @@ class SubsetFitness:
         sizes = state.n_selected + flips.shape[1] - 2 * state.mask[flips].sum(axis=1)
         return self.objective.many(correct, self.scorer.total, sizes, self.n_genes)
 
+    def highest(self, sizes):
+        """The highest fitness a subset of each of ``sizes`` genes can have (every held-out
+        prediction correct), ndarray of float64: an upper bound of its fitness."""
+        sizes = np.asarray(sizes, dtype=np.int64)
+        total = self.scorer.total
+        return self.objective.many(np.full(sizes.shape, total), total, sizes, self.n_genes)
+
     def single_flips(self, state, genes):
         """Fitness of ``state.mask`` with each gene of ``genes`` flipped alone.
 

@@ -4,9 +4,10 @@ A method is a :class:`SearchAlgorithm` subclass that implements ``initialise`` (
 ``step`` (every later round); :meth:`SearchAlgorithm.run` repeats ``step`` until ``done``.
 A *round* is one evaluation of (part of) the swarm, so ``n_iterations`` counts evaluation
 rounds including the initial one: 70 rounds of 100 particles are the "7000 evaluations" of
-Tran et al. Every subset the method evaluates is offered to :meth:`SearchAlgorithm.observe`,
-which keeps the best ever seen *with the fitness it was scored with*: the returned mask is
-always one that was evaluated, and re-evaluating it gives the reported fitness.
+Tran et al. Every subset the method evaluates is offered to
+:meth:`SearchAlgorithm.observe_many`, which keeps the best ever seen *with the fitness it was
+scored with*: the returned mask is always one that was evaluated, and re-evaluating it gives
+the reported fitness.
 
 Ordering of subsets (all methods): higher fitness first, then fewer genes. This is the
 pbest/gbest updating rule of Xue, Zhang & Browne 2014 ("updating mechanism 2", the "-2" of
@@ -48,7 +49,7 @@ import numpy as np
 
 from hpcswarm.comm import as_comm
 from hpcswarm.fitness import WORST_FITNESS
-from hpcswarm.fitness.archive import Archive, mask_key, mask_keys
+from hpcswarm.fitness.archive import Archive, flipped_keys, mask_key, mask_keys
 from hpcswarm.swarm.exchange import Blocks, balanced_blocks, settle_round, ship
 from hpcswarm.swarm.front import MONOTONE_OBJECTIVES, FrontTracker
 from hpcswarm.swarm.snapshot import restore_snapshot
@@ -74,6 +75,13 @@ Every key but ``seconds`` is identical whatever the number of ranks."""
 def better(fitness_a, size_a, fitness_b, size_b):
     """Whether subset a (fitness, size) strictly beats subset b: higher fitness, then fewer genes."""
     return fitness_a > fitness_b or (fitness_a == fitness_b and size_a < size_b)
+
+
+def beats(fitness, sizes, fitness_b, size_b):
+    """:func:`better` of each subset of ``fitness`` and ``sizes`` (arrays) against subset b;
+    False where the fitness is NaN. Returns ndarray of bool."""
+    fitness = np.asarray(fitness, dtype=float)
+    return (fitness > fitness_b) | ((fitness == fitness_b) & (np.asarray(sizes) < size_b))
 
 
 def best_index(fitness, sizes):
@@ -128,6 +136,13 @@ def swarm_mean(position, n_rows=None, comm=None):
     return total.astype(float) / scale / n_rows
 
 
+def flipped(mask, genes):
+    """A copy of the bool ``mask`` with the genes ``genes`` (distinct indices) flipped."""
+    mask = np.array(mask, dtype=bool)
+    mask[genes] = ~mask[genes]
+    return mask
+
+
 class RoundLedger:
     """What one rank evaluated in the current round, before :meth:`SearchAlgorithm.settle`.
 
@@ -138,30 +153,45 @@ class RoundLedger:
     """
 
     def __init__(self):
-        self.keys = []
+        self._key_blocks = []
         self.computed = 0
         self.best = None  # (fitness, size, phase, mask)
 
-    def add(self, mask, value, computed, phase):
-        """Account for one evaluated subset of this rank."""
-        self.keys.append(mask_key(mask))
-        self.computed += int(computed)
-        self.add_best(mask, value, int(np.count_nonzero(mask)), phase)
+    @property
+    def keys(self):
+        """The keys of the subsets in the order they were added, ndarray of uint8 of shape
+        (n_subsets, 16)."""
+        if not self._key_blocks:
+            return np.zeros((0, 16), dtype=np.uint8)
+        return np.concatenate(self._key_blocks)
 
     def add_many(self, masks, values, computed, phase):
-        """Account for several evaluated subsets (rows of ``masks``), as ``add`` in row order."""
-        if len(masks) == 0:
-            return
-        self.keys.extend(mask_keys(masks))
-        self.computed += int(np.asarray(computed).sum())
-        sizes = masks.sum(axis=1)
-        first = int(np.lexsort((sizes, -np.asarray(values, dtype=float)))[0])
-        self.add_best(masks[first], values[first], int(sizes[first]), phase)
+        """Account for evaluated subsets of this rank (rows of ``masks``) in row order: their
+        fitness ``values``, whether each was ``computed`` (an evaluation), the ``phase``."""
+        masks = np.asarray(masks, dtype=bool)
+        self._tally(mask_keys(masks), values, np.count_nonzero(masks, axis=1), computed, phase,
+                    masks.__getitem__)
 
-    def add_best(self, mask, value, size, phase):
-        """Keep ``mask`` as the round's best if it strictly beats the best so far."""
+    def add_flips(self, mask, flips, values, sizes, computed, phase):
+        """Account for the subsets ``mask`` with each row of ``flips`` flipped (``sizes``
+        genes each), as ``add_many`` of those subsets, which are not built."""
+        self._tally(flipped_keys(mask, flips), values, sizes, computed, phase,
+                    lambda row: flipped(mask, flips[row]))
+
+    def _tally(self, keys, values, sizes, computed, phase, row_mask):
+        """Keys and evaluations of every row; the first best row of known (not NaN) fitness."""
+        if len(keys) == 0:
+            return
+        self._key_blocks.append(keys)
+        self.computed += int(np.asarray(computed).sum())
+        values = np.asarray(values, dtype=float)
+        known = np.flatnonzero(~np.isnan(values))
+        if known.size == 0:
+            return
+        first = int(known[np.lexsort((np.asarray(sizes)[known], -values[known]))[0]])
+        value, size = float(values[first]), int(sizes[first])
         if self.best is None or better(value, size, self.best[0], self.best[1]):
-            self.best = (float(value), size, int(phase), np.array(mask, dtype=bool))
+            self.best = (value, size, int(phase), np.array(row_mask(first), dtype=bool))
 
 
 @dataclass
@@ -234,7 +264,7 @@ class SearchAlgorithm(abc.ABC):
     -----
     Subclasses set ``name``, ``PARAMS`` and ``STATE`` and implement ``initialise`` and
     ``step``.
-    Subsets the search evaluates are recorded with :meth:`observe` (a rank's own subsets,
+    Subsets the search evaluates are recorded with :meth:`observe_many` (a rank's own subsets,
     settled collectively by :meth:`settle` once per round) or :meth:`observe_shared` (a
     subset every rank evaluated identically). With ``archive_size > 0`` the search keeps a
     replicated archive (:class:`~hpcswarm.fitness.Archive` of the swarm's subsets, updated
@@ -401,8 +431,7 @@ class SearchAlgorithm(abc.ABC):
         if self.archive.maxsize == 0:
             if mine.size:
                 s.fitness[mine] = np.asarray(self.fitness.many(masks), dtype=float)
-            for row, i in enumerate(mine):
-                self.observe(masks[row], s.fitness[i], computed=s.size[i] > 0)
+            self.observe_many(masks, s.fitness[mine], computed=s.size[mine] > 0)
             return
         counts = self.counts_per_rank(indices)
         keys, sizes = self._share_keys(masks, s.size[mine], counts)
@@ -417,8 +446,8 @@ class SearchAlgorithm(abc.ABC):
         self.archive_hits += int(np.count_nonzero((status == 1) | (status == 2)))
         s.fitness[indices] = values
         offset = int(counts[: comm.rank].sum())
-        for row, i in enumerate(mine):
-            self.observe(masks[row], s.fitness[i], computed=status[offset + row] == 0)
+        self.observe_many(masks, s.fitness[mine],
+                          computed=status[offset:offset + mine.size] == 0)
 
     def _share_keys(self, masks, sizes, counts):
         """Every rank's subset keys and sizes, in particle order (24 bytes a subset)."""
@@ -487,20 +516,39 @@ class SearchAlgorithm(abc.ABC):
             array[indices] = table[:, column].astype(array.dtype)
 
     # ------------------------------------------------------------------ bookkeeping
-    def observe(self, mask, value, computed=True, phase=0):
-        """Account for one subset this rank evaluated (settled by :meth:`settle`).
-
-        ``computed``: whether it counts as an evaluation (false for archive hits); ``phase``:
-        0 for swarm evaluations, 1 for local-search tries (which come after every swarm
-        evaluation of the round in the tie order).
-        """
-        self._ledger.add(mask, value, computed, phase)
-        self.front.add(mask, value)
-
     def observe_many(self, masks, values, computed, phase=0):
-        """:meth:`observe` for each row of ``masks`` in order (``values`` and ``computed`` per row)."""
+        """Account for subsets this rank evaluated (rows of ``masks``, in order; settled by
+        :meth:`settle`).
+
+        ``values``: their fitness; ``computed``: whether each counts as an evaluation (false
+        for archive hits and the empty subset); ``phase``: 0 for swarm evaluations, 1 for
+        local-search tries (which come after every swarm evaluation of the round in the
+        tie order).
+        """
         self._ledger.add_many(masks, values, computed, phase)
         self.front.add_many(masks, values)
+
+    def observe_flips(self, mask, flips, values, sizes, phase=1):
+        """:meth:`observe_many` of ``mask`` with each row of ``flips`` flipped, without
+        building those subsets (but the few the front keeps).
+
+        Parameters
+        ----------
+        mask : ndarray of bool of shape (n_genes,)
+        flips : ndarray of int of shape (n_rows, n_flipped)
+            Distinct gene indices in each row.
+        values : ndarray of shape (n_rows,)
+            The fitness of each flipped subset, or NaN for a local-search try decided
+            without it (:func:`hpcswarm.swarm.pso.local_search`): one that cannot beat its
+            search's current subset, which was observed earlier in the round, nor enter
+            the front. Such a try is never the round's best.
+        sizes : ndarray of int of shape (n_rows,)
+            Genes of each flipped subset; the non-empty ones count as evaluations.
+        phase : int
+        """
+        self._ledger.add_flips(mask, flips, values, sizes, np.asarray(sizes) > 0, phase)
+        for row in self.front.candidates(sizes, values):
+            self.front.add(flipped(mask, flips[row]), values[row])
 
     def observe_shared(self, mask, value, computed=True):
         """Account for a subset every rank evaluated identically (no communication)."""
@@ -526,11 +574,10 @@ class SearchAlgorithm(abc.ABC):
         """
         ledger, self._ledger = self._ledger, RoundLedger()
         settled = settle_round(self.comm, ledger, self.n_genes, self.beats_best)
-        for row in settled.keys:
-            key = row.tobytes()
-            if key not in self._seen:
-                self._seen.add(key)
-                self._new_subsets += 1
+        met = set(np.ascontiguousarray(settled.keys).view("V16").ravel().tolist())
+        met -= self._seen
+        self._seen |= met
+        self._new_subsets += len(met)
         self.evaluations += settled.computed
         if settled.best is not None:
             self.best_fitness, _, self.best_mask = settled.best

@@ -146,8 +146,9 @@ def settle_round(comm, ledger, n_genes, beats):
     ----------
     comm : Comm
     ledger : RoundLedger
-        This rank's: ``keys`` (list of 16-byte keys), ``computed`` (int) and ``best``
-        (``(fitness, size, phase, mask)`` of its first strictly best subset, or None).
+        This rank's: ``keys`` (ndarray of uint8 of shape (n_subsets, 16)), ``computed``
+        (int) and ``best`` (``(fitness, size, phase, mask)`` of its first strictly best
+        subset, or None).
     n_genes : int
     beats : callable
         ``beats(fitness, size)``: whether a subset beats the best so far (the same on every
@@ -159,12 +160,11 @@ def settle_round(comm, ledger, n_genes, beats):
         The round's best is the first in the order (fitness desc, size asc, phase, rank =
         particle order).
     """
-    best = ledger.best
+    best, local_keys = ledger.best, ledger.keys
     record = np.array([best[0] if best else WORST_FITNESS, best[1] if best else 0,
-                       best[2] if best else 0, len(ledger.keys), ledger.computed,
+                       best[2] if best else 0, len(local_keys), ledger.computed,
                        best is not None], dtype=float)
     table = comm.allgather_array(record)
-    local_keys = np.frombuffer(b"".join(ledger.keys), dtype=np.uint8).reshape(-1, 16)
     keys = comm.allgatherv(local_keys, counts=table[:, 3].astype(np.int64))
     computed = int(table[:, 4].sum())
     ranks = np.flatnonzero(table[:, 5])

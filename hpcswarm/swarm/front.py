@@ -3,8 +3,8 @@
 A wrapper search such as PSO-LSRG maximises accuracy alone (Tran et al. 2016, Eq. 3); once
 its inner accuracy reaches 100% nothing shrinks the subset, yet on the way it evaluated many
 smaller subsets that were nearly as accurate. :class:`FrontTracker` watches every subset the
-search evaluates (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.observe`) and keeps, for each
-size, the best one. It only records: the search's trajectory is the same with or without it.
+search evaluates (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.observe_many`) and keeps, for
+each size, the best one. It only records: the search's trajectory is the same with or without it.
 
 Bound: one subset per size. Under the ``accuracy`` and ``error`` objectives the fitness of a
 search is a strictly increasing function of the correct count alone (one validation scheme,
@@ -41,8 +41,9 @@ class FrontTracker:
         self.n_genes = int(n_genes)
         self.monotone = bool(monotone)
         self.best = {}  # size -> (fitness, packed mask as bytes)
-        self._sizes = np.zeros(0, dtype=np.int64)
-        self._values = np.zeros(0)
+        self._sizes = np.zeros(0, dtype=np.int64)  # the sizes held, increasing
+        self._values = np.zeros(0)  # their fitness
+        self._below = np.full(1, -np.inf)  # [i]: the best fitness of the i smallest sizes
 
     def __len__(self):
         return len(self.best)
@@ -62,17 +63,78 @@ class FrontTracker:
     def add_many(self, masks, values):
         """Offer several evaluated subsets (rows of ``masks``) and their fitness values.
 
-        The same as :meth:`add` row by row: only the rows of highest fitness among those of
-        their size in the batch can be kept, so only they are offered.
+        The same as :meth:`add` row by row: only the rows :meth:`candidates` names are
+        offered.
         """
         masks = np.asarray(masks, dtype=bool)
         values = np.asarray(values, dtype=float)
-        sizes = np.count_nonzero(masks, axis=1)
-        for size in np.unique(sizes):
-            rows = np.flatnonzero(sizes == size)
-            top = values[rows].max()
-            for row in rows[values[rows] == top]:
-                self.add(masks[row], top)
+        for row in self.candidates(np.count_nonzero(masks, axis=1), values):
+            self.add(masks[row], values[row])
+
+    def candidates(self, sizes, values):
+        """The rows of a batch that :meth:`add` row by row could keep, in row order.
+
+        A row can be kept only if it is :meth:`open`, of highest fitness among the batch's
+        rows of its size and (``monotone``) strictly above every row of fewer genes in the
+        batch: a subset so dominated is dropped by :meth:`add` whenever it comes, or removed
+        by the dominating one later, since a dominating subset is only ever replaced by one
+        that dominates as well. Offering only these rows, in order, leaves the tracker as
+        offering all of them would. Rows of NaN fitness are never candidates.
+
+        Parameters
+        ----------
+        sizes : ndarray of int of shape (n_rows,)
+            Genes of each subset.
+        values : ndarray of shape (n_rows,)
+            Their fitness.
+
+        Returns
+        -------
+        ndarray of int64
+        """
+        sizes = np.asarray(sizes, dtype=np.int64)
+        values = np.asarray(values, dtype=float)
+        open_ = self.open(sizes, values)
+        rows = np.flatnonzero(open_)
+        if rows.size <= 1:
+            return rows
+        # a row that is not open closes every row of its size at or below its value, so
+        # the rows left hold the batch's best of their sizes
+        sizes, values = sizes[rows], values[rows]
+        order = np.lexsort((-values, sizes))  # by size, the best first
+        ordered = sizes[order]
+        first = np.ones(rows.size, dtype=bool)
+        first[1:] = ordered[1:] != ordered[:-1]
+        group = np.cumsum(first) - 1
+        tops = values[order][first]
+        keep = values[order] == tops[group]
+        if self.monotone:  # strictly above every smaller size of the batch
+            below = np.maximum.accumulate(np.concatenate(([-np.inf], tops[:-1])))
+            keep &= values[order] > below[group]
+        return np.sort(rows[order[keep]])
+
+    def open(self, sizes, values):
+        """Whether subsets of ``sizes`` genes and fitness ``values`` (arrays) pass the tests
+        of :meth:`add` against what is held: non-empty, not below the subset held at their
+        size and (``monotone``) strictly above every held subset of fewer genes. A subset
+        that fails them now fails them whenever it comes: what is held only gets better.
+
+        Returns
+        -------
+        ndarray of bool
+        """
+        sizes = np.asarray(sizes, dtype=np.int64)
+        values = np.asarray(values, dtype=float)
+        place = np.searchsorted(self._sizes, sizes)  # held sizes below each row's
+        held = np.full(sizes.size, -np.inf)  # the fitness held at each row's size
+        if self._sizes.size:
+            found = np.minimum(place, self._sizes.size - 1)
+            same = self._sizes[found] == sizes
+            held[same] = self._values[found[same]]
+        open_ = (sizes > 0) & (values >= held)
+        if self.monotone:
+            open_ &= values > self._below[place]
+        return open_
 
     def _put(self, size, value, packed, held):
         # equal fitness and size: the lower gene indices win, i.e. the larger packed bytes
@@ -83,8 +145,9 @@ class FrontTracker:
         if self.monotone:
             for other in [s for s, (v, _) in self.best.items() if s > size and v <= value]:
                 del self.best[other]
-        self._sizes = np.fromiter(self.best, dtype=np.int64, count=len(self.best))
-        self._values = np.array([v for v, _ in self.best.values()])
+        self._sizes = np.array(sorted(self.best), dtype=np.int64)
+        self._values = np.array([self.best[s][0] for s in self._sizes.tolist()])
+        self._below = np.maximum.accumulate(np.concatenate(([-np.inf], self._values)))
 
     def entries(self):
         """``[(size, fitness, packed bytes), ...]`` in increasing size."""

@@ -14,6 +14,7 @@ Positions live in [0, 1]^D and a gene is selected when its position exceeds ``th
 import numpy as np
 
 from hpcswarm.fitness import WORST_FITNESS
+from hpcswarm.swarm.core import beats
 from hpcswarm.swarm.draws import sorted_choices
 from hpcswarm.swarm.exchange import balanced_blocks, ship
 from hpcswarm.swarm.initialisation import STRATEGIES, initial_position, strategy_of
@@ -27,7 +28,7 @@ FIRST_BLOCK = 8
 """Tries scored at once after an improvement; the block doubles while none improves."""
 
 
-def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None):
+def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None, needed=None):
     """Flip-based local search around one subset (Tran et al. Sec. 3.1-3.2).
 
     Each try flips ``n_flip`` distinct random genes of the current subset and is scored by
@@ -36,13 +37,20 @@ def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None):
 
     The tries' genes come from the particle's stream whatever their outcomes, so they are
     all drawn first (:func:`~hpcswarm.swarm.draws.sorted_choices`: the numbers of
-    ``np.sort(rng.choice(n_genes, n_flip, replace=False))`` one try after the other). The tries are then scored in blocks against
-    the current subset (``fitness.flips``); the first better try of a block is applied and
-    the tries after it are scored again from the new subset. Blocks start at
-    :data:`FIRST_BLOCK` tries after an improvement and double while none improves (early
-    searches improve about every 10 tries, late ones hardly ever). Only the tries up to
-    and including the improvement are observed, so the subsets tried, their values and
-    their order are those of the one-at-a-time loop.
+    ``np.sort(rng.choice(n_genes, n_flip, replace=False))`` one try after the other). The
+    tries are then scored in blocks against the current subset (``fitness.flips``); the
+    first better try of a block is applied and the tries after it are scored again from
+    the new subset. Blocks start at :data:`FIRST_BLOCK` scored tries after an improvement
+    and double while none improves (early searches improve about every 10 tries, late
+    ones hardly ever). Only the tries up to and including the improvement are observed,
+    so the subsets tried and their order are those of the one-at-a-time loop.
+
+    A try is scored only if it could matter: if its highest possible fitness
+    (``fitness.highest``, every prediction correct) beats the current subset, or if
+    ``needed`` asks for it. The others (once a subset has every prediction right, nearly
+    all tries: 2% flips of a small subset add genes) are decided without their distances:
+    they cannot be better, so the loop's path does not depend on them; they are observed
+    with the fitness NaN and, as in the loop, count as evaluations.
 
     Parameters
     ----------
@@ -55,7 +63,13 @@ def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None):
     rng : numpy.random.Generator
         The particle's stream.
     observe : callable, optional
-        ``observe(masks, values)`` for the subsets tried, rows in the order of the tries.
+        ``observe(mask, flips, values, sizes)`` for the subsets tried: ``mask`` (not to be
+        kept: it changes) with each row of ``flips`` flipped, in the order of the tries,
+        their fitness (NaN where not scored) and their sizes.
+    needed : callable, optional
+        ``needed(sizes, highest)``: whether tries of those sizes and highest possible
+        fitness must be scored even when they cannot beat the current subset (ndarray of
+        bool), e.g. because they could enter a front of subsets.
 
     Returns
     -------
@@ -70,18 +84,28 @@ def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None):
     state = fitness.new_state(current)
     start, block = 0, FIRST_BLOCK
     while start < n_tries:
-        flips = tries[start:start + block]
-        values = fitness.flips(state, flips)
-        sizes = size + n_flip - 2 * current[flips].sum(axis=1)
-        improves = np.flatnonzero((values > value) | ((values == value) & (sizes < size)))
-        kept = flips.shape[0] if improves.size == 0 else int(improves[0]) + 1
+        rest = tries[start:]
+        sizes = size + n_flip - 2 * current[rest].sum(axis=1)
+        highest = fitness.highest(sizes)
+        wanted = beats(highest, sizes, value, size)
+        if needed is not None:
+            wanted |= needed(sizes, highest)
+        scored = np.flatnonzero(wanted)[:block]
+        values = np.full(rest.shape[0], np.nan)
+        if scored.size:
+            values[scored] = fitness.flips(state, rest[scored])
+        improves = scored[beats(values[scored], sizes[scored], value, size)]
+        if improves.size:
+            kept = int(improves[0]) + 1
+        elif scored.size == block:
+            kept = int(scored[-1]) + 1
+        else:  # nothing left to score
+            kept = rest.shape[0]
         if observe is not None:
-            tried = np.repeat(current[None, :], kept, axis=0)
-            tried[np.arange(kept)[:, None], flips[:kept]] ^= True
-            observe(tried, values[:kept])
+            observe(current, rest[:kept], values[:kept], sizes[:kept])
         start += kept
         if improves.size:
-            genes = flips[kept - 1]
+            genes = rest[kept - 1]
             fitness.apply_flip(state, genes)
             current[genes] = ~current[genes]
             value, size = float(values[kept - 1]), int(sizes[kept - 1])
@@ -200,7 +224,7 @@ class PSOLSRG(PSO):
             for i in improved:
                 mask, value, flipped = local_search(
                     self.fitness, s.pbest_mask[i], s.pbest_fitness[i], p["ls_tries"], n_flip,
-                    s.rngs[i], observe=self.observe_tries,
+                    s.rngs[i], observe=self.observe_tries, needed=self.front.open,
                 )
                 self.adopt_search(i, mask, value, flipped)
             return
@@ -223,7 +247,8 @@ class PSOLSRG(PSO):
             else:
                 start, value, rng = s.pbest_mask[i], s.pbest_fitness[i], s.rngs[i]
             mask, value, flipped = local_search(self.fitness, start, value, p["ls_tries"],
-                                                n_flip, rng, observe=self.observe_tries)
+                                                n_flip, rng, observe=self.observe_tries,
+                                                needed=self.front.open)
             if i in guests:
                 returned.append(self.pack_search(i, mask, value, rng))
             else:
@@ -255,9 +280,9 @@ class PSOLSRG(PSO):
         s.pbest_fitness[i] = value
         s.pbest_size[i] = int(np.count_nonzero(mask))
 
-    def observe_tries(self, masks, values):
+    def observe_tries(self, mask, flips, values, sizes):
         """Account for local-search tries (each an evaluation unless its subset is empty)."""
-        self.observe_many(masks, values, computed=masks.any(axis=1), phase=1)
+        self.observe_flips(mask, flips, values, sizes, phase=1)
 
     def after_gbest(self):
         if self.use_reset and self.stagnation >= self.params["reset_after"]:

@@ -34,22 +34,22 @@ def comparable(result):
 
 
 def main():
-    comm = world()
-    pin_threads(1)
-    X, y = data()
+    with world() as comm:
+        pin_threads(1)
+        X, y = data()
 
-    def run_task(task, group, progress):
-        name, params, seed = task
-        result = run_search(X, y, name, params, seed=seed, comm=group, progress=progress)
-        return comparable(result) + (group.size,)
+        def run_task(task, group, progress):
+            name, params, seed = task
+            result = run_search(X, y, name, params, seed=seed, comm=group, progress=progress)
+            return comparable(result) + (group.size,)
 
-    results, assignments = farm(comm, TASKS, run_task, group_size=2)
-    if comm.rank == 0:
-        matched = [result[:3] == comparable(run_search(X, y, name, params, seed=seed))
-                   for (name, params, seed), result in zip(TASKS, results)]
-        print(json.dumps({"matched": matched, "assignments": assignments,
-                          "group_sizes": [result[3] for result in results]}), flush=True)
-    return 0
+        results, assignments = farm(comm, TASKS, run_task, group_size=2)
+        if comm.rank == 0:
+            matched = [result[:3] == comparable(run_search(X, y, name, params, seed=seed))
+                       for (name, params, seed), result in zip(TASKS, results)]
+            print(json.dumps({"matched": matched, "assignments": assignments,
+                              "group_sizes": [result[3] for result in results]}), flush=True)
+        return 0
 
 
 if __name__ == "__main__":
