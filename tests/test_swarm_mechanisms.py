@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from hpcswarm.search import make_fitness
+from hpcswarm.fitness.subset import SubsetFitness
+from hpcswarm.search import make_fitness, run_search
 from hpcswarm.methods import algorithm_params
 from hpcswarm.swarm.bpso import CBPSO
 from hpcswarm.swarm.core import better
@@ -12,7 +13,7 @@ from hpcswarm.swarm.fsipso import FSIPSO
 from hpcswarm.swarm.pso import PSOLS, PSOLSRG, PSORG, local_search
 from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
 from hpcswarm.swarm.subset_ranking import FSR
-from synthetic import small_data
+from synthetic import SMALL, small_data
 
 
 
@@ -409,3 +410,33 @@ def test_repair_size_gives_exactly_d_genes_keeping_what_it_can():
             assert not (repaired & ~mask).any()
         else:
             assert not (mask & ~repaired).any()
+
+
+@pytest.mark.parametrize("name", ["pso", "bpso", "cbpso", "pso-lsrg", "fsipso", "fsr"])
+def test_subsets_that_cannot_matter_are_not_scored_and_change_nothing(name, monkeypatch):
+    """A particle whose subset could not beat its pbest even with every prediction right
+    (nor enter the front) is not scored; the run is the one that scores every subset."""
+    X, y = small_data()
+    X[:, :3] += 4.0 * y[:, None]  # every prediction right is within reach
+    scored = []
+    many = SubsetFitness.many
+
+    def counting(self, masks):
+        scored.append(len(masks))
+        return many(self, masks)
+
+    monkeypatch.setattr(SubsetFitness, "many", counting)
+    pruned = run_search(X, y, name, SMALL[name], seed=2)
+    pruned_scored = sum(scored)
+    scored.clear()
+    monkeypatch.setattr(SubsetFitness, "highest", lambda self, sizes: np.full(len(sizes), np.inf))
+    every = run_search(X, y, name, SMALL[name], seed=2)
+    assert np.array_equal(pruned.mask, every.mask) and pruned.fitness == every.fitness
+    assert [{k: v for k, v in row.items() if k != "seconds"} for row in pruned.history] == \
+        [{k: v for k, v in row.items() if k != "seconds"} for row in every.history]
+    assert [(p["size"], p["fitness"], list(p["genes"])) for p in pruned.front] == \
+        [(p["size"], p["fitness"], list(p["genes"])) for p in every.front]
+    if name in ("fsipso", "fsr"):  # in so few rounds the combined fitness stays below the
+        assert pruned_scored <= sum(scored)  # pbests'; FSR stops a size once all are right
+    else:
+        assert pruned_scored < sum(scored)
