@@ -196,8 +196,9 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         In-fold preprocessing steps (:mod:`hpcswarm.preprocess`), fitted on ``task.train``
         only (all samples in the biased protocol) and applied to ``task.test``; the search,
         the baselines and the test score all see the transformed values.
-    refine : {"none", "prune"}
-        Refinement of the selected subset after the search (:mod:`hpcswarm.refine`).
+    refine : {"none", "prune", "prune-margin"}
+        Refinement of the selected subset after the search, on the training rows
+        (:mod:`hpcswarm.refine`).
     max_genes : int, optional
         Size cap of a swarm method (see :func:`hpcswarm.search.run_search`).
 

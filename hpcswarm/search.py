@@ -79,9 +79,10 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
     resume : dict, optional
         A snapshot of this same search (same data, algorithm, parameters and seed) to
         continue from; the result is that of the uninterrupted search.
-    refine : {"none", "prune"}, default "none"
-        A refinement of the selected subset after the search (:mod:`hpcswarm.refine`),
-        returned in ``refined``; the search itself is the same either way.
+    refine : {"none", "prune", "prune-margin"}, default "none"
+        A refinement of the selected subset after the search, on the same samples
+        (:mod:`hpcswarm.refine`), returned in ``refined``; the search itself is the same
+        either way.
     max_genes : int, optional
         Cap on the genes of every subset a swarm method evaluates, applied as a repair of
         the positions over it (see each method's ``capped_position``); None: no cap.
@@ -128,7 +129,7 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
                              "accuracy": float(score.accuracy)}
     result.front = scored_front(scorer, result.front)
     try:
-        result.refined = refine_subset(scorer, result.mask, refine)
+        result.refined = refine_subset(scorer, result.mask, refine, X, y)
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
     return result
