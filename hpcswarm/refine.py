@@ -23,15 +23,15 @@ many removals keep it, and pruning "while the accuracy does not drop" down to th
 that keeps it overfits the inner validation: the smallest subsets that still classify every
 training sample do it by a hair. The secondary criterion is the sum of the leave-one-out
 hypothesis margins of the training samples, ``e(F)`` of Gilad-Bachrach, Navot & Tishby
-(2004, ICML; :mod:`hpcswarm.fitness.margins`), whose 1-NN generalisation bound grows with
-the margin and shrinks with the number of genes. Each step removes, among the removals that
-keep the most correct predictions (as ``prune``), the one with the largest ``e``; the walk
-goes on while the inner accuracy does not drop, and the answer is the point of the walk with
-the most correct predictions, then the largest ``e``, then the fewest genes: sequential
-backward selection returning the best subset of its path (as SBS is used in the papers'
-baselines) under the lexicographic criterion (inner accuracy, margin). Only the training
-samples of the search are read. The variants compared before choosing this rule, on data
-other than the papers' benchmark sets, are listed in ``jobs/README.md``.
+(2004, ICML; :mod:`hpcswarm.fitness.margins`), whose generalisation bound for 1-NN
+tightens as the margin grows and as the number of genes falls. Each step removes, among
+the removals that keep the most correct predictions (as ``prune``), the one with the
+largest ``e``; the walk goes on while the inner accuracy does not drop, and the answer is
+the point of the walk with the most correct predictions, then the largest ``e``, then the
+fewest genes: sequential backward selection returning the best subset of its path under
+the lexicographic criterion (inner accuracy, margin). Only the training samples of the
+search are read. The variants compared before choosing this rule, on data other than the
+papers' benchmark sets, are listed in ``jobs/README.md``.
 """
 
 from dataclasses import dataclass

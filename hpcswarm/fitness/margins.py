@@ -8,9 +8,10 @@ algorithms", ICML, Sect. 2-4: the hypothesis margin of a training sample ``x`` f
 ``nearhit`` and ``nearmiss`` its nearest other sample of its own class and of another class,
 distances over the genes of the subset only. It is positive exactly when the leave-one-out
 1-NN classifies ``x`` correctly (barring ties), and its size says by how much: their
-generalisation bound for 1-NN on a feature subset improves with the margin, and their
-G-flip evaluates a subset ``F`` by ``e(F) = sum_x theta_F(x)``, neighbours found in ``F``
-itself (Eq. 4 with the linear utility). :func:`margin_sum` is that ``e(F)``;
+generalisation bound for 1-NN on a feature subset tightens as the margin grows and as the
+number of features falls, and their G-flip scores a subset ``F`` by the sum of the margins
+of the training samples, each left out of its own neighbour search, neighbours found in
+``F`` itself (with the linear utility). :func:`margin_sum` is that ``e(F)``;
 :func:`removal_margin_sums` gives ``e`` of every one-gene removal at once.
 
 A sample whose class has no other training sample has no ``nearhit``: it is left out of the
