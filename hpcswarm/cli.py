@@ -286,6 +286,8 @@ def _evaluate(args, shards=None):
 
 # --------------------------------------------------------------------------- run
 # (owned by the search: hpcswarm/swarm/)
+_REFINEMENTS = ("none", "prune", "prune-margin")
+"""hpcswarm.refine.REFINEMENTS, spelled out so that the parser does not import the engine."""
 _RUN_ALGORITHMS = ("pso-lsrg, cso, pso, bpso, pso-rg, pso-ls, cbpso, fsipso, sfr, fsr; "
                    "baselines: all-genes, sfs, sbs, lfs, gsbs")
 """Names listed by ``run --help`` (kept literal so that building the parser imports no search code)."""
@@ -335,9 +337,11 @@ def _add_run(subparsers):
     p.add_argument("--seed", type=_int_at_least(0), default=0, metavar="S",
                    help="run seed: folds, particle and swarm streams (default 0)")
     p.add_argument("--output", metavar="OUT.json", help="result file (default: print a summary)")
-    p.add_argument("--refine", choices=("none", "prune"),
+    p.add_argument("--refine", choices=_REFINEMENTS,
                    help="after the search, 'prune' removes genes one at a time while the inner "
-                   "accuracy does not drop (job files: refine = \"prune\")")
+                   "accuracy does not drop; 'prune-margin' breaks its ties by the training "
+                   "samples' 1-NN margins and keeps the best subset of the path (job files: "
+                   "refine = \"prune-margin\")")
     p.add_argument("--max-genes", type=_int_at_least(1), metavar="N", dest="max_genes",
                    help="cap on the genes of every subset a swarm method evaluates (a repair "
                    "of positions over it; job files: max_genes = N)")

@@ -26,6 +26,7 @@ from hpcswarm.data.sources import default_cache, is_named
 from hpcswarm.errors import ParameterError
 from hpcswarm.params import Param
 from hpcswarm.preprocess import parse_steps
+from hpcswarm.refine import REFINEMENTS
 
 PROTOCOLS = ("unbiased", "biased", "holdout")
 """Evaluation protocols (see :mod:`hpcswarm.protocols`); ``unbiased`` is the default."""
@@ -47,8 +48,9 @@ SCHEMA = (
           "runs of a single allocation ('report' pools the files)", low=0),
     Param("seed", "int", 0, "job seed; every run and fold seed is spawned from it", low=0),
     Param("refine", "choice", "none", "after each search: 'prune' removes genes one at a time "
-          "while the inner accuracy does not drop, reported as its own method (NAME+prune)",
-          choices=("none", "prune")),
+          "while the inner accuracy does not drop; 'prune-margin' breaks its ties by the "
+          "training samples' 1-NN margins and keeps the best subset of that path; reported "
+          "as its own method (NAME+prune, NAME+prune-margin)", choices=REFINEMENTS),
     Param("max_genes", "int", 0, "cap on the genes of every subset a swarm method evaluates, "
           "applied as a repair of the positions over it (0: no cap)", low=0),
     Param("output", "str", None, "results file (HDF5; a JSON summary is written beside it); "

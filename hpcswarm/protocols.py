@@ -228,8 +228,9 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     sample_shards : int, default 1
         Sample shards of the search (a divisor of the group's size, see
         :func:`hpcswarm.search.run_search`).
-    refine : {"none", "prune"}
-        Refinement of the selected subset after the search (:mod:`hpcswarm.refine`).
+    refine : {"none", "prune", "prune-margin"}
+        Refinement of the selected subset after the search, on the training rows
+        (:mod:`hpcswarm.refine`).
     max_genes : int, optional
         Size cap of a swarm method (see :func:`hpcswarm.search.run_search`).
 

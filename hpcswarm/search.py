@@ -90,9 +90,10 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
         sample shards (:func:`hpcswarm.comm.split_grid`). The particles are dealt over the
         particle groups; the S ranks of a group evaluate every subset together, each
         deciding ``1 / S`` of the held-out rows from ``1 / S`` of the cached distances.
-    refine : {"none", "prune"}, default "none"
-        A refinement of the selected subset after the search (:mod:`hpcswarm.refine`),
-        returned in ``refined``; the search itself is the same either way.
+    refine : {"none", "prune", "prune-margin"}, default "none"
+        A refinement of the selected subset after the search, on the same samples
+        (:mod:`hpcswarm.refine`), returned in ``refined``; the search itself is the same
+        either way.
     max_genes : int, optional
         Cap on the genes of every subset a swarm method evaluates, applied as a repair of
         the positions over it (see each method's ``capped_position``); None: no cap.
@@ -146,7 +147,7 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
         score = fitness.score(result.mask)
         result.front = scored_front(scorer, result.front)
         try:
-            result.refined = refine_subset(scorer, result.mask, refine)
+            result.refined = refine_subset(scorer, result.mask, refine, X, y)
         except ValueError as exc:
             raise ParameterError(str(exc)) from None
     finally:

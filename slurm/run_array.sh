@@ -4,14 +4,17 @@
 # time-limit signal handling, same log lines).
 #
 #   bash slurm/run_array.sh --list            # the list with its indices, and the --array line
-#   sbatch slurm/run_array.sh                 # every jobs/*.toml, one array element each
+#   sbatch slurm/run_array.sh                 # every runnable jobs/*.toml, one element each
 #   sbatch --array=0-8%3 slurm/run_array.sh   # at most 3 elements at a time
 #   sbatch --array=2,5 slurm/run_array.sh --set runs=10   # extra arguments: 'hpcswarm run'
 #   HPCSWARM_JOB_LIST=my-jobs.txt sbatch --array=0-3 slurm/run_array.sh
 #
 # The list: $HPCSWARM_JOB_LIST, a file with one job file per line (relative to the submit
 # directory; blank lines and lines starting with # are skipped and do not count), or by default
-# every jobs/*.toml in sorted (C locale) order. Set --array to 0-(N-1) for a list of N jobs,
+# every jobs/*.toml that names its dataset (a 'data = ...' line before the first [table]), in
+# sorted (C locale) order. A job that leaves the dataset to the user (pso-lsrg-experiment-ii.toml)
+# is not in the default list: name it in a list file and pass '--set data=FILE' after the script,
+# or run it with slurm/run_lsrg.sh. Set --array to 0-(N-1) for a list of N jobs,
 # below or on the sbatch command line: 'bash slurm/run_array.sh --list' prints the right line.
 # An index past the end of the list fails with an error naming the valid range.
 #
@@ -59,8 +62,13 @@ if [[ -n ${HPCSWARM_JOB_LIST:-} ]]; then
         jobs+=("$line")
     done < "$list"
 else
-    list="jobs/*.toml"
-    mapfile -t jobs < <(shopt -s nullglob; for f in jobs/*.toml; do printf '%s\n' "$f"; done |
+    list="jobs/*.toml naming their data"
+    names_data() {    # a top-level 'data = ...' key: before the first [table] header
+        awk '/^[[:space:]]*\[/ { exit } /^[[:space:]]*data[[:space:]]*=/ { found = 1; exit }
+             END { exit !found }' "$1"
+    }
+    mapfile -t jobs < <(shopt -s nullglob
+                        for f in jobs/*.toml; do names_data "$f" && printf '%s\n' "$f"; done |
                         LC_ALL=C sort)
 fi
 [[ ${#jobs[@]} -gt 0 ]] || die "the job list ($list) is empty"

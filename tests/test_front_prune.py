@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hpcswarm.fitness import KnnEvaluator, make_objective
-from hpcswarm.refine import prune
+from hpcswarm.refine import prune, prune_margin
 from hpcswarm.search import run_search
 from hpcswarm.swarm.core import SearchAlgorithm
 from hpcswarm.swarm.front import FrontTracker, pareto_front
@@ -82,14 +82,15 @@ def test_front_is_the_non_dominated_set_of_every_evaluated_subset(algorithm, mon
     assert correct[-1] == max(c for c, _ in pairs.values())
 
 
-def test_front_does_not_change_the_search():
+@pytest.mark.parametrize("refine", ["prune", "prune-margin"])
+def test_front_does_not_change_the_search(refine):
     X, y = small_data(seed=1, n_samples=36, n_genes=60)
     plain = run_search(X, y, "pso-lsrg", SMALL["pso-lsrg"], seed=3)
-    pruned = run_search(X, y, "pso-lsrg", SMALL["pso-lsrg"], seed=3, refine="prune")
+    pruned = run_search(X, y, "pso-lsrg", SMALL["pso-lsrg"], seed=3, refine=refine)
     assert np.array_equal(plain.mask, pruned.mask) and plain.fitness == pruned.fitness
     assert [{k: v for k, v in row.items() if k != "seconds"} for row in plain.history] == \
         [{k: v for k, v in row.items() if k != "seconds"} for row in pruned.history]
-    assert plain.refined is None and pruned.refined is not None
+    assert plain.refined is None and pruned.refined.method == refine
 
 
 def test_tracker_keeps_lower_genes_on_ties_and_merges_in_any_order():
@@ -134,8 +135,13 @@ def test_tracker_keeps_lower_genes_on_ties_and_merges_in_any_order():
     assert [np.flatnonzero(m).tolist() for _, _, m in tie.masks()] == [[0, 3]]
 
 
+PRUNERS = {"prune": lambda evaluator, X, y, mask: prune(evaluator, mask),
+           "prune-margin": prune_margin}
+
+
+@pytest.mark.parametrize("method", sorted(PRUNERS))
 @pytest.mark.parametrize("seed", range(4))
-def test_pruning_never_lowers_the_inner_accuracy(seed):
+def test_pruning_never_lowers_the_inner_accuracy(seed, method):
     X, y = small_data(seed=seed, n_samples=40, n_genes=50)
     rng = np.random.default_rng(seed)
     for cv in ("loo", 5):
@@ -143,13 +149,14 @@ def test_pruning_never_lowers_the_inner_accuracy(seed):
         for _ in range(3):
             mask = rng.random(50) < rng.uniform(0.1, 0.9)
             before = evaluator.score(mask)
-            pruned = prune(evaluator, mask)
+            pruned = PRUNERS[method](evaluator, X, y, mask)
+            assert pruned.method == method
             assert pruned.correct >= before.correct
             assert not np.any(pruned.mask & ~mask)          # only removals
             again = evaluator.score(pruned.mask)            # the recorded count is exact
             assert (again.correct, again.total) == (pruned.correct, pruned.total)
             assert np.count_nonzero(pruned.mask) + pruned.removed.size == np.count_nonzero(mask)
-            if pruned.mask.sum() > 1:                       # stopped: every removal loses
+            if method == "prune" and pruned.mask.sum() > 1:  # stopped: every removal loses
                 for gene in np.flatnonzero(pruned.mask):
                     fewer = pruned.mask.copy()
                     fewer[gene] = False
@@ -163,6 +170,53 @@ def test_pruning_removes_the_lowest_gene_among_equal_removals():
     evaluator = KnnEvaluator(X, y, k=1, cv="loo")
     pruned = prune(evaluator, np.ones(4, dtype=bool))
     assert pruned.removed.tolist() == [0, 1, 2] and np.flatnonzero(pruned.mask).tolist() == [3]
+
+
+def test_margin_pruning_keeps_the_planted_genes_where_index_ties_keep_a_thin_one():
+    # genes 0 and 1 separate the classes by 10, gene 2 by a hair (0.05): every single gene
+    # classifies the training samples, so "prune" removes by index down to gene 2; the
+    # margins remove gene 2 first and the best point of the path is the planted pair
+    y = np.repeat([0, 1], 6)
+    rng = np.random.default_rng(0)
+    planted = 10.0 * y[:, None] + rng.uniform(0, 1, (12, 2))
+    thin = np.r_[np.linspace(0, 0.1, 6), np.linspace(0.15, 0.25, 6)]
+    X = np.column_stack([planted, thin])
+    evaluator = KnnEvaluator(X, y, k=1, cv="loo", archive_size=0)
+    everything = np.ones(3, dtype=bool)
+    assert prune(evaluator, everything).genes.tolist() == [2]
+    pruned = prune_margin(evaluator, X, y, everything)
+    assert pruned.genes.tolist() == [0, 1] and pruned.removed.tolist() == [2]
+    assert (pruned.correct, pruned.total) == (12, 12)
+
+
+def test_margin_pruning_returns_the_best_point_of_its_path():
+    from hpcswarm.fitness.margins import label_codes, margin_sum
+
+    X, y = small_data(seed=3, n_samples=36, n_genes=40)
+    evaluator = KnnEvaluator(X, y, k=1, cv="loo", archive_size=0)
+    everything = np.ones(40, dtype=bool)
+    pruned = prune_margin(evaluator, X, y, everything)
+    assert {0, 1, 2} <= set(pruned.genes.tolist())      # the informative genes stay
+    # walk the path again by its definition and rank every point
+    codes, counted = label_codes(y)
+    mask, points = everything.copy(), []
+    while True:
+        correct = evaluator.score(mask).correct
+        points.append((correct, margin_sum(X[:, mask].T, codes, counted), -mask.sum(),
+                       mask.copy()))
+        removals = []
+        for gene in np.flatnonzero(mask):
+            fewer = mask.copy()
+            fewer[gene] = False
+            removals.append((evaluator.score(fewer).correct,
+                             margin_sum(X[:, fewer].T, codes, counted), -gene, fewer))
+        if mask.sum() == 1 or max(r[0] for r in removals) < correct:
+            break
+        top = max(r[0] for r in removals)
+        mask = max((r for r in removals if r[0] == top), key=lambda r: r[1:3])[3]
+    best = max(points, key=lambda p: p[:3])
+    assert np.array_equal(pruned.mask, best[3]) and pruned.correct == best[0]
+    assert pruned.removed.size == everything.sum() - pruned.mask.sum()
 
 
 SWARMS = ("pso", "pso-rg", "bpso", "cbpso", "cso", "fsipso")
@@ -227,3 +281,12 @@ def test_tracker_offered_a_batch_keeps_what_it_keeps_row_by_row():
         for start in range(0, 200, 37):
             batch.add_many(masks[start:start + 37], values[start:start + 37])
         assert one.entries() == batch.entries()
+
+
+def test_run_offers_every_refinement():
+    from hpcswarm import cli
+    from hpcswarm.refine import REFINEMENTS
+
+    run = cli.build_parser()._subparsers._group_actions[0].choices["run"]
+    (refine,) = [action for action in run._actions if action.dest == "refine"]
+    assert tuple(refine.choices) == REFINEMENTS

@@ -97,6 +97,16 @@ def test_any_rank_count_gives_the_serial_result(name, shards, comm):
     assert fired.get(name, True), (name, events, serial.history[-1])
 
 
+def test_margin_pruning_is_the_same_on_every_rank(comm):
+    settings, n_genes = CASES["pso-lsrg"]
+    X, y = small_data(n_genes=n_genes)
+    serial = run_search(X, y, "pso-lsrg", settings, seed=1, refine="prune-margin")
+    parallel = run_search(X, y, "pso-lsrg", settings, seed=1, comm=comm, refine="prune-margin")
+    assert len(set(comm.allgather(digest(comparable(parallel))))) == 1
+    assert comparable(parallel) == comparable(serial)
+    assert parallel.refined.method == "prune-margin"
+
+
 def test_cso_mean_and_row_exchange_match_serial_with_many_genes(comm):
     """CSO's fixed-point mean and winner rows on a wider matrix (no archive hits needed)."""
     X, y = small_data(n_genes=200)

@@ -11,6 +11,7 @@ from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.jobfile import read_job
 from hpcswarm.job import run_job
 from hpcswarm.report import build_report, significance
+from hpcswarm.results import read_results
 
 JOB = """# a test job
 data = "sklearn:wine"
@@ -194,3 +195,20 @@ def test_pruned_rows_fronts_stability_and_gene_list(pruned, tmp_path, capsys):
     with open(tmp_path / "methods.csv") as handle:
         assert {"kuncheva", "jaccard"} <= set(csv.DictReader(handle).fieldnames)
     assert (tmp_path / "signatures.csv").read_text().startswith("dataset,method,budget,")
+
+
+def test_margin_pruned_row_is_named_by_its_rule_beside_the_search(tmp_path):
+    job_file = tmp_path / "job.toml"
+    job_file.write_text(JOB.format(algorithm="pso-lsrg", name="LSRG", protocol="unbiased")
+                        .replace("runs = 3", "runs = 1")
+                        .replace("[params]", 'refine = "prune-margin"\n[params]\nls_tries = 5'))
+    job = read_job(job_file, [f"output={tmp_path / 'lsrg.h5'}"])
+    run_job(job)
+    method = read_results(job.output)
+    assert method.attrs["refine"] == "prune-margin"
+    table = method.table
+    assert np.all(table["refined_train_correct"] >= table["train_correct"])
+    for selected, refined in zip(method.genes, method.refined_genes):
+        assert set(refined.tolist()) <= set(selected.tolist())
+    rows = [row["method"] for row in build_report([job.output])["rows"]]
+    assert rows == ["All", "PCA-kNN", "LSRG", "LSRG+prune-margin"]

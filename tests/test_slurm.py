@@ -87,7 +87,10 @@ def fake(tmp_path):
         path.chmod(0o755)
     (submit / "slurm").symlink_to(SLURM)   # a checkout: run_array.sh finds run_lsrg.sh here
     for job in (DEFAULT_JOB, "jobs/a.toml", "jobs/b.toml", "jobs/c.toml"):
-        (submit / job).write_text("# not read by the fake launchers\n")
+        (submit / job).write_text('# not run by the fake launchers\ndata = "x.h5"\n')
+    # a job that leaves its dataset to --set data=...: not in the default list (a 'data' key
+    # inside a table is not the job's dataset)
+    (submit / "jobs" / "template.toml").write_text('name = "t"\n[params]\ndata = 1\n')
     # a virtualenv stand-in: activating it marks the environment and puts a python first on
     # PATH (this one, run by the script only to ask which MPI mpi4py uses: the fake launchers
     # record the command)
@@ -342,8 +345,10 @@ def test_array_submitted_with_sbatch(fake):
                                             "--set", "runs=1"]
 
 
-def test_array_default_list_is_sorted_jobs(fake):
-    expected = sorted(f"jobs/{p.name}" for p in (fake.submit / "jobs").glob("*.toml"))
+def test_array_default_list_is_sorted_jobs_naming_their_data(fake):
+    expected = sorted(f"jobs/{p.name}" for p in (fake.submit / "jobs").glob("*.toml")
+                      if p.name != "template.toml")
+    assert len(expected) == 4
     proc = fake.run("run_array.sh", "--list")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split()[1::2][:len(expected)] == expected
@@ -356,8 +361,8 @@ def test_array_default_list_is_sorted_jobs(fake):
 
 
 @pytest.mark.parametrize("extra, message", [
-    ({"SLURM_ARRAY_TASK_ID": "4"}, "array index 4 is out of range: the job list (jobs/*.toml) "
-                                   "has 4 entries, indices 0-3"),
+    ({"SLURM_ARRAY_TASK_ID": "4"}, "array index 4 is out of range: the job list (jobs/*.toml "
+                                   "naming their data) has 4 entries, indices 0-3"),
     ({}, "SLURM_ARRAY_TASK_ID is not set"),
     ({"SLURM_ARRAY_TASK_ID": "x"}, "is not a non-negative integer"),
     ({"SLURM_ARRAY_TASK_ID": "0", "HPCSWARM_JOB_LIST": "nope.txt"}, "nope.txt: no such file"),

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from hpcswarm.search import make_fitness
+from hpcswarm.fitness.subset import SubsetFitness
+from hpcswarm.search import make_fitness, run_search
 from hpcswarm.methods import algorithm_params
 from hpcswarm.swarm.bpso import CBPSO
 from hpcswarm.swarm.core import better
@@ -12,7 +13,7 @@ from hpcswarm.swarm.fsipso import FSIPSO
 from hpcswarm.swarm.pso import PSOLS, PSOLSRG, PSORG, local_search
 from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
 from hpcswarm.swarm.subset_ranking import FSR
-from synthetic import small_data
+from synthetic import SMALL, small_data
 
 
 
@@ -152,7 +153,7 @@ def test_local_search_equals_one_try_at_a_time_and_is_incremental_only(n_flip, d
         search_rng, loop_rng = np.random.default_rng(seed), np.random.default_rng(seed)
         found, found_value, flipped = local_search(spy, mask, value, 30, n_flip, search_rng,
                                                    observe=observe, needed=everything)
-        assert spy.calls["flip"] == 0 and spy.calls["new_state"] == 1
+        assert spy.calls["flip"] == 0 and spy.calls["new_state"] == (spy.calls["tries"] > 0)
         assert spy.calls["call"] == 0 and spy.calls["many"] == 0
         assert not better(value, mask.sum(), found_value, found.sum())
         assert fitness(found) == found_value
@@ -186,9 +187,16 @@ def test_local_search_scores_only_the_tries_that_could_beat_the_current_subset()
         seen.extend((mask.sum(), size, value) for size, value in zip(sizes, values))
 
     local_search(spy, start, 1.0, 30, 3, np.random.default_rng(0), observe=observe)
-    assert len(seen) == 30 and 0 < spy.calls["tries"] < 30
+    assert len(seen) == 30 and 0 < spy.calls["tries"] < 30 and spy.calls["new_state"] == 1
     for current, size, value in seen:
         assert np.isnan(value) == (size >= current or size == 0)  # empty: the worst
+    # one gene at the highest fitness: a one-gene flip empties it or adds a gene, never
+    # better, so nothing is scored and no distance state is made
+    spy = Spy(fitness)
+    found, value, flipped = local_search(spy, start & (np.arange(X.shape[1]) == 0), 1.0, 10, 1,
+                                         np.random.default_rng(0))
+    assert spy.calls["tries"] == spy.calls["new_state"] == 0
+    assert value == 1.0 and found.sum() == 1 and not flipped.any()
 
 
 class RecordingLSRG(PSOLSRG):
@@ -409,3 +417,33 @@ def test_repair_size_gives_exactly_d_genes_keeping_what_it_can():
             assert not (repaired & ~mask).any()
         else:
             assert not (mask & ~repaired).any()
+
+
+@pytest.mark.parametrize("name", ["pso", "bpso", "cbpso", "pso-lsrg", "fsipso", "fsr"])
+def test_subsets_that_cannot_matter_are_not_scored_and_change_nothing(name, monkeypatch):
+    """A particle whose subset could not beat its pbest even with every prediction right
+    (nor enter the front) is not scored; the run is the one that scores every subset."""
+    X, y = small_data()
+    X[:, :3] += 4.0 * y[:, None]  # every prediction right is within reach
+    scored = []
+    many = SubsetFitness.many
+
+    def counting(self, masks):
+        scored.append(len(masks))
+        return many(self, masks)
+
+    monkeypatch.setattr(SubsetFitness, "many", counting)
+    pruned = run_search(X, y, name, SMALL[name], seed=2)
+    pruned_scored = sum(scored)
+    scored.clear()
+    monkeypatch.setattr(SubsetFitness, "highest", lambda self, sizes: np.full(len(sizes), np.inf))
+    every = run_search(X, y, name, SMALL[name], seed=2)
+    assert np.array_equal(pruned.mask, every.mask) and pruned.fitness == every.fitness
+    assert [{k: v for k, v in row.items() if k != "seconds"} for row in pruned.history] == \
+        [{k: v for k, v in row.items() if k != "seconds"} for row in every.history]
+    assert [(p["size"], p["fitness"], list(p["genes"])) for p in pruned.front] == \
+        [(p["size"], p["fitness"], list(p["genes"])) for p in every.front]
+    if name in ("fsipso", "fsr"):  # in so few rounds the combined fitness stays below the
+        assert pruned_scored <= sum(scored)  # pbests'; FSR stops a size once all are right
+    else:
+        assert pruned_scored < sum(scored)

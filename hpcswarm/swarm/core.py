@@ -34,7 +34,9 @@ size) scalars, with rows of ``n_genes`` values travelling only when they must:
   the non-empty subsets of the swarm that were computed (archive misses when the archive is
   on; every evaluated particle when it is off) plus every non-empty local-search try. It is
   then the same with any number of ranks (the engine's own counter, whose within-batch
-  de-duplication sees only one rank's particles, is not).
+  de-duplication sees only one rank's particles, is not). A subset that could not matter,
+  decided without its distances (the ``needed`` rule of :meth:`SearchAlgorithm.evaluate`,
+  :func:`hpcswarm.swarm.pso.local_search`), counts as the evaluation the method makes.
 
 With these rules the history (every key but ``seconds``), the selected subset and its
 fitness are bit-identical for any number of ranks, 1 included; ``extra["comm"]`` holds the
@@ -403,12 +405,18 @@ class SearchAlgorithm(abc.ABC):
         return self.blocks.counts(indices)
 
     # ------------------------------------------------------------------ evaluation
-    def evaluate(self, indices):
+    def evaluate(self, indices, needed=None):
         """Fitness of the current subsets of particles ``indices`` (the one evaluation seam).
 
         ``indices`` is sorted and the same on every rank. Without archive this is local:
         each rank calls ``fitness.many`` once on the masks of the particles it owns (the
-        blocks hold equal numbers of particles). With the archive on:
+        blocks hold equal numbers of particles); with ``needed``, only on the non-empty
+        ones for which ``needed(particles, sizes)`` (ndarray of bool) is true: the others
+        get the fitness NaN, are observed so (see :meth:`observe_flips`) and count as
+        evaluations all the same. ``needed`` must be true for every subset whose fitness
+        could matter to the method, the best subset ever seen or the front. With the
+        archive on (whose entries and hits depend on every subset's value) ``needed`` is
+        not used:
 
         1. the 16-byte key and the size of every subset are allgathered (24 bytes each) and
            every rank walks them in particle-index order: a key in the archive, or met
@@ -429,8 +437,12 @@ class SearchAlgorithm(abc.ABC):
         masks = s.mask[mine]
         s.size[mine] = np.count_nonzero(masks, axis=1)
         if self.archive.maxsize == 0:
-            if mine.size:
-                s.fitness[mine] = np.asarray(self.fitness.many(masks), dtype=float)
+            todo = np.ones(mine.size, dtype=bool)
+            if needed is not None:
+                todo = (s.size[mine] == 0) | needed(mine, s.size[mine])
+            s.fitness[mine] = np.nan
+            if todo.any():
+                s.fitness[mine[todo]] = np.asarray(self.fitness.many(masks[todo]), dtype=float)
             self.observe_many(masks, s.fitness[mine], computed=s.size[mine] > 0)
             return
         counts = self.counts_per_rank(indices)

@@ -70,10 +70,9 @@ def _floyd_block(rng, n, size, n_draws):
     kept = int(before["has_uint32"])
     n_raw = (n_halves - kept + 1) // 2
     raw = bitgen.random_raw(n_raw)
-    halves = np.empty(2 * n_raw + kept, dtype=np.uint64)
+    halves = np.empty(2 * n_raw + kept, dtype=np.uint64)  # low, then high half of each
     halves[:kept] = before["uinteger"]
-    halves[kept::2] = raw & _LOW32
-    halves[kept + 1::2] = raw >> _SHIFT32
+    halves[kept:] = raw.astype("<u8").view("<u4")
     words = halves[:n_halves].reshape(n_draws, per_draw)
     ranges = np.concatenate([np.arange(n - size, n), np.arange(size - 1, 0, -1)]).astype(np.uint64)
     excl = ranges + np.uint64(1)
@@ -100,11 +99,12 @@ def _floyd_sets(values, first):
     earlier value of its row, which a stable sort of every row finds at once.
     """
     n_draws, size = values.shape
-    order = np.argsort(values, axis=1, kind="stable")
-    ordered = np.take_along_axis(values, order, axis=1)
-    repeated = np.zeros(values.shape, dtype=bool)
-    np.put_along_axis(repeated, order[:, 1:], ordered[:, 1:] == ordered[:, :-1], axis=1)
     step = np.arange(size)
+    # every row sorted by value, then step (below n * size < 2**63, see _floyd_applies)
+    ordered, order = np.divmod(np.sort(values * size + step, axis=1), size)
+    places = np.arange(n_draws)[:, None] * size + order  # flat positions in values
+    repeated = np.zeros(values.shape, dtype=bool)
+    repeated.ravel()[places[:, 1:][ordered[:, 1:] == ordered[:, :-1]]] = True
     chosen = np.where(repeated, first + step, values)
     source = values - first  # the step whose replacement a value would equal
     later = (source >= 0) & (source < step)

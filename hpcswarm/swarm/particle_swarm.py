@@ -27,7 +27,7 @@ import numpy as np
 
 from hpcswarm.comm import block_owner
 from hpcswarm.fitness import WORST_FITNESS
-from hpcswarm.swarm.core import SearchAlgorithm, best_index, better
+from hpcswarm.swarm.core import SearchAlgorithm, beats, best_index, better
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param
 from hpcswarm.swarm.operators import pso_velocity
 from hpcswarm.swarm.state import SwarmState
@@ -114,7 +114,7 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
     def evaluate_round(self):
         """Evaluate the swarm, then update pbests, gbest and the stagnation count."""
         before = (self.best_fitness, int(np.count_nonzero(self.best_mask)))
-        self.evaluate(self.everyone)
+        self.evaluate(self.everyone, needed=self.could_matter)
         improved = self.update_pbests(self.local)
         self.after_pbests(improved)
         self.settle()
@@ -125,6 +125,17 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
             self.stagnation,
         )
         self.after_gbest()
+
+    def could_matter(self, particles, sizes):
+        """Which of these own particles (with subsets of ``sizes`` genes) need their fitness
+        this round: those whose highest possible fitness (``fitness.highest``, every
+        prediction right) beats their pbest, or could enter the front. Any other cannot
+        replace its pbest, so neither the best subset ever seen (which is at least as good
+        as every pbest) nor the swarm's path depends on its fitness."""
+        s = self.state
+        highest = self.fitness.highest(sizes)
+        return (beats(highest, sizes, s.pbest_fitness[particles], s.pbest_size[particles])
+                | self.front.open(sizes, highest))
 
     # ------------------------------------------------------------------ plug-ins
     @abc.abstractmethod

@@ -1,0 +1,145 @@
+"""Leave-one-out hypothesis margins of 1-NN on a gene subset, and after each one-gene removal.
+
+Gilad-Bachrach, Navot & Tishby (2004), "Margin based feature selection - theory and
+algorithms", ICML, Sect. 2-4: the hypothesis margin of a training sample ``x`` for 1-NN is
+
+    theta(x) = (||x - nearmiss(x)|| - ||x - nearhit(x)||) / 2,
+
+``nearhit`` and ``nearmiss`` its nearest other sample of its own class and of another class,
+distances over the genes of the subset only. It is positive exactly when the leave-one-out
+1-NN classifies ``x`` correctly (barring ties), and its size says by how much: their
+generalisation bound for 1-NN on a feature subset tightens as the margin grows and as the
+number of features falls, and their G-flip scores a subset ``F`` by the sum of the margins
+of the training samples, each left out of its own neighbour search, neighbours found in
+``F`` itself (with the linear utility). :func:`margin_sum` is that ``e(F)``;
+:func:`removal_margin_sums` gives ``e`` of every one-gene removal at once.
+
+A sample whose class has no other training sample has no ``nearhit``: it is left out of the
+sum (its margin would be minus infinity for every subset). Distances are Euclidean on the
+raw values, as the k-NN of the papers, summed gene by gene in a fixed order (no Gram
+product), so a subset's margin sum does not depend on the order its genes were removed in.
+"""
+
+import numba
+import numpy as np
+
+
+def label_codes(y):
+    """Class codes of ``y`` and which samples have another sample of their class.
+
+    Returns
+    -------
+    codes : ndarray of int64 of shape (n_samples,)
+    counted : ndarray of bool of shape (n_samples,)
+        The samples that have a ``nearhit`` (their class has at least two samples).
+    """
+    _, codes = np.unique(np.asarray(y), return_inverse=True)
+    codes = codes.astype(np.int64)
+    return codes, np.bincount(codes)[codes] > 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _distances(values, out):
+    n_genes, n = values.shape
+    out[:] = 0.0
+    for g in range(n_genes):
+        v = values[g]
+        for i in range(n):
+            for j in range(i + 1, n):
+                d = v[i] - v[j]
+                out[i, j] += d * d
+    for i in range(n):
+        for j in range(i + 1, n):
+            out[j, i] = out[i, j]
+
+
+@numba.njit(cache=True, nogil=True)
+def _margin_sum(dist2, removed, codes, counted):
+    """Sum of margins with ``removed`` (values of one gene, or empty) taken out of dist2."""
+    n = dist2.shape[0]
+    total = 0.0
+    for i in range(n):
+        if not counted[i]:
+            continue
+        hit = np.inf
+        miss = np.inf
+        for j in range(n):
+            if j == i:
+                continue
+            d = dist2[i, j]
+            if removed.size:
+                d -= (removed[i] - removed[j]) ** 2
+                if d < 0.0:
+                    d = 0.0
+            if codes[j] == codes[i]:
+                if d < hit:
+                    hit = d
+            elif d < miss:
+                miss = d
+        total += 0.5 * (np.sqrt(miss) - np.sqrt(hit))
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def _removal_sums(values, dist2, candidates, codes, counted, out):
+    for c in range(candidates.size):
+        out[c] = _margin_sum(dist2, values[candidates[c]], codes, counted)
+
+
+def subset_distances(values):
+    """Squared Euclidean distances between samples over the genes of ``values``.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_selected, n_samples)
+        Gene-major values of the subset's genes (e.g. :meth:`GeneMajor.take`).
+
+    Returns
+    -------
+    ndarray of float64 of shape (n_samples, n_samples)
+    """
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    out = np.empty((values.shape[1], values.shape[1]))
+    _distances(values, out)
+    return out
+
+
+def margin_sum(values, codes, counted):
+    """``e(F)``: the sum of the leave-one-out hypothesis margins over the ``counted`` samples.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_selected, n_samples)
+        Gene-major values of the subset ``F``.
+    codes, counted : ndarray of shape (n_samples,)
+        From :func:`label_codes`.
+
+    Returns
+    -------
+    float
+    """
+    return float(_margin_sum(subset_distances(values), np.empty(0), codes, counted))
+
+
+def removal_margin_sums(values, candidates, codes, counted):
+    """``e(F - {g})`` for each candidate gene ``g`` of ``F``.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_selected, n_samples)
+        Gene-major values of ``F``.
+    candidates : ndarray of int
+        Rows of ``values`` (genes of ``F``) to remove, one at a time.
+    codes, counted : ndarray of shape (n_samples,)
+        From :func:`label_codes`.
+
+    Returns
+    -------
+    ndarray of float64 of shape (len(candidates),)
+        Costs ``n_samples^2`` per candidate after one ``n_selected n_samples^2`` pass.
+    """
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    candidates = np.asarray(candidates, dtype=np.int64)
+    out = np.empty(candidates.size)
+    _removal_sums(values, subset_distances(values), candidates, codes, counted, out)
+    return out
