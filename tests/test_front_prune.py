@@ -181,7 +181,7 @@ def test_margin_pruning_keeps_the_planted_genes_where_index_ties_keep_a_thin_one
     planted = 10.0 * y[:, None] + rng.uniform(0, 1, (12, 2))
     thin = np.r_[np.linspace(0, 0.1, 6), np.linspace(0.15, 0.25, 6)]
     X = np.column_stack([planted, thin])
-    evaluator = KnnEvaluator(X, y, k=1, cv="loo", archive_size=0)
+    evaluator = KnnEvaluator(X, y, k=1, cv="loo")
     everything = np.ones(3, dtype=bool)
     assert prune(evaluator, everything).genes.tolist() == [2]
     pruned = prune_margin(evaluator, X, y, everything)
@@ -193,7 +193,7 @@ def test_margin_pruning_returns_the_best_point_of_its_path():
     from hpcswarm.fitness.margins import label_codes, margin_sum
 
     X, y = small_data(seed=3, n_samples=36, n_genes=40)
-    evaluator = KnnEvaluator(X, y, k=1, cv="loo", archive_size=0)
+    evaluator = KnnEvaluator(X, y, k=1, cv="loo")
     everything = np.ones(40, dtype=bool)
     pruned = prune_margin(evaluator, X, y, everything)
     assert {0, 1, 2} <= set(pruned.genes.tolist())      # the informative genes stay
