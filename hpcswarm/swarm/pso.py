@@ -50,7 +50,8 @@ def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None, neede
     ``needed`` asks for it. The others (once a subset has every prediction right, nearly
     all tries: 2% flips of a small subset add genes) are decided without their distances:
     they cannot be better, so the loop's path does not depend on them; they are observed
-    with the fitness NaN and, as in the loop, count as evaluations.
+    with the fitness NaN and, as in the loop, count as evaluations. The distance state of
+    the subset is made only when a first try is scored.
 
     Parameters
     ----------
@@ -81,7 +82,7 @@ def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None, neede
     current = np.array(mask, dtype=bool)
     size = int(current.sum())
     tries = sorted_choices(rng, current.size, n_flip, n_tries)
-    state = fitness.new_state(current)
+    state = None  # made when a first try is scored
     start, block = 0, FIRST_BLOCK
     while start < n_tries:
         rest = tries[start:]
@@ -93,6 +94,7 @@ def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None, neede
         scored = np.flatnonzero(wanted)[:block]
         values = np.full(rest.shape[0], np.nan)
         if scored.size:
+            state = fitness.new_state(current) if state is None else state
             values[scored] = fitness.flips(state, rest[scored])
         improves = scored[beats(values[scored], sizes[scored], value, size)]
         if improves.size:
