@@ -558,8 +558,10 @@ class SearchAlgorithm(abc.ABC):
             Genes of each flipped subset; the non-empty ones count as evaluations.
         phase : int
         """
-        self._ledger.add_flips(mask, flips, values, sizes, np.asarray(sizes) > 0, phase)
-        for row in self.front.candidates(sizes, values):
+        sizes, values = np.asarray(sizes), np.asarray(values, dtype=float)
+        self._ledger.add_flips(mask, flips, values, sizes, sizes > 0, phase)
+        known = np.flatnonzero(~np.isnan(values))  # NaN rows are never front candidates
+        for row in known[self.front.candidates(sizes[known], values[known])]:
             self.front.add(flipped(mask, flips[row]), values[row])
 
     def observe_shared(self, mask, value, computed=True):
