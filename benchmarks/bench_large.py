@@ -7,9 +7,10 @@ shards (``mpiexec -n 2``: with 1 shard each rank is a particle group of its own 
 the whole evaluation, as two particles would; with 2 shards the two ranks make one
 evaluation together). Per configuration, every figure the slowest rank's:
 
-- start-up: opening the file and building the evaluator (fold ids, the rows of this
-  shard), once with the file's ``values-finite`` record and once checking the values
-  block by block as for a file without it;
+- start-up: opening the file (:func:`~hpcswarm.data.open_dataset` checks both matrices
+  for NaN, block by block) and building the evaluator (fold ids, the rows of this shard),
+  once trusting the dataset's ``values_finite`` and once checking the values again in the
+  engine, as for an array of unknown values;
 - full evaluation (``score``) beside the bare GEMM of the same rows in the same run: the
   product of this shard's rows by every sample over the selected genes,
   (n/S x 500) by (500 x n), on values gathered beforehand; timed in turn;
