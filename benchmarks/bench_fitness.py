@@ -73,7 +73,7 @@ def measure(name, X, y, k, cv, rng, repeats):
     """Every figure of one dataset and configuration, as a dict."""
     n_genes = X.shape[1]
     mask = rng.random(n_genes) < SELECTED_FRACTION
-    evaluator = KnnEvaluator(X, y, k=k, cv=cv, seed=0, archive_size=0)
+    evaluator = KnnEvaluator(X, y, k=k, cv=cv, seed=0)
     ours = timed_ms(lambda: evaluator.score(mask), repeats)
     Xs = np.ascontiguousarray(X[:, mask])
     gemm = timed_ms(lambda: Xs @ Xs.T, repeats)
@@ -144,7 +144,7 @@ def measure_gene_major(X, y, rng, repeats):
                        "memmap": GeneMajor(dataset.X_genes, rows)}
             scores = {}
             for source, data in sources.items():
-                evaluator = KnnEvaluator(data, y[rows], k=1, cv="loo", archive_size=0)
+                evaluator = KnnEvaluator(data, y[rows], k=1, cv="loo")
                 state = evaluator.new_state(mask)
                 cycle = iter(range(10**9))
                 full[case, source] = lambda e=evaluator: e.score(mask)

@@ -123,7 +123,7 @@ def measure_evaluators(comm, path):
         comm.barrier()
         before = memory_kb()
         start = time.perf_counter()
-        evaluator = KnnEvaluator(source(), dataset.y, k=1, cv="loo", archive_size=0)
+        evaluator = KnnEvaluator(source(), dataset.y, k=1, cv="loo")
         scores.append(evaluator.score(mask))
         seconds = time.perf_counter() - start
         release_freed_memory()  # the evaluation's temporaries: live memory only is counted

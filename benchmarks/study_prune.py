@@ -54,7 +54,7 @@ def main(n_replicates=30, spreads=(1.6, 1.2)):
         for replicate in range(n_replicates):
             rng = np.random.default_rng([2026, replicate])
             (X, y), (X_test, y_test), given = planted(rng, spread)
-            evaluator = KnnEvaluator(X, y, k=1, cv="loo", archive_size=0)
+            evaluator = KnnEvaluator(X, y, k=1, cv="loo")
             for name, rule in RULES.items():
                 mask = rule(evaluator, X, y, given)
                 test = score_split(X, y, X_test, y_test, mask, 1)

@@ -24,7 +24,7 @@ from hpcswarm.search import run_search
 
 def exhaustive(X, y):
     """Best LOOCV 1-NN correct count over all non-empty subsets, and the subsets reaching it."""
-    evaluator = KnnEvaluator(X, y, k=1, cv="loo", archive_size=0)
+    evaluator = KnnEvaluator(X, y, k=1, cv="loo")
     n_genes = X.shape[1]
     best, found = -1, []
     for size in range(1, n_genes + 1):

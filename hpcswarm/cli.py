@@ -220,6 +220,9 @@ def _add_evaluate(subparsers):
                    "(default loo)")
     p.add_argument("--seed", type=_int_at_least(0), default=0, metavar="S",
                    help="seed fixing the folds of N-fold and holdout (default 0)")
+    p.add_argument("--sample-shards", type=_int_at_least(1), default=1, metavar="S", dest="sample_shards",
+                   help="split the held-out samples over S ranks (a divisor of the ranks; "
+                   "default 1); the result is the same")
     p.add_argument("--preprocess", metavar="STEPS",
                    help="ordered steps fitted inside every fold on its training rows, e.g. "
                    "'log2,zscore,top_variance=500' (log2[=pseudocount], zscore, minmax, "
@@ -230,16 +233,26 @@ def _add_evaluate(subparsers):
 def _run_evaluate(args):
     import json
 
-    text = _on_rank0(lambda: json.dumps(_evaluate(args)))
-    if text is not None:
-        _print0(text)
+    from hpcswarm.comm import split_grid, world
+
+    with world() as comm:
+        if args.sample_shards == 1:  # one rank reads and scores
+            text = _on_rank0(lambda: json.dumps(_evaluate(args)), comm)
+        else:  # every rank scores its shard of the held-out samples; rank 0 prints
+            try:
+                grid = split_grid(comm, args.sample_shards)
+            except ValueError:
+                raise ParameterError(f"--sample-shards {args.sample_shards} must be a positive "
+                                     f"divisor of the {comm.size} rank(s)") from None
+            with grid:
+                text = json.dumps(_evaluate(args, grid.shards))
+    _print0(text)
 
 
-def _evaluate(args):
+def _evaluate(args, shards=None):
     import numpy as np
 
     from hpcswarm.data import load_dataset
-    from hpcswarm.errors import ParameterError
     from hpcswarm.fitness import GeneMajor, make_scorer
     from hpcswarm.fitness.genes import mask_from_genes, read_gene_list
     from hpcswarm.preprocess import parse_steps, score_in_folds
@@ -261,8 +274,8 @@ def _evaluate(args):
         except ValueError as exc:
             raise ParameterError(str(exc)) from exc
     else:
-        scorer = make_scorer(GeneMajor(dataset.X_genes), dataset.y, k=args.k, cv=args.cv,
-                             seed=args.seed)
+        scorer = make_scorer(GeneMajor(dataset.X_genes, finite=dataset.values_finite),
+                             dataset.y, k=args.k, cv=args.cv, seed=args.seed, shards=shards)
         result = scorer.score(mask).as_dict()
     result.update(genes_used=int(mask.sum()), n_genes=dataset.n_genes, k=args.k,
                   cv=args.cv, seed=args.seed)
@@ -335,6 +348,10 @@ def _add_run(subparsers):
     p.add_argument("--threads", type=_int_at_least(1), metavar="N",
                    help="BLAS/OpenMP threads per rank (default: the rank's cores, or the node's "
                    "cores shared by its ranks, so that ranks x threads never exceed the cores)")
+    p.add_argument("--sample-shards", type=_int_at_least(1), metavar="S", dest="sample_shards",
+                   help="(single search) split every evaluation's held-out samples over S "
+                   "ranks, a divisor of the ranks: the ranks form ranks/S particle groups x S "
+                   "shards (default 1; a job file sets [layout] sample_shards)")
     p.set_defaults(run_command=_run_run)
 
 
@@ -372,8 +389,9 @@ def _run_one_search(args, comm):
     dataset = load_dataset(args.data)  # every rank memory-maps the same file
     # one task: all ranks of the world run this one swarm, each its block of particles, read
     # from the file's gene-major matrix (no private copy)
-    result = run_search(GeneMajor(dataset.X_genes), dataset.y, args.algorithm, overrides,
-                        seed=args.seed, comm=comm, refine=args.refine or "none",
+    data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
+    result = run_search(data, dataset.y, args.algorithm, overrides, seed=args.seed, comm=comm,
+                        sample_shards=args.sample_shards or 1, refine=args.refine or "none",
                         max_genes=args.max_genes)
     document = result_document(result, args.seed, dataset.gene_names, args.data)
     if args.output:
@@ -407,6 +425,7 @@ def _run_job_file(args, comm):
         raise ParameterError("--set applies to a job file: run JOB.toml --set KEY=VALUE")
     given = [f"--{name}" for name in ("data", "algorithm", "output", "refine")
              if getattr(args, name) is not None] + (["--param"] if args.param else []) + (
+                 ["--sample-shards"] if args.sample_shards is not None else []) + (
                  ["--seed"] if args.seed != 0 else []) + (
                  ["--max-genes"] if args.max_genes is not None else [])
     if given:

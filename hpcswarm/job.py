@@ -35,9 +35,10 @@ from hpcswarm.fitness import FoldWarning
 from hpcswarm.interrupt import StopRequest
 from hpcswarm.jobfile import read_job
 from hpcswarm.outputs import check_not_inputs
-from hpcswarm.preflight import agree, check_inner_k, check_memory, check_output_writable
+from hpcswarm.preflight import (agree, check_inner_k, check_memory, check_output_writable,
+                                choose_sample_shards)
 from hpcswarm.progress import ProgressReporter, progress_path, task_record
-from hpcswarm.protocols import fold_rules, make_tasks, run_task
+from hpcswarm.protocols import fold_rules, make_tasks, run_task, shard_group_size
 from hpcswarm.results import summarise, write_results
 from hpcswarm.swarm.snapshot import take_snapshot
 from hpcswarm.taskfarm import TaskInterrupted, default_group_size, farm, group_layout
@@ -158,6 +159,8 @@ class JobPlan:
         How the outer and inner folds were dealt (:func:`hpcswarm.protocols.fold_rules`).
     fold_notes : list of str
         The fold warnings drawing the tasks raised (:class:`hpcswarm.fitness.FoldWarning`).
+    sample_shards : int
+        Sample shards of every group (:func:`hpcswarm.comm.split_grid`).
     """
 
     dataset: object
@@ -168,6 +171,7 @@ class JobPlan:
     layout: object
     fold_rules: dict
     fold_notes: list
+    sample_shards: int = 1
 
 
 def plan_job(job, world, *, overwrite=False, resume=False, memory_limit=None):
@@ -187,10 +191,12 @@ def plan_job(job, world, *, overwrite=False, resume=False, memory_limit=None):
     pending = [task for task in tasks if task.number not in finished]
     group_size = job.group_size or default_group_size(world.size, len(pending),
                                                       job.params.get("n_particles", 1))
+    shards = choose_sample_shards(job, dataset, tasks, group_size, world, memory_limit)
+    group_size = shard_group_size(job, world.size, group_size, shards)
     layout = group_layout(world.size, world.rank, group_size)
-    check_memory(job, dataset, tasks, layout.group_size, world, memory_limit)
+    check_memory(job, dataset, tasks, layout.group_size, world, memory_limit, shards)
     return JobPlan(dataset, tasks, pending, identity, previous, layout,
-                   fold_rules(np.asarray(dataset.y), tasks, job), notes)
+                   fold_rules(np.asarray(dataset.y), tasks, job), notes, shards)
 
 
 def opening_lines(job, plan, world):
@@ -198,7 +204,9 @@ def opening_lines(job, plan, world):
     n_tasks, layout = len(plan.tasks), plan.layout
     lines = [f"{job.name}: {job.algorithm} on {job.data}, {job.protocol} protocol, "
              f"{job.runs} run(s) x {n_tasks // job.runs} fold(s) = {n_tasks} tasks on "
-             f"{world.size} rank(s) in {layout.n_groups} group(s) of {layout.group_size}"]
+             f"{world.size} rank(s) in {layout.n_groups} group(s) of {layout.group_size}"
+             + (f" ({plan.sample_shards} sample shards each)" if plan.sample_shards > 1
+                else "")]
     lines += [f"note: {note}" for note in plan.fold_notes]
     rules = plan.fold_rules
     if "round-robin" in (rules["outer"], *rules["inner"]):
@@ -260,8 +268,9 @@ class JobLifecycle:
         dataset = self.plan.dataset
         return run_task(dataset.X, dataset.y, task, self.job.seed, self.job.algorithm,
                         self.job.params, group, hooks.round, X_genes=dataset.X_genes,
-                        checkpoint=hooks.round_end, resume=snapshot,
-                        preprocess=self.job.preprocess, refine=self.job.refine,
+                        values_finite=dataset.values_finite, checkpoint=hooks.round_end,
+                        resume=snapshot, preprocess=self.job.preprocess,
+                        sample_shards=self.plan.sample_shards, refine=self.job.refine,
                         max_genes=self.job.max_genes or None)
 
     def round(self, task, row):
@@ -416,7 +425,8 @@ def job_provenance(job, plan, world, total_seconds):
     return {
         "hpcswarm_version": __version__, "seed": job.seed, "n_ranks": world.size,
         "group_size": plan.layout.group_size, "n_groups": plan.layout.n_groups,
-        "dataset_sha256": dataset_sha256(dataset), "dataset": job.data,
+        "sample_shards": plan.sample_shards, "dataset_sha256": dataset_sha256(dataset),
+        "dataset": job.data,
         "dataset_source_sha256": dataset.attrs.get("source_sha256"),
         "total_seconds": total_seconds, "resumed": plan.previous is not None,
         "fold_rules": json.dumps(plan.fold_rules),

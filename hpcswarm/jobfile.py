@@ -65,6 +65,10 @@ SCHEMA = (
           "$HPCSWARM_CACHE, else $XDG_CACHE_HOME/hpcswarm, else ~/.cache/hpcswarm)"),
     Param("layout.group_size", "int", 0, "ranks per rank group (0: automatic, "
           "taskfarm.default_group_size)", low=0),
+    Param("layout.sample_shards", "int", 1, "ranks that split every evaluation's held-out "
+          "samples (and its cached distances) between them; a group is particle groups x "
+          "sample shards (0: automatic, the fewest that fit the pre-flight memory estimate)",
+          low=0),
 )
 """Every fixed key of a job file; ``[fitness]``, ``[params]`` and ``[convert]`` are checked
 against the algorithm's parameters and :data:`~hpcswarm.data.formats.CONVERT_PARAMS`."""
@@ -92,6 +96,8 @@ class Job:
     params : dict
         Complete, checked algorithm parameters (fitness included).
     folds, runs, first_run, seed, group_size : int
+    sample_shards : int
+        Sample shards per particle group (0: chosen by the pre-flight memory check).
     refine : str
         Refinement of each selected subset after its search (:mod:`hpcswarm.refine`).
     max_genes : int
@@ -127,6 +133,7 @@ class Job:
     cache: Path
     group_size: int
     convert: dict = field(default_factory=dict)
+    sample_shards: int = 1
     first_run: int = 0
     refine: str = "none"
     max_genes: int = 0
@@ -149,6 +156,7 @@ class Job:
             "runs": self.runs, "first_run": self.first_run, "seed": self.seed,
             "refine": self.refine, "max_genes": self.max_genes, "output": str(self.output),
             "cache": str(self.cache), "group_size": self.group_size,
+            "sample_shards": self.sample_shards,
             "checkpoint": str(self.checkpoint), "checkpoint_every": self.checkpoint_every,
             "checkpoint_seconds": self.checkpoint_seconds,
             "convert": dict(self.convert),
@@ -309,6 +317,7 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         algorithm=algorithm, params=params, protocol=values["protocol"],
         folds=values["folds"], runs=values["runs"], seed=values["seed"], output=output,
         cache=cache, group_size=values["layout.group_size"], convert=convert,
+        sample_shards=values["layout.sample_shards"],
         first_run=values["first_run"], refine=values["refine"],
         max_genes=values["max_genes"], checkpoint=checkpoint,
         checkpoint_every=values["checkpoint_every"],
@@ -332,7 +341,7 @@ def _check_tables(document, where_of):
     for leaf in document.get("layout", {}):
         if f"layout.{leaf}" not in _BY_NAME:
             raise ParameterError(f"{where_of('layout.' + leaf)} is unknown; [layout] keys: "
-                                 "group_size")
+                                 "group_size, sample_shards")
 
 
 def _fixed_values(document, source, where_of):

@@ -25,6 +25,7 @@ import numpy as np
 from hpcswarm.baselines.pca import pca_knn_cv, pca_knn_split
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor, Score, fold_rule, make_folds, make_scorer, score_split
+from hpcswarm.fitness.folds import fold_ids
 from hpcswarm.preprocess import fit
 from hpcswarm.search import run_search
 
@@ -98,16 +99,16 @@ def _outer_splits(y, protocol, folds, seed, run):
 
 
 def _inner_fold_ids(y_train, inner_cv, seed, run, fold):
-    """The fold holding out each row of one training part in the search (-1: none)."""
+    """The fold holding out each row of one training part in the search (-1: none).
+
+    One id per row (:func:`~hpcswarm.fitness.folds.fold_ids`): leave-one-out costs O(n),
+    not n index lists.
+    """
     try:
-        folds = make_folds(y_train, inner_cv, seed)
+        return fold_ids(y_train, inner_cv, seed)
     except ValueError as exc:
         raise ParameterError(f"job key 'fitness.cv': the search's validation cannot run on the "
                              f"training part of run {run} fold {fold}: {exc}") from None
-    ids = np.full(len(y_train), -1, dtype=np.int64)
-    for number, (_, test) in enumerate(folds):
-        ids[test] = number
-    return ids
 
 
 def make_tasks(y, protocol, runs, seed, *, folds=10, inner_cv, first_run=0):
@@ -162,9 +163,34 @@ def fold_rules(y, tasks, job):
     return {"outer": outer, "inner": inner}
 
 
+def shard_group_size(job, world_size, group_size, shards):
+    """Ranks per group so that ``shards`` sample shards divide every group.
+
+    A group size given in the job must be a multiple of ``shards``; an automatic one is
+    rounded to one, at least ``shards``. ``shards`` must also divide the world, so that the
+    last group (smaller when the group size does not divide the world) is a multiple too.
+
+    Raises
+    ------
+    ParameterError
+        The shard count does not fit the ranks.
+    """
+    if shards == 1:
+        return group_size
+    if world_size % shards:
+        raise ParameterError(f"job key 'layout.sample_shards': {shards} shards must divide "
+                             f"the {world_size} rank(s) of the job")
+    if job.group_size:
+        if job.group_size % shards:
+            raise ParameterError(f"job key 'layout.sample_shards': {shards} shards must "
+                                 f"divide layout.group_size = {job.group_size}")
+        return group_size
+    return shards * max(1, group_size // shards)
+
+
 def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None, *,
-             X_genes=None, checkpoint=None, resume=None, preprocess=(), refine="none",
-             max_genes=None):
+             X_genes=None, values_finite=False, checkpoint=None, resume=None, preprocess=(),
+             sample_shards=1, refine="none", max_genes=None):
     """Select genes on ``task.train`` and test them on ``task.test``; also two baselines.
 
     The baselines are computed under the same protocol: k-NN on all genes, and PCA + k-NN
@@ -189,6 +215,9 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         The same values gene-major, what the search reads: pass the dataset's memory map
         (:attr:`hpcswarm.data.Dataset.X_genes`). Without it, a gene-major copy of ``X`` is
         made for this task.
+    values_finite : bool, default False
+        The values are known to be finite (:attr:`hpcswarm.data.Dataset.values_finite`), so
+        the search does not check them again.
     checkpoint, resume : optional
         The search's snapshot hook and the snapshot to resume from (see
         :func:`hpcswarm.search.run_search`).
@@ -196,6 +225,9 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         In-fold preprocessing steps (:mod:`hpcswarm.preprocess`), fitted on ``task.train``
         only (all samples in the biased protocol) and applied to ``task.test``; the search,
         the baselines and the test score all see the transformed values.
+    sample_shards : int, default 1
+        Sample shards of the search (a divisor of the group's size, see
+        :func:`hpcswarm.search.run_search`).
     refine : {"none", "prune", "prune-margin"}
         Refinement of the selected subset after the search, on the training rows
         (:mod:`hpcswarm.refine`).
@@ -227,10 +259,11 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     started = time.perf_counter()
     seed = task.seed_sequence(job_seed)
     y_train = y[task.train]
-    train, X_train, fitted = _training_view(X, y_train, task, preprocess, X_genes)
+    train, X_train, fitted = _training_view(X, y_train, task, preprocess, X_genes,
+                                            values_finite)
     result = run_search(train, y_train, algorithm, params, seed=seed, comm=group,
-                        progress=progress, checkpoint=checkpoint, resume=resume, refine=refine,
-                        max_genes=max_genes)
+                        progress=progress, checkpoint=checkpoint, resume=resume,
+                        sample_shards=sample_shards, refine=refine, max_genes=max_genes)
     if task.test.size:
         held_out = HeldOut(X, y, task, X_train, fitted, params["k"])
         scores = held_out.scores(result.mask)
@@ -240,15 +273,16 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     return _task_record(task, result, scores, held_out, fitted, time.perf_counter() - started)
 
 
-def _training_view(X, y_train, task, preprocess, X_genes):
+def _training_view(X, y_train, task, preprocess, X_genes, values_finite=False):
     """What the search reads of ``task.train``: ``(GeneMajor, sample-major rows or None,
-    fitted preprocessing or None)``; without preprocessing, the rows of ``X_genes``."""
+    fitted preprocessing or None)``; without preprocessing, the rows of ``X_genes``
+    (``values_finite``: the dataset records that its values are finite)."""
     if preprocess:
         fitted, X_train = fit(preprocess, np.asarray(X[task.train]), y_train)
         return GeneMajor(np.ascontiguousarray(X_train.T)), X_train, fitted
     if X_genes is None:
         X_genes = np.ascontiguousarray(np.asarray(X).T)
-    return GeneMajor(X_genes, task.train), None, None
+    return GeneMajor(X_genes, task.train, finite=values_finite), None, None
 
 
 class HeldOut:

@@ -9,6 +9,7 @@
 
 import numpy as np
 
+from hpcswarm.comm import as_comm, split_grid
 from hpcswarm.encoding import finite, tags
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import SubsetFitness, make_objective, make_scorer
@@ -21,7 +22,7 @@ RESULT_ENCODING = ("hpcswarm-search-result", "0.1.0")
 """``encoding-type`` and ``encoding-version`` written in every result file."""
 
 
-def make_fitness(X, y, params, seed):
+def make_fitness(X, y, params, seed, shards=None):
     """The fitness of ``params`` (k, cv, objective, alpha) on ``X, y``, and its scorer.
 
     Parameters
@@ -33,6 +34,11 @@ def make_fitness(X, y, params, seed):
         Checked algorithm parameters.
     seed : int or numpy.random.SeedSequence
         The run seed, which fixes the folds exactly as ``hpcswarm evaluate --seed`` does.
+    shards : SerialComm or MPIComm, optional
+        The ranks that split the held-out rows of every evaluation between them (sample
+        shards, :func:`hpcswarm.comm.split_grid`): this rank decides the ``shards.rank``-th
+        share and the correct counts are summed over ``shards`` (one integer Allreduce
+        per evaluation). None: no shards.
 
     Returns
     -------
@@ -42,12 +48,12 @@ def make_fitness(X, y, params, seed):
         objective = make_objective(params["objective"], params["alpha"])
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
-    scorer = make_scorer(X, y, k=params["k"], cv=params["cv"], seed=seed)
+    scorer = make_scorer(X, y, k=params["k"], cv=params["cv"], seed=seed, shards=shards)
     return SubsetFitness(scorer, objective), scorer
 
 
 def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, checkpoint=None,
-               resume=None, refine="none", max_genes=None):
+               resume=None, sample_shards=1, refine="none", max_genes=None):
     """Run one search of ``algorithm`` on all samples of ``X, y``.
 
     Parameters
@@ -79,6 +85,11 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
     resume : dict, optional
         A snapshot of this same search (same data, algorithm, parameters and seed) to
         continue from; the result is that of the uninterrupted search.
+    sample_shards : int, default 1
+        A divisor S of ``comm.size``: the ranks form ``comm.size / S`` particle groups x S
+        sample shards (:func:`hpcswarm.comm.split_grid`). The particles are dealt over the
+        particle groups; the S ranks of a group evaluate every subset together, each
+        deciding ``1 / S`` of the held-out rows from ``1 / S`` of the cached distances.
     refine : {"none", "prune", "prune-margin"}, default "none"
         A refinement of the selected subset after the search, on the same samples
         (:mod:`hpcswarm.refine`), returned in ``refined``; the search itself is the same
@@ -92,10 +103,11 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
     SearchResult
         ``mask`` (the evaluated subset returned), ``fitness`` (its fitness), ``history``,
         ``params`` (complete) and ``extra``; ``extra["score"]`` holds the correct/total
-        counts of ``mask``; ``extra["comm"]`` the bytes communicated per round. Everything
-        but ``extra["comm"]`` and the history's ``seconds`` is bit-identical for any number
-        of ranks. ``front`` holds the Pareto front of (inner accuracy, size) among the
-        subsets evaluated, each point re-scored (``correct``, ``total``); ``refined`` the
+        counts of ``mask``; ``extra["comm"]`` the bytes the particle groups communicated per
+        round (the shards' sums, 8 bytes per evaluation, are not counted). Everything but
+        ``extra["comm"]`` and the history's ``seconds`` is bit-identical for any number of
+        ranks and shards. ``front`` holds the Pareto front of (inner accuracy, size) among
+        the subsets evaluated, each point re-scored (``correct``, ``total``); ``refined`` the
         :class:`~hpcswarm.refine.Refined` subset, or None.
 
     Notes
@@ -107,7 +119,8 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
     Raises
     ------
     ParameterError
-        Unknown algorithm or parameter, ill-typed value, bad seed.
+        Unknown algorithm or parameter, ill-typed value, bad seed, a shard count that does
+        not divide the ranks.
     """
     resolved = algorithm_params(algorithm, params)
     cls = algorithm_class(algorithm)
@@ -120,18 +133,27 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
         root = run_seed_sequence(seed)
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
-    fitness, scorer = make_fitness(X, y, resolved, root)
-    search = cls(fitness, resolved, seed=root, comm=comm, progress=progress,
-                 checkpoint=checkpoint, max_genes=max_genes)
-    result = search.run(resume)
-    score = fitness.score(result.mask)
+    comm = as_comm(comm)
+    try:
+        grid = split_grid(comm, sample_shards)
+    except ValueError:
+        raise ParameterError(f"sample_shards={sample_shards!r} must be a positive divisor of "
+                             f"the {comm.size} rank(s) that run the search") from None
+    try:
+        fitness, scorer = make_fitness(X, y, resolved, root, grid.shards)
+        search = cls(fitness, resolved, seed=root, comm=grid.particles, progress=progress,
+                     checkpoint=checkpoint, max_genes=max_genes)
+        result = search.run(resume)
+        score = fitness.score(result.mask)
+        result.front = scored_front(scorer, result.front)
+        try:
+            result.refined = refine_subset(scorer, result.mask, refine, X, y)
+        except ValueError as exc:
+            raise ParameterError(str(exc)) from None
+    finally:
+        grid.free()
     result.extra["score"] = {"correct": int(score.correct), "total": int(score.total),
                              "accuracy": float(score.accuracy)}
-    result.front = scored_front(scorer, result.front)
-    try:
-        result.refined = refine_subset(scorer, result.mask, refine, X, y)
-    except ValueError as exc:
-        raise ParameterError(str(exc)) from None
     return result
 
 

@@ -4,11 +4,11 @@
 def counting_decide(evaluator):
     """Count the candidates or tries decided one by one (the bound did not settle them)."""
     calls = []
-    decide = evaluator._decide
+    decide = evaluator._rows.correct
 
     def wrapped(*args):
         calls.append(1)
         return decide(*args)
 
-    evaluator._decide = wrapped
+    evaluator._rows.correct = wrapped
     return calls

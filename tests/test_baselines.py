@@ -78,7 +78,7 @@ def test_sfs_adds_the_two_informative_genes_then_stops():
     result = run_search(X, y, "sfs")
     assert sorted(result.extra["path"]) == [0, 1] and set(result.genes) == {0, 1}
     assert result.fitness == 1.0 and result.extra["stopped"] == "no improving step"
-    singles = [KnnEvaluator(X, y, archive_size=0).score(np.eye(X.shape[1], dtype=bool)[g]).correct
+    singles = [KnnEvaluator(X, y).score(np.eye(X.shape[1], dtype=bool)[g]).correct
                for g in range(X.shape[1])]
     assert result.extra["path"][0] == int(np.argmax(singles))  # step 1: the best gene alone
     assert len(result.history) == 3  # two steps taken, a third that improves nothing
@@ -117,7 +117,7 @@ def test_lfs_fixed_set_and_fixed_width_candidate_sets():
 def test_all_genes_is_one_evaluation_of_every_gene():
     X, y = three_groups()
     result = run_search(X, y, "all-genes", {"k": 3, "cv": 4}, seed=2)
-    expected = KnnEvaluator(X, y, k=3, cv=4, seed=2, archive_size=0)
+    expected = KnnEvaluator(X, y, k=3, cv=4, seed=2)
     assert result.mask.all() and len(result.history) == 1
     assert result.fitness == expected.score(result.mask).accuracy
     assert result.history[0]["evaluations"] == 1

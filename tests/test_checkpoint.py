@@ -220,6 +220,29 @@ def test_a_serial_checkpoint_resumes_on_two_ranks_in_one_group(tmp_path):
     _assert_same_results(tmp_path / "ref.h5", output)
 
 
+@pytest.mark.skipif(not MPIEXEC.exists(), reason="no mpiexec next to the interpreter")
+def test_a_job_on_two_sample_shards_resumes_on_one_and_back(reference, tmp_path):
+    folder, job, ref = reference
+    output = tmp_path / "out.h5"
+    args = ["sigterm", "2", "1", "--", str(job), "--quiet", "--set", f"output={output}",
+            "--threads", "1", "--set", "layout.sample_shards=2"]
+    done = launch(2, "interrupt_job.py", timeout=300, args=args)[0]
+    assert done.returncode == 3, done.stderr
+    assert "2 sample shards" not in done.stderr  # --quiet: nothing but the stop message
+    _run(job, output, "--resume")  # one rank, one shard
+    _assert_same_results(ref, output)
+    # a serial checkpoint resumed by one group of 2 shards
+    output = tmp_path / "again.h5"
+    assert _interrupt(job, output, "sigterm", 5).returncode == 3
+    done, _ = launch(2, None, timeout=300, args=["run", str(job), "--quiet", "--resume",
+                                                  "--set", f"output={output}",
+                                                  "--set", "layout.sample_shards=2"])
+    assert done.returncode == 0, done.stderr
+    _assert_same_results(ref, output)
+    with h5py.File(output, "r") as f:
+        assert f.attrs["sample_shards"] == 2 and f.attrs["group_size"] == 2
+
+
 def test_resume_needs_a_job_file():
     from hpcswarm import cli
     from hpcswarm.errors import ParameterError

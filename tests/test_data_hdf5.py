@@ -204,3 +204,27 @@ def test_two_processes_share_the_mapped_pages(tmp_path):
     assert float(total) == 2 * n_rows * n_cols
     assert int(file_kb) > 0.9 * 2 * n_rows * n_cols * 8 / 1024  # both matrices file-backed ...
     assert int(anon_kb) < 0.1 * n_rows * n_cols * 8 / 1024  # ... not a private copy
+
+
+def test_the_file_records_whether_its_values_are_finite(tmp_path):
+    import h5py
+
+    from hpcswarm.errors import DataError
+    from hpcswarm.fitness import GeneMajor
+
+    finite, holed = small_dataset(), small_dataset()
+    holed.X[2, 3] = np.nan
+    for name, dataset, expected in (("finite.h5", finite, True), ("nan.h5", holed, False)):
+        write_dataset(dataset, tmp_path / name)
+        with h5py.File(tmp_path / name, "r") as f:
+            assert bool(f.attrs["values-finite"]) is expected
+    opened = open_dataset(tmp_path / "finite.h5")
+    assert opened.values_finite is True and "values-finite" not in opened.attrs
+    with pytest.raises(DataError, match="NaN"):
+        open_dataset(tmp_path / "nan.h5")
+    # the engine checks values it is not told are finite, block by block
+    with h5py.File(tmp_path / "nan.h5", "r") as f:
+        holed_genes = f["X_genes"][()]
+    with pytest.raises(ValueError, match="NaN"):
+        GeneMajor(holed_genes)
+    assert GeneMajor(holed_genes, finite=True).n_genes == 5

@@ -1,9 +1,11 @@
-"""The archive of evaluated subsets: exact hit counts, bounded memory, LRU eviction."""
+"""The archive of evaluated subsets (kept by the searches): exact hit counts, bounded memory,
+LRU eviction; the evaluator itself computes every subset it is asked for."""
 
 import numpy as np
 import pytest
 
 from hpcswarm.fitness import Archive, KnnEvaluator, Score, SubsetFitness, make_objective
+from hpcswarm.fitness.archive import mask_key, mask_keys
 
 
 @pytest.fixture
@@ -13,54 +15,44 @@ def data():
 
 
 def test_hits_and_misses_are_counted_exactly(data):
-    X, y, masks = data
-    evaluator = KnnEvaluator(X, y, archive_size=100)
-    first = [evaluator.score(m) for m in masks]
-    assert (evaluator.hits, evaluator.misses, evaluator.evaluations) == (0, 6, 6)
-    again = [evaluator.score(m.copy()) for m in masks[::-1]]
-    assert again == first[::-1]
-    assert (evaluator.hits, evaluator.misses, evaluator.evaluations) == (6, 6, 6)
-
-
-def test_incremental_path_goes_through_the_archive(data):
-    X, y, masks = data
-    evaluator = KnnEvaluator(X, y, archive_size=100)
-    state = evaluator.new_state(masks[0])
-    genes = np.array([1, 5])
-    flipped = masks[0].copy()
-    flipped[genes] = ~flipped[genes]
-    score = evaluator.score_flip(state, genes)
-    assert evaluator.score(flipped) == score
-    assert (evaluator.hits, evaluator.misses, evaluator.evaluations) == (1, 1, 1)
-    evaluator.score_flip(state, genes)
-    assert (evaluator.hits, evaluator.evaluations) == (2, 1)
+    _, _, masks = data
+    archive = Archive(100)
+    keys = [mask_key(mask) for mask in masks]
+    assert [bytes(row) for row in mask_keys(masks)] == keys  # one packing, the same keys
+    for i, key in enumerate(keys):
+        assert archive.get(key) is None
+        archive.put(key, Score(i, 30))
+    assert (archive.hits, archive.misses) == (0, 6)
+    assert [archive.get(mask_key(mask.copy())) for mask in masks[::-1]] == [
+        Score(i, 30) for i in range(5, -1, -1)]
+    assert (archive.hits, archive.misses, len(archive)) == (6, 6, 6)
 
 
 def test_bounded_archive_evicts_least_recently_used(data):
-    X, y, masks = data
-    evaluator = KnnEvaluator(X, y, archive_size=2)
-    evaluator.score(masks[0])
-    evaluator.score(masks[1])
-    evaluator.score(masks[0])  # hit: masks[0] becomes the most recent
-    evaluator.score(masks[2])  # evicts masks[1]
-    assert len(evaluator.archive) == 2 and evaluator.archive.evictions == 1
-    evaluator.score(masks[0])
-    assert evaluator.hits == 2
-    evaluator.score(masks[1])
-    assert evaluator.hits == 2 and evaluator.evaluations == 4
+    _, _, masks = data
+    archive = Archive(2)
+    keys = [mask_key(mask) for mask in masks[:3]]
+    archive.put(keys[0], Score(0, 30))
+    archive.put(keys[1], Score(1, 30))
+    assert archive.get(keys[0]) == Score(0, 30)  # masks[0] becomes the most recent
+    archive.put(keys[2], Score(2, 30))  # evicts masks[1]
+    assert len(archive) == 2 and archive.evictions == 1
+    assert archive.get(keys[1]) is None and archive.get(keys[0]) == Score(0, 30)
 
 
-def test_disabled_archive_stores_nothing(data):
+def test_the_evaluator_computes_every_request(data):
     X, y, masks = data
-    evaluator = KnnEvaluator(X, y, archive_size=0)
-    evaluator.score(masks[0])
-    evaluator.score(masks[0])
-    assert (len(evaluator.archive), evaluator.hits, evaluator.evaluations) == (0, 0, 2)
+    evaluator = KnnEvaluator(X, y)
+    assert not hasattr(evaluator, "archive")
+    first = evaluator.score(masks[0])
+    assert evaluator.score(masks[0].copy()) == first and evaluator.evaluations == 2
+    assert evaluator.score(np.zeros(40, dtype=bool)) == Score(0, 30)
+    assert evaluator.evaluations == 2  # the empty subset is not computed
 
 
 def test_score_many_computes_each_distinct_subset_once(data):
     X, y, masks = data
-    evaluator = KnnEvaluator(X, y, archive_size=0)
+    evaluator = KnnEvaluator(X, y)
     batch = np.vstack([masks[:3], masks[:3]])
     scores = evaluator.score_many(batch)
     assert evaluator.evaluations == 3

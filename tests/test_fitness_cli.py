@@ -67,3 +67,19 @@ def test_gene_list_rules(tmp_path):
         mask_from_genes([], names)
     with pytest.raises(DataError, match="missing.txt: no such file"):
         read_gene_list(tmp_path / "missing.txt")
+
+
+def test_sample_shards_print_the_same_json_as_one_rank(capsys):
+    from test_mpi_jobs import launch
+
+    argv = ["builtin:srbct", "--all", "--k", "3", "--cv", "5", "--seed", "2"]
+    serial = run(capsys, *argv)
+    assert run(capsys, *argv, "--sample-shards", "1") == serial
+    done, _ = launch(2, None, 120, ["evaluate", *argv, "--sample-shards", "2"])
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line) for line in done.stdout.splitlines()] == [serial]
+
+
+def test_sample_shards_must_divide_the_ranks():
+    with pytest.raises(ParameterError, match="--sample-shards 2 must be a positive divisor"):
+        cli.main(["evaluate", "builtin:srbct", "--all", "--sample-shards", "2"])

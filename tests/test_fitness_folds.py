@@ -66,6 +66,34 @@ def test_holdout_needs_two_samples_per_class():
         make_folds(np.array([0, 0, 0, 1]), "holdout", seed=0)
 
 
+@pytest.mark.parametrize("cv", ["loo", 2, 5, "holdout"])
+def test_fold_ids_describe_the_folds_of_make_folds(cv):
+    from hpcswarm.fitness.folds import NOT_HELD_OUT, fold_ids, folds_from_ids, ids_from_folds
+
+    folds = make_folds(Y, cv, seed=4)
+    ids = fold_ids(Y, cv, seed=4)
+    assert ids.shape == Y.shape and ids.dtype == np.int64
+    assert np.array_equal(ids, ids_from_folds(folds, Y.size))
+    rebuilt = folds_from_ids(ids)
+    assert len(rebuilt) == len(folds)
+    for (train, test), (train2, test2) in zip(folds, rebuilt):
+        assert np.array_equal(train, train2) and np.array_equal(test, test2)
+    assert (NOT_HELD_OUT in ids) == (cv == "holdout")
+
+
+@pytest.mark.parametrize("folds, message", [
+    ([(np.arange(1, 5), np.array([0])), (np.arange(0, 4), np.array([0, 4]))], "overlap"),
+    ([(np.arange(2, 5), np.array([0]))], "every sample outside its test part"),
+    ([(np.arange(0, 5), np.array([0]))], "training and test indices overlap"),
+    ([], "at least one"),
+])
+def test_explicit_folds_must_be_one_id_per_sample(folds, message):
+    from hpcswarm.fitness.folds import ids_from_folds
+
+    with pytest.raises(ValueError, match=message):
+        ids_from_folds(folds, 5)
+
+
 # Tran et al.'s GEMS sets that scikit-learn's StratifiedKFold does not take as they are
 NINE_TUMORS = np.repeat(np.arange(9), [9, 7, 8, 2, 6, 8, 9, 6, 5])
 """60 samples, classes of 2 to 9: every class smaller than 10 folds."""
@@ -136,7 +164,7 @@ def test_inner_ten_fold_fitness_runs_on_gems_shaped_labels(y):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FoldWarning)
         for train, _ in make_folds(y, 10, seed=1):
-            evaluator = KnnEvaluator(X[train], y[train], k=5, cv=10, seed=2, archive_size=0)
+            evaluator = KnnEvaluator(X[train], y[train], k=5, cv=10, seed=2)
             score = evaluator.score(mask)
             assert score.total == train.size and 0 <= score.correct <= train.size
 
@@ -144,4 +172,4 @@ def test_inner_ten_fold_fitness_runs_on_gems_shaped_labels(y):
 def test_a_training_fold_smaller_than_k_is_one_clear_error():
     y = np.repeat([0, 1], [3, 3])
     with pytest.raises(ValueError, match="k=5 exceeds the 4 training samples of a fold"):
-        KnnEvaluator(np.arange(12.0).reshape(6, 2), y, k=5, cv=3, archive_size=0)
+        KnnEvaluator(np.arange(12.0).reshape(6, 2), y, k=5, cv=3)

@@ -41,9 +41,8 @@ def test_scores_and_flips_are_bit_identical_to_the_copy(tmp_path, dtype, k, cv):
     dataset = opened(tmp_path, dtype)
     for rows in subsets(dataset):
         y = dataset.y[rows]
-        mapped = KnnEvaluator(GeneMajor(dataset.X_genes, rows), y, k=k, cv=cv, seed=2,
-                              archive_size=0)
-        copied = KnnEvaluator(np.asarray(dataset.X)[rows], y, k=k, cv=cv, seed=2, archive_size=0)
+        mapped = KnnEvaluator(GeneMajor(dataset.X_genes, rows), y, k=k, cv=cv, seed=2)
+        copied = KnnEvaluator(np.asarray(dataset.X)[rows], y, k=k, cv=cv, seed=2)
         rng = np.random.default_rng(k)
         mask = rng.random(N_GENES) < 0.5
         assert mapped.score(mask) == copied.score(mask)

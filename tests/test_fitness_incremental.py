@@ -20,8 +20,8 @@ def datasets():
 @pytest.mark.parametrize("k, cv", [(1, "loo"), (3, 10), (5, "holdout")])
 def test_random_flip_sequences_match_full_evaluation(name, X, y, k, cv):
     rng = np.random.default_rng(k)
-    incremental = KnnEvaluator(X, y, k=k, cv=cv, seed=1, archive_size=0)
-    full = KnnEvaluator(X, y, k=k, cv=cv, seed=1, archive_size=0)
+    incremental = KnnEvaluator(X, y, k=k, cv=cv, seed=1)
+    full = KnnEvaluator(X, y, k=k, cv=cv, seed=1)
     objective = make_objective("combined")
     fast, slow = SubsetFitness(incremental, objective), SubsetFitness(full, objective)
     mask = rng.random(200) < 0.5

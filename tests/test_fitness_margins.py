@@ -37,7 +37,7 @@ def test_margin_is_positive_exactly_where_leave_one_out_is_correct():
     X = rng.normal(size=(40, 6))
     y = (X[:, 0] + 0.5 * rng.normal(size=40) > 0).astype(int)
     margins = brute_margins(X, y)
-    evaluator = KnnEvaluator(X, y, k=1, cv="loo", archive_size=0)
+    evaluator = KnnEvaluator(X, y, k=1, cv="loo")
     assert evaluator.score(np.ones(6, dtype=bool)).correct == np.count_nonzero(margins > 0)
 
 

@@ -18,7 +18,7 @@ def test_the_factory_builds_a_scorer_equal_to_the_exact_engine():
     X, y = data()
     scorer = make_scorer(X, y, k=3, cv=4, seed=5)
     assert isinstance(scorer, Scorer) and scorer.n_genes == 12 and scorer.total == 36
-    reference = KnnEvaluator(X, y, k=3, cv=4, seed=5, archive_size=0)
+    reference = KnnEvaluator(X, y, k=3, cv=4, seed=5)
     masks = np.random.default_rng(0).random((6, 12)) < 0.5
     assert scorer.score_many(masks) == [reference.score(m) for m in masks]
     state = scorer.new_state(masks[0])

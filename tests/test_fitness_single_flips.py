@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hpcswarm.fitness import KnnEvaluator, SubsetFitness, make_objective
-from hpcswarm.fitness import single_flips
+from hpcswarm.fitness import evaluator as evaluator_module
 from hpcswarm.fitness.single_flips import BLOCK_BYTES, CANDIDATE_BYTES, block_size
 from engine_probes import counting_decide
 
@@ -22,12 +22,12 @@ def datasets():
 @pytest.mark.parametrize("name, X, y", list(datasets()), ids=["normal", "integers", "offset"])
 @pytest.mark.parametrize("k, cv", [(1, "loo"), (3, 10), (5, "loo"), (1, 10), (3, "holdout")])
 def test_batched_flips_equal_single_flips_and_full_scores(name, X, y, k, cv, monkeypatch):
-    monkeypatch.setattr(single_flips, "block_size", lambda n_samples: 17)  # several blocks
+    monkeypatch.setattr(evaluator_module, "block_size", lambda n_rows, n_samples: 17)
     rng = np.random.default_rng(k)
     n_genes = X.shape[1]
-    batched = KnnEvaluator(X, y, k=k, cv=cv, seed=3, archive_size=0)
-    single = KnnEvaluator(X, y, k=k, cv=cv, seed=3, archive_size=0)
-    full = KnnEvaluator(X, y, k=k, cv=cv, seed=3, archive_size=0)
+    batched = KnnEvaluator(X, y, k=k, cv=cv, seed=3)
+    single = KnnEvaluator(X, y, k=k, cv=cv, seed=3)
+    full = KnnEvaluator(X, y, k=k, cv=cv, seed=3)
     start = rng.random(n_genes) < 0.5
     mask = start.copy()
     moves = rng.choice(n_genes, size=6, replace=False)
@@ -54,8 +54,8 @@ def test_batched_flips_equal_single_flips_and_full_scores(name, X, y, k, cv, mon
 def test_from_and_to_the_empty_subset(k, cv):
     rng = np.random.default_rng(5)
     X, y = rng.integers(0, 4, size=(30, 12)).astype(float), rng.integers(0, 2, size=30)
-    evaluator = KnnEvaluator(X, y, k=k, cv=cv, archive_size=0)
-    full = KnnEvaluator(X, y, k=k, cv=cv, archive_size=0)
+    evaluator = KnnEvaluator(X, y, k=k, cv=cv)
+    full = KnnEvaluator(X, y, k=k, cv=cv)
     state = evaluator.new_state(np.zeros(12, bool))
     scores = evaluator.score_single_flips(state, np.arange(12))
     assert scores == [full.score(np.eye(12, dtype=bool)[g]) for g in range(12)]
@@ -65,22 +65,22 @@ def test_from_and_to_the_empty_subset(k, cv):
     assert evaluator.evaluations == 12 + 11
 
 
-def test_archive_lookup_and_counters_as_score_flip():
+def test_counters_as_score_flip():
     rng = np.random.default_rng(2)
     X, y = rng.normal(size=(25, 30)), rng.integers(0, 2, size=25)
-    evaluator = KnnEvaluator(X, y, archive_size=1000)
+    evaluator = KnnEvaluator(X, y)
     state = evaluator.new_state(rng.random(30) < 0.5)
     evaluator.score_flip(state, [3])
     first = evaluator.score_single_flips(state, np.arange(30))
-    assert (evaluator.evaluations, evaluator.hits, evaluator.misses) == (30, 1, 30)
+    assert (evaluator.evaluations, evaluator.incremental_evaluations) == (31, 31)
     assert evaluator.score_single_flips(state, np.arange(30)[::-1]) == first[::-1]
-    assert (evaluator.evaluations, evaluator.hits, evaluator.misses) == (30, 31, 30)
+    assert (evaluator.evaluations, evaluator.incremental_evaluations) == (61, 61)
 
 
 def test_subset_fitness_single_flips_equal_flips():
     rng = np.random.default_rng(9)
     X, y = rng.normal(size=(30, 40)), rng.integers(0, 3, size=30)
-    fitness = SubsetFitness(KnnEvaluator(X, y, k=3, cv=5, archive_size=0),
+    fitness = SubsetFitness(KnnEvaluator(X, y, k=3, cv=5),
                             make_objective("combined"))
     state = fitness.new_state(rng.random(40) < 0.3)
     genes = rng.permutation(40)
@@ -98,7 +98,7 @@ def test_rejects_bad_gene_lists():
 
 
 def test_block_fits_the_byte_budget():
-    for n_samples in (10, 83, 102, 250, 2000):
-        size = block_size(n_samples)
+    for n_rows, n_samples in ((10, 10), (83, 83), (102, 102), (25, 250), (2000, 2000)):
+        size = block_size(n_rows, n_samples)
         assert size >= 1
-        assert size == 1 or size * CANDIDATE_BYTES * n_samples ** 2 <= BLOCK_BYTES
+        assert size == 1 or size * CANDIDATE_BYTES * n_rows * n_samples <= BLOCK_BYTES

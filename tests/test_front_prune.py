@@ -55,7 +55,7 @@ def test_front_is_the_non_dominated_set_of_every_evaluated_subset(algorithm, mon
     result = run_search(X, y, algorithm, CASES[algorithm], seed=3)
     params = result.params
     evaluator = KnnEvaluator(X, y, k=params["k"], cv=params["cv"],
-                             seed=np.random.SeedSequence(3), archive_size=0)
+                             seed=np.random.SeedSequence(3))
     objective = make_objective(params["objective"], params["alpha"])
     front = result.front
     assert front, "a search that evaluated subsets has a front"
@@ -145,7 +145,7 @@ def test_pruning_never_lowers_the_inner_accuracy(seed, method):
     X, y = small_data(seed=seed, n_samples=40, n_genes=50)
     rng = np.random.default_rng(seed)
     for cv in ("loo", 5):
-        evaluator = KnnEvaluator(X, y, k=1 + 2 * (seed % 2), cv=cv, seed=seed, archive_size=0)
+        evaluator = KnnEvaluator(X, y, k=1 + 2 * (seed % 2), cv=cv, seed=seed)
         for _ in range(3):
             mask = rng.random(50) < rng.uniform(0.1, 0.9)
             before = evaluator.score(mask)
@@ -167,7 +167,7 @@ def test_pruning_removes_the_lowest_gene_among_equal_removals():
     # four identical genes: removing any keeps the accuracy; the lowest index goes first
     X = np.repeat(np.array([[0.0], [0.1], [5.0], [5.1]]), 4, axis=1)
     y = np.array([0, 0, 1, 1])
-    evaluator = KnnEvaluator(X, y, k=1, cv="loo", archive_size=0)
+    evaluator = KnnEvaluator(X, y, k=1, cv="loo")
     pruned = prune(evaluator, np.ones(4, dtype=bool))
     assert pruned.removed.tolist() == [0, 1, 2] and np.flatnonzero(pruned.mask).tolist() == [3]
 
@@ -181,7 +181,7 @@ def test_margin_pruning_keeps_the_planted_genes_where_index_ties_keep_a_thin_one
     planted = 10.0 * y[:, None] + rng.uniform(0, 1, (12, 2))
     thin = np.r_[np.linspace(0, 0.1, 6), np.linspace(0.15, 0.25, 6)]
     X = np.column_stack([planted, thin])
-    evaluator = KnnEvaluator(X, y, k=1, cv="loo", archive_size=0)
+    evaluator = KnnEvaluator(X, y, k=1, cv="loo")
     everything = np.ones(3, dtype=bool)
     assert prune(evaluator, everything).genes.tolist() == [2]
     pruned = prune_margin(evaluator, X, y, everything)
@@ -193,7 +193,7 @@ def test_margin_pruning_returns_the_best_point_of_its_path():
     from hpcswarm.fitness.margins import label_codes, margin_sum
 
     X, y = small_data(seed=3, n_samples=36, n_genes=40)
-    evaluator = KnnEvaluator(X, y, k=1, cv="loo", archive_size=0)
+    evaluator = KnnEvaluator(X, y, k=1, cv="loo")
     everything = np.ones(40, dtype=bool)
     pruned = prune_margin(evaluator, X, y, everything)
     assert {0, 1, 2} <= set(pruned.genes.tolist())      # the informative genes stay

@@ -5,7 +5,9 @@ the MPI communicator) and under ``mpiexec -n 2``, ``-n 3`` and ``-n 4``. Each ra
 search twice, alone (``comm=None``) and with every rank (``comm=world``), and the two must
 agree on everything but the history's ``seconds`` and ``extra["comm"]``; the settings make
 every mechanism fire (gbest resets, complements, FSIPSO phases, CSO archive hits, local
-search), and one swarm has fewer particles than 4 ranks.
+search), and one swarm has fewer particles than 4 ranks. The ranks run the search as a grid
+of particle groups x 1, 2 or 3 sample shards, every shard count that divides the ranks
+(-n 1: 1; -n 2: 1, 2; -n 3: 1, 3; -n 4: 1, 2).
 """
 
 import hashlib
@@ -63,22 +65,25 @@ def test_every_algorithm_has_a_case():
     assert set(CASES) == set(ALGORITHMS)
 
 
+@pytest.mark.parametrize("shards", [1, 2, 3])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_any_rank_count_gives_the_serial_result(name, comm):
+def test_any_rank_count_gives_the_serial_result(name, shards, comm):
+    if comm.size % shards:
+        pytest.skip(f"{shards} shards do not divide {comm.size} ranks")
     settings, n_genes = CASES[name]
     X, y = small_data(n_genes=n_genes)
     serial = run_search(X, y, name, settings, seed=1, refine="prune")
     rounds = []
-    parallel = run_search(X, y, name, settings, seed=1, comm=comm, refine="prune",
-                          progress=lambda row: rounds.append(row))
+    parallel = run_search(X, y, name, settings, seed=1, comm=comm, sample_shards=shards,
+                          refine="prune", progress=lambda row: rounds.append(row))
     same_everywhere = comm.allgather(digest(comparable(parallel)))
     assert len(set(same_everywhere)) == 1
     assert comparable(parallel) == comparable(serial)
     assert len(rounds) == len(serial.history) or name == "fsr"
     traffic = parallel.extra["comm"]
-    assert traffic["ranks"] == comm.size
+    assert traffic["ranks"] == comm.size // shards
     assert len(traffic["bytes_per_round"]) == len(parallel.history)
-    if comm.size > 1:
+    if comm.size > shards:
         assert sum(traffic["bytes_per_round"]) > 0
     # the mechanisms under test fired, so that the comparison covers them
     events = {e["event"] for e in serial.extra["events"]}
@@ -114,15 +119,64 @@ def test_cso_mean_and_row_exchange_match_serial_with_many_genes(comm):
         assert max(parallel.extra["comm"]["bytes_per_round"][1:]) >= 8 * 200 * comm.size
 
 
+@pytest.mark.parametrize("shards", [1, 2, 3])
 @pytest.mark.parametrize("name, settings", [
     ("pso-lsrg", {"n_particles": 3, "n_iterations": 6, "ls_tries": 3}),  # ranks without particles
     ("pso-lsrg", {"n_particles": 6, "n_iterations": 6, "ls_tries": 3, "archive_size": 50}),
     ("cso", {"n_particles": 2, "n_iterations": 6, "archive_size": 0}),
+    ("sbs", {"k": 3, "cv": 5}),  # batched one-gene flips, summed over the shards per block
 ])
-def test_small_swarms_and_archive_settings_match_serial(name, settings, comm):
+def test_small_swarms_and_archive_settings_match_serial(name, settings, shards, comm):
+    if comm.size % shards:
+        pytest.skip(f"{shards} shards do not divide {comm.size} ranks")
     X, y = small_data(n_genes=12)
     serial = run_search(X, y, name, settings, seed=2)
-    parallel = run_search(X, y, name, settings, seed=2, comm=comm)
+    parallel = run_search(X, y, name, settings, seed=2, comm=comm, sample_shards=shards)
     assert comparable(parallel) == comparable(serial)
     if settings.get("archive_size"):
         assert serial.history[-1]["archive_hits"] > 0
+
+
+def test_a_shard_count_that_does_not_divide_the_ranks_is_refused(comm):
+    from hpcswarm.errors import ParameterError
+
+    X, y = small_data(n_genes=12)
+    with pytest.raises(ParameterError, match="must be a positive divisor"):
+        run_search(X, y, "pso", {"n_particles": 2, "n_iterations": 1}, comm=comm,
+                   sample_shards=5 if comm.size < 5 else comm.size + 1)
+
+
+class _Stop(Exception):
+    pass
+
+
+def _shard_counts(size):
+    return [s for s in (1, 2, 3) if size % s == 0]
+
+
+@pytest.mark.parametrize("name", sorted(CASES) + ["sbs"])
+def test_a_search_resumed_with_another_shard_count_ends_as_the_uninterrupted_one(name, comm):
+    from hpcswarm.swarm.snapshot import take_snapshot
+    from synthetic import SMALL
+
+    X, y = small_data(3, 30, 24)
+    params = SMALL.get(name, {})
+    full = run_search(X, y, name, params, seed=7)
+    counts = _shard_counts(comm.size)
+    for before, after in zip(counts, counts[::-1]):
+        taken = []
+
+        def hook(search):
+            if search.iteration == 1:
+                taken.append(take_snapshot(search))
+                raise _Stop
+
+        with pytest.raises(_Stop):
+            run_search(X, y, name, params, seed=7, comm=comm, sample_shards=before,
+                       checkpoint=hook)
+        snapshot = comm.bcast(taken[0], root=0)  # complete on world rank 0, as a checkpoint
+        resumed = run_search(X, y, name, params, seed=7, comm=comm, sample_shards=after,
+                             resume=snapshot)
+        assert comparable(resumed)["history"] == comparable(full)["history"]
+        assert resumed.mask.tolist() == full.mask.tolist()
+        assert resumed.fitness == full.fitness

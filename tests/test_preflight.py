@@ -4,15 +4,20 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from hpcswarm import cli, job as job_module
 from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.protocols import make_tasks
+from hpcswarm.comm import SerialComm
+from hpcswarm.data import load_dataset
 from hpcswarm.jobfile import read_job
-from hpcswarm.preflight import (available_memory, cgroup_limit, check_output_writable,
-                                checkpoint_memory, estimate_memory)
+from hpcswarm.preflight import (task_memory, available_memory, cgroup_limit,
+                                check_output_writable, checkpoint_memory, choose_sample_shards,
+                                estimate_memory)
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 SCRIPTS = Path(__file__).resolve().parent / "mpi_scripts"
@@ -118,11 +123,14 @@ def test_k_larger_than_an_inner_training_fold(tmp_path, capsys, no_computation):
 def test_memory_estimate_adds_its_parts():
     n, genes = 100, 1000
     swarm, rows = 26 * 10 * genes, 8 * n * genes
-    assert estimate_memory(n, genes, 10, 0, 1) == swarm + rows
-    assert estimate_memory(n, genes, 10, 500, 1) == swarm + rows + 200 * 500
+    assert estimate_memory(n, genes, 10, 0) == swarm + rows
+    assert estimate_memory(n, genes, 10, 500) == swarm + rows + 200 * 500
     state = 8 * n * n + 16 * n + genes
-    assert estimate_memory(n, genes, 10, 0, 1, local_search=True) == swarm + rows + 10 * state
-    assert estimate_memory(n, genes, 10, 0, 4, local_search=True) == swarm + rows + 3 * state
+    assert estimate_memory(n, genes, 10, 0, local_search=True) == swarm + rows + state
+    # a shard holds the distances of its share of the held-out rows (ceil(100 / 3) = 34)
+    shard = 8 * 34 * n + 16 * n + genes
+    assert estimate_memory(n, genes, 10, 0, local_search=True, sample_shards=3) == \
+        swarm + rows + shard
 
 
 def test_available_memory_is_shared_by_the_node_ranks():
@@ -144,6 +152,29 @@ def test_memory_refusal_names_estimate_and_limit(tmp_path, capsys, no_computatio
     line = refused(tmp_path, capsys, "--memory-limit", "0.000001")
     assert "not enough memory: a rank needs an estimated" in line
     assert "more than 80% of the 1e-06 GB per rank (--memory-limit 1e-06 GB / 1 rank(s)" in line
+
+
+def test_memory_refusal_names_the_shard_count_that_would_fit(tmp_path, capsys, no_computation):
+    from hpcswarm.__main__ import main as entry
+
+    # SRBCT, PSO-LSRG, biased: one state of the 83 samples' distances, halved by 2 shards
+    path = JOBS / "pso-lsrg-srbct-unbiased.toml"
+    sets = TINY + ["data=builtin:srbct", "protocol=biased", f"output={tmp_path / 'out.h5'}"]
+    job = read_job(path, sets)
+    dataset = load_dataset("builtin:srbct")
+    tasks = make_tasks(dataset.y, job.protocol, 1, job.seed, inner_cv="loo")
+    needs = [task_memory(job, dataset, tasks, shards, 1)[0] for shards in (1, 2)]  # rank 0: 1 group
+    limit = (needs[0] + needs[1]) / 2 / 0.8 / 1e9  # fits with 2 shards, not with 1
+    args = ["run", str(path), "--memory-limit", repr(limit)]
+    for item in sets:
+        args += ["--set", item]
+    assert entry(args) == 2
+    line = capsys.readouterr().err.strip()
+    assert "1 sample shard(s)" in line and "layout.sample_shards = 2 would fit" in line
+    assert not (tmp_path / "out.h5").exists()
+    automatic = replace(job, sample_shards=0)
+    assert choose_sample_shards(automatic, dataset, tasks, 4, SerialComm(), limit) == 2
+    assert choose_sample_shards(automatic, dataset, tasks, 4, SerialComm(), 100.0) == 1
 
 
 def test_memory_within_the_limit_runs(tmp_path):

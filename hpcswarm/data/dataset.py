@@ -40,6 +40,10 @@ class Dataset:
         The hpcswarm HDF5 file the matrix comes from; None for a dataset converted in memory.
     memory_mapped : bool
         Whether ``X`` and ``X_genes`` are memory maps of ``path``.
+    values_finite : bool
+        Whether every value of ``X`` is known to be finite (:func:`hpcswarm.data.open_dataset`
+        checks every file it opens), so that the fitness engine need not check again. False
+        means unknown.
 
     Attributes
     ----------
@@ -58,6 +62,7 @@ class Dataset:
     attrs: dict = field(default_factory=dict)
     path: Path = None
     memory_mapped: bool = False
+    values_finite: bool = False
 
     @property
     def n_samples(self):

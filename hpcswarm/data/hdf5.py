@@ -2,7 +2,10 @@
 
 Layout (every object carries ``encoding-type`` and ``encoding-version``, as anndata does)::
 
-    /                 encoding-type "hpcswarm-dataset", provenance attributes
+    /                 encoding-type "hpcswarm-dataset", provenance attributes, and
+                      values-finite (bool): whether every value of X is finite, checked
+                      as X_genes is written (open_dataset checks again all the same:
+                      another tool may have changed the values in place)
     /X                (n_samples, n_genes) float64 or float32, contiguous, uncompressed
     /X_genes          (n_genes, n_samples) the same values gene-major (X.T), same type and layout
     /y                (n_samples,) int64 class codes
@@ -46,6 +49,8 @@ ENCODING_VERSION = "0.2.0"
 _ARRAY = ("array", "0.2.0")
 _STRINGS = ("string-array", "0.2.0")
 _STR = h5py.string_dtype("utf-8")
+FINITE_ATTRIBUTE = "values-finite"
+"""Root attribute: True when every value of ``X`` was found finite as the file was written."""
 
 
 def _attr_value(value):
@@ -108,7 +113,8 @@ class MatrixTarget:
     """``/X`` and ``/X_genes`` of an open new file, filled by blocks of rows.
 
     A block of sample rows is one contiguous stretch of ``/X`` and one column block of
-    ``/X_genes`` (and the reverse for gene rows). Both are written with ``pwrite`` at the
+    ``/X_genes`` (and the reverse for gene rows); the file's ``values-finite`` records
+    whether every block was finite. Both are written with ``pwrite`` at the
     datasets' file offsets: the contiguous one in one call, the other as one short write per
     row. Through h5py, a column block of a contiguous dataset costs a read-modify-write of
     HDF5's 64 KiB sieve buffer per row; memory-mapping it instead would count every touched
@@ -126,6 +132,8 @@ class MatrixTarget:
     """
 
     def __init__(self, f, n_samples, n_genes, dtype, genes_rows):
+        self.file = f
+        f.attrs[FINITE_ATTRIBUTE] = True  # until a block says otherwise
         self.path = f.filename
         self.dtype = np.dtype(dtype).newbyteorder("=")
         X = _allocated(f, "X", (n_samples, n_genes), self.dtype)
@@ -145,6 +153,8 @@ class MatrixTarget:
     def put(self, start, block):
         """Rows ``start ..`` (genes or samples, as constructed) of both matrices."""
         block = np.ascontiguousarray(block, dtype=self.dtype)
+        if not np.isfinite(block).all():
+            self.file.attrs[FINITE_ATTRIBUTE] = False
         columns = np.ascontiguousarray(block.T)
         try:
             fd = os.open(self.path, os.O_WRONLY)
@@ -350,7 +360,7 @@ def open_dataset(path):
         gene_names = _strings(f, "gene_names", path, dset.shape[1])
         sample_names = _strings(f, "sample_names", path, dset.shape[0])
         attrs = {k: decode_value(v) for k, v in f.attrs.items()
-                 if k not in ("encoding-type", "encoding-version")}
+                 if k not in ("encoding-type", "encoding-version", FINITE_ATTRIBUTE)}
         if "options" in attrs:
             attrs["options"] = _json_or_text(attrs["options"])
         X = _mapped_or_read(dset, path)
@@ -375,6 +385,6 @@ def open_dataset(path):
                   file=sys.stderr, flush=True)
     dataset = Dataset(X=X, y=y, class_names=class_names, gene_names=gene_names,
                       sample_names=sample_names, attrs=attrs, path=path,
-                      memory_mapped=not in_memory)
+                      memory_mapped=not in_memory, values_finite=True)  # checked above
     dataset.X_genes = X_genes
     return dataset

@@ -7,8 +7,8 @@ No MPI here: the engine is a function of plain arrays; the swarm and the protoco
 distribute its calls.
 """
 
-from hpcswarm.fitness.archive import Archive
-from hpcswarm.fitness.evaluator import DEFAULT_ARCHIVE_SIZE, KnnEvaluator, score_split
+from hpcswarm.fitness.archive import DEFAULT_ARCHIVE_SIZE, Archive
+from hpcswarm.fitness.evaluator import KnnEvaluator, score_split
 from hpcswarm.fitness.folds import FoldWarning, fold_rule, make_folds
 from hpcswarm.fitness.genemajor import GeneMajor
 from hpcswarm.fitness.incremental import DistanceState

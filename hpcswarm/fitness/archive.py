@@ -12,6 +12,10 @@ from collections import OrderedDict
 
 import numpy as np
 
+DEFAULT_ARCHIVE_SIZE = 100_000
+"""Default bound on archived subsets of the methods that keep an archive (about 20 MB
+whatever the number of genes)."""
+
 
 def mask_key(mask):
     """Compact key of a boolean gene mask: 16-byte BLAKE2b digest of its packed bits."""
@@ -64,7 +68,7 @@ class Archive:
     Parameters
     ----------
     maxsize : int
-        Largest number of entries kept; 0 disables the archive (the evaluator then neither
+        Largest number of entries kept; 0 disables the archive (the search then neither
         looks up nor stores, and both counters stay 0).
     """
 

@@ -31,71 +31,106 @@ def gram_bound_factor(n_terms):
     return 8.0 * (n_terms + 4) * UNIT_ROUNDOFF
 
 
-def gram_sq_distances(rows_a, rows_b=None):
-    """Squared distances between samples through one Gram product.
+def gram_sq_distances(rows_a, rows_b):
+    """Squared distances between two sets of samples through one Gram product.
 
     Parameters
     ----------
     rows_a : ndarray of shape (n_selected, n_a)
         Gene-major values of the selected genes (one row per gene).
-    rows_b : ndarray of shape (n_selected, n_b), optional
-        Second set of samples; ``None`` means ``rows_a`` against itself.
+    rows_b : ndarray of shape (n_selected, n_b)
+        The same genes of the second set of samples.
 
     Returns
     -------
     dist2 : ndarray of shape (n_a, n_b)
-        Approximate squared distances (exactly zero on the diagonal when ``rows_b`` is None).
+        Approximate squared distances.
     sq_a, sq_b : ndarray of shape (n_a,), (n_b,)
         Squared norms of the samples over the selected genes. With
         ``f = gram_bound_factor(n_selected)``,
         ``|dist2[i, j] - exact[i, j]| <= f * (sq_a[i] + sq_b[j])``.
     """
-    if rows_b is None:
-        gram = rows_a.T @ rows_a
-        sq = gram.diagonal().copy()
-        return sq[:, None] + sq[None, :] - 2.0 * gram, sq, sq
     sq_a = np.einsum("gi,gi->i", rows_a, rows_a)
     sq_b = np.einsum("gi,gi->i", rows_b, rows_b)
     return sq_a[:, None] + sq_b[None, :] - 2.0 * (rows_a.T @ rows_b), sq_a, sq_b
 
 
-def flipped_sq_distances(dist2, added_rows, removed_rows):
-    """Pairwise squared distances after genes enter and leave a subset.
+def gram_rows(values, sq, rows, out):
+    """Gram-form squared distances of the samples ``rows`` to every sample, into ``out``.
 
-    The incremental update of Tran et al. (2016), Sect. 3.2: the distance over the new
-    subset is the old one plus the squared differences over the genes that enter, minus
-    those over the genes that leave; done for every pair at once with two symmetric
-    products (BLAS ``syrk``) of the flipped genes only, O(n_samples^2 n_flipped).
+    One matrix product (BLAS ``gemm``) of the rows' values by every sample's: the
+    (len(rows) x |S|) by (|S| x n_samples) block of the all-pairs matrix that
+    :func:`gram_sq_distances` would give, with the same bound
+    ``gram_bound_factor(|S|) * (sq[i] + sq[j])``.
 
     Parameters
     ----------
-    dist2 : ndarray of shape (n_samples, n_samples)
-        Squared distances over the current subset.
+    values : ndarray of shape (n_selected, n_samples)
+        Gene-major values of the selected genes.
+    sq : ndarray of shape (n_samples,)
+        Squared norms of the samples over those genes.
+    rows : slice or ndarray of int of shape (n_rows,)
+        A slice covering every sample makes the product symmetric (BLAS ``syrk``, half
+        the work).
+    out : ndarray of shape (n_rows, n_samples)
+        C-contiguous; overwritten and returned.
+    """
+    np.matmul(values[:, rows].T, values, out=out)
+    out *= -2.0
+    out += sq[None, :]
+    out += sq[rows, None]
+    return out
+
+
+def flip_terms(added_rows, removed_rows):
+    """The factors of the change of all-pairs squared distances when genes enter and leave.
+
+    The incremental update of Tran et al. (2016), Sect. 3.2: the distance over the new
+    subset is the old one plus the squared differences over the genes that enter, minus
+    those over the genes that leave. In Gram form the change of ``dist2[i, j]`` is
+    ``d_i + d_j - 2 (sum_added x_gi x_gj - sum_removed x_gi x_gj)`` with ``d`` the change of
+    the squared norms; here it is one product ``left[:, i] . right[:, j]`` of F + 2 terms
+    (the flipped genes, then ``d`` against ones and ones against ``d``), so that a block of
+    rows costs one matrix product of inner size F + 2, O(n_rows n_samples F).
+
+    Parameters
+    ----------
     added_rows, removed_rows : ndarray of shape (n_added, n_samples), (n_removed, n_samples)
         Gene-major values of the genes that enter and of those that leave.
 
     Returns
     -------
-    new_dist2 : ndarray of shape (n_samples, n_samples)
-        A new array; ``dist2`` is not modified.
+    left, right : ndarray of shape (F + 2, n_samples)
+        ``change[i, j] = left[:, i] @ right[:, j]`` (see :func:`flip_rows`).
     delta_sq : ndarray of shape (n_samples,)
         Change of every sample's squared norm.
     magnitude : ndarray of shape (n_samples,)
         Squared norms over all flipped genes (unsigned). The change of ``dist2[i, j]`` errs
-        by at most ``(2 F + 6) u (magnitude[i] + magnitude[j])`` with F flipped genes, within
-        ``0.5 * gram_bound_factor(F) * (magnitude[i] + magnitude[j])``.
+        by at most ``0.5 * gram_bound_factor(F) * (magnitude[i] + magnitude[j])``: the
+        product of F + 2 terms of absolute sum at most ``2 (magnitude[i] + magnitude[j])``
+        errs by ``gamma_{F+2}`` times that, and ``d`` itself by ``gamma_F magnitude``,
+        together under ``(3 F + 5) u (magnitude[i] + magnitude[j])``.
     """
-    gram = added_rows.T @ added_rows
-    gram_removed = removed_rows.T @ removed_rows
-    sq_added = gram.diagonal().copy()
-    sq_removed = gram_removed.diagonal().copy()
-    gram -= gram_removed
+    sq_added = np.einsum("gi,gi->i", added_rows, added_rows)
+    sq_removed = np.einsum("gi,gi->i", removed_rows, removed_rows)
     delta_sq = sq_added - sq_removed
-    gram *= -2.0
-    gram += delta_sq[:, None]
-    gram += delta_sq[None, :]
-    gram += dist2
-    return gram, delta_sq, sq_added + sq_removed
+    ones = np.ones_like(delta_sq)
+    left = np.concatenate([added_rows, removed_rows, delta_sq[None], ones[None]])
+    right = np.concatenate([-2.0 * added_rows, 2.0 * removed_rows, ones[None], delta_sq[None]])
+    return left, right, delta_sq, sq_added + sq_removed
+
+
+def flip_rows(left, right, rows, out):
+    """The change (see :func:`flip_terms`) of the distances of ``rows`` to every sample.
+
+    Parameters
+    ----------
+    left, right : ndarray of shape (F + 2, n_samples)
+    rows : slice or ndarray of int
+    out : ndarray of shape (n_rows, n_samples)
+        C-contiguous; overwritten and returned.
+    """
+    return np.matmul(left[:, rows].T, right, out=out)
 
 
 def exact_sq_distances(query, candidates):

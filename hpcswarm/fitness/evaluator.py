@@ -5,29 +5,31 @@ evaluation shared by the swarm algorithms (1-NN leave-one-out in Tran et al. 201
 Chuang et al. 2008; 5-NN 10-fold in Gu et al. 2018; 5-NN 5-fold in Li et al.). A full
 evaluation is one Gram product of the selected genes (BLAS) for all sample pairs at once;
 the incremental path (:mod:`hpcswarm.fitness.incremental`) updates a cached state by the
-flipped genes only, and scores every one-gene flip of a state in blocks for the greedy
-methods (:mod:`hpcswarm.fitness.single_flips`); all go through the archive of Gu et al.
-and give identical scores, because neighbours are ranked by exact distances
-(:mod:`hpcswarm.fitness.knn`).
+flipped genes only, scores every one-gene flip of a state in blocks for the greedy
+methods (:mod:`hpcswarm.fitness.single_flips`) and blocks of multi-gene tries for the
+local search (:mod:`hpcswarm.fitness.multi_flips`, compiled in
+:mod:`hpcswarm.fitness.flip_kernel`); all give identical scores, because neighbours are
+ranked by exact distances (:mod:`hpcswarm.fitness.knn`). Held-out rows are decided a block
+at a time (:mod:`hpcswarm.fitness.rowblocks`), and may be split into sample shards whose
+correct counts are summed. The evaluator keeps no archive: the searches keep their own,
+the same on every rank (:class:`hpcswarm.swarm.core.SearchAlgorithm`).
 """
 
 import numpy as np
 
-from hpcswarm.fitness.archive import Archive, mask_key
-from hpcswarm.fitness.distances import exact_sq_distances, gram_bound_factor, gram_sq_distances
+from hpcswarm.fitness.distances import (exact_sq_distances, flip_rows, flip_terms,
+                                        gram_bound_factor, gram_sq_distances)
 from hpcswarm.fitness.flip_kernel import (AVAILABLE as COMPILED_AVAILABLE, FlipScratch,
                                           flip_scores_1nn, single_precision_safe)
-from hpcswarm.fitness.folds import make_folds
+from hpcswarm.fitness.folds import fold_ids, folds_from_ids, ids_from_folds
 from hpcswarm.fitness.genemajor import GeneMajor
-from hpcswarm.fitness.incremental import flipped_state, initial_state
+from hpcswarm.fitness.incremental import DistanceState, flip_drift, slack_bound
 from hpcswarm.fitness.knn import knn_predict, knn_predict_settled
-from hpcswarm.fitness.multi_flips import FlipBlock, block_size, multi_flip_distances
+from hpcswarm.fitness.multi_flips import block_size as tries_per_block
+from hpcswarm.fitness.multi_flips import multi_flip_distances
+from hpcswarm.fitness.rowblocks import HeldOutRows
 from hpcswarm.fitness.score import Score
-from hpcswarm.fitness.single_flips import new_scratch, single_flip_distances
-
-DEFAULT_ARCHIVE_SIZE = 100_000
-"""Default bound on archived subsets (about 20 MB whatever the number of genes)."""
-
+from hpcswarm.fitness.single_flips import block_size, new_scratch, single_flip_distances
 
 def _check_k(k):
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
@@ -53,6 +55,20 @@ def _check_mask(mask, n_genes):
     return mask
 
 
+def _check_shard(shard):
+    try:
+        index, count = (int(part) for part in shard)
+    except (TypeError, ValueError):
+        raise ValueError(f"shard must be a pair (index, count), got {shard!r}") from None
+    if count < 1 or not 0 <= index < count:
+        raise ValueError(f"shard must be (index, count) with 0 <= index < count, got {shard!r}")
+    return index, count
+
+
+def _own_sum(counts):
+    return counts
+
+
 class KnnEvaluator:
     """Validation accuracy of a k-NN classifier on a gene subset, on folds fixed at construction.
 
@@ -71,10 +87,17 @@ class KnnEvaluator:
         Validation scheme, see :func:`hpcswarm.fitness.folds.make_folds`.
     seed : int or numpy.random.SeedSequence, default 0
         Fixes the folds.
-    archive_size : int, default DEFAULT_ARCHIVE_SIZE
-        Most subsets remembered by the archive (0 disables it).
     folds : sequence of (train_idx, test_idx), optional
-        Explicit folds, used instead of ``cv`` and ``seed``.
+        Explicit folds, used instead of ``cv`` and ``seed``; each training part must be
+        every sample outside its test part (:func:`~hpcswarm.fitness.folds.ids_from_folds`).
+    shard : (int, int), default (0, 1)
+        ``(index, count)``: decide only the ``index``-th of ``count`` contiguous shares of
+        the held-out rows (a sample shard, :class:`~hpcswarm.fitness.rowblocks.HeldOutRows`);
+        the shards' correct counts are added by ``sum_counts``.
+    sum_counts : callable, optional
+        ``sum_counts(counts) -> counts``: the element-wise sum of an int64 array over the
+        ``count`` shards of the same evaluation (an integer Allreduce over the shards'
+        ranks); every shard makes the same calls in the same order. Default: no other shard.
 
     Attributes
     ----------
@@ -83,23 +106,26 @@ class KnnEvaluator:
         Sorted distinct labels; class code ``c`` is ``classes[c]``.
     folds : list of (ndarray, ndarray)
     evaluations : int
-        Subsets actually computed (full or incremental); archive hits are not counted.
+        Subsets computed (full or incremental; the empty subset is not computed).
     incremental_evaluations : int
         Those of ``evaluations`` done by the incremental path.
-    archive : Archive
 
     Notes
     -----
+    Start-up reads the labels and makes one fold id per sample (O(n_samples)); the values
+    are checked finite by the :class:`GeneMajor` (block by block, or not at all when the
+    dataset file records that it holds finite values).
+
     Memory: no copy of the matrix for a :class:`GeneMajor` ``X`` (over a memory-mapped file
     its pages are the page cache's, shared by every process mapping the file); a gene-major
     float64 copy (``8 n_samples n_genes`` bytes) of a sample-major ``X``, the caller's own
-    in-memory array. Then one (n_held_out, n_samples) float64 penalty matrix, the archive
-    (about 200 bytes per subset), and per cached state ``8 n_samples^2 + 16 n_samples +
-    n_genes`` bytes. A full evaluation allocates the selected genes' values (``8 n_samples
-    |S|`` bytes) and a few (n_samples, n_samples) matrices; nothing of size n_samples^2 x
-    n_genes ever exists. The scores do not depend on where the values come from: every
-    product runs on the same C-contiguous float64 gene rows.
-    ``score_single_flips`` holds at most
+    in-memory array. Then per cached state
+    ``8 n_rows n_samples + 16 n_samples + n_genes`` bytes, ``n_rows`` the held-out rows of
+    this shard. A full evaluation allocates the selected genes' values (``8 n_samples |S|``
+    bytes) and one block of rows (:data:`~hpcswarm.fitness.rowblocks.ROW_BLOCK_BYTES`);
+    a flip the flipped genes' values and one block. The scores do not depend on where the
+    values come from: every product runs on the same C-contiguous float64 gene rows.
+    ``score_single_flips`` and ``score_flips`` hold at most
     :data:`~hpcswarm.fitness.single_flips.BLOCK_BYTES` (8 MiB) of candidate blocks.
     """
 
@@ -107,8 +133,8 @@ class KnnEvaluator:
     """Whether ``score_flips`` uses the compiled kernel (:mod:`hpcswarm.fitness.flip_kernel`)
     where it applies; False keeps the numpy path (the reference, equal in every case)."""
 
-    def __init__(self, X, y, *, k=1, cv="loo", seed=0, archive_size=DEFAULT_ARCHIVE_SIZE,
-                 folds=None):
+    def __init__(self, X, y, *, k=1, cv="loo", seed=0, folds=None, shard=(0, 1),
+                 sum_counts=None):
         self._data = X if isinstance(X, GeneMajor) else GeneMajor.from_samples(X)
         y = np.asarray(y)
         if y.shape != (self._data.n_samples,):
@@ -116,48 +142,27 @@ class KnnEvaluator:
                              f"got {y.shape}")
         self.k = _check_k(k)
         self.n_samples, self.n_genes = self._data.n_samples, self._data.n_genes
-        if folds is None:
-            folds = make_folds(y, cv, seed)
-        self.folds = self._check_folds(folds)
-        self.classes, self._codes = np.unique(y, return_inverse=True)
-        rows = np.concatenate([test for _, test in self.folds])
-        penalty = np.full((rows.size, self.n_samples), np.inf)
-        start = 0
-        for train, test in self.folds:
-            if train.size < self.k:
-                raise ValueError(f"k={self.k} exceeds the {train.size} training samples of a fold")
-            penalty[start:start + test.size, train] = 0.0
-            start += test.size
-        order = np.argsort(rows, kind="stable")
-        self._rows = rows[order]
-        self._penalty = penalty[order]  # 0 where a held-out row may use a column, else inf
-        # LOO and n-fold: every sample is held out once and "same fold" is symmetric, so the
-        # penalty can live in the all-pairs distances themselves (no copy per evaluation)
-        self._penalty_in_distances = (np.array_equal(self._rows, np.arange(self.n_samples))
-                                      and np.array_equal(self._penalty, self._penalty.T))
-        self._row_codes = self._codes[self._rows]
-        self.archive = Archive(archive_size)
+        fold = (fold_ids(y, cv, seed) if folds is None
+                else ids_from_folds(folds, self.n_samples))
+        smallest_training = self.n_samples - int(np.bincount(fold[fold >= 0]).max())
+        if smallest_training < self.k:
+            raise ValueError(f"k={self.k} exceeds the {smallest_training} training samples "
+                             f"of a fold")
+        self._fold = fold
+        self.classes, codes = np.unique(y, return_inverse=True)
+        self.shard = _check_shard(shard)
+        self._rows = HeldOutRows(fold, codes.reshape(-1), self.k, self.classes.size, self.shard,
+                                 compiled=self.use_compiled)
+        self._sum = _own_sum if sum_counts is None else sum_counts
         self._scratch = FlipScratch()
         self._compiled_flips = None
         self.evaluations = 0
         self.incremental_evaluations = 0
 
-    def _check_folds(self, folds):
-        checked = []
-        for train, test in folds:
-            train = np.asarray(train, dtype=np.int64)
-            test = np.asarray(test, dtype=np.int64)
-            for part in (train, test):
-                if (part.ndim != 1 or part.size == 0 or part.min() < 0
-                        or part.max() >= self.n_samples):
-                    raise ValueError(f"fold indices must be non-empty 1-D arrays within "
-                                     f"[0, {self.n_samples})")
-            if np.intersect1d(train, test).size:
-                raise ValueError("a fold's training and test indices overlap")
-            checked.append((np.sort(train), np.sort(test)))
-        if not checked:
-            raise ValueError("folds must hold at least one (train_idx, test_idx) pair")
-        return checked
+    @property
+    def folds(self):
+        """The ``(train_idx, test_idx)`` pairs (built on request: n pairs for leave-one-out)."""
+        return folds_from_ids(self._fold)
 
     @property
     def data(self):
@@ -167,72 +172,100 @@ class KnnEvaluator:
     @property
     def total(self):
         """Held-out predictions per evaluation (the ``total`` of every Score)."""
-        return int(self._rows.size)
+        return self._rows.total
 
-    @property
-    def hits(self):
-        """Archive hits."""
-        return self.archive.hits
+    def _score(self, correct):
+        """The Score of this shard's correct count, summed over the shards."""
+        total = self._sum(np.array([correct], dtype=np.int64))
+        return Score(int(total[0]), self.total)
 
-    @property
-    def misses(self):
-        """Archive misses."""
-        return self.archive.misses
-
-    def _with_penalty(self, dist2):
-        """``dist2`` with the pairs no held-out sample compares set to inf, where possible."""
-        if self._penalty_in_distances:
-            dist2 += self._penalty
-        return dist2
-
-    def _decide(self, dist2, slack, mask):
-        """Score from approximate all-pairs distances over the genes of ``mask`` and their bound."""
-        rows = self._rows
-        held_out = dist2 if self._penalty_in_distances else dist2[rows] + self._penalty
+    def _exact(self, mask):
+        """``exact(sample, columns)`` over the genes of ``mask`` (for near ties only)."""
         data = self._data
         selected = None
 
-        def exact(row, columns):
+        def exact(sample, columns):
             nonlocal selected
             if selected is None:  # needed only when a near tie is refined
                 selected = np.flatnonzero(mask)
-            return exact_sq_distances(data.take(selected, rows[row:row + 1])[:, 0],
+            return exact_sq_distances(data.take(selected, np.array([sample]))[:, 0],
                                       data.take(selected, columns).T)
 
-        predicted = knn_predict(held_out, slack[rows], slack, self._codes, self.k,
-                                self.classes.size, exact)
-        return Score(int(np.count_nonzero(predicted == self._row_codes)), self.total)
+        return exact
 
-    def _decide_block(self, dist2, slack):
-        """Correct predictions of each candidate of a block, and whether the bound settled it.
+    def _full(self, mask, keep=False, decide=True):
+        """This shard's correct count over the genes of ``mask`` (one product per row block).
 
-        ``dist2`` (B, n_samples, n_samples) and ``slack`` (B, n_samples) as for :meth:`_decide`,
-        one candidate subset per leading index; an unsettled candidate's count is not valid.
+        With ``keep`` the distances are written into a new state, returned second. When one
+        block holds every sample (the papers' sizes, unsharded leave-one-out or n-fold), its
+        product is the whole Gram matrix (a BLAS ``syrk``) and the squared norms are its
+        diagonal, as :func:`~hpcswarm.fitness.distances.gram_sq_distances` takes them;
+        otherwise they are summed over the genes first.
         """
         rows = self._rows
-        if self._penalty_in_distances:
-            held_out = dist2
+        genes = np.flatnonzero(mask)
+        values = self._data.take(genes)
+        blocks = rows.blocks()
+        dist2 = np.empty((rows.rows.size if keep else min(rows.block, rows.rows.size),
+                          self.n_samples))
+        whole = len(blocks) == 1 and rows.rows.size == self.n_samples
+        if whole:
+            np.matmul(values.T, values, out=dist2)
+            sq = dist2.diagonal().copy()
         else:
-            held_out = dist2[:, rows]
-            held_out += self._penalty
-        predicted, settled = knn_predict_settled(held_out, slack[:, rows], slack, self._codes,
-                                                 self.k, self.classes.size)
-        return np.count_nonzero(predicted == self._row_codes, axis=1), settled
+            sq = np.einsum("gi,gi->i", values, values)
+        slack = gram_bound_factor(genes.size) * sq
+        exact = self._exact(mask)
+        correct = 0
+        for start, stop in blocks:
+            out = dist2[start:stop] if keep else dist2[:stop - start]
+            if not whole:
+                np.matmul(values[:, rows.columns(start, stop)].T, values, out=out)
+            correct += rows.gram_block(out, start, stop, sq, slack, exact, decide)
+        state = (DistanceState(mask.copy(), dist2, sq, 0.5 * slack, int(genes.size)) if keep
+                 else None)
+        return correct, state
 
-    def _lookup(self, mask):
-        """``(key, Score or None)``; the empty subset scores 0 without an archive lookup."""
-        if not mask.any():
-            return None, Score(0, self.total)
-        if self.archive.maxsize == 0:
-            return None, None
-        key = mask_key(mask)
-        return key, self.archive.get(key)
+    def _flip(self, state, genes, apply=False):
+        """This shard's correct count of ``state.mask`` with ``genes`` flipped.
+
+        One pass over ``state.dist2``, a block of rows at a time: the change of each block
+        (one product of the F flipped genes plus two norm terms,
+        :func:`~hpcswarm.fitness.distances.flip_terms`) is added to the cached block in a
+        small buffer and decided there (:meth:`HeldOutRows.updated_block`); with ``apply``
+        it is added to the cached block in place instead, nothing is decided (0 is
+        returned) and ``state`` moves to the flipped subset.
+        """
+        rows = self._rows
+        leaving = state.mask[genes]
+        left, right, delta_sq, magnitude = flip_terms(self._data.take(genes[~leaving]),
+                                                      self._data.take(genes[leaving]))
+        sq = state.sq + delta_sq
+        drift = flip_drift(state.drift, sq, magnitude, genes.size)
+        n_selected = state.n_selected + genes.size - 2 * int(np.count_nonzero(leaving))
+        mask = state.mask.copy()
+        mask[genes] = ~leaving
+        slack = slack_bound(sq, drift, n_selected)
+        exact = self._exact(mask)
+        scratch = np.empty((min(rows.block, rows.rows.size), self.n_samples))
+        correct = 0
+        for start, stop in rows.blocks():
+            block = flip_rows(left, right, rows.columns(start, stop), scratch[:stop - start])
+            if apply:
+                cached = state.dist2[start:stop]
+                cached += block
+            else:
+                correct += rows.updated_block(block, state.dist2[start:stop], start, stop,
+                                              slack, exact)
+        if apply:
+            state.mask, state.sq, state.drift, state.n_selected = mask, sq, drift, n_selected
+        return correct
 
     def score(self, mask):
-        """Validation score of the genes in ``mask`` (full evaluation, through the archive).
+        """Validation score of the genes in ``mask`` (full evaluation).
 
-        The empty subset has no classifier: it scores ``Score(0, total)`` and is neither
-        computed nor archived.
+        The empty subset has no classifier: it scores ``Score(0, total)`` and is not
+        computed.
 
         Parameters
         ----------
@@ -243,18 +276,14 @@ class KnnEvaluator:
         Score
         """
         mask = _check_mask(mask, self.n_genes)
-        key, found = self._lookup(mask)
-        if found is not None:
-            return found
-        genes = np.flatnonzero(mask)
-        dist2, sq, _ = gram_sq_distances(self._data.take(genes))
-        score = self._decide(self._with_penalty(dist2), gram_bound_factor(genes.size) * sq, mask)
+        if not mask.any():
+            return Score(0, self.total)
+        score = self._score(self._full(mask)[0])
         self.evaluations += 1
-        self.archive.put(key, score)
         return score
 
     def score_many(self, masks):
-        """Scores of several subsets: one Gram product per distinct subset not yet archived.
+        """Scores of several subsets: one Gram product per distinct subset.
 
         Parameters
         ----------
@@ -283,11 +312,9 @@ class KnnEvaluator:
         Returns
         -------
         DistanceState
-            Holds ``8 n_samples^2 + 16 n_samples + n_genes`` bytes.
+            Holds ``8 n_rows n_samples + 16 n_samples + n_genes`` bytes.
         """
-        state = initial_state(self._data, _check_mask(mask, self.n_genes))
-        self._with_penalty(state.dist2)
-        return state
+        return self._full(_check_mask(mask, self.n_genes), keep=True, decide=False)[1]
 
     def _check_genes(self, genes):
         genes = np.sort(np.asarray(genes))
@@ -302,8 +329,8 @@ class KnnEvaluator:
     def score_flip(self, state, genes):
         """Score of ``state.mask`` with ``genes`` flipped; ``state`` is unchanged.
 
-        Costs O(n_samples^2 * len(genes)), through the archive; equal to
-        ``score(flipped mask)``.
+        Costs O(n_rows n_samples F) for F flipped genes and one read of the cached
+        distances; equal to ``score(flipped mask)``.
 
         Parameters
         ----------
@@ -312,30 +339,24 @@ class KnnEvaluator:
             Distinct gene indices.
         """
         genes = self._check_genes(genes)
-        mask = state.mask.copy()
-        mask[genes] = ~mask[genes]
-        key, found = self._lookup(mask)
-        if found is not None:
-            return found
-        flipped = flipped_state(self._data, state, genes)
-        state.pending = (genes.tobytes(), flipped)
-        score = self._decide(flipped.dist2, flipped.slack(), mask)
+        if state.n_selected + genes.size == 2 * np.count_nonzero(state.mask[genes]):
+            return Score(0, self.total)  # the flip empties the subset
+        score = self._score(self._flip(state, genes))
         self.evaluations += 1
         self.incremental_evaluations += 1
-        self.archive.put(key, score)
         return score
 
     def score_single_flips(self, state, genes):
         """Score of ``state.mask`` with each gene of ``genes`` flipped alone (state unchanged).
 
         The candidates of a greedy step at once: equal, gene by gene, to
-        ``score_flip(state, [gene])`` and so to ``score`` of the flipped mask, looked up in
-        and added to the archive and counted in ``evaluations`` and
-        ``incremental_evaluations`` as ``score_flip`` does. The candidates not archived are
-        computed in blocks (:mod:`hpcswarm.fitness.single_flips`, at most ``BLOCK_BYTES``
-        at once), O(n_samples^2) each, with the rounding bound of ``score_flip``; a candidate
-        whose neighbours that bound leaves open in some row is decided alone by the exact
-        refinement of ``score`` (:func:`~hpcswarm.fitness.knn.knn_predict`).
+        ``score_flip(state, [gene])`` and so to ``score`` of the flipped mask, and counted in
+        ``evaluations`` and ``incremental_evaluations`` as ``score_flip`` counts them. The
+        candidates are computed in blocks (:mod:`hpcswarm.fitness.single_flips`, at most ``BLOCK_BYTES``
+        at once), O(n_rows n_samples) each, with the rounding bound of ``score_flip``; a row
+        whose neighbours that bound leaves open is decided by the exact refinement of
+        ``score`` (:func:`~hpcswarm.fitness.knn.knn_predict`). Sharded, the counts of a
+        block are summed over the shards at once (one ``sum_counts`` per block).
 
         Parameters
         ----------
@@ -350,42 +371,41 @@ class KnnEvaluator:
         """
         self._check_genes(genes)
         genes = np.asarray(genes, dtype=np.int64)
-        keys, scores = [], []
-        mask = state.mask.copy()
-        for gene in genes:
-            mask[gene] = not mask[gene]
-            key, found = self._lookup(mask)
-            mask[gene] = not mask[gene]
-            keys.append(key)
-            scores.append(found)
-        todo = np.array([j for j, found in enumerate(scores) if found is None], dtype=np.int64)
-        scratch = new_scratch(todo.size, self.n_samples)
-        size = scratch.shape[1]
+        scores = [None] * genes.size
+        # a leaving gene that empties the subset scores 0 uncomputed, as in ``score``
+        empties = state.mask[genes] & (state.n_selected == 1)
+        for j in np.flatnonzero(empties):
+            scores[j] = Score(0, self.total)
+        todo = np.flatnonzero(~empties)
+        # the same block size on every shard (from the largest shard), so that every shard
+        # sums the same blocks
+        most_rows = -(-self.total // self.shard[1])
+        size = block_size(most_rows, self.n_samples)
+        scratch = new_scratch(todo.size, self._rows.rows.size, self.n_samples, size)
         for leaving in (False, True):  # blocks of entering genes, then of leaving genes
             group = todo[state.mask[genes[todo]] == leaving]
             for start in range(0, group.size, size):
                 block = group[start:start + size]
-                block_scores = self._score_flip_block(state, genes[block], leaving, scratch)
-                for j, score in zip(block, block_scores):
-                    self.evaluations += 1
-                    self.incremental_evaluations += 1
-                    self.archive.put(keys[j], score)
-                    scores[j] = score
+                correct = self._sum(self._flip_block(state, genes[block], leaving, scratch))
+                for j, count in zip(block, correct):
+                    scores[j] = Score(int(count), self.total)
+                self.evaluations += block.size
+                self.incremental_evaluations += block.size
         return scores
 
-    def _score_flip_block(self, state, genes, leaving, scratch):
-        """Scores of ``state.mask`` with each of ``genes`` flipped, all leaving or all entering."""
-        dist2, slack = single_flip_distances(state, self._data.take(genes), leaving, scratch)
-        correct, settled = self._decide_block(dist2, slack)
-        scores = []
-        for b, gene in enumerate(genes):
-            if settled[b]:
-                scores.append(Score(int(correct[b]), self.total))
-            else:
-                mask = state.mask.copy()
-                mask[gene] = not leaving
-                scores.append(self._decide(dist2[b], slack[b], mask))
-        return scores
+    def _flip_block(self, state, genes, leaving, scratch):
+        """This shard's correct counts of ``state.mask`` with each of ``genes`` flipped alone."""
+        rows = self._rows
+        dist2, slack = single_flip_distances(state, self._data.take(genes), rows.rows, leaving,
+                                             scratch)
+        predicted, settled = knn_predict_settled(dist2, slack[:, rows.rows], slack, rows.codes,
+                                                 self.k, self.classes.size)
+        correct = np.count_nonzero(predicted == rows.row_codes, axis=1).astype(np.int64)
+        for b in np.flatnonzero(~settled):
+            mask = state.mask.copy()
+            mask[genes[b]] = not leaving
+            correct[b] = rows.correct(dist2[b], 0, rows.rows.size, slack[b], self._exact(mask))
+        return correct
 
     def score_flips(self, state, flips):
         """Correct predictions of ``state.mask`` with each row of ``flips`` flipped (state unchanged).
@@ -394,13 +414,14 @@ class KnnEvaluator:
         ``score_flip(state, row).correct`` and so to ``score`` of the flipped mask, computed
         in blocks of tries (:mod:`hpcswarm.fitness.multi_flips`) with the rounding bound of
         ``score_flip``; a try whose neighbours that bound leaves open in some row is decided
-        alone by the exact refinement of ``score``. The tries are speculative (a local
-        search keeps those before the first improvement): they are neither looked up in
-        nor added to the archive; every non-empty one is counted in ``evaluations`` and
-        ``incremental_evaluations``. An empty subset scores 0. ``apply_flip`` of a try of
-        the last block is free on the numpy path. With k = 1 and leave-one-out or n-fold
-        folds the tries go through the compiled kernel (:mod:`hpcswarm.fitness.flip_kernel`)
-        when ``use_compiled``, and the tries it leaves unsettled through the numpy path.
+        alone by the exact refinement of ``score``. A try whose distances alone would
+        overflow a block (:func:`~hpcswarm.fitness.multi_flips.block_size`, large cohorts)
+        is scored as ``score_flip`` scores it, a block of rows at a time. With k = 1 the
+        blocks go through the compiled kernel (:mod:`hpcswarm.fitness.flip_kernel`) when
+        ``use_compiled``, and the tries it leaves unsettled through the numpy path. Every
+        non-empty try is counted in ``evaluations`` and ``incremental_evaluations``; an
+        empty subset scores 0. Sharded, the counts of the whole batch are summed over the
+        shards at once (one ``sum_counts`` per call).
 
         Parameters
         ----------
@@ -414,33 +435,31 @@ class KnnEvaluator:
         """
         flips = self._check_flip_sets(flips)
         n_tries, n_flipped = flips.shape
+        n_rows = self._rows.rows.size
+        n_selected = state.n_selected + n_flipped - 2 * np.count_nonzero(state.mask[flips],
+                                                                         axis=1)
+        computed = n_selected > 0
         correct = np.zeros(n_tries, dtype=np.int64)
-        size = block_size(self.n_samples, n_flipped)
-        if self._compiled_flips is None:  # decided once, on the first call
+        size = tries_per_block(n_rows, self.n_samples, n_flipped)
+        if size == 0:  # one try's distances overflow a block: row blocks, one try at a time
+            for t in np.flatnonzero(computed):
+                correct[t] = self._flip(state, flips[t])
+        else:
+            compiled = self._use_compiled()
+            for start in range(0, n_tries, size):
+                stop = min(start + size, n_tries)
+                correct[start:stop] = self._flip_block_counts(
+                    state, flips[start:stop], n_selected[start:stop], compiled)
+        self.evaluations += int(np.count_nonzero(computed))
+        self.incremental_evaluations += int(np.count_nonzero(computed))
+        return self._sum(correct)
+
+    def _use_compiled(self):
+        """Whether ``score_flips`` blocks go through the compiled kernel (decided once)."""
+        if self._compiled_flips is None:
             self._compiled_flips = (self.use_compiled and self.k == 1
-                                    and self._penalty_in_distances
                                     and single_precision_safe(self._data))
-        for start in range(0, n_tries, size):
-            block = flips[start:start + size]
-            rows = self._data.take(block.ravel(), out=self._scratch.rows(
-                *block.shape, self.n_samples)).reshape(block.shape + (self.n_samples,))
-            leaving = state.mask[block]
-            n_selected = state.n_selected + n_flipped - 2 * leaving.sum(axis=1)
-            if self._compiled_flips:
-                counts, settled = flip_scores_1nn(state, rows, leaving, n_selected,
-                                                  self._codes, self._scratch)
-                open_ = np.flatnonzero(~settled & (n_selected > 0))
-                if open_.size:
-                    counts[open_] = self._flip_block_counts(state, block[open_], rows[open_],
-                                                            leaving[open_])
-            else:
-                counts = self._flip_block_counts(state, block, rows, leaving)
-            counts[n_selected == 0] = 0
-            correct[start:start + block.shape[0]] = counts
-            computed = block.shape[0] - int((n_selected == 0).sum())
-            self.evaluations += computed
-            self.incremental_evaluations += computed
-        return correct
+        return self._compiled_flips
 
     def _check_flip_sets(self, flips):
         flips = np.asarray(flips)
@@ -455,74 +474,51 @@ class KnnEvaluator:
                 raise ValueError("the genes of one flip must be distinct")
         return flips.astype(np.int64, copy=False)
 
-    def _flip_block_counts(self, state, block, rows, leaving):
-        """Correct predictions of a block of flips by the numpy path (kept on ``state.pending``)."""
-        dist2, slack, sq, drift, n_selected = multi_flip_distances(state, rows, leaving)
-        counts, settled = self._decide_block(dist2, slack)
-        for b in np.flatnonzero(~settled & (n_selected > 0)):
+    def _flip_block_counts(self, state, block, n_selected, compiled):
+        """This shard's correct counts of a block of tries (0 for a try emptying the subset)."""
+        rows = self._rows
+        n_tries, n_flipped = block.shape
+        values = self._data.take(block.ravel(), out=self._scratch.rows(
+            n_tries, n_flipped, self.n_samples)).reshape(n_tries, n_flipped, self.n_samples)
+        leaving = state.mask[block]
+        todo = n_selected > 0
+        if compiled:
+            counts, settled = flip_scores_1nn(state, values, leaving, n_selected, rows.rows,
+                                              rows.codes, self._scratch)
+            todo &= ~settled
+        else:
+            counts = np.zeros(n_tries, dtype=np.int64)
+        if todo.all():
+            counts = self._numpy_flip_counts(state, block, values, leaving)
+        elif todo.any():
+            part = np.flatnonzero(todo)
+            counts[part] = self._numpy_flip_counts(state, block[part], values[part],
+                                                   leaving[part])
+        counts[n_selected == 0] = 0
+        return counts
+
+    def _numpy_flip_counts(self, state, block, values, leaving):
+        """This shard's correct counts of non-empty tries by the numpy path (the reference)."""
+        rows = self._rows
+        dist2, slack = multi_flip_distances(state, values, leaving,
+                                            rows.columns(0, rows.rows.size))
+        predicted, settled = knn_predict_settled(dist2, slack[:, rows.rows], slack, rows.codes,
+                                                 self.k, self.classes.size)
+        counts = np.count_nonzero(predicted == rows.row_codes, axis=1).astype(np.int64)
+        for b in np.flatnonzero(~settled):
             mask = state.mask.copy()
             mask[block[b]] = ~mask[block[b]]
-            counts[b] = self._decide(dist2[b], slack[b], mask).correct
-        state.pending = FlipBlock(block, dist2, sq, drift, n_selected)
+            counts[b] = rows.correct(dist2[b], 0, rows.rows.size, slack[b], self._exact(mask))
         return counts
 
     def apply_flip(self, state, genes):
         """Update ``state`` in place so that it describes its mask with ``genes`` flipped.
 
-        Free right after ``score_flip(state, genes)`` computed that flip, or ``score_flips``
-        a block holding it (the result is kept on the state); otherwise
-        O(n_samples^2 * len(genes)).
+        O(n_rows n_samples F): one product per row block added to the cached distances in
+        place (the same sums as ``score_flip``'s, so the same bits), whichever way the flip
+        was scored.
         """
-        genes = self._check_genes(genes)
-        pending = state.pending
-        kept = None
-        if isinstance(pending, FlipBlock):
-            kept = pending.state_of(state.mask, genes)
-        elif pending is not None and pending[0] == genes.tobytes():
-            kept = pending[1]
-        _adopt(state, kept if kept is not None else flipped_state(self._data, state, genes))
-
-    def score_from(self, state, mask, *, move=False):
-        """Score of any ``mask``, incrementally from ``state`` when that is cheaper.
-
-        The fast evaluation of Tran et al. (2016, Sect. 3.2) generalised: a particle whose
-        new position differs from its cached one by fewer genes than it selects is scored by
-        flipping those genes; otherwise by a full evaluation. Equal to ``score(mask)``.
-
-        Parameters
-        ----------
-        state : DistanceState
-        mask : ndarray of bool of shape (n_genes,)
-        move : bool, default False
-            Also move ``state`` to ``mask`` (the flip, or a fresh Gram product).
-
-        Returns
-        -------
-        Score
-        """
-        mask = _check_mask(mask, self.n_genes)
-        genes = np.flatnonzero(mask != state.mask)
-        if genes.size < np.count_nonzero(mask):
-            score = self.score_flip(state, genes)
-            if move:
-                self.apply_flip(state, genes)
-            return score
-        if not move:
-            return self.score(mask)
-        _adopt(state, self.new_state(mask))
-        key, found = self._lookup(mask)
-        if found is not None:
-            return found
-        score = self._decide(state.dist2, state.slack(), mask)
-        self.evaluations += 1
-        self.archive.put(key, score)
-        return score
-
-
-def _adopt(state, other):
-    """Make ``state`` describe ``other``'s subset (in place, for callers holding ``state``)."""
-    state.mask, state.dist2, state.sq = other.mask, other.dist2, other.sq
-    state.drift, state.n_selected, state.pending = other.drift, other.n_selected, None
+        self._flip(state, self._check_genes(genes), apply=True)
 
 
 def score_split(X_train, y_train, X_test, y_test, mask, k):

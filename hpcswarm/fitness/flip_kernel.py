@@ -5,16 +5,16 @@ product and then passes about ten times over its (n_samples, n_samples) distance
 update, the minima, the near sets, the vote), each pass a numpy call: at microarray sizes
 that costs more than the arithmetic. Here the signed Gram matrices
 ``G_b = sum_g s_g x_g x_g^T`` of a block of tries come from one batched single-precision
-BLAS product, and a compiled scan (numba) makes each row of each try's distances
-``dist2[i, j] + d_i + d_j - 2 G_b[i, j]`` (in double precision, the operations of the
-numpy path in the same order), its nearest column, its near set and its vote.
+BLAS product, and a compiled scan (numba) makes each row ``r`` (sample ``i``) of each
+try's distances ``dist2[r, j] + d_i + d_j - 2 G_b[i, j]`` (in double precision), its
+nearest column, its near set and its vote.
 
 Measured on SRBCT (83 samples, 46 flipped genes, one thread, 2026-11-26): numpy path about
 80 µs of CPU per try, this kernel about 30 µs (of which 7 µs the float32 product, 14 µs
 in float64); see ``benchmarks/bench_search.py``.
 
-Only the usual case of the papers is compiled: k = 1 and validation folds whose excluded
-pairs are in the state's distances (leave-one-out and n-fold, see ``KnnEvaluator``).
+Only the usual case of the papers is compiled: k = 1 (any validation scheme and sample
+shard: each row's own fold is ``inf`` in the state's distances, see ``KnnEvaluator``).
 Bound and decision are those of :func:`~hpcswarm.fitness.multi_flips.multi_flip_distances`
 and :func:`~hpcswarm.fitness.knn.knn_predict_settled`, with the single-precision Gram
 sum's own bound (:func:`flip_scores_1nn`); a try whose nearest neighbour the bound leaves
@@ -32,10 +32,10 @@ except ImportError:  # an environment installed before numba was a dependency
     numba = None
 
 AVAILABLE = numba is not None
+"""Whether the compiled kernel can be used (numba importable)."""
 
 SINGLE_ROUNDOFF = np.finfo(np.float32).eps / 2
 """Unit roundoff of float32, ``2**-24``."""
-"""Whether the compiled kernel can be used (numba importable)."""
 
 
 class FlipScratch:
@@ -64,10 +64,10 @@ class FlipScratch:
         shape = (n_flips, n_flipped, n_samples)
         return self._single[:size].reshape(shape), self._signed[:size].reshape(shape)
 
-    def gram(self, n_flips, n_samples):
-        """A float32 buffer of shape (n_flips, n_samples, n_samples)."""
-        self._gram = _grown(self._gram, n_flips * n_samples * n_samples)
-        return self._gram[:n_flips * n_samples * n_samples].reshape(n_flips, n_samples, n_samples)
+    def gram(self, n_flips, n_rows, n_samples):
+        """A float32 buffer of shape (n_flips, n_rows, n_samples)."""
+        self._gram = _grown(self._gram, n_flips * n_rows * n_samples)
+        return self._gram[:n_flips * n_rows * n_samples].reshape(n_flips, n_rows, n_samples)
 
 
 def _grown(buffer, size):
@@ -89,8 +89,9 @@ def single_precision_safe(data, block=1024):
     return True
 
 
-def flip_scores_1nn(state, rows, leaving, n_selected, codes, scratch):
-    """Correct 1-NN predictions of ``state.mask`` with each of B gene sets flipped.
+def flip_scores_1nn(state, values, leaving, n_selected, rows, codes, scratch):
+    """Correct 1-NN predictions of the state's rows for ``state.mask`` with each of B gene
+    sets flipped.
 
     The Gram sums run in single precision (twice the speed of double on the same BLAS):
     values rounded to float32 err by ``u' = 2**-24`` relatively, and the sum of ``F``
@@ -101,17 +102,19 @@ def flip_scores_1nn(state, rows, leaving, n_selected, codes, scratch):
     ``4 (F + 4) u' m_i``: twice that, the safety margin of every bound of the engine. Values
     must lie in :data:`SINGLE_RANGE` (:func:`single_precision_safe`) so that no product or
     sum leaves the normal float32 numbers. The rest (the state's distances and bounds, the
-    update, the comparisons) is double precision.
+    change of the squared norms ``d``, the update, the comparisons) is double precision.
 
     Parameters
     ----------
     state : DistanceState
-        With the excluded pairs (the sample itself, its fold) at ``inf`` in ``dist2``.
-    rows : ndarray of shape (B, n_flipped, n_samples)
+        With each row's own fold at ``inf`` in ``dist2`` (n_rows, n_samples).
+    values : ndarray of shape (B, n_flipped, n_samples)
         C-contiguous float64 values of the flipped genes of each try.
     leaving : ndarray of bool of shape (B, n_flipped)
     n_selected : ndarray of int64 of shape (B,)
         Genes of each try's subset.
+    rows : ndarray of int64 of shape (n_rows,)
+        Sample position of each row of ``state.dist2``.
     codes : ndarray of int64 of shape (n_samples,)
         Class codes of the samples.
     scratch : FlipScratch
@@ -122,43 +125,54 @@ def flip_scores_1nn(state, rows, leaving, n_selected, codes, scratch):
         Valid where ``settled``.
     settled : ndarray of bool of shape (B,)
     """
-    n_flips, n_flipped, n_samples = rows.shape
-    magnitude = np.einsum("bgi,bgi->bi", rows, rows)
+    n_flips, n_flipped, n_samples = values.shape
+    if rows.size == 0:  # a sample shard without rows decides nothing
+        return np.zeros(n_flips, dtype=np.int64), np.ones(n_flips, dtype=np.bool_)
+    squares = values * values
+    magnitude = squares.sum(axis=1)
+    signs = np.where(leaving, -1.0, 1.0)
+    delta = np.einsum("bgi,bg->bi", squares, signs)
     single, signed = scratch.single(n_flips, n_flipped, n_samples)
-    np.copyto(single, rows, casting="same_kind")
-    np.multiply(single, np.where(leaving, np.float32(-1.0), np.float32(1.0))[:, :, None],
-                out=signed)
-    gram = np.matmul(single.transpose(0, 2, 1), signed, out=scratch.gram(n_flips, n_samples))
+    np.copyto(single, values, casting="same_kind")
+    np.multiply(single, signs.astype(np.float32)[:, :, None], out=signed)
+    if rows.size == n_samples:  # every sample is a row (leave-one-out, n-fold, unsharded)
+        left = single
+    elif rows[-1] - rows[0] + 1 == rows.size:  # a contiguous shard
+        left = single[:, :, rows[0]:rows[-1] + 1]
+    else:
+        left = single[:, :, rows]
+    gram = np.matmul(left.transpose(0, 2, 1), signed,
+                     out=scratch.gram(n_flips, rows.size, n_samples))
     correct = np.zeros(n_flips, dtype=np.int64)
     settled = np.zeros(n_flips, dtype=np.bool_)
-    _kernel(gram, magnitude, state.dist2, state.sq, state.drift, codes,
+    _kernel(gram, delta, magnitude, state.dist2, state.sq, state.drift, rows, codes,
             0.5 * gram_bound_factor(n_flipped) * SINGLE_ROUNDOFF / UNIT_ROUNDOFF,
             0.5 * gram_bound_factor(n_selected), correct, settled)
     return correct, settled
 
 
-def _scores(gram, magnitude, base, sq, drift, codes, half_flip_factor, half_size_factor,
-            correct, settled):
-    n_flips, n, _ = gram.shape
-    delta = np.empty(n)
+def _scores(gram, delta, magnitude, base, sq, drift, rows, codes, half_flip_factor,
+            half_size_factor, correct, settled):
+    n_flips, n_rows, n = gram.shape
     slack = np.empty(n)
     row = np.empty(n)
     for b in range(n_flips):
         widest = 0.0
         for i in range(n):
-            delta[i] = np.float64(gram[b, i, i])
-            new_sq = sq[i] + delta[i]
+            new_sq = sq[i] + delta[b, i]
             new_drift = (drift[i] + half_flip_factor * magnitude[b, i]
                          + 4.0 * UNIT_ROUNDOFF * (abs(new_sq) + drift[i]))
             slack[i] = new_drift + half_size_factor[b] * (abs(new_sq) + new_drift)
             widest = max(widest, slack[i])
         count = 0
         settled[b] = True
-        for i in range(n):
+        for r in range(n_rows):
+            i = rows[r]
             nearest = 0
             smallest = np.inf
             for j in range(n):
-                value = ((-2.0 * np.float64(gram[b, i, j]) + delta[i]) + delta[j]) + base[i, j]
+                value = ((-2.0 * np.float64(gram[b, r, j]) + delta[b, i]) + delta[b, j]) \
+                    + base[r, j]
                 row[j] = value
                 if value < smallest:
                     smallest = value

@@ -3,6 +3,10 @@
 Xue, Zhang and Browne (2012, Sect. 3) insist that every fitness evaluation of a run uses
 the same n folds; the folds are therefore drawn once, here, and handed to the evaluator.
 
+The evaluator holds them as one fold id per sample (:func:`fold_ids`): a held-out sample
+of fold ``f`` is classified by every sample outside fold ``f``, so membership costs O(n)
+memory however many folds there are (leave-one-out has n of them).
+
 Stratified n-fold follows one of two rules (:func:`fold_rule`):
 
 * ``"sklearn"``: scikit-learn's :class:`~sklearn.model_selection.StratifiedKFold`, whenever
@@ -189,3 +193,75 @@ def make_folds(y, cv, seed):
 def _sorted_pairs(splits):
     return [(np.sort(train).astype(np.int64), np.sort(test).astype(np.int64))
             for train, test in splits]
+
+
+NOT_HELD_OUT = -1
+"""Fold id of a sample that is never held out (the training part of a holdout)."""
+
+
+def fold_ids(y, cv, seed):
+    """Fold id of every sample for a validation scheme, as :func:`make_folds` draws the folds.
+
+    Parameters
+    ----------
+    y, cv, seed
+        As for :func:`make_folds`.
+
+    Returns
+    -------
+    ndarray of int64 of shape (n_samples,)
+        ``f`` for a sample held out in fold ``f`` (the position of the fold in
+        :func:`make_folds`' list), :data:`NOT_HELD_OUT` for a sample only ever trained on.
+        Leave-one-out is ``arange(n_samples)``, built without the n folds.
+    """
+    y = np.asarray(y)
+    if parse_cv(cv) == "loo":
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D, got shape {y.shape}")
+        if y.shape[0] < 2:
+            raise ValueError(f"leave-one-out needs at least 2 samples, got {y.shape[0]}")
+        return np.arange(y.shape[0], dtype=np.int64)
+    return ids_from_folds(make_folds(y, cv, seed), y.shape[0])
+
+
+def ids_from_folds(folds, n_samples):
+    """Fold ids (see :func:`fold_ids`) of explicit ``(train_idx, test_idx)`` pairs.
+
+    Each fold's test part must be disjoint from the others', and its training part every
+    sample outside its test part (leave-one-out, n-fold and holdout all are so), which is
+    what lets one id per sample describe the folds.
+
+    Raises
+    ------
+    ValueError
+        Empty or out-of-range indices, overlapping test parts, or a training part that is
+        not the complement of its test part.
+    """
+    ids = np.full(n_samples, NOT_HELD_OUT, dtype=np.int64)
+    count = 0
+    for count, (train, test) in enumerate(folds, start=1):
+        train = np.asarray(train, dtype=np.int64)
+        test = np.asarray(test, dtype=np.int64)
+        for part in (train, test):
+            if part.ndim != 1 or part.size == 0 or part.min() < 0 or part.max() >= n_samples:
+                raise ValueError(f"fold indices must be non-empty 1-D arrays within "
+                                 f"[0, {n_samples})")
+        if np.any(ids[test] != NOT_HELD_OUT) or np.unique(test).size != test.size:
+            raise ValueError("the test parts of the folds overlap")
+        ids[test] = count - 1
+        inside = np.zeros(n_samples, dtype=bool)
+        inside[train] = True
+        if inside[test].any():
+            raise ValueError("a fold's training and test indices overlap")
+        if np.count_nonzero(inside) + test.size != n_samples:
+            raise ValueError("a fold's training part must be every sample outside its test part")
+    if count == 0:
+        raise ValueError("folds must hold at least one (train_idx, test_idx) pair")
+    return ids
+
+
+def folds_from_ids(ids):
+    """The ``(train_idx, test_idx)`` pairs of fold ids, in fold order (as :func:`make_folds`)."""
+    ids = np.asarray(ids)
+    index = np.arange(ids.size, dtype=np.int64)
+    return [(index[ids != fold], index[ids == fold]) for fold in range(int(ids.max()) + 1)]

@@ -28,6 +28,10 @@ class GeneMajor:
         read); all columns in order are read as None.
     name : str, default "xt"
         How error messages name ``xt``.
+    finite : bool, default False
+        The values are known to be finite (a dataset file records it when it is written,
+        :mod:`hpcswarm.data.hdf5`): no check. Otherwise the values of the samples in use are
+        checked block by block, which reads the whole matrix once.
 
     Attributes
     ----------
@@ -37,10 +41,10 @@ class GeneMajor:
     ------
     ValueError
         ``xt`` is not a 2-D real matrix, ``samples`` is out of range, or the values of the
-        samples in use hold NaN or infinities (checked block by block).
+        samples in use hold NaN or infinities.
     """
 
-    def __init__(self, xt, samples=None, *, name="xt"):
+    def __init__(self, xt, samples=None, *, name="xt", finite=False):
         xt = np.asarray(xt)
         if xt.ndim != 2 or xt.dtype.kind not in "fiu":
             raise ValueError(f"{name} must be a 2-D real matrix (n_genes, n_samples), got "
@@ -58,6 +62,8 @@ class GeneMajor:
         self._samples = samples
         self.n_genes = xt.shape[0]
         self.n_samples = xt.shape[1] if samples is None else samples.size
+        if finite:
+            return
         for start in range(0, self.n_genes, FINITE_CHECK_GENES):
             block = self.take(np.arange(start, min(start + FINITE_CHECK_GENES, self.n_genes)))
             if not np.isfinite(block).all():

@@ -11,41 +11,40 @@ Additions and subtractions drift from the exact sums; the state carries a per-sa
 of that drift so that the k-NN kernel refines every decision the drift could change (see
 :mod:`hpcswarm.fitness.distances`).
 
-Memory per state: the (n_samples, n_samples) float64 distance matrix, two float64 vectors of
-n_samples and the boolean mask of n_genes, i.e. ``8 n^2 + 16 n + D`` bytes (about 0.34 MB for
-203 samples x 12600 genes), twice that while the last scored flip is kept for ``apply_flip``.
+The distances are those of the evaluator's held-out rows (all of them, or one sample shard's
+share) to every sample. Memory per state: the (n_rows, n_samples) float64 distance matrix, two
+float64 vectors of n_samples and the boolean mask of n_genes, i.e. ``8 n_rows n + 16 n + D``
+bytes (about 0.34 MB for 203 samples x 12600 genes under leave-one-out; 800 MB for 10,000
+samples, 400 MB on each of two shards). Scoring a flip reads the matrix once, a block of rows
+at a time; accepting it updates the matrix in place: no second matrix is ever made.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from hpcswarm.fitness.distances import (UNIT_ROUNDOFF, flipped_sq_distances, gram_bound_factor,
-                                        gram_sq_distances)
+from hpcswarm.fitness.distances import UNIT_ROUNDOFF, gram_bound_factor
 
 
 @dataclass(eq=False)
 class DistanceState:
-    """Squared distances of all sample pairs over the genes of ``mask``.
+    """Squared distances of the evaluator's rows to every sample over the genes of ``mask``.
 
     Attributes
     ----------
     mask : ndarray of bool of shape (n_genes,)
         The subset this state describes (owned by the state; do not modify).
-    dist2 : ndarray of shape (n_samples, n_samples)
-        Approximate squared distances over the subset; the evaluator may set to ``inf`` the
-        pairs its validation never compares (same fold), which updates keep ``inf``.
+    dist2 : ndarray of shape (n_rows, n_samples)
+        Approximate squared distances over the subset from each held-out row the evaluator
+        decides (:class:`~hpcswarm.fitness.rowblocks.HeldOutRows`) to every sample, ``inf``
+        on the row's own fold, which updates keep ``inf``.
     sq : ndarray of shape (n_samples,)
         Approximate squared norms of the samples over the subset.
     drift : ndarray of shape (n_samples,)
         Bound on the error of ``dist2`` against the true distances:
-        ``|dist2[i, j] - true[i, j]| <= drift[i] + drift[j]``.
+        ``|dist2[r, j] - true[r, j]| <= drift[sample of r] + drift[j]``.
     n_selected : int
         Number of genes in the subset.
-    pending : tuple, FlipBlock or None
-        ``(flipped genes as bytes, DistanceState)`` of the last flip scored from this state,
-        or the last block of flips (:class:`~hpcswarm.fitness.multi_flips.FlipBlock`), so
-        that accepting one (``apply_flip``) costs nothing more.
     """
 
     mask: np.ndarray
@@ -53,7 +52,6 @@ class DistanceState:
     sq: np.ndarray
     drift: np.ndarray
     n_selected: int
-    pending: tuple = None
 
     def slack(self):
         """Per-sample bound on ``|dist2 - exact reference|`` (drift plus the reference's error)."""
@@ -75,46 +73,9 @@ def flip_drift(drift, sq, magnitude, n_flipped):
 
     The old drift, the error of the update (at most ``0.5 * gram_bound_factor(n_flipped)``
     times the squared norms ``magnitude`` over the flipped genes, see
-    :func:`~hpcswarm.fitness.distances.flipped_sq_distances`) and the rounding of the sum
+    :func:`~hpcswarm.fitness.distances.flip_terms`) and the rounding of the sum
     and of the norms, a relative ``u`` on values bounded by ``|sq| + drift`` (doubled twice
     for safety). ``sq`` is the new squared norms; broadcasts like :func:`slack_bound`.
     """
     return (drift + 0.5 * gram_bound_factor(n_flipped) * magnitude
             + 4.0 * UNIT_ROUNDOFF * (np.abs(sq) + drift))
-
-
-def initial_state(data, mask):
-    """The state of ``mask`` from one Gram product over its genes.
-
-    Parameters
-    ----------
-    data : GeneMajor
-        Gene-major data (:mod:`hpcswarm.fitness.genemajor`); only the genes of ``mask`` are read.
-    mask : ndarray of bool of shape (n_genes,)
-    """
-    genes = np.flatnonzero(mask)
-    dist2, sq, _ = gram_sq_distances(data.take(genes))
-    drift = 0.5 * gram_bound_factor(genes.size) * sq
-    return DistanceState(mask.copy(), dist2, sq, drift, int(genes.size))
-
-
-def flipped_state(data, state, genes):
-    """The state of ``state.mask`` with ``genes`` flipped; ``state`` is left unchanged.
-
-    Parameters
-    ----------
-    data : GeneMajor
-        Gene-major data; only the flipped genes are read.
-    state : DistanceState
-    genes : ndarray of int of shape (n_flipped,)
-        Distinct gene indices to flip.
-    """
-    leaving = state.mask[genes]
-    dist2, delta_sq, magnitude = flipped_sq_distances(state.dist2, data.take(genes[~leaving]),
-                                                      data.take(genes[leaving]))
-    mask = state.mask.copy()
-    mask[genes] = ~leaving
-    sq = state.sq + delta_sq
-    drift = flip_drift(state.drift, sq, magnitude, genes.size)
-    n_removed = int(np.count_nonzero(leaving))
-    return DistanceState(mask, dist2, sq, drift, state.n_selected + genes.size - 2 * n_removed)

@@ -71,7 +71,7 @@ class Scorer(Protocol):
         keeps it."""
 
 
-def make_scorer(data, y, *, k=1, cv="loo", seed=0, folds=None):
+def make_scorer(data, y, *, k=1, cv="loo", seed=0, folds=None, shards=None):
     """The scorer of every search, job task and ``hpcswarm evaluate``.
 
     Parameters
@@ -88,12 +88,16 @@ def make_scorer(data, y, *, k=1, cv="loo", seed=0, folds=None):
         Fixes the folds.
     folds : sequence of (train_idx, test_idx), optional
         Explicit folds instead of ``cv`` and ``seed``.
+    shards : Comm, optional
+        The ranks of a sample shard group (:attr:`hpcswarm.comm.Grid.shards`): each decides
+        a contiguous share of the held-out rows and the correct counts are summed over them
+        (one integer Allreduce per evaluation). None or one rank: every row here.
 
     Returns
     -------
     Scorer
-        Today the exact serial :class:`~hpcswarm.fitness.evaluator.KnnEvaluator`, without
-        its own archive (the searches keep a rank-invariant one,
+        Today the exact :class:`~hpcswarm.fitness.evaluator.KnnEvaluator` (sharded over
+        ``shards``), without its own archive (the searches keep a rank-invariant one,
         :mod:`hpcswarm.swarm.core`).
 
     Raises
@@ -101,7 +105,10 @@ def make_scorer(data, y, *, k=1, cv="loo", seed=0, folds=None):
     ParameterError
         ``k``, ``cv`` or the folds do not fit the data (e.g. a class too small for ``cv``).
     """
+    sharded = {}
+    if shards is not None and shards.size > 1:
+        sharded = {"shard": (shards.rank, shards.size), "sum_counts": shards.allreduce_sum}
     try:
-        return KnnEvaluator(data, y, k=k, cv=cv, seed=seed, archive_size=0, folds=folds)
+        return KnnEvaluator(data, y, k=k, cv=cv, seed=seed, folds=folds, **sharded)
     except ValueError as exc:
         raise ParameterError(str(exc)) from None

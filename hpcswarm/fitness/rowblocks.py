@@ -1,0 +1,179 @@
+"""The held-out rows one evaluation decides, walked in blocks that stay in cache.
+
+A k-NN validation decides every held-out sample (a *row*) from its distances to every
+sample (a *column*; those of its own fold excluded). The rows are independent, so they are
+decided a block at a time: a block's distances are computed into a small buffer (or read
+from a cached state), its own fold's columns set to ``inf``, and its k nearest neighbours
+decided, all while the block is in cache; nothing of size n_rows x n_samples is made beside
+a cached state, and a cached state is read once per evaluation.
+
+With k = 1 a block is finished and decided by one compiled scan per row
+(:mod:`hpcswarm.fitness.row_kernel`: the distances, the own fold, the nearest column and
+the near set while the row is in cache); the numpy path (:meth:`HeldOutRows.correct`) is the
+reference, and decides the rows that scan leaves open.
+
+The rows can also be one contiguous share of all held-out rows (a *sample shard*): an
+evaluation split over S shards decides n_rows / S rows on each, reads the same columns,
+and the shards' correct counts add up to the whole evaluation's (Tran et al. 2016 count
+correct leave-one-out predictions; a count is a sum over rows).
+"""
+
+import numpy as np
+
+from hpcswarm.comm import block_range
+from hpcswarm.fitness.folds import NOT_HELD_OUT
+from hpcswarm.fitness.knn import knn_predict
+from hpcswarm.fitness.row_kernel import AVAILABLE as COMPILED_AVAILABLE
+from hpcswarm.fitness.row_kernel import gram_rows_1nn, updated_rows_1nn
+
+ROW_BLOCK_BYTES = 8 * 2**20
+"""Bytes of one block of distances (8 MiB: 104 rows at 10,000 samples). Each block's product
+re-reads (and BLAS re-packs) the selected genes' values of every sample, so blocks must not
+be too small; a block and its temporaries should stay in the L3 cache while it is decided.
+At 10,000 x 500 genes, 2 MiB blocks took 29 s per evaluation, 8 MiB 18 s and 32 MiB 18 s
+(one run in turn on a 2-core VM at load 29)."""
+
+
+def row_block_size(n_columns, budget=None):
+    """Rows per block for rows of ``n_columns`` float64 distances (at least 1); ``budget``
+    defaults to :data:`ROW_BLOCK_BYTES`."""
+    budget = ROW_BLOCK_BYTES if budget is None else budget
+    return max(1, budget // (8 * max(1, n_columns)))
+
+
+class HeldOutRows:
+    """The rows one evaluator decides, their folds, and the k-NN decision of a block of them.
+
+    Parameters
+    ----------
+    fold : ndarray of int64 of shape (n_samples,)
+        Fold id of every sample (:func:`hpcswarm.fitness.folds.fold_ids`); a row of fold
+        ``f`` is classified by the samples outside fold ``f``.
+    codes : ndarray of int of shape (n_samples,)
+        Class codes ``0 .. n_classes - 1``.
+    k, n_classes : int
+    shard : (int, int), default (0, 1)
+        ``(index, count)``: this evaluator decides the ``index``-th of ``count`` contiguous
+        shares of the held-out rows (:func:`hpcswarm.comm.block_range`).
+    compiled : bool, default True
+        Decide blocks of 1-NN rows by the compiled one-pass scan
+        (:mod:`hpcswarm.fitness.row_kernel`) when numba is there; False keeps the numpy
+        path (the reference, equal in every case). Ignored for k > 1.
+
+    Attributes
+    ----------
+    rows : ndarray of int64
+        Sample positions of the rows decided here, increasing.
+    total : int
+        Held-out rows over all shards (the ``total`` of a Score).
+    block : int
+        Rows per block, the same on every shard (sized for the largest shard's columns).
+    compiled : bool
+        Whether the blocks are decided by the compiled scan.
+    """
+
+    def __init__(self, fold, codes, k, n_classes, shard=(0, 1), compiled=True):
+        index, count = shard
+        held = np.flatnonzero(fold != NOT_HELD_OUT)
+        start, stop = block_range(held.size, count, index)
+        self.rows = held[start:stop]
+        self.total = int(held.size)
+        # leave-one-out and n-fold hold every sample out: a shard's rows are then a range
+        self._contiguous = bool(self.rows.size and self.rows[-1] - self.rows[0] + 1
+                                == self.rows.size)
+        self.fold = fold
+        self.codes = codes
+        self.row_codes = codes[self.rows]
+        self.k, self.n_classes = k, n_classes
+        self.n_samples = fold.size
+        self.block = row_block_size(self.n_samples)
+        self.compiled = bool(compiled and COMPILED_AVAILABLE and k == 1)
+        sizes = np.bincount(fold[held])
+        # leave-one-out: each row's only excluded column is itself
+        self._singletons = bool(sizes.max() == 1)
+        if not self._singletons:
+            by_fold = np.argsort(fold, kind="stable")
+            self._members = np.split(by_fold[np.count_nonzero(fold == NOT_HELD_OUT):],
+                                     np.cumsum(sizes)[:-1])
+
+    def blocks(self):
+        """``(start, stop)`` positions in :attr:`rows` of every block, in order."""
+        return [(start, min(start + self.block, self.rows.size))
+                for start in range(0, self.rows.size, self.block)]
+
+    def columns(self, start, stop):
+        """The sample positions of the rows ``start:stop``: a slice when they are a range
+        (products then read the values in place), else an index array."""
+        if self._contiguous:
+            return slice(int(self.rows[start]), int(self.rows[start]) + stop - start)
+        return self.rows[start:stop]
+
+    def exclude(self, dist2, start, stop):
+        """Set to ``inf`` the columns of their own fold in the rows ``start:stop`` (in place)."""
+        rows = self.rows[start:stop]
+        if self._singletons:
+            dist2[np.arange(rows.size), rows] = np.inf
+            return
+        folds = self.fold[rows]
+        for fold in np.unique(folds):
+            dist2[np.ix_(np.flatnonzero(folds == fold), self._members[fold])] = np.inf
+
+    def correct(self, dist2, start, stop, slack, exact):
+        """Correct k-NN predictions of the rows ``start:stop`` from their distances.
+
+        Parameters
+        ----------
+        dist2 : ndarray of shape (stop - start, n_samples)
+            Approximate squared distances, ``inf`` on the rows' own folds.
+        slack : ndarray of shape (n_samples,)
+            ``|dist2[i, j] - exact| <= slack[row i] + slack[j]``.
+        exact : callable
+            ``exact(sample, columns)``: exact squared distances of one sample to some
+            columns (:func:`hpcswarm.fitness.distances.exact_sq_distances`), called only
+            for a row whose neighbours the bound leaves open.
+
+        Returns
+        -------
+        int
+        """
+        rows = self.rows[start:stop]
+        predicted = knn_predict(dist2, slack[rows], slack, self.codes, self.k, self.n_classes,
+                                lambda row, columns: exact(rows[row], columns))
+        return int(np.count_nonzero(predicted == self.row_codes[start:stop]))
+
+    def gram_block(self, out, start, stop, sq, slack, exact, decide=True):
+        """The rows ``start:stop`` from their Gram product, and their correct count.
+
+        ``out`` holds the product of the rows' values by every sample's over the selected
+        genes; it is made the rows' squared distances in place (the Gram form of
+        :func:`~hpcswarm.fitness.distances.gram_rows`, ``inf`` on each row's own fold) and,
+        with ``decide``, the rows are decided as :meth:`correct` decides them (else 0 is
+        returned). ``sq``: the squared norms of every sample; ``slack``, ``exact`` as for
+        :meth:`correct`.
+        """
+        if self.compiled:
+            unsettled = np.zeros(stop - start, dtype=np.bool_)
+            correct = gram_rows_1nn(out, self.rows[start:stop], sq, self.fold, self.codes,
+                                    slack, slack.max(), decide, unsettled)
+            return correct + self._refined(out, start, unsettled, slack, exact)
+        out *= -2.0
+        out += sq[None, :]
+        out += sq[self.columns(start, stop), None]
+        self.exclude(out, start, stop)
+        return self.correct(out, start, stop, slack, exact) if decide else 0
+
+    def updated_block(self, block, cached, start, stop, slack, exact):
+        """The correct count of the rows ``start:stop`` from their cached distances plus
+        their change (``block``, which becomes the sum) as :meth:`correct` decides them."""
+        if self.compiled:
+            unsettled = np.zeros(stop - start, dtype=np.bool_)
+            correct = updated_rows_1nn(block, cached, self.rows[start:stop], self.codes, slack,
+                                       slack.max(), unsettled)
+            return correct + self._refined(block, start, unsettled, slack, exact)
+        block += cached
+        return self.correct(block, start, stop, slack, exact)
+
+    def _refined(self, block, start, unsettled, slack, exact):
+        """The correct count of the rows the compiled scan left open, decided exactly."""
+        return sum(self.correct(block[r:r + 1], start + r, start + r + 1, slack, exact)
+                   for r in np.flatnonzero(unsettled))

@@ -1,0 +1,61 @@
+"""The compiled one-pass decision of 1-NN row blocks equals the numpy path: the same cached
+distances bit for bit and the same counts, on every validation scheme and sample shard."""
+
+import numpy as np
+import pytest
+
+from hpcswarm.fitness import KnnEvaluator, rowblocks, row_kernel
+
+pytestmark = pytest.mark.skipif(not row_kernel.AVAILABLE, reason="numba is not installed")
+
+
+def datasets():
+    rng = np.random.default_rng(31)
+    yield "normal", rng.normal(size=(47, 80)), np.arange(47) % 3
+    # small integers: many equal distances, so the bound leaves many rows open
+    yield "integers", rng.integers(-2, 3, size=(47, 80)).astype(float), np.arange(47) % 3
+    offset = 1e7 + rng.integers(0, 3, size=(47, 80)) + rng.normal(scale=1e-4, size=(47, 80))
+    yield "offset", offset, np.arange(47) % 3
+
+
+def evaluators(X, y, cv, shard, compiled):
+    evaluator = KnnEvaluator(X, y, cv=cv, seed=4, shard=shard)
+    evaluator._rows.compiled = compiled
+    return evaluator
+
+
+@pytest.mark.parametrize("name, X, y", list(datasets()), ids=["normal", "integers", "offset"])
+@pytest.mark.parametrize("cv", ["loo", 5, "holdout"])
+@pytest.mark.parametrize("shard", [(0, 1), (0, 2), (1, 2), (2, 3)])
+def test_compiled_rows_equal_the_numpy_path(name, X, y, cv, shard, monkeypatch):
+    monkeypatch.setattr(rowblocks, "ROW_BLOCK_BYTES", 8 * 47 * 5)  # blocks of 5 rows
+    compiled, reference = (evaluators(X, y, cv, shard, flag) for flag in (True, False))
+    assert compiled._rows.compiled and not reference._rows.compiled
+    rng = np.random.default_rng(len(name))
+    opened = []
+    decide = compiled._rows.correct
+
+    def counted(*args):
+        opened.append(1)
+        return decide(*args)
+
+    compiled._rows.correct = counted
+    for _ in range(4):
+        mask = rng.random(80) < 0.4
+        assert compiled.score(mask) == reference.score(mask)
+        states = compiled.new_state(mask), reference.new_state(mask)
+        assert np.array_equal(states[0].dist2, states[1].dist2)  # inf included
+        for _ in range(3):
+            genes = np.sort(rng.choice(80, size=int(rng.integers(1, 5)), replace=False))
+            assert compiled.score_flip(states[0], genes) == reference.score_flip(states[1], genes)
+            compiled.apply_flip(states[0], genes)
+            reference.apply_flip(states[1], genes)
+        assert np.array_equal(states[0].dist2, states[1].dist2)
+    if name == "integers" and compiled._rows.rows.size:
+        assert opened  # rows the bound left open were decided exactly
+
+
+def test_k_above_one_keeps_the_numpy_path():
+    rng = np.random.default_rng(2)
+    evaluator = KnnEvaluator(rng.normal(size=(20, 6)), np.arange(20) % 2, k=3)
+    assert not evaluator._rows.compiled
