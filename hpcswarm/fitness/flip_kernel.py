@@ -101,8 +101,10 @@ def flip_scores_1nn(state, values, leaving, n_selected, rows, codes, scratch):
     over the flipped genes. The drift below uses ``0.5 * gram_bound_factor`` with ``u'``,
     ``4 (F + 4) u' m_i``: twice that, the safety margin of every bound of the engine. Values
     must lie in :data:`SINGLE_RANGE` (:func:`single_precision_safe`) so that no product or
-    sum leaves the normal float32 numbers. The rest (the state's distances and bounds, the
-    change of the squared norms ``d``, the update, the comparisons) is double precision.
+    sum leaves the normal float32 numbers. The change of the squared norms ``d`` is the
+    product's diagonal (the same bound) when every sample is a row, else summed in double
+    precision; the rest (the state's distances and bounds, the update, the comparisons) is
+    double precision.
 
     Parameters
     ----------
@@ -128,13 +130,11 @@ def flip_scores_1nn(state, values, leaving, n_selected, rows, codes, scratch):
     n_flips, n_flipped, n_samples = values.shape
     if rows.size == 0:  # a sample shard without rows decides nothing
         return np.zeros(n_flips, dtype=np.int64), np.ones(n_flips, dtype=np.bool_)
-    squares = values * values
-    magnitude = squares.sum(axis=1)
-    signs = np.where(leaving, -1.0, 1.0)
-    delta = np.einsum("bgi,bg->bi", squares, signs)
+    magnitude = np.einsum("bgi,bgi->bi", values, values)
+    signs = np.where(leaving, np.float32(-1.0), np.float32(1.0))
     single, signed = scratch.single(n_flips, n_flipped, n_samples)
     np.copyto(single, values, casting="same_kind")
-    np.multiply(single, signs.astype(np.float32)[:, :, None], out=signed)
+    np.multiply(single, signs[:, :, None], out=signed)
     if rows.size == n_samples:  # every sample is a row (leave-one-out, n-fold, unsharded)
         left = single
     elif rows[-1] - rows[0] + 1 == rows.size:  # a contiguous shard
@@ -143,6 +143,10 @@ def flip_scores_1nn(state, values, leaving, n_selected, rows, codes, scratch):
         left = single[:, :, rows]
     gram = np.matmul(left.transpose(0, 2, 1), signed,
                      out=scratch.gram(n_flips, rows.size, n_samples))
+    if rows.size == n_samples:  # the change of the squared norms: the product's diagonal
+        delta = np.diagonal(gram, axis1=1, axis2=2).astype(np.float64)
+    else:  # some samples are no row: summed apart, in double precision
+        delta = np.einsum("bgi,bgi->bi", values, values * signs[:, :, None])
     correct = np.zeros(n_flips, dtype=np.int64)
     settled = np.zeros(n_flips, dtype=np.bool_)
     _kernel(gram, delta, magnitude, state.dist2, state.sq, state.drift, rows, codes,
