@@ -9,6 +9,7 @@ its ``SLURM_CONF``. Without one they are skipped with the reason, unless
 Serial pass only.
 """
 
+import math
 import os
 import shutil
 import subprocess
@@ -29,11 +30,12 @@ LSRG_JOB = REPO / "jobs" / "pso-lsrg-srbct-unbiased.toml"
 REDUCED = ["data=builtin:srbct", "runs=1", "folds=4", "n_particles=6", "n_iterations=3",
            "ls_tries=5"]
 # The time-limited job: the headline job's searches (Tran et al.'s settings) on runs of 2
-# folds, as many runs as make it last REFERENCE_SECONDS on this machine (about 6 on 2 idle
-# cores), so that SLURM's warning arrives while it computes: slurmctld looks at time limits
-# every 30 s and sends USR1@75 of a 2-minute job 15 to 45 s after its start.
+# folds, as many runs as make its searches last REFERENCE_SECONDS on this machine (measured
+# on the first run's tasks, start-up aside), so that SLURM's warning arrives while it
+# computes: slurmctld looks at time limits every 30 s and sends USR1@75 of a 2-minute job 15
+# to 45 s after its start.
 LONGER = ["data=builtin:srbct", "folds=2"]
-REFERENCE_SECONDS = 75
+REFERENCE_SECONDS = 90
 TIME_LIMITED = ["--time=00:02:00", "--signal=B:USR1@75"]
 
 
@@ -144,6 +146,12 @@ def _tasks(path):
             for i, (run, fold) in enumerate(zip(results.table["run"], results.table["fold"]))}
 
 
+def _run_seconds(path):
+    """Seconds of the searches of a one-run results file on its two ranks: the slower of its
+    two folds, which the two rank groups search at once (process start-up aside)."""
+    return float(np.max(read_results(path).table["seconds"]))
+
+
 def assert_same_results(path, *references):
     """The tasks of ``path`` are those of the references (the parts of one job) exactly."""
     expected = {}
@@ -187,16 +195,16 @@ def test_time_limit_stops_with_checkpoint_and_resubmission_finishes(cluster, tmp
     """--time=00:02:00 --signal=B:USR1@75: status 3 and a checkpoint; the same command
     submitted again (with the script's own time limit) finishes with the uninterrupted
     results."""
-    references, started = [], time.monotonic()   # the uninterrupted job, one run at a time
-    while time.monotonic() - started < REFERENCE_SECONDS:
-        run = len(references)
-        mpiexec_job(LSRG_JOB, LONGER + ["runs=1", f"first_run={run}", f"output=ref{run}.h5"],
-                    tmp_path / "mpiexec")
-        references.append(tmp_path / "mpiexec" / f"ref{run}.h5")
-    print(f"uninterrupted reference: {len(references)} run(s) in "
-          f"{time.monotonic() - started:.1f} s")
+    started = time.monotonic()  # the uninterrupted job: its first run, then the others
+    mpiexec_job(LSRG_JOB, LONGER + ["runs=1", "output=ref0.h5"], tmp_path / "mpiexec")
+    references = [tmp_path / "mpiexec" / "ref0.h5"]
+    runs = max(2, math.ceil(REFERENCE_SECONDS / _run_seconds(references[0])))
+    mpiexec_job(LSRG_JOB, LONGER + [f"runs={runs - 1}", "first_run=1", "output=rest.h5"],
+                tmp_path / "mpiexec")
+    references.append(tmp_path / "mpiexec" / "rest.h5")
+    print(f"uninterrupted reference: {runs} run(s) in {time.monotonic() - started:.1f} s")
     submit = _submit_dir(tmp_path / "slurm")
-    args = [str(LSRG_JOB), *_sets(LONGER + [f"runs={len(references)}", "output=out.h5"])]
+    args = [str(LSRG_JOB), *_sets(LONGER + [f"runs={runs}", "output=out.h5"])]
     status, log, seconds = sbatch(submit, "run_lsrg.sh", ["--ntasks=2", *TIME_LIMITED], args)
     assert status == 3, log
     assert "SIGUSR1 at" in log and "forwarding SIGUSR1 to srun" in log
