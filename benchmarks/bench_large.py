@@ -284,7 +284,13 @@ def main(argv=None):
     if args.model_from:
         print_model(json.loads(Path(args.model_from).read_text().strip().splitlines()[-1]))
         return
-    comm = world()
+    with world() as comm:
+        measure_all(args, comm)
+
+
+def measure_all(args, comm):
+    """Every size and shard count on the ranks of ``comm``; rank 0 prints the table, the
+    PSO-LSRG rounds, the rank model and one JSON line."""
     threadpool_limits(limits=1)
     tracemalloc.start()
     load = [round(x, 2) for x in os.getloadavg()]
