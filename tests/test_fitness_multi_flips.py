@@ -9,24 +9,15 @@ from hpcswarm.fitness import evaluator as evaluator_module
 from hpcswarm.fitness import flip_kernel, rowblocks
 from hpcswarm.fitness.objectives import OBJECTIVES
 from hpcswarm.fitness.score import Score
-from engine_probes import counting_decide
-
-
-def datasets():
-    rng = np.random.default_rng(29)
-    yield "normal", rng.normal(size=(45, 120)), np.arange(45) % 3
-    # small integers: many equal distances, so the bound leaves many tries open
-    yield "integers", rng.integers(-2, 3, size=(45, 120)).astype(float), np.arange(45) % 3
-    # large common offset: cancellation and drift are both large
-    offset = 1e7 + rng.integers(0, 3, size=(45, 120)) + rng.normal(scale=1e-4, size=(45, 120))
-    yield "offset", offset, np.arange(45) % 3
+from engine_probes import counting_decide, tie_prone_datasets
 
 
 PATHS = ["numpy"] + (["compiled"] if flip_kernel.AVAILABLE else [])
 
 
 @pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("name, X, y", list(datasets()), ids=["normal", "integers", "offset"])
+@pytest.mark.parametrize("name, X, y", list(tie_prone_datasets(29, 45, 120)),
+                         ids=["normal", "integers", "offset"])
 @pytest.mark.parametrize("k, cv", [(1, "loo"), (3, 10), (5, "loo"), (1, 10), (1, "holdout"),
                                    (3, "holdout")])
 def test_flip_blocks_equal_one_flip_at_a_time_and_full_scores(path, name, X, y, k, cv,

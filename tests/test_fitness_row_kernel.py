@@ -5,17 +5,9 @@ import numpy as np
 import pytest
 
 from hpcswarm.fitness import KnnEvaluator, rowblocks, row_kernel
+from engine_probes import counting_decide, tie_prone_datasets
 
 pytestmark = pytest.mark.skipif(not row_kernel.AVAILABLE, reason="numba is not installed")
-
-
-def datasets():
-    rng = np.random.default_rng(31)
-    yield "normal", rng.normal(size=(47, 80)), np.arange(47) % 3
-    # small integers: many equal distances, so the bound leaves many rows open
-    yield "integers", rng.integers(-2, 3, size=(47, 80)).astype(float), np.arange(47) % 3
-    offset = 1e7 + rng.integers(0, 3, size=(47, 80)) + rng.normal(scale=1e-4, size=(47, 80))
-    yield "offset", offset, np.arange(47) % 3
 
 
 def evaluators(X, y, cv, shard, compiled):
@@ -24,7 +16,8 @@ def evaluators(X, y, cv, shard, compiled):
     return evaluator
 
 
-@pytest.mark.parametrize("name, X, y", list(datasets()), ids=["normal", "integers", "offset"])
+@pytest.mark.parametrize("name, X, y", list(tie_prone_datasets(31, 47, 80)),
+                         ids=["normal", "integers", "offset"])
 @pytest.mark.parametrize("cv", ["loo", 5, "holdout"])
 @pytest.mark.parametrize("shard", [(0, 1), (0, 2), (1, 2), (2, 3)])
 def test_compiled_rows_equal_the_numpy_path(name, X, y, cv, shard, monkeypatch):
@@ -32,14 +25,7 @@ def test_compiled_rows_equal_the_numpy_path(name, X, y, cv, shard, monkeypatch):
     compiled, reference = (evaluators(X, y, cv, shard, flag) for flag in (True, False))
     assert compiled._rows.compiled and not reference._rows.compiled
     rng = np.random.default_rng(len(name))
-    opened = []
-    decide = compiled._rows.correct
-
-    def counted(*args):
-        opened.append(1)
-        return decide(*args)
-
-    compiled._rows.correct = counted
+    opened = counting_decide(compiled)
     for _ in range(4):
         mask = rng.random(80) < 0.4
         assert compiled.score(mask) == reference.score(mask)
