@@ -72,6 +72,54 @@ class Refined:
         return np.flatnonzero(self.mask)
 
 
+def _backward_path(scorer, mask, break_tie):
+    """Sequential backward elimination from ``mask`` while the inner count does not drop.
+
+    Each step scores every one-gene removal at once (``score_single_flips``), keeps the
+    removals with the most correct predictions and takes the one ``break_tie(genes, tied)``
+    picks (a position in ``tied``, rows of ``genes``); the walk stops at one gene or when
+    every removal loses a correct prediction.
+
+    Returns
+    -------
+    counts : list of int
+        The inner correct count of each point of the path; point 0 is ``mask``.
+    removed : list of int
+        The gene removed to reach each later point.
+    total : int
+        The inner validation's number of predictions.
+    """
+    score = scorer.score(mask)
+    counts, removed = [int(score.correct)], []
+    if np.count_nonzero(mask) > 1:
+        state = scorer.new_state(mask)
+        while np.count_nonzero(state.mask) > 1:
+            genes = np.flatnonzero(state.mask)
+            correct = np.array([s.correct for s in scorer.score_single_flips(state, genes)])
+            if correct.max() < counts[-1]:
+                break
+            tied = np.flatnonzero(correct == correct.max())
+            j = int(tied[break_tie(genes, tied)])
+            scorer.apply_flip(state, genes[j:j + 1])
+            counts.append(int(correct[j]))
+            removed.append(int(genes[j]))
+    return counts, removed, int(score.total)
+
+
+def _refined(method, mask, path, best):
+    """Point ``best`` of ``path`` (:func:`_backward_path` from ``mask``) as a :class:`Refined`."""
+    counts, removed, total = path
+    removed = np.array(removed[:best], dtype=np.int64)
+    mask = np.array(mask, dtype=bool)
+    mask[removed] = False
+    return Refined(method, mask, counts[best], total, removed)
+
+
+def _last_best(keys):
+    """Position of the last of the largest ``keys``: on equal criteria, the fewest genes."""
+    return max(range(len(keys)), key=lambda i: (keys[i], i))
+
+
 def prune(scorer, mask):
     """Remove genes one at a time while the inner accuracy does not drop.
 
@@ -89,23 +137,8 @@ def prune(scorer, mask):
         A subset of ``mask`` whose inner correct count is at least that of ``mask``; equal
         to ``mask`` when it is empty or no single removal keeps the count.
     """
-    mask = np.array(mask, dtype=bool)
-    score = scorer.score(mask)
-    removed = []
-    if np.count_nonzero(mask) > 1:
-        state = scorer.new_state(mask)
-        while np.count_nonzero(state.mask) > 1:
-            genes = np.flatnonzero(state.mask)
-            correct = np.array([s.correct for s in scorer.score_single_flips(state, genes)])
-            j = int(np.argmax(correct))  # the first maximum: the lowest gene index
-            if correct[j] < score.correct:
-                break
-            score = type(score)(int(correct[j]), score.total)
-            scorer.apply_flip(state, genes[j:j + 1])
-            removed.append(int(genes[j]))
-        mask = state.mask.copy()
-    return Refined("prune", mask, int(score.correct), int(score.total),
-                   np.array(removed, dtype=np.int64))
+    path = _backward_path(scorer, mask, lambda genes, tied: 0)  # the lowest gene index
+    return _refined("prune", mask, path, len(path[1]))
 
 
 def prune_margin(scorer, data, y, mask):
@@ -131,32 +164,17 @@ def prune_margin(scorer, data, y, mask):
     """
     data = data if isinstance(data, GeneMajor) else GeneMajor.from_samples(data)
     codes, counted = label_codes(y)
-    mask = np.array(mask, dtype=bool)
-    score = scorer.score(mask)
-    correct = int(score.correct)
-    best = (correct, margin_sum(data.take(np.flatnonzero(mask)), codes, counted), 0)
-    removed = []
-    if np.count_nonzero(mask) > 1:
-        state = scorer.new_state(mask)
-        while np.count_nonzero(state.mask) > 1:
-            genes = np.flatnonzero(state.mask)
-            counts = np.array([s.correct for s in scorer.score_single_flips(state, genes)])
-            if counts.max() < correct:
-                break
-            tied = np.flatnonzero(counts == counts.max())
-            values = data.take(genes)
-            sums = removal_margin_sums(values, tied, codes, counted)
-            j = int(tied[np.argmax(sums)])  # the first maximum: the lowest gene index
-            correct = int(counts[j])
-            scorer.apply_flip(state, genes[j:j + 1])
-            removed.append(int(genes[j]))
-            point = (correct, margin_sum(np.delete(values, j, axis=0), codes, counted),
-                     len(removed))
-            if point[:2] >= best[:2]:   # equal criteria: the later point has fewer genes
-                best = point
-    removed = np.array(removed[:best[2]], dtype=np.int64)
-    mask[removed] = False
-    return Refined("prune-margin", mask, best[0], int(score.total), removed)
+
+    def largest_margin(genes, tied):
+        return int(np.argmax(removal_margin_sums(data.take(genes), tied, codes, counted)))
+
+    path = counts, removed, _ = _backward_path(scorer, mask, largest_margin)
+    point = np.array(mask, dtype=bool)
+    keys = [(counts[0], margin_sum(data.take(np.flatnonzero(point)), codes, counted))]
+    for gene, correct in zip(removed, counts[1:]):
+        point[gene] = False
+        keys.append((correct, margin_sum(data.take(np.flatnonzero(point)), codes, counted)))
+    return _refined("prune-margin", mask, path, _last_best(keys))
 
 
 def refine(scorer, mask, method, data=None, y=None):
