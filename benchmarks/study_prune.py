@@ -1,9 +1,9 @@
-"""Pruning study on planted-signal data: ``prune`` against ``prune-margin``, known answer.
+"""Pruning study on planted-signal data: ``prune``, ``prune-margin``, ``prune-compact``; known answer.
 
 Four classes, 15 training and 500 test samples per class, 1000 genes of which the first 30
 carry the class (class means drawn from N(0, s^2), unit noise); the subset handed to the
 pruning holds 15 of the informative genes and 100 noise genes, as a search that reached
-100 % inner accuracy with many passengers would. Both rules see the training samples only
+100 % inner accuracy with many passengers would. The rules see the training samples only
 (1-NN leave-one-out, as PSO-LSRG's fitness); the large test set measures what they kept.
 Per replicate and rule: test accuracy, genes, informative and noise genes kept. The
 ``jobs/README.md`` table of pruning variants reports the same design (30 replicates).
@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from hpcswarm.fitness import KnnEvaluator, score_split
-from hpcswarm.refine import prune, prune_margin
+from hpcswarm.refine import prune, prune_compact, prune_margin
 
 N_CLASSES, TRAIN_PER_CLASS, TEST_PER_CLASS = 4, 15, 500
 N_GENES, N_INFORMATIVE, GIVEN_INFORMATIVE, GIVEN_NOISE = 1000, 30, 15, 100
@@ -44,6 +44,7 @@ RULES = {
     "given subset": lambda evaluator, X, y, mask: mask,
     "prune": lambda evaluator, X, y, mask: prune(evaluator, mask).mask,
     "prune-margin": lambda evaluator, X, y, mask: prune_margin(evaluator, X, y, mask).mask,
+    "prune-compact": lambda evaluator, X, y, mask: prune_compact(evaluator, X, y, mask).mask,
 }
 
 

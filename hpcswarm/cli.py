@@ -286,7 +286,7 @@ def _evaluate(args, shards=None):
 
 # --------------------------------------------------------------------------- run
 # (owned by the search: hpcswarm/swarm/)
-_REFINEMENTS = ("none", "prune", "prune-margin")
+_REFINEMENTS = ("none", "prune", "prune-margin", "prune-compact")
 """hpcswarm.refine.REFINEMENTS, spelled out so that the parser does not import the engine."""
 _RUN_ALGORITHMS = ("pso-lsrg, cso, pso, bpso, pso-rg, pso-ls, cbpso, fsipso, sfr, fsr; "
                    "baselines: all-genes, sfs, sbs, lfs, gsbs")

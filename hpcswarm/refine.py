@@ -41,7 +41,7 @@ import numpy as np
 from hpcswarm.fitness import GeneMajor
 from hpcswarm.fitness.margins import label_codes, margin_sum, removal_margin_sums
 
-REFINEMENTS = ("none", "prune", "prune-margin")
+REFINEMENTS = ("none", "prune", "prune-margin", "prune-compact")
 """Values of the job key ``refine``."""
 
 
@@ -141,6 +141,30 @@ def prune(scorer, mask):
     return _refined("prune", mask, path, len(path[1]))
 
 
+def _margin_path(scorer, data, y, mask):
+    """The backward path with margin ties: ``(path, points)``, ``path`` as from
+    :func:`_backward_path` and ``points`` the ``(inner correct count, e(F), genes of F)`` of
+    each of its points, ``e`` the margin sum of :func:`~hpcswarm.fitness.margins.margin_sum`
+    on ``data`` (the scorer's training samples, labels ``y``)."""
+    codes, counted = label_codes(y)
+
+    def largest_margin(genes, tied):
+        return int(np.argmax(removal_margin_sums(data.take(genes), tied, codes, counted)))
+
+    path = counts, removed, _ = _backward_path(scorer, mask, largest_margin)
+    subset, points = np.array(mask, dtype=bool), []
+    for step, correct in enumerate(counts):
+        if step:
+            subset[removed[step - 1]] = False
+        genes = np.flatnonzero(subset)
+        points.append((correct, margin_sum(data.take(genes), codes, counted), genes))
+    return path, points
+
+
+def _gene_major(data):
+    return data if isinstance(data, GeneMajor) else GeneMajor.from_samples(data)
+
+
 def prune_margin(scorer, data, y, mask):
     """Backward elimination with margin ties, returning the best point of its path.
 
@@ -162,26 +186,46 @@ def prune_margin(scorer, data, y, mask):
         margin sum (:func:`~hpcswarm.fitness.margins.margin_sum`), then the fewest genes:
         never a lower inner count than ``mask``; ``removed`` the genes removed to reach it.
     """
-    data = data if isinstance(data, GeneMajor) else GeneMajor.from_samples(data)
-    codes, counted = label_codes(y)
-
-    def largest_margin(genes, tied):
-        return int(np.argmax(removal_margin_sums(data.take(genes), tied, codes, counted)))
-
-    path = counts, removed, _ = _backward_path(scorer, mask, largest_margin)
-    point = np.array(mask, dtype=bool)
-    keys = [(counts[0], margin_sum(data.take(np.flatnonzero(point)), codes, counted))]
-    for gene, correct in zip(removed, counts[1:]):
-        point[gene] = False
-        keys.append((correct, margin_sum(data.take(np.flatnonzero(point)), codes, counted)))
+    path, points = _margin_path(scorer, _gene_major(data), y, mask)
+    keys = [(correct, margin) for correct, margin, _ in points]
     return _refined("prune-margin", mask, path, _last_best(keys))
+
+
+def prune_compact(scorer, data, y, mask):
+    """The path of :func:`prune_margin`, returning its point of largest relative margin.
+
+    The margin relative to the spread of the training samples in the subset's genes,
+    ``e(F) / r(F)`` with ``r(F) = sqrt(sum of the genes' variances over the training
+    samples)``, the root-mean-square distance of the samples to their mean in ``F``.
+
+    Parameters
+    ----------
+    scorer, data, y, mask
+        As for :func:`prune_margin`.
+
+    Returns
+    -------
+    Refined
+        The point of the path with the most inner correct predictions, then the largest
+        ``e(F) / r(F)`` (0 where ``r(F)`` is 0: every sample at the same point), then the
+        fewest genes.
+    """
+    data = _gene_major(data)
+    path, points = _margin_path(scorer, data, y, mask)
+    start = points[0][2]
+    variance = data.take(start).var(axis=1)
+    keys = []
+    for correct, margin, genes in points:
+        radius = np.sqrt(variance[np.searchsorted(start, genes)].sum())
+        keys.append((correct, margin / radius if radius > 0 else 0.0))
+    return _refined("prune-compact", mask, path, _last_best(keys))
 
 
 def refine(scorer, mask, method, data=None, y=None):
     """The refinement ``method`` of ``mask`` (:data:`REFINEMENTS`), or None for ``"none"``.
 
-    ``data`` and ``y`` (the scorer's training samples and labels) are read by
-    ``"prune-margin"`` only.
+    ``data`` and ``y`` (the scorer's training samples and labels) are read by the margin
+    rules only.
     """
     if method == "none":
         return None
@@ -189,4 +233,6 @@ def refine(scorer, mask, method, data=None, y=None):
         return prune(scorer, mask)
     if method == "prune-margin":
         return prune_margin(scorer, data, y, mask)
+    if method == "prune-compact":
+        return prune_compact(scorer, data, y, mask)
     raise ValueError(f"refine must be one of {', '.join(REFINEMENTS)}, got {method!r}")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hpcswarm.fitness import KnnEvaluator, make_objective
-from hpcswarm.refine import prune, prune_margin
+from hpcswarm.refine import prune, prune_compact, prune_margin
 from hpcswarm.search import run_search
 from hpcswarm.swarm.core import SearchAlgorithm
 from hpcswarm.swarm.front import FrontTracker, pareto_front
@@ -136,7 +136,7 @@ def test_tracker_keeps_lower_genes_on_ties_and_merges_in_any_order():
 
 
 PRUNERS = {"prune": lambda evaluator, X, y, mask: prune(evaluator, mask),
-           "prune-margin": prune_margin}
+           "prune-margin": prune_margin, "prune-compact": prune_compact}
 
 
 @pytest.mark.parametrize("method", sorted(PRUNERS))
@@ -189,21 +189,43 @@ def test_margin_pruning_keeps_the_planted_genes_where_index_ties_keep_a_thin_one
     assert (pruned.correct, pruned.total) == (12, 12)
 
 
-def test_margin_pruning_returns_the_best_point_of_its_path():
+def test_compact_pruning_keeps_one_of_two_copies_where_margin_pruning_keeps_both():
+    # gene 1 separates the classes; gene 0 is a copy of it with a zig-zag of +-0.2 added.
+    # Two copies stretch every distance by about sqrt(2): the margin sum grows, so
+    # prune-margin keeps both; the spread grows by as much and the margin relative to it
+    # falls with the zig-zag, so prune-compact keeps the clean copy (not the lower index)
+    y = np.repeat([0, 1], 6)
+    clean = 10.0 * y + np.random.default_rng(0).uniform(0, 1, 12)
+    X = np.column_stack([clean + 0.2 * np.tile([1.0, -1.0], 6), clean])
+    evaluator = KnnEvaluator(X, y, k=1, cv="loo")
+    both = np.ones(2, dtype=bool)
+    assert prune_margin(evaluator, X, y, both).genes.tolist() == [0, 1]
+    compact = prune_compact(evaluator, X, y, both)
+    assert compact.genes.tolist() == [1] and compact.removed.tolist() == [0]
+    assert (compact.correct, compact.total) == (12, 12)
+
+
+@pytest.mark.parametrize("method", ["prune-margin", "prune-compact"])
+def test_margin_rules_return_the_best_point_of_their_path(method):
     from hpcswarm.fitness.margins import label_codes, margin_sum
 
     X, y = small_data(seed=3, n_samples=36, n_genes=40)
     evaluator = KnnEvaluator(X, y, k=1, cv="loo")
     everything = np.ones(40, dtype=bool)
-    pruned = prune_margin(evaluator, X, y, everything)
+    pruned = PRUNERS[method](evaluator, X, y, everything)
     assert {0, 1, 2} <= set(pruned.genes.tolist())      # the informative genes stay
-    # walk the path again by its definition and rank every point
+    # walk the path again by its definition and rank every point by the rule
     codes, counted = label_codes(y)
+    spread = X.var(axis=0)
+
+    def criterion(subset):
+        margin = margin_sum(X[:, subset].T, codes, counted)
+        return margin / np.sqrt(spread[subset].sum()) if method == "prune-compact" else margin
+
     mask, points = everything.copy(), []
     while True:
         correct = evaluator.score(mask).correct
-        points.append((correct, margin_sum(X[:, mask].T, codes, counted), -mask.sum(),
-                       mask.copy()))
+        points.append((correct, criterion(mask), -mask.sum(), mask.copy()))
         removals = []
         for gene in np.flatnonzero(mask):
             fewer = mask.copy()
