@@ -340,8 +340,10 @@ def _add_run(subparsers):
     p.add_argument("--refine", choices=_REFINEMENTS,
                    help="after the search, 'prune' removes genes one at a time while the inner "
                    "accuracy does not drop; 'prune-margin' breaks its ties by the training "
-                   "samples' 1-NN margins and keeps the best subset of the path (job files: "
-                   "refine = \"prune-margin\")")
+                   "samples' 1-NN margins and keeps the best subset of the path; "
+                   "'prune-compact' keeps the subset of that path with the largest margin "
+                   "relative to the samples' spread, a few dozen genes (job files: "
+                   "refine = \"prune-compact\")")
     p.add_argument("--max-genes", type=_int_at_least(1), metavar="N", dest="max_genes",
                    help="cap on the genes of every subset a swarm method evaluates (a repair "
                    "of positions over it; job files: max_genes = N)")

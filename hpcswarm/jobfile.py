@@ -49,8 +49,10 @@ SCHEMA = (
     Param("seed", "int", 0, "job seed; every run and fold seed is spawned from it", low=0),
     Param("refine", "choice", "none", "after each search: 'prune' removes genes one at a time "
           "while the inner accuracy does not drop; 'prune-margin' breaks its ties by the "
-          "training samples' 1-NN margins and keeps the best subset of that path; reported "
-          "as its own method (NAME+prune, NAME+prune-margin)", choices=REFINEMENTS),
+          "training samples' 1-NN margins and keeps the best subset of that path; "
+          "'prune-compact' keeps the subset of that path with the largest margin relative to "
+          "the samples' spread; reported as its own method (NAME+prune, NAME+prune-margin, "
+          "NAME+prune-compact)", choices=REFINEMENTS),
     Param("max_genes", "int", 0, "cap on the genes of every subset a swarm method evaluates, "
           "applied as a repair of the positions over it (0: no cap)", low=0),
     Param("output", "str", None, "results file (HDF5; a JSON summary is written beside it); "

@@ -228,7 +228,7 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     sample_shards : int, default 1
         Sample shards of the search (a divisor of the group's size, see
         :func:`hpcswarm.search.run_search`).
-    refine : {"none", "prune", "prune-margin"}
+    refine : {"none", "prune", "prune-margin", "prune-compact"}
         Refinement of the selected subset after the search, on the training rows
         (:mod:`hpcswarm.refine`).
     max_genes : int, optional

@@ -90,7 +90,7 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
         sample shards (:func:`hpcswarm.comm.split_grid`). The particles are dealt over the
         particle groups; the S ranks of a group evaluate every subset together, each
         deciding ``1 / S`` of the held-out rows from ``1 / S`` of the cached distances.
-    refine : {"none", "prune", "prune-margin"}, default "none"
+    refine : {"none", "prune", "prune-margin", "prune-compact"}, default "none"
         A refinement of the selected subset after the search, on the same samples
         (:mod:`hpcswarm.refine`), returned in ``refined``; the search itself is the same
         either way.

@@ -9,7 +9,7 @@ from hpcswarm.fitness import evaluator as evaluator_module
 from hpcswarm.fitness import flip_kernel, rowblocks
 from hpcswarm.fitness.objectives import OBJECTIVES
 from hpcswarm.fitness.score import Score
-from engine_probes import counting_decide, tie_prone_datasets
+from engine_probes import counting_decide, drifted_state, tie_prone_datasets
 
 
 PATHS = ["numpy"] + (["compiled"] if flip_kernel.AVAILABLE else [])
@@ -25,17 +25,8 @@ def test_flip_blocks_equal_one_flip_at_a_time_and_full_scores(path, name, X, y, 
     monkeypatch.setattr(evaluator_module, "tries_per_block", lambda n_rows, n_samples, n_flips: 7)
     rng = np.random.default_rng(k)
     n_genes = X.shape[1]
-    batched = KnnEvaluator(X, y, k=k, cv=cv, seed=3)
+    batched, single, full, state, reference, mask = drifted_state(X, y, k, cv, rng)
     batched.use_compiled = path == "compiled"
-    single = KnnEvaluator(X, y, k=k, cv=cv, seed=3)
-    full = KnnEvaluator(X, y, k=k, cv=cv, seed=3)
-    start = rng.random(n_genes) < 0.5
-    mask = start.copy()
-    moves = rng.choice(n_genes, size=6, replace=False)
-    mask[moves] = ~mask[moves]
-    state = batched.new_state(start)
-    batched.apply_flip(state, moves)  # a state with drift from updates
-    reference = single.new_state(mask)
     undecided = counting_decide(batched)
     n_flip = 5
     flips = np.array([np.sort(rng.choice(n_genes, n_flip, replace=False)) for _ in range(30)])

@@ -6,7 +6,7 @@ import pytest
 from hpcswarm.fitness import KnnEvaluator, SubsetFitness, make_objective
 from hpcswarm.fitness import evaluator as evaluator_module
 from hpcswarm.fitness.single_flips import BLOCK_BYTES, CANDIDATE_BYTES, block_size
-from engine_probes import counting_decide
+from engine_probes import counting_decide, drifted_state
 
 
 def datasets():
@@ -25,16 +25,7 @@ def test_batched_flips_equal_single_flips_and_full_scores(name, X, y, k, cv, mon
     monkeypatch.setattr(evaluator_module, "block_size", lambda n_rows, n_samples: 17)
     rng = np.random.default_rng(k)
     n_genes = X.shape[1]
-    batched = KnnEvaluator(X, y, k=k, cv=cv, seed=3)
-    single = KnnEvaluator(X, y, k=k, cv=cv, seed=3)
-    full = KnnEvaluator(X, y, k=k, cv=cv, seed=3)
-    start = rng.random(n_genes) < 0.5
-    mask = start.copy()
-    moves = rng.choice(n_genes, size=6, replace=False)
-    mask[moves] = ~mask[moves]
-    state = batched.new_state(start)
-    batched.apply_flip(state, moves)  # a state with drift from updates
-    reference = single.new_state(mask)
+    batched, single, full, state, reference, mask = drifted_state(X, y, k, cv, rng)
     undecided = counting_decide(batched)
     genes = rng.permutation(n_genes)  # entering and leaving genes, in any order
     scores = batched.score_single_flips(state, genes)

@@ -82,7 +82,7 @@ def test_front_is_the_non_dominated_set_of_every_evaluated_subset(algorithm, mon
     assert correct[-1] == max(c for c, _ in pairs.values())
 
 
-@pytest.mark.parametrize("refine", ["prune", "prune-margin"])
+@pytest.mark.parametrize("refine", ["prune", "prune-margin", "prune-compact"])
 def test_front_does_not_change_the_search(refine):
     X, y = small_data(seed=1, n_samples=36, n_genes=60)
     plain = run_search(X, y, "pso-lsrg", SMALL["pso-lsrg"], seed=3)

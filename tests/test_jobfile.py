@@ -48,7 +48,7 @@ def test_experiment_ii_job_leaves_the_dataset_to_the_user():
         read_job(path)
     job = read_bundled(path)
     assert (job.algorithm, job.protocol, job.folds, job.runs, job.refine) == \
-        ("pso-lsrg", "unbiased", 10, 40, "prune-margin")
+        ("pso-lsrg", "unbiased", 10, 40, "prune-compact")
     assert "Experiment II" in (JOBS / "README.md").read_text()
 
 

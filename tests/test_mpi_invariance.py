@@ -100,11 +100,11 @@ def test_any_rank_count_gives_the_serial_result(name, shards, comm):
 def test_margin_pruning_is_the_same_on_every_rank(comm):
     settings, n_genes = CASES["pso-lsrg"]
     X, y = small_data(n_genes=n_genes)
-    serial = run_search(X, y, "pso-lsrg", settings, seed=1, refine="prune-margin")
-    parallel = run_search(X, y, "pso-lsrg", settings, seed=1, comm=comm, refine="prune-margin")
+    serial = run_search(X, y, "pso-lsrg", settings, seed=1, refine="prune-compact")
+    parallel = run_search(X, y, "pso-lsrg", settings, seed=1, comm=comm, refine="prune-compact")
     assert len(set(comm.allgather(digest(comparable(parallel))))) == 1
     assert comparable(parallel) == comparable(serial)
-    assert parallel.refined.method == "prune-margin"
+    assert parallel.refined.method == "prune-compact"
 
 
 def test_cso_mean_and_row_exchange_match_serial_with_many_genes(comm):
