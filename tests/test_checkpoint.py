@@ -207,16 +207,22 @@ def test_a_signal_on_one_rank_stops_every_rank_and_another_rank_count_resumes(re
     _assert_same_results(ref, output)
 
 
+def _resume_serial_stop_on_two_ranks(job, output, layout):
+    """Stop ``job`` serially by SIGTERM after 5 rounds, then resume it on 2 ranks with the
+    ``layout`` override (``KEY=VALUE``)."""
+    assert _interrupt(job, output, "sigterm", 5).returncode == 3
+    done, _ = launch(2, None, timeout=300, args=["run", str(job), "--quiet", "--resume",
+                                                  "--set", f"output={output}",
+                                                  "--set", layout])
+    assert done.returncode == 0, done.stderr
+
+
 @pytest.mark.skipif(not MPIEXEC.exists(), reason="no mpiexec next to the interpreter")
 def test_a_serial_checkpoint_resumes_on_two_ranks_in_one_group(tmp_path):
     job = _write_job(tmp_path, "cso")
     _run(job, tmp_path / "ref.h5")
     output = tmp_path / "out.h5"
-    assert _interrupt(job, output, "sigterm", 5).returncode == 3
-    done, _ = launch(2, None, timeout=300, args=["run", str(job), "--quiet", "--resume",
-                                                  "--set", f"output={output}",
-                                                  "--set", "layout.group_size=2"])
-    assert done.returncode == 0, done.stderr
+    _resume_serial_stop_on_two_ranks(job, output, "layout.group_size=2")
     _assert_same_results(tmp_path / "ref.h5", output)
 
 
@@ -233,11 +239,7 @@ def test_a_job_on_two_sample_shards_resumes_on_one_and_back(reference, tmp_path)
     _assert_same_results(ref, output)
     # a serial checkpoint resumed by one group of 2 shards
     output = tmp_path / "again.h5"
-    assert _interrupt(job, output, "sigterm", 5).returncode == 3
-    done, _ = launch(2, None, timeout=300, args=["run", str(job), "--quiet", "--resume",
-                                                  "--set", f"output={output}",
-                                                  "--set", "layout.sample_shards=2"])
-    assert done.returncode == 0, done.stderr
+    _resume_serial_stop_on_two_ranks(job, output, "layout.sample_shards=2")
     _assert_same_results(ref, output)
     with h5py.File(output, "r") as f:
         assert f.attrs["sample_shards"] == 2 and f.attrs["group_size"] == 2
