@@ -53,7 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hpcswarm.fitness import GeneMajor
-from hpcswarm.fitness.margins import label_codes, margin_sum, removal_margin_sums
+from hpcswarm.fitness.margins import label_codes, margin_sum, margin_sums
 
 REFINEMENTS = ("none", "prune", "prune-margin", "prune-compact")
 """Values of the job key ``refine``."""
@@ -161,9 +161,12 @@ def _margin_path(scorer, data, y, mask):
     each of its points, ``e`` the margin sum of :func:`~hpcswarm.fitness.margins.margin_sum`
     on ``data`` (the scorer's training samples, labels ``y``)."""
     codes, counted = label_codes(y)
+    margins = []    # e of each point a step leaves: the tie-break computes it on the way
 
     def largest_margin(genes, tied):
-        return int(np.argmax(removal_margin_sums(data.take(genes), tied, codes, counted)))
+        whole, removals = margin_sums(data.take(genes), tied, codes, counted)
+        margins.append(whole)
+        return int(np.argmax(removals))
 
     path = counts, removed, _ = _backward_path(scorer, mask, largest_margin)
     subset, points = np.array(mask, dtype=bool), []
@@ -171,7 +174,9 @@ def _margin_path(scorer, data, y, mask):
         if step:
             subset[removed[step - 1]] = False
         genes = np.flatnonzero(subset)
-        points.append((correct, margin_sum(data.take(genes), codes, counted), genes))
+        margin = (margins[step] if step < len(margins)
+                  else margin_sum(data.take(genes), codes, counted))
+        points.append((correct, margin, genes))
     return path, points
 
 

@@ -12,7 +12,7 @@ generalisation bound for 1-NN on a feature subset tightens as the margin grows a
 number of features falls, and their G-flip scores a subset ``F`` by the sum of the margins
 of the training samples, each left out of its own neighbour search, neighbours found in
 ``F`` itself (with the linear utility). :func:`margin_sum` is that ``e(F)``;
-:func:`removal_margin_sums` gives ``e`` of every one-gene removal at once.
+:func:`margin_sums` gives ``e(F)`` and ``e`` of every one-gene removal at once.
 
 A sample whose class has no other training sample has no ``nearhit``: it is left out of the
 sum (its margin would be minus infinity for every subset). Distances are Euclidean on the
@@ -121,8 +121,8 @@ def margin_sum(values, codes, counted):
     return float(_margin_sum(subset_distances(values), np.empty(0), codes, counted))
 
 
-def removal_margin_sums(values, candidates, codes, counted):
-    """``e(F - {g})`` for each candidate gene ``g`` of ``F``.
+def margin_sums(values, candidates, codes, counted):
+    """``e(F)``, and ``e(F - {g})`` for each candidate gene ``g`` of ``F``, from one pass.
 
     Parameters
     ----------
@@ -135,11 +135,15 @@ def removal_margin_sums(values, candidates, codes, counted):
 
     Returns
     -------
-    ndarray of float64 of shape (len(candidates),)
-        Costs ``n_samples^2`` per candidate after one ``n_selected n_samples^2`` pass.
+    whole : float
+        ``e(F)``, equal to :func:`margin_sum` of ``values``.
+    removals : ndarray of float64 of shape (len(candidates),)
+        ``e(F - {g})`` per candidate. Costs ``n_samples^2`` per candidate (and for ``whole``)
+        after one ``n_selected n_samples^2`` pass.
     """
     values = np.ascontiguousarray(values, dtype=np.float64)
     candidates = np.asarray(candidates, dtype=np.int64)
+    distances = subset_distances(values)
     out = np.empty(candidates.size)
-    _removal_sums(values, subset_distances(values), candidates, codes, counted, out)
-    return out
+    _removal_sums(values, distances, candidates, codes, counted, out)
+    return float(_margin_sum(distances, np.empty(0), codes, counted)), out
