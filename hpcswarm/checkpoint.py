@@ -19,9 +19,11 @@ The swarm arrays are plain datasets (``h5py``, ``h5dump`` show them); the rest o
 state and the finished results are pickled, so a checkpoint must only be resumed by whoever
 wrote it (unpickling runs code, as loading any pickle does).
 
-The identity (algorithm, parameters, protocol, folds, runs, seed, refinement, dataset
-SHA-256) must be
-equal on resume; the output path, the number of ranks and the group layout may change.
+The identity (the whole resolved job: method, parameters, protocol, runs, seed, refinement,
+size cap, preprocessing, device, conversion options..., and the dataset's SHA-256) must be
+equal on resume; only the job keys that do not change results may change: output and
+checkpoint paths, checkpoint cadence, labels, the number of ranks and the group layout
+(those marked ``neutral`` in :data:`hpcswarm.jobfile.SCHEMA`).
 """
 
 import json

@@ -36,6 +36,31 @@ def _int_at_least(low):
     return integer
 
 
+def _param_type(param):
+    """An argparse type checking a value as the :class:`~hpcswarm.params.Param` ``param``."""
+    def parse(text):
+        try:
+            return param.parse(text)
+        except ParameterError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = param.name  # argparse names the type in its messages
+    return parse
+
+
+def _add_param_options(parser, params, defaults=None):
+    """One ``--NAME`` option per :class:`~hpcswarm.params.Param` row (``dest`` its name),
+    checked by the row; its default is None unless ``defaults`` gives one."""
+    defaults = defaults or {}
+    for param in params:
+        default = defaults.get(param.name)
+        shown = "" if default is None else f" (default {default})"
+        parser.add_argument("--" + param.name.replace("_", "-"), dest=param.name,
+                            type=_param_type(param), default=default,
+                            metavar=param.name.upper() if not param.choices
+                            else "|".join(param.choices), help=param.doc + shown)
+
+
 def build_parser():
     """The ``hpcswarm`` parser with every subcommand."""
     parser = _OneLineErrors(
@@ -190,15 +215,6 @@ def _run_info(args):
 
 # --------------------------------------------------------------------------- evaluate
 # (owned by the fitness engine: hpcswarm/fitness/)
-def _cv_option(text):
-    from hpcswarm.fitness.folds import parse_cv
-
-    try:
-        return parse_cv(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
-
-
 def _add_evaluate(subparsers):
     p = subparsers.add_parser(
         "evaluate",
@@ -214,15 +230,15 @@ def _add_evaluate(subparsers):
     which.add_argument("--genes", metavar="FILE",
                        help="gene list: one gene per line, by name or 0-based index")
     which.add_argument("--all", action="store_true", help="use every gene")
-    p.add_argument("--k", type=_int_at_least(1), default=1, metavar="K", help="neighbours (default 1)")
-    p.add_argument("--cv", type=_cv_option, default="loo", metavar="loo|N|holdout",
-                   help="validation: leave-one-out, stratified N-fold, or 70/30 holdout "
-                   "(default loo)")
+    from hpcswarm.spec import SPEC
+    from hpcswarm.swarm.params import FITNESS_PARAMS
+
+    fitness = {param.name: param for param in FITNESS_PARAMS}
+    _add_param_options(p, [fitness["k"], fitness["cv"]], {"k": 1, "cv": "loo"})
     p.add_argument("--seed", type=_int_at_least(0), default=0, metavar="S",
                    help="seed fixing the folds of N-fold and holdout (default 0)")
-    p.add_argument("--sample-shards", type=_int_at_least(1), default=1, metavar="S", dest="sample_shards",
-                   help="split the held-out samples over S ranks (a divisor of the ranks; "
-                   "default 1); the result is the same")
+    _add_param_options(p, [SPEC["sample_shards"], SPEC["device"]],
+                       {"sample_shards": 1, "device": "cpu"})
     p.add_argument("--preprocess", metavar="STEPS",
                    help="ordered steps fitted inside every fold on its training rows, e.g. "
                    "'log2,zscore,top_variance=500' (log2[=pseudocount], zscore, minmax, "
@@ -274,8 +290,10 @@ def _evaluate(args, shards=None):
         except ValueError as exc:
             raise ParameterError(str(exc)) from exc
     else:
+        device = {} if args.device == "cpu" else {"device": args.device}
         scorer = make_scorer(GeneMajor(dataset.X_genes, finite=dataset.values_finite),
-                             dataset.y, k=args.k, cv=args.cv, seed=args.seed, shards=shards)
+                             dataset.y, k=args.k, cv=args.cv, seed=args.seed, shards=shards,
+                             **device)
         result = scorer.score(mask).as_dict()
     result.update(genes_used=int(mask.sum()), n_genes=dataset.n_genes, k=args.k,
                   cv=args.cv, seed=args.seed)
@@ -286,14 +304,17 @@ def _evaluate(args, shards=None):
 
 # --------------------------------------------------------------------------- run
 # (owned by the search: hpcswarm/swarm/)
-_REFINEMENTS = ("none", "prune", "prune-margin", "prune-compact")
-"""hpcswarm.refine.REFINEMENTS, spelled out so that the parser does not import the engine."""
-_RUN_ALGORITHMS = ("pso-lsrg, cso, pso, bpso, pso-rg, pso-ls, cbpso, fsipso, sfr, fsr; "
-                   "baselines: all-genes, sfs, sbs, lfs, gsbs")
-"""Names listed by ``run --help`` (kept literal so that building the parser imports no search code)."""
+def _search_options():
+    """The search settings of :data:`hpcswarm.spec.SPEC_PARAMS` that ``run`` takes as flags
+    (the single search's; a job file sets them as job keys)."""
+    from hpcswarm.spec import SPEC_PARAMS
+
+    return [param for param in SPEC_PARAMS if param.name != "algorithm"]
 
 
 def _add_run(subparsers):
+    from hpcswarm.methods import ALGORITHMS, BASELINES
+
     p = subparsers.add_parser(
         "run",
         help="an experiment from a job file, or one gene-selection search on all samples",
@@ -327,39 +348,28 @@ def _add_run(subparsers):
                    help="memory of a node in GB for the pre-flight check (default: detected "
                    "physical memory or cgroup limit); the run is refused when its estimate "
                    "exceeds 80%% of this divided by the ranks on the node")
-    # end of the job-file form
     p.add_argument("--data", metavar="DATA",
                    help="FILE.h5, builtin:NAME, sklearn:NAME, or an input file")
     p.add_argument("--algorithm", metavar="NAME",
-                   help=f"one of: {_RUN_ALGORITHMS}")
+                   help=f"one of: {', '.join(ALGORITHMS)}; baselines: {', '.join(BASELINES)}")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="override a parameter (repeatable), e.g. --param n_iterations=20")
     p.add_argument("--seed", type=_int_at_least(0), default=0, metavar="S",
                    help="run seed: folds, particle and swarm streams (default 0)")
     p.add_argument("--output", metavar="OUT.json", help="result file (default: print a summary)")
-    p.add_argument("--refine", choices=_REFINEMENTS,
-                   help="after the search, 'prune' removes genes one at a time while the inner "
-                   "accuracy does not drop; 'prune-margin' breaks its ties by the training "
-                   "samples' 1-NN margins and keeps the best subset of the path; "
-                   "'prune-compact' keeps the subset of that path with the largest margin "
-                   "relative to the samples' spread, a few dozen genes (job files: "
-                   "refine = \"prune-compact\")")
-    p.add_argument("--max-genes", type=_int_at_least(1), metavar="N", dest="max_genes",
-                   help="cap on the genes of every subset a swarm method evaluates (a repair "
-                   "of positions over it; job files: max_genes = N)")
     p.add_argument("--threads", type=_int_at_least(1), metavar="N",
                    help="BLAS/OpenMP threads per rank (default: the rank's cores, or the node's "
                    "cores shared by its ranks, so that ranks x threads never exceed the cores)")
-    p.add_argument("--sample-shards", type=_int_at_least(1), metavar="S", dest="sample_shards",
-                   help="(single search) split every evaluation's held-out samples over S "
-                   "ranks, a divisor of the ranks: the ranks form ranks/S particle groups x S "
-                   "shards (default 1; a job file sets [layout] sample_shards)")
+    _add_param_options(p, _search_options())
     p.set_defaults(run_command=_run_run)
 
 
 def _run_run(args):
     from hpcswarm.comm import pin_threads, world
 
+    if args.memory_limit is not None and not args.memory_limit > 0:
+        raise ParameterError(f"--memory-limit must be a positive number of GB, got "
+                             f"{args.memory_limit}")
     with world() as comm:  # starts MPI under mpiexec: only world rank 0 writes and prints
         pin_threads(args.threads)  # ranks x BLAS threads within the cores (before any work)
         if args.job is not None or args.sets:  # the job-file form
@@ -372,9 +382,10 @@ def _run_one_search(args, comm):
     from hpcswarm.data import load_dataset
     from hpcswarm.data.sources import source_path
     from hpcswarm.fitness import GeneMajor
-    from hpcswarm.methods import algorithm_params
     from hpcswarm.outputs import check_outputs
+    from hpcswarm.plan import check_search_memory
     from hpcswarm.search import result_document, run_search
+    from hpcswarm.spec import SearchSpec
     from hpcswarm.swarm.params import parse_assignments
 
     if args.data is None or args.algorithm is None:
@@ -382,19 +393,19 @@ def _run_one_search(args, comm):
     if args.resume:
         raise ParameterError("--resume applies to a job file (run JOB.toml --resume); a single "
                              "search has no checkpoint")
-    overrides = parse_assignments(args.param)
-    algorithm_params(args.algorithm, overrides)  # fail before loading the data
+    settings = {param.name: getattr(args, param.name) for param in _search_options()}
+    spec = SearchSpec.build(args.algorithm, parse_assignments(args.param),  # before the data
+                            **settings)
     if args.output:
         _on_rank0(lambda: check_outputs([("--output", args.output)],
                                         [("the dataset", source_path(args.data))],
                                         overwrite=args.overwrite), comm)
     dataset = load_dataset(args.data)  # every rank memory-maps the same file
+    check_search_memory(spec, dataset.n_samples, dataset.n_genes, comm, args.memory_limit)
     # one task: all ranks of the world run this one swarm, each its block of particles, read
     # from the file's gene-major matrix (no private copy)
     data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
-    result = run_search(data, dataset.y, args.algorithm, overrides, seed=args.seed, comm=comm,
-                        sample_shards=args.sample_shards or 1, refine=args.refine or "none",
-                        max_genes=args.max_genes)
+    result = run_search(data, dataset.y, spec, seed=args.seed, comm=comm)
     document = result_document(result, args.seed, dataset.gene_names, args.data)
     if args.output:
         if comm.rank == 0:
@@ -425,17 +436,13 @@ def _run_job_file(args, comm):
 
     if args.job is None:
         raise ParameterError("--set applies to a job file: run JOB.toml --set KEY=VALUE")
-    given = [f"--{name}" for name in ("data", "algorithm", "output", "refine")
+    single = ["data", "algorithm", "output"] + [param.name for param in _search_options()]
+    given = [f"--{name.replace('_', '-')}" for name in single
              if getattr(args, name) is not None] + (["--param"] if args.param else []) + (
-                 ["--sample-shards"] if args.sample_shards is not None else []) + (
-                 ["--seed"] if args.seed != 0 else []) + (
-                 ["--max-genes"] if args.max_genes is not None else [])
+                 ["--seed"] if args.seed != 0 else [])
     if given:
         raise ParameterError(f"run {args.job}: {', '.join(given)} cannot be combined with a job "
                              "file; override job keys with --set KEY=VALUE")
-    if args.memory_limit is not None and not args.memory_limit > 0:
-        raise ParameterError(f"--memory-limit must be a positive number of GB, got "
-                             f"{args.memory_limit}")
     run_job_file(args.job, args.sets, comm=comm, overwrite=args.overwrite, print0=_print0,
                  quiet=args.quiet, memory_limit=args.memory_limit, resume=args.resume)
 

@@ -2,9 +2,9 @@
 
 :func:`run_job` runs in three steps, every rank alike:
 
-1. :func:`plan_job`, the pre-flight: every check before any computation, with the same
-   verdict on every rank (outputs free, dataset opens, tasks and their folds, inner k, the
-   checkpoint to resume, group layout, memory);
+1. :func:`hpcswarm.plan.plan_job`, the pre-flight: every check before any computation, with
+   the same verdict on every rank (the job's lock, outputs free, dataset opens, job size,
+   tasks and their folds, inner k, the checkpoint to resume, group layout, memory);
 2. the task farm (:func:`hpcswarm.taskfarm.farm`) runs the pending tasks
    (:func:`hpcswarm.protocols.run_task`) on the rank groups; :class:`JobLifecycle` holds
    what the farm calls back (a round played, a round ended, a task done, a snapshot
@@ -13,35 +13,31 @@
 3. :func:`finish_job` on world rank 0: the checkpoint brought up to date, the results file
    and its JSON summary written, the checkpoint removed.
 
-No protocol logic here (:mod:`hpcswarm.protocols`), and no file layout (:mod:`hpcswarm.results`,
-:mod:`hpcswarm.checkpoint`).
+No protocol logic here (:mod:`hpcswarm.protocols`), no planning (:mod:`hpcswarm.plan`), and no
+file layout (:mod:`hpcswarm.results`, :mod:`hpcswarm.checkpoint`).
 """
 
 import json
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from hpcswarm import __version__
-from hpcswarm.atomic import remove_stale_temporaries, write_json
-from hpcswarm.checkpoint import Checkpoint, CheckpointKeeper, checkpoint_identity
+from hpcswarm.atomic import write_json
+from hpcswarm.checkpoint import CheckpointKeeper
 from hpcswarm.comm import as_comm
 from hpcswarm.comm import world as duplicate_world
-from hpcswarm.data.sources import dataset_sha256, load_job_dataset, source_path
-from hpcswarm.errors import DataError, HpcswarmError, ParameterError
-from hpcswarm.fitness import FoldWarning
+from hpcswarm.data.sources import dataset_sha256
+from hpcswarm.errors import HpcswarmError
 from hpcswarm.interrupt import StopRequest
 from hpcswarm.jobfile import read_job
-from hpcswarm.outputs import check_not_inputs
-from hpcswarm.preflight import (agree, check_inner_k, check_memory, check_output_writable,
-                                choose_sample_shards)
+from hpcswarm.plan import plan_job
 from hpcswarm.progress import ProgressReporter, progress_path, task_record
-from hpcswarm.protocols import fold_rules, make_tasks, run_task, shard_group_size
+from hpcswarm.protocols import SearchHooks, run_task
 from hpcswarm.results import summarise, write_results
 from hpcswarm.swarm.snapshot import take_snapshot
-from hpcswarm.taskfarm import TaskInterrupted, default_group_size, farm, group_layout
+from hpcswarm.taskfarm import TaskInterrupted, farm
 
 
 class JobInterrupted(HpcswarmError):
@@ -53,150 +49,6 @@ class JobInterrupted(HpcswarmError):
         done = "" if n_done is None else f" with {n_done} of {n_tasks} tasks finished"
         super().__init__(f"stopped by {signal_name or 'a stop request'}{done}; the checkpoint "
                          f"{checkpoint} holds the work done: continue with 'run --resume'")
-
-
-# ------------------------------------------------------------------ pre-flight
-def output_problem(job, overwrite=False, resume=False):
-    """Why the job's outputs cannot be written, or None (checked on one rank).
-
-    No output (results, JSON summary, checkpoint, progress file) may be an input of the job
-    (dataset, job file, labels file), even with ``overwrite``
-    (:func:`hpcswarm.outputs.check_not_inputs`). An existing results file or JSON summary is a problem unless ``overwrite``; a folder in
-    their place, a missing parent folder or one where no file can be created always is. An
-    existing checkpoint is a problem unless ``resume`` (continue from it) or ``overwrite``
-    (start again, replacing it); ``resume`` with finished results and no checkpoint is one
-    too (nothing is left to run).
-    """
-    try:
-        check_not_inputs(
-            [("job key 'output'", job.output), ("the JSON summary", job.summary_path),
-             ("job key 'checkpoint'", job.checkpoint),
-             ("the progress file", progress_path(job.output))],
-            [("the dataset", source_path(job.data)), ("the job file", job.source),
-             ("the labels file", job.convert.get("labels"))])
-    except DataError as exc:
-        return str(exc)
-    for path in (job.output, job.summary_path, job.checkpoint):
-        if path.is_dir():
-            return f"{path}: is a directory, expected a file name"
-    if resume and not job.checkpoint.exists() and job.output.exists():
-        return (f"{job.output}: the job is already complete (no checkpoint "
-                f"{job.checkpoint.name} to resume)")
-    for path in (job.output, job.summary_path):
-        if path.exists() and not overwrite:
-            return f"{path}: already exists (use --overwrite to replace it)"
-    if job.checkpoint.exists() and not (resume or overwrite):
-        return (f"{job.checkpoint}: a checkpoint of an unfinished run of this job exists; "
-                f"continue it with --resume, or start again with --overwrite")
-    for folder in dict.fromkeys((job.output.parent, job.checkpoint.parent)):
-        problem = check_output_writable(folder)
-        if problem is not None:
-            return problem
-    return None
-
-
-def check_output_free(job, comm=None, overwrite=False, resume=False):
-    """DataError on every rank if the job's outputs cannot be written (:func:`output_problem`
-    on rank 0, broadcast). When they can, rank 0 removes the temporaries that an earlier run of
-    the job, killed during a write, left beside them (and says so)."""
-    comm = as_comm(comm)
-    problem = output_problem(job, overwrite, resume) if comm.rank == 0 else None
-    if comm.rank == 0 and problem is None:
-        for path in (job.output, job.summary_path, job.checkpoint):
-            remove_stale_temporaries(path)
-    problem = comm.bcast(problem, root=0)
-    if problem:
-        raise DataError(problem)
-
-
-def open_job_dataset(job, world):
-    """:func:`~hpcswarm.data.sources.load_job_dataset` on every rank; if any rank fails,
-    every rank raises its message.
-
-    The outcome of every rank is allgathered (no rank is left waiting in a collective).
-    """
-    dataset, problem = None, None
-    try:
-        dataset = load_job_dataset(job, world)
-    except (HpcswarmError, OSError) as exc:
-        where = f" (on rank {world.rank})" if world.size > 1 else ""
-        text = str(exc) if job.data in str(exc) else f"{job.data}: {exc}"
-        problem = (type(exc).__name__, f"the dataset does not open{where}: {text}")
-    agree(world, problem)
-    return dataset
-
-
-def open_checkpoint(job, identity, n_tasks, world, resume):
-    """The checkpoint to resume (every rank reads it), or None; a wrong one fails everywhere."""
-    if not (resume and job.checkpoint.exists()):
-        return None
-    previous, problem = None, None
-    try:
-        previous = Checkpoint(job.checkpoint, identity, n_tasks, unpickle=world.rank == 0)
-    except (DataError, ParameterError) as exc:
-        problem = (type(exc).__name__, str(exc))
-    agree(world, problem)
-    return previous
-
-
-@dataclass
-class JobPlan:
-    """What the pre-flight established, the same on every rank.
-
-    Attributes
-    ----------
-    dataset : Dataset
-    tasks : list of Task
-        Every task of the job.
-    pending : list of Task
-        Those still to run (all but the checkpoint's finished ones).
-    identity : dict
-        The checkpoint identity of the job.
-    previous : Checkpoint or None
-        The checkpoint being resumed.
-    layout : GroupLayout
-    fold_rules : dict
-        How the outer and inner folds were dealt (:func:`hpcswarm.protocols.fold_rules`).
-    fold_notes : list of str
-        The fold warnings drawing the tasks raised (:class:`hpcswarm.fitness.FoldWarning`).
-    sample_shards : int
-        Sample shards of every group (:func:`hpcswarm.comm.split_grid`).
-    """
-
-    dataset: object
-    tasks: list
-    pending: list
-    identity: dict
-    previous: object
-    layout: object
-    fold_rules: dict
-    fold_notes: list
-    sample_shards: int = 1
-
-
-def plan_job(job, world, *, overwrite=False, resume=False, memory_limit=None):
-    """Every pre-flight check, before any computation; the same verdict on every rank."""
-    check_output_free(job, world, overwrite, resume)
-    dataset = open_job_dataset(job, world)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", FoldWarning)
-        tasks = make_tasks(dataset.y, job.protocol, job.runs, job.seed, folds=job.folds,
-                           inner_cv=job.params["cv"], first_run=job.first_run)
-    notes = list(dict.fromkeys(str(w.message) for w in caught
-                               if issubclass(w.category, FoldWarning)))
-    check_inner_k(tasks, job.params["k"], job.params["cv"])
-    identity = checkpoint_identity(job, dataset_sha256(dataset))
-    previous = open_checkpoint(job, identity, len(tasks), world, resume)
-    finished = previous.finished if previous is not None else set()
-    pending = [task for task in tasks if task.number not in finished]
-    group_size = job.group_size or default_group_size(world.size, len(pending),
-                                                      job.params.get("n_particles", 1))
-    shards = choose_sample_shards(job, dataset, tasks, group_size, world, memory_limit)
-    group_size = shard_group_size(job, world.size, group_size, shards)
-    layout = group_layout(world.size, world.rank, group_size)
-    check_memory(job, dataset, tasks, layout.group_size, world, memory_limit, shards)
-    return JobPlan(dataset, tasks, pending, identity, previous, layout,
-                   fold_rules(np.asarray(dataset.y), tasks, job), notes, shards)
 
 
 def opening_lines(job, plan, world):
@@ -265,13 +117,8 @@ class JobLifecycle:
         if previous is not None and task.number in previous.inflight:
             snapshot = previous.snapshot(task.number)
         hooks = TaskHooks(self, task, group, progress)
-        dataset = self.plan.dataset
-        return run_task(dataset.X, dataset.y, task, self.job.seed, self.job.algorithm,
-                        self.job.params, group, hooks.round, X_genes=dataset.X_genes,
-                        values_finite=dataset.values_finite, checkpoint=hooks.round_end,
-                        resume=snapshot, preprocess=self.job.preprocess,
-                        sample_shards=self.plan.sample_shards, refine=self.job.refine,
-                        max_genes=self.job.max_genes or None)
+        return run_task(task, self.plan.dataset, self.plan.spec,
+                        SearchHooks(group, hooks.round, hooks.round_end, snapshot))
 
     def round(self, task, row):
         """A round of a search this rank runs (``row`` its history row, or None)."""
@@ -303,12 +150,10 @@ class JobLifecycle:
                 "stop": self.stopper.check}
 
     def close(self):
-        """Put back the signal handlers, close the progress file and the resumed checkpoint."""
+        """Put back the signal handlers and close the progress file."""
         self.stopper.restore()
         if self.reporter is not None:
             self.reporter.close()
-        if self.plan.previous is not None:
-            self.plan.previous.close()
 
 
 class TaskHooks:
@@ -347,8 +192,35 @@ class TaskHooks:
 
 
 # ------------------------------------------------------------------ the whole job
-def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_limit=None,
-            progress_stream=None, resume=False):
+@dataclass(frozen=True)
+class JobOptions:
+    """How a job is run (none of it changes its results); the keywords of :func:`run_job`.
+
+    Attributes
+    ----------
+    overwrite : bool
+        Replace existing outputs (and ignore an existing checkpoint).
+    log : callable, optional
+        ``log(line)`` on world rank 0 for the job's opening lines.
+    quiet : bool
+        No progress lines on stderr (``<output stem>.progress.jsonl`` is still written).
+    memory_limit : float, optional
+        Memory of the node in GB, instead of the detected one (pre-flight memory check).
+    progress_stream : file, optional
+        Where world rank 0 writes progress lines (default stderr).
+    resume : bool
+        Continue from ``job.checkpoint`` when it exists.
+    """
+
+    overwrite: bool = False
+    log: object = None
+    quiet: bool = False
+    memory_limit: float = None
+    progress_stream: object = None
+    resume: bool = False
+
+
+def run_job(job, world=None, **options):
     """Run every task of ``job`` on the rank groups of ``world``; rank 0 writes the results.
 
     Checkpoint and restart: world rank 0 keeps ``job.checkpoint`` up to date with every
@@ -365,18 +237,9 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
     job : hpcswarm.jobfile.Job
     world : Comm, optional
         Every rank calls :func:`run_job`; None means serial.
-    overwrite : bool
-        Replace existing outputs (and ignore an existing checkpoint).
-    log : callable, optional
-        ``log(line)`` on world rank 0 for the job's opening lines.
-    quiet : bool
-        No progress lines on stderr (``<output stem>.progress.jsonl`` is still written).
-    memory_limit : float, optional
-        Memory of the node in GB, instead of the detected one (pre-flight memory check).
-    progress_stream : file, optional
-        Where world rank 0 writes progress lines (default stderr).
-    resume : bool
-        Continue from ``job.checkpoint`` when it exists.
+    **options
+        The fields of :class:`JobOptions` (``overwrite``, ``log``, ``quiet``,
+        ``memory_limit``, ``progress_stream``, ``resume``).
 
     Raises
     ------
@@ -391,13 +254,23 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
     dict or None
         The JSON summary on world rank 0, None elsewhere.
     """
-    world = as_comm(world)
+    world, options = as_comm(world), JobOptions(**options)
     started = time.perf_counter()
-    plan = plan_job(job, world, overwrite=overwrite, resume=resume, memory_limit=memory_limit)
-    if log is not None and world.rank == 0:
+    plan = plan_job(job, world, overwrite=options.overwrite, resume=options.resume,
+                    memory_limit=options.memory_limit)
+    try:
+        return run_planned(job, plan, world, options, started)
+    finally:
+        plan.release()
+
+
+def run_planned(job, plan, world, options, started):
+    """:func:`run_job` after its pre-flight: the farm, then the checkpoint or the results."""
+    if options.log is not None and world.rank == 0:
         for line in opening_lines(job, plan, world):
-            log(line)
-    lifecycle = JobLifecycle(job, plan, world, quiet=quiet, progress_stream=progress_stream)
+            options.log(line)
+    lifecycle = JobLifecycle(job, plan, world, quiet=options.quiet,
+                             progress_stream=options.progress_stream)
     try:
         results, assignments = farm(world, plan.pending, lifecycle.run,
                                     group_size=plan.layout.group_size, **lifecycle.farm_hooks())
@@ -416,7 +289,7 @@ def run_job(job, world=None, *, overwrite=False, log=None, quiet=False, memory_l
         raise JobInterrupted(lifecycle.stopper.signal_name, job.checkpoint,
                              len(lifecycle.finished), len(plan.tasks))
     provenance = job_provenance(job, plan, world, time.perf_counter() - started)
-    return finish_job(job, plan, lifecycle, provenance, overwrite)
+    return finish_job(job, plan, lifecycle, provenance, options.overwrite)
 
 
 def job_provenance(job, plan, world, total_seconds):
@@ -453,23 +326,19 @@ def finish_job(job, plan, lifecycle, provenance, overwrite):
     return summary
 
 
-def run_job_file(path, overrides=(), *, comm=None, overwrite=False, print0=print, quiet=False,
-                 memory_limit=None, resume=False):
+def run_job_file(path, overrides=(), *, comm=None, print0=print, **options):
     """The ``run JOB.toml [--set key=value ...]`` command: read, run, write, print a summary.
 
     Every rank reads and checks the job (identical errors everywhere), then runs it;
-    ``print0`` is called on world rank 0 only. ``quiet`` silences the progress lines on
-    stderr; ``memory_limit`` (GB) replaces the detected memory in the pre-flight check.
-    ``comm`` is the job's world communicator (default: a duplicate of ``COMM_WORLD``, freed
-    at the end); ``resume`` continues from the job's checkpoint (see :func:`run_job`).
+    ``print0`` is called on world rank 0 only. ``comm`` is the job's world communicator
+    (default: a duplicate of ``COMM_WORLD``, freed at the end); ``options`` are those of
+    :class:`JobOptions` but ``log`` (``overwrite``, ``quiet``, ``memory_limit``, ``resume``).
     """
     if comm is None:
         with duplicate_world() as comm:
-            return run_job_file(path, overrides, comm=comm, overwrite=overwrite, print0=print0,
-                                quiet=quiet, memory_limit=memory_limit, resume=resume)
+            return run_job_file(path, overrides, comm=comm, print0=print0, **options)
     job = read_job(path, overrides)
-    summary = run_job(job, comm, overwrite=overwrite, log=print0 if comm.rank == 0 else None,
-                      quiet=quiet, memory_limit=memory_limit, resume=resume)
+    summary = run_job(job, comm, log=print0 if comm.rank == 0 else None, **options)
     if comm.rank == 0:
         for line in summary_lines(job, summary):
             print0(line)

@@ -18,7 +18,7 @@ A relative ``output`` is always relative to the current folder (results go where
 
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hpcswarm.data.formats import CONVERT_PARAMS, HDF5_EXTENSIONS
@@ -26,54 +26,66 @@ from hpcswarm.data.sources import default_cache, is_named
 from hpcswarm.errors import ParameterError
 from hpcswarm.params import Param
 from hpcswarm.preprocess import parse_steps
-from hpcswarm.refine import REFINEMENTS
+from hpcswarm.protocols import PROTOCOLS as PROTOCOL_REGISTRY
+from hpcswarm.spec import SPEC, SearchSpec
+from hpcswarm.swarm.params import FITNESS_PARAMS
 
-PROTOCOLS = ("unbiased", "biased", "holdout")
-"""Evaluation protocols (see :mod:`hpcswarm.protocols`); ``unbiased`` is the default."""
+PROTOCOLS = tuple(PROTOCOL_REGISTRY)
+"""Evaluation protocols (the registry :data:`hpcswarm.protocols.PROTOCOLS`); the first,
+``unbiased``, is the default."""
 
-FITNESS_KEYS = ("k", "cv", "objective", "alpha", "archive_size")
+FITNESS_KEYS = tuple(param.name for param in FITNESS_PARAMS)
 """Algorithm parameters that belong in the ``[fitness]`` table of a job."""
 
+MAX_RUN = 2**31 - 1
+"""The largest run number (``first_run + runs - 1``)."""
+
+_SPEC_KEYS = {"sample_shards": "layout.sample_shards"}
+"""Search settings (:data:`hpcswarm.spec.SPEC_PARAMS`) stored under another job key."""
+
+
+def _spec_rows(*names):
+    """The job keys of the search settings ``names`` (their :data:`~hpcswarm.spec.SPEC`
+    rows under their job key)."""
+    return tuple(replace(SPEC[name], name=_SPEC_KEYS.get(name, name)) for name in names)
+
+
 SCHEMA = (
-    Param("name", "str", None, "label of the method in reports (default: the algorithm name)"),
-    Param("description", "str", "", "free text kept with the results"),
+    Param("name", "str", None, "label of the method in reports (default: the algorithm name)",
+          neutral=True),
+    Param("description", "str", "", "free text kept with the results", neutral=True),
     Param("data", "str", None, "dataset: FILE.h5, builtin:NAME, sklearn:wine|breast_cancer, "
-          "or any file 'convert' reads (converted once into the cache)", required=True),
-    Param("algorithm", "str", None, "search method (see 'hpcswarm run --help')", required=True),
-    Param("protocol", "choice", "unbiased", "evaluation protocol", choices=PROTOCOLS),
-    Param("folds", "int", 10, "outer stratified folds of the unbiased protocol", low=2),
-    Param("runs", "int", 1, "independent runs", low=1),
+          "or any file 'convert' reads (converted once into the cache); the checkpoint "
+          "identifies it by its SHA-256", required=True, neutral=True),
+    *_spec_rows("algorithm"),
+    Param("protocol", "choice", PROTOCOLS[0], "evaluation protocol", choices=PROTOCOLS),
+    Param("folds", "int", 10, "outer stratified folds of the unbiased protocol", low=2,
+          high=MAX_RUN),
+    Param("runs", "int", 1, "independent runs", low=1, high=MAX_RUN),
     Param("first_run", "int", 0, "number of the first run: runs first_run .. first_run+runs-1 "
           "are computed, so an experiment split over several allocations gets exactly the "
-          "runs of a single allocation ('report' pools the files)", low=0),
+          "runs of a single allocation ('report' pools the files)", low=0, high=MAX_RUN - 1),
     Param("seed", "int", 0, "job seed; every run and fold seed is spawned from it", low=0),
-    Param("refine", "choice", "none", "after each search: 'prune' removes genes one at a time "
-          "while the inner accuracy does not drop; 'prune-margin' breaks its ties by the "
-          "training samples' 1-NN margins and keeps the best subset of that path; "
-          "'prune-compact' keeps the subset of that path with the largest margin relative to "
-          "the samples' spread; reported as its own method (NAME+prune, NAME+prune-margin, "
-          "NAME+prune-compact)", choices=REFINEMENTS),
-    Param("max_genes", "int", 0, "cap on the genes of every subset a swarm method evaluates, "
-          "applied as a repair of the positions over it (0: no cap)", low=0),
+    *_spec_rows("refine", "max_genes", "device"),
     Param("output", "str", None, "results file (HDF5; a JSON summary is written beside it); "
-          "default: <job file stem>.h5 in the current folder"),
+          "default: <job file stem>.h5 in the current folder", neutral=True),
     Param("checkpoint", "str", None, "checkpoint file (HDF5, written atomically by rank 0); "
-          "default: <output stem>.checkpoint.h5 beside the output"),
+          "default: <output stem>.checkpoint.h5 beside the output", neutral=True),
     Param("checkpoint_every", "int", 10, "rounds between snapshots of a running search (0: only "
-          "when SIGTERM or SIGUSR1 arrives); finished tasks are always checkpointed", low=0),
+          "when SIGTERM or SIGUSR1 arrives); finished tasks are always checkpointed", low=0,
+          neutral=True),
     Param("checkpoint_seconds", "int", 60, "least seconds between two checkpoint writes (each "
-          "rewrites the whole file); a stop signal always writes at once", low=0),
+          "rewrites the whole file); a stop signal always writes at once", low=0, neutral=True),
     Param("cache", "str", None, "folder of datasets converted on the fly (default: "
-          "$HPCSWARM_CACHE, else $XDG_CACHE_HOME/hpcswarm, else ~/.cache/hpcswarm)"),
+          "$HPCSWARM_CACHE, else $XDG_CACHE_HOME/hpcswarm, else ~/.cache/hpcswarm)",
+          neutral=True),
     Param("layout.group_size", "int", 0, "ranks per rank group (0: automatic, "
-          "taskfarm.default_group_size)", low=0),
-    Param("layout.sample_shards", "int", 1, "ranks that split every evaluation's held-out "
-          "samples (and its cached distances) between them; a group is particle groups x "
-          "sample shards (0: automatic, the fewest that fit the pre-flight memory estimate)",
-          low=0),
+          "taskfarm.default_group_size)", low=0, high=2**20, neutral=True),
+    *(replace(row, neutral=True) for row in _spec_rows("sample_shards")),
 )
 """Every fixed key of a job file; ``[fitness]``, ``[params]`` and ``[convert]`` are checked
-against the algorithm's parameters and :data:`~hpcswarm.data.formats.CONVERT_PARAMS`."""
+against the algorithm's parameters and :data:`~hpcswarm.data.formats.CONVERT_PARAMS`. A key
+marked ``neutral`` does not change results (results are bit-identical for any rank layout)."""
 
 _BY_NAME = {key.name: key for key in SCHEMA}
 _CONVERT = {param.name: param for param in CONVERT_PARAMS}
@@ -117,6 +129,8 @@ class Job:
     preprocess : tuple of (str, value)
         In-fold preprocessing steps of the ``[preprocess]`` table, in its order (empty: none,
         as in the papers' jobs).
+    device : {"cpu", "gpu"}
+        Where the searches' scorer runs.
     """
 
     source: str
@@ -143,6 +157,29 @@ class Job:
     checkpoint_every: int = 10
     checkpoint_seconds: int = 60
     preprocess: tuple = ()
+    device: str = "cpu"
+
+    @property
+    def spec(self) -> SearchSpec:
+        """The search every task runs (``sample_shards`` 0: chosen by the pre-flight)."""
+        return SearchSpec(self.algorithm, self.params, refine=self.refine,
+                          max_genes=self.max_genes or None, preprocess=self.preprocess,
+                          sample_shards=self.sample_shards, device=self.device)
+
+    @property
+    def biased(self) -> bool:
+        """Whether the job's protocol reports a biased accuracy (:class:`Protocol.biased`)."""
+        return PROTOCOL_REGISTRY[self.protocol].biased
+
+    @property
+    def protocol_note(self) -> str:
+        """The warning the job's results carry ("" for none), from its protocol."""
+        return PROTOCOL_REGISTRY[self.protocol].note(self.preprocess)
+
+    @property
+    def n_tasks(self) -> int:
+        """The job's task count, computed without drawing a task."""
+        return self.runs * PROTOCOL_REGISTRY[self.protocol].n_splits(self.folds)
 
     @property
     def summary_path(self):
@@ -162,7 +199,20 @@ class Job:
             "checkpoint": str(self.checkpoint), "checkpoint_every": self.checkpoint_every,
             "checkpoint_seconds": self.checkpoint_seconds,
             "convert": dict(self.convert),
-        } | ({"preprocess": [list(step) for step in self.preprocess]} if self.preprocess else {})
+        } | ({"preprocess": [list(step) for step in self.preprocess]} if self.preprocess else {}
+             ) | ({"device": self.device} if self.device != SPEC["device"].default else {})
+
+    def identity(self) -> dict:
+        """What decides the job's results: :meth:`as_dict` without the keys of :data:`SCHEMA`
+        marked ``neutral`` (paths, checkpoint cadence, rank layout, labels) and without the
+        ``--set`` record; every other key, the search spec's preprocessing and device
+        included, with its resolved value (a checkpoint's identity)."""
+        neutral = {key.name.rpartition(".")[2] for key in SCHEMA if key.neutral}
+        described = self.as_dict()
+        described.setdefault("preprocess", [])
+        described.setdefault("device", self.device)
+        return {key: value for key, value in described.items()
+                if key not in neutral | {"source", "overrides"}}
 
 
 def _parse_value(text):
@@ -296,6 +346,10 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
 
     _check_tables(document, where_of)
     values = _fixed_values(document, source, where_of)
+    if values["first_run"] + values["runs"] - 1 > MAX_RUN:
+        raise ParameterError(f"{where_of('first_run')}: runs first_run .. first_run+runs-1 "
+                             f"must end at run {MAX_RUN} at most, got "
+                             f"{values['first_run']} + {values['runs']} - 1")
     algorithm = values["algorithm"]
     params = _method_params(document, algorithm, values["max_genes"], source, where_of)
     convert = _check_convert(document.get("convert", {}), where_of)
@@ -324,6 +378,7 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         max_genes=values["max_genes"], checkpoint=checkpoint,
         checkpoint_every=values["checkpoint_every"],
         checkpoint_seconds=values["checkpoint_seconds"], preprocess=preprocess,
+        device=values["device"],
     )
 
 

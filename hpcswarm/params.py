@@ -18,6 +18,9 @@ from dataclasses import dataclass, replace
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness.folds import parse_cv
 
+INT_HIGH = 2**63 - 1
+"""The largest integer setting: what an int64 (an HDF5 attribute, a NumPy index) holds."""
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -43,6 +46,11 @@ class Param:
         Allowed values of a ``"choice"`` parameter.
     required : bool, default False
         A job file must give it (``default`` is then None).
+    neutral : bool, default False
+        The setting provably does not change results (an output path, a checkpoint cadence,
+        the rank layout): left out of a checkpoint's identity.
+
+    An integer without ``high`` is bounded by :data:`INT_HIGH`, what an HDF5 attribute holds.
     """
 
     name: str
@@ -53,6 +61,14 @@ class Param:
     high: float = None
     choices: tuple = ()
     required: bool = False
+    neutral: bool = False
+
+    @property
+    def ceiling(self):
+        """The inclusive upper bound checked (:data:`INT_HIGH` for an unbounded integer)."""
+        if self.high is None and self.kind == "int":
+            return INT_HIGH
+        return self.high
 
     def with_default(self, default):
         """The same parameter with another default (an algorithm's paper setting)."""
@@ -70,10 +86,11 @@ class Param:
             ) from None
         if isinstance(parsed, (int, float)) and not isinstance(parsed, bool):
             if (self.low is not None and parsed < self.low) or (
-                self.high is not None and parsed > self.high
+                self.ceiling is not None and parsed > self.ceiling
             ):
                 raise ParameterError(
-                    f"parameter '{self.name}' must be in [{self.low}, {self.high}], got {parsed!r}"
+                    f"parameter '{self.name}' must be in [{self.low}, {self.ceiling}], got "
+                    f"{parsed!r}"
                 )
         return parsed
 
@@ -92,6 +109,9 @@ class Param:
             raise ParameterError(f"{where} must be {self._expected()}, got {value!r}")
         if self.low is not None and not isinstance(value, str) and value < self.low:
             raise ParameterError(f"{where} must be {self._expected()} >= {self.low}, got {value}")
+        if self.ceiling is not None and not isinstance(value, str) and value > self.ceiling:
+            raise ParameterError(f"{where} must be {self._expected()} <= {self.ceiling}, got "
+                                 f"{value}")
         return value
 
     def _expected(self):

@@ -1,16 +1,16 @@
-"""Checks made before any computation of a job, each ending every rank with one clear message.
+"""Checks made before any computation of a job, each ending every rank with one clear message,
+and the arithmetic of the memory estimates (pure; :mod:`hpcswarm.plan` applies them).
 
 Every check gives the same verdict on every rank: a check made on one rank is broadcast, a
 check made on each rank (the dataset opens, the memory suffices) is allgathered and the
 first failing rank's message raised everywhere, so that no rank is left in a collective.
 """
 
-import math
 import os
 import uuid
 from pathlib import Path
 
-from hpcswarm.errors import DataError, HpcswarmError, ParameterError
+from hpcswarm.errors import DataError, ParameterError
 
 SWARM_BYTES_PER_GENE = 26
 """Swarm state per particle and gene: position, velocity, pbest (floats) and masks."""
@@ -111,80 +111,3 @@ def checkpoint_memory(n_groups, n_particles, n_genes):
     """Bytes world rank 0 holds for the checkpoint: the latest swarm snapshot of every group's
     running task (26 B x particles x genes each, see :mod:`hpcswarm.checkpoint`). Pure."""
     return n_groups * SWARM_BYTES_PER_GENE * n_particles * n_genes
-
-
-def task_memory(job, dataset, tasks, sample_shards, rank0_groups):
-    """``(estimated bytes of one rank of job with sample_shards shards, training samples)``.
-
-    ``rank0_groups``: the rank groups whose snapshots the rank holds (world rank 0), or 0.
-    A job with in-fold preprocessing adds each rank's private transformed copy of a task's
-    training rows (:func:`hpcswarm.preprocess.transformed_bytes`).
-    """
-    from hpcswarm.methods import algorithm_class
-    from hpcswarm.preprocess import transformed_bytes
-
-    params = job.params
-    n_train = max((len(task.train) for task in tasks), default=0)
-    try:
-        local_search = bool(getattr(algorithm_class(job.algorithm), "use_local_search", False))
-    except (HpcswarmError, KeyError):
-        local_search = False
-    n_particles = int(params.get("n_particles", 1))
-    need = estimate_memory(n_train, dataset.X.shape[1], n_particles,
-                           int(params.get("archive_size", 0) or 0), local_search,
-                           sample_shards)
-    need += transformed_bytes(job.preprocess, n_train, dataset.X.shape[1])
-    if rank0_groups:
-        need += checkpoint_memory(rank0_groups, n_particles, dataset.X.shape[1])
-    return need, n_train
-
-
-def choose_sample_shards(job, dataset, tasks, group_size, comm, memory_limit=None):
-    """The job's sample shards: ``job.sample_shards``, or for 0 the fewest that fit.
-
-    Automatic: the smallest divisor of ``group_size`` whose estimate (:func:`estimate_memory`)
-    fits every rank's memory (the largest such choice over the ranks, so that every rank
-    agrees); ``group_size`` when none does, which :func:`check_memory` then refuses with the
-    count that would fit.
-    """
-    if job.sample_shards:
-        return job.sample_shards
-    import numpy as np
-
-    have, _ = available_memory(comm.ranks_on_node(), memory_limit)
-    groups = -(-comm.size // max(1, group_size)) if comm.rank == 0 else 0
-    divisors = [s for s in range(1, group_size + 1) if group_size % s == 0]
-    fitting = [s for s in divisors
-               if task_memory(job, dataset, tasks, s, groups)[0] <= MEMORY_SHARE * have]
-    mine = fitting[0] if fitting else group_size
-    return int(comm.allreduce_max(np.array([mine], dtype=np.int64))[0])
-
-
-def check_memory(job, dataset, tasks, group_size, comm, memory_limit=None, sample_shards=1):
-    """DataError on every rank if the estimate exceeds 80 % of a rank's memory.
-
-    World rank 0 also counts the checkpoint's snapshots (:func:`checkpoint_memory`). The
-    message names the sample shard count that would fit, when one would.
-    """
-    groups = -(-comm.size // max(1, group_size)) if comm.rank == 0 else 0
-    need, n_train = task_memory(job, dataset, tasks, sample_shards, groups)
-    ranks = comm.ranks_on_node()
-    have, what = available_memory(ranks, memory_limit)
-    problem = None
-    where = f" (on rank {comm.rank})" if comm.size > 1 else ""
-    if need > MEMORY_SHARE * have:
-        hint = "use more nodes, fewer ranks per node or a larger --memory-limit"
-        enough = next((s for s in range(sample_shards + 1, max(n_train, 1) + 1)
-                       if task_memory(job, dataset, tasks, s, groups)[0] <= MEMORY_SHARE * have),
-                      None)
-        if enough is not None:
-            hint = (f"layout.sample_shards = {enough} would fit (groups of a multiple of "
-                    f"{enough} ranks), or {hint}")
-        problem = ("DataError",
-                   f"not enough memory{where}: a rank needs an estimated {need / 1e9:.3g} GB "
-                   f"({n_train} training samples x {dataset.X.shape[1]} genes, "
-                   f"{job.params.get('n_particles', 1)} particles, {sample_shards} sample "
-                   f"shard(s)), more than {int(100 * MEMORY_SHARE)}% of the {have / 1e9:.3g} "
-                   f"GB per rank ({what}); {hint}")
-    agree(comm, problem)
-    return need, have

@@ -18,16 +18,16 @@ protocol.
 """
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from hpcswarm.baselines.pca import pca_knn_cv, pca_knn_split
 from hpcswarm.errors import ParameterError
-from hpcswarm.fitness import GeneMajor, Score, fold_rule, make_folds, make_scorer, score_split
+from hpcswarm.fitness import GeneMajor, Score, fold_rule, make_folds, score_split
 from hpcswarm.fitness.folds import fold_ids
 from hpcswarm.preprocess import fit
-from hpcswarm.search import run_search
+from hpcswarm.search import make_fitness, run_search
 
 SPLIT, SEARCH = 0, 1
 """Spawn-key components: a run's outer split, and the search of one of its folds."""
@@ -58,6 +58,10 @@ class Task:
         The validation fold in which each training row is held out by the search (-1:
         never, the 70 % of a holdout), drawn once from the search seed by
         :func:`~hpcswarm.fitness.make_folds` (n indices, whatever the scheme).
+    job_seed : int
+        The job seed, root of ``spawn_key``.
+    protocol : str
+        The name of the task's protocol in :data:`PROTOCOLS` (it says how the task is tested).
     """
 
     number: int
@@ -67,6 +71,8 @@ class Task:
     test: np.ndarray
     spawn_key: tuple
     inner_fold_ids: np.ndarray
+    job_seed: int = 0
+    protocol: str = "unbiased"
 
     def seed_sequence(self, job_seed):
         """The search's :class:`numpy.random.SeedSequence`."""
@@ -85,17 +91,116 @@ def split_seed(job_seed, run):
     return np.random.SeedSequence(job_seed, spawn_key=(run, SPLIT))
 
 
-def _outer_splits(y, protocol, folds, seed, run):
-    """Run ``run``'s (train, test) pairs under ``protocol``."""
-    if protocol == "biased":
+class Protocol:
+    """An evaluation protocol: how a run's samples are split into tasks and how each task's
+    selection is tested. One instance per row of :data:`PROTOCOLS`.
+
+    Attributes
+    ----------
+    name : str
+        The job key's value (``protocol = "unbiased"``).
+    biased : bool
+        The reported accuracy is the selection's own inner cross-validation accuracy on all
+        samples (Ambroise & McLachlan 2002), flagged so in the results.
+    split_key : str
+        The job key named when the outer split cannot be drawn.
+    """
+
+    name = ""
+    biased = False
+    split_key = "protocol"
+
+    def outer_splits(self, y, folds, seed, run):
+        """Run ``run``'s ``(train, test)`` pairs of sorted row indices."""
+        raise NotImplementedError
+
+    def n_splits(self, folds):
+        """Tasks per run (without drawing them: job sizes are checked arithmetically)."""
+        raise NotImplementedError
+
+    def outer_rule(self, y, folds):
+        """How the outer split deals the rows (:func:`hpcswarm.fitness.fold_rule`), or None."""
+        raise NotImplementedError
+
+    def note(self, preprocess=()):
+        """The warning every result of this protocol carries ("" for none)."""
+        return ""
+
+    def held_out(self, task):
+        """Whether ``task`` is tested on held-out rows (else on the search's inner folds)."""
+        return not self.biased
+
+    def _drawn(self, y, scheme, seed, run):
+        try:
+            return make_folds(y, scheme, split_seed(seed, run))
+        except ValueError as exc:
+            raise ParameterError(f"job key '{self.split_key}': the {self.name} protocol cannot "
+                                 f"split this dataset: {exc}") from None
+
+
+class Unbiased(Protocol):
+    """Stratified outer n-fold CV; the search sees the training folds only (Tran et al. 2016,
+    Experiment II)."""
+
+    name, split_key = "unbiased", "folds"
+
+    def outer_splits(self, y, folds, seed, run):
+        return self._drawn(y, folds, seed, run)
+
+    def n_splits(self, folds):
+        return folds
+
+    def outer_rule(self, y, folds):
+        return fold_rule(y, folds)
+
+
+class Biased(Protocol):
+    """Selection and accuracy on all samples (Tran et al. 2016, Experiment I; Chuang et al.
+    2011): optimistically biased (Ambroise & McLachlan 2002)."""
+
+    name, biased = "biased", True
+
+    def outer_splits(self, y, folds, seed, run):
         return [(np.arange(y.shape[0], dtype=np.int64), np.empty(0, dtype=np.int64))]
-    scheme = folds if protocol == "unbiased" else "holdout"
+
+    def n_splits(self, folds):
+        return 1
+
+    def outer_rule(self, y, folds):
+        return None
+
+    def note(self, preprocess=()):
+        return BIAS_NOTE + (PREPROCESS_BIAS_NOTE if preprocess else "")
+
+
+class Holdout(Protocol):
+    """A stratified 70/30 split: selection on the 70 %, test on the 30 % (Gu et al. 2018)."""
+
+    name = "holdout"
+
+    def outer_splits(self, y, folds, seed, run):
+        return self._drawn(y, "holdout", seed, run)
+
+    def n_splits(self, folds):
+        return 1
+
+    def outer_rule(self, y, folds):
+        return "holdout"
+
+
+PROTOCOLS = {protocol.name: protocol for protocol in (Unbiased(), Biased(), Holdout())}
+"""Every evaluation protocol by its job-file name, the default (``unbiased``) first."""
+
+
+def protocol_of(name):
+    """The :class:`Protocol` called ``name`` (or ``name`` itself when it is one)."""
+    if isinstance(name, Protocol):
+        return name
     try:
-        return make_folds(y, scheme, split_seed(seed, run))
-    except ValueError as exc:
-        key = "folds" if protocol == "unbiased" else "protocol"
-        raise ParameterError(f"job key '{key}': the {protocol} protocol cannot split "
-                             f"this dataset: {exc}") from None
+        return PROTOCOLS[name]
+    except KeyError:
+        raise ParameterError(f"unknown protocol {name!r}; choose one of "
+                             f"{', '.join(PROTOCOLS)}") from None
 
 
 def _inner_fold_ids(y_train, inner_cv, seed, run, fold):
@@ -117,7 +222,8 @@ def make_tasks(y, protocol, runs, seed, *, folds=10, inner_cv, first_run=0):
     Parameters
     ----------
     y : ndarray of shape (n_samples,)
-    protocol : {"unbiased", "biased", "holdout"}
+    protocol : str or Protocol
+        A name of :data:`PROTOCOLS`.
     runs : int
     seed : int
         The job seed.
@@ -140,58 +246,64 @@ def make_tasks(y, protocol, runs, seed, *, folds=10, inner_cv, first_run=0):
         A class too small for the outer or inner scheme.
     """
     y = np.asarray(y)
+    protocol = protocol_of(protocol)
     tasks = []
     for run in range(first_run, first_run + runs):
-        for fold, (train, test) in enumerate(_outer_splits(y, protocol, folds, seed, run)):
+        for fold, (train, test) in enumerate(protocol.outer_splits(y, folds, seed, run)):
             key = (run, SEARCH, fold)
             inner = _inner_fold_ids(y[train], inner_cv,
                                     np.random.SeedSequence(seed, spawn_key=key), run, fold)
-            tasks.append(Task(len(tasks), run, fold, train, test, key, inner))
+            tasks.append(Task(len(tasks), run, fold, train, test, key, inner, seed,
+                              protocol.name))
     return tasks
 
 
-def fold_rules(y, tasks, job):
-    """How the job's folds were dealt (:func:`hpcswarm.fitness.fold_rule`), for the results.
+@dataclass(frozen=True)
+class TaskData:
+    """The matrix a task reads, when it is not a :class:`hpcswarm.data.Dataset` (which has
+    the same attributes).
 
-    Returns ``{"outer": rule or None, "inner": [rules of the searches' validation]}``: the
-    outer split's rule (``"sklearn"``, ``"round-robin"`` or ``"holdout"``; None when biased)
-    and the distinct rules of the inner schemes on the tasks' training parts.
+    Attributes
+    ----------
+    X : ndarray of shape (n_samples, n_genes)
+    y : ndarray of shape (n_samples,)
+    X_genes : ndarray of shape (n_genes, n_samples), optional
+        The same values gene-major (a dataset's memory map); None: copied per task.
+    values_finite : bool
+        The values are known to be finite, so the search does not check them again.
     """
-    outer = {"unbiased": lambda: fold_rule(y, job.folds), "holdout": lambda: "holdout",
-             "biased": lambda: None}[job.protocol]()
-    inner = sorted({fold_rule(y[task.train], job.params["cv"]) for task in tasks})
-    return {"outer": outer, "inner": inner}
+
+    X: np.ndarray
+    y: np.ndarray
+    X_genes: np.ndarray = None
+    values_finite: bool = False
 
 
-def shard_group_size(job, world_size, group_size, shards):
-    """Ranks per group so that ``shards`` sample shards divide every group.
+@dataclass
+class SearchHooks:
+    """What a task's search reports to and resumes from (nothing by default: a serial task).
 
-    A group size given in the job must be a multiple of ``shards``; an automatic one is
-    rounded to one, at least ``shards``. ``shards`` must also divide the world, so that the
-    last group (smaller when the group size does not divide the world) is a multiple too.
-
-    Raises
-    ------
-    ParameterError
-        The shard count does not fit the ranks.
+    Attributes
+    ----------
+    group : communicator, optional
+        The rank group running the task.
+    progress : callable, optional
+        ``progress(row)`` once per round (see :func:`hpcswarm.taskfarm.farm`).
+    checkpoint : callable, optional
+        ``checkpoint(search)`` once per round: the job's snapshot hook.
+    resume : dict, optional
+        The snapshot to continue from (:func:`hpcswarm.search.run_search`).
     """
-    if shards == 1:
-        return group_size
-    if world_size % shards:
-        raise ParameterError(f"job key 'layout.sample_shards': {shards} shards must divide "
-                             f"the {world_size} rank(s) of the job")
-    if job.group_size:
-        if job.group_size % shards:
-            raise ParameterError(f"job key 'layout.sample_shards': {shards} shards must "
-                                 f"divide layout.group_size = {job.group_size}")
-        return group_size
-    return shards * max(1, group_size // shards)
+
+    group: object = None
+    progress: object = None
+    checkpoint: object = None
+    resume: dict = None
 
 
-def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None, *,
-             X_genes=None, values_finite=False, checkpoint=None, resume=None, preprocess=(),
-             sample_shards=1, refine="none", max_genes=None):
-    """Select genes on ``task.train`` and test them on ``task.test``; also two baselines.
+def run_task(task, data, spec, hooks=None):
+    """Select genes on ``task.train`` and test them as ``task``'s protocol says; also two
+    baselines.
 
     The baselines are computed under the same protocol: k-NN on all genes, and PCA + k-NN
     keeping 95% of the variance (Gu et al. 2018), PCA fitted on the training rows only
@@ -199,40 +311,18 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_genes)
-        Sample-major values, read by the test scores and the baselines.
-    y : ndarray of shape (n_samples,)
     task : Task
-    job_seed : int
-    algorithm : str
-    params : dict
-        Checked algorithm parameters.
-    group : communicator, optional
-        The rank group running this task (passed to the search when it accepts one).
-    progress : callable, optional
-        Called by the search once per round (see :func:`hpcswarm.taskfarm.farm`).
-    X_genes : ndarray of shape (n_genes, n_samples), optional
-        The same values gene-major, what the search reads: pass the dataset's memory map
-        (:attr:`hpcswarm.data.Dataset.X_genes`). Without it, a gene-major copy of ``X`` is
-        made for this task.
-    values_finite : bool, default False
-        The values are known to be finite (:attr:`hpcswarm.data.Dataset.values_finite`), so
-        the search does not check them again.
-    checkpoint, resume : optional
-        The search's snapshot hook and the snapshot to resume from (see
-        :func:`hpcswarm.search.run_search`).
-    preprocess : sequence of (str, value)
-        In-fold preprocessing steps (:mod:`hpcswarm.preprocess`), fitted on ``task.train``
-        only (all samples in the biased protocol) and applied to ``task.test``; the search,
-        the baselines and the test score all see the transformed values.
-    sample_shards : int, default 1
-        Sample shards of the search (a divisor of the group's size, see
-        :func:`hpcswarm.search.run_search`).
-    refine : {"none", "prune", "prune-margin", "prune-compact"}
-        Refinement of the selected subset after the search, on the training rows
-        (:mod:`hpcswarm.refine`).
-    max_genes : int, optional
-        Size cap of a swarm method (see :func:`hpcswarm.search.run_search`).
+    data : Dataset or TaskData
+        ``X`` (sample-major, read by the test scores and the baselines), ``y``, ``X_genes``
+        (gene-major, what the search reads: pass the dataset's memory map; None: a
+        gene-major copy of ``X`` is made for this task) and ``values_finite``.
+    spec : SearchSpec
+        The search (:mod:`hpcswarm.spec`); its ``preprocess`` steps are fitted on
+        ``task.train`` only (all samples in the biased protocol) and applied to
+        ``task.test``: the search, the baselines and the test score all see the transformed
+        values.
+    hooks : SearchHooks, optional
+        The rank group, round reports, snapshots and the snapshot to resume from.
 
     The search, the biased all-genes baseline and the PCA baseline validate on the folds
     ``params["cv"]`` draws from the task's seed (those of ``task.inner_fold_ids``).
@@ -243,7 +333,7 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
         Plain values: genes (indices of the original dataset), fitness, test and baseline
         counts, history, timings, and with ``preprocess`` the fitted steps; ``front`` (the
         search's Pareto front of inner accuracy and size, each point with its test counts,
-        computed after the search, under ``unbiased`` and ``holdout``); with a refinement,
+        computed after the search, when the task has held-out rows); with a refinement,
         ``refined`` (its genes, inner and test counts).
 
     Notes
@@ -256,20 +346,23 @@ def run_task(X, y, task, job_seed, algorithm, params, group=None, progress=None,
     and the test-fold scores read a copy of the training rows (``8 n_train n_genes`` bytes)
     for their duration only.
     """
+    hooks = SearchHooks() if hooks is None else hooks
     started = time.perf_counter()
-    seed = task.seed_sequence(job_seed)
+    seed = task.seed_sequence(task.job_seed)
+    X, y = data.X, data.y
     y_train = y[task.train]
-    train, X_train, fitted = _training_view(X, y_train, task, preprocess, X_genes,
-                                            values_finite)
-    result = run_search(train, y_train, algorithm, params, seed=seed, comm=group,
-                        progress=progress, checkpoint=checkpoint, resume=resume,
-                        sample_shards=sample_shards, refine=refine, max_genes=max_genes)
-    if task.test.size:
-        held_out = HeldOut(X, y, task, X_train, fitted, params["k"])
+    train, X_train, fitted = _training_view(X, y_train, task, spec.preprocess, data.X_genes,
+                                            data.values_finite)
+    search_spec = replace(spec, preprocess=())
+    result = run_search(train, y_train, search_spec, seed=seed, comm=hooks.group,
+                        progress=hooks.progress, checkpoint=hooks.checkpoint,
+                        resume=hooks.resume)
+    if protocol_of(task.protocol).held_out(task):
+        held_out = HeldOut(X, y, task, X_train, fitted, spec.params["k"])
         scores = held_out.scores(result.mask)
     else:
         held_out = None
-        scores = _inner_scores(X, y_train, task, train, X_train, result, params, seed)
+        scores = _inner_scores(X, y_train, task, train, X_train, result, spec, seed)
     return _task_record(task, result, scores, held_out, fitted, time.perf_counter() - started)
 
 
@@ -314,13 +407,14 @@ class HeldOut:
                 pca_knn_split(self.X_train, self.y_train, self.X_test, self.y_test, self.k))
 
 
-def _inner_scores(X, y_train, task, train, X_train, result, params, seed):
-    """The biased protocol's ``(test, all genes, PCA)`` scores: inner cross-validation on
-    the task's own folds (no held-out rows)."""
-    k, cv = params["k"], params["cv"]
+def _inner_scores(X, y_train, task, train, X_train, result, spec, seed):
+    """The ``(test, all genes, PCA)`` scores of a task without held-out rows: inner
+    cross-validation on the task's own folds (Tran et al. 2016, Experiment I)."""
+    k, cv = spec.params["k"], spec.params["cv"]
     test = Score(result.extra["score"]["correct"], result.extra["score"]["total"])
     all_genes = np.ones(train.n_genes, dtype=bool)
-    baseline = make_scorer(train, y_train, k=k, cv=cv, seed=seed).score(all_genes)
+    _, scorer = make_fitness(train, y_train, spec.params, seed, device=spec.device)
+    baseline = scorer.score(all_genes)
     rows = np.asarray(X[task.train]) if X_train is None else X_train
     return test, baseline, pca_knn_cv(rows, y_train, k, cv=cv, seed=seed)
 

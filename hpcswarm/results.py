@@ -36,7 +36,6 @@ import numpy as np
 from hpcswarm.data.hdf5 import atomic_hdf5
 from hpcswarm.encoding import check_tag, decode_value, finite, json_text, tag, tags
 from hpcswarm.errors import DataError
-from hpcswarm.protocols import BIAS_NOTE, PREPROCESS_BIAS_NOTE
 from hpcswarm.swarm.core import HISTORY_FIELDS
 
 ENCODING = ("hpcswarm-results", "0.1.0")
@@ -134,14 +133,6 @@ def read_front(task):
             for i in range(offsets.size - 1)]
 
 
-def bias_note(job):
-    """The warning of a biased job's results (empty for the other protocols); with a
-    ``[preprocess]`` table it says that the preprocessing saw all samples too."""
-    if job.protocol != "biased":
-        return ""
-    return BIAS_NOTE + (PREPROCESS_BIAS_NOTE if job.preprocess else "")
-
-
 def write_results(path, job, dataset, results, provenance, *, overwrite=False):
     """Write the results file of ``job`` under a temporary name, then rename it to ``path``.
 
@@ -159,11 +150,11 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
     """
     with atomic_hdf5(path, overwrite=overwrite, in_memory=True) as f:
         tag(f, ENCODING)
-        biased = job.protocol == "biased"
+        biased = job.biased
         attrs = {
             "job_text": job.text, "job": json_text(job.as_dict()), "name": job.name,
             "algorithm": job.algorithm, "protocol": job.protocol, "biased": biased,
-            "bias_note": bias_note(job), "params": json_text(job.params),
+            "bias_note": job.protocol_note, "params": json_text(job.params),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "n_runs": job.runs, "n_samples": dataset.n_samples,
             "refine": job.refine,
@@ -340,11 +331,11 @@ def summarise(job, dataset, results, provenance, top=10):
     table = task_table(results)
     histories = [np.array([[row[k] for k in HISTORY_FIELDS] for row in r["history"]])
                  for r in results]
-    biased = job.protocol == "biased"
+    biased = job.biased
     summary = {
         **tags(SUMMARY_ENCODING),
         "results": str(job.output), "name": job.name, "algorithm": job.algorithm,
-        "protocol": job.protocol, "biased": biased, "note": bias_note(job) or None,
+        "protocol": job.protocol, "biased": biased, "note": job.protocol_note or None,
         "dataset": job.data, "n_samples": dataset.n_samples, "n_genes": dataset.n_genes,
         "runs": job.runs, "tasks": len(results),
         "accuracy": describe(run_accuracies(table)),

@@ -13,8 +13,9 @@ from hpcswarm.comm import as_comm, split_grid
 from hpcswarm.encoding import finite, tags
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import SubsetFitness, make_objective, make_scorer
-from hpcswarm.methods import algorithm_class, algorithm_params
+from hpcswarm.methods import algorithm_class
 from hpcswarm.refine import refine as refine_subset
+from hpcswarm.spec import SearchSpec
 from hpcswarm.swarm.front import pareto_front
 from hpcswarm.swarm.state import run_seed_sequence
 
@@ -22,7 +23,7 @@ RESULT_ENCODING = ("hpcswarm-search-result", "0.1.0")
 """``encoding-type`` and ``encoding-version`` written in every result file."""
 
 
-def make_fitness(X, y, params, seed, shards=None):
+def make_fitness(X, y, params, seed, shards=None, device="cpu"):
     """The fitness of ``params`` (k, cv, objective, alpha) on ``X, y``, and its scorer.
 
     Parameters
@@ -31,7 +32,7 @@ def make_fitness(X, y, params, seed, shards=None):
         As :func:`~hpcswarm.fitness.scorer.make_scorer` takes it.
     y : ndarray of shape (n_samples,)
     params : dict
-        Checked algorithm parameters.
+        Checked algorithm parameters (:attr:`hpcswarm.spec.SearchSpec.params`).
     seed : int or numpy.random.SeedSequence
         The run seed, which fixes the folds exactly as ``hpcswarm evaluate --seed`` does.
     shards : SerialComm or MPIComm, optional
@@ -39,6 +40,8 @@ def make_fitness(X, y, params, seed, shards=None):
         shards, :func:`hpcswarm.comm.split_grid`): this rank decides the ``shards.rank``-th
         share and the correct counts are summed over ``shards`` (one integer Allreduce
         per evaluation). None: no shards.
+    device : {"cpu", "gpu"}, default "cpu"
+        Where the scorer runs (:data:`hpcswarm.spec.DEVICES`).
 
     Returns
     -------
@@ -48,13 +51,19 @@ def make_fitness(X, y, params, seed, shards=None):
         objective = make_objective(params["objective"], params["alpha"])
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
-    scorer = make_scorer(X, y, k=params["k"], cv=params["cv"], seed=seed, shards=shards)
+    options = {} if device == "cpu" else {"device": device}  # the CPU scorer has no device
+    scorer = make_scorer(X, y, k=params["k"], cv=params["cv"], seed=seed, shards=shards,
+                         **options)
     return SubsetFitness(scorer, objective), scorer
 
 
-def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, checkpoint=None,
-               resume=None, sample_shards=1, refine="none", max_genes=None):
-    """Run one search of ``algorithm`` on all samples of ``X, y``.
+HOOKS = ("progress", "checkpoint", "resume")
+"""What a job passes a search besides its spec: round reports, snapshots, a snapshot to
+continue from."""
+
+
+def run_search(X, y, spec, params=None, seed=0, comm=None, **options):
+    """Run one search of ``spec`` on all samples of ``X, y``.
 
     Parameters
     ----------
@@ -63,10 +72,13 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
         dataset's memory-mapped ``X_genes``, read without a copy), or a sample-major matrix
         (the evaluator copies it gene-major).
     y : array-like of shape (n_samples,)
-    algorithm : str
-        A name of :data:`hpcswarm.methods.METHODS`.
+    spec : SearchSpec or str
+        The search (:class:`hpcswarm.spec.SearchSpec`), or the name of a method of
+        :data:`hpcswarm.methods.METHODS`, completed by ``params`` and the settings of
+        :data:`hpcswarm.spec.SPEC_PARAMS` given as keywords (``refine``, ``max_genes``,
+        ``sample_shards``, ``device``; ``preprocess`` does not apply to one search).
     params : mapping, optional
-        Overrides of the algorithm's paper defaults (native values or strings).
+        With a method name: overrides of its paper defaults (native values or strings).
     seed : int, default 0
         Run seed: the folds (as ``hpcswarm evaluate --seed``), the particle streams and the
         swarm stream all derive from it.
@@ -76,27 +88,18 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
         same arguments and gets the same result; particles are split across the ranks, and
         each rank evaluates its own on its ``X`` (pass a ``GeneMajor`` over the memory-mapped
         ``X_genes``: no matrix travels over MPI and no rank copies it).
-    progress : callable, optional
-        ``progress(row)`` once per round on every rank, ``row`` the history row just
-        recorded (the task farm's ``progress``).
-    checkpoint : callable, optional
-        ``checkpoint(search)`` once per round on every rank (the job's snapshot hook, see
-        :class:`hpcswarm.swarm.core.SearchAlgorithm`).
-    resume : dict, optional
-        A snapshot of this same search (same data, algorithm, parameters and seed) to
-        continue from; the result is that of the uninterrupted search.
-    sample_shards : int, default 1
-        A divisor S of ``comm.size``: the ranks form ``comm.size / S`` particle groups x S
-        sample shards (:func:`hpcswarm.comm.split_grid`). The particles are dealt over the
-        particle groups; the S ranks of a group evaluate every subset together, each
-        deciding ``1 / S`` of the held-out rows from ``1 / S`` of the cached distances.
-    refine : {"none", "prune", "prune-margin", "prune-compact"}, default "none"
-        A refinement of the selected subset after the search, on the same samples
-        (:mod:`hpcswarm.refine`), returned in ``refined``; the search itself is the same
-        either way.
-    max_genes : int, optional
-        Cap on the genes of every subset a swarm method evaluates, applied as a repair of
-        the positions over it (see each method's ``capped_position``); None: no cap.
+    **options
+        The hooks of :data:`HOOKS`: ``progress(row)`` once per round on every rank (``row``
+        the history row just recorded); ``checkpoint(search)`` once per round on every rank
+        (the job's snapshot hook, see :class:`hpcswarm.swarm.core.SearchAlgorithm`);
+        ``resume``, a snapshot of this same search to continue from (the result is that of
+        the uninterrupted search). With a method name, also the spec's settings.
+
+    The spec's ``sample_shards`` S, a divisor of ``comm.size``, makes the ranks
+    ``comm.size / S`` particle groups x S sample shards (:func:`hpcswarm.comm.split_grid`);
+    its ``refine`` refines the selected subset on the same samples (:mod:`hpcswarm.refine`),
+    returned in ``refined``; its ``max_genes`` caps every evaluated subset (each method's
+    ``capped_position``).
 
     Returns
     -------
@@ -122,39 +125,56 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
         Unknown algorithm or parameter, ill-typed value, bad seed, a shard count that does
         not divide the ranks.
     """
-    resolved = algorithm_params(algorithm, params)
-    cls = algorithm_class(algorithm)
-    if max_genes is not None and not cls.supports_max_genes:
-        raise ParameterError(f"max_genes applies to the swarm methods without local search "
-                             f"(pso, pso-rg, bpso, cbpso, cso, fsipso), not to {algorithm}")
-    if max_genes is not None and (isinstance(max_genes, bool) or int(max_genes) < 1):
-        raise ParameterError(f"max_genes must be an integer >= 1, got {max_genes!r}")
+    hooks = {name: options.pop(name, None) for name in HOOKS}
+    spec = _as_spec(spec, params, options)
     try:
         root = run_seed_sequence(seed)
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
     comm = as_comm(comm)
     try:
-        grid = split_grid(comm, sample_shards)
+        grid = split_grid(comm, spec.sample_shards)
     except ValueError:
-        raise ParameterError(f"sample_shards={sample_shards!r} must be a positive divisor of "
-                             f"the {comm.size} rank(s) that run the search") from None
+        raise ParameterError(f"sample_shards={spec.sample_shards!r} must be a positive divisor "
+                             f"of the {comm.size} rank(s) that run the search") from None
     try:
-        fitness, scorer = make_fitness(X, y, resolved, root, grid.shards)
-        search = cls(fitness, resolved, seed=root, comm=grid.particles, progress=progress,
-                     checkpoint=checkpoint, max_genes=max_genes)
-        result = search.run(resume)
-        score = fitness.score(result.mask)
-        result.front = scored_front(scorer, result.front)
-        try:
-            result.refined = refine_subset(scorer, result.mask, refine, X, y)
-        except ValueError as exc:
-            raise ParameterError(str(exc)) from None
+        result, score = _search(X, y, spec, root, grid, hooks)
     finally:
         grid.free()
     result.extra["score"] = {"correct": int(score.correct), "total": int(score.total),
                              "accuracy": float(score.accuracy)}
     return result
+
+
+def _as_spec(spec, params, settings):
+    """``spec`` itself, or the spec a method name, its parameters and settings make."""
+    if isinstance(spec, SearchSpec):
+        if params or settings:
+            raise ParameterError(f"run_search: parameters and settings "
+                                 f"({', '.join([*(params or ()), *settings])}) belong in the "
+                                 f"SearchSpec")
+        return spec
+    if "preprocess" in settings:
+        raise ParameterError("run_search: preprocess applies to a job's tasks "
+                             "(hpcswarm.protocols.run_task), not to one search")
+    return SearchSpec.build(spec, params, **settings)
+
+
+def _search(X, y, spec, root, grid, hooks):
+    """The search of ``spec`` on ``grid``, its front scored and its subset refined; with the
+    returned subset's score."""
+    fitness, scorer = make_fitness(X, y, spec.params, root, grid.shards, spec.device)
+    search = algorithm_class(spec.algorithm)(
+        fitness, spec.params, seed=root, comm=grid.particles, progress=hooks["progress"],
+        checkpoint=hooks["checkpoint"], max_genes=spec.max_genes)
+    result = search.run(hooks["resume"])
+    score = fitness.score(result.mask)
+    result.front = scored_front(scorer, result.front)
+    try:
+        result.refined = refine_subset(scorer, result.mask, spec.refine, X, y)
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
+    return result, score
 
 
 def scored_front(scorer, front):

@@ -283,3 +283,57 @@ def test_checkpoint_key_is_checked(tmp_path):
     for value, message in (("c.txt", "must end in .h5"), ("x.h5", "must differ")):
         with pytest.raises(ParameterError, match=f"checkpoint.*{message}"):
             read_job(job, ["output=x.h5", f"checkpoint={value}"])
+
+
+# ---------------------------------------------------------------------- identity
+def _checkpoint_of(job, tmp_path):
+    """A checkpoint written by ``job`` (one finished task), as a resumed run would find it."""
+    from hpcswarm.checkpoint import CheckpointKeeper, checkpoint_identity
+    from hpcswarm.data import load_dataset
+    from hpcswarm.data.sources import dataset_sha256
+    from hpcswarm.plan import draw_tasks
+
+    dataset = load_dataset(job.data)
+    tasks, _ = draw_tasks(job, dataset.y)
+    keeper = CheckpointKeeper(job.checkpoint, checkpoint_identity(job, dataset_sha256(dataset)),
+                              tasks)
+    keeper.done(0, {"genes": np.arange(3)}, 0)
+    return job.checkpoint
+
+
+@pytest.mark.parametrize("change, key", [("preprocess.zscore=true", "preprocess"),
+                                         ("max_genes=0", None), ("params.ls_tries=5", "params"),
+                                         ("device=gpu", "device")])
+def test_a_resume_with_a_setting_that_changes_results_is_refused_and_keeps_the_checkpoint(
+        tmp_path, change, key):
+    from hpcswarm.errors import ParameterError
+    from hpcswarm.job import run_job
+    from hpcswarm.jobfile import read_job
+
+    path = _write_job(tmp_path)
+    checkpoint = _checkpoint_of(read_job(path, [f"output={tmp_path / 'out.h5'}"]), tmp_path)
+    stored = checkpoint.read_bytes()
+    changed = read_job(path, [f"output={tmp_path / 'out.h5'}", change])
+    if key is None:  # a default written out is the same experiment
+        assert changed.identity() == read_job(path, [f"output={tmp_path / 'out.h5'}"]).identity()
+        return
+    with pytest.raises(ParameterError, match=f"another job \\(different {key}\\)") as caught:
+        run_job(changed, resume=True, quiet=True)
+    assert "\n" not in str(caught.value)
+    assert checkpoint.read_bytes() == stored
+    assert not (tmp_path / "out.h5").exists()
+
+
+def test_settings_that_do_not_change_results_are_left_out_of_the_identity(tmp_path):
+    from hpcswarm.jobfile import SCHEMA, read_job
+
+    path = _write_job(tmp_path)
+    job = read_job(path, ["output=a.h5"])
+    moved = read_job(path, ["output=elsewhere/b.h5", "checkpoint_every=3", "name=other",
+                            "checkpoint_seconds=5", "layout.group_size=2",
+                            "layout.sample_shards=2", "description=text"])
+    assert moved.identity() == job.identity()
+    neutral = {key.name.rpartition(".")[2] for key in SCHEMA if key.neutral}
+    assert not neutral & set(job.identity())
+    assert {"algorithm", "params", "preprocess", "device", "convert", "seed", "runs",
+            "first_run", "refine", "max_genes", "protocol", "folds"} == set(job.identity())

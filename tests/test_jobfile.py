@@ -39,7 +39,7 @@ def test_every_bundled_job_is_valid_and_names_its_paper_table(path):
     assert job.runs > 1 or job.algorithm == "sfr"
     assert job.output.name == path.stem + ".h5"
     if not job.data.startswith(("sklearn:", "builtin:")):
-        assert Path(job.data).parent == (JOBS / "../../shared/data").resolve()
+        assert Path(job.data).parent.resolve() == (JOBS / "../../shared/data").resolve()
 
 
 def test_experiment_ii_job_leaves_the_dataset_to_the_user():
@@ -119,3 +119,39 @@ def test_paths_in_the_file_are_relative_to_the_file_and_set_paths_to_the_cwd(tmp
     job = read_job(path, ["data=other.csv"])
     assert Path(job.data) == tmp_path / "other.csv"
     assert read_job(path, ["data=sklearn:wine"]).data == "sklearn:wine"
+
+
+@pytest.mark.parametrize("override, message", [
+    (f"first_run={2**63 - 1}", "first_run'.* must be an integer <= 2147483646"),
+    ("runs=2147483648", "runs'.* must be an integer <= 2147483647"),
+    ("first_run=2147483000", "runs first_run .. first_run\\+runs-1 must end at run 2147483647"),
+    ("seed=9223372036854775808", "seed'.* must be an integer <= 9223372036854775807"),
+    ("folds=9223372036854775808", "folds'.* must be an integer <="),
+    ("n_particles=9223372036854775808", "n_particles' must be in \\[2, 9223372036854775807\\]"),
+    ("layout.group_size=2000000", "group_size'.* must be an integer <= 1048576"),
+])
+def test_integer_settings_are_range_checked(tmp_path, override, message):
+    sets = [override, "runs=1000"] if override.startswith("first_run=2147") else [override]
+    with pytest.raises(ParameterError, match=message):
+        read_job(write(tmp_path, MINIMAL), sets)
+
+
+def test_protocol_choices_and_search_keys_come_from_their_registries():
+    from hpcswarm.protocols import PROTOCOLS
+    from hpcswarm.spec import SPEC_PARAMS
+
+    rows = {key.name: key for key in SCHEMA}
+    assert rows["protocol"].choices == tuple(PROTOCOLS)
+    for param in SPEC_PARAMS:
+        key = "layout.sample_shards" if param.name == "sample_shards" else param.name
+        assert (rows[key].kind, rows[key].default, rows[key].choices) == (
+            param.kind, param.default, param.choices)
+
+
+def test_a_job_gives_its_search_spec(tmp_path):
+    job = read_job(write(tmp_path, MINIMAL + 'refine = "prune"\nmax_genes = 7\n'
+                         '[preprocess]\nzscore = true\n'))
+    spec = job.spec
+    assert (spec.algorithm, spec.refine, spec.max_genes, spec.preprocess, spec.device) == (
+        "cbpso", "prune", 7, (("zscore", None),), "cpu")
+    assert spec.params == job.params

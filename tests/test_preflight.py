@@ -15,9 +15,9 @@ from hpcswarm.protocols import make_tasks
 from hpcswarm.comm import SerialComm
 from hpcswarm.data import load_dataset
 from hpcswarm.jobfile import read_job
-from hpcswarm.preflight import (task_memory, available_memory, cgroup_limit,
-                                check_output_writable, checkpoint_memory, choose_sample_shards,
-                                estimate_memory)
+from hpcswarm.plan import choose_sample_shards, task_memory
+from hpcswarm.preflight import (available_memory, cgroup_limit, check_output_writable,
+                                checkpoint_memory, estimate_memory)
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 SCRIPTS = Path(__file__).resolve().parent / "mpi_scripts"
@@ -217,3 +217,91 @@ def test_dataset_failing_on_rank_1_only_ends_every_rank_with_status_2(tmp_path):
 def test_rank_0_counts_one_swarm_snapshot_per_group():
     assert checkpoint_memory(4, 100, 2308) == 4 * 26 * 100 * 2308
     assert checkpoint_memory(1, 30, 10) == 26 * 30 * 10
+
+
+# ------------------------------------------------------------------ job size
+def test_a_job_too_large_for_the_machine_is_refused_at_once(tmp_path, capsys, monkeypatch,
+                                                            no_computation):
+    import hpcswarm.plan as plan_module
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the task list was drawn before the job size was checked")
+
+    monkeypatch.setattr(plan_module, "make_tasks", forbidden)
+    started = time.perf_counter()
+    line = refused(tmp_path, capsys, sets=["runs=1000000000"])
+    assert time.perf_counter() - started < 5  # arithmetic, not a billion tasks
+    assert "job key 'runs': 1000000000 run(s) make 1000000000 tasks" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_first_run_beyond_the_last_run_number_is_refused_before_anything(tmp_path, capsys,
+                                                                          no_computation):
+    line = refused(tmp_path, capsys, sets=[f"first_run={2**63 - 1}"])
+    assert "first_run'.* must be an integer <= 2147483646" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ one job, one writer
+def test_a_second_run_of_the_same_job_is_refused_naming_the_holder(tmp_path, capsys,
+                                                                    no_computation):
+    import socket
+
+    from hpcswarm.joblock import JobLock
+
+    holder = JobLock(tmp_path / "out.h5")
+    assert holder.acquire() is None
+    try:
+        line = refused(tmp_path, capsys)
+        assert "another run of this job is under way" in line
+        assert f"host {socket.gethostname()}, PID {os.getpid()}" in line
+        assert (tmp_path / "out.h5.lock").exists()  # the holder's lock is left alone
+    finally:
+        holder.release()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path):
+    import socket
+
+    from hpcswarm.joblock import JobLock
+
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    (tmp_path / "out.h5.lock").write_text(f"{socket.gethostname()} {done.stdout.strip()}\n")
+    job = read_job(JOB, TINY + [f"output={tmp_path / 'out.h5'}"])
+    assert job_module.run_job(job, quiet=True)["tasks"] == 1
+    assert not (tmp_path / "out.h5.lock").exists()  # released and removed at the end
+
+
+def test_the_lock_is_released_when_a_check_fails(tmp_path, capsys, no_computation):
+    refused(tmp_path, capsys, sets=["data=builtin:nope"])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_lock_held_by_a_dead_process_of_this_host_is_stale(tmp_path, monkeypatch):
+    """Where the lock is still reported held (a network file system), a holder of this host
+    whose process is gone is detected and its lock file replaced."""
+    import errno
+    import fcntl
+    import socket
+
+    from hpcswarm import joblock
+
+    path = tmp_path / "out.h5.lock"
+    path.write_text(f"{socket.gethostname()} 999999999\n")
+    real = fcntl.flock
+    calls = []
+
+    def held_once(handle, operation):
+        calls.append(operation)
+        if len(calls) == 1:
+            raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+        return real(handle, operation)
+
+    monkeypatch.setattr(joblock.fcntl, "flock", held_once)
+    lock = joblock.JobLock(tmp_path / "out.h5")
+    assert lock.acquire() is None and len(calls) == 2
+    assert path.read_text() == f"{socket.gethostname()} {os.getpid()}\n"
+    lock.release()
+    assert not path.exists()

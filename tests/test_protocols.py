@@ -11,7 +11,8 @@ from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.jobfile import read_job
 from hpcswarm.data.sources import load_job_dataset
 from hpcswarm.job import run_job
-from hpcswarm.protocols import make_tasks, run_task
+from hpcswarm.protocols import SearchHooks, TaskData, make_tasks, run_task
+from hpcswarm.spec import SearchSpec
 from hpcswarm.results import read_results
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
@@ -124,8 +125,8 @@ def test_unbiased_selection_never_sees_the_held_out_fold():
     task = make_tasks(y, "unbiased", runs=1, seed=3, folds=5, inner_cv=params["cv"])[2]
     noisy = X.copy()
     noisy[task.test] = np.random.default_rng(0).normal(0, 5, size=(task.test.size, X.shape[1]))
-    first = run_task(X, y, task, 3, "pso-lsrg", params)
-    second = run_task(noisy, y, task, 3, "pso-lsrg", params)
+    first = run_task(task, TaskData(X, y), SearchSpec("pso-lsrg", params))
+    second = run_task(task, TaskData(noisy, y), SearchSpec("pso-lsrg", params))
     assert np.array_equal(first["genes"], second["genes"])
     assert first["train_fitness"] == second["train_fitness"]
     drop = ("seconds",)
@@ -150,8 +151,9 @@ def test_in_fold_preprocessing_never_sees_the_held_out_fold():
     task = make_tasks(y, "unbiased", runs=1, seed=3, folds=5, inner_cv=params["cv"])[2]
     noisy = X.copy()
     noisy[task.test] = np.random.default_rng(0).gamma(1, 5, size=(task.test.size, X.shape[1]))
-    first = run_task(X, y, task, 3, "pso-lsrg", params, preprocess=steps)
-    second = run_task(noisy, y, task, 3, "pso-lsrg", params, preprocess=steps)
+    first = run_task(task, TaskData(X, y), SearchSpec("pso-lsrg", params, preprocess=tuple(steps)))
+    second = run_task(task, TaskData(noisy, y),
+                      SearchSpec("pso-lsrg", params, preprocess=tuple(steps)))
     assert first["preprocessing"] == second["preprocessing"]
     kept = first["preprocessing"][-1]["genes"]
     assert len(kept) == 60 and set(first["genes"].tolist()) <= set(kept)
@@ -204,14 +206,14 @@ def test_the_search_reads_the_memory_mapped_gene_major_file(monkeypatch, protoco
         rounds.append(row)
         reads_during_search.extend(WatchedRows.reads)
 
-    result = run_task(X, data.y, task, 3, "cbpso", params, progress=progress,
-                      X_genes=data.X_genes)
+    result = run_task(task, TaskData(X, data.y, data.X_genes), SearchSpec("cbpso", params),
+                      SearchHooks(progress=progress))
     assert len(rounds) >= 3 and reads_during_search == []
     assert WatchedRows.reads  # X is read after the search, for the test fold and baselines
     assert np.shares_memory(evaluators[0].data.xt, data.X_genes)
     assert evaluators[0].n_samples == task.train.size
     # the same task on an in-memory copy of X gives the same result
-    expected = run_task(np.array(data.X), data.y, task, 3, "cbpso", params)
+    expected = run_task(task, TaskData(np.array(data.X), data.y), SearchSpec("cbpso", params))
     assert np.array_equal(result.pop("genes"), expected.pop("genes"))
     fronts = [one.pop("front") for one in (result, expected)]
     assert [(p["train_correct"], p["test_correct"], p["genes"].tolist()) for p in fronts[0]] == \
@@ -229,7 +231,7 @@ def test_biased_task_reports_the_inner_score_of_all_samples():
     data = load_dataset("builtin:srbct")
     params = algorithm_params("cbpso", {"n_particles": 4, "n_iterations": 3})
     task = make_tasks(data.y, "biased", runs=1, seed=0, inner_cv=params["cv"])[0]
-    result = run_task(np.array(data.X), data.y, task, 0, "cbpso", params)
+    result = run_task(task, TaskData(np.array(data.X), data.y), SearchSpec("cbpso", params))
     assert result["test_total"] == result["train_total"] == 83
     assert result["test_correct"] == result["train_correct"]
     assert (result["baseline_correct"], result["baseline_total"]) == (76, 83)  # 1-NN LOOCV, all
@@ -237,7 +239,7 @@ def test_biased_task_reports_the_inner_score_of_all_samples():
 
 # ------------------------------------------------------------------ whole jobs
 def test_existing_output_is_an_error_before_any_computation(tmp_path, monkeypatch):
-    import hpcswarm.job as job_module
+    import hpcswarm.plan as plan_module
 
     (tmp_path / "out.h5").write_text("keep me")
     job = read_job(JOBS / "cbpso-wine-biased.toml", [f"output={tmp_path / 'out.h5'}"])
@@ -245,7 +247,7 @@ def test_existing_output_is_an_error_before_any_computation(tmp_path, monkeypatc
     def fail(*args, **kwargs):
         raise AssertionError("computation started")
 
-    monkeypatch.setattr(job_module, "load_job_dataset", fail)
+    monkeypatch.setattr(plan_module, "load_job_dataset", fail)
     with pytest.raises(DataError, match="out.h5: already exists.*--overwrite"):
         run_job(job)
     assert (tmp_path / "out.h5").read_text() == "keep me"
@@ -338,3 +340,45 @@ def test_sklearn_datasets_come_from_the_installed_package():
     bad = read_job(JOBS / "cbpso-wdbc-biased.toml", ["data=sklearn:iris"])
     with pytest.raises(DataError, match="sklearn:iris: not a bundled"):
         load_job_dataset(bad)
+
+
+# ------------------------------------------------------------------ the registry
+def test_every_protocol_counts_its_tasks_without_drawing_them():
+    from hpcswarm.protocols import PROTOCOLS
+
+    y = np.repeat([0, 1, 2], 10)
+    for name, protocol in PROTOCOLS.items():
+        tasks = make_tasks(y, name, runs=2, seed=4, folds=5, inner_cv="loo")
+        assert len(tasks) == 2 * protocol.n_splits(5)
+        assert {task.protocol for task in tasks} == {name}
+        assert all(protocol.held_out(task) == (task.test.size > 0) for task in tasks)
+        assert bool(protocol.note()) == protocol.biased == (name == "biased")
+
+
+def test_a_new_protocol_is_one_class_and_one_registry_row(monkeypatch):
+    """A final-signature protocol: the outer CV of ``unbiased``, then one more search on every
+    sample, tested on its inner folds."""
+    from hpcswarm.methods import algorithm_params
+    from hpcswarm.protocols import PROTOCOLS, Unbiased
+
+    class FinalSignature(Unbiased):
+        name = "final-signature"
+
+        def outer_splits(self, y, folds, seed, run):
+            every = np.arange(y.shape[0], dtype=np.int64)
+            return [*super().outer_splits(y, folds, seed, run),
+                    (every, np.empty(0, dtype=np.int64))]
+
+        def n_splits(self, folds):
+            return folds + 1
+
+        def held_out(self, task):
+            return task.test.size > 0
+
+    monkeypatch.setitem(PROTOCOLS, "final-signature", FinalSignature())
+    data = load_dataset("builtin:srbct")
+    params = algorithm_params("cbpso", {"n_particles": 4, "n_iterations": 2})
+    tasks = make_tasks(data.y, "final-signature", runs=1, seed=0, folds=3, inner_cv="loo")
+    assert len(tasks) == 4 and tasks[-1].train.size == 83
+    result = run_task(tasks[-1], TaskData(np.array(data.X), data.y), SearchSpec("cbpso", params))
+    assert result["test_total"] == result["train_total"] == 83

@@ -7,13 +7,13 @@ Arguments: the job file, then ``--set`` items.
 
 import sys
 
-from hpcswarm import job as job_module
+from hpcswarm import plan as plan_module
 from hpcswarm.comm import world_rank
 from hpcswarm.errors import DataError
 
 
 def main():
-    load = job_module.load_job_dataset
+    load = plan_module.load_job_dataset
 
     def failing_load(job, comm=None):
         dataset = load(job, comm)
@@ -21,7 +21,7 @@ def main():
             raise DataError("injected: cannot map the matrix on this node")
         return dataset
 
-    job_module.load_job_dataset = failing_load
+    plan_module.load_job_dataset = failing_load
     from hpcswarm.__main__ import main as entry
 
     return entry(["run", *sys.argv[1:]])

@@ -1,0 +1,117 @@
+"""One declaration of a search: method, its parameters (fitness included), refinement, size
+cap, in-fold preprocessing, sample shards and scorer device.
+
+:data:`SPEC_PARAMS` declares the settings a search has besides its method's own parameters,
+as :class:`~hpcswarm.params.Param` rows (as scikit-learn's ``_parameter_constraints``). The
+job schema (:data:`hpcswarm.jobfile.SCHEMA`), the ``run`` and ``evaluate`` flags
+(:mod:`hpcswarm.cli`) and the selector's arguments (:func:`search_arguments`) are derived
+from these rows; a new setting is one row here and one field of :class:`SearchSpec`.
+
+The method registry (:data:`hpcswarm.methods.METHODS`) is read when a spec is built.
+"""
+
+from dataclasses import dataclass, field
+
+from hpcswarm.errors import ParameterError
+from hpcswarm.params import Param
+from hpcswarm.refine import REFINEMENTS
+
+DEVICES = ("cpu", "gpu")
+"""Where the k-NN scorer runs (:func:`hpcswarm.fitness.make_scorer`'s ``device``)."""
+
+REFINE_DOC = ("after each search: 'prune' removes genes one at a time while the inner accuracy "
+              "does not drop; 'prune-margin' breaks its ties by the training samples' 1-NN "
+              "margins and keeps the best subset of that path; 'prune-compact' keeps the subset "
+              "of that path with the largest margin relative to the samples' spread; reported "
+              "as its own method (NAME+prune, NAME+prune-margin, NAME+prune-compact)")
+
+SPEC_PARAMS = (
+    Param("algorithm", "str", None, "search method (see 'hpcswarm run --help')", required=True),
+    Param("refine", "choice", "none", REFINE_DOC, choices=REFINEMENTS),
+    Param("max_genes", "int", 0, "cap on the genes of every subset a swarm method evaluates, "
+          "applied as a repair of the positions over it (0: no cap)", low=0, high=2**31 - 1),
+    Param("sample_shards", "int", 1, "ranks that split every evaluation's held-out samples "
+          "(and its cached distances) between them; a group is particle groups x sample "
+          "shards (0 in a job: automatic, the fewest that fit the pre-flight memory estimate)",
+          low=0, high=2**20),
+    Param("device", "choice", "cpu", "where the k-NN scorer runs", choices=DEVICES),
+)
+"""The settings of a search besides its method's parameters (each one :class:`SearchSpec`
+field; ``preprocess`` is a table of steps, :func:`hpcswarm.preprocess.parse_steps`)."""
+
+SPEC = {param.name: param for param in SPEC_PARAMS}
+
+
+@dataclass(frozen=True)
+class SearchSpec:
+    """A checked search: everything that decides its result, given the data and the seed.
+
+    Attributes
+    ----------
+    algorithm : str
+        A name of :data:`hpcswarm.methods.METHODS`.
+    params : dict
+        Complete, checked parameters of the method, fitness (k, cv, objective, alpha,
+        archive_size) included.
+    refine : str
+        Refinement of the selected subset (:mod:`hpcswarm.refine`).
+    max_genes : int or None
+        Size cap of a swarm method (None: none).
+    preprocess : tuple of (str, value)
+        In-fold preprocessing steps (:mod:`hpcswarm.preprocess`).
+    sample_shards : int
+        Sample shards of every evaluation (0: chosen by the job's pre-flight).
+    device : {"cpu", "gpu"}
+        Where the scorer runs.
+    """
+
+    algorithm: str
+    params: dict = field(default_factory=dict)
+    refine: str = "none"
+    max_genes: int = None
+    preprocess: tuple = ()
+    sample_shards: int = 1
+    device: str = "cpu"
+
+    @classmethod
+    def build(cls, algorithm: str, params: dict = None, **settings) -> "SearchSpec":
+        """A checked spec: ``params`` (overrides of the method's paper defaults, native values
+        or strings) completed, and every setting of :data:`SPEC_PARAMS` checked.
+
+        Raises
+        ------
+        ParameterError
+            Unknown method or setting, ill-typed or out-of-range value, a size cap on a
+            method without one.
+        """
+        from hpcswarm.methods import algorithm_class, algorithm_params
+
+        unknown = sorted(set(settings) - set(SPEC) - {"preprocess"})
+        if unknown:
+            raise ParameterError(f"unknown search setting(s) {', '.join(unknown)}; known: "
+                                 f"{', '.join([*SPEC, 'preprocess'])}")
+        checked = {name: SPEC[name].parse(value) for name, value in settings.items()
+                   if name in SPEC and value is not None}
+        max_genes = checked.pop("max_genes", 0) or None
+        if max_genes is not None and not algorithm_class(algorithm).supports_max_genes:
+            raise ParameterError(f"max_genes applies to the swarm methods without local "
+                                 f"search (pso, pso-rg, bpso, cbpso, cso, fsipso), not to "
+                                 f"{algorithm}")
+        return cls(algorithm, algorithm_params(algorithm, params), max_genes=max_genes,
+                   preprocess=tuple(settings.get("preprocess") or ()), **checked)
+
+
+def search_arguments(algorithm: str = None) -> dict:
+    """The user-settable fields of a search with their defaults: :data:`SPEC_PARAMS`, then the
+    parameters of ``algorithm`` (its paper defaults, fitness included) when one is named.
+
+    Returns
+    -------
+    dict of str to Param
+    """
+    rows = {param.name: param for param in SPEC_PARAMS}
+    if algorithm is not None:
+        from hpcswarm.methods import algorithm_class
+
+        rows.update({param.name: param for param in algorithm_class(algorithm).PARAMS})
+    return rows
