@@ -20,7 +20,7 @@ No protocol logic here (:mod:`hpcswarm.protocols`), and no file layout (:mod:`hp
 import json
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -444,8 +444,7 @@ def finish_job(job, plan, lifecycle, provenance, overwrite):
     results = []
     for task in plan.tasks:
         result, group_index = lifecycle.finished[task.number]
-        results.append(dict(result, group=group_index, train_index=task.train,
-                            test_index=task.test))
+        results.append(replace(result, group=group_index))
     write_results(job.output, job, plan.dataset, results, provenance, overwrite=overwrite)
     summary = summarise(job, plan.dataset, results, provenance)
     write_json(job.summary_path, summary)

@@ -36,7 +36,7 @@ from hpcswarm.atomic import atomic_path, write_json, write_text
 from hpcswarm.encoding import tags
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.outputs import check_outputs
-from hpcswarm.protocols import BIAS_NOTE
+from hpcswarm.records import BIAS_NOTE
 from hpcswarm.results import describe, gene_frequencies, mean_curve, read_results, run_accuracies
 from hpcswarm.stability import ranked_genes, stability
 
@@ -179,25 +179,24 @@ def signature_budgets(method, budgets=BUDGETS):
     if not fronts or not all(fronts):
         return []
     runs = method.table["run"]
-    largest = max(front[-1]["size"] for front in fronts)
+    largest = max(front[-1].size for front in fronts)
     out = []
     for budget in budgets:
         chosen = []
         for front in fronts:
-            inside = [p for p in front if p["size"] <= budget]
+            inside = [p for p in front if p.size <= budget]
             if not inside:
                 break
             chosen.append(inside[-1])
         else:
             test = None
-            if all(p["test_total"] > 0 for p in chosen):
-                correct = np.array([p["test_correct"] for p in chosen])
-                total = np.array([p["test_total"] for p in chosen])
+            if all(p.test_total > 0 for p in chosen):
+                correct = np.array([p.test_correct for p in chosen])
+                total = np.array([p.test_total for p in chosen])
                 test = 100 * float(np.mean([correct[runs == r].sum() / total[runs == r].sum()
                                             for r in np.unique(runs)]))
-            out.append({"budget": budget, "size": float(np.mean([p["size"] for p in chosen])),
-                        "inner": 100 * float(np.mean([p["train_correct"] / p["train_total"]
-                                                      for p in chosen])),
+            out.append({"budget": budget, "size": float(np.mean([p.size for p in chosen])),
+                        "inner": 100 * float(np.mean([p.inner_accuracy for p in chosen])),
                         "test": test})
         if budget >= largest:
             break
@@ -307,9 +306,8 @@ def build_report(paths, reference=None, alpha=0.05, top=10):
                 "file": str(method.path), "biased": method.biased,
                 "budgets": signature_budgets(method),
                 "tasks": [{"run": int(run), "fold": int(fold), "points": [
-                    {"size": p["size"], "inner": p["train_correct"] / p["train_total"],
-                     "test": (p["test_correct"] / p["test_total"] if p["test_total"] > 0
-                              else None)} for p in front]}
+                    {"size": p.size, "inner": p.inner_accuracy, "test": p.test_accuracy}
+                    for p in front]}
                     for run, fold, front in zip(runs, method.table["fold"], method.fronts)]})
     if fronts:
         notes.append(f"Signatures: {FRONT_NOTE}.")

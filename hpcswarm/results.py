@@ -33,16 +33,15 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from hpcswarm.data.hdf5 import atomic_hdf5
+from hpcswarm.atomic import atomic_hdf5
 from hpcswarm.encoding import check_tag, decode_value, finite, json_text, tag, tags
 from hpcswarm.errors import DataError
-from hpcswarm.protocols import BIAS_NOTE, PREPROCESS_BIAS_NOTE
-from hpcswarm.swarm.core import HISTORY_FIELDS
+from hpcswarm.records import (BIAS_NOTE, FRONT_FIELDS, HISTORY_FIELDS,  # noqa: F401
+                              PREPROCESS_BIAS_NOTE, read_front)
 
 ENCODING = ("hpcswarm-results", "0.1.0")
 SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.1.0")
 _TABLE = ("hpcswarm-task-table", "0.1.0")
-_TASK = ("hpcswarm-task", "0.1.0")
 _GROUP = ("dict", "0.1.0")
 _ARRAY = ("array", "0.2.0")
 _STRINGS = ("string-array", "0.2.0")
@@ -82,56 +81,33 @@ def _strings(parent, name, items):
 
 
 def task_table(results):
-    """The ``/tasks`` columns (dict of ndarray) from in-memory task results."""
+    """The ``/tasks`` columns (dict of ndarray) from in-memory task records
+    (:class:`~hpcswarm.records.TaskRecord`)."""
     table = {}
     for column in TASK_COLUMNS:
         if column == "test_accuracy":
-            values = [r["test_correct"] / r["test_total"] for r in results]
+            values = [r.test_correct / r.test_total for r in results]
         elif column in ("baseline_accuracy", "pca_accuracy"):
             prefix = column.split("_")[0]
-            values = [r[f"{prefix}_correct"] / r[f"{prefix}_total"] for r in results]
+            values = [getattr(r, f"{prefix}_correct") / getattr(r, f"{prefix}_total")
+                      for r in results]
         elif column == "subset_size":
-            values = [len(r["genes"]) for r in results]
+            values = [len(r.genes) for r in results]
         else:
-            values = [r.get(column, 0) for r in results]
+            values = [getattr(r, column) for r in results]
         table[column] = np.array(values, dtype=np.int64 if column in _INT_COLUMNS else float)
-    if results and results[0].get("refined") is not None:
-        refined = [r["refined"] for r in results]
+    if results and results[0].refined is not None:
+        refined = [r.refined for r in results]
         for column in REFINED_COLUMNS:
             if column == "refined_size":
-                values = [len(r["genes"]) for r in refined]
+                values = [len(r.genes) for r in refined]
             elif column == "refined_test_accuracy":
-                values = [r["test_correct"] / r["test_total"] for r in refined]
+                values = [r.test_correct / r.test_total for r in refined]
             else:
-                values = [r[column[len("refined_"):]] for r in refined]
+                values = [getattr(r, column[len("refined_"):]) for r in refined]
             table[column] = np.array(values, dtype=np.int64 if column in _INT_COLUMNS
                                      else float)
     return table
-
-
-def _write_front(task, front):
-    group = task.create_group("front")
-    tag(group, _FRONT)
-    genes = [np.asarray(point["genes"], dtype=np.int64) for point in front]
-    values = {"size": [g.size for g in genes]}
-    values.update({name: [point[name] for point in front] for name in FRONT_FIELDS[1:]})
-    for name in FRONT_FIELDS:
-        _array(group, name, np.array(values[name], dtype=float if name == "fitness"
-                                     else np.int64))
-    _array(group, "genes", np.concatenate(genes) if genes else np.zeros(0, dtype=np.int64))
-    _array(group, "offsets", np.cumsum([0] + [g.size for g in genes]).astype(np.int64))
-
-
-def read_front(task):
-    """A task's front from its results group: list of dicts with FRONT_FIELDS and genes."""
-    if "front" not in task:
-        return []
-    group = task["front"]
-    columns = {name: group[name][()] for name in FRONT_FIELDS}
-    genes, offsets = group["genes"][()], group["offsets"][()]
-    return [{**{name: (float if name == "fitness" else int)(columns[name][i])
-                for name in FRONT_FIELDS}, "genes": genes[offsets[i]:offsets[i + 1]]}
-            for i in range(offsets.size - 1)]
 
 
 def bias_note(job):
@@ -150,9 +126,9 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
     path : Path
     job : hpcswarm.jobfile.Job
     dataset : Dataset
-    results : list of dict
-        Task results in task order (:func:`hpcswarm.protocols.run_task`, plus ``group``,
-        ``train_index`` and ``test_index``).
+    results : list of TaskRecord
+        Task records in task order (:func:`hpcswarm.protocols.run_task`, with the ``group``
+        that ran each).
     provenance : dict
         Version, seed, rank count, dataset SHA-256, timings.
     overwrite : bool
@@ -180,35 +156,7 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
         runs = f.create_group("runs")
         tag(runs, _GROUP)
         for result in results:
-            _write_task(runs, result)
-
-
-def _write_task(runs, result):
-    """The group ``/runs/run-RRR/fold-FF`` of one task result."""
-    run_name = f"run-{result['run']:03d}"
-    if run_name not in runs:
-        tag(runs.create_group(run_name), _GROUP)
-    task = runs[run_name].create_group(f"fold-{result['fold']:02d}")
-    tag(task, _TASK)
-    task.attrs["run"], task.attrs["fold"] = result["run"], result["fold"]
-    task.attrs["spawn_key"] = np.array(result["spawn_key"], dtype=np.int64)
-    task.attrs["group"] = result["group"]
-    task.attrs["extra"] = json_text(result["extra"])
-    if "preprocessing" in result:
-        task.attrs["preprocessing"] = json_text(result["preprocessing"])
-    _array(task, "selected_genes", np.asarray(result["genes"], dtype=np.int64))
-    _array(task, "train_index", np.asarray(result["train_index"], dtype=np.int64))
-    _array(task, "test_index", np.asarray(result["test_index"], dtype=np.int64))
-    history = np.array([[row[k] for k in HISTORY_FIELDS] for row in result["history"]],
-                       dtype=float)
-    _array(task, "history", history.reshape(-1, len(HISTORY_FIELDS)))
-    task["history"].attrs["columns"] = list(HISTORY_FIELDS)
-    if result.get("front") is not None:
-        _write_front(task, result["front"])
-    if result.get("refined") is not None:
-        _array(task, "refined_genes", np.asarray(result["refined"]["genes"], dtype=np.int64))
-        _array(task, "refined_removed", np.asarray(result["refined"]["removed"],
-                                                   dtype=np.int64))
+            result.to_hdf5(runs)
 
 
 # ------------------------------------------------------------------ reading
@@ -229,9 +177,9 @@ class MethodResults:
     histories : list of ndarray
         ``(n_rounds, n_fields)`` per task.
     history_columns : list of str
-    fronts : list of list of dict
-        Per task, the search's front (:func:`read_front`); empty lists for files written
-        before fronts were kept.
+    fronts : list of list of FrontPoint
+        Per task, the search's front (:func:`hpcswarm.records.read_front`); empty lists for
+        files written before fronts were kept.
     refined_genes : list of ndarray or None
         Per task, the refined subset's genes, when the job had a refinement.
     """
@@ -335,12 +283,39 @@ def mean_curve(histories, columns, field="best_fitness"):
     return padded.mean(axis=0)
 
 
+def refined_rows(name, table, refined_genes, gene_names, top=10):
+    """The rows of a job's refined subsets (one per refinement; a job has at most one today):
+    each named ``NAME+METHOD``, with its accuracy over runs, sizes and most frequent genes,
+    computed as the search's row is (:func:`run_accuracies` over ``refined_test_*``).
+
+    Parameters
+    ----------
+    name : str
+        The search's row (the job's name).
+    table : dict of str to ndarray
+        The ``/tasks`` columns, with the :data:`REFINED_COLUMNS`.
+    refined_genes : dict of str to list of ndarray
+        Refinement -> the refined genes of every task, in task order.
+    gene_names : sequence of str
+    """
+    rows = []
+    for method, genes in refined_genes.items():
+        accuracies = run_accuracies(table, "refined_test")
+        rows.append({"name": f"{name}+{method}", "refine": method,
+                     "accuracy": describe(accuracies), "accuracy_per_run": accuracies.tolist(),
+                     "subset_size": describe(table["refined_size"]),
+                     "top_genes": gene_frequencies(genes, gene_names, len(genes), top)})
+    return rows
+
+
 def summarise(job, dataset, results, provenance, top=10):
-    """The JSON summary of a job's results (written beside the HDF5 file)."""
+    """The JSON summary of a job's results (written beside the HDF5 file); ``refined`` lists
+    the row of each refined subset (:func:`refined_rows`), empty without a refinement."""
     table = task_table(results)
-    histories = [np.array([[row[k] for k in HISTORY_FIELDS] for row in r["history"]])
-                 for r in results]
+    histories = [r.history.values for r in results]
     biased = job.protocol == "biased"
+    refined = ({} if not results or results[0].refined is None
+               else {results[0].refined.method: [r.refined.genes for r in results]})
     summary = {
         **tags(SUMMARY_ENCODING),
         "results": str(job.output), "name": job.name, "algorithm": job.algorithm,
@@ -355,9 +330,11 @@ def summarise(job, dataset, results, provenance, top=10):
         "subset_size": describe(table["subset_size"]),
         "task_seconds": describe(table["seconds"]),
         "evaluations": describe(table["evaluations"]),
-        "top_genes": gene_frequencies([r["genes"] for r in results], dataset.gene_names,
+        "top_genes": gene_frequencies([r.genes for r in results], dataset.gene_names,
                                       len(results), top),
-        "convergence_best_fitness": mean_curve(histories, list(HISTORY_FIELDS)).tolist(),
+        "refined": refined_rows(job.name, table, refined, dataset.gene_names, top),
+        "convergence_best_fitness": mean_curve(histories,
+                                               list(results[0].history.columns)).tolist(),
         "objective": job.params.get("objective"),
         "params": job.params, "provenance": provenance, "overrides": list(job.overrides),
     }

@@ -52,26 +52,11 @@ import numpy as np
 from hpcswarm.comm import as_comm
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.fitness.archive import Archive, flipped_keys, mask_key, mask_keys
+from hpcswarm.records import HISTORY_FIELDS
 from hpcswarm.swarm.exchange import Blocks, balanced_blocks, settle_round, ship
 from hpcswarm.swarm.front import MONOTONE_OBJECTIVES, FrontTracker
 from hpcswarm.swarm.snapshot import restore_snapshot
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence, swarm_stream
-
-HISTORY_FIELDS = (
-    "iteration",
-    "best_fitness",
-    "best_size",
-    "mean_size",
-    "new_subsets",
-    "evaluations",
-    "archive_hits",
-    "seconds",
-)
-"""Keys of a history row: the round; the best subset's fitness and size; the mean size of the
-current particles; distinct subsets met for the first time this round (swarm and local
-search); evaluations computed so far and archive hits so far (both cumulative, counted by the
-search in a rank-invariant way, see the module notes); wall seconds since the run started.
-Every key but ``seconds`` is identical whatever the number of ranks."""
 
 
 def better(fitness_a, size_a, fitness_b, size_b):
