@@ -455,7 +455,8 @@ def _add_report(subparsers):
         "convergence curve. Text on the "
         "terminal; CSV, Markdown, JSON and PNG plots on request.",
     )
-    p.add_argument("results", nargs="+", metavar="RESULTS.h5", help="results files")
+    p.add_argument("results", nargs="+", metavar="RESULTS.h5",
+                   help="results files (or the JSON of one search: run --output FILE.json)")
     p.add_argument("--reference", metavar="NAME",
                    help="method the tests compare against: job name, algorithm or file name "
                    "(default: the first file)")
@@ -474,10 +475,25 @@ def _add_report(subparsers):
     p.add_argument("--genes", metavar="FILE.tsv", dest="genes_path",
                    help="write every selected gene of every method, ranked: name, selection "
                    "frequency, mean rank over runs (tab-separated, for enrichment tools)")
+    p.add_argument("--sizes", type=_sizes, metavar="N,N,...",
+                   help="signature sizes (most genes) of the 'signatures by size' tables, e.g. "
+                   "10,20,50 (default: read from the searches' fronts)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace existing CSV, Markdown, JSON, gene-list or plot files (never a "
                    "results file given)")
     p.set_defaults(run_command=_run_report)
+
+
+def _sizes(text):
+    """``--sizes 10,20,50``: positive integers."""
+    try:
+        sizes = [int(part) for part in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive whole numbers separated by "
+                                         f"commas, got {text!r}")
+    return sizes
 
 
 def _run_report(args):
@@ -487,7 +503,7 @@ def _run_report(args):
     _on_rank0(lambda: report_command(
         args.results, reference=args.reference, alpha=args.alpha, top=args.top,
         csv_dir=args.csv_dir, markdown=args.markdown, json_path=args.json_path,
-        plots=args.plots, genes_path=args.genes_path, print0=lines.append,
+        plots=args.plots, genes_path=args.genes_path, sizes=args.sizes, print0=lines.append,
         overwrite=args.overwrite))
     _print0(*lines)
 

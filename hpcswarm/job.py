@@ -487,6 +487,11 @@ def summary_lines(job, summary):
         f"{summary['tasks']} tasks, {summary['task_seconds']['mean']:.1f} s per task, "
         f"{summary['provenance']['total_seconds']:.1f} s in all on "
         f"{summary['provenance']['n_ranks']} rank(s)"]
+    for row in summary.get("refined", []):
+        accuracy, size = row["accuracy"], row["subset_size"]
+        lines.append(f"{row['name']}: {what} best {100 * accuracy['best']:.2f}%, mean "
+                     f"{100 * accuracy['mean']:.2f} +/- {100 * accuracy['std']:.2f}%; mean "
+                     f"subset size {size['mean']:.2f} genes")
     if summary["biased"]:
         lines.append(f"note: {summary['note']}")
     lines.append(f"wrote {job.output} and {job.summary_path}")

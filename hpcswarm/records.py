@@ -52,6 +52,9 @@ PREPROCESS_BIAS_NOTE = ("; the in-fold preprocessing (scaling, gene filters) was
                         "samples too")
 """Added to the bias note of a biased job with a ``[preprocess]`` table."""
 
+SEARCH_ENCODING = ("hpcswarm-search-result", "0.1.0")
+"""The JSON document of one search (``run --data ... --output FILE.json``)."""
+
 FRONT_ENCODING = ("hpcswarm-front", "0.1.0")
 TASK_ENCODING = ("hpcswarm-task", "0.1.0")
 _ARRAY = ("array", "0.2.0")

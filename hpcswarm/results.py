@@ -37,7 +37,8 @@ from hpcswarm.atomic import atomic_hdf5
 from hpcswarm.encoding import check_tag, decode_value, finite, json_text, tag, tags
 from hpcswarm.errors import DataError
 from hpcswarm.records import (BIAS_NOTE, FRONT_FIELDS, HISTORY_FIELDS,  # noqa: F401
-                              PREPROCESS_BIAS_NOTE, read_front)
+                              PREPROCESS_BIAS_NOTE, SEARCH_ENCODING, FrontPoint, History,
+                              read_front)
 
 ENCODING = ("hpcswarm-results", "0.1.0")
 SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.1.0")
@@ -206,10 +207,16 @@ class MethodResults:
 
 
 def read_results(path):
-    """Read a results file; DataError if it is missing or not an hpcswarm results file."""
+    """Read a results file; DataError if it is missing or not an hpcswarm results file.
+
+    A single search's JSON document (``run --output FILE.json``) reads as a results file of
+    one task (:func:`read_search_document`).
+    """
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: no such results file")
+    if not h5py.is_hdf5(path) and _looks_like_json(path):
+        return read_search_document(path)
     try:
         f = h5py.File(path, "r")
     except OSError as exc:
@@ -234,6 +241,81 @@ def read_results(path):
         class_names = [decode_value(v) for v in f["class_names"][()].tolist()]
     return MethodResults(path, attrs, gene_names, class_names, table, genes, histories, columns,
                          fronts, refined if refined else None)
+
+
+def _looks_like_json(path):
+    """Whether ``path`` starts (after white space) with ``{``."""
+    with open(path, "rb") as handle:
+        return handle.read(64).lstrip()[:1] == b"{"
+
+
+def read_search_document(path):
+    """A single search's JSON document as a :class:`MethodResults` of one task (run 0, fold 0).
+
+    The search selected on all samples: its accuracy is the inner cross-validation accuracy
+    of the selection (the biased protocol's figure, flagged so), and there is no all-genes
+    baseline. Genes the document does not name (outside the selected and refined subsets) are
+    named by their 0-based index.
+    """
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        kind, version = document.get("encoding-type"), str(document.get("encoding-version"))
+    except (ValueError, UnicodeDecodeError, AttributeError) as exc:
+        raise DataError(f"{path}: not an hpcswarm results file nor a search's JSON "
+                        f"({exc})") from None
+    if kind != SEARCH_ENCODING[0]:
+        raise DataError(f"{path}: not an hpcswarm results file nor a search's JSON "
+                        f"(encoding-type {kind!r}, expected {SEARCH_ENCODING[0]!r})")
+    if version.split(".")[0] != SEARCH_ENCODING[1].split(".")[0]:
+        raise DataError(f"{path}: search document encoding-version {version!r} is not "
+                        f"supported (this hpcswarm reads {SEARCH_ENCODING[1]})")
+    try:
+        return _search_results(path, document)
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise DataError(f"{path}: a damaged search document ({type(exc).__name__}: "
+                        f"{exc})") from None
+
+
+def _search_results(path, document):
+    n_genes = int(document["n_genes_total"])
+    names = [str(i) for i in range(n_genes)]
+    refined = document.get("refined")
+    for genes, named in ((document["selected_genes"], document.get("selected_gene_names")),
+                         ((refined or {}).get("genes", []), (refined or {}).get("gene_names"))):
+        for gene, name in zip(genes, named or []):
+            names[int(gene)] = str(name)
+    score = document["extra"]["score"]
+    history = History.from_rows(document["history"], tuple(document["history"][0]))
+    last = history.last
+    correct, total = int(score["correct"]), int(score["total"])
+    genes = np.asarray(document["selected_genes"], dtype=np.int64)
+    table = {"run": [0], "fold": [0], "group": [0], "train_fitness": [document["fitness"]],
+             "train_correct": [correct], "train_total": [total], "test_correct": [correct],
+             "test_total": [total], "test_accuracy": [correct / total],
+             "subset_size": [genes.size], "seconds": [last.get("seconds", 0.0)],
+             "evaluations": [last.get("evaluations", 0)],
+             "archive_hits": [last.get("archive_hits", 0)]}
+    if refined is not None:
+        table.update(refined_size=[len(refined["genes"])],
+                     refined_train_correct=[refined["correct"]],
+                     refined_train_total=[refined["total"]],
+                     refined_test_correct=[refined["correct"]],
+                     refined_test_total=[refined["total"]],
+                     refined_test_accuracy=[refined["correct"] / refined["total"]])
+    table = {k: np.array(v, dtype=np.int64 if k in _INT_COLUMNS else float)
+             for k, v in table.items()}
+    front = [FrontPoint(np.asarray(p["genes"], dtype=np.int64), float(p["fitness"]),
+                        int(p["correct"]), int(p["total"])) for p in document["front"]]
+    attrs = {"name": document["algorithm"], "algorithm": document["algorithm"],
+             "protocol": "search", "biased": True, "bias_note": BIAS_NOTE,
+             "params": document["params"], "seed": document["seed"],
+             "dataset": document.get("data"), "dataset_sha256": None, "n_runs": 1,
+             "refine": "" if refined is None else refined["method"]}
+    return MethodResults(path, attrs, names, [], table, [genes], [history.values],
+                         list(history.columns), [front],
+                         None if refined is None
+                         else [np.asarray(refined["genes"], dtype=np.int64)])
 
 
 # ------------------------------------------------------------------ figures
