@@ -489,7 +489,8 @@ def summary_lines(job, summary):
         f"{summary['provenance']['n_ranks']} rank(s)"]
     for row in summary.get("refined", []):
         accuracy, size = row["accuracy"], row["subset_size"]
-        lines.append(f"{row['name']}: {what} best {100 * accuracy['best']:.2f}%, mean "
+        lines.append(f"{row['name']}: {what} over {summary['runs']} run(s): best "
+                     f"{100 * accuracy['best']:.2f}%, mean "
                      f"{100 * accuracy['mean']:.2f} +/- {100 * accuracy['std']:.2f}%; mean "
                      f"subset size {size['mean']:.2f} genes")
     if summary["biased"]:
