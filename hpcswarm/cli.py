@@ -465,16 +465,19 @@ def _add_report(subparsers):
     p.add_argument("--top", type=_int_at_least(1), default=10, metavar="N",
                    help="most frequent genes listed per method (default 10)")
     p.add_argument("--csv", metavar="DIR", dest="csv_dir",
-                   help="write methods.csv, genes.csv and convergence.csv in DIR")
+                   help="write methods.csv, genes.csv, convergence.csv, fronts.csv and "
+                   "signatures.csv in DIR (created if missing)")
     p.add_argument("--markdown", metavar="FILE.md", help="write the tables as Markdown")
     p.add_argument("--json", metavar="FILE.json", dest="json_path",
                    help="write every table as JSON")
     p.add_argument("--plots", metavar="DIR",
                    help="write convergence.png, gene-frequency, stability and Pareto-front "
-                   "charts in DIR (needs matplotlib: pip install 'hpcswarm[plot]')")
+                   "charts in DIR, created if missing (needs matplotlib: pip install "
+                   "'hpcswarm[plot]')")
     p.add_argument("--genes", metavar="FILE.tsv", dest="genes_path",
                    help="write every selected gene of every method, ranked: name, selection "
-                   "frequency, mean rank over runs (tab-separated, for enrichment tools)")
+                   "frequency, mean rank over runs (tab-separated, for enrichment tools; "
+                   "'evaluate --genes' reads its first column)")
     p.add_argument("--sizes", type=_sizes, metavar="N,N,...",
                    help="signature sizes (most genes) of the 'signatures by size' tables, e.g. "
                    "10,20,50 (default: read from the searches' fronts)")

@@ -17,11 +17,17 @@
   subsets its search evaluated (:mod:`hpcswarm.swarm.front`). For a budget of at most b
   genes the report takes, in each task, the front point of at most b genes with the highest
   *inner* accuracy and gives its mean size, inner accuracy and test accuracy (pooled over
-  each run's folds). Choosing a point by its test accuracy instead would let the test fold
+  each run's folds), over the tasks whose front has such a point (their number is shown).
+  The budgets are read from the fronts (:func:`default_budgets`) or given (``--sizes``). Choosing a point by its test accuracy instead would let the test fold
   take part in the selection and bring back the selection bias that the outer
   cross-validation removes (Ambroise & McLachlan 2002; Tran et al. Sect. 4.6): the test
   accuracy of a front point is only reported, never used to choose it.
-- Convergence (Tran et al. Fig. 3; Li et al. Fig. 2): mean gbest fitness per round.
+- Convergence (Tran et al. Fig. 3; Li et al. Fig. 2): mean gbest fitness per round, shown
+  as the inner accuracy behind it (:func:`fitness_accuracy`: CSO's fitness is minus the
+  error rate, Gu et al. 2018 Eq. 5).
+
+Inputs: results files, and a single search's JSON (``run --output FILE.json``), read as one
+biased task (:func:`hpcswarm.results.read_search_document`); a file given twice is read once.
 
 Text tables go to the terminal; CSV, Markdown, JSON and PNG (matplotlib, optional) on request.
 """
