@@ -18,7 +18,8 @@
   genes the report takes, in each task, the front point of at most b genes with the highest
   *inner* accuracy and gives its mean size, inner accuracy and test accuracy (pooled over
   each run's folds), over the tasks whose front has such a point (their number is shown).
-  The budgets are read from the fronts (:func:`default_budgets`) or given (``--sizes``). Choosing a point by its test accuracy instead would let the test fold
+  The budgets are read from the fronts (:func:`default_budgets`) or given (``--sizes``).
+  Choosing a point by its test accuracy instead would let the test fold
   take part in the selection and bring back the selection bias that the outer
   cross-validation removes (Ambroise & McLachlan 2002; Tran et al. Sect. 4.6): the test
   accuracy of a front point is only reported, never used to choose it.

@@ -9,7 +9,8 @@ Layout (every object carries ``encoding-type`` and ``encoding-version``)::
     /gene_names            (n_genes,) strings
     /class_names           (n_classes,) strings
     /tasks                 "hpcswarm-task-table": one (n_tasks,) column per TASK_COLUMNS
-    /runs/run-RRR/fold-FF  "hpcswarm-task": attrs run, fold, spawn_key, group, extra (JSON);
+    /runs/run-RRR/fold-FF  "hpcswarm-task" (:meth:`hpcswarm.records.TaskRecord.to_hdf5`):
+                           attrs run, fold, spawn_key, group, extra (JSON);
                            selected_genes, train_index, test_index (int64),
                            history (n_rounds, len(HISTORY_FIELDS)) float64, attr "columns";
                            refined_genes, refined_removed (int64, with a refinement)
@@ -36,9 +37,8 @@ import numpy as np
 from hpcswarm.atomic import atomic_hdf5
 from hpcswarm.encoding import check_tag, decode_value, finite, json_text, tag, tags
 from hpcswarm.errors import DataError
-from hpcswarm.records import (BIAS_NOTE, FRONT_FIELDS, HISTORY_FIELDS,  # noqa: F401
-                              PREPROCESS_BIAS_NOTE, SEARCH_ENCODING, FrontPoint, History,
-                              read_front)
+from hpcswarm.records import (BIAS_NOTE, PREPROCESS_BIAS_NOTE, SEARCH_ENCODING, FrontPoint,
+                              History, read_front)
 
 ENCODING = ("hpcswarm-results", "0.1.0")
 SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.1.0")
@@ -59,11 +59,6 @@ TASK_COLUMNS = (
 REFINED_COLUMNS = ("refined_size", "refined_train_correct", "refined_train_total",
                    "refined_test_correct", "refined_test_total", "refined_test_accuracy")
 """Columns of ``/tasks`` added by a refinement (``refine = "prune"``)."""
-
-_FRONT = ("hpcswarm-front", "0.1.0")
-FRONT_FIELDS = ("size", "fitness", "train_correct", "train_total", "test_correct",
-                "test_total")
-"""Per-point values of a task's front (``/runs/.../front``), besides the genes."""
 
 _INT_COLUMNS = {"run", "fold", "group", "train_correct", "train_total", "test_correct",
                 "test_total", "subset_size", "evaluations", "archive_hits",

@@ -36,7 +36,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from hpcswarm.atomic import atomic_hdf5, atomic_path, check_output  # noqa: F401
+from hpcswarm.atomic import atomic_hdf5
 from hpcswarm.data.dataset import Dataset
 from hpcswarm.data.table import BLOCK_CELLS
 from hpcswarm.encoding import check_tag, decode_value, read_tag, tag

@@ -52,7 +52,6 @@ import numpy as np
 from hpcswarm.comm import as_comm
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.fitness.archive import Archive, flipped_keys, mask_key, mask_keys
-from hpcswarm.records import HISTORY_FIELDS
 from hpcswarm.swarm.exchange import Blocks, balanced_blocks, settle_round, ship
 from hpcswarm.swarm.front import MONOTONE_OBJECTIVES, FrontTracker
 from hpcswarm.swarm.snapshot import restore_snapshot
@@ -195,7 +194,7 @@ class SearchResult:
     fitness : float
         Its fitness (maximised; ``-error`` for the error objective).
     history : list of dict
-        One row per round with the keys of :data:`HISTORY_FIELDS`.
+        One row per round with the keys of :data:`~hpcswarm.records.HISTORY_FIELDS`.
     extra : dict
         Method-specific records (mechanism events, rankings).
     front : list of dict
@@ -237,8 +236,9 @@ class SearchAlgorithm(abc.ABC):
         ``comm`` builds the algorithm with the same arguments and calls :meth:`run`.
     progress : callable, optional
         Called once per round on every rank with the history row just recorded (a dict of
-        :data:`HISTORY_FIELDS`): the task farm's hook that lets MPI progress one-sided
-        operations and lets world rank 0 report progress, see :func:`hpcswarm.taskfarm.farm`.
+        :data:`~hpcswarm.records.HISTORY_FIELDS`): the task farm's hook that lets MPI
+        progress one-sided operations and lets world rank 0 report progress, see
+        :func:`hpcswarm.taskfarm.farm`.
     checkpoint : callable, optional
         ``checkpoint(search)`` on every rank after ``progress``, once per round: the job's
         hook that takes snapshots (:func:`hpcswarm.swarm.snapshot.take_snapshot`, collective)
