@@ -38,7 +38,7 @@ from hpcswarm.atomic import atomic_hdf5
 from hpcswarm.encoding import check_tag, decode_value, finite, json_text, tag, tags
 from hpcswarm.errors import DataError
 from hpcswarm.records import (BIAS_NOTE, PREPROCESS_BIAS_NOTE, SEARCH_ENCODING, FrontPoint,
-                              History, read_front)
+                              History, TaskRecord)
 
 ENCODING = ("hpcswarm-results", "0.1.0")
 SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.1.0")
@@ -176,6 +176,9 @@ class MethodResults:
     fronts : list of list of FrontPoint
         Per task, the search's front (:func:`hpcswarm.records.read_front`); empty lists for
         files written before fronts were kept.
+
+    Every task is read as its :class:`~hpcswarm.records.TaskRecord`
+    (:meth:`~hpcswarm.records.TaskRecord.from_hdf5`).
     refined_genes : list of ndarray or None
         Per task, the refined subset's genes, when the job had a refinement.
     """
@@ -223,19 +226,17 @@ def read_results(path):
             if isinstance(attrs.get(key), str) and attrs[key]:
                 attrs[key] = json.loads(attrs[key])
         table = {k: f["tasks"][k][()] for k in f["tasks"]}
-        genes, histories, columns, fronts, refined = [], [], [], [], []
-        for run, fold in zip(table["run"], table["fold"]):
-            task = f["runs"][f"run-{int(run):03d}"][f"fold-{int(fold):02d}"]
-            genes.append(task["selected_genes"][()])
-            histories.append(task["history"][()])
-            columns = [decode_value(c) for c in task["history"].attrs["columns"]]
-            fronts.append(read_front(task))
-            if "refined_genes" in task:
-                refined.append(task["refined_genes"][()])
+        tasks = [TaskRecord.from_hdf5(f["runs"][f"run-{int(run):03d}"][f"fold-{int(fold):02d}"],
+                                      {k: v[i] for k, v in table.items()},
+                                      attrs.get("refine") or "")
+                 for i, (run, fold) in enumerate(zip(table["run"], table["fold"]))]
         gene_names = [decode_value(v) for v in f["gene_names"][()].tolist()]
         class_names = [decode_value(v) for v in f["class_names"][()].tolist()]
-    return MethodResults(path, attrs, gene_names, class_names, table, genes, histories, columns,
-                         fronts, refined if refined else None)
+    refined = [t.refined.genes for t in tasks if t.refined is not None]
+    return MethodResults(path, attrs, gene_names, class_names, table, [t.genes for t in tasks],
+                         [t.history.values for t in tasks],
+                         list(tasks[-1].history.columns) if tasks else [],
+                         [list(t.front) for t in tasks], refined if refined else None)
 
 
 def _looks_like_json(path):
