@@ -260,6 +260,9 @@ def read_search_document(path):
     except (ValueError, UnicodeDecodeError, AttributeError) as exc:
         raise DataError(f"{path}: not an hpcswarm results file nor a search's JSON "
                         f"({exc})") from None
+    if kind == SUMMARY_ENCODING[0]:
+        raise DataError(f"{path}: the JSON summary of a job; report reads its results file "
+                        f"{document.get('results')}")
     if kind != SEARCH_ENCODING[0]:
         raise DataError(f"{path}: not an hpcswarm results file nor a search's JSON "
                         f"(encoding-type {kind!r}, expected {SEARCH_ENCODING[0]!r})")

@@ -259,6 +259,9 @@ def test_summary_and_last_lines_carry_the_refined_row(pruned):
 
     job = read_job(pruned.parent / "job.toml", [f"output={pruned}"])
     summary = json.loads(job.summary_path.read_text())
+    with pytest.raises(DataError, match=f"the JSON summary of a job; report reads its results "
+                                        f"file {pruned}"):
+        build_report([job.summary_path])
     (refined,) = summary["refined"]
     table = read_results(pruned).table
     assert refined["name"] == "LSRG+prune" and refined["refine"] == "prune"
