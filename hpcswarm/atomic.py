@@ -19,6 +19,7 @@ A failing write (a full disk, a quota, an I/O error) is one :class:`DataError` n
 target and the system's reason, e.g. ``res.h5: cannot write (No space left on device)``.
 """
 
+import io
 import json
 import os
 import secrets
@@ -163,3 +164,56 @@ def write_json(path, document, *, overwrite=True, indent=None):
     """Write ``document`` as JSON (no NaN or infinity, a final newline) to ``path`` atomically."""
     write_text(path, json.dumps(document, allow_nan=False, indent=indent) + "\n",
                overwrite=overwrite)
+
+
+@contextmanager
+def atomic_hdf5(output, *, overwrite=False, in_memory=False):
+    """A new HDF5 file that appears at ``output`` whole, or not at all.
+
+    The block writes an ``h5py.File`` created under a temporary name in ``output``'s folder
+    and closed when the block ends; then :func:`hpcswarm.atomic.atomic_path` flushes it to
+    disk and renames it to ``output``. On any error, or an interruption, the temporary file
+    is removed and ``output`` is untouched.
+
+    Parameters
+    ----------
+    output : str or Path
+    overwrite : bool
+        Replace an existing ``output``.
+    in_memory : bool
+        Build the file in memory and write its bytes to the temporary file at the end (memory:
+        the file's size). The HDF5 library then never meets a failing disk: a full disk
+        during a write of many objects (results, checkpoints) otherwise leaves HDF5 unable to
+        close the file, and every object still open reports the failure again when freed.
+
+    Raises
+    ------
+    DataError
+        ``output`` exists (without ``overwrite``), its folder is missing or not writable, or
+        the write fails (a full disk).
+    """
+    output = Path(output)
+    check_output(output, overwrite=overwrite)
+    import h5py  # here: the other writers need no HDF5
+
+    with atomic_path(output, overwrite=overwrite) as temporary:
+        if not in_memory:
+            with h5py.File(temporary, "w") as f:
+                yield f
+            return
+        image = io.BytesIO()
+        with h5py.File(image, "w") as f:
+            yield f
+        with open(temporary, "wb") as handle:
+            handle.write(image.getbuffer())
+
+
+def check_output(output, *, overwrite=False):
+    """Raise :class:`DataError` if ``output`` cannot be written as a new dataset file."""
+    output = Path(output)
+    if output.is_dir():
+        raise DataError(f"{output}: is a directory, expected an output file name")
+    if output.exists() and not overwrite:
+        raise DataError(f"{output}: already exists (use --overwrite to replace it)")
+    if not output.parent.is_dir():
+        raise DataError(f"{output}: the folder {str(output.parent)!r} does not exist")

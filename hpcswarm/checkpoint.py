@@ -1,12 +1,13 @@
 """The checkpoint file of a job: finished tasks and the latest snapshot of every unfinished one.
 
-World rank 0 alone writes it, whole, through :func:`hpcswarm.data.hdf5.atomic_hdf5` (built in
+World rank 0 alone writes it, whole, through :func:`hpcswarm.atomic.atomic_hdf5` (built in
 memory, then written under a temporary name in the same folder, ``fsync``, rename): a job
 killed, or a disk full, during the write leaves the previous checkpoint intact. Layout (every object tagged with ``encoding-type`` and
 ``encoding-version``)::
 
     /                      "hpcswarm-checkpoint"; attrs identity (JSON), n_tasks
-    /finished/task-NNNNNN  uint8: the task's result (the dict of protocols.run_task), pickled;
+    /finished/task-NNNNNN  uint8: the task's result (the hpcswarm.records.TaskRecord of
+                           protocols.run_task; a plain dict before records), pickled;
                            attrs run, fold, group
     /inflight/task-NNNNNN  group, the snapshot of hpcswarm.swarm.snapshot.take_snapshot:
                            attrs run, fold, iteration (the last round played), elapsed;
@@ -34,9 +35,10 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from hpcswarm.data.hdf5 import atomic_hdf5
+from hpcswarm.atomic import atomic_hdf5
 from hpcswarm.encoding import check_tag, decode_value, tag
 from hpcswarm.errors import DataError, HpcswarmError, ParameterError
+from hpcswarm.records import TaskRecord
 
 ENCODING = ("hpcswarm-checkpoint", "0.1.0")
 _PICKLED = ("pickle", "0.1.0")
@@ -54,6 +56,15 @@ def checkpoint_identity(job, dataset_sha256):
     identity = {key: described[key] for key in IDENTITY_KEYS}
     identity["dataset_sha256"] = dataset_sha256
     return identity
+
+
+def task_record_of(result, task):
+    """A finished task's result as a :class:`~hpcswarm.records.TaskRecord`: a checkpoint
+    written before records holds the plain dict of the same values, without the task's rows
+    (taken from ``task``)."""
+    if isinstance(result, TaskRecord):
+        return result
+    return TaskRecord.from_json(dict(result, train_index=task.train, test_index=task.test))
 
 
 def _pickled(group, name, value, encoding=_PICKLED):
@@ -244,7 +255,8 @@ class CheckpointKeeper:
         self.inflight = {}
         if previous is not None:
             for number, (result, group_index) in previous.results().items():
-                self.finished[number] = (tasks[number], result, group_index)
+                record = task_record_of(result, tasks[number])
+                self.finished[number] = (tasks[number], record, group_index)
             for number in previous.inflight:
                 self.inflight[number] = (tasks[number],
                                          lambda number=number: previous.snapshot(number))

@@ -462,7 +462,8 @@ def _add_report(subparsers):
         "convergence curve. Text on the "
         "terminal; CSV, Markdown, JSON and PNG plots on request.",
     )
-    p.add_argument("results", nargs="+", metavar="RESULTS.h5", help="results files")
+    p.add_argument("results", nargs="+", metavar="RESULTS.h5",
+                   help="results files (or the JSON of one search: run --output FILE.json)")
     p.add_argument("--reference", metavar="NAME",
                    help="method the tests compare against: job name, algorithm or file name "
                    "(default: the first file)")
@@ -471,20 +472,38 @@ def _add_report(subparsers):
     p.add_argument("--top", type=_int_at_least(1), default=10, metavar="N",
                    help="most frequent genes listed per method (default 10)")
     p.add_argument("--csv", metavar="DIR", dest="csv_dir",
-                   help="write methods.csv, genes.csv and convergence.csv in DIR")
+                   help="write methods.csv, genes.csv, convergence.csv, fronts.csv and "
+                   "signatures.csv in DIR (created if missing)")
     p.add_argument("--markdown", metavar="FILE.md", help="write the tables as Markdown")
     p.add_argument("--json", metavar="FILE.json", dest="json_path",
                    help="write every table as JSON")
     p.add_argument("--plots", metavar="DIR",
                    help="write convergence.png, gene-frequency, stability and Pareto-front "
-                   "charts in DIR (needs matplotlib: pip install 'hpcswarm[plot]')")
+                   "charts in DIR, created if missing (needs matplotlib: pip install "
+                   "'hpcswarm[plot]')")
     p.add_argument("--genes", metavar="FILE.tsv", dest="genes_path",
                    help="write every selected gene of every method, ranked: name, selection "
-                   "frequency, mean rank over runs (tab-separated, for enrichment tools)")
+                   "frequency, mean rank over runs (tab-separated, for enrichment tools; "
+                   "'evaluate --genes' reads its first column)")
+    p.add_argument("--sizes", type=_sizes, metavar="N,N,...",
+                   help="signature sizes (most genes) of the 'signatures by size' tables, e.g. "
+                   "10,20,50 (default: read from the searches' fronts)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace existing CSV, Markdown, JSON, gene-list or plot files (never a "
                    "results file given)")
     p.set_defaults(run_command=_run_report)
+
+
+def _sizes(text):
+    """``--sizes 10,20,50``: positive integers."""
+    try:
+        sizes = [int(part) for part in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive whole numbers separated by "
+                                         f"commas, got {text!r}")
+    return sizes
 
 
 def _run_report(args):
@@ -494,7 +513,7 @@ def _run_report(args):
     _on_rank0(lambda: report_command(
         args.results, reference=args.reference, alpha=args.alpha, top=args.top,
         csv_dir=args.csv_dir, markdown=args.markdown, json_path=args.json_path,
-        plots=args.plots, genes_path=args.genes_path, print0=lines.append,
+        plots=args.plots, genes_path=args.genes_path, sizes=args.sizes, print0=lines.append,
         overwrite=args.overwrite))
     _print0(*lines)
 

@@ -19,7 +19,7 @@ file layout (:mod:`hpcswarm.results`, :mod:`hpcswarm.checkpoint`).
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -317,8 +317,7 @@ def finish_job(job, plan, lifecycle, provenance, overwrite):
     results = []
     for task in plan.tasks:
         result, group_index = lifecycle.finished[task.number]
-        results.append(dict(result, group=group_index, train_index=task.train,
-                            test_index=task.test))
+        results.append(replace(result, group=group_index))
     write_results(job.output, job, plan.dataset, results, provenance, overwrite=overwrite)
     summary = summarise(job, plan.dataset, results, provenance)
     write_json(job.summary_path, summary)
@@ -357,6 +356,12 @@ def summary_lines(job, summary):
         f"{summary['tasks']} tasks, {summary['task_seconds']['mean']:.1f} s per task, "
         f"{summary['provenance']['total_seconds']:.1f} s in all on "
         f"{summary['provenance']['n_ranks']} rank(s)"]
+    for row in summary.get("refined", []):
+        accuracy, size = row["accuracy"], row["subset_size"]
+        lines.append(f"{row['name']}: {what} over {summary['runs']} run(s): best "
+                     f"{100 * accuracy['best']:.2f}%, mean "
+                     f"{100 * accuracy['mean']:.2f} +/- {100 * accuracy['std']:.2f}%; mean "
+                     f"subset size {size['mean']:.2f} genes")
     if summary["biased"]:
         lines.append(f"note: {summary['note']}")
     lines.append(f"wrote {job.output} and {job.summary_path}")

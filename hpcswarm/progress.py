@@ -192,9 +192,10 @@ class ProgressReporter:
 
 
 def task_record(task, result, group_index):
-    """The small record a group leader sends to world rank 0 when ``task`` is done."""
-    last = result["history"][-1]
+    """The small record a group leader sends to world rank 0 when ``task`` is done
+    (``result``: its :class:`~hpcswarm.records.TaskRecord`)."""
+    last = result.history.last
     return {"run": task.run, "fold": task.fold, "group": group_index,
-            "seconds": float(result["seconds"]), "iteration": int(last["iteration"]),
+            "seconds": float(result.seconds), "iteration": int(last["iteration"]),
             "best_fitness": float(last["best_fitness"]), "best_size": int(last["best_size"]),
             "evaluations": int(last["evaluations"]), "archive_hits": int(last["archive_hits"])}

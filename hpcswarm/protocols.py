@@ -27,19 +27,13 @@ from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor, Score, fold_rule, make_folds, score_split
 from hpcswarm.fitness.folds import fold_ids
 from hpcswarm.preprocess import fit
+from hpcswarm.records import (BIAS_NOTE, PREPROCESS_BIAS_NOTE, FrontPoint, History,
+                              RefinedSubset, TaskRecord)
 from hpcswarm.search import make_fitness, run_search
 
 SPLIT, SEARCH = 0, 1
 """Spawn-key components: a run's outer split, and the search of one of its folds."""
 
-BIAS_NOTE = ("optimistically biased: genes were selected on all samples and the accuracy is "
-             "the inner cross-validation accuracy of the selection itself (Ambroise & "
-             "McLachlan 2002; Tran et al. 2016, Experiment I)")
-"""The warning every biased result carries."""
-
-PREPROCESS_BIAS_NOTE = ("; the in-fold preprocessing (scaling, gene filters) was fitted on all "
-                        "samples too")
-"""Added to the bias note of a biased job with a ``[preprocess]`` table."""
 
 @dataclass(frozen=True)
 class Task:
@@ -329,12 +323,12 @@ def run_task(task, data, spec, hooks=None):
 
     Returns
     -------
-    dict
-        Plain values: genes (indices of the original dataset), fitness, test and baseline
-        counts, history, timings, and with ``preprocess`` the fitted steps; ``front`` (the
-        search's Pareto front of inner accuracy and size, each point with its test counts,
-        computed after the search, when the task has held-out rows); with a refinement,
-        ``refined`` (its genes, inner and test counts).
+    TaskRecord
+        Genes (indices of the original dataset), fitness, test and baseline counts, history,
+        timings, and with ``preprocess`` the fitted steps; ``front`` (the search's Pareto
+        front of inner accuracy and size, each point with its test counts, computed after
+        the search, when the task has held-out rows); with a refinement, ``refined`` (its
+        genes, inner and test counts).
 
     Notes
     -----
@@ -430,12 +424,11 @@ def _front_records(front, held_out, fitted):
     records = []
     for point in front:
         counts = None if held_out is None else held_out.score(point["genes"])
-        records.append({"genes": _original(fitted, point["genes"]),
-                        "fitness": float(point["fitness"]), "train_correct": point["correct"],
-                        "train_total": point["total"],
-                        "test_correct": -1 if counts is None else int(counts.correct),
-                        "test_total": -1 if counts is None else int(counts.total)})
-    return records
+        records.append(FrontPoint(
+            _original(fitted, point["genes"]), float(point["fitness"]), int(point["correct"]),
+            int(point["total"]), -1 if counts is None else int(counts.correct),
+            -1 if counts is None else int(counts.total)))
+    return tuple(records)
 
 
 def _refined_record(refined, held_out, fitted):
@@ -444,29 +437,28 @@ def _refined_record(refined, held_out, fitted):
         return None
     counts = (Score(refined.correct, refined.total) if held_out is None
               else held_out.score(refined.genes))
-    return {"method": refined.method, "genes": _original(fitted, refined.genes),
-            "removed": _original(fitted, refined.removed), "train_correct": refined.correct,
-            "train_total": refined.total, "test_correct": int(counts.correct),
-            "test_total": int(counts.total)}
+    return RefinedSubset(refined.method, _original(fitted, refined.genes),
+                         _original(fitted, refined.removed), int(refined.correct),
+                         int(refined.total), int(counts.correct), int(counts.total))
 
 
 def _task_record(task, result, scores, held_out, fitted, seconds):
-    """The plain-valued result of a task (see :func:`run_task`)."""
+    """The :class:`~hpcswarm.records.TaskRecord` of a task (see :func:`run_task`)."""
     test, baseline, pca = scores
     last = result.history[-1]
-    extra = {} if fitted is None else {"preprocessing": fitted.record()}
-    return {
-        "run": task.run, "fold": task.fold, "spawn_key": list(task.spawn_key),
-        "genes": _original(fitted, result.genes),
-        "train_fitness": float(result.fitness),
-        "train_correct": int(result.extra["score"]["correct"]),
-        "train_total": int(result.extra["score"]["total"]),
-        "test_correct": int(test.correct), "test_total": int(test.total),
-        "baseline_correct": int(baseline.correct), "baseline_total": int(baseline.total),
-        "pca_correct": int(pca.correct), "pca_total": int(pca.total),
-        "pca_components": float(np.mean(pca.n_components)),
-        "evaluations": int(last["evaluations"]), "archive_hits": int(last["archive_hits"]),
-        "seconds": seconds, "history": list(result.history),
-        "extra": result.extra, "front": _front_records(result.front, held_out, fitted),
-        "refined": _refined_record(result.refined, held_out, fitted), **extra
-    }
+    return TaskRecord(
+        run=task.run, fold=task.fold, spawn_key=tuple(task.spawn_key),
+        genes=_original(fitted, result.genes), train_fitness=float(result.fitness),
+        train_correct=int(result.extra["score"]["correct"]),
+        train_total=int(result.extra["score"]["total"]),
+        test_correct=int(test.correct), test_total=int(test.total),
+        baseline_correct=int(baseline.correct), baseline_total=int(baseline.total),
+        pca_correct=int(pca.correct), pca_total=int(pca.total),
+        pca_components=float(np.mean(pca.n_components)),
+        evaluations=int(last["evaluations"]), archive_hits=int(last["archive_hits"]),
+        seconds=seconds, history=History.from_rows(result.history), extra=result.extra,
+        front=_front_records(result.front, held_out, fitted),
+        refined=_refined_record(result.refined, held_out, fitted),
+        train_index=np.asarray(task.train, dtype=np.int64),
+        test_index=np.asarray(task.test, dtype=np.int64),
+        preprocessing=None if fitted is None else fitted.record())

@@ -17,26 +17,35 @@
   subsets its search evaluated (:mod:`hpcswarm.swarm.front`). For a budget of at most b
   genes the report takes, in each task, the front point of at most b genes with the highest
   *inner* accuracy and gives its mean size, inner accuracy and test accuracy (pooled over
-  each run's folds). Choosing a point by its test accuracy instead would let the test fold
+  each run's folds), over the tasks whose front has such a point (their number is shown).
+  The budgets are read from the fronts (:func:`default_budgets`) or given (``--sizes``).
+  Choosing a point by its test accuracy instead would let the test fold
   take part in the selection and bring back the selection bias that the outer
   cross-validation removes (Ambroise & McLachlan 2002; Tran et al. Sect. 4.6): the test
   accuracy of a front point is only reported, never used to choose it.
-- Convergence (Tran et al. Fig. 3; Li et al. Fig. 2): mean gbest fitness per round.
+- Convergence (Tran et al. Fig. 3; Li et al. Fig. 2): mean gbest fitness per round, shown
+  as the inner accuracy behind it (:func:`fitness_accuracy`: CSO's fitness is minus the
+  error rate, Gu et al. 2018 Eq. 5).
+
+Inputs: results files, and a single search's JSON (``run --output FILE.json``), read as one
+biased task (:func:`hpcswarm.results.read_search_document`); a file given twice is read once.
 
 Text tables go to the terminal; CSV, Markdown, JSON and PNG (matplotlib, optional) on request.
 """
 
 import csv
 import io
+import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from hpcswarm.atomic import atomic_path, write_json, write_text
-from hpcswarm.encoding import tags
+from hpcswarm.encoding import finite, tags
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.outputs import check_outputs
-from hpcswarm.protocols import BIAS_NOTE
+from hpcswarm.records import BIAS_NOTE
 from hpcswarm.results import describe, gene_frequencies, mean_curve, read_results, run_accuracies
 from hpcswarm.stability import ranked_genes, stability
 
@@ -56,7 +65,8 @@ STABILITY_GENES = 20
 
 FRONT_NOTE = ("signatures by size: in each task the front point of at most b genes with the "
               "highest inner accuracy; its test accuracy is reported, never used to choose "
-              "it (choosing by test accuracy would reintroduce selection bias)")
+              "it (choosing by test accuracy would reintroduce selection bias); Tasks: the "
+              "tasks whose front has a point that small, over which the means are taken")
 
 
 def significance(values, reference, alpha=0.05):
@@ -165,43 +175,104 @@ def dataset_label(method):
     return Path(str(method.attrs.get("dataset"))).stem
 
 
-def signature_budgets(method, budgets=BUDGETS):
+def default_budgets(fronts):
+    """Signature sizes read from the fronts themselves: the smallest size of any front, the
+    smallest at which every front has a point, and the :data:`BUDGETS` between the first and
+    the first that takes every front's last point."""
+    smallest = min(front[0].size for front in fronts)
+    everywhere = max(front[0].size for front in fronts)
+    largest = max(front[-1].size for front in fronts)
+    chosen = []
+    for budget in sorted({b for b in BUDGETS if b >= smallest} | {smallest, everywhere}):
+        chosen.append(budget)
+        if budget >= largest:
+            break
+    return chosen
+
+
+def signature_budgets(method, budgets=None):
     """Per size budget, the front points chosen by inner accuracy alone, summarised.
 
     In every task, the point of the task's front with at most ``b`` genes and the highest
-    inner accuracy (the largest such point: accuracy grows along a front). A budget is
-    listed when every task has such a point, up to the first budget that takes every
-    front's last point. Returns a list of dicts: ``budget``, ``size`` (mean), ``inner``
-    (mean inner accuracy, %), ``test`` (test accuracy pooled over each run's folds, mean
-    over runs, %; None for the biased protocol).
+    inner accuracy (the largest such point: accuracy grows along a front). ``budgets``
+    default to :func:`default_budgets`. Returns a list of dicts: ``budget``, ``tasks`` (the
+    tasks whose front has a point of at most ``b`` genes: the means are over those), ``size``
+    (mean), ``inner`` (mean inner accuracy, %), ``test`` (test accuracy pooled over each
+    run's folds, mean over runs, %; None for the biased protocol); ``size``, ``inner`` and
+    ``test`` are None when no front has a point that small.
     """
     fronts = method.fronts or []
     if not fronts or not all(fronts):
         return []
     runs = method.table["run"]
-    largest = max(front[-1]["size"] for front in fronts)
     out = []
-    for budget in budgets:
-        chosen = []
-        for front in fronts:
-            inside = [p for p in front if p["size"] <= budget]
-            if not inside:
-                break
-            chosen.append(inside[-1])
-        else:
-            test = None
-            if all(p["test_total"] > 0 for p in chosen):
-                correct = np.array([p["test_correct"] for p in chosen])
-                total = np.array([p["test_total"] for p in chosen])
-                test = 100 * float(np.mean([correct[runs == r].sum() / total[runs == r].sum()
-                                            for r in np.unique(runs)]))
-            out.append({"budget": budget, "size": float(np.mean([p["size"] for p in chosen])),
-                        "inner": 100 * float(np.mean([p["train_correct"] / p["train_total"]
-                                                      for p in chosen])),
-                        "test": test})
-        if budget >= largest:
-            break
+    for budget in (default_budgets(fronts) if budgets is None else sorted(set(budgets))):
+        chosen = [(run, [p for p in front if p.size <= budget])
+                  for run, front in zip(runs, fronts)]
+        chosen = [(run, inside[-1]) for run, inside in chosen if inside]
+        row = {"budget": budget, "tasks": len(chosen), "size": None, "inner": None,
+               "test": None}
+        if chosen:
+            points = [p for _, p in chosen]
+            row["size"] = float(np.mean([p.size for p in points]))
+            row["inner"] = 100 * float(np.mean([p.inner_accuracy for p in points]))
+            if all(p.test_total > 0 for p in points):
+                kept = np.array([run for run, _ in chosen])
+                correct = np.array([p.test_correct for p in points])
+                total = np.array([p.test_total for p in points])
+                row["test"] = 100 * float(np.mean([correct[kept == r].sum()
+                                                   / total[kept == r].sum()
+                                                   for r in np.unique(kept)]))
+        out.append(row)
     return out
+
+
+def fitness_accuracy(fitness, size, objective, alpha=0.9, n_genes=None):
+    """The validation accuracy behind a fitness value of :mod:`hpcswarm.fitness.objectives`.
+
+    ``accuracy``: the fitness itself; ``error`` (Gu et al. 2018, Eq. 5, maximised as minus
+    the error rate): ``1 + fitness``; ``combined`` (Li et al., Eq. 3): ``(fitness - (1 -
+    alpha) (1 - size / n_genes)) / alpha``. NaN for the empty subset (a fitness below -1,
+    outside every objective's range on non-empty subsets) and None for an objective it
+    cannot invert (unknown, or ``combined`` without ``n_genes``).
+
+    Parameters
+    ----------
+    fitness, size : ndarray of shape (n,)
+    objective : str or None
+    alpha : float
+    n_genes : int, optional
+        Genes the search chose from.
+    """
+    fitness = np.asarray(fitness, dtype=float)
+    if objective == "accuracy":
+        accuracy = fitness.copy()
+    elif objective == "error":
+        accuracy = 1.0 + fitness
+    elif objective == "combined" and n_genes:
+        accuracy = (fitness - (1.0 - alpha) * (1.0 - np.asarray(size) / n_genes)) / alpha
+    else:
+        return None
+    return np.where(fitness < -1.0, np.nan, accuracy)
+
+
+def accuracy_curve(method):
+    """Mean over tasks of the best subset's inner accuracy per round (from its fitness,
+    :func:`fitness_accuracy`); None when the objective cannot be inverted. Shorter runs
+    hold their last value, as in :func:`hpcswarm.results.mean_curve`."""
+    params = method.attrs.get("params") or {}
+    job = method.attrs.get("job") or {}
+    n_genes = None if job.get("preprocess") else len(method.gene_names)
+    columns = method.history_columns
+    curves = []
+    for history in method.histories:
+        accuracy = fitness_accuracy(history[:, columns.index("best_fitness")],
+                                    history[:, columns.index("best_size")],
+                                    params.get("objective"), params.get("alpha", 0.9), n_genes)
+        if accuracy is None:
+            return None
+        curves.append(accuracy[:, None])
+    return finite(mean_curve(curves, ["best_accuracy"], "best_accuracy").tolist())
 
 
 def _pick_reference(methods, reference):
@@ -216,7 +287,25 @@ def _pick_reference(methods, reference):
                          f"(methods: {names})")
 
 
-def build_report(paths, reference=None, alpha=0.05, top=10):
+def distinct_files(paths):
+    """``paths`` without a file given twice (the same file under two names or paths: same
+    device and inode), in order; and a note per file left out."""
+    seen, kept, notes = {}, [], []
+    for path in paths:
+        try:
+            status = os.stat(path)
+            key = (status.st_dev, status.st_ino)
+        except OSError:  # missing: read_results names it
+            key = os.path.realpath(path)
+        if key in seen:
+            notes.append(f"{path}: the same file as {seen[key]}, counted once")
+            continue
+        seen[key] = path
+        kept.append(path)
+    return kept, notes
+
+
+def build_report(paths, reference=None, alpha=0.05, top=10, sizes=None):
     """Read results files and compute every table of the report, as plain data.
 
     Parameters
@@ -231,6 +320,11 @@ def build_report(paths, reference=None, alpha=0.05, top=10):
         Significance level of the rank-sum tests.
     top : int
         Genes listed per method.
+    sizes : sequence of int, optional
+        Signature sizes of the "signatures by size" tables (default: read from the fronts,
+        :func:`default_budgets`).
+
+    A file given twice (under any name) is read once, with a note.
 
     Returns
     -------
@@ -240,10 +334,11 @@ def build_report(paths, reference=None, alpha=0.05, top=10):
     """
     if not 0 < alpha < 1:
         raise ParameterError(f"--alpha must lie in (0, 1), got {alpha}")
+    paths, notes = distinct_files(paths)
     methods = with_refined(pool_parts([read_results(path) for path in paths]))
     ref_index = _pick_reference(methods, reference)
     ref = methods[ref_index]
-    rows, genes, curves, notes = [], [], [], []
+    rows, genes, curves = [], [], []
     datasets = []
     for method in methods:
         key = method.attrs.get("dataset_sha256")
@@ -254,8 +349,10 @@ def build_report(paths, reference=None, alpha=0.05, top=10):
         compare_to = ref if ref.attrs.get("dataset_sha256") == key else None
         ref_values = run_accuracies(compare_to.table) if compare_to is not None else None
         base = compare_to or members[0]
-        entries = [(ALL_GENES, base, run_accuracies(base.table, "baseline"),
-                    len(base.gene_names), False)]
+        entries = []
+        if "baseline_correct" in base.table:  # a single search's document has no baseline
+            entries.append((ALL_GENES, base, run_accuracies(base.table, "baseline"),
+                            len(base.gene_names), False))
         if "pca_correct" in base.table:
             entries.append((PCA_KNN, base, run_accuracies(base.table, "pca"),
                             float(base.table["pca_components"].mean()), False))
@@ -300,16 +397,16 @@ def build_report(paths, reference=None, alpha=0.05, top=10):
                            "file": str(method.path),
                            "objective": (method.attrs.get("params") or {}).get("objective"),
                            "best_fitness": mean_curve(method.histories,
-                                                      method.history_columns).tolist()})
+                                                      method.history_columns).tolist(),
+                           "best_accuracy": accuracy_curve(method)})
         if method.fronts and all(method.fronts):
             fronts.append({
                 "dataset": dataset_label(method), "method": method.label,
                 "file": str(method.path), "biased": method.biased,
-                "budgets": signature_budgets(method),
+                "budgets": signature_budgets(method, sizes),
                 "tasks": [{"run": int(run), "fold": int(fold), "points": [
-                    {"size": p["size"], "inner": p["train_correct"] / p["train_total"],
-                     "test": (p["test_correct"] / p["test_total"] if p["test_total"] > 0
-                              else None)} for p in front]}
+                    {"size": p.size, "inner": p.inner_accuracy, "test": p.test_accuracy}
+                    for p in front]}
                     for run, fold, front in zip(runs, method.table["fold"], method.fronts)]})
     if fronts:
         notes.append(f"Signatures: {FRONT_NOTE}.")
@@ -334,13 +431,35 @@ def _fmt_index(value):
 _HEADER = ["Dataset", "Method", "Protocol", "Runs", "Ave-Size", "Best", "Mean +/- Std", "T",
            "p", "Kuncheva", "Jaccard"]
 
-_BUDGET_HEADER = ["Genes at most", "Mean size", "Inner acc. (%)", "Test acc. (%)"]
+_BUDGET_HEADER = ["Genes at most", "Tasks", "Mean size", "Inner acc. (%)", "Test acc. (%)"]
 
 
 def _budget_rows(entry):
-    return [[b["budget"], f"{b['size']:.1f}", f"{b['inner']:.2f}",
-             "n/a (biased)" if b["test"] is None else f"{b['test']:.2f}"]
-            for b in entry["budgets"]]
+    n_tasks = len(entry["tasks"])
+    rows = []
+    for b in entry["budgets"]:
+        if b["size"] is None:
+            rows.append([b["budget"], f"0/{n_tasks}", "no front point that small", "", ""])
+            continue
+        rows.append([b["budget"], f"{b['tasks']}/{n_tasks}", f"{b['size']:.1f}",
+                     f"{b['inner']:.2f}",
+                     "n/a (biased)" if b["test"] is None else f"{b['test']:.2f}"])
+    return rows
+
+
+def _convergence_lines(entry):
+    """The convergence row of a method: the best subset's inner accuracy per round when its
+    objective can be inverted (:func:`fitness_accuracy`), else its fitness."""
+    accuracy = entry.get("best_accuracy")
+    curve = entry["best_fitness"] if accuracy is None else accuracy
+    points = _sample_points(len(curve))
+    what = (f"Mean gbest fitness ({entry['objective']})"
+            if accuracy is None or entry["objective"] == "accuracy"
+            else f"Mean gbest inner accuracy (from its {entry['objective']} fitness)")
+    return [f"{what} per round: {entry['method']}"], _text_table(
+        ["Round"] + [str(p) for p in points],
+        [["accuracy" if accuracy is not None else "fitness"]
+         + ["" if curve[p] is None else f"{curve[p]:.4f}" for p in points]])
 
 
 def _front_title(entry):
@@ -379,11 +498,8 @@ def text_lines(report):
                                f"{g['frequency']:.2f}"]
                               for i, g in enumerate(entry["top"])])
     for entry in report["convergence"]:
-        curve = entry["best_fitness"]
-        points = _sample_points(len(curve))
-        lines += ["", f"Mean gbest fitness ({entry['objective']}) per round: {entry['method']}"]
-        lines += _text_table(["Round"] + [str(p) for p in points],
-                             [["fitness"] + [f"{curve[p]:.4f}" for p in points]])
+        title, table = _convergence_lines(entry)
+        lines += [""] + title + table
     return lines
 
 
@@ -431,8 +547,10 @@ def csv_texts(report):
     genes = render(["method", "rank", "index", "gene", "count", "frequency"],
                    [[e["method"], i + 1, g["index"], g["name"], g["count"], g["frequency"]]
                     for e in report["genes"] for i, g in enumerate(e["top"])])
-    convergence = render(["method", "round", "mean_best_fitness"],
-                         [[e["method"], t, v] for e in report["convergence"]
+    convergence = render(["method", "round", "mean_best_fitness", "mean_best_accuracy"],
+                         [[e["method"], t, v,
+                           None if e.get("best_accuracy") is None else e["best_accuracy"][t]]
+                          for e in report["convergence"]
                           for t, v in enumerate(e["best_fitness"])])
     fronts = render(["dataset", "method", "run", "fold", "size", "inner_accuracy",
                      "test_accuracy"],
@@ -440,9 +558,10 @@ def csv_texts(report):
                       p["test"]] for e in report.get("fronts", []) for t in e["tasks"]
                      for p in t["points"]])
     signatures = render(["dataset", "method", "budget", "mean_size", "inner_accuracy",
-                         "test_accuracy"],
+                         "test_accuracy", "tasks"],
                         [[e["dataset"], e["method"], b["budget"], b["size"], b["inner"],
-                          b["test"]] for e in report.get("fronts", []) for b in e["budgets"]])
+                          b["test"], b["tasks"]] for e in report.get("fronts", [])
+                         for b in e["budgets"]])
     return dict(zip(CSV_FILES, (methods, genes, convergence, fronts, signatures)))
 
 
@@ -608,25 +727,66 @@ def _plotting_available():
     return True
 
 
+def _missing_folders(folder, option):
+    """The folders to create for ``folder`` (outermost first); DataError if ``folder`` or one
+    above it exists and is not a folder."""
+    missing = []
+    for path in [Path(folder), *Path(folder).parents]:
+        if path.is_dir():
+            break
+        if path.exists():
+            raise DataError(f"{option} {folder}: {path} exists and is not a folder")
+        missing.append(path)
+    return missing[::-1]
+
+
+@contextmanager
+def _folders(requested):
+    """Create the missing output folders (``(option, folder)`` pairs); remove those created
+    if the block fails."""
+    missing = [path for option, folder in requested if folder is not None
+               for path in _missing_folders(folder, option)]
+    created = []
+    try:
+        for path in missing:
+            if not path.is_dir():
+                path.mkdir()
+                created.append(path)
+        yield
+    except BaseException:
+        for path in reversed(created):
+            try:
+                path.rmdir()
+            except OSError:
+                pass
+        raise
+
+
+def _plot_view(report):
+    """The report without the size budgets no front reaches (the plots draw the others)."""
+    return dict(report, fronts=[dict(e, budgets=[b for b in e["budgets"] if b["tasks"]])
+                                for e in report.get("fronts", [])])
+
+
 def report_command(paths, *, reference=None, alpha=0.05, top=10, csv_dir=None, markdown=None,
-                   json_path=None, plots=None, genes_path=None, print0=print, overwrite=False):
+                   json_path=None, plots=None, genes_path=None, sizes=None, print0=print,
+                   overwrite=False):
     """The ``report`` command: print the text tables, write the files asked for.
 
     Every file it would write is checked first (:func:`hpcswarm.outputs.check_outputs`): none
-    may be one of the results files read, and none may exist unless ``overwrite``.
-    ``genes_path``: the ranked genes of every method (:func:`genes_text`), tab-separated.
+    may be one of the results files read, and none may exist unless ``overwrite``. The
+    folders ``csv_dir`` and ``plots`` are created if missing (and removed again if the
+    checks fail). ``genes_path``: the ranked genes of every method (:func:`genes_text`),
+    tab-separated, a list ``evaluate --genes`` reads. ``sizes``: the signature sizes (see
+    :func:`build_report`).
     """
     for folder, option in ((csv_dir, "--csv"), (plots, "--plots")):
-        if folder is not None and not Path(folder).is_dir():
-            raise DataError(f"{option} {folder}: no such folder")
-    report = build_report(paths, reference=reference, alpha=alpha, top=top)
-    outputs = [("--csv", Path(csv_dir) / name) for name in CSV_FILES] if csv_dir is not None else []
-    outputs += [(option, path) for option, path in (("--markdown", markdown),
-                                                    ("--json", json_path),
-                                                    ("--genes", genes_path)) if path is not None]
-    if plots is not None and _plotting_available():
-        outputs += [("--plots", path) for path in plot_files(report, plots)]
-    check_outputs(outputs, [("the results file", path) for path in paths], overwrite=overwrite)
+        if folder is not None:
+            _missing_folders(folder, option)
+    report = build_report(paths, reference=reference, alpha=alpha, top=top, sizes=sizes)
+    with _folders([("--csv", csv_dir), ("--plots", plots)]):
+        _check_report_outputs(report, paths, csv_dir, markdown, json_path, plots, genes_path,
+                              overwrite)
     for line in text_lines(report):
         print0(line)
     if csv_dir is not None:
@@ -648,10 +808,22 @@ def report_command(paths, *, reference=None, alpha=0.05, top=10, csv_dir=None, m
         print0(f"wrote {genes_path}: {sum(len(e['ranked']) for e in report['genes'])} ranked "
                f"genes of {len(report['genes'])} method(s)")
     if plots is not None:
-        written = write_plots(report, plots, overwrite)
+        written = write_plots(_plot_view(report), plots, overwrite)
         if written is None:
             print0("note: matplotlib is not installed (pip install 'hpcswarm[plot]'); "
                    "no plots written")
         else:
             print0(f"wrote {', '.join(p.name for p in written)} in {plots}")
     return report
+
+
+def _check_report_outputs(report, paths, csv_dir, markdown, json_path, plots, genes_path,
+                          overwrite):
+    """:func:`hpcswarm.outputs.check_outputs` on every file the report would write."""
+    outputs = [("--csv", Path(csv_dir) / name) for name in CSV_FILES] if csv_dir is not None else []
+    outputs += [(option, path) for option, path in (("--markdown", markdown),
+                                                    ("--json", json_path),
+                                                    ("--genes", genes_path)) if path is not None]
+    if plots is not None and _plotting_available():
+        outputs += [("--plots", path) for path in plot_files(_plot_view(report), plots)]
+    check_outputs(outputs, [("the results file", path) for path in paths], overwrite=overwrite)

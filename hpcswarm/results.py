@@ -9,7 +9,8 @@ Layout (every object carries ``encoding-type`` and ``encoding-version``)::
     /gene_names            (n_genes,) strings
     /class_names           (n_classes,) strings
     /tasks                 "hpcswarm-task-table": one (n_tasks,) column per TASK_COLUMNS
-    /runs/run-RRR/fold-FF  "hpcswarm-task": attrs run, fold, spawn_key, group, extra (JSON);
+    /runs/run-RRR/fold-FF  "hpcswarm-task" (:meth:`hpcswarm.records.TaskRecord.to_hdf5`):
+                           attrs run, fold, spawn_key, group, extra (JSON);
                            selected_genes, train_index, test_index (int64),
                            history (n_rounds, len(HISTORY_FIELDS)) float64, attr "columns";
                            refined_genes, refined_removed (int64, with a refinement)
@@ -33,15 +34,15 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from hpcswarm.data.hdf5 import atomic_hdf5
+from hpcswarm.atomic import atomic_hdf5
 from hpcswarm.encoding import check_tag, decode_value, finite, json_text, tag, tags
 from hpcswarm.errors import DataError
-from hpcswarm.swarm.core import HISTORY_FIELDS
+from hpcswarm.records import (BIAS_NOTE, PREPROCESS_BIAS_NOTE, SEARCH_ENCODING, FrontPoint,
+                              History, TaskRecord)
 
 ENCODING = ("hpcswarm-results", "0.1.0")
 SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.1.0")
 _TABLE = ("hpcswarm-task-table", "0.1.0")
-_TASK = ("hpcswarm-task", "0.1.0")
 _GROUP = ("dict", "0.1.0")
 _ARRAY = ("array", "0.2.0")
 _STRINGS = ("string-array", "0.2.0")
@@ -58,11 +59,6 @@ TASK_COLUMNS = (
 REFINED_COLUMNS = ("refined_size", "refined_train_correct", "refined_train_total",
                    "refined_test_correct", "refined_test_total", "refined_test_accuracy")
 """Columns of ``/tasks`` added by a refinement (``refine = "prune"``)."""
-
-_FRONT = ("hpcswarm-front", "0.1.0")
-FRONT_FIELDS = ("size", "fitness", "train_correct", "train_total", "test_correct",
-                "test_total")
-"""Per-point values of a task's front (``/runs/.../front``), besides the genes."""
 
 _INT_COLUMNS = {"run", "fold", "group", "train_correct", "train_total", "test_correct",
                 "test_total", "subset_size", "evaluations", "archive_hits",
@@ -81,56 +77,33 @@ def _strings(parent, name, items):
 
 
 def task_table(results):
-    """The ``/tasks`` columns (dict of ndarray) from in-memory task results."""
+    """The ``/tasks`` columns (dict of ndarray) from in-memory task records
+    (:class:`~hpcswarm.records.TaskRecord`)."""
     table = {}
     for column in TASK_COLUMNS:
         if column == "test_accuracy":
-            values = [r["test_correct"] / r["test_total"] for r in results]
+            values = [r.test_correct / r.test_total for r in results]
         elif column in ("baseline_accuracy", "pca_accuracy"):
             prefix = column.split("_")[0]
-            values = [r[f"{prefix}_correct"] / r[f"{prefix}_total"] for r in results]
+            values = [getattr(r, f"{prefix}_correct") / getattr(r, f"{prefix}_total")
+                      for r in results]
         elif column == "subset_size":
-            values = [len(r["genes"]) for r in results]
+            values = [len(r.genes) for r in results]
         else:
-            values = [r.get(column, 0) for r in results]
+            values = [getattr(r, column) for r in results]
         table[column] = np.array(values, dtype=np.int64 if column in _INT_COLUMNS else float)
-    if results and results[0].get("refined") is not None:
-        refined = [r["refined"] for r in results]
+    if results and results[0].refined is not None:
+        refined = [r.refined for r in results]
         for column in REFINED_COLUMNS:
             if column == "refined_size":
-                values = [len(r["genes"]) for r in refined]
+                values = [len(r.genes) for r in refined]
             elif column == "refined_test_accuracy":
-                values = [r["test_correct"] / r["test_total"] for r in refined]
+                values = [r.test_correct / r.test_total for r in refined]
             else:
-                values = [r[column[len("refined_"):]] for r in refined]
+                values = [getattr(r, column[len("refined_"):]) for r in refined]
             table[column] = np.array(values, dtype=np.int64 if column in _INT_COLUMNS
                                      else float)
     return table
-
-
-def _write_front(task, front):
-    group = task.create_group("front")
-    tag(group, _FRONT)
-    genes = [np.asarray(point["genes"], dtype=np.int64) for point in front]
-    values = {"size": [g.size for g in genes]}
-    values.update({name: [point[name] for point in front] for name in FRONT_FIELDS[1:]})
-    for name in FRONT_FIELDS:
-        _array(group, name, np.array(values[name], dtype=float if name == "fitness"
-                                     else np.int64))
-    _array(group, "genes", np.concatenate(genes) if genes else np.zeros(0, dtype=np.int64))
-    _array(group, "offsets", np.cumsum([0] + [g.size for g in genes]).astype(np.int64))
-
-
-def read_front(task):
-    """A task's front from its results group: list of dicts with FRONT_FIELDS and genes."""
-    if "front" not in task:
-        return []
-    group = task["front"]
-    columns = {name: group[name][()] for name in FRONT_FIELDS}
-    genes, offsets = group["genes"][()], group["offsets"][()]
-    return [{**{name: (float if name == "fitness" else int)(columns[name][i])
-                for name in FRONT_FIELDS}, "genes": genes[offsets[i]:offsets[i + 1]]}
-            for i in range(offsets.size - 1)]
 
 
 def write_results(path, job, dataset, results, provenance, *, overwrite=False):
@@ -141,9 +114,9 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
     path : Path
     job : hpcswarm.jobfile.Job
     dataset : Dataset
-    results : list of dict
-        Task results in task order (:func:`hpcswarm.protocols.run_task`, plus ``group``,
-        ``train_index`` and ``test_index``).
+    results : list of TaskRecord
+        Task records in task order (:func:`hpcswarm.protocols.run_task`, with the ``group``
+        that ran each).
     provenance : dict
         Version, seed, rank count, dataset SHA-256, timings.
     overwrite : bool
@@ -171,35 +144,7 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
         runs = f.create_group("runs")
         tag(runs, _GROUP)
         for result in results:
-            _write_task(runs, result)
-
-
-def _write_task(runs, result):
-    """The group ``/runs/run-RRR/fold-FF`` of one task result."""
-    run_name = f"run-{result['run']:03d}"
-    if run_name not in runs:
-        tag(runs.create_group(run_name), _GROUP)
-    task = runs[run_name].create_group(f"fold-{result['fold']:02d}")
-    tag(task, _TASK)
-    task.attrs["run"], task.attrs["fold"] = result["run"], result["fold"]
-    task.attrs["spawn_key"] = np.array(result["spawn_key"], dtype=np.int64)
-    task.attrs["group"] = result["group"]
-    task.attrs["extra"] = json_text(result["extra"])
-    if "preprocessing" in result:
-        task.attrs["preprocessing"] = json_text(result["preprocessing"])
-    _array(task, "selected_genes", np.asarray(result["genes"], dtype=np.int64))
-    _array(task, "train_index", np.asarray(result["train_index"], dtype=np.int64))
-    _array(task, "test_index", np.asarray(result["test_index"], dtype=np.int64))
-    history = np.array([[row[k] for k in HISTORY_FIELDS] for row in result["history"]],
-                       dtype=float)
-    _array(task, "history", history.reshape(-1, len(HISTORY_FIELDS)))
-    task["history"].attrs["columns"] = list(HISTORY_FIELDS)
-    if result.get("front") is not None:
-        _write_front(task, result["front"])
-    if result.get("refined") is not None:
-        _array(task, "refined_genes", np.asarray(result["refined"]["genes"], dtype=np.int64))
-        _array(task, "refined_removed", np.asarray(result["refined"]["removed"],
-                                                   dtype=np.int64))
+            result.to_hdf5(runs)
 
 
 # ------------------------------------------------------------------ reading
@@ -220,9 +165,12 @@ class MethodResults:
     histories : list of ndarray
         ``(n_rounds, n_fields)`` per task.
     history_columns : list of str
-    fronts : list of list of dict
-        Per task, the search's front (:func:`read_front`); empty lists for files written
-        before fronts were kept.
+    fronts : list of list of FrontPoint
+        Per task, the search's front (:func:`hpcswarm.records.read_front`); empty lists for
+        files written before fronts were kept.
+
+    Every task is read as its :class:`~hpcswarm.records.TaskRecord`
+    (:meth:`~hpcswarm.records.TaskRecord.from_hdf5`).
     refined_genes : list of ndarray or None
         Per task, the refined subset's genes, when the job had a refinement.
     """
@@ -249,10 +197,16 @@ class MethodResults:
 
 
 def read_results(path):
-    """Read a results file; DataError if it is missing or not an hpcswarm results file."""
+    """Read a results file; DataError if it is missing or not an hpcswarm results file.
+
+    A single search's JSON document (``run --output FILE.json``) reads as a results file of
+    one task (:func:`read_search_document`).
+    """
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: no such results file")
+    if not h5py.is_hdf5(path) and _looks_like_json(path):
+        return read_search_document(path)
     try:
         f = h5py.File(path, "r")
     except OSError as exc:
@@ -264,19 +218,95 @@ def read_results(path):
             if isinstance(attrs.get(key), str) and attrs[key]:
                 attrs[key] = json.loads(attrs[key])
         table = {k: f["tasks"][k][()] for k in f["tasks"]}
-        genes, histories, columns, fronts, refined = [], [], [], [], []
-        for run, fold in zip(table["run"], table["fold"]):
-            task = f["runs"][f"run-{int(run):03d}"][f"fold-{int(fold):02d}"]
-            genes.append(task["selected_genes"][()])
-            histories.append(task["history"][()])
-            columns = [decode_value(c) for c in task["history"].attrs["columns"]]
-            fronts.append(read_front(task))
-            if "refined_genes" in task:
-                refined.append(task["refined_genes"][()])
+        tasks = [TaskRecord.from_hdf5(f["runs"][f"run-{int(run):03d}"][f"fold-{int(fold):02d}"],
+                                      {k: v[i] for k, v in table.items()},
+                                      attrs.get("refine") or "")
+                 for i, (run, fold) in enumerate(zip(table["run"], table["fold"]))]
         gene_names = [decode_value(v) for v in f["gene_names"][()].tolist()]
         class_names = [decode_value(v) for v in f["class_names"][()].tolist()]
-    return MethodResults(path, attrs, gene_names, class_names, table, genes, histories, columns,
-                         fronts, refined if refined else None)
+    refined = [t.refined.genes for t in tasks if t.refined is not None]
+    return MethodResults(path, attrs, gene_names, class_names, table, [t.genes for t in tasks],
+                         [t.history.values for t in tasks],
+                         list(tasks[-1].history.columns) if tasks else [],
+                         [list(t.front) for t in tasks], refined if refined else None)
+
+
+def _looks_like_json(path):
+    """Whether ``path`` starts (after white space) with ``{``."""
+    with open(path, "rb") as handle:
+        return handle.read(64).lstrip()[:1] == b"{"
+
+
+def read_search_document(path):
+    """A single search's JSON document as a :class:`MethodResults` of one task (run 0, fold 0).
+
+    The search selected on all samples: its accuracy is the inner cross-validation accuracy
+    of the selection (the biased protocol's figure, flagged so), and there is no all-genes
+    baseline. Genes the document does not name (outside the selected and refined subsets) are
+    named by their 0-based index.
+    """
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        kind, version = document.get("encoding-type"), str(document.get("encoding-version"))
+    except (ValueError, UnicodeDecodeError, AttributeError) as exc:
+        raise DataError(f"{path}: not an hpcswarm results file nor a search's JSON "
+                        f"({exc})") from None
+    if kind == SUMMARY_ENCODING[0]:
+        raise DataError(f"{path}: the JSON summary of a job; report reads its results file "
+                        f"{document.get('results')}")
+    if kind != SEARCH_ENCODING[0]:
+        raise DataError(f"{path}: not an hpcswarm results file nor a search's JSON "
+                        f"(encoding-type {kind!r}, expected {SEARCH_ENCODING[0]!r})")
+    if version.split(".")[0] != SEARCH_ENCODING[1].split(".")[0]:
+        raise DataError(f"{path}: search document encoding-version {version!r} is not "
+                        f"supported (this hpcswarm reads {SEARCH_ENCODING[1]})")
+    try:
+        return _search_results(path, document)
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise DataError(f"{path}: a damaged search document ({type(exc).__name__}: "
+                        f"{exc})") from None
+
+
+def _search_results(path, document):
+    n_genes = int(document["n_genes_total"])
+    names = [str(i) for i in range(n_genes)]
+    refined = document.get("refined")
+    for genes, named in ((document["selected_genes"], document.get("selected_gene_names")),
+                         ((refined or {}).get("genes", []), (refined or {}).get("gene_names"))):
+        for gene, name in zip(genes, named or []):
+            names[int(gene)] = str(name)
+    score = document["extra"]["score"]
+    history = History.from_rows(document["history"], tuple(document["history"][0]))
+    last = history.last
+    correct, total = int(score["correct"]), int(score["total"])
+    genes = np.asarray(document["selected_genes"], dtype=np.int64)
+    table = {"run": [0], "fold": [0], "group": [0], "train_fitness": [document["fitness"]],
+             "train_correct": [correct], "train_total": [total], "test_correct": [correct],
+             "test_total": [total], "test_accuracy": [correct / total],
+             "subset_size": [genes.size], "seconds": [last.get("seconds", 0.0)],
+             "evaluations": [last.get("evaluations", 0)],
+             "archive_hits": [last.get("archive_hits", 0)]}
+    if refined is not None:
+        table.update(refined_size=[len(refined["genes"])],
+                     refined_train_correct=[refined["correct"]],
+                     refined_train_total=[refined["total"]],
+                     refined_test_correct=[refined["correct"]],
+                     refined_test_total=[refined["total"]],
+                     refined_test_accuracy=[refined["correct"] / refined["total"]])
+    table = {k: np.array(v, dtype=np.int64 if k in _INT_COLUMNS else float)
+             for k, v in table.items()}
+    front = [FrontPoint(np.asarray(p["genes"], dtype=np.int64), float(p["fitness"]),
+                        int(p["correct"]), int(p["total"])) for p in document["front"]]
+    attrs = {"name": document["algorithm"], "algorithm": document["algorithm"],
+             "protocol": "search", "biased": True, "bias_note": BIAS_NOTE,
+             "params": document["params"], "seed": document["seed"],
+             "dataset": document.get("data"), "dataset_sha256": None, "n_runs": 1,
+             "refine": "" if refined is None else refined["method"]}
+    return MethodResults(path, attrs, names, [], table, [genes], [history.values],
+                         list(history.columns), [front],
+                         None if refined is None
+                         else [np.asarray(refined["genes"], dtype=np.int64)])
 
 
 # ------------------------------------------------------------------ figures
@@ -326,12 +356,39 @@ def mean_curve(histories, columns, field="best_fitness"):
     return padded.mean(axis=0)
 
 
+def refined_rows(name, table, refined_genes, gene_names, top=10):
+    """The rows of a job's refined subsets (one per refinement; a job has at most one today):
+    each named ``NAME+METHOD``, with its accuracy over runs, sizes and most frequent genes,
+    computed as the search's row is (:func:`run_accuracies` over ``refined_test_*``).
+
+    Parameters
+    ----------
+    name : str
+        The search's row (the job's name).
+    table : dict of str to ndarray
+        The ``/tasks`` columns, with the :data:`REFINED_COLUMNS`.
+    refined_genes : dict of str to list of ndarray
+        Refinement -> the refined genes of every task, in task order.
+    gene_names : sequence of str
+    """
+    rows = []
+    for method, genes in refined_genes.items():
+        accuracies = run_accuracies(table, "refined_test")
+        rows.append({"name": f"{name}+{method}", "refine": method,
+                     "accuracy": describe(accuracies), "accuracy_per_run": accuracies.tolist(),
+                     "subset_size": describe(table["refined_size"]),
+                     "top_genes": gene_frequencies(genes, gene_names, len(genes), top)})
+    return rows
+
+
 def summarise(job, dataset, results, provenance, top=10):
-    """The JSON summary of a job's results (written beside the HDF5 file)."""
+    """The JSON summary of a job's results (written beside the HDF5 file); ``refined`` lists
+    the row of each refined subset (:func:`refined_rows`), empty without a refinement."""
     table = task_table(results)
-    histories = [np.array([[row[k] for k in HISTORY_FIELDS] for row in r["history"]])
-                 for r in results]
+    histories = [r.history.values for r in results]
     biased = job.biased
+    refined = ({} if not results or results[0].refined is None
+               else {results[0].refined.method: [r.refined.genes for r in results]})
     summary = {
         **tags(SUMMARY_ENCODING),
         "results": str(job.output), "name": job.name, "algorithm": job.algorithm,
@@ -346,9 +403,11 @@ def summarise(job, dataset, results, provenance, top=10):
         "subset_size": describe(table["subset_size"]),
         "task_seconds": describe(table["seconds"]),
         "evaluations": describe(table["evaluations"]),
-        "top_genes": gene_frequencies([r["genes"] for r in results], dataset.gene_names,
+        "top_genes": gene_frequencies([r.genes for r in results], dataset.gene_names,
                                       len(results), top),
-        "convergence_best_fitness": mean_curve(histories, list(HISTORY_FIELDS)).tolist(),
+        "refined": refined_rows(job.name, table, refined, dataset.gene_names, top),
+        "convergence_best_fitness": mean_curve(histories,
+                                               list(results[0].history.columns)).tolist(),
         "objective": job.params.get("objective"),
         "params": job.params, "provenance": provenance, "overrides": list(job.overrides),
     }

@@ -14,13 +14,11 @@ from hpcswarm.encoding import finite, tags
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import SubsetFitness, make_objective, make_scorer
 from hpcswarm.methods import algorithm_class
+from hpcswarm.records import SEARCH_ENCODING as RESULT_ENCODING
 from hpcswarm.refine import refine as refine_subset
 from hpcswarm.spec import SearchSpec
 from hpcswarm.swarm.front import pareto_front
 from hpcswarm.swarm.state import run_seed_sequence
-
-RESULT_ENCODING = ("hpcswarm-search-result", "0.1.0")
-"""``encoding-type`` and ``encoding-version`` written in every result file."""
 
 
 def make_fitness(X, y, params, seed, shards=None, device="cpu"):

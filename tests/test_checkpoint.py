@@ -163,7 +163,7 @@ def test_the_checkpoint_holds_finished_tasks_and_the_swarms_of_running_ones(refe
         # task 0 took snapshots 1-7 (rounds 1, 3, ..., 13); task 1's second (round 3) raised
         # the signal, so task 1 stopped at the end of round 4 with a last snapshot
         assert swarm["pbest_mask"].dtype == bool and swarm.attrs["iteration"] == 4
-        finished_seconds = pickle.loads(f["finished/task-000000"][()].tobytes())["seconds"]
+        finished_seconds = pickle.loads(f["finished/task-000000"][()].tobytes()).seconds
     capsys.readouterr()
     _run(job, output, "--resume")
     assert "1 task(s) finished, 1 to continue from their snapshots" in capsys.readouterr().out

@@ -1,6 +1,7 @@
 """Protocols: tasks and seeds, no test-fold leakage, baselines, outputs, every bundled job."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -127,15 +128,13 @@ def test_unbiased_selection_never_sees_the_held_out_fold():
     noisy[task.test] = np.random.default_rng(0).normal(0, 5, size=(task.test.size, X.shape[1]))
     first = run_task(task, TaskData(X, y), SearchSpec("pso-lsrg", params))
     second = run_task(task, TaskData(noisy, y), SearchSpec("pso-lsrg", params))
-    assert np.array_equal(first["genes"], second["genes"])
-    assert first["train_fitness"] == second["train_fitness"]
-    drop = ("seconds",)
-    assert ([{k: v for k, v in r.items() if k not in drop} for r in first["history"]]
-            == [{k: v for k, v in r.items() if k not in drop} for r in second["history"]])
+    assert np.array_equal(first.genes, second.genes)
+    assert first.train_fitness == second.train_fitness
+    assert first.history.without("seconds") == second.history.without("seconds")
     # ... while the held-out rows do reach the test score: it is computed on them
-    assert (first["test_correct"], first["baseline_correct"]) != (
-        second["test_correct"], second["baseline_correct"])
-    assert first["test_total"] == task.test.size
+    assert (first.test_correct, first.baseline_correct) != (
+        second.test_correct, second.baseline_correct)
+    assert first.test_total == task.test.size
 
 
 def test_in_fold_preprocessing_never_sees_the_held_out_fold():
@@ -154,20 +153,18 @@ def test_in_fold_preprocessing_never_sees_the_held_out_fold():
     first = run_task(task, TaskData(X, y), SearchSpec("pso-lsrg", params, preprocess=tuple(steps)))
     second = run_task(task, TaskData(noisy, y),
                       SearchSpec("pso-lsrg", params, preprocess=tuple(steps)))
-    assert first["preprocessing"] == second["preprocessing"]
-    kept = first["preprocessing"][-1]["genes"]
-    assert len(kept) == 60 and set(first["genes"].tolist()) <= set(kept)
-    assert np.array_equal(first["genes"], second["genes"])
-    drop = ("seconds",)
-    assert ([{k: v for k, v in r.items() if k not in drop} for r in first["history"]]
-            == [{k: v for k, v in r.items() if k not in drop} for r in second["history"]])
-    assert (first["test_correct"], first["baseline_correct"]) != (
-        second["test_correct"], second["baseline_correct"])
+    assert first.preprocessing == second.preprocessing
+    kept = first.preprocessing[-1]["genes"]
+    assert len(kept) == 60 and set(first.genes.tolist()) <= set(kept)
+    assert np.array_equal(first.genes, second.genes)
+    assert first.history.without("seconds") == second.history.without("seconds")
+    assert (first.test_correct, first.baseline_correct) != (
+        second.test_correct, second.baseline_correct)
     # the fit used the training rows only: refitting on them alone gives the same record
     from hpcswarm.preprocess import fit
 
     alone, _ = fit(steps, X[task.train], y[task.train])
-    assert alone.record() == first["preprocessing"]
+    assert alone.record() == first.preprocessing
 
 
 class WatchedRows(np.ndarray):
@@ -214,14 +211,11 @@ def test_the_search_reads_the_memory_mapped_gene_major_file(monkeypatch, protoco
     assert evaluators[0].n_samples == task.train.size
     # the same task on an in-memory copy of X gives the same result
     expected = run_task(task, TaskData(np.array(data.X), data.y), SearchSpec("cbpso", params))
-    assert np.array_equal(result.pop("genes"), expected.pop("genes"))
-    fronts = [one.pop("front") for one in (result, expected)]
-    assert [(p["train_correct"], p["test_correct"], p["genes"].tolist()) for p in fronts[0]] == \
-        [(p["train_correct"], p["test_correct"], p["genes"].tolist()) for p in fronts[1]]
-    for one in (result, expected):
-        del one["seconds"]
-        one["history"] = [{k: v for k, v in row.items() if k != "seconds"}
-                          for row in one["history"]]
+    assert np.array_equal(result.genes, expected.genes)
+    assert [(p.train_correct, p.test_correct, p.genes.tolist()) for p in result.front] == \
+        [(p.train_correct, p.test_correct, p.genes.tolist()) for p in expected.front]
+    result, expected = (replace(one, seconds=0.0, history=one.history.without("seconds"))
+                        for one in (result, expected))
     assert result == expected
 
 
@@ -232,9 +226,9 @@ def test_biased_task_reports_the_inner_score_of_all_samples():
     params = algorithm_params("cbpso", {"n_particles": 4, "n_iterations": 3})
     task = make_tasks(data.y, "biased", runs=1, seed=0, inner_cv=params["cv"])[0]
     result = run_task(task, TaskData(np.array(data.X), data.y), SearchSpec("cbpso", params))
-    assert result["test_total"] == result["train_total"] == 83
-    assert result["test_correct"] == result["train_correct"]
-    assert (result["baseline_correct"], result["baseline_total"]) == (76, 83)  # 1-NN LOOCV, all
+    assert result.test_total == result.train_total == 83
+    assert result.test_correct == result.train_correct
+    assert (result.baseline_correct, result.baseline_total) == (76, 83)  # 1-NN LOOCV, all
 
 
 # ------------------------------------------------------------------ whole jobs
@@ -381,4 +375,4 @@ def test_a_new_protocol_is_one_class_and_one_registry_row(monkeypatch):
     tasks = make_tasks(data.y, "final-signature", runs=1, seed=0, folds=3, inner_cv="loo")
     assert len(tasks) == 4 and tasks[-1].train.size == 83
     result = run_task(tasks[-1], TaskData(np.array(data.X), data.y), SearchSpec("cbpso", params))
-    assert result["test_total"] == result["train_total"] == 83
+    assert result.test_total == result.train_total == 83

@@ -100,8 +100,10 @@ def test_report_errors(files, tmp_path):
         build_report(files, reference="PSO")
     with pytest.raises(DataError, match="no such results file"):
         build_report([tmp_path / "none.h5"])
-    with pytest.raises(DataError, match="--csv .*no such folder"):
-        cli.main(["report", str(files[0]), "--csv", str(tmp_path / "missing")])
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(DataError, match="--csv .*a-file exists and is not a folder"):
+        cli.main(["report", str(files[0]), "--csv", str(tmp_path / "a-file" / "csv")])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
 
 
 def test_plots_through_a_stand_in_matplotlib(files, tmp_path, monkeypatch):
@@ -212,3 +214,139 @@ def test_margin_pruned_row_is_named_by_its_rule_beside_the_search(tmp_path):
         assert set(refined.tolist()) <= set(selected.tolist())
     rows = [row["method"] for row in build_report([job.output])["rows"]]
     assert rows == ["All", "PCA-kNN", "LSRG", "LSRG+prune-margin"]
+
+
+# ------------------------------------------------------------------ outputs round-trip
+def test_report_creates_the_folders_it_is_told_to_use(files, tmp_path, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)  # no plots: quick
+    csv_dir, plots = tmp_path / "out" / "csv", tmp_path / "out" / "plots"
+    assert cli.main(["report", str(files[0]), "--csv", str(csv_dir), "--plots", str(plots)]) == 0
+    assert (csv_dir / "methods.csv").is_file() and plots.is_dir()
+    # a failing check leaves no folder behind
+    with pytest.raises(DataError, match="already exists"):
+        cli.main(["report", str(files[0]), "--csv", str(csv_dir), "--json",
+                  str(tmp_path / "new" / "x.json")])
+    assert not (tmp_path / "new").exists()
+    with pytest.raises(DataError, match="already exists"):
+        cli.main(["report", str(files[0]), "--csv", str(tmp_path / "fresh"), "--markdown",
+                  str(csv_dir / "methods.csv")])
+    assert not (tmp_path / "fresh").exists()
+
+
+def test_a_file_given_twice_is_counted_once(files, tmp_path):
+    alias = tmp_path / "alias.h5"
+    alias.hardlink_to(files[0])
+    dotted = files[0].parent / ".." / files[0].parent.name / files[0].name
+    once = build_report(files[:1])
+    twice = build_report([files[0], dotted, alias])
+    assert [r["method"] for r in twice["rows"]] == [r["method"] for r in once["rows"]]
+    assert twice["rows"][-1]["runs"] == once["rows"][-1]["runs"] == 3
+    assert sum("counted once" in note for note in twice["notes"]) == 2
+
+
+def test_gene_list_from_report_is_read_by_evaluate(files, tmp_path, capsys):
+    genes = tmp_path / "genes.tsv"
+    assert cli.main(["report", str(files[0]), "--genes", str(genes)]) == 0
+    named = [line.split("\t")[0] for line in genes.read_text().splitlines()[1:]]
+    capsys.readouterr()
+    assert cli.main(["evaluate", "sklearn:wine", "--genes", str(genes)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["genes_used"] == len(set(named)) > 0
+
+
+def test_summary_and_last_lines_carry_the_refined_row(pruned):
+    from hpcswarm.job import summary_lines
+
+    job = read_job(pruned.parent / "job.toml", [f"output={pruned}"])
+    summary = json.loads(job.summary_path.read_text())
+    with pytest.raises(DataError, match=f"the JSON summary of a job; report reads its results "
+                                        f"file {pruned}"):
+        build_report([job.summary_path])
+    (refined,) = summary["refined"]
+    table = read_results(pruned).table
+    assert refined["name"] == "LSRG+prune" and refined["refine"] == "prune"
+    assert refined["subset_size"]["mean"] == pytest.approx(table["refined_size"].mean())
+    assert refined["subset_size"]["mean"] <= summary["subset_size"]["mean"]
+    assert 0 <= refined["accuracy"]["mean"] <= 1 and len(refined["accuracy_per_run"]) == 3
+    lines = summary_lines(job, summary)
+    assert any(line.startswith("LSRG+prune: test accuracy over 3 run(s)") for line in lines)
+
+
+def test_report_reads_a_single_search_json(tmp_path, capsys):
+    output = tmp_path / "single.json"
+    assert cli.main(["run", "--data", "sklearn:wine", "--algorithm", "cbpso", "--param",
+                     "n_particles=4", "--param", "n_iterations=2", "--refine", "prune",
+                     "--output", str(output)]) == 0
+    document = json.loads(output.read_text())
+    report = build_report([output])
+    rows = {row["method"]: row for row in report["rows"]}
+    assert list(rows) == ["cbpso", "cbpso+prune"] and rows["cbpso"]["biased"]
+    assert rows["cbpso"]["ave_size"] == document["n_selected"]
+    assert rows["cbpso"]["mean"] == pytest.approx(100 * document["extra"]["score"]["accuracy"])
+    assert rows["cbpso+prune"]["ave_size"] == len(document["refined"]["genes"])
+    top = {g["name"] for g in report["genes"][0]["top"]}
+    assert top <= set(document["selected_gene_names"])
+    assert report["fronts"][0]["budgets"]
+    assert len(report["convergence"][0]["best_fitness"]) == len(document["history"])
+    assert cli.main(["report", str(output)]) == 0
+    assert "* optimistically biased" in capsys.readouterr().out
+    (tmp_path / "other.json").write_text('{"encoding-type": "hpcswarm-report"}')
+    with pytest.raises(DataError, match="other.json: not an hpcswarm results file nor a "
+                                        "search's JSON"):
+        build_report([tmp_path / "other.json"])
+
+
+def _method(fronts, objective="accuracy", histories=()):
+    from hpcswarm.results import MethodResults
+
+    runs = np.zeros(len(fronts), dtype=np.int64)
+    return MethodResults("m.h5", {"name": "M", "params": {"objective": objective}},
+                         [str(i) for i in range(20)], [], {"run": runs}, [], list(histories),
+                         ["iteration", "best_fitness", "best_size"], fronts)
+
+
+def test_signature_sizes_come_from_the_fronts_or_are_asked_for():
+    from hpcswarm.records import FrontPoint
+    from hpcswarm.report import default_budgets, signature_budgets
+
+    def point(size, correct):
+        return FrontPoint(np.arange(size), correct / 10, correct, 10, correct, 10)
+
+    fronts = [[point(3, 7), point(5, 9)], [point(4, 8), point(6, 9)]]
+    assert default_budgets(fronts) == [3, 4, 5, 10]
+    rows = signature_budgets(_method(fronts), [20, 1, 4])
+    assert [(r["budget"], r["tasks"]) for r in rows] == [(1, 0), (4, 2), (20, 2)]
+    assert rows[0]["size"] is rows[0]["inner"] is rows[0]["test"] is None
+    assert rows[1]["size"] == 3.5 and rows[1]["inner"] == pytest.approx(75.0)
+    assert rows[1]["test"] == pytest.approx(75.0) and rows[2]["size"] == 5.5
+    assert signature_budgets(_method(fronts))[0] == {"budget": 3, "tasks": 1, "size": 3.0,
+                                                     "inner": 70.0, "test": 70.0}
+
+
+def test_sizes_option_gives_a_row_for_every_size(pruned, capsys):
+    assert cli.main(["report", str(pruned), "--sizes", "20,1,2"]) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("Signatures by size"):].splitlines()[3:6]
+    assert [line.split()[0] for line in table] == ["1", "2", "20"]
+    with pytest.raises(ParameterError, match="--sizes"):
+        cli.main(["report", str(pruned), "--sizes", "0,5"])
+
+
+def test_every_fitness_is_shown_as_an_accuracy():
+    from hpcswarm.report import accuracy_curve, fitness_accuracy, text_lines
+
+    assert fitness_accuracy([-0.0361], [5], "error")[0] == pytest.approx(0.9639)
+    assert fitness_accuracy([0.5], [5], "accuracy")[0] == 0.5
+    combined = 0.9 * 0.8 + 0.1 * (1 - 5 / 20)
+    assert fitness_accuracy([combined], [5], "combined", 0.9, 20)[0] == pytest.approx(0.8)
+    assert fitness_accuracy([combined], [5], "combined") is None
+    assert np.isnan(fitness_accuracy([-2.0], [0], "error")[0])  # the empty subset
+    history = np.array([[0, -0.1, 4], [1, -0.0361, 3]])
+    method = _method([], "error", [history, history[:1]])
+    assert accuracy_curve(method) == pytest.approx([0.9, (0.9639 + 0.9) / 2])
+    report = {"reference": "M", "alpha": 0.05, "rows": [], "notes": [], "genes": [],
+              "convergence": [{"method": "CSO", "objective": "error",
+                               "best_fitness": [-0.1, -0.0361], "best_accuracy": [0.9, 0.9639]}]}
+    text = "\n".join(text_lines(report))
+    assert "inner accuracy (from its error fitness) per round: CSO" in text
+    assert "0.9639" in text and "-0.0361" not in text

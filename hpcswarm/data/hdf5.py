@@ -27,18 +27,16 @@ message to convert the source again (a job's conversion cache names its files by
 version, so it converts them again by itself).
 """
 
-import io
 import json
 import os
 import shutil
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import h5py
 import numpy as np
 
-from hpcswarm.atomic import atomic_path
+from hpcswarm.atomic import atomic_hdf5
 from hpcswarm.data.dataset import Dataset
 from hpcswarm.data.table import BLOCK_CELLS
 from hpcswarm.encoding import check_tag, decode_value, read_tag, tag
@@ -197,57 +195,6 @@ class FileDestination:
     def target(self, n_samples, n_genes, dtype, genes_rows):
         """The file's ``/X`` and ``/X_genes``."""
         return MatrixTarget(self.f, n_samples, n_genes, dtype, genes_rows)
-
-
-@contextmanager
-def atomic_hdf5(output, *, overwrite=False, in_memory=False):
-    """A new HDF5 file that appears at ``output`` whole, or not at all.
-
-    The block writes an ``h5py.File`` created under a temporary name in ``output``'s folder
-    and closed when the block ends; then :func:`hpcswarm.atomic.atomic_path` flushes it to
-    disk and renames it to ``output``. On any error, or an interruption, the temporary file
-    is removed and ``output`` is untouched.
-
-    Parameters
-    ----------
-    output : str or Path
-    overwrite : bool
-        Replace an existing ``output``.
-    in_memory : bool
-        Build the file in memory and write its bytes to the temporary file at the end (memory:
-        the file's size). The HDF5 library then never meets a failing disk: a full disk
-        during a write of many objects (results, checkpoints) otherwise leaves HDF5 unable to
-        close the file, and every object still open reports the failure again when freed.
-
-    Raises
-    ------
-    DataError
-        ``output`` exists (without ``overwrite``), its folder is missing or not writable, or
-        the write fails (a full disk).
-    """
-    output = Path(output)
-    check_output(output, overwrite=overwrite)
-    with atomic_path(output, overwrite=overwrite) as temporary:
-        if not in_memory:
-            with h5py.File(temporary, "w") as f:
-                yield f
-            return
-        image = io.BytesIO()
-        with h5py.File(image, "w") as f:
-            yield f
-        with open(temporary, "wb") as handle:
-            handle.write(image.getbuffer())
-
-
-def check_output(output, *, overwrite=False):
-    """Raise :class:`DataError` if ``output`` cannot be written as a new dataset file."""
-    output = Path(output)
-    if output.is_dir():
-        raise DataError(f"{output}: is a directory, expected an output file name")
-    if output.exists() and not overwrite:
-        raise DataError(f"{output}: already exists (use --overwrite to replace it)")
-    if not output.parent.is_dir():
-        raise DataError(f"{output}: the folder {str(output.parent)!r} does not exist")
 
 
 def _strings(f, key, path, length=None):

@@ -9,12 +9,18 @@ from hpcswarm.errors import ParameterError
 def read_gene_list(path):
     """Non-empty, stripped lines of a gene file; lines starting with ``#`` are comments.
 
+    A tab-separated table whose header's first column is ``gene`` (what ``report --genes``
+    writes) gives the genes of its first column.
+
     The file is read as any text input (:func:`hpcswarm.data.textio.read_text`: UTF-8,
     UTF-16 or UTF-32); a missing, unreadable or binary file is a
     :class:`~hpcswarm.errors.DataError` naming it.
     """
-    return [line.strip() for line in read_lines(path)
-            if line.strip() and not line.lstrip().startswith("#")]
+    lines = [line.strip() for line in read_lines(path)
+             if line.strip() and not line.lstrip().startswith("#")]
+    if lines and "\t" in lines[0] and lines[0].split("\t")[0].strip() == "gene":
+        return [line.split("\t")[0].strip() for line in lines[1:]]
+    return lines
 
 
 def mask_from_genes(entries, gene_names):

@@ -7,6 +7,7 @@ The methods by name are in :mod:`hpcswarm.methods`.
 ('iteration', 'best_fitness')
 """
 
-from hpcswarm.swarm.core import HISTORY_FIELDS, SearchAlgorithm, SearchResult
+from hpcswarm.records import HISTORY_FIELDS
+from hpcswarm.swarm.core import SearchAlgorithm, SearchResult
 
 __all__ = ["HISTORY_FIELDS", "SearchAlgorithm", "SearchResult"]

@@ -57,22 +57,6 @@ from hpcswarm.swarm.front import MONOTONE_OBJECTIVES, FrontTracker
 from hpcswarm.swarm.snapshot import restore_snapshot
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence, swarm_stream
 
-HISTORY_FIELDS = (
-    "iteration",
-    "best_fitness",
-    "best_size",
-    "mean_size",
-    "new_subsets",
-    "evaluations",
-    "archive_hits",
-    "seconds",
-)
-"""Keys of a history row: the round; the best subset's fitness and size; the mean size of the
-current particles; distinct subsets met for the first time this round (swarm and local
-search); evaluations computed so far and archive hits so far (both cumulative, counted by the
-search in a rank-invariant way, see the module notes); wall seconds since the run started.
-Every key but ``seconds`` is identical whatever the number of ranks."""
-
 
 def better(fitness_a, size_a, fitness_b, size_b):
     """Whether subset a (fitness, size) strictly beats subset b: higher fitness, then fewer genes."""
@@ -210,7 +194,7 @@ class SearchResult:
     fitness : float
         Its fitness (maximised; ``-error`` for the error objective).
     history : list of dict
-        One row per round with the keys of :data:`HISTORY_FIELDS`.
+        One row per round with the keys of :data:`~hpcswarm.records.HISTORY_FIELDS`.
     extra : dict
         Method-specific records (mechanism events, rankings).
     front : list of dict
@@ -252,8 +236,9 @@ class SearchAlgorithm(abc.ABC):
         ``comm`` builds the algorithm with the same arguments and calls :meth:`run`.
     progress : callable, optional
         Called once per round on every rank with the history row just recorded (a dict of
-        :data:`HISTORY_FIELDS`): the task farm's hook that lets MPI progress one-sided
-        operations and lets world rank 0 report progress, see :func:`hpcswarm.taskfarm.farm`.
+        :data:`~hpcswarm.records.HISTORY_FIELDS`): the task farm's hook that lets MPI
+        progress one-sided operations and lets world rank 0 report progress, see
+        :func:`hpcswarm.taskfarm.farm`.
     checkpoint : callable, optional
         ``checkpoint(search)`` on every rank after ``progress``, once per round: the job's
         hook that takes snapshots (:func:`hpcswarm.swarm.snapshot.take_snapshot`, collective)
