@@ -15,6 +15,8 @@ from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import SubsetFitness, make_objective, make_scorer
 from hpcswarm.methods import algorithm_class, algorithm_params
 from hpcswarm.refine import refine as refine_subset
+from hpcswarm.swarm.core import RoundHooks
+from hpcswarm.swarm.evaluation import EvaluationService
 from hpcswarm.swarm.front import pareto_front
 from hpcswarm.swarm.state import run_seed_sequence
 
@@ -141,8 +143,9 @@ def run_search(X, y, algorithm, params=None, seed=0, comm=None, progress=None, c
                              f"the {comm.size} rank(s) that run the search") from None
     try:
         fitness, scorer = make_fitness(X, y, resolved, root, grid.shards)
-        search = cls(fitness, resolved, seed=root, comm=grid.particles, progress=progress,
-                     checkpoint=checkpoint, max_genes=max_genes)
+        evaluator = EvaluationService.for_params(fitness, resolved, grid.particles)
+        search = cls(evaluator, resolved, seed=root, hooks=RoundHooks(progress, checkpoint),
+                     max_genes=max_genes)
         result = search.run(resume)
         score = fitness.score(result.mask)
         result.front = scored_front(scorer, result.front)

@@ -7,10 +7,12 @@ from hpcswarm.fitness.subset import SubsetFitness
 from hpcswarm.search import make_fitness, run_search
 from hpcswarm.methods import algorithm_params
 from hpcswarm.swarm.bpso import CBPSO
-from hpcswarm.swarm.core import better
+from hpcswarm.swarm.evaluation import EvaluationService
+from hpcswarm.swarm.ordering import better
 from hpcswarm.swarm.cso import CSO
 from hpcswarm.swarm.fsipso import FSIPSO
-from hpcswarm.swarm.pso import PSOLS, PSOLSRG, PSORG, local_search
+from hpcswarm.swarm.local_search import local_search
+from hpcswarm.swarm.pso import PSOLS, PSOLSRG, PSORG
 from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
 from hpcswarm.swarm.subset_ranking import FSR
 from synthetic import SMALL, small_data
@@ -62,7 +64,7 @@ def build(cls, overrides, seed=0, data=None):
     params = algorithm_params(cls.name, overrides)
     fitness, _ = make_fitness(X, y, params, seed)
     spy = Spy(fitness)
-    return cls(spy, params, seed=seed), spy, fitness
+    return cls(EvaluationService.for_params(spy, params), params, seed=seed), spy, fitness
 
 
 def stagnation_rounds(history, after):

@@ -7,6 +7,7 @@ The methods by name are in :mod:`hpcswarm.methods`.
 ('iteration', 'best_fitness')
 """
 
-from hpcswarm.swarm.core import HISTORY_FIELDS, SearchAlgorithm, SearchResult
+from hpcswarm.swarm.core import HISTORY_FIELDS, RoundHooks, SearchAlgorithm, SearchResult
+from hpcswarm.swarm.evaluation import EvaluationService
 
-__all__ = ["HISTORY_FIELDS", "SearchAlgorithm", "SearchResult"]
+__all__ = ["HISTORY_FIELDS", "EvaluationService", "RoundHooks", "SearchAlgorithm", "SearchResult"]

@@ -85,7 +85,7 @@ class CBPSO(BPSO):
     def after_move(self):
         if self.iteration > 0 and self.stagnation >= self.params["complement_after"]:
             chosen = complement_half(self.state.n_particles, self.state.swarm_rng)
-            mine = self.owned(chosen)
+            mine = self.blocks.owned(chosen)
             self.state.position[mine] = 1.0 - self.state.position[mine]
             self.refresh_masks(mine)
             self.stagnation = 0
