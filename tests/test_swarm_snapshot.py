@@ -68,7 +68,8 @@ def _too_large(array):
 
 
 DAMAGES = {
-    "truncated": ("position", lambda a: a[:-1], r"'position' has shape \(\d+, 24\), expected \(\d+, 24\)"),
+    "truncated": ("position", lambda a: a[:-1],
+                  r"'position' has shape \(\d+, 24\), expected \(\d+, 24\)"),
     "missing": ("velocity", lambda a: None, "'velocity' is missing"),
     "wrong dtype": ("pbest_position", lambda a: a.astype(np.float32),
                     "'pbest_position' has dtype float32"),

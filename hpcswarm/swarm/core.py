@@ -7,9 +7,8 @@ subsets; an injected evaluation service (:class:`~hpcswarm.swarm.evaluation.Eval
 scores them and keeps the account described below.
 A *round* is one evaluation of (part of) the swarm, so ``n_iterations`` counts evaluation
 rounds including the initial one: 70 rounds of 100 particles are the "7000 evaluations" of
-Tran et al. Every subset the method evaluates is offered to
-:class:`~hpcswarm.swarm.evaluation.EvaluationService`, which keeps the best ever seen *with the fitness it was
-scored with*: the returned mask is always one that was evaluated, and re-evaluating it gives
+Tran et al. Every subset the method evaluates is offered to the evaluation service, which
+keeps the best ever seen *with the fitness it was scored with*: the returned mask is always one that was evaluated, and re-evaluating it gives
 the reported fitness.
 
 Ordering of subsets (all methods, :mod:`hpcswarm.swarm.ordering`): higher fitness first, then

@@ -4,8 +4,8 @@ A round of the PSO family (:class:`~hpcswarm.swarm.particle_swarm.ParticleSwarm`
 mechanisms of its method, in the order listed, at three points: after the move (before
 evaluation), after the pbest updates, after the gbest update. A method is the PSO round plus
 its tuple of mechanisms (``MECHANISMS``); each mechanism brings its own parameters
-(``PARAMS``) and its own snapshot attributes (``STATE``, on the search). The local search of
-Tran et al. 2016 is in :mod:`hpcswarm.swarm.local_search`.
+(``PARAMS``). The local search of Tran et al. 2016 is in :mod:`hpcswarm.swarm.local_search`,
+CBPSO's complement in :mod:`hpcswarm.swarm.bpso`.
 """
 
 import numpy as np

@@ -3,9 +3,9 @@
 A round of these methods (Tran et al. Algorithm 1; Chuang et al. pseudo-code) is: move every
 particle (velocity and position, each with its own generator), evaluate, update each pbest,
 update gbest. Subclasses plug in the initial positions and the move; a method's mechanisms
-(``MECHANISMS``, :mod:`hpcswarm.swarm.mechanisms`) run after the move, after the pbest
-updates (local search) and after the gbest update (gbest reset); CBPSO's complement and FSR's
-repair use the ``after_move`` hook.
+(``MECHANISMS``, :mod:`hpcswarm.swarm.mechanisms`) run after the move (CBPSO's complement),
+after the pbest updates (local search) and after the gbest update (gbest reset); FSR's
+repair overrides the ``after_move`` hook.
 
 ``gbest`` here is the *attractor* of the velocity equation; the subset the run returns is the
 best ever evaluated (:class:`~hpcswarm.swarm.evaluation.EvaluationService`), which a gbest reset

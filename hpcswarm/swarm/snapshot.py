@@ -73,7 +73,7 @@ def take_snapshot(search):
     """
     has_swarm = hasattr(search, "state")
     arrays = _gather_swarm(search) if has_swarm else {}
-    search.evaluator.front.merge(search.comm)  # every rank's subsets, so rank 0's copy holds them all
+    search.evaluator.front.merge(search.comm)  # every rank's subsets, in rank 0's copy too
     if search.comm.rank != 0:
         return None
     attributes = {"search": search.method_state()}
