@@ -18,17 +18,17 @@ FIRST_BLOCK = 8
 """Tries scored at once after an improvement; the block doubles while none improves."""
 
 
-def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None, needed=None):
+def local_search(fitness, mask, value, tries, observe=None, needed=None):
     """Flip-based local search around one subset (Tran et al. Sec. 3.1-3.2).
 
     Each try flips ``n_flip`` distinct random genes of the current subset and is scored by
     the fitness engine's incremental path; a better try (higher fitness, then fewer genes)
     is applied and becomes the current subset. The result is never worse than the input.
 
-    The tries' genes come from the particle's stream whatever their outcomes, so they are
-    all drawn first (:func:`~hpcswarm.swarm.draws.sorted_choices`: the numbers of
+    The tries' genes come from the particle's stream whatever their outcomes, so the caller
+    draws them all first (:func:`draw_tries`: the numbers of
     ``np.sort(rng.choice(n_genes, n_flip, replace=False))`` one try after the other). The
-    tries are then scored in blocks against the current subset (``fitness.flips``); the
+    tries are scored in blocks against the current subset (``fitness.flips``); the
     first better try of a block is applied and the tries after it are scored again from
     the new subset. Blocks start at :data:`FIRST_BLOCK` scored tries after an improvement
     and double while none improves (early searches improve about every 10 tries, late
@@ -50,9 +50,8 @@ def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None, neede
         Starting subset (a new pbest).
     value : float
         Its fitness.
-    n_tries, n_flip : int
-    rng : numpy.random.Generator
-        The particle's stream.
+    tries : ndarray of int of shape (n_tries, n_flip)
+        The genes each try flips, distinct and sorted in each row (:func:`draw_tries`).
     observe : callable, optional
         ``observe(mask, flips, values, sizes)`` for the subsets tried: ``mask`` (not to be
         kept: it changes) with each row of ``flips`` flipped, in the order of the tries,
@@ -71,7 +70,7 @@ def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None, neede
     """
     current = np.array(mask, dtype=bool)
     size = int(current.sum())
-    tries = sorted_choices(rng, current.size, n_flip, n_tries)
+    n_tries, n_flip = tries.shape
     state = None  # made when a first try is scored
     start, block = 0, FIRST_BLOCK
     while start < n_tries:
@@ -105,6 +104,13 @@ def local_search(fitness, mask, value, n_tries, n_flip, rng, observe=None, neede
         else:
             block *= 2
     return current, value, current != mask
+
+
+def draw_tries(rng, n_genes: int, n_flip: int, n_tries: int) -> np.ndarray:
+    """The genes of ``n_tries`` local-search tries of ``n_flip`` distinct genes each, from the
+    particle's stream ``rng`` (:func:`~hpcswarm.swarm.draws.sorted_choices`), ndarray of
+    shape (n_tries, n_flip)."""
+    return sorted_choices(rng, n_genes, n_flip, n_tries)
 
 
 def pack_search(mask, value, rng):
@@ -169,7 +175,8 @@ class LocalSearch(Mechanism):
         its tries observed by the evaluator; returns (mask, fitness, flipped genes)."""
         p, evaluator = search.params, search.evaluator
         n_flip = max(1, int(round(p["ls_flip"] * search.n_genes)))
-        return local_search(search.fitness, mask, value, p["ls_tries"], n_flip, rng,
+        tries = draw_tries(rng, search.n_genes, n_flip, p["ls_tries"])
+        return local_search(search.fitness, mask, value, tries,
                             observe=evaluator.observe_flips, needed=evaluator.front.open)
 
     def dealt(self, search, improved) -> None:

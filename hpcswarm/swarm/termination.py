@@ -1,7 +1,8 @@
 """When a search stops: a rule object asked once per round, after the round is recorded.
 
 As pymoo's ``Termination``: the loop (:class:`~hpcswarm.swarm.core.SearchAlgorithm`) asks
-``termination.done(search)``; a method picks its rule (:meth:`default_termination`), a caller
+``termination.done(search)``; a method picks its rule
+(:meth:`~hpcswarm.swarm.core.SearchAlgorithm.default_termination`), a caller
 may inject another.
 """
 
