@@ -8,8 +8,8 @@ scores them and keeps the account described below.
 A *round* is one evaluation of (part of) the swarm, so ``n_iterations`` counts evaluation
 rounds including the initial one: 70 rounds of 100 particles are the "7000 evaluations" of
 Tran et al. Every subset the method evaluates is offered to the evaluation service, which
-keeps the best ever seen *with the fitness it was scored with*: the returned mask is always one that was evaluated, and re-evaluating it gives
-the reported fitness.
+keeps the best ever seen *with the fitness it was scored with*: the returned mask is always
+one that was evaluated, and re-evaluating it gives the reported fitness.
 
 Ordering of subsets (all methods, :mod:`hpcswarm.swarm.ordering`): higher fitness first, then
 fewer genes, then the lower particle index. Among different subsets of
@@ -217,7 +217,8 @@ class SearchAlgorithm(abc.ABC):
 
     @classmethod
     def validate(cls, params):
-        """Checks that involve several parameters (ParameterError); single keys are checked by ``PARAMS``."""
+        """Checks that involve several parameters (ParameterError); single keys are checked
+        by ``PARAMS``."""
 
     # ------------------------------------------------------------------ the loop
     def run(self, resume=None) -> "SearchResult":
@@ -235,7 +236,8 @@ class SearchAlgorithm(abc.ABC):
         return self.result()
 
     def advance(self):
-        """Play the next round (round 0 is :meth:`initialise`, later ones :meth:`step`) and record it."""
+        """Play the next round (round 0 is :meth:`initialise`, later ones :meth:`step`) and
+        record it."""
         if self.iteration < 0:
             self.started = time.perf_counter()
             self.iteration = 0

@@ -9,7 +9,8 @@ import numpy as np
 
 
 def better(fitness_a: float, size_a: int, fitness_b: float, size_b: int) -> bool:
-    """Whether subset a (fitness, size) strictly beats subset b: higher fitness, then fewer genes."""
+    """Whether subset a (fitness, size) strictly beats subset b: higher fitness, then fewer
+    genes."""
     return fitness_a > fitness_b or (fitness_a == fitness_b and size_a < size_b)
 
 

@@ -100,9 +100,10 @@ class PSOLSRG(PSO):
     Parallel runs: the local searches of a round are dealt evenly over the ranks (see
     :meth:`~hpcswarm.swarm.local_search.LocalSearch.after_pbests`), each with its
     particle's own generator, so the result does not depend on the deal; a search run away
-    from its owner costs ``2 (n_genes / 8 + 56)`` bytes. Tries are never looked up in the archive (they are the cheap incremental
-    evaluations) and each non-empty try counts as an evaluation. Otherwise only the pbest
-    fitness and size travel (and the row, if that pbest becomes gbest).
+    from its owner costs ``2 (n_genes / 8 + 56)`` bytes. Tries are never looked up in the
+    archive (they are the cheap incremental evaluations) and each non-empty try counts as an
+    evaluation. Otherwise only the pbest fitness and size travel (and the row, if that pbest
+    becomes gbest).
     """
 
     name = "pso-lsrg"
