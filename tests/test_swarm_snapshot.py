@@ -119,7 +119,7 @@ def test_a_method_state_without_an_attribute_is_refused_naming_it():
 def test_swarm_arrays_in_the_snapshot_of_a_method_without_a_swarm_are_refused():
     X, y, snapshot = _snapshot("pso-lsrg")
     X, y, sfr = _snapshot("sfr")
-    with pytest.raises(DataError, match="keeps no swarm"):
+    with pytest.raises(DataError, match="are those of a swarm, but sfr keeps none"):
         _resume(X, y, "sfr", {**sfr, "arrays": snapshot["arrays"]})
 
 
@@ -143,3 +143,23 @@ def test_the_cli_reports_a_damaged_checkpoint_array_in_one_line(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("hpcswarm: error: ")
     assert str(checkpoint) in lines[0] and "'velocity' has shape (6, 60)" in lines[0]
     assert not output.exists() and checkpoint.exists()
+
+
+STATE_DAMAGES = {
+    "gbest_position": ("pso-lsrg", lambda a: a[:-1], "'gbest_position' has shape"),
+    "best_mask": ("pso-lsrg", lambda a: a.astype(float), "'best_mask' has dtype float64"),
+    "mask": ("sfs", lambda a: a.astype(np.int64), "'mask' has dtype int64"),
+    "order": ("sfr", lambda a: a + 100, r"'order' holds values outside \[0, 24\]"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATE_DAMAGES))
+def test_a_damaged_array_of_the_method_state_is_refused_naming_it(name):
+    algorithm, change, message = STATE_DAMAGES[name]
+    X, y, snapshot = _snapshot(algorithm, stop_at=0)
+    attributes = pickle.loads(snapshot["method_state"])
+    attributes["search"][name] = change(attributes["search"][name])
+    damaged = {**snapshot, "method_state": pickle.dumps(attributes)}
+    with pytest.raises(DataError, match="damaged checkpoint: the snapshot's method state "
+                                        + message):
+        _resume(X, y, algorithm, damaged)

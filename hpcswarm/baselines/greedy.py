@@ -58,6 +58,7 @@ from hpcswarm.swarm.core import SearchAlgorithm
 from hpcswarm.swarm.ordering import better
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param
 from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
+from hpcswarm.swarm.snapshot import ArraySpec
 from hpcswarm.swarm.termination import MethodStop, RoundLimit
 
 FULL_BELOW = 1
@@ -121,6 +122,7 @@ class GreedySearch(SearchAlgorithm):
     PARAMS = GREEDY_PARAMS
     STATE = ("mask", "size", "value", "start_fitness", "path", "path_fitness", "stopped",
              "candidates_scored")
+    STATE_ARRAYS = {"mask": ArraySpec("b", ("genes",))}
 
     # ------------------------------------------------------------------ the loop
     def initialise(self):

@@ -196,6 +196,16 @@ class SearchAlgorithm(abc.ABC):
                                    for name in klass.__dict__.get("STATE", ())))
 
     @classmethod
+    def state_arrays(cls) -> dict:
+        """The arrays of :meth:`method_state` a snapshot is checked for before it is restored
+        (name -> :class:`~hpcswarm.swarm.snapshot.ArraySpec`): the evaluator's and those the
+        ``STATE_ARRAYS`` of the class and its bases declare."""
+        specs = dict(EvaluationService.STATE_ARRAYS)
+        for klass in reversed(cls.__mro__):
+            specs.update(klass.__dict__.get("STATE_ARRAYS", {}))
+        return specs
+
+    @classmethod
     def state_names(cls) -> tuple:
         """Keys of :meth:`method_state`: the evaluator's account, then
         :meth:`attribute_names`."""

@@ -25,6 +25,7 @@ from hpcswarm.swarm.exchange import Blocks, settle_round
 from hpcswarm.swarm.front import MONOTONE_OBJECTIVES, FrontTracker
 from hpcswarm.swarm.ledger import RoundLedger, flipped
 from hpcswarm.swarm.ordering import better
+from hpcswarm.swarm.snapshot import ArraySpec
 
 
 class EvaluationService:
@@ -57,6 +58,9 @@ class EvaluationService:
     STATE = ("best_mask", "best_fitness", "best_found_at", "evaluations", "archive_hits",
              "archive", "_seen", "front")
     """Keys of :meth:`state`: what a later round reads of the account."""
+
+    STATE_ARRAYS = {"best_mask": ArraySpec("b", ("genes",))}
+    """The arrays of :meth:`state`, checked before a snapshot is restored."""
 
     def __init__(self, fitness, comm=None, archive_size: int = 0, monotone: bool = False):
         self.fitness = fitness

@@ -31,6 +31,7 @@ from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.swarm.core import SearchAlgorithm
 from hpcswarm.swarm.ordering import beats, best_index, better
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param
+from hpcswarm.swarm.snapshot import ArraySpec
 from hpcswarm.swarm.operators import pso_velocity
 from hpcswarm.swarm.state import SwarmState
 
@@ -83,6 +84,8 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
     """
 
     STATE = ("gbest_position", "gbest_mask", "gbest_fitness", "stagnation")
+    STATE_ARRAYS = {"gbest_position": ArraySpec("f", ("genes",), 0.0, 1.0),
+                    "gbest_mask": ArraySpec("b", ("genes",))}
     MECHANISMS = ()
     """The mechanisms of the method (:class:`~hpcswarm.swarm.mechanisms.Mechanism`), run in
     this order at each point of the round."""

@@ -87,28 +87,29 @@ def take_snapshot(search):
 
 @dataclass(frozen=True)
 class ArraySpec:
-    """What one swarm array of a snapshot must be: its dtype kind (``"f"`` float64, ``"b"``
-    bool, ``"i"`` integer, ``"u1"`` bytes), its row width (``"genes"``, ``"rng"`` or
-    ``None`` for one value per particle), and the range of its values (NaN allowed or not)."""
+    """What one array of a snapshot must be: its dtype kind (``"f"`` float64, ``"b"`` bool,
+    ``"i"`` integer, ``"u1"`` bytes), its shape (each entry a number or ``"particles"``,
+    ``"genes"``, ``"rng"``), and the range of its values (``high`` may be ``"genes"``; NaN
+    allowed or not)."""
 
     kind: str
-    width: object = None
+    shape: tuple
     low: float = -np.inf
-    high: float = np.inf
+    high: object = np.inf
     nan: bool = False
 
 
 SWARM_ARRAYS = {
-    "position": ArraySpec("f", "genes", 0.0, 1.0),
-    "velocity": ArraySpec("f", "genes"),
-    "mask": ArraySpec("b", "genes"),
-    "pbest_position": ArraySpec("f", "genes", 0.0, 1.0),
-    "pbest_mask": ArraySpec("b", "genes"),
-    "fitness": ArraySpec("f", None, WORST_FITNESS, 1.0, nan=True),
-    "size": ArraySpec("i", None, 0, "genes"),
-    "pbest_fitness": ArraySpec("f", None, WORST_FITNESS, 1.0),
-    "pbest_size": ArraySpec("i", None, 0, "genes"),
-    "rng_states": ArraySpec("u1", "rng"),
+    "position": ArraySpec("f", ("particles", "genes"), 0.0, 1.0),
+    "velocity": ArraySpec("f", ("particles", "genes")),
+    "mask": ArraySpec("b", ("particles", "genes")),
+    "pbest_position": ArraySpec("f", ("particles", "genes"), 0.0, 1.0),
+    "pbest_mask": ArraySpec("b", ("particles", "genes")),
+    "fitness": ArraySpec("f", ("particles",), WORST_FITNESS, 1.0, nan=True),
+    "size": ArraySpec("i", ("particles",), 0, "genes"),
+    "pbest_fitness": ArraySpec("f", ("particles",), WORST_FITNESS, 1.0),
+    "pbest_size": ArraySpec("i", ("particles",), 0, "genes"),
+    "rng_states": ArraySpec("u1", ("particles", "rng")),
 }
 """Every array of a swarm's snapshot (:data:`SWARM_ROWS`, :data:`SWARM_SCALARS` and the
 particles' generator states) and what it must hold: positions stay in [0, 1] (Tran et al.
@@ -117,10 +118,10 @@ fitness values lie between the empty subset's and a perfect score (a swarm parti
 fitness may be NaN: not needed this round), sizes between 0 and the number of genes."""
 
 
-def _array_problem(array, spec, n_particles, n_genes):
-    """What is wrong with one snapshot array (a phrase), or None."""
-    widths = {"genes": (n_genes,), "rng": (RNG_STATE_BYTES,), None: ()}
-    expected = (n_particles,) + widths[spec.width]
+def array_problem(array, spec: ArraySpec, n_particles: int, n_genes: int):
+    """What is wrong with one snapshot array against ``spec`` (a phrase), or None."""
+    sizes = {"particles": n_particles, "genes": n_genes, "rng": RNG_STATE_BYTES}
+    expected = tuple(sizes.get(dim, dim) for dim in spec.shape)
     if not isinstance(array, np.ndarray):
         return f"is a {type(array).__name__}, not an array"
     dtypes = {"f": array.dtype == np.float64, "b": array.dtype == np.bool_,
@@ -129,15 +130,20 @@ def _array_problem(array, spec, n_particles, n_genes):
         return f"has dtype {array.dtype}"
     if array.shape != expected:
         return f"has shape {array.shape}, expected {expected}"
-    if spec.kind in "bu1":
+    if spec.kind in ("b", "u1"):
         return None
     values = array[~np.isnan(array)] if spec.nan else array
-    if spec.kind == "f" and (values.size != array.size or not np.isfinite(values).all()):
-        return "holds values that are not finite" + ("" if spec.nan else " (or NaN)")
+    if spec.kind == "f" and not np.isfinite(values).all():
+        return "holds values that are not finite"
     high = n_genes if spec.high == "genes" else spec.high
     if values.size and (values.min() < spec.low or values.max() > high):
         return f"holds values outside [{spec.low}, {high}]"
     return None
+
+
+def _refuse(source, what, problem):
+    return DataError(f"{source}: damaged checkpoint: the snapshot's {what} {problem}; start "
+                     "afresh with --overwrite (the work it holds is lost)")
 
 
 def check_swarm_arrays(arrays: dict, n_particles: int, n_genes: int, source: str) -> None:
@@ -151,11 +157,19 @@ def check_swarm_arrays(arrays: dict, n_particles: int, n_genes: int, source: str
     """
     for name, spec in SWARM_ARRAYS.items():
         problem = ("is missing" if name not in arrays
-                   else _array_problem(arrays[name], spec, n_particles, n_genes))
+                   else array_problem(arrays[name], spec, n_particles, n_genes))
         if problem is not None:
-            raise DataError(f"{source}: damaged checkpoint: the snapshot's array {name!r} "
-                            f"{problem}; start afresh with --overwrite (the work it holds is "
-                            "lost)")
+            raise _refuse(source, f"array {name!r}", problem)
+
+
+def check_state_arrays(state: dict, specs: dict, n_genes: int, source: str) -> None:
+    """Check the arrays of a method state (``specs``: name -> :class:`ArraySpec`, see
+    :meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_arrays`); DataError naming the first
+    damaged one."""
+    for name, spec in specs.items():
+        problem = array_problem(state[name], spec, 0, n_genes)
+        if problem is not None:
+            raise _refuse(source, f"method state {name!r}", problem)
 
 
 def _method_attributes(search, snapshot, source):
@@ -168,9 +182,8 @@ def _method_attributes(search, snapshot, source):
     if snapshot["arrays"] and not isinstance(attributes.get("swarm_rng"), np.random.Generator):
         missing.append("swarm_rng")
     if missing:
-        raise DataError(f"{source}: damaged checkpoint: the snapshot's method state lacks "
-                        f"{', '.join(map(repr, missing))}; start afresh with --overwrite "
-                        "(the work it holds is lost)")
+        raise _refuse(source, "method state", f"lacks {', '.join(map(repr, missing))}")
+    check_state_arrays(state, search.state_arrays(), search.n_genes, source)
     return attributes
 
 
@@ -186,8 +199,7 @@ def restore_snapshot(search, snapshot):
     source = snapshot.get("source", "checkpoint")
     arrays, shape = snapshot["arrays"], search.swarm_shape()
     if shape is None and arrays:
-        raise DataError(f"{source}: damaged checkpoint: the snapshot holds swarm arrays, "
-                        f"but {search.name} keeps no swarm")
+        raise _refuse(source, "arrays", f"are those of a swarm, but {search.name} keeps none")
     if shape is not None:
         check_swarm_arrays(arrays, *shape, source)
     attributes = _method_attributes(search, snapshot, source)

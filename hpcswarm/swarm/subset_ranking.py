@@ -15,6 +15,7 @@ from hpcswarm.swarm.operators import random_subset, repair_size
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param, override
 from hpcswarm.swarm.particle_swarm import SWARM_PARAMS
 from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
+from hpcswarm.swarm.snapshot import ArraySpec
 from hpcswarm.swarm.termination import RoundLimit
 
 _MAX_SIZE_DOC = "largest subset size d tried (0: every size up to the number of genes)"
@@ -43,6 +44,8 @@ class SFR(SearchAlgorithm):
         FITNESS_PARAMS, k=5, cv=10
     )
     STATE = ("order", "limit", "prefix", "curve")
+    STATE_ARRAYS = {"order": ArraySpec("i", ("genes",), 0, "genes"),
+                    "prefix": ArraySpec("b", ("genes",))}
 
     def initialise(self):
         self.order = rank_genes(single_gene_accuracies(self.fitness, np.arange(self.n_genes),
@@ -136,6 +139,7 @@ class FSR(SearchAlgorithm):
         w=0.768, vmax=6.0, target=1.0, k=5, cv=10,
     )
     STATE = ("limit", "streams", "subset", "subsets")
+    STATE_ARRAYS = {"subset": ArraySpec("b", ("genes",))}
 
     def initialise(self):
         self.limit = size_limit(self.params["max_size"], self.n_genes)
