@@ -8,9 +8,9 @@ are seconds per run (CPU and wall, min and max), evaluations, and µs of CPU per
   fitness, history (but ``seconds``) and front:
 
   - *one try at a time*: the local search of Tran et al. Sec. 3.1-3.2 as first written
-    (``rng.choice``, ``SubsetFitness.flip`` and one observation per try);
-  - *batched, every try scored*: tries drawn at once and scored in blocks
-    (:func:`hpcswarm.swarm.pso.local_search`), none left unscored;
+    (``SubsetFitness.flip`` and one observation per try, on the same drawn tries);
+  - *batched, every try scored*: tries scored in blocks
+    (:func:`hpcswarm.swarm.local_search.local_search`), none left unscored;
   - *batched*: the same, scoring only the tries that could beat the current subset or
     enter the front (what ``run`` does);
 
@@ -46,20 +46,19 @@ from hpcswarm.baselines import greedy
 from hpcswarm.data import load_dataset
 from hpcswarm.fitness.subset import SubsetFitness
 from hpcswarm.search import run_search
-from hpcswarm.swarm import pso
-from hpcswarm.swarm.core import better
+from hpcswarm.swarm import local_search
+from hpcswarm.swarm.ordering import better
 
 PAPER_SECONDS = {"pso-lsrg": 77.7}
 """Tran et al. 2016, Table 4: mean seconds of one PSO-LSRG run on SRBCT (Java, their PC)."""
 
 
-def one_try_at_a_time(fitness, mask, value, n_tries, n_flip, rng, observe=None, needed=None):
-    """The reference local search: one draw, one incremental evaluation, one observe per try."""
+def one_try_at_a_time(fitness, mask, value, tries, observe=None, needed=None):
+    """The reference local search: one incremental evaluation, one observe per try."""
     current = np.array(mask, dtype=bool)
     size = int(current.sum())
     state = fitness.new_state(current)
-    for _ in range(n_tries):
-        genes = np.sort(rng.choice(current.size, n_flip, replace=False))
+    for genes in tries:
         candidate_value = fitness.flip(state, genes)
         candidate_size = size + int((~current[genes]).sum()) - int(current[genes].sum())
         if observe is not None:
@@ -158,7 +157,7 @@ def pso_lsrg_three_ways(data, params, repeats):
                                     ("pso-lsrg batched", False, False)):
         with ExitStack() as stack:
             if reference:
-                stack.enter_context(patched(pso, "local_search", one_try_at_a_time))
+                stack.enter_context(patched(local_search, "local_search", one_try_at_a_time))
             if every:
                 stack.enter_context(every_candidate_scored())
             counter = stack.enter_context(TryCounter())

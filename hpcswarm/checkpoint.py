@@ -209,12 +209,13 @@ class Checkpoint:
         return self._results
 
     def snapshot(self, number):
-        """The snapshot of task ``number`` as :func:`take_snapshot` made it."""
+        """The snapshot of task ``number`` as :func:`take_snapshot` made it, and ``source``:
+        this file's path, which a damaged snapshot's error names."""
         group = self._file["inflight"][_name(number)]
         arrays = {key: group[key][()] for key in group if key != "method_state"}
         return {"iteration": int(group.attrs["iteration"]),
                 "elapsed": float(group.attrs["elapsed"]), "arrays": arrays,
-                "method_state": group["method_state"][()].tobytes()}
+                "method_state": group["method_state"][()].tobytes(), "source": str(self.path)}
 
     def close(self):
         """Close the file."""

@@ -17,6 +17,8 @@ from hpcswarm.methods import algorithm_class
 from hpcswarm.records import SEARCH_ENCODING as RESULT_ENCODING
 from hpcswarm.refine import refine as refine_subset
 from hpcswarm.spec import SearchSpec
+from hpcswarm.swarm.core import RoundHooks
+from hpcswarm.swarm.evaluation import EvaluationService
 from hpcswarm.swarm.front import pareto_front
 from hpcswarm.swarm.state import run_seed_sequence
 
@@ -162,9 +164,10 @@ def _search(X, y, spec, root, grid, hooks):
     """The search of ``spec`` on ``grid``, its front scored and its subset refined; with the
     returned subset's score."""
     fitness, scorer = make_fitness(X, y, spec.params, root, grid.shards, spec.device)
+    evaluator = EvaluationService.for_params(fitness, spec.params, grid.particles)
     search = algorithm_class(spec.algorithm)(
-        fitness, spec.params, seed=root, comm=grid.particles, progress=hooks["progress"],
-        checkpoint=hooks["checkpoint"], max_genes=spec.max_genes)
+        evaluator, spec.params, seed=root,
+        hooks=RoundHooks(hooks["progress"], hooks["checkpoint"]), max_genes=spec.max_genes)
     result = search.run(hooks["resume"])
     score = fitness.score(result.mask)
     result.front = scored_front(scorer, result.front)

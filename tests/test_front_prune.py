@@ -6,7 +6,7 @@ import pytest
 from hpcswarm.fitness import KnnEvaluator, make_objective
 from hpcswarm.refine import prune, prune_compact, prune_margin
 from hpcswarm.search import run_search
-from hpcswarm.swarm.core import SearchAlgorithm
+from hpcswarm.swarm.evaluation import EvaluationService
 from hpcswarm.swarm.front import FrontTracker, pareto_front
 from synthetic import SMALL, small_data
 
@@ -21,20 +21,20 @@ CASES = {
 def _observed(monkeypatch):
     """Record every (mask, fitness) a search offers to its bookkeeping."""
     seen = []
-    shared = SearchAlgorithm.observe_shared
+    shared = EvaluationService.observe_shared
 
     def spy_shared(self, mask, value, *args, **kwargs):
         seen.append((np.array(mask, dtype=bool), float(value)))
         return shared(self, mask, value, *args, **kwargs)
 
-    many = SearchAlgorithm.observe_many
+    many = EvaluationService.observe_many
 
     def spy_many(self, masks, values, *args, **kwargs):
         seen.extend((np.array(m, dtype=bool), float(v)) for m, v in zip(masks, values))
         return many(self, masks, values, *args, **kwargs)
 
-    monkeypatch.setattr(SearchAlgorithm, "observe_shared", spy_shared)
-    flips = SearchAlgorithm.observe_flips
+    monkeypatch.setattr(EvaluationService, "observe_shared", spy_shared)
+    flips = EvaluationService.observe_flips
 
     def spy_flips(self, mask, genes, values, *args, **kwargs):
         for row, value in zip(genes, values):
@@ -43,8 +43,8 @@ def _observed(monkeypatch):
             seen.append((tried, float(value)))
         return flips(self, mask, genes, values, *args, **kwargs)
 
-    monkeypatch.setattr(SearchAlgorithm, "observe_many", spy_many)
-    monkeypatch.setattr(SearchAlgorithm, "observe_flips", spy_flips)
+    monkeypatch.setattr(EvaluationService, "observe_many", spy_many)
+    monkeypatch.setattr(EvaluationService, "observe_flips", spy_flips)
     return seen
 
 

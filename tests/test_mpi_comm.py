@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hpcswarm.comm import SerialComm, block_owner, block_range, world
-from hpcswarm.swarm.core import fixed_point_bits, swarm_mean
+from hpcswarm.swarm.mean import fixed_point_bits, swarm_mean
 
 
 @pytest.mark.parametrize("n_items", [1, 5, 100, 101])

@@ -12,7 +12,9 @@ from hpcswarm.search import make_fitness, result_document, run_search
 from hpcswarm.methods import ALGORITHMS, algorithm_params
 from hpcswarm.swarm import HISTORY_FIELDS
 from hpcswarm.fitness.archive import mask_key
-from hpcswarm.swarm.core import RoundLedger, best_index, better, swarm_mean
+from hpcswarm.swarm.ledger import RoundLedger
+from hpcswarm.swarm.mean import swarm_mean
+from hpcswarm.swarm.ordering import best_index, better
 from hpcswarm.swarm.params import parse_assignments
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence
 from synthetic import SMALL, small_data

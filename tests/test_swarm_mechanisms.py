@@ -7,10 +7,12 @@ from hpcswarm.fitness.subset import SubsetFitness
 from hpcswarm.search import make_fitness, run_search
 from hpcswarm.methods import algorithm_params
 from hpcswarm.swarm.bpso import CBPSO
-from hpcswarm.swarm.core import better
+from hpcswarm.swarm.evaluation import EvaluationService
+from hpcswarm.swarm.ordering import better
 from hpcswarm.swarm.cso import CSO
 from hpcswarm.swarm.fsipso import FSIPSO
-from hpcswarm.swarm.pso import PSOLS, PSOLSRG, PSORG, local_search
+from hpcswarm.swarm.local_search import draw_tries, local_search
+from hpcswarm.swarm.pso import PSOLS, PSOLSRG, PSORG
 from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
 from hpcswarm.swarm.subset_ranking import FSR
 from synthetic import SMALL, small_data
@@ -62,7 +64,7 @@ def build(cls, overrides, seed=0, data=None):
     params = algorithm_params(cls.name, overrides)
     fitness, _ = make_fitness(X, y, params, seed)
     spy = Spy(fitness)
-    return cls(spy, params, seed=seed), spy, fitness
+    return cls(EvaluationService.for_params(spy, params), params, seed=seed), spy, fitness
 
 
 def stagnation_rounds(history, after):
@@ -151,8 +153,9 @@ def test_local_search_equals_one_try_at_a_time_and_is_incremental_only(n_flip, d
 
         seed = int(rng.integers(2**32))
         search_rng, loop_rng = np.random.default_rng(seed), np.random.default_rng(seed)
-        found, found_value, flipped = local_search(spy, mask, value, 30, n_flip, search_rng,
-                                                   observe=observe, needed=everything)
+        tries = draw_tries(search_rng, X.shape[1], n_flip, 30)
+        found, found_value, flipped = local_search(spy, mask, value, tries, observe=observe,
+                                                   needed=everything)
         assert spy.calls["flip"] == 0 and spy.calls["new_state"] == (spy.calls["tries"] > 0)
         assert spy.calls["call"] == 0 and spy.calls["many"] == 0
         assert not better(value, mask.sum(), found_value, found.sum())
@@ -186,15 +189,16 @@ def test_local_search_scores_only_the_tries_that_could_beat_the_current_subset()
     def observe(mask, flips, values, sizes):
         seen.extend((mask.sum(), size, value) for size, value in zip(sizes, values))
 
-    local_search(spy, start, 1.0, 30, 3, np.random.default_rng(0), observe=observe)
+    local_search(spy, start, 1.0, draw_tries(np.random.default_rng(0), X.shape[1], 3, 30),
+                 observe=observe)
     assert len(seen) == 30 and 0 < spy.calls["tries"] < 30 and spy.calls["new_state"] == 1
     for current, size, value in seen:
         assert np.isnan(value) == (size >= current or size == 0)  # empty: the worst
     # one gene at the highest fitness: a one-gene flip empties it or adds a gene, never
     # better, so nothing is scored and no distance state is made
     spy = Spy(fitness)
-    found, value, flipped = local_search(spy, start & (np.arange(X.shape[1]) == 0), 1.0, 10, 1,
-                                         np.random.default_rng(0))
+    found, value, flipped = local_search(spy, start & (np.arange(X.shape[1]) == 0), 1.0,
+                                         draw_tries(np.random.default_rng(0), X.shape[1], 1, 10))
     assert spy.calls["tries"] == spy.calls["new_state"] == 0
     assert value == 1.0 and found.sum() == 1 and not flipped.any()
 

@@ -6,7 +6,7 @@ report treat it as any swarm. One round of the shared loop is one greedy step: o
 candidate one-gene change of the current subset the best is taken if it is better than the
 current subset.
 
-Ordering and tie rules (the swarms' ordering, :func:`hpcswarm.swarm.core.better`): a subset
+Ordering and tie rules (the swarms' ordering, :func:`hpcswarm.swarm.ordering.better`): a subset
 beats another if its fitness is higher, or equal with fewer genes. The candidates of a step
 all have the same size, so the best is the one of highest fitness, ties to the lowest gene
 index. The step is taken only if that candidate beats the current subset, hence:
@@ -54,9 +54,12 @@ Fitness defaults: 1-NN leave-one-out accuracy (Tran et al. 2016), overridable wi
 import numpy as np
 
 from hpcswarm.comm import block_counts, block_range
-from hpcswarm.swarm.core import SearchAlgorithm, better
+from hpcswarm.swarm.core import SearchAlgorithm
+from hpcswarm.swarm.ordering import better
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param
 from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
+from hpcswarm.swarm.snapshot import ArraySpec
+from hpcswarm.swarm.termination import MethodStop, RoundLimit
 
 FULL_BELOW = 1
 """In ``evaluation="auto"``, candidates of a subset of fewer genes than this (the empty
@@ -89,13 +92,13 @@ class AllGenes(SearchAlgorithm):
 
     def initialise(self):
         mask = np.ones(self.n_genes, dtype=bool)
-        self.observe_shared(mask, float(self.fitness(mask)))
+        self.evaluator.observe_shared(mask, float(self.fitness(mask)))
 
     def step(self):  # never called: done after round 0
         raise RuntimeError("all-genes has a single round")
 
-    def done(self):
-        return True
+    def default_termination(self):
+        return RoundLimit(1)
 
     def mean_size(self):
         return float(self.n_genes)
@@ -119,6 +122,7 @@ class GreedySearch(SearchAlgorithm):
     PARAMS = GREEDY_PARAMS
     STATE = ("mask", "size", "value", "start_fitness", "path", "path_fitness", "stopped",
              "candidates_scored")
+    STATE_ARRAYS = {"mask": ArraySpec("b", ("genes",))}
 
     # ------------------------------------------------------------------ the loop
     def initialise(self):
@@ -128,7 +132,7 @@ class GreedySearch(SearchAlgorithm):
         self.value = float(self.fitness(self.mask))  # the empty subset: WORST_FITNESS, free
         self.start_fitness = self.value
         if self.size:
-            self.observe_shared(self.mask, self.value)
+            self.evaluator.observe_shared(self.mask, self.value)
         self.cache = None
         self.path, self.path_fitness = [], []
         self.stopped = None
@@ -138,6 +142,11 @@ class GreedySearch(SearchAlgorithm):
 
     def prepare(self):
         """Set-up before the first step (LFS ranks the genes here)."""
+
+    @classmethod
+    def state_names(cls):
+        """:meth:`SearchAlgorithm.state_names`, and ``cached``."""
+        return super().state_names() + ("cached",)
 
     def method_state(self):
         """:meth:`SearchAlgorithm.method_state`, and whether a cached state of ``mask`` is kept."""
@@ -154,14 +163,14 @@ class GreedySearch(SearchAlgorithm):
     def step(self):
         self.greedy_step()
 
-    def done(self):
-        if self.stopped is not None:
-            return True
-        limit = self.params["max_steps"]
-        if limit and len(self.path) >= limit:
-            self.stopped = "max_steps"
-            return True
-        return False
+    def default_termination(self):
+        """Stop once a step says why (:meth:`finished`)."""
+        return MethodStop()
+
+    def finished(self):
+        """Whether the search has stopped: no improving step, no candidates, or ``max_steps``
+        steps taken."""
+        return self.stopped is not None
 
     def mean_size(self):
         return float(self.size)
@@ -181,17 +190,18 @@ class GreedySearch(SearchAlgorithm):
         size = self.size + (1 if self.forward else -1)
         highest = float(self.fitness.highest([size])[0])
         self.candidates_scored += int(genes.size)
-        self.evaluations += int(genes.size) if size else 0  # the empty subset is not computed
+        # the empty subset is not computed
+        self.evaluator.count(evaluations=int(genes.size) if size else 0)
         fresh = self.fresh_candidates(genes)
         if not better(highest, size, self.value, self.size):
-            self._new_subsets += fresh
+            self.evaluator.count(new_subsets=fresh)
             self.stopped = "no improving step"
             return
         values = self.score_candidates(genes, highest)
         best = self.choose(values)
         gene, value = int(genes[best]), float(values[best])
         if not better(value, size, self.value, self.size):
-            self._new_subsets += fresh
+            self.evaluator.count(new_subsets=fresh)
             self.stopped = "no improving step"
             return
         if self.cache is not None:
@@ -200,8 +210,10 @@ class GreedySearch(SearchAlgorithm):
         self.size, self.value = size, value
         self.path.append(gene)
         self.path_fitness.append(value)
-        self._new_subsets += fresh - 1  # observe_shared counts the chosen one
-        self.observe_shared(self.mask, value, computed=False)  # already counted above
+        if self.params["max_steps"] and len(self.path) >= self.params["max_steps"]:
+            self.stopped = "max_steps"
+        self.evaluator.count(new_subsets=fresh - 1)  # observe_shared counts the chosen one
+        self.evaluator.observe_shared(self.mask, value, computed=False)  # counted above
 
     # ------------------------------------------------------------------ plug-ins
     def candidate_genes(self):
@@ -334,8 +346,7 @@ class LFS(GreedySearch):
     def prepare(self):
         accuracies = single_gene_accuracies(self.fitness, np.arange(self.n_genes), self.comm)
         self.ranking = rank_genes(accuracies)
-        self.evaluations += self.n_genes
-        self._new_subsets += self.n_genes
+        self.evaluator.count(evaluations=self.n_genes, new_subsets=self.n_genes)
 
     def fresh_candidates(self, genes):
         return 0 if self.size == 0 else int(genes.size)  # step 1 meets ranked single genes

@@ -8,6 +8,7 @@ The methods by name are in :mod:`hpcswarm.methods`.
 """
 
 from hpcswarm.records import HISTORY_FIELDS
-from hpcswarm.swarm.core import SearchAlgorithm, SearchResult
+from hpcswarm.swarm.core import RoundHooks, SearchAlgorithm, SearchResult
+from hpcswarm.swarm.evaluation import EvaluationService
 
-__all__ = ["HISTORY_FIELDS", "SearchAlgorithm", "SearchResult"]
+__all__ = ["HISTORY_FIELDS", "EvaluationService", "RoundHooks", "SearchAlgorithm", "SearchResult"]

@@ -7,6 +7,7 @@ bits as positions, is clamped to [-vmax, vmax], and each bit is resampled as
 
 import numpy as np
 
+from hpcswarm.swarm.mechanisms import Mechanism
 from hpcswarm.swarm.operators import binary_position, cap_selection
 from hpcswarm.swarm.params import Param, override
 from hpcswarm.swarm.particle_swarm import SWARM_PARAMS, ParticleSwarm
@@ -51,6 +52,28 @@ def complement_half(n_particles, rng):
     return np.sort(rng.choice(n_particles, n_particles // 2, replace=False))
 
 
+class Complement(Mechanism):
+    """The complementary distribution strategy (Chuang, Hsiao & Yang 2011, Sec. 2.2).
+
+    When gbest has not improved for ``complement_after`` rounds, a random half of the
+    swarm (:func:`complement_half`, from the swarm-wide stream) is replaced by the bitwise
+    complements of their positions, just after the move and before evaluation; the
+    stagnation count restarts. Every rank complements the chosen particles it owns.
+    """
+
+    PARAMS = (Param("complement_after", "int", 3, "stagnant rounds before half is complemented",
+                    low=1),)
+
+    def after_move(self, search) -> None:
+        if search.iteration > 0 and search.stagnation >= search.params["complement_after"]:
+            chosen = complement_half(search.state.n_particles, search.state.swarm_rng)
+            mine = search.blocks.owned(chosen)
+            search.state.position[mine] = 1.0 - search.state.position[mine]
+            search.refresh_masks(mine)
+            search.stagnation = 0
+            search.event("complement", particles=chosen.tolist())
+
+
 class CBPSO(BPSO):
     """BPSO with the complementary distribution strategy (Chuang, Hsiao & Yang 2011).
 
@@ -74,19 +97,8 @@ class CBPSO(BPSO):
     """
 
     name = "cbpso"
+    MECHANISMS = (Complement(),)
     PARAMS = override(
-        SWARM_PARAMS + (
-            Param("complement_after", "int", 3, "stagnant rounds before half is complemented",
-                  low=1),
-        ),
+        SWARM_PARAMS + Complement.PARAMS,
         n_particles=20, n_iterations=100, w=1.0, c1=2.0, c2=2.0, vmax=6.0, k=1, cv="loo",
     )
-
-    def after_move(self):
-        if self.iteration > 0 and self.stagnation >= self.params["complement_after"]:
-            chosen = complement_half(self.state.n_particles, self.state.swarm_rng)
-            mine = self.owned(chosen)
-            self.state.position[mine] = 1.0 - self.state.position[mine]
-            self.refresh_masks(mine)
-            self.stagnation = 0
-            self.event("complement", particles=chosen.tolist())

@@ -11,10 +11,12 @@ import numpy as np
 from hpcswarm.comm import block_owner
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import DEFAULT_ARCHIVE_SIZE, WORST_FITNESS
-from hpcswarm.swarm.core import SearchAlgorithm, better, swarm_mean
+from hpcswarm.swarm.core import SearchAlgorithm
 from hpcswarm.swarm.exchange import ship
 from hpcswarm.swarm.initialisation import STRATEGIES, initial_position, strategy_of
+from hpcswarm.swarm.mean import swarm_mean
 from hpcswarm.swarm.operators import cap_selection, cso_loser_update, threshold_mask
+from hpcswarm.swarm.ordering import better
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param, override
 from hpcswarm.swarm.state import SwarmState
 
@@ -61,7 +63,7 @@ class CSO(SearchAlgorithm):
 
     Parallel runs (per round): the pairing comes from the swarm-wide stream and winners are
     settled from the shared fitness and sizes, identically on every rank; the mean position
-    is an order-independent fixed-point Allreduce (:func:`~hpcswarm.swarm.core.swarm_mean`,
+    is an order-independent fixed-point Allreduce (:func:`~hpcswarm.swarm.mean.swarm_mean`,
     ``8 n_genes`` bytes per rank); a loser whose winner lives on another rank receives the
     winner's position row through one all-to-all (``8 n_genes`` bytes per such pair, about
     ``n/2 (1 - 1/P)`` pairs with P ranks: the one particles-x-genes term, inherent to CSO's
@@ -91,6 +93,9 @@ class CSO(SearchAlgorithm):
             raise ParameterError(
                 f"parameter 'n_particles' must be even for cso, got {params['n_particles']}"
             )
+
+    def swarm_shape(self):
+        return self.params["n_particles"], self.n_genes
 
     def initialise(self):
         n = self.params["n_particles"]
@@ -147,13 +152,13 @@ class CSO(SearchAlgorithm):
         """Threshold and evaluate the losers (all particles at round 0), then share their
         fitness and sizes and settle the round."""
         s = self.state
-        mine = self.owned(self.last_losers)
+        mine = self.blocks.owned(self.last_losers)
         theta = self.params["theta"]
         if self.max_genes is not None:  # the cap of PSO's continuous positions
             for i in mine:
                 s.position[i] = cap_selection(s.position[i], s.position[i] > theta,
                                               s.position[i], self.max_genes, theta)
         s.mask[mine] = threshold_mask(s.position[mine], theta)
-        self.evaluate(self.last_losers)
-        self.settle()
-        self.share(self.last_losers, ("fitness", "size"))
+        self.evaluator.evaluate(s, self.last_losers)
+        self.evaluator.settle()
+        self.evaluator.share(s, self.last_losers, ("fitness", "size"))

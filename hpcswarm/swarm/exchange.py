@@ -1,7 +1,8 @@
 """The exchange between the ranks running one search: who owns what, dealing work, shipping
 rows, settling a round.
 
-The loop of a method (:mod:`hpcswarm.swarm.core`) decides *what* travels; this module is *how*:
+A method and its evaluation service (:mod:`hpcswarm.swarm.evaluation`) decide *what*
+travels; this module is *how*:
 
 * :class:`Blocks`: particles are owned in contiguous blocks (:func:`hpcswarm.comm.block_range`),
   so rank order is particle-index order;

@@ -64,7 +64,7 @@ class FSIPSO(PSO):
     def initialise(self):
         genes = np.arange(self.n_genes)
         self.order = rank_genes(single_gene_accuracies(self.fitness, genes, self.comm))
-        self.evaluations += self.n_genes  # one evaluation per gene, whoever computed it
+        self.evaluator.count(evaluations=self.n_genes)  # one per gene, whoever computed it
         self.subspaces = np.array_split(self.order, self.params["n_subspaces"])
         self.phase_length = (self.params["n_iterations"] - 1) // self.params["n_subspaces"]
         self.phase = 1

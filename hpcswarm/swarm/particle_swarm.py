@@ -2,21 +2,22 @@
 
 A round of these methods (Tran et al. Algorithm 1; Chuang et al. pseudo-code) is: move every
 particle (velocity and position, each with its own generator), evaluate, update each pbest,
-update gbest. Subclasses plug in the initial positions, the move, and hooks that run after
-the move (CBPSO's complement, FSR's repair), after the pbest updates (local search) and after
-the gbest update (gbest reset).
+update gbest. Subclasses plug in the initial positions and the move; a method's mechanisms
+(``MECHANISMS``, :mod:`hpcswarm.swarm.mechanisms`) run after the move (CBPSO's complement),
+after the pbest updates (local search) and after the gbest update (gbest reset); FSR's
+repair overrides the ``after_move`` hook.
 
 ``gbest`` here is the *attractor* of the velocity equation; the subset the run returns is the
-best ever evaluated (:class:`~hpcswarm.swarm.core.SearchAlgorithm`), which a gbest reset
+best ever evaluated (:class:`~hpcswarm.swarm.evaluation.EvaluationService`), which a gbest reset
 does not touch.
 
 Parallel round (``comm`` of P ranks, particles in contiguous blocks): each rank moves,
 evaluates and updates the pbests of its own particles only, with their own generators (the
 local searches of PSO-LS/LSRG are dealt evenly, see :class:`~hpcswarm.swarm.pso.PSOLSRG`);
-then :meth:`~hpcswarm.swarm.core.SearchAlgorithm.settle` (best ever,
+then :meth:`~hpcswarm.swarm.evaluation.EvaluationService.settle` (best ever,
 distinct subsets, evaluations) and one allgather of (fitness, size, pbest fitness, pbest
 size) per particle (32 bytes each). gbest is then chosen identically on every rank with
-:func:`~hpcswarm.swarm.core.best_index` (higher fitness, fewer genes, lower index), and when
+:func:`~hpcswarm.swarm.ordering.best_index` (higher fitness, fewer genes, lower index), and when
 it changes the owner of that pbest broadcasts its row: position and packed mask,
 ``8.125 n_genes`` bytes. Nothing of size particles x genes travels.
 """
@@ -27,8 +28,10 @@ import numpy as np
 
 from hpcswarm.comm import block_owner
 from hpcswarm.fitness import WORST_FITNESS
-from hpcswarm.swarm.core import SearchAlgorithm, beats, best_index, better
+from hpcswarm.swarm.core import SearchAlgorithm
+from hpcswarm.swarm.ordering import beats, best_index, better
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param
+from hpcswarm.swarm.snapshot import ArraySpec
 from hpcswarm.swarm.operators import pso_velocity
 from hpcswarm.swarm.state import SwarmState
 
@@ -81,6 +84,14 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
     """
 
     STATE = ("gbest_position", "gbest_mask", "gbest_fitness", "stagnation")
+    STATE_ARRAYS = {"gbest_position": ArraySpec("f", ("genes",), 0.0, 1.0),
+                    "gbest_mask": ArraySpec("b", ("genes",))}
+    MECHANISMS = ()
+    """The mechanisms of the method (:class:`~hpcswarm.swarm.mechanisms.Mechanism`), run in
+    this order at each point of the round."""
+
+    def swarm_shape(self):
+        return self.params["n_particles"], self.n_genes
 
     @property
     def everyone(self):
@@ -113,17 +124,17 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
 
     def evaluate_round(self):
         """Evaluate the swarm, then update pbests, gbest and the stagnation count."""
-        before = (self.best_fitness, int(np.count_nonzero(self.best_mask)))
-        self.evaluate(self.everyone, needed=self.could_matter)
+        evaluator = self.evaluator
+        before = (evaluator.best_fitness, evaluator.best_size)
+        evaluator.evaluate(self.state, self.everyone, needed=self.could_matter)
         improved = self.update_pbests(self.local)
         self.after_pbests(improved)
-        self.settle()
-        self.share(self.everyone, ("fitness", "size", "pbest_fitness", "pbest_size"))
+        evaluator.settle()
+        evaluator.share(self.state, self.everyone,
+                        ("fitness", "size", "pbest_fitness", "pbest_size"))
         self.update_gbest()
         self.stagnation = stagnation_update(
-            better(self.best_fitness, int(np.count_nonzero(self.best_mask)), *before),
-            self.stagnation,
-        )
+            better(evaluator.best_fitness, evaluator.best_size, *before), self.stagnation)
         self.after_gbest()
 
     def could_matter(self, particles, sizes):
@@ -135,7 +146,7 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
         s = self.state
         highest = self.fitness.highest(sizes)
         return (beats(highest, sizes, s.pbest_fitness[particles], s.pbest_size[particles])
-                | self.front.open(sizes, highest))
+                | self.evaluator.front.open(sizes, highest))
 
     # ------------------------------------------------------------------ plug-ins
     @abc.abstractmethod
@@ -163,13 +174,19 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
         raise NotImplementedError(f"{self.name} has no size cap")
 
     def after_move(self):
-        """Hook run on the new positions before they are evaluated."""
+        """Run on the new positions before they are evaluated: the mechanisms' part."""
+        for mechanism in self.MECHANISMS:
+            mechanism.after_move(self)
 
     def after_pbests(self, improved):
-        """Hook run on the particles whose pbest has just improved."""
+        """Run on the particles whose pbest has just improved: the mechanisms' part."""
+        for mechanism in self.MECHANISMS:
+            mechanism.after_pbests(self, improved)
 
     def after_gbest(self):
-        """Hook run once gbest and the stagnation count are up to date."""
+        """Run once gbest and the stagnation count are up to date: the mechanisms' part."""
+        for mechanism in self.MECHANISMS:
+            mechanism.after_gbest(self)
 
     # ------------------------------------------------------------------ shared steps
     def refresh_masks(self, indices):

@@ -11,8 +11,8 @@ is in the snapshot:
   full-size arrays, so a resumed run can deal the particles to any number of ranks. The
   per-particle scalars (fitness, sizes) are already identical on every rank after a round;
 * the rest is what the method says it needs
-  (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.method_state`, the attributes its classes list
-  in ``STATE``: gbest, stagnation count, best subset,
+  (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.method_state`: the evaluator's account and the
+  attributes its classes list in ``STATE``: gbest, stagnation count, best subset,
   history, events, counters, the replicated archive and set of subsets seen,
   method-specific records such as FSIPSO's active genes or CSO's losers), plus the
   swarm-wide generator; all of it is the same on every rank of the group at a round's end
@@ -30,9 +30,12 @@ particles this rank owns (recomputed).
 
 import pickle
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
+from hpcswarm.errors import DataError
+from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.swarm.state import RNG_STATE_BYTES, SwarmState, pack_rng, unpack_rng
 
 SWARM_ROWS = ("position", "velocity", "mask", "pbest_position", "pbest_mask")
@@ -70,16 +73,118 @@ def take_snapshot(search):
     """
     has_swarm = hasattr(search, "state")
     arrays = _gather_swarm(search) if has_swarm else {}
-    search.front.merge(search.comm)  # every rank's subsets, so rank 0's copy holds them all
+    search.evaluator.front.merge(search.comm)  # every rank's subsets, in rank 0's copy too
     if search.comm.rank != 0:
         return None
     attributes = {"search": search.method_state()}
     if has_swarm:
         attributes["swarm_rng"] = search.state.swarm_rng
     return {"iteration": int(search.iteration),
-            "elapsed": time.perf_counter() - search._started,
+            "elapsed": time.perf_counter() - search.started,
             "arrays": arrays,
             "method_state": pickle.dumps(attributes, protocol=pickle.HIGHEST_PROTOCOL)}
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """What one array of a snapshot must be: its dtype kind (``"f"`` float64, ``"b"`` bool,
+    ``"i"`` integer, ``"u1"`` bytes), its shape (each entry a number or ``"particles"``,
+    ``"genes"``, ``"rng"``), and the range of its values (``high`` may be ``"genes"``; NaN
+    allowed or not)."""
+
+    kind: str
+    shape: tuple
+    low: float = -np.inf
+    high: object = np.inf
+    nan: bool = False
+
+
+SWARM_ARRAYS = {
+    "position": ArraySpec("f", ("particles", "genes"), 0.0, 1.0),
+    "velocity": ArraySpec("f", ("particles", "genes")),
+    "mask": ArraySpec("b", ("particles", "genes")),
+    "pbest_position": ArraySpec("f", ("particles", "genes"), 0.0, 1.0),
+    "pbest_mask": ArraySpec("b", ("particles", "genes")),
+    "fitness": ArraySpec("f", ("particles",), WORST_FITNESS, 1.0, nan=True),
+    "size": ArraySpec("i", ("particles",), 0, "genes"),
+    "pbest_fitness": ArraySpec("f", ("particles",), WORST_FITNESS, 1.0),
+    "pbest_size": ArraySpec("i", ("particles",), 0, "genes"),
+    "rng_states": ArraySpec("u1", ("particles", "rng")),
+}
+"""Every array of a swarm's snapshot (:data:`SWARM_ROWS`, :data:`SWARM_SCALARS` and the
+particles' generator states) and what it must hold: positions stay in [0, 1] (Tran et al.
+Eq. 2's clamp, the bits of binary PSO, Gu et al.'s search box), velocities are finite,
+fitness values lie between the empty subset's and a perfect score (a swarm particle's
+fitness may be NaN: not needed this round), sizes between 0 and the number of genes."""
+
+
+def array_problem(array, spec: ArraySpec, n_particles: int, n_genes: int):
+    """What is wrong with one snapshot array against ``spec`` (a phrase), or None."""
+    sizes = {"particles": n_particles, "genes": n_genes, "rng": RNG_STATE_BYTES}
+    expected = tuple(sizes.get(dim, dim) for dim in spec.shape)
+    if not isinstance(array, np.ndarray):
+        return f"is a {type(array).__name__}, not an array"
+    dtypes = {"f": array.dtype == np.float64, "b": array.dtype == np.bool_,
+              "i": array.dtype.kind == "i", "u1": array.dtype == np.uint8}
+    if not dtypes[spec.kind]:
+        return f"has dtype {array.dtype}"
+    if array.shape != expected:
+        return f"has shape {array.shape}, expected {expected}"
+    if spec.kind in ("b", "u1"):
+        return None
+    values = array[~np.isnan(array)] if spec.nan else array
+    if spec.kind == "f" and not np.isfinite(values).all():
+        return "holds values that are not finite"
+    high = n_genes if spec.high == "genes" else spec.high
+    if values.size and (values.min() < spec.low or values.max() > high):
+        return f"holds values outside [{spec.low}, {high}]"
+    return None
+
+
+def _refuse(source, what, problem):
+    return DataError(f"{source}: damaged checkpoint: the snapshot's {what} {problem}; start "
+                     "afresh with --overwrite (the work it holds is lost)")
+
+
+def check_swarm_arrays(arrays: dict, n_particles: int, n_genes: int, source: str) -> None:
+    """Check every array of a swarm's snapshot before it is restored (:data:`SWARM_ARRAYS`).
+
+    Raises
+    ------
+    DataError
+        Naming ``source`` (the checkpoint), the first missing or damaged array and what is
+        wrong with it.
+    """
+    for name, spec in SWARM_ARRAYS.items():
+        problem = ("is missing" if name not in arrays
+                   else array_problem(arrays[name], spec, n_particles, n_genes))
+        if problem is not None:
+            raise _refuse(source, f"array {name!r}", problem)
+
+
+def check_state_arrays(state: dict, specs: dict, n_genes: int, source: str) -> None:
+    """Check the arrays of a method state (``specs``: name -> :class:`ArraySpec`, see
+    :meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_arrays`); DataError naming the first
+    damaged one."""
+    for name, spec in specs.items():
+        problem = array_problem(state[name], spec, 0, n_genes)
+        if problem is not None:
+            raise _refuse(source, f"method state {name!r}", problem)
+
+
+def _method_attributes(search, snapshot, source):
+    """The unpickled method state of ``snapshot``, checked to hold every attribute the
+    search lists (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_names`)."""
+    attributes = pickle.loads(snapshot["method_state"])
+    state = attributes.get("search") if isinstance(attributes, dict) else None
+    missing = (["search"] if not isinstance(state, dict)
+               else [name for name in search.state_names() if name not in state])
+    if snapshot["arrays"] and not isinstance(attributes.get("swarm_rng"), np.random.Generator):
+        missing.append("swarm_rng")
+    if missing:
+        raise _refuse(source, "method state", f"lacks {', '.join(map(repr, missing))}")
+    check_state_arrays(state, search.state_arrays(), search.n_genes, source)
+    return attributes
 
 
 def restore_snapshot(search, snapshot):
@@ -87,15 +192,22 @@ def restore_snapshot(search, snapshot):
 
     Every rank of ``search.comm`` calls it with the same snapshot; the swarm's particles are
     dealt to the ranks of this communicator, whatever their number when the snapshot was
-    taken.
+    taken. Everything is checked first (:func:`check_swarm_arrays`, the method state's
+    attributes): a damaged snapshot raises DataError naming ``snapshot["source"]`` (the
+    checkpoint file, when the snapshot was read from one) and the faulty part.
     """
-    attributes = pickle.loads(snapshot["method_state"])
+    source = snapshot.get("source", "checkpoint")
+    arrays, shape = snapshot["arrays"], search.swarm_shape()
+    if shape is None and arrays:
+        raise _refuse(source, "arrays", f"are those of a swarm, but {search.name} keeps none")
+    if shape is not None:
+        check_swarm_arrays(arrays, *shape, source)
+    attributes = _method_attributes(search, snapshot, source)
     search.restore_method_state(attributes["search"])
-    arrays = snapshot["arrays"]
     if arrays:
         rngs = [unpack_rng(packed) for packed in arrays["rng_states"]]
         search.state = SwarmState(rngs=rngs, swarm_rng=attributes["swarm_rng"],
                                   **{name: np.array(arrays[name])
                                      for name in SWARM_ROWS + SWARM_SCALARS})
         search.local = search.partition(search.state.n_particles)
-    search._started = time.perf_counter() - float(snapshot["elapsed"])
+    search.started = time.perf_counter() - float(snapshot["elapsed"])

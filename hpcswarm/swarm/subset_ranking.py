@@ -10,11 +10,13 @@ in ``extra``. One round of the shared loop is one value of d.
 import numpy as np
 
 from hpcswarm.swarm.bpso import BPSO
-from hpcswarm.swarm.core import SearchAlgorithm
+from hpcswarm.swarm.core import RoundHooks, SearchAlgorithm
 from hpcswarm.swarm.operators import random_subset, repair_size
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param, override
 from hpcswarm.swarm.particle_swarm import SWARM_PARAMS
 from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
+from hpcswarm.swarm.snapshot import ArraySpec
+from hpcswarm.swarm.termination import RoundLimit
 
 _MAX_SIZE_DOC = "largest subset size d tried (0: every size up to the number of genes)"
 
@@ -42,16 +44,18 @@ class SFR(SearchAlgorithm):
         FITNESS_PARAMS, k=5, cv=10
     )
     STATE = ("order", "limit", "prefix", "curve")
+    STATE_ARRAYS = {"order": ArraySpec("i", ("genes",), 0, "genes"),
+                    "prefix": ArraySpec("b", ("genes",))}
 
     def initialise(self):
         self.order = rank_genes(single_gene_accuracies(self.fitness, np.arange(self.n_genes),
                                                        self.comm))
-        self.evaluations += self.n_genes
+        self.evaluator.count(evaluations=self.n_genes)
         self.limit = size_limit(self.params["max_size"], self.n_genes)
         self.prefix = np.zeros(self.n_genes, dtype=bool)
         self.prefix[self.order[0]] = True
         self.curve = [float(self.fitness(self.prefix))]
-        self.observe_shared(self.prefix, self.curve[-1])
+        self.evaluator.observe_shared(self.prefix, self.curve[-1])
         self.prefix_state = self.fitness.new_state(self.prefix)
 
     def restore_method_state(self, state):
@@ -66,10 +70,11 @@ class SFR(SearchAlgorithm):
         self.fitness.apply_flip(self.prefix_state, gene)
         self.prefix[gene] = True
         self.curve.append(value)
-        self.observe_shared(self.prefix, value)
+        self.evaluator.observe_shared(self.prefix, value)
 
-    def done(self):
-        return self.iteration + 1 >= self.limit
+    def default_termination(self):
+        """One round per prefix size d, up to ``max_size``."""
+        return RoundLimit(size_limit(self.params["max_size"], self.n_genes))
 
     def mean_size(self):
         return float(self.iteration + 1)
@@ -90,8 +95,8 @@ class FixedSizeBPSO(BPSO):
 
     name = "fsr-step"
 
-    def __init__(self, fitness, params, size, seed_mask, streams, comm=None, progress=None):
-        super().__init__(fitness, params, comm=comm, progress=progress)
+    def __init__(self, evaluator, params, size, seed_mask, streams, hooks=None):
+        super().__init__(evaluator, params, hooks=hooks)
         self.size = size
         self.seed_mask = seed_mask
         self.streams = streams
@@ -134,6 +139,7 @@ class FSR(SearchAlgorithm):
         w=0.768, vmax=6.0, target=1.0, k=5, cv=10,
     )
     STATE = ("limit", "streams", "subset", "subsets")
+    STATE_ARRAYS = {"subset": ArraySpec("b", ("genes",))}
 
     def initialise(self):
         self.limit = size_limit(self.params["max_size"], self.n_genes)
@@ -149,19 +155,21 @@ class FSR(SearchAlgorithm):
         """Run the BPSO of the next size d and record its best d-gene subset."""
         size = len(self.subsets) + 1
         inner_params = {k: v for k, v in self.params.items() if k != "max_size"}
-        inner = FixedSizeBPSO(self.fitness, inner_params, size, self.subset, self.streams,
-                              comm=self.comm, progress=self.progress)
-        inner.share_ledger(self)
+        outer = self.evaluator
+        inner = FixedSizeBPSO(outer.nested(), inner_params, size, self.subset, self.streams,
+                              hooks=RoundHooks(progress=self.hooks.progress))
         found = inner.run()
-        self._new_subsets += sum(row["new_subsets"] for row in found.history)
-        self.evaluations, self.archive_hits = inner.evaluations, inner.archive_hits
+        outer.new_subsets += sum(row["new_subsets"] for row in found.history)
+        outer.evaluations = inner.evaluator.evaluations
+        outer.archive_hits = inner.evaluator.archive_hits
         self.subset = found.mask
         self.subsets.append({"size": size, "fitness": found.fitness,
                              "genes": found.genes.tolist()})
-        self.observe_shared(found.mask, found.fitness, computed=False)
+        outer.observe_shared(found.mask, found.fitness, computed=False)
 
-    def done(self):
-        return len(self.subsets) >= self.limit
+    def default_termination(self):
+        """One round per size d, up to ``max_size`` (each round runs a whole BPSO)."""
+        return RoundLimit(size_limit(self.params["max_size"], self.n_genes))
 
     def mean_size(self):
         return float(len(self.subsets))

@@ -7,18 +7,20 @@ of the swarm, and the job must still end promptly with rank 1's message.
 import sys
 
 from hpcswarm.comm import world_rank
-from hpcswarm.swarm import core
+from hpcswarm.swarm.evaluation import EvaluationService
 
 
 def main():
-    settle = core.SearchAlgorithm.settle
+    settle = EvaluationService.settle
+    rounds = []
 
-    def failing_settle(self):
-        if world_rank() == 1 and self.iteration >= 1:
+    def failing_settle(self):  # pso-lsrg settles once per round: round 0 is the first call
+        rounds.append(len(rounds))
+        if world_rank() == 1 and rounds[-1] >= 1:
             raise RuntimeError("injected failure on rank 1")
         return settle(self)
 
-    core.SearchAlgorithm.settle = failing_settle
+    EvaluationService.settle = failing_settle
     from hpcswarm.__main__ import main as entry
 
     return entry(["run", "--data", "builtin:srbct", "--algorithm", "pso-lsrg", "--threads", "1",

@@ -1,0 +1,70 @@
+"""What one rank evaluated in a round, before the ranks settle it.
+
+A rank's ledger keeps the keys of its subsets, its computed evaluations and its first
+strictly best subset in scan order; :func:`hpcswarm.swarm.exchange.settle_round` makes them
+common to every rank (the best-subset order of :mod:`hpcswarm.swarm.ordering`).
+"""
+
+import numpy as np
+
+from hpcswarm.fitness.archive import flipped_keys, mask_keys
+from hpcswarm.swarm.ordering import better
+
+
+def flipped(mask, genes):
+    """A copy of the bool ``mask`` with the genes ``genes`` (distinct indices) flipped."""
+    mask = np.array(mask, dtype=bool)
+    mask[genes] = ~mask[genes]
+    return mask
+
+
+class RoundLedger:
+    """What one rank evaluated in the current round, before the round is settled
+    (:meth:`~hpcswarm.swarm.evaluation.EvaluationService.settle`).
+
+    Keeps the 16-byte keys of the subsets (for distinct-subset counting), the number of
+    computed evaluations, and the first strictly best subset in this rank's scan order,
+    with the phase (0: swarm evaluation, 1: local search) that found it. Memory is 16 bytes
+    per subset plus one mask, however many local-search tries the round makes.
+    """
+
+    def __init__(self):
+        self._key_blocks = []
+        self.computed = 0
+        self.best = None  # (fitness, size, phase, mask)
+
+    @property
+    def keys(self):
+        """The keys of the subsets in the order they were added, ndarray of uint8 of shape
+        (n_subsets, 16)."""
+        if not self._key_blocks:
+            return np.zeros((0, 16), dtype=np.uint8)
+        return np.concatenate(self._key_blocks)
+
+    def add_many(self, masks, values, computed, phase):
+        """Account for evaluated subsets of this rank (rows of ``masks``) in row order: their
+        fitness ``values``, whether each was ``computed`` (an evaluation), the ``phase``."""
+        masks = np.asarray(masks, dtype=bool)
+        self._tally(mask_keys(masks), values, np.count_nonzero(masks, axis=1), computed, phase,
+                    masks.__getitem__)
+
+    def add_flips(self, mask, flips, values, sizes, computed, phase):
+        """Account for the subsets ``mask`` with each row of ``flips`` flipped (``sizes``
+        genes each), as ``add_many`` of those subsets, which are not built."""
+        self._tally(flipped_keys(mask, flips), values, sizes, computed, phase,
+                    lambda row: flipped(mask, flips[row]))
+
+    def _tally(self, keys, values, sizes, computed, phase, row_mask):
+        """Keys and evaluations of every row; the first best row of known (not NaN) fitness."""
+        if len(keys) == 0:
+            return
+        self._key_blocks.append(keys)
+        self.computed += int(np.asarray(computed).sum())
+        values = np.asarray(values, dtype=float)
+        known = np.flatnonzero(~np.isnan(values))
+        if known.size == 0:
+            return
+        first = int(known[np.lexsort((np.asarray(sizes)[known], -values[known]))[0]])
+        value, size = float(values[first]), int(sizes[first])
+        if self.best is None or better(value, size, self.best[0], self.best[1]):
+            self.best = (value, size, int(phase), np.array(row_mask(first), dtype=bool))

@@ -1,0 +1,45 @@
+"""When a search stops: a rule object asked once per round, after the round is recorded.
+
+As pymoo's ``Termination``: the loop (:class:`~hpcswarm.swarm.core.SearchAlgorithm`) asks
+``termination.done(search)``; a method picks its rule
+(:meth:`~hpcswarm.swarm.core.SearchAlgorithm.default_termination`), a caller
+may inject another.
+"""
+
+from dataclasses import dataclass
+from typing import Optional, Protocol
+
+
+class Termination(Protocol):
+    """Anything that says whether a search is finished."""
+
+    def done(self, search) -> bool:
+        """Whether ``search`` (after its last recorded round) must stop."""
+
+
+@dataclass(frozen=True)
+class RoundLimit:
+    """Stop after ``n_rounds`` evaluation rounds (the initial one included), or once the
+    best fitness reaches ``target`` (FSR's "fitness = 1", Xue, Zhang & Browne 2012,
+    Algorithm 2 line 8).
+
+    A round is one evaluation of (part of) the swarm: 70 rounds of 100 particles are the
+    "7000 evaluations" of Tran et al. 2016.
+    """
+
+    n_rounds: int
+    target: Optional[float] = None
+
+    def done(self, search) -> bool:
+        if self.target is not None and search.evaluator.best_fitness >= self.target:
+            return True
+        return search.iteration + 1 >= self.n_rounds
+
+
+@dataclass(frozen=True)
+class MethodStop:
+    """Stop when the method says so (``search.finished()``: a greedy search with no
+    improving step, the single round of all-genes)."""
+
+    def done(self, search) -> bool:
+        return bool(search.finished())
