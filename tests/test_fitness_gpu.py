@@ -181,3 +181,20 @@ def test_cupy_search_finds_the_same_genes(method, monkeypatch):
     built = _device_scorers(monkeypatch, "cupy")
     assert _search(method, params) == expected
     assert built
+
+
+def test_the_gpu_benchmark_runs_small_on_the_host():
+    """``benchmarks/bench_gpu.py --small`` (numpy array module): every figure's counts equal."""
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "bench_gpu.py"),
+                          "--small", "--repeats", "1"], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": root}).stdout
+    document = json.loads(out.splitlines()[-1])
+    assert document["device"] == "numpy (host)"
+    assert [row["selected"] for row in document["full"]] == [25, 500]
+    assert all(row["equal"] for row in document["full"]) and document["flip"]["equal"]
+    assert len(document["pso_lsrg"]["seconds_per_round"]) == 2
