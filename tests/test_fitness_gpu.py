@@ -16,7 +16,8 @@ import hpcswarm.search
 from engine_probes import counting_decide, tie_prone_datasets
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import KnnEvaluator, gpu, make_scorer
-from hpcswarm.fitness.gpu import ARRAY_MODULE_VARIABLE, DeviceScorer, gpu_array_module
+from hpcswarm.fitness.gpu import (ARRAY_MODULE_VARIABLE, DeviceScorer, gpu_array_module,
+                                  node_local_rank)
 from hpcswarm.methods import METHODS
 from hpcswarm.search import run_search
 from reference_cases import SYNTHETIC_SETTINGS
@@ -152,6 +153,13 @@ def test_device_names_and_missing_cupy_are_parameter_errors(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "cupy", None)  # as if not installed
     with pytest.raises(ParameterError, match=r"needs CuPy, which is not installed.*\[gpu\]"):
         make_scorer(X, y, device="gpu", array_module="cupy")
+
+
+def test_each_rank_of_a_node_takes_its_own_device():
+    assert node_local_rank({}) == 0
+    assert node_local_rank({"MPI_LOCALRANKID": "3", "SLURM_LOCALID": "1"}) == 3
+    assert node_local_rank({"OMPI_COMM_WORLD_LOCAL_RANK": "2"}) == 2
+    assert node_local_rank({"SLURM_LOCALID": "5", "MPI_LOCALRANKID": ""}) == 5
 
 
 def _cupy_with_device():

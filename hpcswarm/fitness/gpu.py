@@ -48,9 +48,27 @@ or ``"numpy"``, which runs the GPU code path on the host (tests, CI without a de
 
 ARRAY_MODULES = ("cupy", "numpy")
 
+LOCAL_RANK_VARIABLES = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID")
+"""Where launchers put a process's rank among the processes of its node (MPICH's Hydra,
+Open MPI, SLURM's srun), read in this order."""
+
+
+def node_local_rank(environ=None) -> int:
+    """This process's rank among the processes of its node, from the launcher's environment
+    (:data:`LOCAL_RANK_VARIABLES`); 0 when no launcher says (a serial run)."""
+    environ = os.environ if environ is None else environ
+    for name in LOCAL_RANK_VARIABLES:
+        value = environ.get(name, "")
+        if value.isdigit():
+            return int(value)
+    return 0
+
 
 def gpu_array_module(name: str | None = None):
     """The array module of the GPU scorer: CuPy with a CUDA device, or numpy when asked.
+
+    With CuPy, this process uses the device ``node_local_rank() % n_devices`` (one rank per
+    GPU when a node runs as many ranks as it has GPUs).
 
     Parameters
     ----------
@@ -84,7 +102,14 @@ def gpu_array_module(name: str | None = None):
         raise ParameterError(f"device 'gpu': CuPy finds no usable CUDA device ({exc})") from None
     if count < 1:
         raise ParameterError("device 'gpu': CuPy finds no CUDA device")
+    cupy.cuda.Device(node_local_rank() % count).use()
     return cupy
+
+
+def gpu_scorer(data, y, *, array_module: str | None = None, **settings) -> "DeviceScorer":
+    """The :class:`DeviceScorer` of ``data, y`` on :func:`gpu_array_module`'s array module;
+    ``settings`` as :class:`~hpcswarm.fitness.evaluator.KnnEvaluator` takes them."""
+    return DeviceScorer(data, y, xp=gpu_array_module(array_module), **settings)
 
 
 class DeviceScorer(KnnEvaluator):

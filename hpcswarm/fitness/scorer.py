@@ -18,7 +18,7 @@ import numpy as np
 
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness.evaluator import KnnEvaluator
-from hpcswarm.fitness.gpu import DeviceScorer, gpu_array_module
+from hpcswarm.fitness.gpu import gpu_scorer
 
 
 @runtime_checkable
@@ -72,8 +72,17 @@ class Scorer(Protocol):
         keeps it."""
 
 
-DEVICES = ("cpu", "gpu")
-"""Where a scorer computes: the host's cores, or a GPU (:mod:`hpcswarm.fitness.gpu`)."""
+def cpu_scorer(data, y, *, array_module=None, **settings) -> KnnEvaluator:
+    """The exact engine on the host's cores (``array_module`` does not apply)."""
+    return KnnEvaluator(data, y, **settings)
+
+
+SCORERS = {"cpu": cpu_scorer, "gpu": gpu_scorer}
+"""The scorer of each ``device``: ``builder(data, y, *, array_module, k, cv, seed, folds,
+shard, sum_counts) -> Scorer``. A new engine is one module of this package and one row here."""
+
+DEVICES = tuple(SCORERS)
+"""The values of ``device`` (the search specification's choices)."""
 
 
 def make_scorer(data, y, *, k: int = 1, cv="loo", seed=0, folds=None, shards=None,
@@ -120,17 +129,13 @@ def make_scorer(data, y, *, k: int = 1, cv="loo", seed=0, folds=None, shards=Non
         ``k``, ``cv`` or the folds do not fit the data (e.g. a class too small for ``cv``);
         an unknown ``device``; ``"gpu"`` without CuPy or a CUDA device.
     """
-    if device not in DEVICES:
+    if device not in SCORERS:
         raise ParameterError(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
     sharded = {}
     if shards is not None and shards.size > 1:
         sharded = {"shard": (shards.rank, shards.size), "sum_counts": shards.allreduce_sum}
-    if device == "gpu":
-        sharded["xp"] = gpu_array_module(array_module)
-        engine = DeviceScorer
-    else:
-        engine = KnnEvaluator
     try:
-        return engine(data, y, k=k, cv=cv, seed=seed, folds=folds, **sharded)
+        return SCORERS[device](data, y, array_module=array_module, k=k, cv=cv, seed=seed,
+                               folds=folds, **sharded)
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
