@@ -65,14 +65,18 @@ def test_device_path_equals_the_cpu_path_on_tie_prone_data(k, cv):
 
 @pytest.mark.parametrize("k, cv", [(1, "loo"), (5, 4)])
 def test_device_blocks_of_rows_and_of_tries(k, cv, monkeypatch):
-    """Small device blocks: several row blocks per evaluation, one try or none per block."""
+    """Small device blocks: several row blocks per evaluation, one try or none per block;
+    then blocks of a few tries each."""
     X, y = small_data(seed=2, n_samples=33, n_genes=20)
-    monkeypatch.setattr(gpu, "DEVICE_BLOCK_BYTES", gpu.BYTES_PER_DISTANCE * 33 * 5)
     cpu = KnnEvaluator(X, y, k=k, cv=cv, seed=1)
     device = make_scorer(X, y, k=k, cv=cv, seed=1, device="gpu", array_module="numpy")
+    monkeypatch.setattr(gpu, "DEVICE_BLOCK_BYTES", gpu.BYTES_PER_DISTANCE * 33 * 5)
     assert len(device._row_blocks()) == 7
     assert device._tries_per_block(2) == 0  # a try is then scored a block of rows at a time
     exercise(cpu, device, 20, np.random.default_rng(3))
+    monkeypatch.setattr(gpu, "DEVICE_BLOCK_BYTES", 3 * (gpu.BYTES_PER_DISTANCE + 1) * 33 * 33)
+    assert len(device._row_blocks()) == 1 and device._tries_per_block(3) == 2
+    exercise(cpu, device, 20, np.random.default_rng(4))
 
 
 @pytest.mark.parametrize("k, cv", [(1, "loo"), (5, 5), (1, "holdout")])

@@ -32,12 +32,13 @@ from hpcswarm.fitness.evaluator import KnnEvaluator
 from hpcswarm.fitness.incremental import DistanceState, flip_drift, slack_bound
 
 DEVICE_BLOCK_BYTES = 2**30
-"""Device memory of one block of distances and its temporaries (1 GiB: 4,473 rows at
-10,000 samples, 24 bytes per distance)."""
+"""Device memory of one block of distances and its temporaries (1 GiB: 3,355 rows at
+10,000 samples)."""
 
-BYTES_PER_DISTANCE = 24
-"""Bytes held at once per distance of a block: the float64 distance, one float64 temporary
-and the boolean near mask, with room for the comparison."""
+BYTES_PER_DISTANCE = 32
+"""Bytes held at once per distance of a block, at most: the float64 distances, a float64
+temporary (the change of a flip, or the partition for k > 1), the boolean own-fold and near
+masks, with room to spare."""
 
 UPLOAD_GENES = 1024
 """Genes copied to the device per transfer at construction (bounds the host buffer)."""
@@ -143,7 +144,7 @@ class DeviceScorer(KnnEvaluator):
         for start in range(0, data.n_genes, UPLOAD_GENES):
             stop = min(start + UPLOAD_GENES, data.n_genes)
             self._values[start:stop] = xp.asarray(data.take(np.arange(start, stop)))
-        self._folds = xp.asarray(rows.fold)
+        self._column_folds = xp.asarray(rows.fold)
         self._codes = xp.asarray(rows.codes)
         self._row_samples = xp.asarray(rows.rows)
         self._row_codes = xp.asarray(rows.row_codes)
@@ -196,7 +197,8 @@ class DeviceScorer(KnnEvaluator):
         correct = 0
         for start, stop in self._row_blocks():
             block = gram_distances(xp, values, sq, self._row_samples[start:stop])
-            exclude_own_fold(xp, block, self._row_folds[start:stop], self._folds)
+            exclude_own_fold(xp, block, self._row_folds[start:stop],
+                             self._column_folds)
             if keep:
                 dist2[start:stop] = block
             if decide:
