@@ -15,7 +15,7 @@ import pytest
 import hpcswarm.search
 from engine_probes import counting_decide, tie_prone_datasets
 from hpcswarm.errors import ParameterError
-from hpcswarm.fitness import KnnEvaluator, gpu, make_scorer
+from hpcswarm.fitness import GeneMajor, KnnEvaluator, gpu, make_scorer
 from hpcswarm.fitness.gpu import (ARRAY_MODULE_VARIABLE, DeviceScorer, gpu_array_module,
                                   node_local_rank)
 from hpcswarm.methods import METHODS
@@ -61,6 +61,15 @@ def test_device_path_equals_the_cpu_path_on_tie_prone_data(k, cv):
         exercise(cpu, device, X.shape[1], np.random.default_rng(len(name)))
         opened += len(refined)
     assert opened > 0  # the exact refinement of the rows the bound leaves open was used
+
+
+def test_a_float32_matrix_stays_float32_on_the_device_with_the_same_counts():
+    X, y = small_data(seed=4, n_samples=40, n_genes=30)
+    data = GeneMajor(np.ascontiguousarray(X.T, dtype=np.float32), samples=np.arange(2, 40))
+    cpu = KnnEvaluator(data, y[2:], k=3, cv=5, seed=2)
+    device = make_scorer(data, y[2:], k=3, cv=5, seed=2, device="gpu", array_module="numpy")
+    assert device._values.dtype == np.float32 and device._values.shape == (30, 38)
+    exercise(cpu, device, 30, np.random.default_rng(8))
 
 
 @pytest.mark.parametrize("k, cv", [(1, "loo"), (5, 4)])

@@ -13,7 +13,7 @@ every subset, bit for bit.
 
 The products run in float64 on the device (its own GEMM; no TF32), under the bound of the
 CPU path (Higham's ``gamma_n``, which holds in any summation order). The gene-major values
-are copied to the device once at construction (``8 n_genes n_samples`` bytes); an
+are copied to the device once at construction (in their float32 or float64); an
 evaluation sends the selected or flipped gene indices over and brings back a few counts.
 
 With ``xp = numpy`` the same code runs on the host: that is how CI proves it equal to the
@@ -125,7 +125,8 @@ class DeviceScorer(KnnEvaluator):
 
     Notes
     -----
-    Device memory: the values (``8 n_genes n_samples`` bytes), per cached state
+    Device memory: the values (``8 n_genes n_samples`` bytes, 4 for a float32 matrix such
+    as a dataset file's ``X_genes``), per cached state
     ``8 n_rows n_samples + 16 n_samples`` bytes, and one block of distances
     (:data:`DEVICE_BLOCK_BYTES`). The host keeps the evaluator's :class:`GeneMajor` for the
     exact refinement of near ties. Scores, states' masks and evaluation counts are those of
@@ -140,10 +141,14 @@ class DeviceScorer(KnnEvaluator):
                          sum_counts=sum_counts)
         self.xp = xp
         data, rows = self._data, self._rows
-        self._values = xp.empty((data.n_genes, data.n_samples))
+        # float32 values stay float32 on the device (half the memory), widened exactly to
+        # float64 when gathered, as the host's GeneMajor.take widens them
+        dtype = np.float32 if data.xt.dtype == np.float32 else np.float64
+        self._values = xp.empty((data.n_genes, data.n_samples), dtype=dtype)
         for start in range(0, data.n_genes, UPLOAD_GENES):
             stop = min(start + UPLOAD_GENES, data.n_genes)
-            self._values[start:stop] = xp.asarray(data.take(np.arange(start, stop)))
+            block = data.take(np.arange(start, stop)).astype(dtype, copy=False)
+            self._values[start:stop] = xp.asarray(block)
         self._column_folds = xp.asarray(rows.fold)
         self._codes = xp.asarray(rows.codes)
         self._row_samples = xp.asarray(rows.rows)
@@ -152,7 +157,8 @@ class DeviceScorer(KnnEvaluator):
 
     def _gathered(self, genes):
         """The device values of the host gene indices ``genes``, (len(genes), n_samples)."""
-        return self._values[self.xp.asarray(np.asarray(genes, dtype=np.int64))]
+        values = self._values[self.xp.asarray(np.asarray(genes, dtype=np.int64))]
+        return values.astype(np.float64, copy=False)
 
     def _row_blocks(self):
         """``(start, stop)`` of the blocks of this shard's rows on the device."""
