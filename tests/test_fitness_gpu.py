@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import hpcswarm.search
+from hpcswarm.comm import world
 from engine_probes import counting_decide, tie_prone_datasets
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor, KnnEvaluator, gpu, make_scorer
@@ -119,9 +120,9 @@ def _flipped(mask, genes):
     return out
 
 
-def _search(method, params):
+def _search(method, params, **parallel):
     X, y = small_data(seed=1, n_samples=36, n_genes=60)
-    result = run_search(X, y, method, dict(params), seed=3)
+    result = run_search(X, y, method, dict(params), seed=3, **parallel)
     history = [{k: v for k, v in row.items() if k != "seconds"} for row in result.history]
     return json.dumps([result.genes, result.fitness, history], default=_listed)
 
@@ -151,6 +152,33 @@ def test_every_method_finds_the_same_genes_on_the_device_path(method, fitness, m
     built = _device_scorers(monkeypatch, "numpy")
     assert _search(method, params) == expected
     assert built and all(isinstance(scorer, DeviceScorer) for scorer in built)
+
+
+@pytest.fixture(scope="module")
+def comm():
+    with world() as duplicate:
+        yield duplicate
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("method, params", [
+    ("pso-lsrg", {"n_particles": 5, "n_iterations": 4, "ls_tries": 4}),
+    ("sbs", {"k": 3, "cv": 5, "max_steps": 4}),
+    ("cso", {"n_particles": 6, "n_iterations": 4, "k": 5, "cv": "holdout"}),
+])
+@pytest.mark.parametrize("layout", ["groups", "shards"])
+def test_device_path_over_ranks_gives_the_serial_cpu_result(method, params, layout, comm,
+                                                           monkeypatch):
+    """Particle groups or sample shards of GPU scorers (one rank each) find the serial CPU
+    search's genes, history and fitness on every rank."""
+    expected = _search(method, params)
+    built = _device_scorers(monkeypatch, "numpy")
+    shards = comm.size if layout == "shards" else 1
+    found = _search(method, params, comm=comm, sample_shards=shards)
+    assert found == expected and len(set(comm.allgather(found))) == 1
+    assert built and all(isinstance(scorer, DeviceScorer) for scorer in built)
+    if layout == "shards":
+        assert {scorer.shard for scorer in built} == {(comm.rank, comm.size)}
 
 
 def test_device_names_and_missing_cupy_are_parameter_errors(monkeypatch):
