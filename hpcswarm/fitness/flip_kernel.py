@@ -28,6 +28,9 @@ from hpcswarm.fitness.distances import UNIT_ROUNDOFF, gram_bound_factor
 
 from hpcswarm.fitness.compiled import AVAILABLE, Kernel
 
+__all__ = ["AVAILABLE", "FlipScratch", "SINGLE_RANGE", "SINGLE_ROUNDOFF", "flip_scores_1nn",
+           "single_precision_safe"]
+
 SINGLE_ROUNDOFF = np.finfo(np.float32).eps / 2
 """Unit roundoff of float32, ``2**-24``."""
 
