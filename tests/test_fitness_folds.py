@@ -173,3 +173,59 @@ def test_a_training_fold_smaller_than_k_is_one_clear_error():
     y = np.repeat([0, 1], [3, 3])
     with pytest.raises(ValueError, match="k=5 exceeds the 4 training samples of a fold"):
         KnnEvaluator(np.arange(12.0).reshape(6, 2), y, k=5, cv=3)
+
+
+def _label_vectors():
+    """Many label vectors: class counts and orders of every kind, string and int labels."""
+    rng = np.random.default_rng(21)
+    for trial in range(60):
+        n_classes = int(rng.integers(2, 7))
+        counts = rng.integers(2, 25, size=n_classes)
+        y = rng.permutation(np.repeat(np.arange(n_classes) * 3 + 1, counts))
+        yield y if trial % 3 else np.array([f"c{label}" for label in y])
+    yield np.repeat([5, 0], [30, 2])  # labels first seen out of sorted order
+    yield np.repeat(["b", "a", "c"], [2, 40, 9])
+
+
+def test_numpy_stratified_folds_are_scikit_learns():
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    checked = 0
+    for trial, y in enumerate(_label_vectors()):
+        for seed in (trial, 10**6 + trial):
+            state = random_state_from_seed(seed)
+            for n_folds in (2, 3, 5, 10):
+                if np.unique(y, return_counts=True)[1].max() < n_folds or n_folds > y.size:
+                    continue
+                splitter = StratifiedKFold(n_folds, shuffle=True, random_state=state)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    expected = [np.sort(test) for _, test in splitter.split(y[:, None], y)]
+                    folds = make_folds(y, n_folds, seed)
+                assert all(np.array_equal(test, want) for (_, test), want in zip(folds, expected))
+                checked += 1
+            splitter = StratifiedShuffleSplit(1, test_size=0.3, random_state=state)
+            try:
+                train, test = next(splitter.split(y[:, None], y))
+            except ValueError:  # fewer test samples than classes: refused by both
+                with pytest.raises(ValueError, match="fewer than the"):
+                    make_folds(y, "holdout", seed)
+                continue
+            ((ours_train, ours_test),) = make_folds(y, "holdout", seed)
+            assert np.array_equal(ours_train, np.sort(train))
+            assert np.array_equal(ours_test, np.sort(test))
+            checked += 1
+    assert checked > 400
+
+
+def test_the_fitness_engine_imports_no_scikit_learn_scipy_or_numba():
+    """Importing the engine and the search costs no second-long imports: the folds are
+    numpy, the kernels compiled (numba imported) at their first call."""
+    import subprocess
+    import sys
+
+    code = ("import sys, hpcswarm.fitness, hpcswarm.search; print(sorted({m.split('.')[0] "
+            "for m in sys.modules} & {'sklearn', 'scipy', 'numba'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"

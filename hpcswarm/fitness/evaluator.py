@@ -377,11 +377,8 @@ class KnnEvaluator:
         for j in np.flatnonzero(empties):
             scores[j] = Score(0, self.total)
         todo = np.flatnonzero(~empties)
-        # the same block size on every shard (from the largest shard), so that every shard
-        # sums the same blocks
-        most_rows = -(-self.total // self.shard[1])
-        size = block_size(most_rows, self.n_samples)
-        scratch = new_scratch(todo.size, self._rows.rows.size, self.n_samples, size)
+        size = self._candidates_per_block()
+        scratch = self._single_flip_scratch(todo.size, size)
         for leaving in (False, True):  # blocks of entering genes, then of leaving genes
             group = todo[state.mask[genes[todo]] == leaving]
             for start in range(0, group.size, size):
@@ -392,6 +389,16 @@ class KnnEvaluator:
                 self.evaluations += block.size
                 self.incremental_evaluations += block.size
         return scores
+
+    def _candidates_per_block(self):
+        """Candidates of ``score_single_flips`` per block: the same on every shard (from the
+        largest shard), so that every shard sums the same blocks."""
+        most_rows = -(-self.total // self.shard[1])
+        return block_size(most_rows, self.n_samples)
+
+    def _single_flip_scratch(self, n_candidates, size):
+        """The buffers that ``_flip_block`` reuses for every block of a call."""
+        return new_scratch(n_candidates, self._rows.rows.size, self.n_samples, size)
 
     def _flip_block(self, state, genes, leaving, scratch):
         """This shard's correct counts of ``state.mask`` with each of ``genes`` flipped alone."""
@@ -435,12 +442,11 @@ class KnnEvaluator:
         """
         flips = self._check_flip_sets(flips)
         n_tries, n_flipped = flips.shape
-        n_rows = self._rows.rows.size
         n_selected = state.n_selected + n_flipped - 2 * np.count_nonzero(state.mask[flips],
                                                                          axis=1)
         computed = n_selected > 0
         correct = np.zeros(n_tries, dtype=np.int64)
-        size = tries_per_block(n_rows, self.n_samples, n_flipped)
+        size = self._tries_per_block(n_flipped)
         if size == 0:  # one try's distances overflow a block: row blocks, one try at a time
             for t in np.flatnonzero(computed):
                 correct[t] = self._flip(state, flips[t])
@@ -453,6 +459,11 @@ class KnnEvaluator:
         self.evaluations += int(np.count_nonzero(computed))
         self.incremental_evaluations += int(np.count_nonzero(computed))
         return self._sum(correct)
+
+    def _tries_per_block(self, n_flipped):
+        """Tries of ``score_flips`` per block of ``n_flipped`` genes each; 0 when one try's
+        distances alone overflow a block."""
+        return tries_per_block(self._rows.rows.size, self.n_samples, n_flipped)
 
     def _use_compiled(self):
         """Whether ``score_flips`` blocks go through the compiled kernel (decided once)."""

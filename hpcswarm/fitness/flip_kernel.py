@@ -26,13 +26,10 @@ import numpy as np
 
 from hpcswarm.fitness.distances import UNIT_ROUNDOFF, gram_bound_factor
 
-try:
-    import numba
-except ImportError:  # an environment installed before numba was a dependency
-    numba = None
+from hpcswarm.fitness.compiled import AVAILABLE, Kernel
 
-AVAILABLE = numba is not None
-"""Whether the compiled kernel can be used (numba importable)."""
+__all__ = ["AVAILABLE", "FlipScratch", "SINGLE_RANGE", "SINGLE_ROUNDOFF", "flip_scores_1nn",
+           "single_precision_safe"]
 
 SINGLE_ROUNDOFF = np.finfo(np.float32).eps / 2
 """Unit roundoff of float32, ``2**-24``."""
@@ -194,4 +191,4 @@ def _scores(gram, delta, magnitude, base, sq, drift, rows, codes, half_flip_fact
         correct[b] = count
 
 
-_kernel = numba.njit(cache=True, nogil=True)(_scores) if AVAILABLE else None
+_kernel = Kernel(_scores)

@@ -9,10 +9,10 @@ memory however many folds there are (leave-one-out has n of them).
 
 Stratified n-fold follows one of two rules (:func:`fold_rule`):
 
-* ``"sklearn"``: scikit-learn's :class:`~sklearn.model_selection.StratifiedKFold`, whenever
-  it accepts the labels, i.e. while some class has at least n samples. A class smaller than
-  n is then missing from some test folds; scikit-learn warns, and so do we, once
-  (:class:`FoldWarning`).
+* ``"sklearn"``: scikit-learn's :class:`~sklearn.model_selection.StratifiedKFold` (shuffled),
+  whenever it accepts the labels, i.e. while some class has at least n samples. A class
+  smaller than n is then missing from some test folds; scikit-learn warns, and so do we,
+  once (:class:`FoldWarning`).
 * ``"round-robin"``: where every class is smaller than n (Tran et al.'s 9 Tumors: 60 samples,
   classes of 2 to 9, 10 folds), scikit-learn refuses. The papers ran Weka, whose stratified
   cross-validation (``Instances.stratify``) sorts the samples by class and deals them to the
@@ -21,12 +21,18 @@ Stratified n-fold follows one of two rules (:func:`fold_rule`):
   allows (its count in two folds differs by at most one) and fold sizes differ by at most one.
 
 Only what cannot work is refused: more folds than samples (a fold would be empty).
+
+The stratified n-fold and holdout splits are scikit-learn's algorithms (``StratifiedKFold``
+with ``shuffle=True``, ``StratifiedShuffleSplit`` with one split), written out here in a few
+lines of numpy so that the engine does not import scikit-learn (over a second per process);
+they draw from the same legacy ``RandomState`` seeded with the same ``random_state``, and
+``tests/test_fitness_folds.py`` checks they give scikit-learn's folds.
 """
 
+import math
 import warnings
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 HOLDOUT_TEST_FRACTION = 0.3
 """Share of each class held out by the ``"holdout"`` scheme (Li et al.: 70 % train, 30 % test)."""
@@ -96,8 +102,7 @@ def round_robin_folds(y, n_folds, rng):
 
 _WARNED = set()
 """Messages of :class:`FoldWarning` already issued by this process (each is shown once:
-Python's own once-per-location rule forgets them whenever a filter changes, and
-scikit-learn's warning is silenced by one)."""
+Python's own once-per-location rule forgets them whenever a filter changes)."""
 
 
 def _warn_small_classes(y, n_folds):
@@ -120,6 +125,93 @@ def random_state_from_seed(seed):
     """
     sequence = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     return int(sequence.generate_state(1)[0])
+
+
+def stratified_kfold(y, n_folds, random_state):
+    """Fold number of every sample, as scikit-learn's ``StratifiedKFold(n_folds,
+    shuffle=True, random_state=random_state)`` deals them.
+
+    The classes, in order of first appearance, get per fold the counts of a round robin
+    over the labels sorted; each class's fold numbers (``0 0 .. 1 1 ..``) are shuffled by
+    the ``RandomState`` in turn and given to its samples in order. Some class must have at
+    least ``n_folds`` samples (scikit-learn refuses the labels otherwise).
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+    n_folds : int
+    random_state : int
+        Seed of the legacy ``numpy.random.RandomState`` scikit-learn draws from.
+
+    Returns
+    -------
+    ndarray of int64 of shape (n_samples,)
+    """
+    _, first, inverse = np.unique(y, return_index=True, return_inverse=True)
+    by_appearance = np.unique(first, return_inverse=True)[1][inverse.reshape(-1)]
+    n_classes = first.size
+    ordered = np.sort(by_appearance)
+    allocation = np.array([np.bincount(ordered[i::n_folds], minlength=n_classes)
+                           for i in range(n_folds)])
+    rng = np.random.RandomState(random_state)
+    fold_of = np.empty(y.shape[0], dtype=np.int64)
+    for label in range(n_classes):
+        folds = np.arange(n_folds).repeat(allocation[:, label])
+        rng.shuffle(folds)
+        fold_of[by_appearance == label] = folds
+    return fold_of
+
+
+def _approximate_mode(class_counts, n_draws, rng):
+    """scikit-learn's ``_approximate_mode``: per-class counts of ``n_draws`` draws, the
+    largest remainders first, ties broken by ``rng``."""
+    continuous = class_counts / class_counts.sum() * n_draws
+    floored = np.floor(continuous)
+    need_to_add = int(n_draws - floored.sum())
+    if need_to_add > 0:
+        remainder = continuous - floored
+        for value in np.sort(np.unique(remainder))[::-1]:
+            (candidates,) = np.where(remainder == value)
+            add_now = min(len(candidates), need_to_add)
+            floored[rng.choice(candidates, size=add_now, replace=False)] += 1
+            need_to_add -= add_now
+            if need_to_add == 0:
+                break
+    return floored.astype(int)
+
+
+def stratified_holdout(y, test_fraction, random_state):
+    """One ``(train_idx, test_idx)`` split, as scikit-learn's ``StratifiedShuffleSplit(
+    n_splits=1, test_size=test_fraction, random_state=random_state)`` draws it.
+
+    ``ceil(test_fraction n)`` test samples, shared among the classes by the approximate
+    mode of the hypergeometric distribution; each class's samples permuted by the
+    ``RandomState`` and cut into its training and test parts.
+
+    Raises
+    ------
+    ValueError
+        A class with fewer than 2 samples, or fewer training or test samples than classes.
+    """
+    n_samples = y.shape[0]
+    n_test = math.ceil(test_fraction * n_samples)
+    n_train = n_samples - n_test
+    classes, codes, class_counts = np.unique(y, return_inverse=True, return_counts=True)
+    if n_train < classes.size or n_test < classes.size:
+        raise ValueError(f"a stratified holdout of {n_samples} samples keeps {n_train} for "
+                         f"training and {n_test} for testing, fewer than the "
+                         f"{classes.size} classes")
+    members = np.split(np.argsort(codes.reshape(-1), kind="stable"),
+                       np.cumsum(class_counts)[:-1])
+    rng = np.random.RandomState(random_state)
+    n_train_of = _approximate_mode(class_counts, n_train, rng)
+    n_test_of = _approximate_mode(class_counts - n_train_of, n_test, rng)
+    train, test = [], []
+    for count, index, n_in, n_out in zip(class_counts, members, n_train_of, n_test_of):
+        shuffled = index.take(rng.permutation(count), mode="clip")
+        train.append(shuffled[:n_in])
+        test.append(shuffled[n_in:n_in + n_out])
+    return np.concatenate(train), np.concatenate(test)
 
 
 def make_folds(y, cv, seed):
@@ -170,9 +262,8 @@ def make_folds(y, cv, seed):
         if small.any():
             raise ValueError(f"class {classes[small][0].item()!r} has {int(counts[small][0])} "
                              f"samples, fewer than the 2 that a stratified holdout needs")
-        splitter = StratifiedShuffleSplit(n_splits=1, test_size=HOLDOUT_TEST_FRACTION,
-                                          random_state=random_state_from_seed(seed))
-        return _sorted_pairs(splitter.split(np.zeros((n_samples, 1)), y))
+        return _sorted_pairs([stratified_holdout(y, HOLDOUT_TEST_FRACTION,
+                                                 random_state_from_seed(seed))])
     if cv > n_samples:
         raise ValueError(f"{cv}-fold cross-validation needs at least {cv} samples, got "
                          f"{n_samples}: a fold would be empty")
@@ -184,10 +275,9 @@ def make_folds(y, cv, seed):
                  np.flatnonzero(fold_of == f).astype(np.int64)) for f in range(cv)]
     if counts.min() < cv:
         _warn_small_classes(y, cv)
-    splitter = StratifiedKFold(n_splits=cv, shuffle=True, random_state=random_state_from_seed(seed))
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
-        return _sorted_pairs(splitter.split(np.zeros((n_samples, 1)), y))
+    fold_of = stratified_kfold(y, cv, random_state_from_seed(seed))
+    return [(np.flatnonzero(fold_of != f).astype(np.int64),
+             np.flatnonzero(fold_of == f).astype(np.int64)) for f in range(cv)]
 
 
 def _sorted_pairs(splits):

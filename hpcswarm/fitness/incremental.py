@@ -63,9 +63,10 @@ def slack_bound(sq, drift, n_selected):
 
     The drift plus the reference's own error over ``n_selected`` genes
     (:func:`~hpcswarm.fitness.distances.gram_bound_factor`), on squared norms of at most
-    ``|sq| + drift``. Broadcasts: one row per candidate subset is allowed.
+    ``|sq| + drift``. Broadcasts: one row per candidate subset is allowed; any array
+    module's arrays (the built-in ``abs``, numpy's or CuPy's own).
     """
-    return drift + 0.5 * gram_bound_factor(n_selected) * (np.abs(sq) + drift)
+    return drift + 0.5 * gram_bound_factor(n_selected) * (abs(sq) + drift)
 
 
 def flip_drift(drift, sq, magnitude, n_flipped):
@@ -78,4 +79,4 @@ def flip_drift(drift, sq, magnitude, n_flipped):
     for safety). ``sq`` is the new squared norms; broadcasts like :func:`slack_bound`.
     """
     return (drift + 0.5 * gram_bound_factor(n_flipped) * magnitude
-            + 4.0 * UNIT_ROUNDOFF * (np.abs(sq) + drift))
+            + 4.0 * UNIT_ROUNDOFF * (abs(sq) + drift))

@@ -20,8 +20,9 @@ raw values, as the k-NN of the papers, summed gene by gene in a fixed order (no 
 product), so a subset's margin sum does not depend on the order its genes were removed in.
 """
 
-import numba
 import numpy as np
+
+from hpcswarm.fitness.compiled import Kernel
 
 
 def label_codes(y):
@@ -38,8 +39,7 @@ def label_codes(y):
     return codes, np.bincount(codes)[codes] > 1
 
 
-@numba.njit(cache=True, nogil=True)
-def _distances(values, out):
+def _distance_source(values, out):
     n_genes, n = values.shape
     out[:] = 0.0
     for g in range(n_genes):
@@ -53,8 +53,7 @@ def _distances(values, out):
             out[j, i] = out[i, j]
 
 
-@numba.njit(cache=True, nogil=True)
-def _margin_sum(dist2, removed, codes, counted):
+def _margin_sum_source(dist2, removed, codes, counted):
     """Sum of margins with ``removed`` (values of one gene, or empty) taken out of dist2."""
     n = dist2.shape[0]
     total = 0.0
@@ -80,10 +79,14 @@ def _margin_sum(dist2, removed, codes, counted):
     return total
 
 
-@numba.njit(cache=True, nogil=True)
-def _removal_sums(values, dist2, candidates, codes, counted, out):
+def _removal_sums_source(values, dist2, candidates, codes, counted, out):
     for c in range(candidates.size):
         out[c] = _margin_sum(dist2, values[candidates[c]], codes, counted)
+
+
+_distances = Kernel(_distance_source)
+_margin_sum = Kernel(_margin_sum_source)
+_removal_sums = Kernel(_removal_sums_source, calls={"_margin_sum": _margin_sum})
 
 
 def subset_distances(values):

@@ -20,13 +20,9 @@ the caller to decide it exactly by the numpy path; the others are decided as
 
 import numpy as np
 
-try:
-    import numba
-except ImportError:  # an environment installed before numba was a dependency
-    numba = None
+from hpcswarm.fitness.compiled import AVAILABLE, Kernel
 
-AVAILABLE = numba is not None
-"""Whether the compiled row decision can be used (numba importable)."""
+__all__ = ["AVAILABLE", "gram_rows_1nn", "updated_rows_1nn"]
 
 
 def _near_count(row, limit):
@@ -89,9 +85,8 @@ def _updated_rows(block, cached, rows, codes, slack, widest, unsettled):
     return correct
 
 
-if AVAILABLE:
-    _near_count = numba.njit(cache=True, nogil=True, inline="always")(_near_count)
-    gram_rows_1nn = numba.njit(cache=True, nogil=True)(_gram_rows)
-    updated_rows_1nn = numba.njit(cache=True, nogil=True)(_updated_rows)
-else:
-    gram_rows_1nn = updated_rows_1nn = None
+_near_count_kernel = Kernel(_near_count, inline="always")
+gram_rows_1nn = Kernel(_gram_rows, calls={"_near_count": _near_count_kernel})
+"""``_gram_rows`` compiled at its first call (numba is then imported)."""
+updated_rows_1nn = Kernel(_updated_rows, calls={"_near_count": _near_count_kernel})
+"""``_updated_rows`` compiled at its first call."""

@@ -18,6 +18,7 @@ import numpy as np
 
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness.evaluator import KnnEvaluator
+from hpcswarm.fitness.gpu import gpu_scorer
 
 
 @runtime_checkable
@@ -71,7 +72,21 @@ class Scorer(Protocol):
         keeps it."""
 
 
-def make_scorer(data, y, *, k=1, cv="loo", seed=0, folds=None, shards=None):
+def cpu_scorer(data, y, *, array_module=None, **settings) -> KnnEvaluator:
+    """The exact engine on the host's cores (``array_module`` does not apply)."""
+    return KnnEvaluator(data, y, **settings)
+
+
+SCORERS = {"cpu": cpu_scorer, "gpu": gpu_scorer}
+"""The scorer of each ``device``: ``builder(data, y, *, array_module, k, cv, seed, folds,
+shard, sum_counts) -> Scorer``. A new engine is one module of this package and one row here."""
+
+DEVICES = tuple(SCORERS)
+"""The values of ``device`` (the search specification's choices)."""
+
+
+def make_scorer(data, y, *, k: int = 1, cv="loo", seed=0, folds=None, shards=None,
+                device: str = "cpu", array_module: str | None = None) -> Scorer:
     """The scorer of every search, job task and ``hpcswarm evaluate``.
 
     Parameters
@@ -92,23 +107,35 @@ def make_scorer(data, y, *, k=1, cv="loo", seed=0, folds=None, shards=None):
         The ranks of a sample shard group (:attr:`hpcswarm.comm.Grid.shards`): each decides
         a contiguous share of the held-out rows and the correct counts are summed over them
         (one integer Allreduce per evaluation). None or one rank: every row here.
+    device : {"cpu", "gpu"}, default "cpu"
+        ``"gpu"``: the products and row decisions on a CUDA device through CuPy (the
+        ``[gpu]`` extra), the same Scores bit for bit.
+    array_module : {"cupy", "numpy"}, optional
+        The array module of ``device="gpu"``; ``"numpy"`` runs the GPU code path on the
+        host (tests). Default: the environment variable ``HPCSWARM_GPU_ARRAY_MODULE``, else
+        ``"cupy"`` (:func:`~hpcswarm.fitness.gpu.gpu_array_module`). Ignored on the CPU.
 
     Returns
     -------
     Scorer
-        Today the exact :class:`~hpcswarm.fitness.evaluator.KnnEvaluator` (sharded over
-        ``shards``), without its own archive (the searches keep a rank-invariant one,
+        The exact :class:`~hpcswarm.fitness.evaluator.KnnEvaluator` on the CPU, the
+        :class:`~hpcswarm.fitness.gpu.DeviceScorer` on a GPU (sharded over ``shards``),
+        without its own archive (the searches keep a rank-invariant one,
         :mod:`hpcswarm.swarm.core`).
 
     Raises
     ------
     ParameterError
-        ``k``, ``cv`` or the folds do not fit the data (e.g. a class too small for ``cv``).
+        ``k``, ``cv`` or the folds do not fit the data (e.g. a class too small for ``cv``);
+        an unknown ``device``; ``"gpu"`` without CuPy or a CUDA device.
     """
+    if device not in SCORERS:
+        raise ParameterError(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
     sharded = {}
     if shards is not None and shards.size > 1:
         sharded = {"shard": (shards.rank, shards.size), "sum_counts": shards.allreduce_sum}
     try:
-        return KnnEvaluator(data, y, k=k, cv=cv, seed=seed, folds=folds, **sharded)
+        return SCORERS[device](data, y, array_module=array_module, k=k, cv=cv, seed=seed,
+                               folds=folds, **sharded)
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
