@@ -41,7 +41,7 @@ def make_fitness(X, y, params, seed, shards=None, device="cpu"):
         share and the correct counts are summed over ``shards`` (one integer Allreduce
         per evaluation). None: no shards.
     device : {"cpu", "gpu"}, default "cpu"
-        Where the scorer runs (:data:`hpcswarm.spec.DEVICES`).
+        Where the scorer runs (:data:`hpcswarm.fitness.DEVICES`).
 
     Returns
     -------
@@ -51,9 +51,8 @@ def make_fitness(X, y, params, seed, shards=None, device="cpu"):
         objective = make_objective(params["objective"], params["alpha"])
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
-    options = {} if device == "cpu" else {"device": device}  # the CPU scorer has no device
     scorer = make_scorer(X, y, k=params["k"], cv=params["cv"], seed=seed, shards=shards,
-                         **options)
+                         device=device)
     return SubsetFitness(scorer, objective), scorer
 
 

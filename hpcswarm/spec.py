@@ -13,11 +13,9 @@ The method registry (:data:`hpcswarm.methods.METHODS`) is read when a spec is bu
 from dataclasses import dataclass, field
 
 from hpcswarm.errors import ParameterError
+from hpcswarm.fitness.scorer import DEVICES
 from hpcswarm.params import Param
 from hpcswarm.refine import REFINEMENTS
-
-DEVICES = ("cpu", "gpu")
-"""Where the k-NN scorer runs (:func:`hpcswarm.fitness.make_scorer`'s ``device``)."""
 
 REFINE_DOC = ("after each search: 'prune' removes genes one at a time while the inner accuracy "
               "does not drop; 'prune-margin' breaks its ties by the training samples' 1-NN "
