@@ -72,6 +72,17 @@ def _print0(*lines):
             print(line, flush=True)
 
 
+def _notes0(dataset):
+    """The dataset's notes (how it was opened) on stderr, by world rank 0."""
+    import sys
+
+    from hpcswarm.comm import world_rank
+
+    if world_rank() == 0:
+        for line in dataset.notes:
+            print(f"hpcswarm: note: {line}", file=sys.stderr, flush=True)
+
+
 def _on_rank0(action, comm=None):
     """``action()`` run by world rank 0 alone: under mpiexec one rank reads and writes.
 
@@ -184,7 +195,12 @@ def _run_info(args):
     from hpcswarm.data import load_dataset
     from hpcswarm.data.info import describe
 
-    lines = _on_rank0(lambda: describe(load_dataset(args.data), args.data, n_names=args.names))
+    def describe_noted():
+        dataset = load_dataset(args.data)
+        _notes0(dataset)
+        return describe(dataset, args.data, n_names=args.names)
+
+    lines = _on_rank0(describe_noted)
     _print0(*(lines or ()))
 
 
@@ -258,6 +274,7 @@ def _evaluate(args, shards=None):
     from hpcswarm.preprocess import parse_steps, score_in_folds
 
     dataset = load_dataset(args.data)
+    _notes0(dataset)
     if args.all:
         mask = np.ones(dataset.n_genes, dtype=bool)
     else:
@@ -388,7 +405,8 @@ def _run_one_search(args, comm):
         _on_rank0(lambda: check_outputs([("--output", args.output)],
                                         [("the dataset", source_path(args.data))],
                                         overwrite=args.overwrite), comm)
-    dataset = load_dataset(args.data)  # every rank memory-maps the same file
+    dataset = load_dataset(args.data, comm)  # every rank memory-maps the same file
+    _notes0(dataset)
     # one task: all ranks of the world run this one swarm, each its block of particles, read
     # from the file's gene-major matrix (no private copy)
     data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)

@@ -18,6 +18,7 @@ No protocol logic here (:mod:`hpcswarm.protocols`), and no file layout (:mod:`hp
 """
 
 import json
+import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -123,6 +124,9 @@ def open_job_dataset(job, world):
         text = str(exc) if job.data in str(exc) else f"{job.data}: {exc}"
         problem = (type(exc).__name__, f"the dataset does not open{where}: {text}")
     agree(world, problem)
+    if world.rank == 0:
+        for line in dataset.notes:
+            print(f"hpcswarm: note: {line}", file=sys.stderr, flush=True)
     return dataset
 
 
