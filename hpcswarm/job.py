@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hpcswarm import __version__
-from hpcswarm.atomic import remove_stale_temporaries, write_json
+from hpcswarm.atomic import refuse_special, remove_stale_temporaries, write_json
 from hpcswarm.checkpoint import Checkpoint, CheckpointKeeper, checkpoint_identity
 from hpcswarm.comm import as_comm
 from hpcswarm.comm import world as duplicate_world
@@ -77,9 +77,11 @@ def output_problem(job, overwrite=False, resume=False):
              ("the labels file", job.convert.get("labels"))])
     except DataError as exc:
         return str(exc)
-    for path in (job.output, job.summary_path, job.checkpoint):
-        if path.is_dir():
-            return f"{path}: is a directory, expected a file name"
+    try:  # a device, FIFO, socket or folder: never replaced, even with --overwrite
+        for path in (job.output, job.summary_path, job.checkpoint, progress_path(job.output)):
+            refuse_special(path)
+    except DataError as exc:
+        return str(exc)
     if resume and not job.checkpoint.exists() and job.output.exists():
         return (f"{job.output}: the job is already complete (no checkpoint "
                 f"{job.checkpoint.name} to resume)")

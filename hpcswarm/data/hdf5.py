@@ -37,7 +37,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from hpcswarm.atomic import atomic_path
+from hpcswarm.atomic import atomic_path, refuse_special
 from hpcswarm.data.dataset import Dataset
 from hpcswarm.data.table import BLOCK_CELLS
 from hpcswarm.data.validate import check_unique
@@ -243,8 +243,7 @@ def atomic_hdf5(output, *, overwrite=False, in_memory=False):
 def check_output(output, *, overwrite=False):
     """Raise :class:`DataError` if ``output`` cannot be written as a new dataset file."""
     output = Path(output)
-    if output.is_dir():
-        raise DataError(f"{output}: is a directory, expected an output file name")
+    refuse_special(output)
     if output.exists() and not overwrite:
         raise DataError(f"{output}: already exists (use --overwrite to replace it)")
     if not output.parent.is_dir():
