@@ -91,11 +91,11 @@ def _on_rank0(action, comm=None):
     printed before this collective, so that a failing print (a closed pipe) leaves no rank
     waiting in it.
     """
-    from hpcswarm.comm import world
+    from hpcswarm.comm import launch_world
     from hpcswarm.errors import HpcswarmError
 
     if comm is None:
-        with world() as comm:
+        with launch_world() as comm:
             return _on_rank0(action, comm)
     result = error = None
     if comm.rank == 0:
@@ -249,9 +249,9 @@ def _add_evaluate(subparsers):
 def _run_evaluate(args):
     import json
 
-    from hpcswarm.comm import split_grid, world
+    from hpcswarm.comm import launch_world, split_grid
 
-    with world() as comm:
+    with launch_world() as comm:
         if args.sample_shards == 1:  # one rank reads and scores
             text = _on_rank0(lambda: json.dumps(_evaluate(args)), comm)
         else:  # every rank scores its shard of the held-out samples; rank 0 prints
@@ -375,9 +375,9 @@ def _add_run(subparsers):
 
 
 def _run_run(args):
-    from hpcswarm.comm import pin_threads, world
+    from hpcswarm.comm import launch_world, pin_threads
 
-    with world() as comm:  # starts MPI under mpiexec: only world rank 0 writes and prints
+    with launch_world() as comm:  # starts MPI under mpiexec: only world rank 0 writes and prints
         pin_threads(args.threads)  # ranks x BLAS threads within the cores (before any work)
         if args.job is not None or args.sets:  # the job-file form
             return _run_job_file(args, comm)

@@ -16,7 +16,6 @@ another type.
 from dataclasses import dataclass, replace
 
 from hpcswarm.errors import ParameterError
-from hpcswarm.fitness.folds import parse_cv
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -144,6 +143,8 @@ def _parse_choice(param, value):
 
 
 def _parse_cv(param, value):
+    from hpcswarm.fitness.folds import parse_cv  # the engine loads only where a cv is read
+
     return parse_cv(value)
 
 
