@@ -30,6 +30,7 @@ version, so it converts them again by itself).
 import io
 import json
 import os
+import re
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,7 +38,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from hpcswarm.atomic import atomic_path, refuse_special
+from hpcswarm.atomic import atomic_path, reason, refuse_special
 from hpcswarm.data.dataset import Dataset
 from hpcswarm.data.table import BLOCK_CELLS
 from hpcswarm.data.validate import check_unique
@@ -157,17 +158,12 @@ class MatrixTarget:
         if not np.isfinite(block).all():
             self.file.attrs[FINITE_ATTRIBUTE] = False
         columns = np.ascontiguousarray(block.T)
-        try:
-            fd = os.open(self.path, os.O_WRONLY)
-        except OSError as exc:
-            raise DataError(f"{self.path}: cannot write ({exc.strerror})") from None
+        fd = os.open(self.path, os.O_WRONLY)  # an OSError names the output (atomic_path)
         try:
             self._write(fd, block, self.major_offset + start * self.major_row)
             offset = self.minor_offset + start * self.dtype.itemsize
             for i, row in enumerate(columns):
                 self._write(fd, row, offset + i * self.minor_row)
-        except OSError as exc:
-            raise DataError(f"{self.path}: cannot write ({exc.strerror})") from None
         finally:
             os.close(fd)
 
@@ -230,14 +226,34 @@ def atomic_hdf5(output, *, overwrite=False, in_memory=False):
     check_output(output, overwrite=overwrite)
     with atomic_path(output, overwrite=overwrite) as temporary:
         if not in_memory:
-            with h5py.File(temporary, "w") as f:
+            f = h5py.File(temporary, "w")
+            try:
                 yield f
+            except BaseException:
+                try:  # a failed write also fails HDF5's flush at close: the first error counts
+                    f.close()
+                except (OSError, RuntimeError):
+                    pass
+                raise
+            try:
+                f.close()
+            except (OSError, RuntimeError) as exc:  # HDF5 flushes its metadata here
+                raise DataError(f"{output}: cannot write ({hdf5_reason(exc)})") from None
             return
         image = io.BytesIO()
         with h5py.File(image, "w") as f:
             yield f
         with open(temporary, "wb") as handle:
             handle.write(image.getbuffer())
+
+
+def hdf5_reason(exc):
+    """The system's reason inside an HDF5 library error (``... errno = 27, error message =
+    'File too large' ...``), else its first line."""
+    match = re.search(r"error message = '([^']*)'", str(exc))
+    if match:
+        return match.group(1)
+    return reason(exc)
 
 
 def check_output(output, *, overwrite=False):
