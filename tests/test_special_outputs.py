@@ -105,3 +105,13 @@ def test_the_atomic_writer_refuses_a_fifo_that_appears_meanwhile(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["late"]
     with pytest.raises(DataError, match="late: is a FIFO"):
         write_text(target, "y")
+
+
+def test_report_never_replaces_a_special_file_in_its_csv_folder(results, tmp_path, capsys):
+    from hpcswarm.report import CSV_FILES
+
+    target, still = _special(tmp_path, "fifo", CSV_FILES[-1])
+    status, out, err = run_cli(capsys, "report", results, "--csv", tmp_path, "--overwrite")
+    assert_one_error(status, err, str(target), "not a regular file")
+    assert still(os.stat(target).st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]
