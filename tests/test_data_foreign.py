@@ -158,3 +158,14 @@ def test_extreme_values_give_the_accuracy_of_normal_ones(tmp_path, capsys, dtype
     expected = _sklearn_accuracy(at_normal_scale, dataset.y, folds)
     assert json.loads(out)["accuracy"] == expected
     assert expected > 0.5  # the classes are separable: not every neighbour tied
+
+
+def test_commands_print_the_notes_of_the_data_layer(path, capsys):
+    """The data layer returns its notes; the command prints each once, as a note."""
+    _rewrite(path, "X_genes", chunks=(2, 2), compression="gzip")
+    for argv in (["info", path], ["evaluate", path, "--all", "--cv", "2"]):
+        status, out, err = run_cli(capsys, *argv)
+        assert status == 0, err
+        assert err.strip().splitlines() == [f"hpcswarm: note: {path}: X_genes is chunked, "
+                                            "compressed or compact; read into memory, not "
+                                            "memory-mapped"]

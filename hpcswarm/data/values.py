@@ -11,7 +11,8 @@ values near the top of the floating-point range overflow to infinity, those near
 underflow to zero; every neighbour then ties. Multiplying every value by ``2**k`` is exact in
 binary floating point (IEEE 754: only the exponent changes) and multiplies every product and
 sum the engine forms by ``2**(2k)``, so the neighbour order, hence every accuracy, is that of
-the unscaled values. Ordinary data (``k == 0``) is never touched.
+the same values at a normal scale. Ordinary data (``k == 0``) is never touched. (Values more
+than about ``2**1000`` below the largest are as negligible in the sums as at a normal scale.)
 """
 
 import math
@@ -64,7 +65,8 @@ def scan_genes(X, X_genes, start, stop):
             if found[slot] == none and bad.any():
                 found[slot] = -float(first * n_samples + np.flatnonzero(bad)[0])
         if genes.size:
-            found[3] = max(found[3], float(np.abs(genes, where=finite, out=np.zeros(genes.shape)).max()))
+            magnitude = np.abs(genes, where=finite, out=np.zeros(genes.shape))
+            found[3] = max(found[3], float(magnitude.max()))
     return found
 
 
@@ -143,7 +145,7 @@ def scaled(dataset, exponent, where, max_abs):
     dataset.notes.append(f"{where}: values up to {max_abs:.3g} "
                          f"scaled by 2^{exponent} in memory, so that squared distances neither "
                          "overflow nor underflow (exact: the k-NN results are those of the "
-                         "values as stored)")
+                         "same values at a normal scale)")
     return dataset
 
 
