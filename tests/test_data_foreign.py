@@ -169,3 +169,14 @@ def test_commands_print_the_notes_of_the_data_layer(path, capsys):
         assert err.strip().splitlines() == [f"hpcswarm: note: {path}: X_genes is chunked, "
                                             "compressed or compact; read into memory, not "
                                             "memory-mapped"]
+
+
+def test_a_matrix_never_written_is_refused(path):
+    """HDF5 would give its fill value (zeros) for every cell: a dataset of ties."""
+    with h5py.File(path, "r+") as f:
+        shape, attrs = f["X"].shape, dict(f["X"].attrs)
+        del f["X"], f["X_genes"]
+        f.create_dataset("X", shape=shape, dtype="f8").attrs.update(attrs)
+        f.create_dataset("X_genes", shape=shape[::-1], dtype="f8").attrs.update(attrs)
+    with pytest.raises(DataError, match=r"d.h5: 'X' has no values stored"):
+        open_dataset(path)

@@ -292,7 +292,8 @@ def _placement(f, key, path):
     ------
     DataError
         The values are not in this file (an external link, external storage, a virtual
-        dataset): their bytes are not this file's, which the job's identity hashes.
+        dataset): their bytes are not this file's, which the job's identity hashes. Or no
+        values were ever stored.
     """
     if not isinstance(f.get(key, getlink=True), h5py.HardLink):
         raise DataError(f"{path}: '{key}' is a link to another file; hpcswarm reads only "
@@ -304,11 +305,12 @@ def _placement(f, key, path):
         raise DataError(f"{path}: '{key}' keeps its values in other files (a virtual dataset "
                         "or external storage); hpcswarm reads only datasets stored in the "
                         "file itself (convert the source again)")
+    if dset.size and dset.id.get_storage_size() == 0:
+        raise DataError(f"{path}: '{key}' has no values stored (its storage was never written; "
+                        "HDF5 would give its fill value for every cell)")
     if layout != h5py.h5d.CONTIGUOUS or plist.get_nfilters():
         return None, "chunked, compressed or compact"
     offset = dset.id.get_offset()
-    if offset is None:
-        return None, "unallocated"
     if not dset.dtype.isnative:
         return None, "in the other byte order"
     return offset, None
