@@ -6,7 +6,8 @@ by a signal after writing its checkpoint, :class:`~hpcswarm.job.JobInterrupted`)
 closes our standard output early (``hpcswarm info d.h5 | head -1``) ends the command with one
 line and status 2 as well. Any other exception on any rank is a bug or a system failure: that
 rank prints its traceback and aborts the whole MPI job, so that no other rank is left waiting
-in a collective.
+in a collective. SIGTERM outside a job's rounds unwinds the command like Ctrl-C (files being
+written are removed) and ends it with status 143 (128 + 15, as the signal itself would).
 """
 
 import os
@@ -17,11 +18,24 @@ from hpcswarm.errors import HpcswarmError
 
 
 def main(argv=None):
+    from hpcswarm.interrupt import terminate_like_interrupt
+
+    with terminate_like_interrupt():
+        return _main(argv)
+
+
+def _main(argv):
     from hpcswarm import cli
     from hpcswarm.comm import world_rank, abort_world
+    from hpcswarm.interrupt import Terminated
 
     try:
         return cli.main(argv)
+    except Terminated as exc:  # temporaries were removed on the way out, as for Ctrl-C
+        print(f"hpcswarm: error: stopped by {exc}; no output was left half-written",
+              file=sys.stderr, flush=True)
+        abort_world(143)  # a rank the signal missed may wait in a collective
+        return 143
     except HpcswarmError as exc:
         if world_rank() == 0:
             print(f"hpcswarm: error: {exc}", file=sys.stderr, flush=True)

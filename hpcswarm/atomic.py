@@ -17,12 +17,18 @@ pre-flight (the next run of the job, or ``--resume``), remove those whose proces
 
 A failing write (a full disk, a quota, an I/O error) is one :class:`DataError` naming the
 target and the system's reason, e.g. ``res.h5: cannot write (No space left on device)``.
+
+Only a regular file (or a symbolic link, which the rename replaces, not its target) is ever
+replaced: a target that is, or links to, a device (``/dev/null``, ``/dev/stdout``), a FIFO, a
+socket or a folder is refused (:func:`special_kind`), with or without ``overwrite``.
 """
 
 import io
 import json
 import os
+import re
 import secrets
+import stat
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -100,6 +106,35 @@ def reason(exc):
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+def special_kind(path):
+    """What ``path`` is when it exists and is not a regular file (following symbolic links),
+    e.g. ``"a character device"``; None for a regular file, a missing one or a dangling link."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    for test, kind in _KINDS:
+        if test(mode):
+            return kind
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def refuse_special(path, what=""):
+    """Raise :class:`DataError` if ``path`` is a device, FIFO, socket or folder (or links to
+    one): hpcswarm never replaces one, even with ``--overwrite``."""
+    kind = special_kind(path)
+    if kind is not None:
+        link = " (through a symbolic link)" if os.path.islink(path) else ""
+        raise DataError(f"{what + ' ' if what else ''}{path}: is {kind}{link}, not a regular "
+                        "file; hpcswarm writes only regular files and never replaces this, "
+                        "even with --overwrite")
+
+
 def _fsync_path(path, flags=os.O_RDONLY):
     handle = os.open(path, flags)
     try:
@@ -126,10 +161,11 @@ def atomic_path(path, *, overwrite=True):
     Raises
     ------
     DataError
-        The folder is missing or not writable, ``path`` is a folder, or exists (without
-        ``overwrite``); nothing is left behind.
+        The folder is missing or not writable, ``path`` is not a regular file
+        (:func:`refuse_special`), or exists (without ``overwrite``); nothing is left behind.
     """
     path = Path(path)
+    refuse_special(path)
     remove_stale_temporaries(path)
     temporary = temporary_path(path)
     try:
@@ -141,6 +177,7 @@ def atomic_path(path, *, overwrite=True):
         _fsync_path(temporary)
         if not overwrite and path.exists():
             raise DataError(f"{path}: already exists (use --overwrite to replace it)")
+        refuse_special(path)  # it may have appeared while the content was written
         os.replace(temporary, path)
     except OSError as exc:
         temporary.unlink(missing_ok=True)
@@ -198,8 +235,19 @@ def atomic_hdf5(output, *, overwrite=False, in_memory=False):
 
     with atomic_path(output, overwrite=overwrite) as temporary:
         if not in_memory:
-            with h5py.File(temporary, "w") as f:
+            f = h5py.File(temporary, "w")
+            try:
                 yield f
+            except BaseException:
+                try:  # a failed write also fails HDF5's flush at close: the first error counts
+                    f.close()
+                except (OSError, RuntimeError):
+                    pass
+                raise
+            try:
+                f.close()
+            except (OSError, RuntimeError) as exc:  # HDF5 flushes its metadata here
+                raise DataError(f"{output}: cannot write ({hdf5_reason(exc)})") from None
             return
         image = io.BytesIO()
         with h5py.File(image, "w") as f:
@@ -208,11 +256,19 @@ def atomic_hdf5(output, *, overwrite=False, in_memory=False):
             handle.write(image.getbuffer())
 
 
+def hdf5_reason(exc):
+    """The system's reason inside an HDF5 library error (``... errno = 27, error message =
+    'File too large' ...``), else its first line."""
+    match = re.search(r"error message = '([^']*)'", str(exc))
+    if match:
+        return match.group(1)
+    return reason(exc)
+
+
 def check_output(output, *, overwrite=False):
     """Raise :class:`DataError` if ``output`` cannot be written as a new dataset file."""
     output = Path(output)
-    if output.is_dir():
-        raise DataError(f"{output}: is a directory, expected an output file name")
+    refuse_special(output)
     if output.exists() and not overwrite:
         raise DataError(f"{output}: already exists (use --overwrite to replace it)")
     if not output.parent.is_dir():

@@ -97,6 +97,17 @@ def _print0(*lines):
             print(line, flush=True)
 
 
+def _notes0(dataset):
+    """The dataset's notes (how it was opened) on stderr, by world rank 0."""
+    import sys
+
+    from hpcswarm.comm import world_rank
+
+    if world_rank() == 0:
+        for line in dataset.notes:
+            print(f"hpcswarm: note: {line}", file=sys.stderr, flush=True)
+
+
 def _on_rank0(action, comm=None):
     """``action()`` run by world rank 0 alone: under mpiexec one rank reads and writes.
 
@@ -105,11 +116,11 @@ def _on_rank0(action, comm=None):
     printed before this collective, so that a failing print (a closed pipe) leaves no rank
     waiting in it.
     """
-    from hpcswarm.comm import world
+    from hpcswarm.comm import launch_world
     from hpcswarm.errors import HpcswarmError
 
     if comm is None:
-        with world() as comm:
+        with launch_world() as comm:
             return _on_rank0(action, comm)
     result = error = None
     if comm.rank == 0:
@@ -209,7 +220,12 @@ def _run_info(args):
     from hpcswarm.data import load_dataset
     from hpcswarm.data.info import describe
 
-    lines = _on_rank0(lambda: describe(load_dataset(args.data), args.data, n_names=args.names))
+    def describe_noted():
+        dataset = load_dataset(args.data)
+        _notes0(dataset)
+        return describe(dataset, args.data, n_names=args.names)
+
+    lines = _on_rank0(describe_noted)
     _print0(*(lines or ()))
 
 
@@ -249,9 +265,9 @@ def _add_evaluate(subparsers):
 def _run_evaluate(args):
     import json
 
-    from hpcswarm.comm import split_grid, world
+    from hpcswarm.comm import launch_world, split_grid
 
-    with world() as comm:
+    with launch_world() as comm:
         if args.sample_shards == 1:  # one rank reads and scores
             text = _on_rank0(lambda: json.dumps(_evaluate(args)), comm)
         else:  # every rank scores its shard of the held-out samples; rank 0 prints
@@ -274,6 +290,7 @@ def _evaluate(args, shards=None):
     from hpcswarm.preprocess import parse_steps, score_in_folds
 
     dataset = load_dataset(args.data)
+    _notes0(dataset)
     if args.all:
         mask = np.ones(dataset.n_genes, dtype=bool)
     else:
@@ -365,12 +382,12 @@ def _add_run(subparsers):
 
 
 def _run_run(args):
-    from hpcswarm.comm import pin_threads, world
+    from hpcswarm.comm import launch_world, pin_threads
 
     if args.memory_limit is not None and not args.memory_limit > 0:
         raise ParameterError(f"--memory-limit must be a positive number of GB, got "
                              f"{args.memory_limit}")
-    with world() as comm:  # starts MPI under mpiexec: only world rank 0 writes and prints
+    with launch_world() as comm:  # starts MPI under mpiexec: only world rank 0 writes and prints
         pin_threads(args.threads)  # ranks x BLAS threads within the cores (before any work)
         if args.job is not None or args.sets:  # the job-file form
             return _run_job_file(args, comm)
@@ -400,7 +417,8 @@ def _run_one_search(args, comm):
         _on_rank0(lambda: check_outputs([("--output", args.output)],
                                         [("the dataset", source_path(args.data))],
                                         overwrite=args.overwrite), comm)
-    dataset = load_dataset(args.data)  # every rank memory-maps the same file
+    dataset = load_dataset(args.data, comm)  # every rank memory-maps the same file
+    _notes0(dataset)
     check_search_memory(spec, dataset.n_samples, dataset.n_genes, comm, args.memory_limit)
     # one task: all ranks of the world run this one swarm, each its block of particles, read
     # from the file's gene-major matrix (no private copy)

@@ -479,9 +479,33 @@ def _mpi_is_initialised():
     return mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized()
 
 
+LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",
+                      "OMPI_COMM_WORLD_RANK", "MPI_LOCALNRANKS", "MPI_LOCALRANKID",
+                      "MV2_COMM_WORLD_SIZE")
+"""Environment variables an MPI launcher (MPICH's and Intel MPI's mpiexec, Open MPI's mpirun,
+PMI/PMIx servers, MVAPICH) sets in every process it starts."""
+
+
+def launched_by_mpi(environ=None):
+    """Whether this process was started by an MPI launcher (``mpiexec``, ``mpirun``, or
+    ``srun`` with more than one task), read from the environment alone. Pure for a given
+    ``environ`` (default :data:`os.environ`)."""
+    environ = os.environ if environ is None else environ
+    if any(environ.get(name, "").strip() for name in LAUNCHER_VARIABLES):
+        return True
+    if not environ.get("SLURM_STEP_ID", "").strip().isdigit():  # a batch script, not a step
+        return False
+    tasks = environ.get("SLURM_STEP_NUM_TASKS") or environ.get("SLURM_NTASKS") or ""
+    return tasks.strip().isdigit() and int(tasks) > 1
+
+
 def start_mpi():
-    """Initialise MPI (importing ``mpi4py.MPI`` does; nothing happens the second time), so that
-    :func:`world_rank` is this process's rank under ``mpiexec``."""
+    """Initialise MPI (importing ``mpi4py.MPI`` does; nothing happens the second time) when an
+    MPI launcher started this process (:func:`launched_by_mpi`), so that :func:`world_rank` is
+    this process's rank under ``mpiexec``; otherwise nothing: a serial command neither imports
+    mpi4py nor starts MPI, and works where MPI cannot start."""
+    if not launched_by_mpi():
+        return
     import warnings
 
     with warnings.catch_warnings():  # another MPI's launcher: refuse_split_world says so
@@ -494,6 +518,15 @@ def world():
     from mpi4py import MPI
 
     return MPIComm(MPI.COMM_WORLD.Dup())
+
+
+def launch_world():
+    """The communicator of a command: :func:`world` when an MPI launcher started this process
+    (:func:`launched_by_mpi`) or MPI is already running, else a :class:`SerialComm` (MPI is
+    neither imported nor started)."""
+    if launched_by_mpi() or _mpi_is_initialised():
+        return world()
+    return SerialComm()
 
 
 def world_size_and_library():

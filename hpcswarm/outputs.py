@@ -11,6 +11,7 @@ paths (:func:`os.path.realpath`) or, both existing, are one file under two names
 import os
 from pathlib import Path
 
+from hpcswarm.atomic import refuse_special
 from hpcswarm.errors import DataError
 
 
@@ -63,14 +64,15 @@ def check_outputs(outputs, inputs=(), *, overwrite=False):
     ------
     DataError
         At the first output that is an input of the command (even with ``overwrite``) or is
-        given twice (:func:`check_not_inputs`); then at the first that is a folder, lies in a
-        missing folder, or exists (without ``overwrite``).
+        given twice (:func:`check_not_inputs`); then at the first that is not a regular file
+        (a folder, a device, a FIFO, a socket, or a link to one:
+        :func:`hpcswarm.atomic.refuse_special`, even with ``overwrite``), lies in a missing
+        folder, or exists (without ``overwrite``).
     """
     check_not_inputs(outputs, inputs)
     for what, path in outputs:
         path = Path(path)
-        if path.is_dir():
-            raise DataError(f"{what} {path}: is a directory, expected a file name")
+        refuse_special(path, what)
         if not path.parent.is_dir():
             raise DataError(f"{what} {path}: the folder {str(path.parent)!r} does not exist")
         if (path.exists() or path.is_symlink()) and not overwrite:

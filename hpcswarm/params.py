@@ -16,7 +16,6 @@ another type.
 from dataclasses import dataclass, replace
 
 from hpcswarm.errors import ParameterError
-from hpcswarm.fitness.folds import parse_cv
 
 INT_HIGH = 2**63 - 1
 """The largest integer setting: what an int64 (an HDF5 attribute, a NumPy index) holds."""
@@ -164,6 +163,8 @@ def _parse_choice(param, value):
 
 
 def _parse_cv(param, value):
+    from hpcswarm.fitness.folds import parse_cv  # the engine loads only where a cv is read
+
     return parse_cv(value)
 
 

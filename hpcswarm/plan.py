@@ -9,12 +9,13 @@ collective. The memory a search needs is stated by its method and its preprocess
 (:func:`hpcswarm.methods.memory_need`, :func:`hpcswarm.preprocess.transformed_bytes`).
 """
 
+import sys
 import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hpcswarm.atomic import remove_stale_temporaries
+from hpcswarm.atomic import refuse_special, remove_stale_temporaries
 from hpcswarm.checkpoint import Checkpoint, checkpoint_identity
 from hpcswarm.comm import as_comm
 from hpcswarm.data.sources import dataset_sha256, load_job_dataset, source_path
@@ -23,10 +24,11 @@ from hpcswarm.fitness import FoldWarning, fold_rule
 from hpcswarm.joblock import JobLock
 from hpcswarm.methods import memory_need
 from hpcswarm.outputs import check_not_inputs
-from hpcswarm.preflight import (MEMORY_SHARE, agree, available_memory, check_inner_k,
-                                check_output_writable, checkpoint_memory)
+from hpcswarm.preflight import (MEMORY_SHARE, agree, check_inner_k, check_output_writable,
+                                checkpoint_memory)
 from hpcswarm.preprocess import transformed_bytes
 from hpcswarm.progress import progress_path
+from hpcswarm.system import available_memory
 from hpcswarm.protocols import PROTOCOLS, make_tasks
 from hpcswarm.taskfarm import default_group_size, group_layout
 
@@ -55,9 +57,11 @@ def output_problem(job, overwrite=False, resume=False):
              ("the labels file", job.convert.get("labels"))])
     except DataError as exc:
         return str(exc)
-    for path in (job.output, job.summary_path, job.checkpoint):
-        if path.is_dir():
-            return f"{path}: is a directory, expected a file name"
+    try:  # a device, FIFO, socket or folder: never replaced, even with --overwrite
+        for path in (job.output, job.summary_path, job.checkpoint, progress_path(job.output)):
+            refuse_special(path)
+    except DataError as exc:
+        return str(exc)
     if resume and not job.checkpoint.exists() and job.output.exists():
         return (f"{job.output}: the job is already complete (no checkpoint "
                 f"{job.checkpoint.name} to resume)")
@@ -114,6 +118,9 @@ def open_job_dataset(job, world):
         text = str(exc) if job.data in str(exc) else f"{job.data}: {exc}"
         problem = (type(exc).__name__, f"the dataset does not open{where}: {text}")
     agree(world, problem)
+    if world.rank == 0:
+        for line in dataset.notes:
+            print(f"hpcswarm: note: {line}", file=sys.stderr, flush=True)
     return dataset
 
 

@@ -6,7 +6,6 @@ check made on each rank (the dataset opens, the memory suffices) is allgathered 
 first failing rank's message raised everywhere, so that no rank is left in a collective.
 """
 
-import os
 import uuid
 from pathlib import Path
 
@@ -81,30 +80,6 @@ def estimate_memory(n_train, n_genes, n_particles, archive_size, local_search=Fa
     archive = ARCHIVE_BYTES_PER_ENTRY * archive_size
     rows = 8 * n_train * n_genes
     return swarm + states + archive + rows
-
-
-def cgroup_limit(path="/sys/fs/cgroup/memory.max"):
-    """The cgroup v2 memory limit in bytes, or None (no file, or "max")."""
-    try:
-        text = Path(path).read_text().strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
-
-
-def available_memory(ranks_on_node, limit_gb=None):
-    """``(bytes for one rank, description)``: the node's memory (or cgroup limit, or
-    ``limit_gb``) divided by the ranks on the node."""
-    if limit_gb is not None:
-        total, what = int(limit_gb * 1e9), "--memory-limit"
-    else:
-        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        what = "physical memory"
-        limit = cgroup_limit()
-        if limit is not None and limit < total:
-            total, what = limit, "cgroup memory.max"
-    described = f"{what} {total / 1e9:.3g} GB / {ranks_on_node} rank(s) on the node"
-    return total // max(1, ranks_on_node), described
 
 
 def checkpoint_memory(n_groups, n_particles, n_genes):

@@ -37,8 +37,8 @@ import numpy as np
 from hpcswarm.atomic import atomic_hdf5
 from hpcswarm.encoding import check_tag, decode_value, finite, json_text, tag, tags
 from hpcswarm.errors import DataError
-from hpcswarm.records import (BIAS_NOTE, PREPROCESS_BIAS_NOTE, SEARCH_ENCODING, FrontPoint,
-                              History, TaskRecord)
+from hpcswarm.records import (BIAS_NOTE, SEARCH_ENCODING, FrontPoint, History,
+                              TaskRecord)
 
 ENCODING = ("hpcswarm-results", "0.1.0")
 SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.1.0")

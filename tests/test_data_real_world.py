@@ -306,10 +306,10 @@ def test_h5ad_without_anndata_names_the_extra(tmp_path, monkeypatch):
 
 
 def test_h5ad_too_large_for_memory_is_refused(tmp_path, monkeypatch):
-    import hpcswarm.preflight as preflight
+    import hpcswarm.system as system
 
     source, _ = h5ad(tmp_path, "csr")
-    monkeypatch.setattr(preflight, "available_memory", lambda ranks: (100, "a tiny machine"))
+    monkeypatch.setattr(system, "available_memory", lambda ranks: (100, "a tiny machine"))
     with pytest.raises(DataError, match="5 samples x 4 genes need .* in memory.*a tiny machine"):
         read_dataset(source, label="disease")
 

@@ -16,8 +16,8 @@ from hpcswarm.comm import SerialComm
 from hpcswarm.data import load_dataset
 from hpcswarm.jobfile import read_job
 from hpcswarm.plan import choose_sample_shards, task_memory
-from hpcswarm.preflight import (available_memory, cgroup_limit, check_output_writable,
-                                checkpoint_memory, estimate_memory)
+from hpcswarm.preflight import check_output_writable, checkpoint_memory, estimate_memory
+from hpcswarm.system import available_memory, cgroup_limit
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 SCRIPTS = Path(__file__).resolve().parent / "mpi_scripts"

@@ -393,7 +393,7 @@ class MemoryDestination:
 
     def check_room(self, path, n_samples, n_genes, itemsize, staged):
         """Refuse a matrix that would not fit in memory (``MEMORY_FRACTION`` of the machine's)."""
-        from hpcswarm.preflight import available_memory
+        from hpcswarm.system import available_memory
 
         need = n_samples * n_genes * (itemsize + (8 if staged else 0))
         have, described = available_memory(1)

@@ -44,6 +44,10 @@ class Dataset:
         Whether every value of ``X`` is known to be finite (:func:`hpcswarm.data.open_dataset`
         checks every file it opens), so that the fitness engine need not check again. False
         means unknown.
+    notes : list of str
+        One-line notes for the user about how the dataset was opened (a matrix read into
+        memory instead of mapped, values scaled); the data layer never prints them, the
+        command does.
 
     Attributes
     ----------
@@ -63,6 +67,7 @@ class Dataset:
     path: Path = None
     memory_mapped: bool = False
     values_finite: bool = False
+    notes: list = field(default_factory=list)
 
     @property
     def n_samples(self):

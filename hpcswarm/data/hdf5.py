@@ -30,7 +30,6 @@ version, so it converts them again by itself).
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import h5py
@@ -39,6 +38,8 @@ import numpy as np
 from hpcswarm.atomic import atomic_hdf5
 from hpcswarm.data.dataset import Dataset
 from hpcswarm.data.table import BLOCK_CELLS
+from hpcswarm.data.validate import check_unique
+from hpcswarm.data.values import checked
 from hpcswarm.encoding import check_tag, decode_value, read_tag, tag
 from hpcswarm.errors import DataError
 
@@ -154,17 +155,12 @@ class MatrixTarget:
         if not np.isfinite(block).all():
             self.file.attrs[FINITE_ATTRIBUTE] = False
         columns = np.ascontiguousarray(block.T)
-        try:
-            fd = os.open(self.path, os.O_WRONLY)
-        except OSError as exc:
-            raise DataError(f"{self.path}: cannot write ({exc.strerror})") from None
+        fd = os.open(self.path, os.O_WRONLY)  # an OSError names the output (atomic_path)
         try:
             self._write(fd, block, self.major_offset + start * self.major_row)
             offset = self.minor_offset + start * self.dtype.itemsize
             for i, row in enumerate(columns):
                 self._write(fd, row, offset + i * self.minor_row)
-        except OSError as exc:
-            raise DataError(f"{self.path}: cannot write ({exc.strerror})") from None
         finally:
             os.close(fd)
 
@@ -214,20 +210,59 @@ def _json_or_text(value):
         return value
 
 
-def _mappable_offset(dset):
-    """File offset of a dataset numpy can map, or None (chunked, compressed, unallocated)."""
-    if dset.chunks is not None or dset.compression is not None or dset.dtype.byteorder == ">":
-        return None
-    return dset.id.get_offset()
+def _placement(f, key, path):
+    """Where the bytes of the dataset ``key`` lie: ``(offset, None)`` when numpy can map them
+    (contiguous, unfiltered, allocated inside ``path`` itself, native byte order), else
+    ``(None, reason)`` to read them through h5py.
+
+    Raises
+    ------
+    DataError
+        The values are not in this file (an external link, external storage, a virtual
+        dataset): their bytes are not this file's, which the job's identity hashes. Or no
+        values were ever stored.
+    """
+    if not isinstance(f.get(key, getlink=True), h5py.HardLink):
+        raise DataError(f"{path}: '{key}' is a link to another file; hpcswarm reads only "
+                        "datasets stored in the file itself (convert the source again)")
+    dset = f[key]
+    plist = dset.id.get_create_plist()
+    layout = plist.get_layout()
+    if layout == h5py.h5d.VIRTUAL or plist.get_external_count():
+        raise DataError(f"{path}: '{key}' keeps its values in other files (a virtual dataset "
+                        "or external storage); hpcswarm reads only datasets stored in the "
+                        "file itself (convert the source again)")
+    if dset.size and dset.id.get_storage_size() == 0:
+        raise DataError(f"{path}: '{key}' has no values stored (its storage was never written; "
+                        "HDF5 would give its fill value for every cell)")
+    if layout != h5py.h5d.CONTIGUOUS or plist.get_nfilters():
+        return None, "chunked, compressed or compact"
+    offset = dset.id.get_offset()
+    if not dset.dtype.isnative:
+        return None, "in the other byte order"
+    return offset, None
 
 
-def _mapped_or_read(dset, path):
-    """``dset`` as a read-only :class:`numpy.memmap` of ``path`` where numpy can map it, else
-    read into memory."""
-    offset = _mappable_offset(dset)
-    if offset is None:
-        return dset[()]
-    return np.memmap(path, mode="r", dtype=dset.dtype, offset=offset, shape=dset.shape, order="C")
+def _mapped_or_read(f, key, path):
+    """``f[key]`` as a read-only :class:`numpy.memmap` of ``path`` where numpy can map it,
+    else read into memory in native byte order; and the reason it was read (or None)."""
+    offset, why = _placement(f, key, path)
+    dset = f[key]
+    if offset is not None:
+        return np.memmap(path, mode="r", dtype=dset.dtype, offset=offset, shape=dset.shape,
+                         order="C"), None
+    values = np.empty(dset.shape, dtype=dset.dtype.newbyteorder("="))
+    try:
+        if values.size:
+            dset.read_direct(values)
+    except (OSError, RuntimeError) as exc:
+        raise DataError(f"{path}: '{key}' cannot be read ({str(exc).splitlines()[0]})") from None
+    return values, why
+
+
+def _native(dtype):
+    """``dtype`` in this machine's byte order."""
+    return dtype.newbyteorder("=")
 
 
 def _check_layout(f, path):
@@ -238,14 +273,17 @@ def _check_layout(f, path):
         if not isinstance(f.get(key), h5py.Dataset):
             raise DataError(f"{path}: the dataset '{key}' is missing")
     X, y = f["X"], f["y"]
-    if X.ndim != 2 or X.dtype not in (np.float64, np.float32):
+    if X.ndim != 2 or _native(X.dtype) not in (np.float64, np.float32):
         raise DataError(f"{path}: 'X' is {X.ndim}-D {X.dtype}, expected 2-D float64 or float32")
+    if 0 in X.shape:
+        raise DataError(f"{path}: 'X' has {X.shape[0]} samples and {X.shape[1]} genes; a "
+                        "dataset needs at least one of each")
     genes = f.get("X_genes")
     if not isinstance(genes, h5py.Dataset):
         raise DataError(f"{path}: no gene-major matrix 'X_genes' (encoding-version {version}, "
                         f"written by an earlier hpcswarm); convert the source again with "
                         f"'python -m hpcswarm convert'")
-    if genes.shape != X.shape[::-1] or genes.dtype != X.dtype:
+    if genes.shape != X.shape[::-1] or _native(genes.dtype) != _native(X.dtype):
         raise DataError(f"{path}: 'X_genes' has shape {genes.shape} and type {genes.dtype}, "
                         f"expected {X.shape[::-1]} {X.dtype} (the transpose of 'X')")
     if y.shape != (X.shape[0],) or y.dtype.kind not in "iu":
@@ -253,44 +291,32 @@ def _check_layout(f, path):
                         f"expected {X.shape[0]} integers")
 
 
-def _check_finite(matrix, key, path, sample_names, gene_names):
-    """DataError naming the file and the first NaN or infinity of ``matrix`` (the dataset
-    ``key``), read a block of rows at a time (a file written by another tool may hold them:
-    ``convert`` never writes one)."""
-    step = max(1, BLOCK_CELLS // max(1, matrix.shape[1]))
-    for start in range(0, matrix.shape[0], step):
-        bad = ~np.isfinite(matrix[start:start + step])
-        if bad.any():
-            i, j = (int(v) for v in np.argwhere(bad)[0])
-            i += start
-            sample, gene = (i, j) if key == "X" else (j, i)
-            sample = repr(sample_names[sample]) if sample_names else str(sample + 1)
-            gene = repr(gene_names[gene])
-            raise DataError(f"{path}: '{key}' holds NaN or infinite values, the first "
-                            f"({matrix[i, j]}) at sample {sample}, gene {gene}; convert the "
-                            "source with 'hpcswarm convert --nan drop-genes' (or drop-samples)")
-
-
-def open_dataset(path):
+def open_dataset(path, *, check_values=True):
     """Open an hpcswarm HDF5 file, memory-mapping ``X`` and ``X_genes`` when their layout allows.
 
     Parameters
     ----------
     path : str or Path
+    check_values : bool, default True
+        Check every value (:func:`hpcswarm.data.values.checked`: finite, ``X_genes`` equal to
+        ``X`` transposed, scaled by a power of two where squares would overflow or
+        underflow). False leaves that to the caller, e.g. split between MPI ranks.
 
     Returns
     -------
     Dataset
-        ``X`` and ``X_genes`` are read-only :class:`numpy.memmap` of the file when they are
-        contiguous and uncompressed, so that processes opening the same file share its pages;
-        otherwise the one that is not is read into memory and a one-line note goes to stderr
-        (world rank 0 only).
+        ``X`` and ``X_genes`` are read-only :class:`numpy.memmap` of the file when their bytes
+        are contiguous, unfiltered and in native byte order, so that processes opening the
+        same file share its pages; otherwise the one that is not is read into memory through
+        h5py and a one-line note says so (:attr:`Dataset.notes`; nothing is printed).
 
     Raises
     ------
     DataError
         The file is missing, not HDF5, not an hpcswarm dataset (or one written before
-        ``X_genes`` existed) or inconsistent, holds NaN or infinite values, or a single class.
+        ``X_genes`` existed) or inconsistent (shapes, labels, repeated or missing names),
+        keeps its matrices in other files, holds NaN or infinite values or an ``X_genes``
+        that is not ``X`` transposed, or a single class.
     """
     path = Path(path)
     if not path.is_file():
@@ -310,28 +336,27 @@ def open_dataset(path):
                  if k not in ("encoding-type", "encoding-version", FINITE_ATTRIBUTE)}
         if "options" in attrs:
             attrs["options"] = _json_or_text(attrs["options"])
-        X = _mapped_or_read(dset, path)
-        X_genes = _mapped_or_read(f["X_genes"], path)
+        X, X_why = _mapped_or_read(f, "X", path)
+        X_genes, genes_why = _mapped_or_read(f, "X_genes", path)
+    check_unique(gene_names, "gene", path)
+    if sample_names is not None:
+        check_unique(sample_names, "sample", path)
+    check_unique(class_names, "class", path)
     if y.size and (y.min() < 0 or y.max() >= len(class_names)):
         raise DataError(f"{path}: class codes in 'y' run outside 0..{len(class_names) - 1}")
     present = np.unique(y)
     if present.size < 2:
         raise DataError(f"{path}: a single class ({class_names[present[0]]!r}, {y.size} samples) "
                         "in 'y'; selecting genes needs at least two classes")
-    for key, matrix in (("X", X), ("X_genes", X_genes)):
-        _check_finite(matrix, key, path, sample_names, gene_names)
-    in_memory = [name for name, array in (("X", X), ("X_genes", X_genes))
-                 if not isinstance(array, np.memmap)]
-    if in_memory:
-        from hpcswarm.comm import world_rank
-
-        if world_rank() == 0:
-            print(f"hpcswarm: note: {path}: {' and '.join(in_memory)} "
-                  f"{'is' if len(in_memory) == 1 else 'are'} chunked, compressed or unallocated; "
-                  "read into memory, not memory-mapped",
-                  file=sys.stderr, flush=True)
+    read = {}
+    for key, why in (("X", X_why), ("X_genes", genes_why)):
+        if why is not None:
+            read.setdefault(why, []).append(key)
+    notes = [f"{path}: {' and '.join(keys)} {'is' if len(keys) == 1 else 'are'} {why}; "
+             "read into memory, not memory-mapped" for why, keys in read.items()]
     dataset = Dataset(X=X, y=y, class_names=class_names, gene_names=gene_names,
                       sample_names=sample_names, attrs=attrs, path=path,
-                      memory_mapped=not in_memory, values_finite=True)  # checked above
+                      memory_mapped=not read, values_finite=True,  # checked, here or by the caller
+                      notes=notes)
     dataset.X_genes = X_genes
-    return dataset
+    return checked(dataset, str(path)) if check_values else dataset

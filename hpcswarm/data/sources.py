@@ -26,6 +26,7 @@ from hpcswarm.data.formats import HDF5_EXTENSIONS
 import hpcswarm.data.hdf5 as hdf5
 from hpcswarm.data.hdf5 import open_dataset
 from hpcswarm.data.textio import check_readable
+from hpcswarm.data.values import checked
 from hpcswarm.errors import DataError, ParameterError
 
 BUILTIN_PREFIX = "builtin:"
@@ -92,7 +93,27 @@ def sklearn_dataset(name):
                           "sha256_of": "float64 X bytes then int64 y bytes (C order)"})
 
 
-def load_dataset(spec, **convert_options):
+def open_everywhere(path, comm=None):
+    """:func:`~hpcswarm.data.hdf5.open_dataset` of ``path`` on every rank of ``comm``, its
+    values checked once: each rank checks its block of genes and one ``allreduce_max``
+    combines them (:func:`~hpcswarm.data.values.checked`). Collective; a failure on any rank
+    is raised on every rank, so that no rank is left waiting."""
+    comm = as_comm(comm)
+    dataset = problem = None
+    try:
+        dataset = open_dataset(path, check_values=False)
+    except DataError as exc:
+        problem = exc
+    if comm.size > 1:
+        failed = comm.allreduce_max(np.array([problem is not None], dtype=np.int64))[0]
+        if failed and problem is None:
+            problem = DataError(f"{path}: does not open on every rank")
+    if problem is not None:
+        raise problem
+    return checked(dataset, str(path), comm)
+
+
+def load_dataset(spec, comm=None, **convert_options):
     """The dataset named by a DATA argument.
 
     Parameters
@@ -101,6 +122,9 @@ def load_dataset(spec, **convert_options):
         ``builtin:NAME``, ``sklearn:NAME``, an hpcswarm ``.h5``/``.hdf5`` file (opened
         memory-mapped), or any input file :func:`~hpcswarm.data.convert.read_dataset`
         reads (converted in memory with ``convert_options``, nothing written).
+    comm : Comm, optional
+        Ranks that all load ``spec`` (collective) and share the check of its values (each
+        a block of genes); None: serial.
     **convert_options
         Options of :func:`~hpcswarm.data.convert.read_dataset` (None means not given); not
         allowed with HDF5 files and named datasets.
@@ -116,12 +140,12 @@ def load_dataset(spec, **convert_options):
                              "apply only to input files that are converted, not to HDF5 "
                              "datasets or named ones")
     if text.startswith(BUILTIN_PREFIX):
-        return open_dataset(example_path(text[len(BUILTIN_PREFIX):]))
+        return open_everywhere(example_path(text[len(BUILTIN_PREFIX):]), comm)
     if text.startswith(SKLEARN_PREFIX):
-        return sklearn_dataset(text[len(SKLEARN_PREFIX):])
+        return checked(sklearn_dataset(text[len(SKLEARN_PREFIX):]), text)
     if is_hdf5(text):
-        return open_dataset(text)
-    return read_dataset(text, **convert_options)[0]
+        return open_everywhere(text, comm)
+    return checked(read_dataset(text, **convert_options)[0], text)
 
 
 def cache_name(source_sha256, options):
@@ -182,7 +206,7 @@ def load_job_dataset(job, comm=None):
         if job.convert:
             raise ParameterError(f"{job.source}: [convert] options apply only to files that "
                                  f"are converted, not to {job.data}")
-        return load_dataset(job.data)
+        return load_dataset(job.data, comm)
     outcome = None
     if comm.rank == 0:
         try:
@@ -192,7 +216,7 @@ def load_job_dataset(job, comm=None):
     outcome = comm.bcast(outcome, root=0)
     if outcome[0] != "ok":
         raise (DataError if outcome[0] == "DataError" else ParameterError)(outcome[1])
-    dataset = open_dataset(outcome[1])
+    dataset = open_everywhere(outcome[1], comm)
     dataset.attrs.setdefault("job_data", job.data)
     return dataset
 

@@ -1,0 +1,32 @@
+"""What the machine offers a process: its memory, or the limit its cgroup sets.
+
+Queries of the operating system only (no MPI, no hpcswarm state), shared by the job pre-flight
+(:mod:`hpcswarm.preflight`) and the converters' in-memory check (:mod:`hpcswarm.data.build`).
+"""
+
+import os
+from pathlib import Path
+
+
+def cgroup_limit(path="/sys/fs/cgroup/memory.max"):
+    """The cgroup v2 memory limit in bytes, or None (no file, or "max")."""
+    try:
+        text = Path(path).read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def available_memory(ranks_on_node, limit_gb=None):
+    """``(bytes for one rank, description)``: the node's memory (or cgroup limit, or
+    ``limit_gb``) divided by the ranks on the node."""
+    if limit_gb is not None:
+        total, what = int(limit_gb * 1e9), "--memory-limit"
+    else:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        what = "physical memory"
+        limit = cgroup_limit()
+        if limit is not None and limit < total:
+            total, what = limit, "cgroup memory.max"
+    described = f"{what} {total / 1e9:.3g} GB / {ranks_on_node} rank(s) on the node"
+    return total // max(1, ranks_on_node), described
