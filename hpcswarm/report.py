@@ -150,6 +150,20 @@ def refined_view(method):
         genes=list(method.refined_genes), histories=[], history_columns=[], fronts=None)
 
 
+def refined_points(method):
+    """Per task, its refined subset as a point of the front plot (``size``, ``inner``,
+    ``test`` accuracies; ``test`` None without a test fold), or None without a refinement."""
+    table = method.table
+    if "refined_size" not in table:
+        return [None] * len(method.genes)
+    return [{"size": int(size), "inner": int(correct) / int(total),
+             "test": int(test_correct) / int(test_total) if test_total > 0 else None}
+            for size, correct, total, test_correct, test_total in zip(
+                table["refined_size"], table["refined_train_correct"],
+                table["refined_train_total"], table["refined_test_correct"],
+                table["refined_test_total"])]
+
+
 def with_refined(methods):
     """``methods`` with each refined view right after its method."""
     out = []
@@ -307,11 +321,13 @@ def build_report(paths, reference=None, alpha=0.05, top=10):
                 "dataset": dataset_label(method), "method": method.label,
                 "file": str(method.path), "biased": method.biased,
                 "budgets": signature_budgets(method),
+                "refine": method.attrs.get("refine") if method.refined_genes else None,
                 "tasks": [{"run": int(run), "fold": int(fold), "points": [
                     {"size": p["size"], "inner": p["train_correct"] / p["train_total"],
                      "test": (p["test_correct"] / p["test_total"] if p["test_total"] > 0
-                              else None)} for p in front]}
-                    for run, fold, front in zip(runs, method.table["fold"], method.fronts)]})
+                              else None)} for p in front], "refined": refined}
+                    for run, fold, front, refined in zip(runs, method.table["fold"],
+                                                          method.fronts, refined_points(method))]})
     if fronts:
         notes.append(f"Signatures: {FRONT_NOTE}.")
     return {"reference": ref.label, "alpha": alpha, "rows": rows, "genes": genes,
