@@ -161,8 +161,9 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     >>> selector = SwarmFeatureSelector("sfs", random_state=0).fit(X, y)
     >>> selector.transform(X).shape[1] == int(selector.support_.sum())
     True
-    >>> SwarmFeatureSelector("sfs", n_features_to_select=2, random_state=0).fit(X, y).support_.sum() <= 2
-    True
+    >>> compact = SwarmFeatureSelector("sfs", n_features_to_select=2, random_state=0).fit(X, y)
+    >>> int(compact.support_.sum()) <= 2, compact.front_["size"].tolist()[:3]
+    (True, [1, 2, 3])
     """
 
     def __init__(self, algorithm: str = "pso-lsrg", params: Optional[dict] = None,
