@@ -389,12 +389,14 @@ def write_expression_plots(X, y, gene_names: Optional[Sequence[str]], genes: Seq
     An existing file is replaced only with ``overwrite``.
     """
     plt = _pyplot()
-    folder = Path(folder)
-    written = []
-    for name, draw in (("heatmap", expression_heatmap), ("by-class", expression_strips)):
+    written = expression_plot_files(folder, prefix)
+    for target, draw in zip(written, (expression_heatmap, expression_strips)):
         fig = draw(X, y, gene_names, genes, class_names, title)
-        target = folder / f"{prefix}-{name}.png"
         _save_png(fig, target, overwrite)
         plt.close(fig)
-        written.append(target)
     return written
+
+
+def expression_plot_files(folder, prefix: str = "signature") -> list:
+    """The PNG files :func:`write_expression_plots` writes in ``folder``, in order."""
+    return [Path(folder) / f"{prefix}-heatmap.png", Path(folder) / f"{prefix}-by-class.png"]
