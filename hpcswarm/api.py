@@ -74,7 +74,7 @@ class Selection:
     labels: Any = field(default=None, repr=False)
     all_gene_names: list = field(default_factory=list, repr=False)
 
-    def to_frame(self):
+    def to_frame(self) -> "pandas.DataFrame":
         """The signature as a ``pandas.DataFrame``: one row per gene, indexed by its name,
         with its ``column`` (0-based index in the data) and ``smallest_front_size`` (the
         fewest genes of a front point holding it; NaN when none does)."""
@@ -87,17 +87,17 @@ class Selection:
                                  "smallest_front_size": sizes},
                                 index=pandas.Index(self.gene_names, name="gene"))
 
-    def front_frame(self):
+    def front_frame(self) -> "pandas.DataFrame":
         """The front as a ``pandas.DataFrame``: ``size``, ``inner_accuracy``, ``gene_names``."""
         return _pandas().DataFrame({key: self.front[key]
                                     for key in ("size", "inner_accuracy", "gene_names")})
 
-    def history_frame(self):
+    def history_frame(self) -> "pandas.DataFrame":
         """The search's history as a ``pandas.DataFrame``, one row per round."""
         return _pandas().DataFrame(self.history)
 
     def plot_expression(self, folder: Optional[str] = None, prefix: str = "signature",
-                        title: str = "", overwrite: bool = False):
+                        title: str = "", overwrite: bool = False) -> Union[list, tuple]:
         """The signature's expression by class (:mod:`hpcswarm.plots`).
 
         Without ``folder``: the two matplotlib figures ``(heatmap, strips)`` to show; with

@@ -15,14 +15,18 @@ Reads plain data (report dictionaries, arrays); imports no engine.
 """
 
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 from hpcswarm.atomic import atomic_path
 
 
-def plot_files(report, folder):
+def plot_files(report: dict, folder: Union[str, Path]) -> list:
     """The PNG files :func:`write_plots` writes in ``folder``, in order."""
     folder = Path(folder)
     files = [folder / "convergence.png"]
@@ -36,7 +40,7 @@ def plot_files(report, folder):
     return files
 
 
-def write_plots(report, folder, overwrite=False):
+def write_plots(report: dict, folder: Union[str, Path], overwrite: bool = False) -> Optional[list]:
     """PNG pictures of the report, each titled with its dataset and method; returns the files.
 
     ``convergence.png`` (one line per method, labelled dataset: method); per method
@@ -207,7 +211,7 @@ def _pyplot():
     return plt
 
 
-def class_groups(y, class_names: Optional[Sequence[str]] = None):
+def class_groups(y: ArrayLike, class_names: Optional[Sequence[str]] = None) -> tuple:
     """Class of every sample as ``(codes, names)``: codes index names, in sorted label order.
 
     ``class_names`` names integer codes ``0..C-1`` (a dataset's ``class_names``); without
@@ -221,7 +225,7 @@ def class_groups(y, class_names: Optional[Sequence[str]] = None):
     return codes, names
 
 
-def separation(values, codes):
+def separation(values: ArrayLike, codes: np.ndarray) -> np.ndarray:
     """One-way ANOVA F statistic of each column of ``values`` across the classes ``codes``.
 
     ``values`` : ndarray of shape (n_samples, n_genes); a constant gene scores 0. Orders the
@@ -261,8 +265,9 @@ def _class_colours(plt, n):
     return [cmap(i % cmap.N) for i in range(n)]
 
 
-def expression_heatmap(X, y, gene_names: Optional[Sequence[str]], genes: Sequence[int],
-                       class_names: Optional[Sequence[str]] = None, title: str = ""):
+def expression_heatmap(X: ArrayLike, y: ArrayLike, gene_names: Optional[Sequence[str]],
+                       genes: Sequence[int],
+                       class_names: Optional[Sequence[str]] = None, title: str = "") -> "Figure":
     """The signature's expression by class: z-scored values, samples grouped by class.
 
     Parameters
@@ -329,8 +334,9 @@ def expression_heatmap(X, y, gene_names: Optional[Sequence[str]], genes: Sequenc
     return fig
 
 
-def expression_strips(X, y, gene_names: Optional[Sequence[str]], genes: Sequence[int],
-                      class_names: Optional[Sequence[str]] = None, title: str = ""):
+def expression_strips(X: ArrayLike, y: ArrayLike, gene_names: Optional[Sequence[str]],
+                      genes: Sequence[int],
+                      class_names: Optional[Sequence[str]] = None, title: str = "") -> "Figure":
     """One panel per gene: its values in each class, as points over a box plot.
 
     Parameters are those of :func:`expression_heatmap`. The genes are the most separating
@@ -379,8 +385,9 @@ def expression_strips(X, y, gene_names: Optional[Sequence[str]], genes: Sequence
     return fig
 
 
-def write_expression_plots(X, y, gene_names: Optional[Sequence[str]], genes: Sequence[int],
-                           folder, class_names: Optional[Sequence[str]] = None,
+def write_expression_plots(X: ArrayLike, y: ArrayLike, gene_names: Optional[Sequence[str]],
+                           genes: Sequence[int], folder: Union[str, Path],
+                           class_names: Optional[Sequence[str]] = None,
                            title: str = "", prefix: str = "signature",
                            overwrite: bool = False) -> list:
     """Write :func:`expression_heatmap` and :func:`expression_strips` as PNG files.
@@ -397,6 +404,6 @@ def write_expression_plots(X, y, gene_names: Optional[Sequence[str]], genes: Seq
     return written
 
 
-def expression_plot_files(folder, prefix: str = "signature") -> list:
+def expression_plot_files(folder: Union[str, Path], prefix: str = "signature") -> list:
     """The PNG files :func:`write_expression_plots` writes in ``folder``, in order."""
     return [Path(folder) / f"{prefix}-heatmap.png", Path(folder) / f"{prefix}-by-class.png"]

@@ -17,6 +17,7 @@ import numbers
 from typing import Optional, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
@@ -212,7 +213,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
             overrides[name] = value
         return overrides
 
-    def fit(self, X, y) -> "SwarmFeatureSelector":
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "SwarmFeatureSelector":
         """Run the search on ``X, y`` and choose the signature.
 
         Parameters
