@@ -168,3 +168,29 @@ def test_verbose_prints_rounds_and_a_summary(capsys):
     assert sum(line.startswith("round ") for line in out) >= SMALL["n_iterations"]
     with pytest.raises(ValueError, match="verbose"):
         SwarmFeatureSelector("sfs", verbose=-1).fit(X, y)
+
+
+@pytest.mark.mpi
+def test_the_signature_over_ranks_is_the_serial_one(capsys):
+    import hpcswarm
+    from hpcswarm.comm import world
+
+    X, y = informative(seed=12)
+    lsrg = {"n_particles": 4, "n_iterations": 2, "params": {"ls_tries": 2}}
+    with world() as comm:
+        capped = SwarmFeatureSelector("bpso", random_state=3, n_features_to_select=4, cv=3,
+                                      verbose=1, comm=comm, **SMALL).fit(X, y)
+        lines = capsys.readouterr().out.splitlines()
+        assert len(lines) == (1 if comm.rank == 0 else 0)
+        cut = SwarmFeatureSelector("pso-lsrg", random_state=3, n_features_to_select=2,
+                                   comm=comm, **lsrg).fit(X, y)
+        selected = hpcswarm.select(X, y, algorithm="bpso", seed=3, refine="prune", comm=comm,
+                                   cv=3, **SMALL)
+    assert np.array_equal(capped.support_, SwarmFeatureSelector(
+        "bpso", random_state=3, n_features_to_select=4, cv=3, **SMALL).fit(X, y).support_)
+    serial_cut = SwarmFeatureSelector("pso-lsrg", random_state=3, n_features_to_select=2,
+                                      **lsrg).fit(X, y)
+    assert np.array_equal(cut.support_, serial_cut.support_) and cut.support_.sum() <= 2
+    assert cut.chosen_from_ == serial_cut.chosen_from_
+    serial = hpcswarm.select(X, y, algorithm="bpso", seed=3, refine="prune", cv=3, **SMALL)
+    assert selected.gene_names == serial.gene_names
