@@ -60,32 +60,35 @@ class Selection:
         The matrix, labels and gene names the signature was chosen from (for the plots).
     """
 
-    genes: np.ndarray
+    genes: np.ndarray = field(repr=False)
     gene_names: list
     inner_accuracy: float
     chosen_from: str
-    front: dict
-    history: list
+    front: dict = field(repr=False)
+    history: list = field(repr=False)
     algorithm: str
-    params: dict
+    params: dict = field(repr=False)
     settings: dict
-    selector: SwarmFeatureSelector
+    selector: SwarmFeatureSelector = field(repr=False)
     data: Any = field(default=None, repr=False)
     labels: Any = field(default=None, repr=False)
     all_gene_names: list = field(default_factory=list, repr=False)
 
     def to_frame(self) -> "pandas.DataFrame":
-        """The signature as a ``pandas.DataFrame``: one row per gene, indexed by its name,
-        with its ``column`` (0-based index in the data) and ``smallest_front_size`` (the
-        fewest genes of a front point holding it; NaN when none does)."""
+        """The signature as a ``pandas.DataFrame``: one row per gene, indexed by its name, with
+        its ``column`` (0-based index in the data), its mean value in each class
+        (``mean_CLASS``) and the one-way ANOVA F statistic of its values across the classes
+        (``anova_f``, :func:`hpcswarm.plots.separation`), computed on the samples given."""
+        from hpcswarm.plots import class_groups, separation
+
         pandas = _pandas()
-        sizes = []
-        for gene in self.genes:
-            holding = [s for s, g in zip(self.front["size"], self.front["genes"]) if gene in g]
-            sizes.append(min(holding) if holding else np.nan)
-        return pandas.DataFrame({"column": self.genes.astype(np.int64),
-                                 "smallest_front_size": sizes},
-                                index=pandas.Index(self.gene_names, name="gene"))
+        values = np.asarray(self.data)[:, self.genes].astype(np.float64)
+        codes, names = class_groups(self.labels)
+        columns = {"column": self.genes.astype(np.int64)}
+        for code, name in enumerate(names):
+            columns[f"mean_{name}"] = values[codes == code].mean(axis=0)
+        columns["anova_f"] = separation(values, codes)
+        return pandas.DataFrame(columns, index=pandas.Index(self.gene_names, name="gene"))
 
     def front_frame(self) -> "pandas.DataFrame":
         """The front as a ``pandas.DataFrame``: ``size``, ``inner_accuracy``, ``gene_names``."""

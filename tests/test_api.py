@@ -46,7 +46,10 @@ def test_dataframe_gives_gene_names_from_its_columns():
     table = result.to_frame()
     assert table.index.tolist() == result.gene_names and table.index.name == "gene"
     assert table["column"].tolist() == result.genes.tolist()
-    assert (table["smallest_front_size"] <= 2).all()
+    assert list(table.columns) == ["column", "mean_0", "mean_1", "anova_f"]
+    for name, row in table.iterrows():
+        assert row["mean_1"] == pytest.approx(X[y == 1, int(row["column"])].mean())
+        assert row["anova_f"] > 10  # the two informative genes
     front = result.front_frame()
     assert front["size"].tolist() == result.front["size"].tolist()
     assert len(result.history_frame()) == len(result.history)
