@@ -2,11 +2,12 @@
 
 __version__ = "0.1.0"
 
-__all__ = ["SwarmFeatureSelector", "__version__"]
+__all__ = ["Selection", "SwarmFeatureSelector", "__version__", "select"]
 
-_LAZY = {"SwarmFeatureSelector": "hpcswarm.selector"}
+_LAZY = {"SwarmFeatureSelector": "hpcswarm.selector", "select": "hpcswarm.api",
+         "Selection": "hpcswarm.api"}
 """Public names imported on first use, so that ``import hpcswarm`` loads neither scikit-learn
-nor MPI."""
+nor MPI (nor pandas, anndata or matplotlib)."""
 
 
 def __getattr__(name):

@@ -259,6 +259,12 @@ def _add_evaluate(subparsers):
                    help="ordered steps fitted inside every fold on its training rows, e.g. "
                    "'log2,zscore,top_variance=500' (log2[=pseudocount], zscore, minmax, "
                    "top_variance=N, top_anova=N), as the [preprocess] table of a job")
+    p.add_argument("--plot", metavar="DIR",
+                   help="also draw the genes' expression by class into DIR (created if "
+                   "missing): signature-heatmap.png (z-scores, samples grouped by class) and "
+                   "signature-by-class.png (values per gene and class); needs matplotlib")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the --plot files if they exist")
     p.set_defaults(run_command=_run_evaluate)
 
 
@@ -268,6 +274,8 @@ def _run_evaluate(args):
     from hpcswarm.comm import launch_world, split_grid
 
     with launch_world() as comm:
+        if args.plot is not None:
+            _on_rank0(lambda: _check_plot_outputs(args), comm)
         if args.sample_shards == 1:  # one rank reads and scores
             text = _on_rank0(lambda: json.dumps(_evaluate(args)), comm)
         else:  # every rank scores its shard of the held-out samples; rank 0 prints
@@ -278,7 +286,52 @@ def _run_evaluate(args):
                                      f"divisor of the {comm.size} rank(s)") from None
             with grid:
                 text = json.dumps(_evaluate(args, grid.shards))
+        if args.plot is not None:
+            written = _on_rank0(lambda: _plot_evaluated(args), comm)
     _print0(text)
+    if args.plot is not None:
+        _print0(f"wrote {', '.join(p.name for p in written)} in {args.plot}")
+
+
+def _check_plot_outputs(args):
+    """``evaluate --plot``: matplotlib present, and the plot files free, before any work."""
+    from pathlib import Path
+
+    from hpcswarm.errors import DataError
+    from hpcswarm.outputs import check_not_inputs, check_outputs
+    from hpcswarm.plots import expression_plot_files, plotting_available
+
+    if not plotting_available():
+        raise ParameterError("--plot needs matplotlib: pip install 'hpcswarm[plot]'")
+    folder = Path(args.plot)
+    if folder.exists() and not folder.is_dir():
+        raise DataError(f"--plot {folder}: is a file, expected a folder")
+    outputs = [("--plot", path) for path in expression_plot_files(folder)]
+    inputs = [("the dataset", args.data), ("the gene list", args.genes)]
+    if folder.is_dir():
+        check_outputs(outputs, inputs, overwrite=args.overwrite)
+    else:  # created when the plots are written: nothing in it yet
+        check_not_inputs(outputs, inputs)
+
+
+def _plot_evaluated(args):
+    """The expression plots of ``evaluate --plot``: the genes evaluated, by class."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from hpcswarm.data import load_dataset
+    from hpcswarm.fitness.genes import mask_from_genes, read_gene_list
+    from hpcswarm.plots import write_expression_plots
+
+    dataset = load_dataset(args.data)
+    mask = (np.ones(dataset.n_genes, dtype=bool) if args.all
+            else mask_from_genes(read_gene_list(args.genes), dataset.gene_names))
+    folder = Path(args.plot)
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_expression_plots(np.asarray(dataset.X), dataset.y, dataset.gene_names,
+                                  np.flatnonzero(mask), folder, dataset.class_names,
+                                  title=Path(str(args.data)).name, overwrite=args.overwrite)
 
 
 def _evaluate(args, shards=None):

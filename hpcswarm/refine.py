@@ -240,6 +240,46 @@ def prune_compact(scorer, data, y, mask):
     return _refined("prune-compact", mask, path, _last_best(keys))
 
 
+def eliminate_to(scorer, mask: np.ndarray, n_genes: int) -> Refined:
+    """Sequential backward elimination from ``mask`` down to ``n_genes`` genes.
+
+    The SBS of the papers' baselines (Tran et al. 2016, Sect. 4.2) started from ``mask``:
+    each step scores every one-gene removal at once (``score_single_flips``) and removes
+    the gene whose removal keeps the most inner correct predictions, ties to the lower gene
+    index, as :func:`prune`; unlike ``prune`` it goes on through losses and stops at the
+    size, so that a signature of at most ``n_genes`` genes exists whatever the search
+    found. The cost grows with the number of genes removed.
+
+    Parameters
+    ----------
+    scorer : Scorer
+        The search's scorer (same samples and inner validation).
+    mask : ndarray of bool of shape (n_genes_total,)
+    n_genes : int
+        Genes to keep, >= 1; ``mask`` is returned unchanged when it has no more.
+
+    Returns
+    -------
+    Refined
+        ``method`` ``"eliminate"``; the genes removed in order.
+    """
+    mask = np.array(mask, dtype=bool)
+    removed = []
+    if np.count_nonzero(mask) > n_genes:
+        state = scorer.new_state(mask)
+        while np.count_nonzero(state.mask) > n_genes:
+            genes = np.flatnonzero(state.mask)
+            correct = np.array([s.correct for s in scorer.score_single_flips(state, genes)])
+            j = int(np.argmax(correct))  # the first of the best: the lower gene index
+            scorer.apply_flip(state, genes[j:j + 1])
+            removed.append(int(genes[j]))
+    kept = mask.copy()
+    kept[removed] = False
+    score = scorer.score(kept)
+    return Refined("eliminate", kept, int(score.correct), int(score.total),
+                   np.array(removed, dtype=np.int64))
+
+
 def refine(scorer, mask, method, data=None, y=None):
     """The refinement ``method`` of ``mask`` (:data:`REFINEMENTS`), or None for ``"none"``.
 

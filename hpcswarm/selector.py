@@ -13,24 +13,32 @@ Tran et al. (2016, Experiment II): every selection sees the training folds only.
 """
 
 import copy
-import inspect
 import numbers
+from typing import Optional, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from hpcswarm.methods import algorithm_params
-from hpcswarm.search import run_search
+from hpcswarm.methods import algorithm_class, algorithm_params
+from hpcswarm.refine import REFINEMENTS, eliminate_to
+from hpcswarm.search import make_fitness, run_search
+from hpcswarm.swarm.state import run_seed_sequence
 
 _SEED_BOUND = np.iinfo(np.int32).max
 """Run seeds drawn from a random state lie in ``[0, 2**31 - 1)`` (as scikit-learn's own)."""
 
+SETTINGS = ("n_particles", "n_iterations", "k", "cv", "objective", "alpha", "archive_size")
+"""The method parameters the selector also takes as its own keyword arguments (``None``: the
+method's paper default), so that ``GridSearchCV`` can search them; every other parameter of
+a method goes through ``params``."""
 
-def run_seed(random_state):
+
+def run_seed(random_state: object) -> int:
     """The int run seed of one fit, scikit-learn ``random_state`` conventions.
 
     Parameters
@@ -87,13 +95,43 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         its ranks (every rank calls ``fit`` with the same data, collectively). Clones share
         it: a communicator is not copied. Under ``cross_val_score`` or ``GridSearchCV`` keep
         ``n_jobs=None`` so that every rank makes the same fits in the same order.
+    n_features_to_select : None, int or float, default None
+        The size of the signature: at most this many genes (an int >= 1), or at most this
+        fraction of the genes (a float in (0, 1], rounded down, at least 1 gene). ``None``:
+        the subset the search returned (its refinement when ``refine`` is set). The rule
+        is given under Notes.
+    refine : {"none", "prune", "prune-margin", "prune-compact"}, default "none"
+        A refinement of the search's subset on the same samples (:mod:`hpcswarm.refine`).
+    max_genes : None or int, default None
+        Cap on the genes of every subset the search evaluates, for the swarm methods that
+        have one (``pso``, ``pso-rg``, ``bpso``, ``cbpso``, ``cso``, ``fsipso``); a
+        ``ParameterError`` for the other methods.
+    n_particles, n_iterations, k, cv, objective, alpha, archive_size : default None
+        The method's parameters of these names (:data:`SETTINGS`), as keyword arguments for
+        ``GridSearchCV``; ``None`` keeps the method's paper default. A setting that the
+        method does not have (``n_particles`` of the greedy ``sfs``) is ignored, so that
+        one grid can span swarms and greedy methods. Giving a setting both here and in
+        ``params`` is a ``ValueError``.
+    verbose : int, default 0
+        ``0`` silent; ``1`` one line when the fit ends; ``2`` also one line per round of
+        the search. Printed by rank 0 of ``comm`` only.
 
     Attributes
     ----------
     support_ : ndarray of shape (n_features_in_,), bool
-        The selected genes.
+        The selected genes: the signature.
+    inner_accuracy_ : float
+        The signature's inner validation accuracy on the training data (the fitness
+        engine's cross-validation, ``k`` and ``cv``).
+    chosen_from_ : {"search", "refine", "front", "eliminate"}
+        Where the signature came from (see Notes).
+    front_ : dict
+        The search's Pareto front of (inner accuracy, genes), in increasing size:
+        ``"size"`` (ndarray of int), ``"inner_accuracy"`` (ndarray of float) and
+        ``"genes"`` (list of ndarray of int, the column indices of each point);
+        ``pandas.DataFrame(front_)`` tabulates it.
     fitness_ : float
-        Their fitness on the training data (maximised).
+        The fitness of the search's own subset (maximised).
     seed_ : int
         The run seed of the fit.
     result_ : SearchResult
@@ -102,6 +140,21 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     feature_names_in_ : ndarray of str
         When ``X`` has column names.
 
+    Notes
+    -----
+    With ``n_features_to_select`` giving a size ``b``, the signature is chosen among the
+    subsets the search scored: every point of its front, its returned subset and its
+    refinement. Of those with at most ``b`` genes it is the one with the most inner correct
+    predictions, then the fewest genes. The swarm methods with a cap search under
+    ``min(b, max_genes)`` genes, so that every subset they score fits. When no scored
+    subset has ``b`` genes or fewer (a search without a cap that only met larger subsets),
+    the smallest of them is cut down to ``b`` genes by sequential backward elimination on
+    the same inner validation (:func:`hpcswarm.refine.eliminate_to`). Only the training
+    data are read: the choice never sees a test sample.
+
+    A wrapper search scores subsets, not single genes, so there is no per-gene
+    ``scores_`` or ``ranking_``: ``front_`` holds the scores, one per subset size.
+
     Examples
     --------
     >>> from sklearn.datasets import load_wine
@@ -109,16 +162,59 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     >>> selector = SwarmFeatureSelector("sfs", random_state=0).fit(X, y)
     >>> selector.transform(X).shape[1] == int(selector.support_.sum())
     True
+    >>> compact = SwarmFeatureSelector("sfs", n_features_to_select=2, random_state=0).fit(X, y)
+    >>> int(compact.support_.sum()) <= 2, compact.front_["size"].tolist()[:3]
+    (True, [1, 2, 3])
     """
 
-    def __init__(self, algorithm="pso-lsrg", params=None, random_state=None, comm=None):
+    def __init__(self, algorithm: str = "pso-lsrg", params: Optional[dict] = None,
+                 random_state: object = None, comm: object = None, *,
+                 n_features_to_select: Union[None, int, float] = None, refine: str = "none",
+                 max_genes: Optional[int] = None, n_particles: Optional[int] = None,
+                 n_iterations: Optional[int] = None, k: Optional[int] = None,
+                 cv: Union[None, str, int] = None, objective: Optional[str] = None,
+                 alpha: Optional[float] = None, archive_size: Optional[int] = None,
+                 verbose: int = 0) -> None:
         self.algorithm = algorithm
         self.params = params
         self.random_state = random_state
         self.comm = comm
+        self.n_features_to_select = n_features_to_select
+        self.refine = refine
+        self.max_genes = max_genes
+        self.n_particles = n_particles
+        self.n_iterations = n_iterations
+        self.k = k
+        self.cv = cv
+        self.objective = objective
+        self.alpha = alpha
+        self.archive_size = archive_size
+        self.verbose = verbose
 
-    def fit(self, X, y):
-        """Run the search on ``X, y``.
+    def method_params(self) -> dict:
+        """The overrides passed to the method: ``params`` and the settings it has (not None).
+
+        Raises
+        ------
+        ValueError
+            ``params`` not a dict, or a setting given both here and in ``params``.
+        """
+        if self.params is not None and not isinstance(self.params, dict):
+            raise ValueError(f"params must be a dict or None, got {self.params!r}")
+        overrides = dict(self.params or {})
+        declared = {param.name for param in algorithm_class(self.algorithm).PARAMS}
+        for name in SETTINGS:
+            value = getattr(self, name)
+            if value is None or name not in declared:
+                continue
+            if name in overrides:
+                raise ValueError(f"{name} is given both as a keyword ({value!r}) and in params "
+                                 f"({overrides[name]!r}); give it once")
+            overrides[name] = value
+        return overrides
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "SwarmFeatureSelector":
+        """Run the search on ``X, y`` and choose the signature.
 
         Parameters
         ----------
@@ -135,28 +231,58 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         ------
         ValueError
             Invalid data, unknown algorithm or parameter (``ParameterError``), bad
-            ``random_state``.
+            ``random_state``, ``n_features_to_select``, ``refine`` or ``verbose``.
         TypeError
-            Sparse ``X``; a ``comm`` given to a search that cannot use one.
+            Sparse ``X``.
         """
-        if self.params is not None and not isinstance(self.params, dict):
-            raise ValueError(f"params must be a dict or None, got {self.params!r}")
-        algorithm_params(self.algorithm, self.params)  # fail before touching the data
+        params = self.method_params()
+        algorithm_params(self.algorithm, params)  # fail before touching the data
+        self._check_settings()
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
+        budget = signature_size(self.n_features_to_select, X.shape[1])
+        cap = self.max_genes
+        if budget is not None and algorithm_class(self.algorithm).supports_max_genes:
+            cap = budget if cap is None else min(cap, budget)
         seed = run_seed(self.random_state)
-        options = {}
-        if self.comm is not None:
-            if "comm" not in inspect.signature(run_search).parameters:
-                raise TypeError("this version of hpcswarm.search.run_search takes no "
-                                "communicator; use comm=None")
-            options["comm"] = self.comm
-        result = run_search(X, y, self.algorithm, self.params, seed=seed, **options)
-        self.support_ = np.array(result.mask, dtype=bool)
+        result = _search(X, y, self.algorithm, params, seed, self.comm, self.refine, cap,
+                         self._round_printer())
+        mask, source, correct = choose_signature(result, budget)
+        if mask is None:
+            _, scorer = make_fitness(X, y, result.params, run_seed_sequence(seed))
+            cut = eliminate_to(scorer, smallest_subset(result), budget)
+            mask, source, correct = cut.mask, "eliminate", cut.correct
+        self.support_ = mask
+        self.chosen_from_ = source
+        self.inner_accuracy_ = correct / result.extra["score"]["total"]
+        self.front_ = front_table(result.front)
         self.fitness_ = float(result.fitness)
         self.seed_ = seed
         self.result_ = result
+        self._say(f"{self.algorithm}: {int(mask.sum())} of {mask.size} genes selected "
+                  f"(from the {source}), inner accuracy {100 * self.inner_accuracy_:.2f}%", 1)
         return self
+
+    def _check_settings(self):
+        if self.refine not in REFINEMENTS:
+            raise ValueError(f"refine must be one of {', '.join(REFINEMENTS)}, got "
+                             f"{self.refine!r}")
+        if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
+            raise ValueError(f"verbose must be an int >= 0, got {self.verbose!r}")
+
+    def _say(self, line, level):
+        rank = getattr(self.comm, "rank", 0) if self.comm is not None else 0
+        if self.verbose >= level and rank == 0:
+            print(line, flush=True)
+
+    def _round_printer(self):
+        if self.verbose < 2:
+            return None
+
+        def show(row):
+            self._say(f"round {row['iteration']}: best fitness {row['best_fitness']:.4f}, "
+                      f"{row['best_size']} genes, {row['evaluations']} evaluations", 2)
+        return show
 
     def _get_support_mask(self):
         check_is_fitted(self)
@@ -176,3 +302,75 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         twin = bare.__sklearn_clone__()
         twin.comm = self.comm
         return twin
+
+
+def _search(X, y, algorithm, params, seed, comm, refine, max_genes, progress):
+    """The one call of the search engine (all the selector needs of it)."""
+    return run_search(X, y, algorithm, params, seed=seed, comm=comm, refine=refine,
+                      max_genes=max_genes, progress=progress)
+
+
+def signature_size(n_features_to_select: Union[None, int, float], n_genes: int) -> Optional[int]:
+    """The most genes of a signature: ``n_features_to_select`` as a count, or None.
+
+    An int in ``[1, n_genes]`` is itself; a float in ``(0, 1]`` is that fraction of
+    ``n_genes`` rounded down, at least 1; None stays None. ValueError otherwise.
+    """
+    value = n_features_to_select
+    if value is None:
+        return None
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        if 1 <= value <= n_genes:
+            return int(value)
+    elif isinstance(value, numbers.Real) and not isinstance(value, bool) and 0 < value <= 1:
+        return max(1, int(value * n_genes))
+    raise ValueError(f"n_features_to_select must be None, an int in [1, {n_genes}] or a "
+                     f"float in (0, 1], got {value!r}")
+
+
+def _candidates(result):
+    """``(correct, size, mask, source)`` of every subset the search scored and reported."""
+    n_genes = result.mask.size
+    out = []
+    for point in result.front:
+        mask = np.zeros(n_genes, dtype=bool)
+        mask[np.asarray(point["genes"], dtype=np.int64)] = True
+        out.append((int(point["correct"]), int(mask.sum()), mask, "front"))
+    out.append((int(result.extra["score"]["correct"]), int(result.mask.sum()),
+                np.array(result.mask, dtype=bool), "search"))
+    if result.refined is not None:
+        out.append((int(result.refined.correct), int(result.refined.mask.sum()),
+                    np.array(result.refined.mask, dtype=bool), "refine"))
+    return out
+
+
+def choose_signature(result, budget: Optional[int]):
+    """The signature of a search result: ``(mask, source, inner correct count)``.
+
+    ``budget`` None: the refined subset if there is one, else the search's subset. An int:
+    of the scored subsets with at most ``budget`` genes (front points, the search's subset,
+    its refinement), the one with the most inner correct predictions, then the fewest genes
+    (the later source on a full tie, so that the search's own subset and its refinement
+    are named when they are front points); ``(None, None, None)`` when none fits.
+    """
+    candidates = _candidates(result)
+    if budget is None:
+        correct, _, mask, source = candidates[-1]  # the refinement, else the search's subset
+        return mask, source, correct
+    inside = [c for c in candidates if c[1] <= budget]
+    if not inside:
+        return None, None, None
+    correct, _, mask, source = max(reversed(inside), key=lambda c: (c[0], -c[1]))
+    return mask, source, correct
+
+
+def smallest_subset(result) -> np.ndarray:
+    """The scored subset with the fewest genes (then the most correct): where a cut starts."""
+    return min(_candidates(result), key=lambda c: (c[1], -c[0]))[2]
+
+
+def front_table(front) -> dict:
+    """A search's front as columns: ``size``, ``inner_accuracy``, ``genes``."""
+    return {"size": np.array([int(p["size"]) for p in front], dtype=np.int64),
+            "inner_accuracy": np.array([p["correct"] / p["total"] for p in front]),
+            "genes": [np.asarray(p["genes"], dtype=np.int64) for p in front]}

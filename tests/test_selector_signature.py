@@ -1,0 +1,196 @@
+"""The selector's signature: ``n_features_to_select``, ``refine``, ``max_genes``, the swarm
+settings as its own keywords (for ``GridSearchCV``), ``front_``, ``verbose``."""
+
+import numpy as np
+import pytest
+from sklearn.model_selection import GridSearchCV
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+
+from hpcswarm import SwarmFeatureSelector
+from hpcswarm.data import load_dataset
+from hpcswarm.errors import ParameterError
+from hpcswarm.refine import eliminate_to
+from hpcswarm.search import make_fitness, run_search
+from hpcswarm.selector import SETTINGS, choose_signature, signature_size
+from hpcswarm.methods import METHODS
+from hpcswarm.swarm.state import run_seed_sequence
+
+SMALL = {"n_particles": 6, "n_iterations": 4}
+
+
+def informative(seed=0, n_samples=36, n_genes=30):
+    """Genes 0, 1 and 2 carry the class; the rest is noise."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n_samples) % 3
+    X = rng.normal(size=(n_samples, n_genes))
+    X[:, 0] += 3.0 * (y == 0)
+    X[:, 1] += 3.0 * (y == 1)
+    X[:, 2] += 3.0 * (y == 2)
+    return X, y
+
+
+def test_grid_search_over_a_swarm_setting_and_the_signature_size():
+    X, y = informative(seed=1)
+    model = make_pipeline(SwarmFeatureSelector("bpso", random_state=0, n_iterations=3, cv=3),
+                          KNeighborsClassifier(1))
+    grid = GridSearchCV(model, {"swarmfeatureselector__n_particles": [4, 8],
+                                "swarmfeatureselector__n_features_to_select": [2, 5]}, cv=3)
+    grid.fit(X, y)
+    best = grid.best_estimator_[0]
+    assert best.result_.params["n_particles"] == grid.best_params_[
+        "swarmfeatureselector__n_particles"]
+    assert best.support_.sum() <= grid.best_params_["swarmfeatureselector__n_features_to_select"]
+    assert len(grid.cv_results_["params"]) == 4
+
+
+def test_a_grid_over_swarms_and_greedy_methods_shares_the_swarm_settings():
+    X, y = informative(seed=2)
+    model = make_pipeline(SwarmFeatureSelector(random_state=0, n_particles=4, n_iterations=2,
+                                               k=1, cv=3),
+                          KNeighborsClassifier(1))
+    grid = GridSearchCV(model, {"swarmfeatureselector__algorithm": ["sfs", "bpso", "lfs"]},
+                        cv=3, error_score="raise")
+    grid.fit(X, y)
+    sfs = SwarmFeatureSelector("sfs", random_state=0, n_particles=4, cv=3).fit(X, y)
+    assert "n_particles" not in sfs.result_.params  # ignored: sfs has no particles
+    assert sfs.result_.params["cv"] == 3
+
+
+def test_settings_are_method_parameters_and_conflicts_are_refused():
+    declared = {p.name for cls in METHODS.values() for p in cls.PARAMS}
+    assert set(SETTINGS) <= declared
+    selector = SwarmFeatureSelector("bpso", {"n_particles": 5}, n_particles=6)
+    with pytest.raises(ValueError, match="n_particles is given both"):
+        selector.fit(*informative())
+    assert SwarmFeatureSelector("bpso", {"w": 0.5}, n_particles=6,
+                                k=None).method_params() == {"w": 0.5, "n_particles": 6}
+
+
+def test_keyword_settings_run_the_same_search_as_params():
+    X, y = informative(seed=3)
+    by_keyword = SwarmFeatureSelector("bpso", random_state=4, n_particles=6, n_iterations=3,
+                                      cv=3).fit(X, y)
+    by_params = SwarmFeatureSelector("bpso", {"n_particles": 6, "n_iterations": 3, "cv": 3},
+                                     random_state=4).fit(X, y)
+    assert np.array_equal(by_keyword.support_, by_params.support_)
+    assert by_keyword.fitness_ == by_params.fitness_
+
+
+def test_n_features_to_select_20_on_leukemia(shared_data):
+    dataset = load_dataset(shared_data / "leukemia.arff")
+    X, y = np.asarray(dataset.X), np.asarray(dataset.y)
+    selector = SwarmFeatureSelector("bpso", random_state=0, n_features_to_select=20,
+                                    n_particles=8, n_iterations=3).fit(X, y)
+    assert 1 <= selector.support_.sum() <= 20
+    assert selector.result_.mask.sum() <= 20  # the cap of the swarm: min(b, max_genes)
+    assert selector.transform(X).shape == (72, int(selector.support_.sum()))
+    assert 0.5 < selector.inner_accuracy_ <= 1.0
+
+
+def test_the_signature_is_the_best_scored_subset_within_the_size():
+    X, y = informative(seed=5)
+    fitted = SwarmFeatureSelector("sfs", random_state=1, n_features_to_select=2).fit(X, y)
+    result = fitted.result_
+    inside = [p for p in result.front if p["size"] <= 2]
+    best = max(inside, key=lambda p: (p["correct"], -p["size"]))
+    assert set(np.flatnonzero(fitted.support_)) == set(np.asarray(best["genes"]).tolist())
+    assert fitted.inner_accuracy_ == best["correct"] / best["total"]
+    assert fitted.chosen_from_ in ("front", "search")
+    everything = SwarmFeatureSelector("sfs", random_state=1).fit(X, y)
+    assert everything.support_.sum() > fitted.support_.sum()
+
+
+def test_a_fraction_of_the_genes():
+    assert signature_size(0.1, 30) == 3 and signature_size(0.01, 30) == 1
+    assert signature_size(30, 30) == 30 and signature_size(None, 30) is None
+    for bad in (0, 31, 0.0, 1.5, True, "20"):
+        with pytest.raises(ValueError, match="n_features_to_select"):
+            signature_size(bad, 30)
+    X, y = informative(seed=6)
+    fitted = SwarmFeatureSelector("sfs", random_state=0, n_features_to_select=0.1).fit(X, y)
+    assert fitted.support_.sum() <= 3
+
+
+def test_without_a_scored_subset_in_size_the_smallest_is_cut_by_elimination():
+    X, y = informative(seed=7, n_genes=10)
+    fitted = SwarmFeatureSelector("all-genes", random_state=0, n_features_to_select=3).fit(X, y)
+    assert fitted.chosen_from_ == "eliminate" and fitted.support_.sum() == 3
+    result = run_search(X, y, "all-genes", seed=0)
+    assert choose_signature(result, 3) == (None, None, None)
+    _, scorer = make_fitness(X, y, result.params, run_seed_sequence(0))
+    cut = eliminate_to(scorer, result.mask, 3)
+    assert np.array_equal(cut.mask, fitted.support_)
+    assert cut.removed.size == 7 and cut.correct == scorer.score(cut.mask).correct
+    assert fitted.inner_accuracy_ == cut.correct / cut.total
+    assert {0, 1, 2} & set(np.flatnonzero(fitted.support_))
+
+
+def test_refine_gives_the_refined_subset_as_signature():
+    X, y = informative(seed=8)
+    fitted = SwarmFeatureSelector("bpso", random_state=0, refine="prune", cv=3,
+                                  **SMALL).fit(X, y)
+    assert fitted.chosen_from_ == "refine"
+    assert np.array_equal(fitted.support_, fitted.result_.refined.mask)
+    assert fitted.support_.sum() <= fitted.result_.mask.sum()
+    with pytest.raises(ValueError, match="refine must be one of"):
+        SwarmFeatureSelector("bpso", refine="trim").fit(X, y)
+
+
+def test_max_genes_caps_the_search():
+    X, y = informative(seed=9)
+    fitted = SwarmFeatureSelector("bpso", random_state=0, max_genes=4, cv=3, **SMALL).fit(X, y)
+    assert fitted.result_.mask.sum() <= 4
+    assert max(fitted.front_["size"]) <= 4
+    with pytest.raises(ParameterError, match="max_genes applies"):
+        SwarmFeatureSelector("sfs", max_genes=4).fit(X, y)
+
+
+def test_front_is_a_table_of_sizes_accuracies_and_genes():
+    X, y = informative(seed=10)
+    fitted = SwarmFeatureSelector("sfs", random_state=0).fit(X, y)
+    front = fitted.front_
+    assert len(front["size"]) == len(front["inner_accuracy"]) == len(front["genes"]) >= 1
+    assert np.all(np.diff(front["size"]) > 0)
+    assert [g.size for g in front["genes"]] == front["size"].tolist()
+    assert np.all((front["inner_accuracy"] > 0) & (front["inner_accuracy"] <= 1))
+
+
+def test_verbose_prints_rounds_and_a_summary(capsys):
+    X, y = informative(seed=11)
+    SwarmFeatureSelector("bpso", random_state=0, cv=3, **SMALL).fit(X, y)
+    assert capsys.readouterr().out == ""
+    SwarmFeatureSelector("bpso", random_state=0, cv=3, verbose=1, **SMALL).fit(X, y)
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and "genes selected" in out[0] and "inner accuracy" in out[0]
+    SwarmFeatureSelector("bpso", random_state=0, cv=3, verbose=2, **SMALL).fit(X, y)
+    out = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("round ") for line in out) >= SMALL["n_iterations"]
+    with pytest.raises(ValueError, match="verbose"):
+        SwarmFeatureSelector("sfs", verbose=-1).fit(X, y)
+
+
+@pytest.mark.mpi
+def test_the_signature_over_ranks_is_the_serial_one(capsys):
+    import hpcswarm
+    from hpcswarm.comm import world
+
+    X, y = informative(seed=12)
+    lsrg = {"n_particles": 4, "n_iterations": 2, "params": {"ls_tries": 2}}
+    with world() as comm:
+        capped = SwarmFeatureSelector("bpso", random_state=3, n_features_to_select=4, cv=3,
+                                      verbose=1, comm=comm, **SMALL).fit(X, y)
+        lines = capsys.readouterr().out.splitlines()
+        assert len(lines) == (1 if comm.rank == 0 else 0)
+        cut = SwarmFeatureSelector("pso-lsrg", random_state=3, n_features_to_select=2,
+                                   comm=comm, **lsrg).fit(X, y)
+        selected = hpcswarm.select(X, y, algorithm="bpso", seed=3, refine="prune", comm=comm,
+                                   cv=3, **SMALL)
+    assert np.array_equal(capped.support_, SwarmFeatureSelector(
+        "bpso", random_state=3, n_features_to_select=4, cv=3, **SMALL).fit(X, y).support_)
+    serial_cut = SwarmFeatureSelector("pso-lsrg", random_state=3, n_features_to_select=2,
+                                      **lsrg).fit(X, y)
+    assert np.array_equal(cut.support_, serial_cut.support_) and cut.support_.sum() <= 2
+    assert cut.chosen_from_ == serial_cut.chosen_from_
+    serial = hpcswarm.select(X, y, algorithm="bpso", seed=3, refine="prune", cv=3, **SMALL)
+    assert selected.gene_names == serial.gene_names
