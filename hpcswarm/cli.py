@@ -464,7 +464,7 @@ def _add_report(subparsers):
     p.add_argument("--top", type=_int_at_least(1), default=10, metavar="N",
                    help="most frequent genes listed per method (default 10)")
     p.add_argument("--csv", metavar="DIR", dest="csv_dir",
-                   help="write methods.csv, genes.csv and convergence.csv in DIR")
+                   help="write methods.csv, genes.csv, convergence.csv, fronts.csv and signatures.csv in DIR")
     p.add_argument("--markdown", metavar="FILE.md", help="write the tables as Markdown")
     p.add_argument("--json", metavar="FILE.json", dest="json_path",
                    help="write every table as JSON")
