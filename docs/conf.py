@@ -28,9 +28,19 @@ source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build", "_generated", "Thumbs.db", ".DS_Store"]
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
+napoleon_use_ivar = True
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 
 html_theme = "furo"
 html_title = f"hpcswarm {release}"
 html_static_path = []
+strip_signature_backslash = True
+
+
+def setup(app):
+    """Napoleon escapes a trailing underscore of a numpydoc name (``support_``,
+    ``n_features_in_``) only when ``strip_signature_backslash`` is true, a setting Sphinx 9 no
+    longer declares: declared here so that such names are not read as link targets."""
+    if "strip_signature_backslash" not in app.config:
+        app.add_config_value("strip_signature_backslash", False, "env")

@@ -14,8 +14,13 @@ Blocks meant to be read but not run here (installing, submitting to SLURM, the t
 commands that build a virtual environment) are written as ``shell``: they are checked for
 syntax (``bash -n``) only. Files the examples make (the quick start's plots) stay in the
 page's folder, and pages show them from there: the figures come from the commands shown.
+
+A page whose blocks, and the files they can read (the package, ``jobs/``, ``slurm/``,
+``tests/data/``, this file), are unchanged since its last successful run is not run again:
+its folder holds the fingerprint of that run (``.examples-ok``).
 """
 
+import hashlib
 import os
 import re
 import shutil
@@ -33,6 +38,9 @@ RUN = ("bash", "console", "python")
 CHECK = ("shell",)
 LINKED = ("jobs", "tests", "slurm")
 TIMEOUT = 600
+INPUTS = ("hpcswarm/**/*.py", "hpcswarm/datasets/*.h5", "jobs/*", "slurm/*", "tests/data/**/*",
+          "docs/_ext/run_examples.py")
+STAMP = ".examples-ok"
 _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)\s*(?P<info>[^\n`]*)$")
 
 
@@ -89,15 +97,32 @@ def environment(repo):
     return env
 
 
-def run_page(source, workdir, repo, env, label):
-    """Run the blocks of ``source`` in ``workdir``; ExtensionError on the first failure."""
+def inputs_digest(repo):
+    """SHA-256 over the files the examples can read (:data:`INPUTS`), names and contents."""
+    digest = hashlib.sha256()
+    for pattern in INPUTS:
+        for path in sorted(repo.glob(pattern)):
+            if path.is_file():
+                digest.update(str(path.relative_to(repo)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def run_page(source, workdir, repo, env, label, inputs):
+    """Run the blocks of ``source`` in ``workdir`` unless its fingerprint is unchanged;
+    the number of blocks run. ExtensionError on the first failure."""
+    found = blocks(source.read_text(encoding="utf-8"))
+    fingerprint = hashlib.sha256(repr((found, inputs)).encode()).hexdigest()
+    stamp = workdir / STAMP
+    if stamp.is_file() and stamp.read_text() == fingerprint:
+        logger.info(f"examples of {label}: unchanged since their last run")
+        return 0
     if workdir.exists():
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
     for name in LINKED:
         (workdir / name).symlink_to(repo / name)
     ran = 0
-    for line, language, code in blocks(source.read_text(encoding="utf-8")):
+    for line, language, code in found:
         if language in CHECK:
             command = ["bash", "-n", "-c", code]
         elif language == "python":
@@ -124,6 +149,7 @@ def run_page(source, workdir, repo, env, label):
             ran += 1
             logger.info(f"example {label}:{line} ({language}) ok in "
                         f"{time.monotonic() - started:.1f} s")
+    stamp.write_text(fingerprint)
     return ran
 
 
@@ -132,13 +158,14 @@ def run_all(app):
     repo = docs.parent
     out = docs / "_generated" / "examples"
     env = environment(repo)
+    inputs = inputs_digest(repo)
     pages = [(repo / "README.md", "README")] + [
         (path, str(path.relative_to(docs).with_suffix("")))
         for path in sorted(docs.rglob("*.md"))
         if not any(part.startswith("_") for part in path.relative_to(docs).parts)]
     total, started = 0, time.monotonic()
     for source, label in pages:
-        total += run_page(source, out / label, repo, env, source.relative_to(repo))
+        total += run_page(source, out / label, repo, env, source.relative_to(repo), inputs)
     logger.info(f"ran {total} examples of {len(pages)} pages in {time.monotonic() - started:.1f} s")
 
 
