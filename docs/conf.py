@@ -1,5 +1,6 @@
 """Sphinx configuration of the hpcswarm user guide (``make docs``)."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -38,9 +39,22 @@ html_static_path = []
 strip_signature_backslash = True
 
 
+_TRAILING_UNDERSCORE = re.compile(r"(\w)_(?=[\s,)]|$)")
+
+
+def _escape_types(app, what, name, obj, options, lines):
+    """Napoleon leaves a type such as ``ndarray of shape (n_features_in_,)`` as written, and
+    reStructuredText reads ``n_features_in_`` as a link target: escape it in type fields."""
+    for i, line in enumerate(lines):
+        if line.startswith((":vartype ", ":type ", ":rtype:")):
+            field, sep, text = line.partition(": ")
+            lines[i] = field + sep + _TRAILING_UNDERSCORE.sub(r"\1\\_", text)
+
+
 def setup(app):
-    """Napoleon escapes a trailing underscore of a numpydoc name (``support_``,
-    ``n_features_in_``) only when ``strip_signature_backslash`` is true, a setting Sphinx 9 no
-    longer declares: declared here so that such names are not read as link targets."""
+    """Napoleon escapes a trailing underscore of a numpydoc name (``support_``) only when
+    ``strip_signature_backslash`` is true, a setting Sphinx 9 no longer declares: declared
+    here. Types are escaped after napoleon has run (priority 600 > its 500)."""
     if "strip_signature_backslash" not in app.config:
         app.add_config_value("strip_signature_backslash", False, "env")
+    app.connect("autodoc-process-docstring", _escape_types, priority=600)
