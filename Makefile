@@ -45,6 +45,7 @@ $(DOCS_STAMP): $(STAMP)
 	touch $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)
+	$(BIN)/python -m pytest -q tests/test_docs_tools.py
 	rm -rf docs/_build/html docs/_build/doctrees
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 	@echo "docs: open docs/_build/html/index.html"

@@ -72,11 +72,12 @@ def blocks(text):
 
 
 def console_commands(code):
-    """The commands of a ``console`` block: its ``$ `` lines, with their ``\\`` continuations."""
+    """The commands of a ``console`` block: its ``$ `` lines, with their ``\\`` continuations
+    (shown with or without a ``> `` prompt); the other lines are output."""
     commands, current = [], None
     for line in code.splitlines():
         if current is not None:
-            current.append(line)
+            current.append(line[2:] if line.startswith("> ") else line)  # the PS2 prompt
             if not line.endswith("\\"):
                 commands.append("\n".join(current))
                 current = None
