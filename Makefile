@@ -16,7 +16,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[mpich,test,anndata]'
+	$(BIN)/python -m pip install --quiet -e '.[mpich,test,anndata,plot]'
 	touch $(STAMP)
 
 demo: setup
@@ -41,7 +41,7 @@ test-mpi: setup
 	timeout 600 $(BIN)/mpiexec -n 4 $(BIN)/python -m pytest -q -m mpi tests/test_mpi_invariance.py tests/test_mpi_comm.py
 
 $(DOCS_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[mpich,test,anndata,docs]'
+	$(BIN)/python -m pip install --quiet -e '.[mpich,test,anndata,plot,docs]'
 	touch $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)
