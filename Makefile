@@ -1,19 +1,22 @@
 # `make demo`: set up a local virtual environment and run the main job on the bundled dataset.
 # `make test`: set up the same environment and run the test suite, serially and under mpiexec -n 2.
+# `make docs`: the same environment with the `docs` extra, then the user guide in docs/_build/html,
+# warnings as errors; building runs every example of README.md and docs/ (docs/_ext/run_examples.py).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.hpcswarm-installed
 DEMO_OUT ?= demo-output
+DOCS_STAMP := $(VENV)/.hpcswarm-docs-installed
 
-.PHONY: setup demo test test-serial test-mpi clean
+.PHONY: setup demo test test-serial test-mpi docs clean
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[mpich,test,anndata]'
+	$(BIN)/python -m pip install --quiet -e '.[mpich,test,anndata,plot]'
 	touch $(STAMP)
 
 demo: setup
@@ -37,5 +40,15 @@ test-mpi: setup
 	timeout 600 $(BIN)/mpiexec -n 3 $(BIN)/python -m pytest -q -m mpi tests/test_mpi_invariance.py tests/test_mpi_comm.py
 	timeout 600 $(BIN)/mpiexec -n 4 $(BIN)/python -m pytest -q -m mpi tests/test_mpi_invariance.py tests/test_mpi_comm.py
 
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[mpich,test,anndata,plot,docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(BIN)/python -m pytest -q tests/test_docs_tools.py
+	rm -rf docs/_build/html docs/_build/doctrees
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+	@echo "docs: open docs/_build/html/index.html"
+
 clean:
-	rm -rf $(VENV) $(DEMO_OUT)
+	rm -rf $(VENV) $(DEMO_OUT) docs/_build docs/_generated

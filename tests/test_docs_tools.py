@@ -1,0 +1,105 @@
+"""The documentation's own tools (``docs/_ext``): the example runner finds and runs every block
+and fails on a failing one; the reference tables list every declared key and option."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sphinx", reason="the docs extra (pip install -e '.[docs]') is not installed")
+
+from sphinx.errors import ExtensionError  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "docs" / "_ext"))
+
+import hpcswarm_reference  # noqa: E402
+import run_examples  # noqa: E402
+
+PAGE = """# A page
+
+```bash
+echo one > one.txt
+```
+
+```toml
+key = 1
+```
+
+```console
+$ echo two \\
+>   > two.txt
+two
+```
+
+  ```shell
+  sbatch slurm/run_lsrg.sh
+  ```
+
+```python
+print(open("one.txt").read().strip(), open("two.txt").read().strip())
+```
+"""
+
+
+def test_blocks_are_found_with_their_language_and_line():
+    found = run_examples.blocks(PAGE)
+    assert [(line, language) for line, language, _ in found] == [
+        (3, "bash"), (7, "toml"), (11, "console"), (17, "shell"), (21, "python")]
+    assert found[3][2] == "sbatch slurm/run_lsrg.sh\n"  # the list indentation removed
+
+
+def test_console_blocks_run_their_prompt_lines_only():
+    assert run_examples.console_commands("$ a \\\n  b\noutput\n$ c\n") == "a \\\n  b\nc\n"
+
+
+def _page(tmp_path, text):
+    source = tmp_path / "page.md"
+    source.write_text(text)
+    return source
+
+
+def test_a_page_runs_in_its_folder_and_is_not_run_again_unchanged(tmp_path):
+    env = run_examples.environment(REPO)
+    source = _page(tmp_path, PAGE)
+    workdir = tmp_path / "out"
+    assert run_examples.run_page(source, workdir, REPO, env, "page.md", "inputs") == 3
+    assert (workdir / "one.txt").read_text() == "one\n"
+    assert (workdir / "jobs").resolve() == REPO / "jobs"
+    assert run_examples.run_page(source, workdir, REPO, env, "page.md", "inputs") == 0
+    assert run_examples.run_page(source, workdir, REPO, env, "page.md", "changed") == 3
+
+
+def test_a_failing_example_fails_with_the_page_line_and_output(tmp_path):
+    env = run_examples.environment(REPO)
+    source = _page(tmp_path, "text\n\n```bash\necho before\nhpcswarm info missing.h5\n```\n")
+    with pytest.raises(ExtensionError, match=r"page.md:3: bash example failed with exit "
+                       r"status 2(.|\n)*before(.|\n)*missing.h5: no such file"):
+        run_examples.run_page(source, tmp_path / "out", REPO, env, "page.md", "inputs")
+    assert not (tmp_path / "out" / run_examples.STAMP).exists()
+
+
+def test_a_shell_block_is_checked_for_syntax(tmp_path):
+    env = run_examples.environment(REPO)
+    source = _page(tmp_path, "```shell\nif then fi (\n```\n")
+    with pytest.raises(ExtensionError, match="shell example failed"):
+        run_examples.run_page(source, tmp_path / "out", REPO, env, "page.md", "inputs")
+
+
+def test_the_reference_tables_list_every_key_and_option():
+    from hpcswarm.cli import build_parser
+    from hpcswarm.data.formats import CONVERT_PARAMS
+    from hpcswarm.jobfile import SCHEMA
+    from hpcswarm.methods import METHODS
+
+    for params in (SCHEMA, CONVERT_PARAMS, METHODS["pso-lsrg"].PARAMS):
+        text = hpcswarm_reference.params_table(params).astext()
+        assert all(param.name in text for param in params)
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, subparser in sub.choices.items():
+        text = "\n".join(cell[0] for row in hpcswarm_reference._option_rows(subparser)
+                         for cell in row)
+        flags = [flag for action in subparser._actions for flag in action.option_strings
+                 if flag not in ("-h", "--help")]
+        assert all(flag in text for flag in flags), name
