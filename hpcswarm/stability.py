@@ -16,8 +16,19 @@ Over the subsets S_1 .. S_T that a method selected in the T tasks (every fold of
 * The Jaccard index ``|S_a & S_b| / |S_a | S_b|`` (Kalousis et al. 2007), not corrected for
   chance: large subsets overlap by chance.
 
-Both are averaged over the ``T (T - 1) / 2`` pairs.
+Both are averaged over the ``T (T - 1) / 2`` pairs, and separately over the pairs of one run's
+folds (how much a signature depends on the samples it saw) and the pairs of different runs.
+
+* The stability estimator of Nogueira, Sechidis & Brown (2018, "On the Stability of Feature
+  Selection Algorithms", JMLR 18(174), Definition 4) with its variance (their Theorem 7) and
+  approximate confidence interval (Corollary 9). With ``p_f`` the fraction of the T subsets
+  that hold gene f and ``k`` the mean subset size out of ``d`` genes,
+  ``phi = 1 - (T / (T - 1)) mean_f p_f (1 - p_f) / ((k / d) (1 - k / d))``: Kuncheva's
+  chance correction for subsets of any size, with a known sampling distribution, so that a
+  figure from ten folds comes with the interval it deserves.
 """
+
+from statistics import NormalDist
 
 import numpy as np
 from scipy.stats import rankdata
@@ -46,9 +57,15 @@ def stability(subsets, n_genes):
         pairs averaged for Kuncheva's index).
     """
     member = _membership(subsets, n_genes)
-    sizes = member.sum(axis=1)
     common = member @ member.T  # exact: integer counts below 2**53
-    a, b = np.triu_indices(len(subsets), k=1)
+    return _pair_means(common, np.triu_indices(len(subsets), k=1), n_genes)
+
+
+def _pair_means(common, pairs, n_genes):
+    """Mean Kuncheva and Jaccard indices over the index ``pairs`` ``(a, b)`` of the tasks,
+    given ``common``, the genes each pair of tasks shares (its diagonal: the sizes)."""
+    a, b = pairs
+    sizes = np.diag(common)
     r, ka, kb = common[a, b], sizes[a], sizes[b]
     expected = ka * kb / n_genes
     top = np.minimum(ka, kb) - expected
@@ -59,6 +76,75 @@ def stability(subsets, n_genes):
     return {"kuncheva": float(kuncheva.mean()) if kuncheva.size else None,
             "jaccard": float(jaccard.mean()) if jaccard.size else None,
             "pairs": int(kuncheva.size)}
+
+
+def nogueira(subsets, n_genes, alpha=0.05):
+    """Nogueira et al.'s (2018) stability estimate with its (1 - alpha) confidence interval.
+
+    Parameters
+    ----------
+    subsets : sequence of array-like of int
+        The genes selected in each task (at least two tasks).
+    n_genes : int
+    alpha : float, default 0.05
+
+    Returns
+    -------
+    dict or None
+        ``estimate`` (Definition 4), ``variance`` (Theorem 7: ``4 / T^2 sum_i (phi_i -
+        mean phi)^2`` over the per-subset terms ``phi_i``), ``lower`` and ``upper`` (the
+        normal interval of Corollary 9) and ``alpha``. None with fewer than two subsets, or
+        when the mean size is 0 or ``n_genes`` (the estimate is undefined).
+    """
+    n_sets = len(subsets)
+    if n_sets < 2:
+        return None
+    member = _membership(subsets, n_genes)
+    frequency = member.mean(axis=0)
+    sizes = member.sum(axis=1)
+    mean_size = frequency.sum()
+    spread = (mean_size / n_genes) * (1.0 - mean_size / n_genes)
+    if spread <= 0:
+        return None
+    estimate = 1.0 - (n_sets / (n_sets - 1)) * np.mean(frequency * (1.0 - frequency)) / spread
+    per_set = ((member @ frequency) / n_genes - sizes * mean_size / n_genes ** 2
+               + estimate / 2 * (2 * sizes * mean_size / n_genes ** 2 - sizes / n_genes
+                                 - mean_size / n_genes + 1)) / spread
+    variance = 4.0 / n_sets ** 2 * float(np.sum((per_set - per_set.mean()) ** 2))
+    half = NormalDist().inv_cdf(1 - alpha / 2) * variance ** 0.5
+    return {"estimate": float(estimate), "variance": variance, "lower": float(estimate - half),
+            "upper": float(estimate + half), "alpha": alpha}
+
+
+def stability_summary(subsets, runs, n_genes, alpha=0.05):
+    """Stability of a job's selections: over all tasks, within runs, between runs.
+
+    Parameters
+    ----------
+    subsets : sequence of array-like of int
+        The genes selected in each task.
+    runs : array-like of int
+        The run of each task.
+    n_genes : int
+    alpha : float, default 0.05
+        Level of Nogueira et al.'s confidence interval.
+
+    Returns
+    -------
+    dict
+        ``all`` (:func:`stability` over every pair of tasks), ``folds`` (pairs of tasks of
+        the same run: the folds of one outer split), ``runs`` (pairs of tasks of different
+        runs) and ``nogueira`` (:func:`nogueira` over every task, or None).
+    """
+    member = _membership(subsets, n_genes)
+    common = member @ member.T  # exact: integer counts below 2**53
+    runs = np.asarray(runs)
+    a, b = np.triu_indices(len(subsets), k=1)
+    same = runs[a] == runs[b]
+    return {"all": _pair_means(common, (a, b), n_genes),
+            "folds": _pair_means(common, (a[same], b[same]), n_genes),
+            "runs": _pair_means(common, (a[~same], b[~same]), n_genes),
+            "nogueira": nogueira(subsets, n_genes, alpha)}
 
 
 def ranked_genes(subsets, runs, gene_names):
