@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hpcswarm import __version__
-from hpcswarm.atomic import write_json
+from hpcswarm.atomic import write_json, write_text
 from hpcswarm.checkpoint import CheckpointKeeper
 from hpcswarm.comm import as_comm
 from hpcswarm.comm import world as duplicate_world
@@ -35,7 +35,7 @@ from hpcswarm.jobfile import read_job
 from hpcswarm.plan import plan_job
 from hpcswarm.progress import ProgressReporter, progress_path, task_record
 from hpcswarm.protocols import SearchHooks, run_task
-from hpcswarm.results import summarise, write_results
+from hpcswarm.results import signature_of, summarise, write_results
 from hpcswarm.swarm.snapshot import take_snapshot
 from hpcswarm.taskfarm import TaskInterrupted, farm
 
@@ -54,8 +54,11 @@ class JobInterrupted(HpcswarmError):
 def opening_lines(job, plan, world):
     """What the job says when it starts (world rank 0 logs them)."""
     n_tasks, layout = len(plan.tasks), plan.layout
+    n_extra = sum(task.extra for task in plan.tasks)
     lines = [f"{job.name}: {job.algorithm} on {job.data}, {job.protocol} protocol, "
-             f"{job.runs} run(s) x {n_tasks // job.runs} fold(s) = {n_tasks} tasks on "
+             f"{job.runs} run(s) x {(n_tasks - n_extra) // job.runs} fold(s)"
+             + (f" + {n_extra} search(es) on all samples" if n_extra else "")
+             + f" = {n_tasks} tasks on "
              f"{world.size} rank(s) in {layout.n_groups} group(s) of {layout.group_size}"
              + (f" ({plan.sample_shards} sample shards each)" if plan.sample_shards > 1
                 else "")]
@@ -314,13 +317,18 @@ def finish_job(job, plan, lifecycle, provenance, overwrite):
     """
     if lifecycle.keeper.dirty:
         lifecycle.keeper.write()
-    results = []
+    results, extras = [], []
     for task in plan.tasks:
         result, group_index = lifecycle.finished[task.number]
-        results.append(replace(result, group=group_index))
-    write_results(job.output, job, plan.dataset, results, provenance, overwrite=overwrite)
-    summary = summarise(job, plan.dataset, results, provenance)
+        (extras if task.extra else results).append(replace(result, group=group_index))
+    dataset = plan.dataset
+    final = (signature_of(job.name, dataset.n_genes, results, extras[0]) if extras else None)
+    write_results(job.output, job, dataset, results, provenance, final=final,
+                  overwrite=overwrite)
+    summary = summarise(job, dataset, results, provenance, final=final)
     write_json(job.summary_path, summary)
+    if final is not None:
+        write_text(job.signature_path, final.gene_list(dataset.gene_names), overwrite=overwrite)
     lifecycle.keeper.remove()
     return summary
 
@@ -364,5 +372,17 @@ def summary_lines(job, summary):
                      f"subset size {size['mean']:.2f} genes")
     if summary["biased"]:
         lines.append(f"note: {summary['note']}")
-    lines.append(f"wrote {job.output} and {job.summary_path}")
+    final = summary.get("final_signature")
+    if final is not None:
+        names = [gene["name"] for gene in final["genes"]]
+        lines.append(f"final signature (one search on all {summary['n_samples']} samples"
+                     + (f", {final['refine']}" if final["refine"] != "none" else "")
+                     + f"): {final['size']} genes: {', '.join(names[:10])}"
+                     + (", ..." if len(names) > 10 else "")
+                     + f"; its estimate is the {final['estimate']['row']} row above (the "
+                     f"outer folds' searches), not its own inner accuracy "
+                     f"{100 * final['inner_accuracy']:.2f}%")
+    written = [str(path) for path in (job.output, job.summary_path, job.signature_path)
+               if path is not None]
+    lines.append(f"wrote {', '.join(written[:-1])} and {written[-1]}")
     return lines

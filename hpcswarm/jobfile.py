@@ -58,8 +58,15 @@ SCHEMA = (
           "or any file 'convert' reads (converted once into the cache); the checkpoint "
           "identifies it by its SHA-256", required=True, neutral=True),
     *_spec_rows("algorithm"),
-    Param("protocol", "choice", PROTOCOLS[0], "evaluation protocol", choices=PROTOCOLS),
-    Param("folds", "int", 10, "outer stratified folds of the unbiased protocol", low=2,
+    Param("protocol", "choice", PROTOCOLS[0], "evaluation protocol: 'unbiased' (outer "
+          "cross-validation: the selection never sees its test fold), 'biased' (selection and "
+          "inner accuracy on all samples, optimistic), 'holdout' (70/30), 'final-signature' "
+          "('unbiased', then one more search on all samples: the folds estimate how well the "
+          "method generalises, the extra search gives the one signature to publish; the two "
+          "come from different searches because a signature selected on every sample has no "
+          "sample left to test it on)", choices=PROTOCOLS),
+    Param("folds", "int", 10, "outer stratified folds of the unbiased and final-signature "
+          "protocols", low=2,
           high=MAX_RUN),
     Param("runs", "int", 1, "independent runs", low=1, high=MAX_RUN),
     Param("first_run", "int", 0, "number of the first run: runs first_run .. first_run+runs-1 "
@@ -179,12 +186,21 @@ class Job:
     @property
     def n_tasks(self) -> int:
         """The job's task count, computed without drawing a task."""
-        return self.runs * PROTOCOL_REGISTRY[self.protocol].n_splits(self.folds)
+        protocol = PROTOCOL_REGISTRY[self.protocol]
+        return self.runs * protocol.n_splits(self.folds) + protocol.n_extra
 
     @property
     def summary_path(self):
         """The JSON summary written beside the results file."""
         return self.output.with_suffix(".json")
+
+    @property
+    def signature_path(self):
+        """The final signature's gene list written beside the results file, or None when the
+        protocol gives no final signature."""
+        if not PROTOCOL_REGISTRY[self.protocol].n_extra:
+            return None
+        return self.output.with_suffix(".signature.tsv")
 
     def as_dict(self):
         """The resolved job as plain JSON types (recorded in the results)."""

@@ -37,35 +37,44 @@ TASK_BYTES = 1024
 
 
 # ------------------------------------------------------------------ outputs
+def final_outputs(job):
+    """``(what, path)`` of the files a finished job writes: the results file, its JSON
+    summary and, with a final signature, its gene list."""
+    outputs = [("job key 'output'", job.output), ("the JSON summary", job.summary_path)]
+    if job.signature_path is not None:
+        outputs.append(("the signature's gene list", job.signature_path))
+    return outputs
+
+
 def output_problem(job, overwrite=False, resume=False):
     """Why the job's outputs cannot be written, or None (checked on one rank).
 
-    No output (results, JSON summary, checkpoint, progress file) may be an input of the job
+    No output (:func:`final_outputs`, checkpoint, progress file) may be an input of the job
     (dataset, job file, labels file), even with ``overwrite``
-    (:func:`hpcswarm.outputs.check_not_inputs`). An existing results file or JSON summary is
-    a problem unless ``overwrite``; a folder in their place, a missing parent folder or one
+    (:func:`hpcswarm.outputs.check_not_inputs`). An existing final output is a problem unless
+    ``overwrite``; a folder or special file in its place, a missing parent folder or one
     where no file can be created always is. An existing checkpoint is a problem unless
     ``resume`` (continue from it) or ``overwrite`` (start again, replacing it); ``resume``
     with finished results and no checkpoint is one too (nothing is left to run).
     """
+    finals = [path for _, path in final_outputs(job)]
     try:
         check_not_inputs(
-            [("job key 'output'", job.output), ("the JSON summary", job.summary_path),
-             ("job key 'checkpoint'", job.checkpoint),
+            [*final_outputs(job), ("job key 'checkpoint'", job.checkpoint),
              ("the progress file", progress_path(job.output))],
             [("the dataset", source_path(job.data)), ("the job file", job.source),
              ("the labels file", job.convert.get("labels"))])
     except DataError as exc:
         return str(exc)
     try:  # a device, FIFO, socket or folder: never replaced, even with --overwrite
-        for path in (job.output, job.summary_path, job.checkpoint, progress_path(job.output)):
+        for path in (*finals, job.checkpoint, progress_path(job.output)):
             refuse_special(path)
     except DataError as exc:
         return str(exc)
     if resume and not job.checkpoint.exists() and job.output.exists():
         return (f"{job.output}: the job is already complete (no checkpoint "
                 f"{job.checkpoint.name} to resume)")
-    for path in (job.output, job.summary_path):
+    for path in finals:
         if path.exists() and not overwrite:
             return f"{path}: already exists (use --overwrite to replace it)"
     if job.checkpoint.exists() and not (resume or overwrite):
@@ -85,7 +94,7 @@ def check_output_free(job, comm=None, overwrite=False, resume=False):
     comm = as_comm(comm)
     problem = output_problem(job, overwrite, resume) if comm.rank == 0 else None
     if comm.rank == 0 and problem is None:
-        for path in (job.output, job.summary_path, job.checkpoint):
+        for path in (*[path for _, path in final_outputs(job)], job.checkpoint):
             remove_stale_temporaries(path)
     problem = comm.bcast(problem, root=0)
     if problem:

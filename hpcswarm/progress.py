@@ -72,7 +72,9 @@ def format_line(record, bar_width=0):
         parts[0] = f"[{'#' * filled}{'.' * (bar_width - filled)}] " + parts[0]
     if record["run"] is not None:
         what = "done" if record["event"] == "task" else f"round {record['iteration']}"
-        parts.append(f"run {record['run']} fold {record['fold']} {what}")
+        where = ("final signature" if record["run"] < 0  # a task outside the runs
+                 else f"run {record['run']} fold {record['fold']}")
+        parts.append(f"{where} {what}")
     if record["best_fitness"] is not None:
         parts.append(f"best {record['best_fitness']:.6g} ({record['best_size']} genes)")
     if record["evaluations_per_second"] is not None:

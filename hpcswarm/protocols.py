@@ -8,10 +8,18 @@
   on the training folds with the selected genes, tested on the held-out fold.
 - ``holdout`` (Gu et al. 2018; Li et al.; Xue et al. 2012): stratified 70/30 split, selection
   on the 70 %, accuracy of the k-NN trained on the 70 % and tested on the 30 %.
+- ``final-signature``: the tasks of ``unbiased``, then one more search on every sample. The
+  outer folds estimate how well the *method* generalises (each fold's search never saw its
+  test fold); the extra search gives the one signature to publish, selected on all the
+  data (Ambroise & McLachlan 2002 recommend exactly this split of roles: an external
+  cross-validation for the error rate, the full sample for the final rule). Its own inner
+  accuracy is reported, but it is not an estimate: it is the biased figure of Experiment I.
 
 Seeds: the job seed is the root :class:`numpy.random.SeedSequence`; run ``r`` splits its
 samples with the child ``(r, SPLIT)`` and searches fold ``f`` with the child
-``(r, SEARCH, f)`` (spawn keys, as ``SeedSequence.spawn`` would build them). Every rank
+``(r, SEARCH, f)`` (spawn keys, as ``SeedSequence.spawn`` would build them); a protocol's
+extra task ``i`` (the final signature) searches with ``(0, EXTRA, i)``, the same whatever
+runs the job holds. Every rank
 derives the same tasks from ``y`` and the seed alone, so results do not depend on the number
 of ranks or groups. The all-genes k-NN baseline is computed for every task under the same
 protocol.
@@ -31,8 +39,9 @@ from hpcswarm.records import (BIAS_NOTE, PREPROCESS_BIAS_NOTE, FrontPoint, Histo
                               RefinedSubset, TaskRecord)
 from hpcswarm.search import make_fitness, run_search
 
-SPLIT, SEARCH = 0, 1
-"""Spawn-key components: a run's outer split, and the search of one of its folds."""
+SPLIT, SEARCH, EXTRA = 0, 1, 2
+"""Spawn-key components: a run's outer split, the search of one of its folds, and a search
+outside the runs (the final signature's)."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,9 @@ class Task:
         The job seed, root of ``spawn_key``.
     protocol : str
         The name of the task's protocol in :data:`PROTOCOLS` (it says how the task is tested).
+    extra : bool
+        A task outside the runs (the final signature's search on every sample): ``run`` and
+        ``fold`` are then -1 and the task's index among the extra ones.
     """
 
     number: int
@@ -67,6 +79,7 @@ class Task:
     inner_fold_ids: np.ndarray
     job_seed: int = 0
     protocol: str = "unbiased"
+    extra: bool = False
 
     def seed_sequence(self, job_seed):
         """The search's :class:`numpy.random.SeedSequence`."""
@@ -103,6 +116,11 @@ class Protocol:
     name = ""
     biased = False
     split_key = "protocol"
+    n_extra = 0
+
+    def extra_splits(self, y):
+        """``(train, test)`` pairs of the tasks outside the runs (:attr:`n_extra` of them)."""
+        return []
 
     def outer_splits(self, y, folds, seed, run):
         """Run ``run``'s ``(train, test)`` pairs of sorted row indices."""
@@ -182,7 +200,21 @@ class Holdout(Protocol):
         return "holdout"
 
 
-PROTOCOLS = {protocol.name: protocol for protocol in (Unbiased(), Biased(), Holdout())}
+class FinalSignature(Unbiased):
+    """``unbiased``'s outer cross-validation, the estimate, then one search on every sample,
+    the signature to publish (see the module notes)."""
+
+    name, n_extra = "final-signature", 1
+
+    def extra_splits(self, y):
+        return [(np.arange(y.shape[0], dtype=np.int64), np.empty(0, dtype=np.int64))]
+
+    def held_out(self, task):
+        return not task.extra
+
+
+PROTOCOLS = {protocol.name: protocol
+             for protocol in (Unbiased(), Biased(), Holdout(), FinalSignature())}
 """Every evaluation protocol by its job-file name, the default (``unbiased``) first."""
 
 
@@ -249,6 +281,12 @@ def make_tasks(y, protocol, runs, seed, *, folds=10, inner_cv, first_run=0):
                                     np.random.SeedSequence(seed, spawn_key=key), run, fold)
             tasks.append(Task(len(tasks), run, fold, train, test, key, inner, seed,
                               protocol.name))
+    for index, (train, test) in enumerate(protocol.extra_splits(y)):
+        key = (0, EXTRA, index)
+        inner = _inner_fold_ids(y[train], inner_cv,
+                                np.random.SeedSequence(seed, spawn_key=key), -1, index)
+        tasks.append(Task(len(tasks), -1, index, train, test, key, inner, seed, protocol.name,
+                          extra=True))
     return tasks
 
 

@@ -20,6 +20,11 @@ Layout (every object carries ``encoding-type`` and ``encoding-version``)::
                            biased), and genes (int64, every point's genes one after the
                            other; point i's are genes[offsets[i]:offsets[i + 1]])
 
+    /final                 "hpcswarm-final-signature" (the final-signature protocol): the
+                           signature selected on all samples, its genes' selection frequency
+                           over the outer folds, the estimate and stability beside it
+                           (:mod:`hpcswarm.signature`)
+
 For the biased protocol the ``test_*`` columns hold the inner cross-validation accuracy of
 the selected subset on all samples (and ``biased`` is true): there is no held-out data.
 With ``refine`` the table gains the :data:`REFINED_COLUMNS` of the refined subsets (root
@@ -39,6 +44,8 @@ from hpcswarm.encoding import check_tag, decode_value, finite, json_text, tag, t
 from hpcswarm.errors import DataError
 from hpcswarm.records import (BIAS_NOTE, SEARCH_ENCODING, FrontPoint, History,
                               TaskRecord)
+from hpcswarm.signature import FinalSignature, final_signature
+from hpcswarm.stability import stability_summary
 
 ENCODING = ("hpcswarm-results", "0.1.0")
 SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.1.0")
@@ -106,7 +113,7 @@ def task_table(results):
     return table
 
 
-def write_results(path, job, dataset, results, provenance, *, overwrite=False):
+def write_results(path, job, dataset, results, provenance, *, final=None, overwrite=False):
     """Write the results file of ``job`` under a temporary name, then rename it to ``path``.
 
     Parameters
@@ -119,6 +126,8 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
         that ran each).
     provenance : dict
         Version, seed, rank count, dataset SHA-256, timings.
+    final : FinalSignature, optional
+        The final signature (:mod:`hpcswarm.signature`), written as ``/final``.
     overwrite : bool
     """
     with atomic_hdf5(path, overwrite=overwrite, in_memory=True) as f:
@@ -145,6 +154,8 @@ def write_results(path, job, dataset, results, provenance, *, overwrite=False):
         tag(runs, _GROUP)
         for result in results:
             result.to_hdf5(runs)
+        if final is not None:
+            final.to_hdf5(f)
 
 
 # ------------------------------------------------------------------ reading
@@ -173,6 +184,8 @@ class MethodResults:
     (:meth:`~hpcswarm.records.TaskRecord.from_hdf5`).
     refined_genes : list of ndarray or None
         Per task, the refined subset's genes, when the job had a refinement.
+    final : FinalSignature or None
+        The final signature (the ``final-signature`` protocol, :mod:`hpcswarm.signature`).
     """
 
     path: Path
@@ -185,6 +198,7 @@ class MethodResults:
     history_columns: list
     fronts: list = None
     refined_genes: list = None
+    final: FinalSignature = None
 
     @property
     def label(self):
@@ -224,11 +238,12 @@ def read_results(path):
                  for i, (run, fold) in enumerate(zip(table["run"], table["fold"]))]
         gene_names = [decode_value(v) for v in f["gene_names"][()].tolist()]
         class_names = [decode_value(v) for v in f["class_names"][()].tolist()]
+        final = FinalSignature.from_hdf5(f["final"], path) if "final" in f else None
     refined = [t.refined.genes for t in tasks if t.refined is not None]
     return MethodResults(path, attrs, gene_names, class_names, table, [t.genes for t in tasks],
                          [t.history.values for t in tasks],
                          list(tasks[-1].history.columns) if tasks else [],
-                         [list(t.front) for t in tasks], refined if refined else None)
+                         [list(t.front) for t in tasks], refined if refined else None, final)
 
 
 def _looks_like_json(path):
@@ -377,13 +392,28 @@ def refined_rows(name, table, refined_genes, gene_names, top=10):
         rows.append({"name": f"{name}+{method}", "refine": method,
                      "accuracy": describe(accuracies), "accuracy_per_run": accuracies.tolist(),
                      "subset_size": describe(table["refined_size"]),
+                     "stability": stability_summary(genes, table["run"], len(gene_names)),
                      "top_genes": gene_frequencies(genes, gene_names, len(genes), top)})
     return rows
 
 
-def summarise(job, dataset, results, provenance, top=10):
+def signature_of(name, n_genes, folds, extra):
+    """The :class:`~hpcswarm.signature.FinalSignature` of the search on all samples
+    ``extra``, beside the outer folds' records ``folds`` of the job called ``name``: the
+    estimate is the test accuracy over runs of the row the signature follows (``NAME+METHOD``
+    with a refinement, else ``NAME``)."""
+    table = task_table(folds)
+    refined = extra.refined is not None
+    accuracies = run_accuracies(table, "refined_test" if refined else "test")
+    row = f"{name}+{extra.refined.method}" if refined else name
+    return final_signature(extra, folds, n_genes, dict(describe(accuracies), row=row))
+
+
+def summarise(job, dataset, results, provenance, top=10, final=None):
     """The JSON summary of a job's results (written beside the HDF5 file); ``refined`` lists
-    the row of each refined subset (:func:`refined_rows`), empty without a refinement."""
+    the row of each refined subset (:func:`refined_rows`), empty without a refinement;
+    ``stability`` the stability of the selections (:func:`hpcswarm.stability.stability_summary`)
+    and ``final_signature`` the final signature (``final``), or None."""
     table = task_table(results)
     histories = [r.history.values for r in results]
     biased = job.biased
@@ -406,6 +436,9 @@ def summarise(job, dataset, results, provenance, top=10):
         "top_genes": gene_frequencies([r.genes for r in results], dataset.gene_names,
                                       len(results), top),
         "refined": refined_rows(job.name, table, refined, dataset.gene_names, top),
+        "stability": stability_summary([r.genes for r in results], table["run"],
+                                       dataset.n_genes),
+        "final_signature": None if final is None else final.as_json(dataset.gene_names),
         "convergence_best_fitness": mean_curve(histories,
                                                list(results[0].history.columns)).tolist(),
         "objective": job.params.get("objective"),

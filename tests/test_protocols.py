@@ -343,36 +343,30 @@ def test_every_protocol_counts_its_tasks_without_drawing_them():
     y = np.repeat([0, 1, 2], 10)
     for name, protocol in PROTOCOLS.items():
         tasks = make_tasks(y, name, runs=2, seed=4, folds=5, inner_cv="loo")
-        assert len(tasks) == 2 * protocol.n_splits(5)
+        assert len(tasks) == 2 * protocol.n_splits(5) + protocol.n_extra
+        assert sum(task.extra for task in tasks) == protocol.n_extra
         assert {task.protocol for task in tasks} == {name}
         assert all(protocol.held_out(task) == (task.test.size > 0) for task in tasks)
         assert bool(protocol.note()) == protocol.biased == (name == "biased")
 
 
-def test_a_new_protocol_is_one_class_and_one_registry_row(monkeypatch):
-    """A final-signature protocol: the outer CV of ``unbiased``, then one more search on every
-    sample, tested on its inner folds."""
+def test_final_signature_adds_one_search_on_every_sample_to_the_unbiased_tasks():
+    """The final-signature protocol: ``unbiased``'s tasks (same splits, same seeds), then
+    one search on every sample whose seed does not depend on the runs, tested on its inner
+    folds (no held-out rows)."""
     from hpcswarm.methods import algorithm_params
-    from hpcswarm.protocols import PROTOCOLS, Unbiased
 
-    class FinalSignature(Unbiased):
-        name = "final-signature"
-
-        def outer_splits(self, y, folds, seed, run):
-            every = np.arange(y.shape[0], dtype=np.int64)
-            return [*super().outer_splits(y, folds, seed, run),
-                    (every, np.empty(0, dtype=np.int64))]
-
-        def n_splits(self, folds):
-            return folds + 1
-
-        def held_out(self, task):
-            return task.test.size > 0
-
-    monkeypatch.setitem(PROTOCOLS, "final-signature", FinalSignature())
     data = load_dataset("builtin:srbct")
     params = algorithm_params("cbpso", {"n_particles": 4, "n_iterations": 2})
     tasks = make_tasks(data.y, "final-signature", runs=1, seed=0, folds=3, inner_cv="loo")
-    assert len(tasks) == 4 and tasks[-1].train.size == 83
+    unbiased = make_tasks(data.y, "unbiased", runs=1, seed=0, folds=3, inner_cv="loo")
+    assert len(tasks) == 4 and tasks[-1].extra and tasks[-1].train.size == 83
+    for task, twin in zip(tasks, unbiased):
+        assert np.array_equal(task.train, twin.train) and task.spawn_key == twin.spawn_key
+    later = make_tasks(data.y, "final-signature", runs=2, seed=0, folds=3, inner_cv="loo",
+                       first_run=5)
+    assert later[-1].spawn_key == tasks[-1].spawn_key == (0, 2, 0)
+    assert np.array_equal(later[-1].inner_fold_ids, tasks[-1].inner_fold_ids)
     result = run_task(tasks[-1], TaskData(np.array(data.X), data.y), SearchSpec("cbpso", params))
     assert result.test_total == result.train_total == 83
+    assert result.test_correct == result.train_correct
