@@ -1,12 +1,13 @@
 # `make demo`: set up a local virtual environment and run the main job on the bundled dataset.
-# `make test`: set up the same environment and run the test suite, serially and under mpiexec -n 2.
+# `make test`: set up the same environment and run the test suite but the tests marked `slow`,
+# serially and under mpiexec -n 2; `make test-slow` runs those (every bundled job end to end, ...).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.hpcswarm-installed
 DEMO_OUT ?= demo-output
 
-.PHONY: setup demo test test-serial test-mpi clean
+.PHONY: setup demo test test-serial test-mpi test-slow clean
 
 setup: $(STAMP)
 
@@ -28,12 +29,16 @@ demo: setup
 test: test-serial test-mpi
 
 test-serial: setup
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q -m "not slow" tests
+
+test-slow: setup
+	$(BIN)/python -m pytest -q -m slow tests
+	timeout 1800 $(BIN)/mpiexec -n 2 $(BIN)/python -m pytest -q -m "mpi and slow" tests
 
 # The collective tests under 2 ranks, then the rank-count invariance tests under 3 and 4 ranks
 # (oversubscribed on small machines: correct, just slower); `timeout` turns a hang into a failure.
 test-mpi: setup
-	timeout 900 $(BIN)/mpiexec -n 2 $(BIN)/python -m pytest -q -m mpi tests
+	timeout 900 $(BIN)/mpiexec -n 2 $(BIN)/python -m pytest -q -m "mpi and not slow" tests
 	timeout 600 $(BIN)/mpiexec -n 3 $(BIN)/python -m pytest -q -m mpi tests/test_mpi_invariance.py tests/test_mpi_comm.py
 	timeout 600 $(BIN)/mpiexec -n 4 $(BIN)/python -m pytest -q -m mpi tests/test_mpi_invariance.py tests/test_mpi_comm.py
 
