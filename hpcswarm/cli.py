@@ -411,11 +411,16 @@ def _run_one_search(args, comm):
         if comm.rank == 0:
             write_json(args.output, document, overwrite=args.overwrite)
         return
+    _print0(*_search_lines(args, result, document))
+
+
+def _search_lines(args, result, document):
+    """What the single-search ``run`` prints without ``--output``."""
     last = result.history[-1]
     score = result.extra["score"]
     names = document["selected_gene_names"]
     shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
-    _print0(
+    lines = [
         f"{args.algorithm} on {args.data} (seed {args.seed}): fitness {document['fitness']:.6g}, "
         f"accuracy {score['correct']}/{score['total']} = {score['accuracy']:.4f}",
         f"{document['n_selected']} of {document['n_genes_total']} genes: {shown}",
@@ -423,12 +428,13 @@ def _run_one_search(args, comm):
         f"{last['archive_hits']} archive hits, {last['seconds']:.1f} s",
         f"Pareto front (genes: inner correct): " + ", ".join(
             f"{p['size']}: {p['correct']}" for p in document["front"]),
-    )
+    ]
     if result.refined is not None:
         refined = document["refined"]
-        _print0(f"pruned: {len(refined['genes'])} genes, accuracy {refined['correct']}/"
-                f"{refined['total']}: {', '.join(refined['gene_names'][:10])}"
-                + (", ..." if len(refined["genes"]) > 10 else ""))
+        lines.append(f"pruned: {len(refined['genes'])} genes, accuracy {refined['correct']}/"
+                     f"{refined['total']}: {', '.join(refined['gene_names'][:10])}"
+                     + (", ..." if len(refined["genes"]) > 10 else ""))
+    return lines
 
 
 def _run_job_file(args, comm):

@@ -138,10 +138,11 @@ def check_job_size(job, n_samples, world, memory_limit=None):
     need = n_tasks * (16 * n_samples + TASK_BYTES)
     have, what = available_memory(world.ranks_on_node(), memory_limit)
     if need > MEMORY_SHARE * have:
-        raise DataError(f"job key 'runs': {job.runs} run(s) make {n_tasks} tasks, whose "
-                        f"index lists alone need an estimated {need / 1e9:.3g} GB, more than "
-                        f"{int(100 * MEMORY_SHARE)}% of the {have / 1e9:.3g} GB per rank "
-                        f"({what}); split the runs over several jobs (first_run)")
+        raise DataError(f"not enough memory: a rank needs an estimated {need / 1e9:.3g} GB "
+                        f"for the task list alone ({job.runs} run(s) make {n_tasks} tasks of "
+                        f"{n_samples} samples), more than {int(100 * MEMORY_SHARE)}% of the "
+                        f"{have / 1e9:.3g} GB per rank ({what}); lower job key 'runs' and "
+                        f"split the runs over several jobs (first_run)")
 
 
 def draw_tasks(job, y):
