@@ -215,6 +215,15 @@ def _run_info(args):
 
 # --------------------------------------------------------------------------- evaluate
 # (owned by the fitness engine: hpcswarm/fitness/)
+def _cv_option(text):
+    from hpcswarm.fitness.folds import parse_cv
+
+    try:
+        return parse_cv(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def _add_evaluate(subparsers):
     p = subparsers.add_parser(
         "evaluate",
@@ -231,10 +240,11 @@ def _add_evaluate(subparsers):
                        help="gene list: one gene per line, by name or 0-based index")
     which.add_argument("--all", action="store_true", help="use every gene")
     from hpcswarm.spec import SPEC
-    from hpcswarm.swarm.params import FITNESS_PARAMS
 
-    fitness = {param.name: param for param in FITNESS_PARAMS}
-    _add_param_options(p, [fitness["k"], fitness["cv"]], {"k": 1, "cv": "loo"})
+    p.add_argument("--k", type=_int_at_least(1), default=1, metavar="K", help="neighbours (default 1)")
+    p.add_argument("--cv", type=_cv_option, default="loo", metavar="loo|N|holdout",
+                   help="validation: leave-one-out, stratified N-fold, or 70/30 holdout "
+                   "(default loo)")
     p.add_argument("--seed", type=_int_at_least(0), default=0, metavar="S",
                    help="seed fixing the folds of N-fold and holdout (default 0)")
     _add_param_options(p, [SPEC["sample_shards"], SPEC["device"]],

@@ -1,4 +1,9 @@
-"""The evaluation protocols of the papers, each (run, fold) one task for the task farm.
+"""The evaluation protocols of the papers as objects in a registry (:data:`PROTOCOLS`), each
+(run, fold) one task for the task farm.
+
+A protocol (:class:`Protocol`) gives its outer splits, its task count, its fold rule, whether
+it is biased, its note, and whether a task is tested on held-out rows; a new protocol is one
+subclass and one row of :data:`PROTOCOLS` (the job's ``protocol`` choices derive from it).
 
 - ``biased`` (Tran et al. 2016, Experiment I; Chuang et al. 2011): selection on all samples;
   the reported accuracy is the inner cross-validation accuracy of the selected subset. These
