@@ -57,8 +57,8 @@ def _add_param_options(parser, params, defaults=None):
         shown = "" if default is None else f" (default {default})"
         parser.add_argument("--" + param.name.replace("_", "-"), dest=param.name,
                             type=_param_type(param), default=default,
-                            metavar=param.name.upper() if not param.choices
-                            else "|".join(param.choices), help=param.doc + shown)
+                            metavar="|".join(param.choices) or param.kind.upper(),
+                            help=param.doc + shown)
 
 
 def build_parser():
