@@ -137,12 +137,15 @@ def check_job_size(job, n_samples, world, memory_limit=None):
     n_tasks = job.n_tasks
     need = n_tasks * (16 * n_samples + TASK_BYTES)
     have, what = available_memory(world.ranks_on_node(), memory_limit)
+    problem = None
     if need > MEMORY_SHARE * have:
-        raise DataError(f"not enough memory: a rank needs an estimated {need / 1e9:.3g} GB "
-                        f"for the task list alone ({job.runs} run(s) make {n_tasks} tasks of "
-                        f"{n_samples} samples), more than {int(100 * MEMORY_SHARE)}% of the "
-                        f"{have / 1e9:.3g} GB per rank ({what}); lower job key 'runs' and "
-                        f"split the runs over several jobs (first_run)")
+        problem = ("DataError",
+                   f"not enough memory: a rank needs an estimated {need / 1e9:.3g} GB for the "
+                   f"task list alone ({job.runs} run(s) make {n_tasks} tasks of {n_samples} "
+                   f"samples), more than {int(100 * MEMORY_SHARE)}% of the {have / 1e9:.3g} "
+                   f"GB per rank ({what}); lower job key 'runs' and split the runs over "
+                   f"several jobs (first_run)")
+    agree(world, problem)
 
 
 def draw_tasks(job, y):
