@@ -1,5 +1,6 @@
 # `make demo`: set up a local virtual environment and run the main job on the bundled dataset.
-# `make test`: set up the same environment and run the test suite, serially and under mpiexec -n 2.
+# `make test`: set up the same environment and run the test suite but the tests marked `slow`,
+# serially and under mpiexec -n 2; `make test-slow` runs those (every bundled job end to end, ...).
 # `make docs`: the same environment with the `docs` extra, then the user guide in docs/_build/html,
 # warnings as errors; building runs every example of README.md and docs/ (docs/_ext/run_examples.py).
 PYTHON ?= python3
@@ -9,7 +10,7 @@ STAMP  := $(VENV)/.hpcswarm-installed
 DEMO_OUT ?= demo-output
 DOCS_STAMP := $(VENV)/.hpcswarm-docs-installed
 
-.PHONY: setup demo test test-serial test-mpi docs clean
+.PHONY: setup demo test test-serial test-mpi test-slow docs clean
 
 setup: $(STAMP)
 
@@ -31,12 +32,16 @@ demo: setup
 test: test-serial test-mpi
 
 test-serial: setup
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q -m "not slow" tests
+
+test-slow: setup
+	$(BIN)/python -m pytest -q -m slow tests
+	timeout 1800 $(BIN)/mpiexec -n 2 $(BIN)/python -m pytest -q -m "mpi and slow" tests
 
 # The collective tests under 2 ranks, then the rank-count invariance tests under 3 and 4 ranks
 # (oversubscribed on small machines: correct, just slower); `timeout` turns a hang into a failure.
 test-mpi: setup
-	timeout 900 $(BIN)/mpiexec -n 2 $(BIN)/python -m pytest -q -m mpi tests
+	timeout 900 $(BIN)/mpiexec -n 2 $(BIN)/python -m pytest -q -m "mpi and not slow" tests
 	timeout 600 $(BIN)/mpiexec -n 3 $(BIN)/python -m pytest -q -m mpi tests/test_mpi_invariance.py tests/test_mpi_comm.py
 	timeout 600 $(BIN)/mpiexec -n 4 $(BIN)/python -m pytest -q -m mpi tests/test_mpi_invariance.py tests/test_mpi_comm.py
 

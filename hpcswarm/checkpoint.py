@@ -45,17 +45,12 @@ _PICKLED = ("pickle", "0.1.0")
 _SNAPSHOT = ("hpcswarm-snapshot", "0.1.0")
 _GROUP = ("dict", "0.1.0")
 
-IDENTITY_KEYS = ("algorithm", "params", "protocol", "folds", "runs", "first_run", "seed",
-                 "refine", "max_genes")
-"""Job keys a checkpoint must share with the job that resumes it (with the dataset's SHA-256)."""
-
 
 def checkpoint_identity(job, dataset_sha256):
-    """What makes a checkpoint belong to ``job``: a JSON-ready dict."""
-    described = job.as_dict()
-    identity = {key: described[key] for key in IDENTITY_KEYS}
-    identity["dataset_sha256"] = dataset_sha256
-    return identity
+    """What makes a checkpoint belong to ``job``: a JSON-ready dict, the job's
+    :meth:`~hpcswarm.jobfile.Job.identity` (every resolved key but those that do not change
+    results) and the dataset's SHA-256."""
+    return {**job.identity(), "dataset_sha256": dataset_sha256}
 
 
 def task_record_of(result, task):

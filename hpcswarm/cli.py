@@ -57,8 +57,8 @@ def _add_param_options(parser, params, defaults=None):
         shown = "" if default is None else f" (default {default})"
         parser.add_argument("--" + param.name.replace("_", "-"), dest=param.name,
                             type=_param_type(param), default=default,
-                            metavar=param.name.upper() if not param.choices
-                            else "|".join(param.choices), help=param.doc + shown)
+                            metavar="|".join(param.choices) or param.kind.upper(),
+                            help=param.doc + shown)
 
 
 def build_parser():
@@ -231,6 +231,15 @@ def _run_info(args):
 
 # --------------------------------------------------------------------------- evaluate
 # (owned by the fitness engine: hpcswarm/fitness/)
+def _cv_option(text):
+    from hpcswarm.fitness.folds import parse_cv
+
+    try:
+        return parse_cv(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def _add_evaluate(subparsers):
     p = subparsers.add_parser(
         "evaluate",
@@ -247,10 +256,11 @@ def _add_evaluate(subparsers):
                        help="gene list: one gene per line, by name or 0-based index")
     which.add_argument("--all", action="store_true", help="use every gene")
     from hpcswarm.spec import SPEC
-    from hpcswarm.swarm.params import FITNESS_PARAMS
 
-    fitness = {param.name: param for param in FITNESS_PARAMS}
-    _add_param_options(p, [fitness["k"], fitness["cv"]], {"k": 1, "cv": "loo"})
+    p.add_argument("--k", type=_int_at_least(1), default=1, metavar="K", help="neighbours (default 1)")
+    p.add_argument("--cv", type=_cv_option, default="loo", metavar="loo|N|holdout",
+                   help="validation: leave-one-out, stratified N-fold, or 70/30 holdout "
+                   "(default loo)")
     p.add_argument("--seed", type=_int_at_least(0), default=0, metavar="S",
                    help="seed fixing the folds of N-fold and holdout (default 0)")
     _add_param_options(p, [SPEC["sample_shards"], SPEC["device"]],
@@ -482,11 +492,16 @@ def _run_one_search(args, comm):
         if comm.rank == 0:
             write_json(args.output, document, overwrite=args.overwrite)
         return
+    _print0(*_search_lines(args, result, document))
+
+
+def _search_lines(args, result, document):
+    """What the single-search ``run`` prints without ``--output``."""
     last = result.history[-1]
     score = result.extra["score"]
     names = document["selected_gene_names"]
     shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
-    _print0(
+    lines = [
         f"{args.algorithm} on {args.data} (seed {args.seed}): fitness {document['fitness']:.6g}, "
         f"accuracy {score['correct']}/{score['total']} = {score['accuracy']:.4f}",
         f"{document['n_selected']} of {document['n_genes_total']} genes: {shown}",
@@ -494,12 +509,13 @@ def _run_one_search(args, comm):
         f"{last['archive_hits']} archive hits, {last['seconds']:.1f} s",
         f"Pareto front (genes: inner correct): " + ", ".join(
             f"{p['size']}: {p['correct']}" for p in document["front"]),
-    )
+    ]
     if result.refined is not None:
         refined = document["refined"]
-        _print0(f"pruned: {len(refined['genes'])} genes, accuracy {refined['correct']}/"
-                f"{refined['total']}: {', '.join(refined['gene_names'][:10])}"
-                + (", ..." if len(refined["genes"]) > 10 else ""))
+        lines.append(f"pruned: {len(refined['genes'])} genes, accuracy {refined['correct']}/"
+                     f"{refined['total']}: {', '.join(refined['gene_names'][:10])}"
+                     + (", ..." if len(refined["genes"]) > 10 else ""))
+    return lines
 
 
 def _run_job_file(args, comm):

@@ -44,13 +44,13 @@ class JobLock:
         self._file = None
 
     def acquire(self) -> str:
-        """Take the lock; None when taken (or when its folder does not exist, which the
-        output checks report), else why not: one line naming the holder's host and PID."""
+        """Take the lock; None when taken (or when its folder is missing or read-only, which
+        the output checks report), else why not: one line naming the holder's host and PID."""
         for _ in range(2):
             try:
                 handle = open(self.path, "a+", encoding="utf-8")
-            except FileNotFoundError:
-                return None
+            except (FileNotFoundError, PermissionError):
+                return None  # a missing or read-only folder: the output checks name it
             except OSError as exc:
                 return f"{self.path}: cannot create the job's lock file ({exc.strerror})"
             try:

@@ -153,19 +153,23 @@ def check_job_size(job, n_samples, world, memory_limit=None):
     n_tasks = job.n_tasks
     need = n_tasks * (16 * n_samples + TASK_BYTES)
     have, what = available_memory(world.ranks_on_node(), memory_limit)
+    problem = None
     if need > MEMORY_SHARE * have:
-        raise DataError(f"job key 'runs': {job.runs} run(s) make {n_tasks} tasks, whose "
-                        f"index lists alone need an estimated {need / 1e9:.3g} GB, more than "
-                        f"{int(100 * MEMORY_SHARE)}% of the {have / 1e9:.3g} GB per rank "
-                        f"({what}); split the runs over several jobs (first_run)")
+        problem = ("DataError",
+                   f"not enough memory: a rank needs an estimated {need / 1e9:.3g} GB for the "
+                   f"task list alone ({job.runs} run(s) make {n_tasks} tasks of {n_samples} "
+                   f"samples), more than {int(100 * MEMORY_SHARE)}% of the {have / 1e9:.3g} "
+                   f"GB per rank ({what}); lower job key 'runs' and split the runs over "
+                   f"several jobs (first_run)")
+    agree(world, problem)
 
 
 def draw_tasks(job, y):
     """The job's tasks and the fold warnings drawing them raised (one note each)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", FoldWarning)
-        tasks = make_tasks(y, job.protocol, job.runs, job.seed, folds=job.folds,
-                           inner_cv=job.params["cv"], first_run=job.first_run)
+        tasks = make_tasks(y, job.protocol, range(job.first_run, job.first_run + job.runs),
+                           job.seed, folds=job.folds, inner_cv=job.params["cv"])
     notes = list(dict.fromkeys(str(w.message) for w in caught
                                if issubclass(w.category, FoldWarning)))
     check_inner_k(tasks, job.params["k"], job.params["cv"])
@@ -269,13 +273,15 @@ def check_search_memory(spec, n_samples, n_genes, comm, memory_limit=None):
     agree(comm, problem)
 
 
-def check_memory(job, dataset, tasks, group_size, comm, memory_limit=None, sample_shards=1):
-    """DataError on every rank if the estimate exceeds 80 % of a rank's memory.
+def check_memory(job, dataset, tasks, group_size, comm, memory_limit=None):
+    """DataError on every rank if the estimate exceeds 80 % of a rank's memory, with the
+    sample shards of ``job`` (chosen: not 0).
 
     World rank 0 also counts the checkpoint's snapshots (:func:`checkpoint_memory`). The
     message names the sample shard count that would fit, when one would.
     """
     groups = -(-comm.size // max(1, group_size)) if comm.rank == 0 else 0
+    sample_shards = job.sample_shards
     need, n_train = task_memory(job, dataset, tasks, sample_shards, groups)
     have, what = available_memory(comm.ranks_on_node(), memory_limit)
     problem = None
@@ -378,7 +384,8 @@ def _plan(job, world, lock, overwrite, resume, memory_limit):
     shards = choose_sample_shards(job, dataset, tasks, group_size, world, memory_limit)
     group_size = shard_group_size(job, world.size, group_size, shards)
     layout = group_layout(world.size, world.rank, group_size)
-    check_memory(job, dataset, tasks, layout.group_size, world, memory_limit, shards)
+    check_memory(replace(job, sample_shards=shards), dataset, tasks, layout.group_size, world,
+                 memory_limit)
     return JobPlan(dataset, tasks, pending, identity, previous, layout,
                    fold_rules(np.asarray(dataset.y), tasks, job), notes,
                    replace(job.spec, sample_shards=shards), lock)

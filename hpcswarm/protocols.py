@@ -1,4 +1,9 @@
-"""The evaluation protocols of the papers, each (run, fold) one task for the task farm.
+"""The evaluation protocols of the papers as objects in a registry (:data:`PROTOCOLS`), each
+(run, fold) one task for the task farm.
+
+A protocol (:class:`Protocol`) gives its outer splits, its task count, its fold rule, whether
+it is biased, its note, and whether a task is tested on held-out rows; a new protocol is one
+subclass and one row of :data:`PROTOCOLS` (the job's ``protocol`` choices derive from it).
 
 - ``biased`` (Tran et al. 2016, Experiment I; Chuang et al. 2011): selection on all samples;
   the reported accuracy is the inner cross-validation accuracy of the selected subset. These
@@ -242,7 +247,7 @@ def _inner_fold_ids(y_train, inner_cv, seed, run, fold):
                              f"training part of run {run} fold {fold}: {exc}") from None
 
 
-def make_tasks(y, protocol, runs, seed, *, folds=10, inner_cv, first_run=0):
+def make_tasks(y, protocol, runs, seed, *, folds=10, inner_cv):
     """Every (run, fold) task of a protocol, identical on every rank.
 
     Parameters
@@ -250,7 +255,10 @@ def make_tasks(y, protocol, runs, seed, *, folds=10, inner_cv, first_run=0):
     y : ndarray of shape (n_samples,)
     protocol : str or Protocol
         A name of :data:`PROTOCOLS`.
-    runs : int
+    runs : int or range
+        The run numbers (an int n: runs 0 .. n-1); run ``r``'s tasks are the same whatever
+        the other runs, so that a job split over allocations (``first_run``) gets the
+        tasks of a single one.
     seed : int
         The job seed.
     folds : int, default 10
@@ -259,8 +267,6 @@ def make_tasks(y, protocol, runs, seed, *, folds=10, inner_cv, first_run=0):
         The search's validation scheme: its folds are drawn now, on every task's training
         rows, so that a scheme a training part cannot support fails at once on every rank,
         not in one group.
-    first_run : int, default 0
-        Number of the first run; run ``r``'s tasks are the same whatever the other runs.
 
     Returns
     -------
@@ -274,7 +280,7 @@ def make_tasks(y, protocol, runs, seed, *, folds=10, inner_cv, first_run=0):
     y = np.asarray(y)
     protocol = protocol_of(protocol)
     tasks = []
-    for run in range(first_run, first_run + runs):
+    for run in (range(runs) if isinstance(runs, int) else runs):
         for fold, (train, test) in enumerate(protocol.outer_splits(y, folds, seed, run)):
             key = (run, SEARCH, fold)
             inner = _inner_fold_ids(y[train], inner_cv,
@@ -381,45 +387,69 @@ def run_task(task, data, spec, hooks=None):
     hooks = SearchHooks() if hooks is None else hooks
     started = time.perf_counter()
     seed = task.seed_sequence(task.job_seed)
-    X, y = data.X, data.y
-    y_train = y[task.train]
-    train, X_train, fitted = _training_view(X, y_train, task, spec.preprocess, data.X_genes,
-                                            data.values_finite)
-    search_spec = replace(spec, preprocess=())
-    result = run_search(train, y_train, search_spec, seed=seed, comm=hooks.group,
-                        progress=hooks.progress, checkpoint=hooks.checkpoint,
-                        resume=hooks.resume)
+    view = _training_view(data, task, spec.preprocess)
+    result = run_search(view.genes, view.y, replace(spec, preprocess=()), seed=seed,
+                        comm=hooks.group, progress=hooks.progress,
+                        checkpoint=hooks.checkpoint, resume=hooks.resume)
     if protocol_of(task.protocol).held_out(task):
-        held_out = HeldOut(X, y, task, X_train, fitted, spec.params["k"])
+        held_out = HeldOut(data, task, view, spec.params["k"])
         scores = held_out.scores(result.mask)
     else:
         held_out = None
-        scores = _inner_scores(X, y_train, task, train, X_train, result, spec, seed)
-    return _task_record(task, result, scores, held_out, fitted, time.perf_counter() - started)
+        scores = _inner_scores(data, task, view, result, spec, seed)
+    return _task_record(task, result, scores, held_out, view.fitted,
+                        time.perf_counter() - started)
 
 
-def _training_view(X, y_train, task, preprocess, X_genes, values_finite=False):
-    """What the search reads of ``task.train``: ``(GeneMajor, sample-major rows or None,
-    fitted preprocessing or None)``; without preprocessing, the rows of ``X_genes``
-    (``values_finite``: the dataset records that its values are finite)."""
+@dataclass(frozen=True)
+class TrainingView:
+    """What a task's search reads of ``task.train``.
+
+    Attributes
+    ----------
+    genes : GeneMajor
+        The training rows gene-major (the dataset's memory map without preprocessing).
+    rows : ndarray of shape (n_train, n_kept) or None
+        The transformed training rows (None without preprocessing).
+    fitted : FittedSteps or None
+        The preprocessing fitted on the training rows.
+    y : ndarray of shape (n_train,)
+    """
+
+    genes: GeneMajor
+    rows: np.ndarray
+    fitted: object
+    y: np.ndarray
+
+    def sample_rows(self, X, task):
+        """The training rows sample-major, as the baselines and the test read them."""
+        return np.asarray(X[task.train]) if self.rows is None else self.rows
+
+
+def _training_view(data, task, preprocess):
+    """The :class:`TrainingView` of ``task`` on ``data`` (without preprocessing, the rows of
+    ``data.X_genes``, finite when ``data.values_finite`` says so)."""
+    y_train = data.y[task.train]
     if preprocess:
-        fitted, X_train = fit(preprocess, np.asarray(X[task.train]), y_train)
-        return GeneMajor(np.ascontiguousarray(X_train.T)), X_train, fitted
+        fitted, X_train = fit(preprocess, np.asarray(data.X[task.train]), y_train)
+        return TrainingView(GeneMajor(np.ascontiguousarray(X_train.T)), X_train, fitted,
+                            y_train)
+    X_genes = data.X_genes
     if X_genes is None:
-        X_genes = np.ascontiguousarray(np.asarray(X).T)
-    return GeneMajor(X_genes, task.train, finite=values_finite), None, None
+        X_genes = np.ascontiguousarray(np.asarray(data.X).T)
+    return TrainingView(GeneMajor(X_genes, task.train, finite=data.values_finite), None, None,
+                        y_train)
 
 
 class HeldOut:
     """A task's held-out test: k-NN trained on ``task.train``, tested on ``task.test``
     (both transformed by the fitted preprocessing, if any)."""
 
-    def __init__(self, X, y, task, X_train, fitted, k):
-        if fitted is None:
-            X_train, self.X_test = np.asarray(X[task.train]), np.asarray(X[task.test])
-        else:
-            self.X_test = fitted.transform(np.asarray(X[task.test]))
-        self.X_train, self.y_train, self.y_test, self.k = X_train, y[task.train], y[task.test], k
+    def __init__(self, data, task, view, k):
+        X_test = np.asarray(data.X[task.test])
+        self.X_test = X_test if view.fitted is None else view.fitted.transform(X_test)
+        self.X_train = view.sample_rows(data.X, task)
+        self.y_train, self.y_test, self.k = view.y, data.y[task.test], k
 
     def score(self, genes):
         """Test counts of the subset ``genes`` (indices of the training view's genes)."""
@@ -439,16 +469,16 @@ class HeldOut:
                 pca_knn_split(self.X_train, self.y_train, self.X_test, self.y_test, self.k))
 
 
-def _inner_scores(X, y_train, task, train, X_train, result, spec, seed):
+def _inner_scores(data, task, view, result, spec, seed):
     """The ``(test, all genes, PCA)`` scores of a task without held-out rows: inner
     cross-validation on the task's own folds (Tran et al. 2016, Experiment I)."""
     k, cv = spec.params["k"], spec.params["cv"]
     test = Score(result.extra["score"]["correct"], result.extra["score"]["total"])
-    all_genes = np.ones(train.n_genes, dtype=bool)
-    _, scorer = make_fitness(train, y_train, spec.params, seed, device=spec.device)
+    all_genes = np.ones(view.genes.n_genes, dtype=bool)
+    _, scorer = make_fitness(view.genes, view.y, spec.params, seed, device=spec.device)
     baseline = scorer.score(all_genes)
-    rows = np.asarray(X[task.train]) if X_train is None else X_train
-    return test, baseline, pca_knn_cv(rows, y_train, k, cv=cv, seed=seed)
+    rows = view.sample_rows(data.X, task)
+    return test, baseline, pca_knn_cv(rows, view.y, k, cv=cv, seed=seed)
 
 
 def _original(fitted, genes):

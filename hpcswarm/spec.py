@@ -38,6 +38,7 @@ SPEC_PARAMS = (
 field; ``preprocess`` is a table of steps, :func:`hpcswarm.preprocess.parse_steps`)."""
 
 SPEC = {param.name: param for param in SPEC_PARAMS}
+"""The rows of :data:`SPEC_PARAMS` by name."""
 
 
 @dataclass(frozen=True)

@@ -52,8 +52,11 @@ class TaskInterrupted(Exception):
     """Raised by a task on every rank of its group to leave the farm before finishing it."""
 
 
-def farm(world, tasks, run_task, group_size=1, *, summary=None, on_done=None, on_message=None,
-         stop=None):
+FARM_HOOKS = ("summary", "on_done", "on_message", "stop")
+"""The keyword hooks of :func:`farm` (each optional)."""
+
+
+def farm(world, tasks, run_task, group_size=1, **hooks):
     """Run ``run_task(task, group, progress)`` for every task; results on world rank 0.
 
     Parameters
@@ -73,6 +76,8 @@ def farm(world, tasks, run_task, group_size=1, *, summary=None, on_done=None, on
         :class:`TaskInterrupted` on every rank of the group ends the group's work.
     group_size : int
         Ranks per group (see :func:`default_group_size`).
+    **hooks
+        Those of :data:`FARM_HOOKS`, each optional:
     summary : callable, optional
         ``summary(task, result, group_index)`` -> a picklable record, the same function on
         every rank. When given, each group leader hands the record of every task it
@@ -99,8 +104,12 @@ def farm(world, tasks, run_task, group_size=1, *, summary=None, on_done=None, on
     assignments : dict
         On world rank 0, task number -> index of the group that ran it.
     """
-    rank_part = FarmRank(world, group_size, summary=summary, on_done=on_done,
-                         on_message=on_message)
+    unknown = sorted(set(hooks) - set(FARM_HOOKS))
+    if unknown:
+        raise TypeError(f"farm() got unknown hooks {', '.join(unknown)}; hooks are "
+                        f"{', '.join(FARM_HOOKS)}")
+    stop = hooks.pop("stop", None)
+    rank_part = FarmRank(world, group_size, **hooks)
     rank_part.run(tasks, run_task, stop)
     finished = rank_part.finish()
     if world.rank != 0:

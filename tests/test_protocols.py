@@ -287,6 +287,7 @@ def test_cli_job_form_runs_and_overwrites(tmp_path, cache, capsys):
                                                           "wine.progress.jsonl"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", sorted(JOBS.glob("*.toml")), ids=lambda p: p.stem)
 def test_every_bundled_job_runs_end_to_end(path, tmp_path, cache, request):
     user_data = [] if "\ndata = " in path.read_text() else ["data=builtin:srbct"]

@@ -11,7 +11,7 @@ from hpcswarm.report import build_report
 def test_first_run_gives_the_tasks_of_the_longer_job():
     y = np.arange(40) % 2
     every = make_tasks(y, "unbiased", 5, seed=3, folds=4, inner_cv="loo")
-    part = make_tasks(y, "unbiased", 2, seed=3, folds=4, inner_cv="loo", first_run=3)
+    part = make_tasks(y, "unbiased", range(3, 5), seed=3, folds=4, inner_cv="loo")
     assert [t.run for t in part] == [3] * 4 + [4] * 4
     for mine, theirs in zip(part, every[12:]):
         assert (mine.run, mine.fold, mine.spawn_key) == (theirs.run, theirs.fold, theirs.spawn_key)

@@ -45,3 +45,27 @@ def test_help_lists_every_algorithm(capsys):
         cli.main(["run", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert all(name in text for name in ALGORITHMS)
+
+
+def test_a_single_search_too_large_for_the_memory_is_refused_before_it_starts(tmp_path,
+                                                                              capsys,
+                                                                              monkeypatch):
+    import hpcswarm.search as search
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the search started before the memory check")
+
+    monkeypatch.setattr(search, "_search", forbidden)
+    out = tmp_path / "result.json"
+    status = entry(["run", "--data", "builtin:srbct", "--algorithm", "cbpso", *TINY,
+                    "--memory-limit", "0.000001", "--output", str(out)])
+    lines = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert status == 2 and len(lines) == 1
+    assert lines[0].startswith("hpcswarm: error: not enough memory: the search needs")
+    assert "83 samples x 2308 genes, 4 particles" in lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_search_settings_cannot_be_combined_with_a_job_file(tmp_path):
+    with pytest.raises(ParameterError, match="--refine, --device cannot be combined"):
+        cli.main(["run", "job.toml", "--refine", "prune", "--device", "cpu"])

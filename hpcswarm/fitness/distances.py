@@ -55,33 +55,6 @@ def gram_sq_distances(rows_a, rows_b):
     return sq_a[:, None] + sq_b[None, :] - 2.0 * (rows_a.T @ rows_b), sq_a, sq_b
 
 
-def gram_rows(values, sq, rows, out):
-    """Gram-form squared distances of the samples ``rows`` to every sample, into ``out``.
-
-    One matrix product (BLAS ``gemm``) of the rows' values by every sample's: the
-    (len(rows) x |S|) by (|S| x n_samples) block of the all-pairs matrix that
-    :func:`gram_sq_distances` would give, with the same bound
-    ``gram_bound_factor(|S|) * (sq[i] + sq[j])``.
-
-    Parameters
-    ----------
-    values : ndarray of shape (n_selected, n_samples)
-        Gene-major values of the selected genes.
-    sq : ndarray of shape (n_samples,)
-        Squared norms of the samples over those genes.
-    rows : slice or ndarray of int of shape (n_rows,)
-        A slice covering every sample makes the product symmetric (BLAS ``syrk``, half
-        the work).
-    out : ndarray of shape (n_rows, n_samples)
-        C-contiguous; overwritten and returned.
-    """
-    np.matmul(values[:, rows].T, values, out=out)
-    out *= -2.0
-    out += sq[None, :]
-    out += sq[rows, None]
-    return out
-
-
 def flip_terms(added_rows, removed_rows):
     """The factors of the change of all-pairs squared distances when genes enter and leave.
 

@@ -1,7 +1,7 @@
 """Compiled 1-NN decision of a block of held-out rows: one pass over each row's distances.
 
 The numpy path of a block (:meth:`hpcswarm.fitness.rowblocks.HeldOutRows.correct` after
-:func:`~hpcswarm.fitness.distances.gram_rows` or an incremental update) passes about ten
+:func:`~hpcswarm.fitness.distances.gram_sq_distances` or an incremental update) passes about ten
 times over the block's (n_rows, n_samples) distances: finishing the Gram form (three
 passes), setting the own fold to ``inf``, the minimum, the row limits repeated along the row,
 the comparison, the counts. At 10,000 samples that costs as much as the Gram product itself.

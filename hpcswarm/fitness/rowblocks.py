@@ -146,7 +146,7 @@ class HeldOutRows:
 
         ``out`` holds the product of the rows' values by every sample's over the selected
         genes; it is made the rows' squared distances in place (the Gram form of
-        :func:`~hpcswarm.fitness.distances.gram_rows`, ``inf`` on each row's own fold) and,
+        :func:`~hpcswarm.fitness.distances.gram_sq_distances`, ``inf`` on each row's own fold) and,
         with ``decide``, the rows are decided as :meth:`correct` decides them (else 0 is
         returned). ``sq``: the squared norms of every sample; ``slack``, ``exact`` as for
         :meth:`correct`.
