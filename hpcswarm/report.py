@@ -48,7 +48,7 @@ from hpcswarm.outputs import check_outputs
 from hpcswarm.plots import plot_files, plotting_available, write_plots
 from hpcswarm.records import BIAS_NOTE
 from hpcswarm.results import describe, gene_frequencies, mean_curve, read_results, run_accuracies
-from hpcswarm.stability import ranked_genes, stability
+from hpcswarm.stability import ranked_genes, stability, stability_summary
 
 REPORT_ENCODING = ("hpcswarm-report", "0.2.0")
 """``encoding-type`` and ``encoding-version`` of the ``--json`` document."""
@@ -134,7 +134,8 @@ def pool_parts(methods):
             history_columns=first.history_columns,
             fronts=[f for m in group for f in (m.fronts or [[]] * len(m.genes))],
             refined_genes=(None if any(m.refined_genes is None for m in group)
-                           else [g for m in group for g in m.refined_genes])))
+                           else [g for m in group for g in m.refined_genes]),
+            final=first.final))  # the same search in every part: its seed ignores the runs
     return joined
 
 
@@ -402,6 +403,8 @@ def build_report(paths, reference=None, alpha=0.05, top=10, sizes=None):
                       "file": str(method.path), "tasks": n_tasks,
                       "runs": int(np.unique(runs).size), "stability":
                       stability(method.genes, len(method.gene_names)),
+                      "stability_detail": stability_summary(method.genes, runs,
+                                                            len(method.gene_names)),
                       "top": gene_frequencies(method.genes, method.gene_names, n_tasks, top),
                       "ranked": ranked, "task_runs": runs.tolist(),
                       "top_tasks": [[t for t, selected in enumerate(method.genes)
@@ -427,8 +430,13 @@ def build_report(paths, reference=None, alpha=0.05, top=10, sizes=None):
                                                           method.fronts, refined_points(method))]})
     if fronts:
         notes.append(f"Signatures: {FRONT_NOTE}.")
+    finals = [dict(method.final.as_json(method.gene_names), dataset=dataset_label(method),
+                   method=method.label, file=str(method.path),
+                   n_samples=int(method.attrs.get("n_samples") or 0))
+              for method in methods if method.final is not None]
     return {"reference": ref.label, "alpha": alpha, "rows": rows, "genes": genes,
-            "convergence": curves, "fronts": fronts, "notes": sorted(set(notes))}
+            "convergence": curves, "fronts": fronts, "final_signatures": finals,
+            "notes": sorted(set(notes))}
 
 
 # ------------------------------------------------------------------ formatting
@@ -479,6 +487,61 @@ def _convergence_lines(entry):
          + ["" if curve[p] is None else f"{curve[p]:.4f}" for p in points]])
 
 
+_FINAL_HEADER = ["Gene", "Index (0-based)", "Fold frequency"]
+
+
+def _final_title(entry):
+    """The lines that introduce a final signature: what it is and what estimates it."""
+    estimate, stable = entry["estimate"], entry["stability"]
+    nogueira = stable.get("nogueira")
+    refined = f", refined by {entry['refine']}" if entry["refine"] != "none" else ""
+    lines = [f"Final signature: {entry['dataset']}: {entry['method']} ({entry['size']} genes; "
+             f"one search on all {entry['n_samples']} samples{refined})",
+             f"  estimate of the method (outer cross-validation, row {estimate['row']}): "
+             f"mean {100 * estimate['mean']:.2f} +/- {100 * estimate['std']:.2f}% over "
+             f"{estimate['n']} run(s)",
+             f"  inner accuracy of the signature on all samples: "
+             f"{100 * entry['inner_accuracy']:.2f}% (optimistic: selected on the same samples, "
+             f"not an estimate)",
+             f"  stability of the folds' selections: Kuncheva within runs "
+             f"{_fmt_index(stable['folds']['kuncheva']) or 'n/a'}, between runs "
+             f"{_fmt_index(stable['runs']['kuncheva']) or 'n/a (one run)'}"
+             + ("" if nogueira is None else
+                f"; Nogueira {nogueira['estimate']:.3f} "
+                f"[{nogueira['lower']:.3f}, {nogueira['upper']:.3f}] "
+                f"({100 * (1 - nogueira['alpha']):.0f}% CI)")]
+    return lines
+
+
+def _final_rows(entry):
+    genes = sorted(entry["genes"], key=lambda g: (-g["frequency"], g["index"]))
+    return [[g["name"], g["index"], f"{g['frequency']:.2f}"] for g in genes]
+
+
+def _stability_lines(report):
+    """Stability of each method's selections with its uncertainty (Nogueira et al. 2018)."""
+    body = []
+    for entry in report["genes"]:
+        detail = entry.get("stability_detail")
+        if detail is None:
+            continue
+        nogueira = detail["nogueira"]
+        body.append([entry["dataset"], entry["method"],
+                     _fmt_index(detail["folds"]["kuncheva"]),
+                     _fmt_index(detail["folds"]["jaccard"]),
+                     _fmt_index(detail["runs"]["kuncheva"]),
+                     _fmt_index(detail["runs"]["jaccard"]),
+                     "" if nogueira is None else
+                     f"{nogueira['estimate']:.3f} [{nogueira['lower']:.3f}, "
+                     f"{nogueira['upper']:.3f}]"])
+    if not body:
+        return []
+    return ["", "Stability of the selections: Kuncheva and Jaccard over pairs of one run's folds "
+                "and over pairs of different runs; Nogueira et al. (2018) with its 95% CI"] + \
+        _text_table(["Dataset", "Method", "Kuncheva folds", "Jaccard folds", "Kuncheva runs",
+                     "Jaccard runs", "Nogueira [95% CI]"], body)
+
+
 def _front_title(entry):
     return (f"Signatures by size: {entry['dataset']}: {entry['method']} ({len(entry['tasks'])} "
             f"task fronts; chosen by inner accuracy, test accuracy reported only)")
@@ -506,6 +569,10 @@ def text_lines(report):
     for entry in report.get("fronts", []):
         lines += ["", _front_title(entry)]
         lines += _text_table(_BUDGET_HEADER, _budget_rows(entry))
+    lines += _stability_lines(report)
+    for entry in report.get("final_signatures", []):
+        lines += [""] + _final_title(entry)
+        lines += _text_table(_FINAL_HEADER, _final_rows(entry))
     for entry in report["genes"]:
         lines += ["", f"Most frequently selected genes: {entry['method']} "
                       f"({entry['tasks']} selections, {entry['dataset']}, {entry['file']})"]
@@ -534,6 +601,9 @@ def markdown_text(report):
     for entry in report.get("fronts", []):
         lines += ["", _front_title(entry), ""]
         lines += table(_BUDGET_HEADER, _budget_rows(entry))
+    for entry in report.get("final_signatures", []):
+        lines += [""] + _final_title(entry) + [""]
+        lines += table(_FINAL_HEADER, _final_rows(entry))
     for entry in report["genes"]:
         lines += ["", f"Most frequently selected genes: {entry['method']} "
                       f"({entry['tasks']} selections)", ""]

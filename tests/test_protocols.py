@@ -364,8 +364,7 @@ def test_final_signature_adds_one_search_on_every_sample_to_the_unbiased_tasks()
     assert len(tasks) == 4 and tasks[-1].extra and tasks[-1].train.size == 83
     for task, twin in zip(tasks, unbiased):
         assert np.array_equal(task.train, twin.train) and task.spawn_key == twin.spawn_key
-    later = make_tasks(data.y, "final-signature", runs=2, seed=0, folds=3, inner_cv="loo",
-                       first_run=5)
+    later = make_tasks(data.y, "final-signature", range(5, 7), seed=0, folds=3, inner_cv="loo")
     assert later[-1].spawn_key == tasks[-1].spawn_key == (0, 2, 0)
     assert np.array_equal(later[-1].inner_fold_ids, tasks[-1].inner_fold_ids)
     result = run_task(tasks[-1], TaskData(np.array(data.X), data.y), SearchSpec("cbpso", params))
