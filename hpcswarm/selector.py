@@ -239,6 +239,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         algorithm_params(self.algorithm, params)  # fail before touching the data
         self._check_settings()
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        X = exact_range(X)
         check_classification_targets(y)
         budget = signature_size(self.n_features_to_select, X.shape[1])
         cap = self.max_genes
@@ -302,6 +303,17 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         twin = bare.__sklearn_clone__()
         twin.comm = self.comm
         return twin
+
+
+def exact_range(X):
+    """``X`` scaled by the power of two that keeps its squared distances from overflowing or
+    underflowing (:func:`hpcswarm.data.values.scale_exponent`), as a dataset is at load: exact
+    in binary floating point, so the k-NN results are those of the same values at a normal
+    scale; ``X`` itself for ordinary data."""
+    from hpcswarm.data.values import scale_exponent
+
+    exponent = scale_exponent(float(np.abs(X).max(initial=0.0)), X.dtype, X.shape[1])
+    return np.ldexp(X, exponent) if exponent else X
 
 
 def _search(X, y, algorithm, params, seed, comm, refine, max_genes, progress):

@@ -148,3 +148,15 @@ def test_import_hpcswarm_loads_neither_scikit_learn_nor_mpi():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     assert "SwarmFeatureSelector" in dir(hpcswarm)
+
+
+@pytest.mark.parametrize("exponent", [-1060, 1000])
+def test_values_at_either_end_of_the_range_select_as_at_a_normal_scale(exponent):
+    """Values near 1e-319 or 1e+301: their squares underflow or overflow, so without the
+    power-of-two scaling at the selector's entry every neighbour ties."""
+    X, y = informative(seed=3)
+    params = {"n_particles": 6, "n_iterations": 3, "cv": 3}
+    normal = SwarmFeatureSelector("bpso", params, random_state=11).fit(X, y)
+    extreme = SwarmFeatureSelector("bpso", params, random_state=11).fit(np.ldexp(X, exponent), y)
+    assert np.array_equal(extreme.support_, normal.support_)
+    assert extreme.inner_accuracy_ == normal.inner_accuracy_ > 0.5
