@@ -7,7 +7,8 @@ The methods by name are in :mod:`hpcswarm.methods`.
 ('iteration', 'best_fitness')
 """
 
-from hpcswarm.swarm.core import HISTORY_FIELDS, RoundHooks, SearchAlgorithm, SearchResult
+from hpcswarm.swarm.core import RoundHooks, SearchAlgorithm
+from hpcswarm.swarm.result import HISTORY_FIELDS, SearchResult
 from hpcswarm.swarm.evaluation import EvaluationService
 
 __all__ = ["HISTORY_FIELDS", "EvaluationService", "RoundHooks", "SearchAlgorithm", "SearchResult"]
