@@ -32,6 +32,7 @@ def test_report_pools_the_parts_of_one_experiment(tmp_path):
         [{k: v for k, v in r.items() if k not in drop} for r in whole["rows"]]
     assert pooled["genes"][0]["top"] == whole["genes"][0]["top"]
     assert pooled["rows"][-1]["runs"] == 3
-    # the same file twice is two methods, not one experiment of doubled runs
+    # the same file twice is read once (with a note), not one experiment of doubled runs
     twice = build_report([tmp_path / "a.h5", tmp_path / "a.h5"])
-    assert [r["runs"] for r in twice["rows"] if r["method"] == "cbpso"] == [2, 2]
+    assert [r["runs"] for r in twice["rows"] if r["method"] == "cbpso"] == [2]
+    assert any("counted once" in note for note in twice["notes"])
