@@ -57,6 +57,7 @@ def _add_param_options(parser, params, defaults=None):
         shown = "" if default is None else f" (default {default})"
         parser.add_argument("--" + param.name.replace("_", "-"), dest=param.name,
                             type=_param_type(param), default=default,
+                            choices=param.choices or None,
                             metavar="|".join(param.choices) or param.kind.upper(),
                             help=param.doc + shown)
 

@@ -42,6 +42,7 @@ class JobLock:
     def __init__(self, output: Path):
         self.path = lock_path(output)
         self._file = None
+        self._found = None  # (text, stat) of a lock file a dead run left
 
     def acquire(self) -> str:
         """Take the lock; None when taken (or when its folder is missing or read-only, which
@@ -67,7 +68,9 @@ class JobLock:
                 return (f"{self.path}: another run of this job is under way (host {host}, "
                         f"PID {pid}); wait for it to end, or give this run another output")
             handle.seek(0)
-            handle.truncate()
+            found = handle.read()
+            self._found = (found, os.fstat(handle.fileno())) if found else None
+            handle.truncate(0)
             handle.write(f"{socket.gethostname()} {os.getpid()}\n")
             handle.flush()
             self._file = handle
@@ -93,10 +96,19 @@ class JobLock:
         """Whether this object holds the lock."""
         return self._file is not None
 
-    def release(self) -> None:
-        """Remove the lock file and drop the lock (nothing if not held)."""
+    def release(self, refused: bool = False) -> None:
+        """Remove the lock file and drop the lock (nothing if not held). ``refused``: the run
+        was refused before it began, so a lock file a dead run had left is put back as it
+        was (content and times), leaving the folder untouched."""
         if self._file is None:
             return
-        self.path.unlink(missing_ok=True)
+        if refused and self._found is not None:
+            text, status = self._found
+            self._file.truncate(0)
+            self._file.write(text)
+            self._file.flush()
+            os.utime(self.path, ns=(status.st_atime_ns, status.st_mtime_ns))
+        else:
+            self.path.unlink(missing_ok=True)
         self._file.close()
         self._file = None

@@ -366,7 +366,7 @@ def plan_job(job, world, *, overwrite=False, resume=False, memory_limit=None):
     try:
         return _plan(job, world, lock, overwrite, resume, memory_limit)
     except BaseException:
-        lock.release()
+        lock.release(refused=True)
         raise
 
 
