@@ -32,6 +32,7 @@ def finished(tmp_path_factory):
     return job, summary
 
 
+@pytest.mark.slow
 def test_the_signature_is_the_search_on_every_sample_with_its_refinement(finished):
     job, _ = finished
     dataset = load_dataset("builtin:srbct")
