@@ -135,7 +135,8 @@ def _device_scorers(monkeypatch, array_module):
     """Make the searches' scorers the GPU scorer on ``array_module``; the list of those built."""
     built = []
 
-    def device_scorer(*args, **kwargs):
+    def device_scorer(*args, device="cpu", **kwargs):  # the search's own choice is the CPU
+        assert device == "cpu"
         built.append(make_scorer(*args, **kwargs, device="gpu", array_module=array_module))
         return built[-1]
 
@@ -151,6 +152,21 @@ def test_every_method_finds_the_same_genes_on_the_device_path(method, fitness, m
     expected = _search(method, params)
     built = _device_scorers(monkeypatch, "numpy")
     assert _search(method, params) == expected
+    assert built and all(isinstance(scorer, DeviceScorer) for scorer in built)
+
+
+def test_the_search_specification_s_device_reaches_the_scorer(monkeypatch):
+    """``device="gpu"`` in a search (the spec's setting, as ``--device gpu`` and a job's
+    ``device`` give it) builds the device scorer; with the numpy array module it finds the
+    CPU search's genes."""
+    params = SYNTHETIC_SETTINGS["pso-lsrg"]
+    expected = _search("pso-lsrg", params)
+    monkeypatch.setenv(ARRAY_MODULE_VARIABLE, "numpy")
+    built = []
+    monkeypatch.setattr(hpcswarm.search, "make_scorer",
+                        lambda *args, **kwargs: built.append(make_scorer(*args, **kwargs))
+                        or built[-1])
+    assert _search("pso-lsrg", params, device="gpu") == expected
     assert built and all(isinstance(scorer, DeviceScorer) for scorer in built)
 
 
