@@ -323,8 +323,7 @@ def finish_job(job, plan, lifecycle, provenance, overwrite):
         (extras if task.extra else results).append(replace(result, group=group_index))
     dataset = plan.dataset
     final = (signature_of(job.name, dataset.n_genes, results, extras[0]) if extras else None)
-    write_results(job.output, job, dataset, results, provenance, final=final,
-                  overwrite=overwrite)
+    write_results(job, dataset, results, provenance, final=final, overwrite=overwrite)
     summary = summarise(job, dataset, results, provenance, final=final)
     write_json(job.summary_path, summary)
     if final is not None:

@@ -113,12 +113,12 @@ def task_table(results):
     return table
 
 
-def write_results(path, job, dataset, results, provenance, *, final=None, overwrite=False):
-    """Write the results file of ``job`` under a temporary name, then rename it to ``path``.
+def write_results(job, dataset, results, provenance, *, final=None, overwrite=False):
+    """Write the results file of ``job`` under a temporary name, then rename it to
+    ``job.output``.
 
     Parameters
     ----------
-    path : Path
     job : hpcswarm.jobfile.Job
     dataset : Dataset
     results : list of TaskRecord
@@ -130,7 +130,7 @@ def write_results(path, job, dataset, results, provenance, *, final=None, overwr
         The final signature (:mod:`hpcswarm.signature`), written as ``/final``.
     overwrite : bool
     """
-    with atomic_hdf5(path, overwrite=overwrite, in_memory=True) as f:
+    with atomic_hdf5(job.output, overwrite=overwrite, in_memory=True) as f:
         tag(f, ENCODING)
         biased = job.biased
         attrs = {
