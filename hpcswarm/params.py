@@ -49,6 +49,8 @@ class Param:
         The setting provably does not change results (an output path, a checkpoint cadence,
         the rank layout): left out of a checkpoint's identity.
 
+    Notes
+    -----
     An integer without ``high`` is bounded by :data:`INT_HIGH`, what an HDF5 attribute holds.
     """
 

@@ -94,12 +94,6 @@ def run_search(X, y, spec, params=None, seed=0, comm=None, **options):
         ``resume``, a snapshot of this same search to continue from (the result is that of
         the uninterrupted search). With a method name, also the spec's settings.
 
-    The spec's ``sample_shards`` S, a divisor of ``comm.size``, makes the ranks
-    ``comm.size / S`` particle groups x S sample shards (:func:`hpcswarm.comm.split_grid`);
-    its ``refine`` refines the selected subset on the same samples (:mod:`hpcswarm.refine`),
-    returned in ``refined``; its ``max_genes`` caps every evaluated subset (each method's
-    ``capped_position``).
-
     Returns
     -------
     SearchResult
@@ -114,6 +108,12 @@ def run_search(X, y, spec, params=None, seed=0, comm=None, **options):
 
     Notes
     -----
+    The spec's ``sample_shards`` S, a divisor of ``comm.size``, makes the ranks
+    ``comm.size / S`` particle groups x S sample shards (:func:`hpcswarm.comm.split_grid`);
+    its ``refine`` refines the selected subset on the same samples (:mod:`hpcswarm.refine`),
+    returned in ``refined``; its ``max_genes`` caps every evaluated subset (each method's
+    ``capped_position``).
+
     The search keeps its own archive of ``archive_size`` subsets, replicated on the ranks so
     that hits do not depend on how particles are spread (see :mod:`hpcswarm.swarm.core`);
     the scorer has none.
