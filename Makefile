@@ -34,9 +34,9 @@ test: test-serial test-mpi
 test-serial: setup
 	$(BIN)/python -m pytest -q -m "not slow" tests
 
+# The slow tests start their own mpiexec where they need ranks (no collective test is slow).
 test-slow: setup
 	$(BIN)/python -m pytest -q -m slow tests
-	timeout 1800 $(BIN)/mpiexec -n 2 $(BIN)/python -m pytest -q -m "mpi and slow" tests
 
 # The collective tests under 2 ranks, then the rank-count invariance tests under 3 and 4 ranks
 # (oversubscribed on small machines: correct, just slower); `timeout` turns a hang into a failure.
