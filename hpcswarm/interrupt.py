@@ -106,8 +106,12 @@ class StopRequest:
             if world.rank == 0:
                 expected = sum(requested[1:])
                 while self._received < expected:
-                    self._received += len(world.poll(REQUEST_TAG))
-                    time.sleep(0.001)
+                    received = world.poll(REQUEST_TAG)
+                    self._received += len(received)
+                    if received:  # the group's collective told rank 0 before the message did
+                        self.signal_name = self.signal_name or received[0]
+                    else:
+                        time.sleep(0.001)
                 told = self._told_everyone
             told = world.bcast(told if world.rank == 0 else None, root=0)
             if world.rank != 0 and told and not self._heard:

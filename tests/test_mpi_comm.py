@@ -66,6 +66,26 @@ def test_buffer_collectives_across_ranks():
         assert comm.bytes_sent - before == 16 * int(send_counts.sum())
 
 
+
+@pytest.mark.mpi
+def test_a_stop_heard_through_a_collective_still_names_the_signal_and_its_rank():
+    """The last rank is signalled; rank 0 learns of the stop from the group's collective
+    before it polls the message, and :meth:`StopRequest.finish` still names the signal."""
+    from hpcswarm.interrupt import StopRequest
+
+    with world() as comm:
+        stopper = StopRequest(comm)
+        last = comm.size - 1
+        signalled = comm.size > 1 and comm.rank == last
+        if signalled:
+            stopper.signal_name = "SIGTERM"  # what the handler records
+            assert stopper.check()  # tells rank 0, without waiting
+        stop = comm.allreduce_max(np.array([int(signalled)]))[0]  # the group's agreement
+        assert stop == (comm.size > 1)
+        assert stopper.finish() == (comm.size > 1)
+        if comm.rank == 0 and comm.size > 1:
+            assert stopper.signal_name == f"SIGTERM on rank {last}"
+
 def test_balanced_blocks_deal_contiguous_runs_of_equal_cost():
     from hpcswarm.swarm.exchange import balanced_blocks
 
