@@ -121,7 +121,8 @@ class JobLifecycle:
             snapshot = previous.snapshot(task.number)
         hooks = TaskHooks(self, task, group, progress)
         return run_task(task, self.plan.dataset, self.plan.spec,
-                        SearchHooks(group, hooks.round, hooks.round_end, snapshot))
+                        SearchHooks(group, hooks.round, hooks.round_end, snapshot,
+                                    hooks.interrupt))
 
     def round(self, task, row):
         """A round of a search this rank runs (``row`` its history row, or None)."""
@@ -180,11 +181,22 @@ class TaskHooks:
         self.progress(row)
         self.lifecycle.round(self.task, row)
 
+    def _stopping(self):
+        """Whether the job must stop (collective over the group: every rank agrees)."""
+        return bool(self.group.allreduce_max(
+            np.array([int(self.lifecycle.stopper.check())]))[0])
+
+    def interrupt(self):
+        """After each round of a refinement's subsample search (no snapshot: a resumed task
+        runs those searches again): as :meth:`round`, then leave the task if it must stop."""
+        self.round()
+        if self._stopping():
+            raise TaskInterrupted
+
     def round_end(self, search):
         """Snapshot the search every ``checkpoint_every`` rounds and when the job must stop
         (collective over the group); then leave the task if it must."""
-        stopping = bool(self.group.allreduce_max(
-            np.array([int(self.lifecycle.stopper.check())]))[0])
+        stopping = self._stopping()
         every = self.lifecycle.job.checkpoint_every
         if stopping or (every and (search.iteration + 1) % every == 0):
             snapshot = take_snapshot(search)

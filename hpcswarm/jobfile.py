@@ -28,6 +28,7 @@ from hpcswarm.params import Param
 from hpcswarm.preprocess import parse_steps
 from hpcswarm.protocols import PROTOCOLS as PROTOCOL_REGISTRY
 from hpcswarm.spec import SPEC, SearchSpec
+from hpcswarm.subsample import SUBSAMPLE_RULES
 from hpcswarm.swarm.params import FITNESS_PARAMS
 
 PROTOCOLS = tuple(PROTOCOL_REGISTRY)
@@ -73,7 +74,7 @@ SCHEMA = (
           "are computed, so an experiment split over several allocations gets exactly the "
           "runs of a single allocation ('report' pools the files)", low=0, high=MAX_RUN - 1),
     Param("seed", "int", 0, "job seed; every run and fold seed is spawned from it", low=0),
-    *_spec_rows("refine", "max_genes", "device"),
+    *_spec_rows("refine", "subsamples", "max_genes", "device"),
     Param("output", "str", None, "results file (HDF5; a JSON summary is written beside it); "
           "default: <job file stem>.h5 in the current folder", neutral=True),
     Param("checkpoint", "str", None, "checkpoint file (HDF5, written atomically by rank 0); "
@@ -120,7 +121,10 @@ class Job:
     sample_shards : int
         Sample shards per particle group (0: chosen by the pre-flight memory check).
     refine : str
-        Refinement of each selected subset after its search (:mod:`hpcswarm.refine`).
+        Refinement of each selected subset after its search (:mod:`hpcswarm.refine`,
+        :mod:`hpcswarm.subsample`).
+    subsamples : int
+        Subsample searches of the refinements that search subsamples.
     max_genes : int
         Size cap of the swarm methods (0: none).
     output : Path
@@ -159,6 +163,7 @@ class Job:
     sample_shards: int = 1
     first_run: int = 0
     refine: str = "none"
+    subsamples: int = SPEC["subsamples"].default
     max_genes: int = 0
     checkpoint: Path = None
     checkpoint_every: int = 10
@@ -171,7 +176,8 @@ class Job:
         """The search every task runs (``sample_shards`` 0: chosen by the pre-flight)."""
         return SearchSpec(self.algorithm, self.params, refine=self.refine,
                           max_genes=self.max_genes or None, preprocess=self.preprocess,
-                          sample_shards=self.sample_shards, device=self.device)
+                          sample_shards=self.sample_shards, device=self.device,
+                          subsamples=self.subsamples)
 
     @property
     def biased(self) -> bool:
@@ -216,7 +222,8 @@ class Job:
             "checkpoint_seconds": self.checkpoint_seconds,
             "convert": dict(self.convert),
         } | ({"preprocess": [list(step) for step in self.preprocess]} if self.preprocess else {}
-             ) | ({"device": self.device} if self.device != SPEC["device"].default else {})
+             ) | ({"device": self.device} if self.device != SPEC["device"].default else {}
+             ) | ({"subsamples": self.subsamples} if self.refine in SUBSAMPLE_RULES else {})
 
     def identity(self) -> dict:
         """What decides the job's results: :meth:`as_dict` without the keys of :data:`SCHEMA`
@@ -366,6 +373,9 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         raise ParameterError(f"{where_of('first_run')}: runs first_run .. first_run+runs-1 "
                              f"must end at run {MAX_RUN} at most, got "
                              f"{values['first_run']} + {values['runs']} - 1")
+    if values["subsamples"] % 2:
+        raise ParameterError(f"{where_of('subsamples')} must be even (complementary pairs of "
+                             f"halves), got {values['subsamples']}")
     algorithm = values["algorithm"]
     params = _method_params(document, algorithm, values["max_genes"], source, where_of)
     convert = _check_convert(document.get("convert", {}), where_of)
@@ -391,7 +401,7 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         cache=cache, group_size=values["layout.group_size"], convert=convert,
         sample_shards=values["layout.sample_shards"],
         first_run=values["first_run"], refine=values["refine"],
-        max_genes=values["max_genes"], checkpoint=checkpoint,
+        subsamples=values["subsamples"], max_genes=values["max_genes"], checkpoint=checkpoint,
         checkpoint_every=values["checkpoint_every"],
         checkpoint_seconds=values["checkpoint_seconds"], preprocess=preprocess,
         device=values["device"],

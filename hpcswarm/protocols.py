@@ -331,12 +331,16 @@ class SearchHooks:
         ``checkpoint(search)`` once per round: the job's snapshot hook.
     resume : dict, optional
         The snapshot to continue from (:func:`hpcswarm.search.run_search`).
+    interrupt : callable, optional
+        ``interrupt()`` once per round of a refinement's subsample search: the job's hook
+        that may stop the task.
     """
 
     group: object = None
     progress: object = None
     checkpoint: object = None
     resume: dict = None
+    interrupt: object = None
 
 
 def run_task(task, data, spec, hooks=None):
@@ -390,7 +394,8 @@ def run_task(task, data, spec, hooks=None):
     view = _training_view(data, task, spec.preprocess)
     result = run_search(view.genes, view.y, replace(spec, preprocess=()), seed=seed,
                         comm=hooks.group, progress=hooks.progress,
-                        checkpoint=hooks.checkpoint, resume=hooks.resume)
+                        checkpoint=hooks.checkpoint, resume=hooks.resume,
+                        interrupt=hooks.interrupt)
     if protocol_of(task.protocol).held_out(task):
         held_out = HeldOut(data, task, view, spec.params["k"])
         scores = held_out.scores(result.mask)

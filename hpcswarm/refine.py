@@ -55,8 +55,9 @@ import numpy as np
 from hpcswarm.fitness import GeneMajor
 from hpcswarm.fitness.margins import label_codes, margin_sum, margin_sums
 
-REFINEMENTS = ("none", "prune", "prune-margin", "prune-compact")
-"""Values of the job key ``refine``."""
+SUBSET_RULES = ("none", "prune", "prune-margin", "prune-compact")
+"""Values of the job key ``refine`` that refine the search's own subset (the others,
+:data:`hpcswarm.subsample.SUBSAMPLE_RULES`, search subsamples)."""
 
 
 @dataclass
@@ -66,7 +67,7 @@ class Refined:
     Attributes
     ----------
     method : str
-        The refinement (``"prune"``, ``"prune-margin"`` or ``"prune-compact"``).
+        The refinement (a value of ``refine``, or ``"eliminate"``).
     mask : ndarray of bool of shape (n_genes,)
     correct, total : int
         Its inner validation score.
@@ -281,7 +282,7 @@ def eliminate_to(scorer, mask: np.ndarray, n_genes: int) -> Refined:
 
 
 def refine(scorer, mask, method, data=None, y=None):
-    """The refinement ``method`` of ``mask`` (:data:`REFINEMENTS`), or None for ``"none"``.
+    """The refinement ``method`` of ``mask`` (:data:`SUBSET_RULES`), or None for ``"none"``.
 
     ``data`` and ``y`` (the scorer's training samples and labels) are read by the margin
     rules only.
@@ -294,4 +295,4 @@ def refine(scorer, mask, method, data=None, y=None):
         return prune_margin(scorer, data, y, mask)
     if method == "prune-compact":
         return prune_compact(scorer, data, y, mask)
-    raise ValueError(f"refine must be one of {', '.join(REFINEMENTS)}, got {method!r}")
+    raise ValueError(f"refine must be one of {', '.join(SUBSET_RULES)}, got {method!r}")

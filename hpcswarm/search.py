@@ -7,6 +7,8 @@
 (13,)
 """
 
+from dataclasses import replace
+
 import numpy as np
 
 from hpcswarm.comm import as_comm, split_grid
@@ -17,6 +19,8 @@ from hpcswarm.methods import algorithm_class
 from hpcswarm.records import SEARCH_ENCODING as RESULT_ENCODING
 from hpcswarm.refine import refine as refine_subset
 from hpcswarm.spec import SearchSpec
+from hpcswarm.subsample import (SUBSAMPLE_RULES, consensus_prune, search_subsamples,
+                                stability_prefix)
 from hpcswarm.swarm.core import RoundHooks
 from hpcswarm.swarm.evaluation import EvaluationService
 from hpcswarm.swarm.front import pareto_front
@@ -56,7 +60,7 @@ def make_fitness(X, y, params, seed, shards=None, device="cpu"):
     return SubsetFitness(scorer, objective), scorer
 
 
-HOOKS = ("progress", "checkpoint", "resume")
+HOOKS = ("progress", "checkpoint", "resume", "interrupt")
 """What a job passes a search besides its spec: round reports, snapshots, a snapshot to
 continue from."""
 
@@ -92,7 +96,10 @@ def run_search(X, y, spec, params=None, seed=0, comm=None, **options):
         the history row just recorded); ``checkpoint(search)`` once per round on every rank
         (the job's snapshot hook, see :class:`hpcswarm.swarm.core.SearchAlgorithm`);
         ``resume``, a snapshot of this same search to continue from (the result is that of
-        the uninterrupted search). With a method name, also the spec's settings.
+        the uninterrupted search); ``interrupt()`` once per round of each subsample search
+        of the refinements ``stability`` and ``consensus`` (every rank; the job's hook that
+        may stop the task by raising: those searches take no snapshots, and a resumed task
+        runs them again, to the same result). With a method name, also the spec's settings.
 
     Returns
     -------
@@ -170,11 +177,30 @@ def _search(X, y, spec, root, grid, hooks):
     result = search.run(hooks["resume"])
     score = fitness.score(result.mask)
     result.front = scored_front(scorer, result.front)
-    try:
-        result.refined = refine_subset(scorer, result.mask, spec.refine, X, y)
-    except ValueError as exc:
-        raise ParameterError(str(exc)) from None
+    result.refined = _refined(X, y, spec, root, grid, scorer, result.mask, hooks["interrupt"])
     return result, score
+
+
+def _refined(X, y, spec, root, grid, scorer, mask, interrupt):
+    """The refinement of ``spec`` of the search's subset ``mask`` (None without one): on the
+    search's own subset (:mod:`hpcswarm.refine`), or from searches of the same spec on
+    subsamples of ``X, y`` (:mod:`hpcswarm.subsample`) run one after the other on ``grid``."""
+    if spec.refine not in SUBSAMPLE_RULES:
+        try:
+            return refine_subset(scorer, mask, spec.refine, X, y)
+        except ValueError as exc:
+            raise ParameterError(str(exc)) from None
+    one = replace(spec, refine="prune-compact")
+    hooks = {"progress": None, "resume": None, "interrupt": None,
+             "checkpoint": None if interrupt is None else lambda search: interrupt()}
+
+    def search(part, labels, seed):
+        return _search(part, labels, one, seed, grid, hooks)[0].refined.genes
+
+    selections = search_subsamples(search, X, y, spec.subsamples, root)
+    if spec.refine == "stability":
+        return stability_prefix(scorer, selections)
+    return consensus_prune(scorer, X, y, selections)
 
 
 def scored_front(scorer, front):

@@ -25,8 +25,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from hpcswarm.methods import algorithm_class, algorithm_params
-from hpcswarm.refine import REFINEMENTS, eliminate_to
+from hpcswarm.refine import eliminate_to
 from hpcswarm.search import make_fitness, run_search
+from hpcswarm.spec import REFINEMENTS
 from hpcswarm.swarm.state import run_seed_sequence
 
 _SEED_BOUND = np.iinfo(np.int32).max

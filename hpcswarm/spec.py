@@ -15,13 +15,21 @@ from dataclasses import dataclass, field
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness.scorer import DEVICES
 from hpcswarm.params import Param
-from hpcswarm.refine import REFINEMENTS
+from hpcswarm.refine import SUBSET_RULES
+from hpcswarm.subsample import DEFAULT_SUBSAMPLES, SUBSAMPLE_RULES
+
+REFINEMENTS = SUBSET_RULES + SUBSAMPLE_RULES
+"""Values of the setting ``refine`` (:mod:`hpcswarm.refine`, :mod:`hpcswarm.subsample`)."""
 
 REFINE_DOC = ("after each search: 'prune' removes genes one at a time while the inner accuracy "
               "does not drop; 'prune-margin' breaks its ties by the training samples' 1-NN "
               "margins and keeps the best subset of that path; 'prune-compact' keeps the subset "
-              "of that path with the largest margin relative to the samples' spread; reported "
-              "as its own method (NAME+prune, NAME+prune-margin, NAME+prune-compact)")
+              "of that path with the largest margin relative to the samples' spread; "
+              "'stability' repeats the search (then prune-compact) on 'subsamples' halves of "
+              "the training samples and keeps the prefix of the genes ranked by how often "
+              "they were kept that classifies the training samples best (at most 30 genes); "
+              "'consensus' prunes the union of those halves' genes by prune-compact; reported "
+              "as its own method (NAME+RULE, e.g. NAME+stability)")
 
 SPEC_PARAMS = (
     Param("algorithm", "str", None, "search method (see 'hpcswarm run --help')", required=True),
@@ -33,6 +41,9 @@ SPEC_PARAMS = (
           "shards (0 in a job: automatic, the fewest that fit the pre-flight memory estimate)",
           low=0, high=2**20),
     Param("device", "choice", "cpu", "where the k-NN scorer runs", choices=DEVICES),
+    Param("subsamples", "int", DEFAULT_SUBSAMPLES, "searches on halves of the training "
+          "samples (complementary pairs: an even number) for refine = 'stability' or "
+          "'consensus'", low=2, high=10_000),
 )
 """The settings of a search besides its method's parameters (each one :class:`SearchSpec`
 field; ``preprocess`` is a table of steps, :func:`hpcswarm.preprocess.parse_steps`)."""
@@ -62,6 +73,9 @@ class SearchSpec:
         Sample shards of every evaluation (0: chosen by the job's pre-flight).
     device : {"cpu", "gpu"}
         Where the scorer runs.
+    subsamples : int
+        Subsample searches of the refinements ``stability`` and ``consensus``
+        (:mod:`hpcswarm.subsample`); even.
     """
 
     algorithm: str
@@ -71,6 +85,7 @@ class SearchSpec:
     preprocess: tuple = ()
     sample_shards: int = 1
     device: str = "cpu"
+    subsamples: int = DEFAULT_SUBSAMPLES
 
     @classmethod
     def build(cls, algorithm: str, params: dict = None, **settings) -> "SearchSpec":
@@ -91,6 +106,9 @@ class SearchSpec:
                                  f"{', '.join([*SPEC, 'preprocess'])}")
         checked = {name: SPEC[name].parse(value) for name, value in settings.items()
                    if name in SPEC and value is not None}
+        if checked.get("subsamples", DEFAULT_SUBSAMPLES) % 2:
+            raise ParameterError(f"subsamples must be even (complementary pairs of halves), "
+                                 f"got {checked['subsamples']}")
         max_genes = checked.pop("max_genes", 0) or None
         if max_genes is not None and not algorithm_class(algorithm).supports_max_genes:
             raise ParameterError(f"max_genes applies to the swarm methods without local "

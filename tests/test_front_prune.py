@@ -307,7 +307,7 @@ def test_tracker_offered_a_batch_keeps_what_it_keeps_row_by_row():
 
 def test_run_offers_every_refinement():
     from hpcswarm import cli
-    from hpcswarm.refine import REFINEMENTS
+    from hpcswarm.spec import REFINEMENTS
 
     run = cli.build_parser()._subparsers._group_actions[0].choices["run"]
     (refine,) = [action for action in run._actions if action.dest == "refine"]

@@ -80,6 +80,13 @@ class GeneMajor:
             raise ValueError(f"{name} must be 2-D (n_samples, n_genes), got shape {X.shape}")
         return cls(np.ascontiguousarray(X.T, dtype=np.float64), name=name)
 
+    def subsample(self, positions):
+        """The same values for some of the samples in use: ``positions`` among
+        ``0 .. n_samples - 1``, in this order (no copy of the matrix; no new check)."""
+        positions = np.asarray(positions, dtype=np.intp)
+        columns = positions if self._samples is None else self._samples[positions]
+        return GeneMajor(self._xt, columns, finite=True)
+
     @property
     def xt(self):
         """The whole gene-major matrix (all its columns, not only the samples in use)."""

@@ -1,0 +1,251 @@
+"""Refinement study: which rule turns PSO-LSRG's subsets into signatures that hold and agree.
+
+Compares, on the design sets, the search's own subset (PSO-LSRG), ``prune-compact`` (one
+pruning of it) and the two rules of :mod:`hpcswarm.subsample` that repeat the search on
+halves of the training samples: ``stability`` (genes ranked by selection frequency, cut where
+the inner validation is best) and ``consensus`` (the union of the halves' signatures,
+pruned). Tran et al. (2016), Experiment II: outer stratified 10-fold cross-validation, 1-NN
+leave-one-out inside each search, the paper's parameters (``jobs/pso-lsrg-experiment-ii.toml``),
+3 runs, seed 2016. Every rule reads the training part of its fold only; the test fold scores
+what it kept.
+
+Per dataset and rule: mean test accuracy over runs (each run's folds pooled) with its
+standard deviation; the one-sided rank-sum test (Mann-Whitney U) of the rule's 30 fold
+accuracies against PSO-LSRG's ("below?"); the mean and largest signature size; Kuncheva's
+index between the folds of a run and between runs, Jaccard's between folds, and Nogueira et
+al.'s estimate with its 95 % interval (:mod:`hpcswarm.stability`); the cost of the
+refinement against the task's own search (wall seconds); and on the synthetic set, the
+planted and noise genes kept. Tran et al.'s Table 5 figure is printed where the paper has
+the dataset. A rule meets the bar where the rank-sum p is at least 0.05, the mean size at
+most 30 and Kuncheva's index between folds at least 0.3.
+
+The design sets: SRBCT, leukemia, colon, lymphoma, Prostate_GE and GLIOMA from
+``../shared/data`` (outside the repository), and a synthetic planted-signal set (4 classes
+of 7, 10, 14 and 15 samples, 2000 genes of which the first 20 carry the class) written by
+this script. The figures are what ``refine = "stability"`` / ``"consensus"`` give in a job:
+the subsample searches use the seeds a job draws (:func:`hpcswarm.subsample.subsample_seed`
+under each task's seed).
+
+Run from the repository root; every step is cached in WORK, so a stopped study continues:
+
+    mpiexec -n 2 python benchmarks/study_refine.py WORK [NAME ...]
+
+1. the Experiment II job per dataset (``WORK/NAME.h5``, ``refine = "prune-compact"``);
+2. per task, the subsample searches (``WORK/subsamples/NAME/run-R-fold-F.npz``), tasks
+   dealt over the MPI ranks;
+3. the table, on rank 0 (``--table`` prints it from what is cached, computing nothing).
+"""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+from scipy.stats import mannwhitneyu
+
+from hpcswarm import cli
+from hpcswarm.comm import world
+from hpcswarm.data import Dataset, load_dataset, write_dataset
+from hpcswarm.fitness import KnnEvaluator, score_split
+from hpcswarm.search import run_search
+from hpcswarm.spec import SearchSpec
+from hpcswarm.stability import stability_summary
+from hpcswarm.subsample import (DEFAULT_SUBSAMPLES, SubsampleSelections, consensus_prune,
+                                search_subsamples, stability_prefix, subsample_seed)
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+DESIGN_SETS = {"SRBCT": "SRBCT.arff", "leukemia": "leukemia.arff", "colon": "colon.mat",
+               "lymphoma": "lymphoma.mat", "Prostate_GE": "Prostate_GE.mat",
+               "GLIOMA": "GLIOMA.mat", "synthetic": None}
+TABLE_5 = {"SRBCT": "93.26 +/- 2.86, 15.01 genes", "leukemia": "87.84 +/- 2.89, 236.45 genes",
+           "Prostate_GE": "81.79 +/- 2.18, 972.25 genes (Prostate Tumor, 10509 genes)",
+           "GLIOMA": "73.85 +/- 4.57, 882.37 genes (Brain Tumor 2, 10367 genes)"}
+RUNS, SEED = 3, 2016
+PLANTED = 20
+
+
+def synthetic(path):
+    """The planted-signal design set: class means N(0, 1) on the first 20 genes, unit noise."""
+    rng = np.random.default_rng([2026, 27])
+    y = np.repeat(np.arange(4), [7, 10, 14, 15])
+    means = np.zeros((4, 2000))
+    means[:, :PLANTED] = rng.normal(size=(4, PLANTED))
+    X = means[y] + rng.normal(size=(y.size, 2000))
+    order = rng.permutation(y.size)
+    write_dataset(Dataset(X[order], y[order], ["A", "B", "C", "D"],
+                          [f"g{i:04d}" for i in range(2000)], None,
+                          {"source": "planted signal, benchmarks/study_refine.py"}), path)
+
+
+def data_path(name, work):
+    return work / "synthetic.h5" if DESIGN_SETS[name] is None else SHARED / DESIGN_SETS[name]
+
+
+def searches(name, work, comm):
+    """Step 1: the Experiment II job on ``name`` (every rank calls; skipped when done)."""
+    output = work / f"{name}.h5"
+    if output.exists():
+        return output
+    if DESIGN_SETS[name] is None and comm.rank == 0 and not data_path(name, work).exists():
+        synthetic(data_path(name, work))
+    comm.barrier()
+    cli.main(["run", str(ROOT / "jobs" / "pso-lsrg-experiment-ii.toml"), "--quiet",
+              "--set", f"data={data_path(name, work)}", "--set", f"output={output}",
+              "--set", f"runs={RUNS}", "--set", f"seed={SEED}",
+              "--set", "refine=prune-compact"])
+    return output
+
+
+def tasks(path):
+    """Each task of a results file: run, fold, spawn key, training and test rows, genes, refined
+    genes, seconds."""
+    found = []
+    with h5py.File(path, "r") as f:
+        seconds = f["tasks"]["seconds"][()]
+        for number, (run, fold) in enumerate(zip(f["tasks"]["run"][()], f["tasks"]["fold"][()])):
+            group = f["runs"][f"run-{int(run):03d}"][f"fold-{int(fold):02d}"]
+            found.append({"run": int(run), "fold": int(fold),
+                          "key": tuple(int(k) for k in group.attrs["spawn_key"]),
+                          "train": group["train_index"][()], "test": group["test_index"][()],
+                          "genes": group["selected_genes"][()],
+                          "pruned": group["refined_genes"][()],
+                          "seconds": float(seconds[number])})
+    return found
+
+
+def subsample_file(work, name, task):
+    return work / "subsamples" / name / f"run-{task['run']}-fold-{task['fold']}.npz"
+
+
+def subsamples(name, work, comm, params):
+    """Step 2: the subsample searches of every task, dealt over the ranks."""
+    dataset = load_dataset(data_path(name, work))
+    X = np.asarray(dataset.X, dtype=np.float64)
+    spec = SearchSpec.build("pso-lsrg", params, refine="prune-compact")
+
+    def search(part, labels, seed):
+        return run_search(part, labels, spec, seed=seed).refined.genes
+
+    for number, task in enumerate(tasks(work / f"{name}.h5")):
+        target = subsample_file(work, name, task)
+        if number % comm.size != comm.rank or target.exists():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        root = np.random.SeedSequence(SEED, spawn_key=task["key"])
+        chosen = search_subsamples(search, X[task["train"]], dataset.y[task["train"]],
+                                   DEFAULT_SUBSAMPLES, root)
+        np.savez(target, seconds=time.perf_counter() - started,
+                 sizes=[genes.size for genes in chosen.signatures],
+                 genes=np.concatenate(chosen.signatures))
+        print(f"{name} run {task['run']} fold {task['fold']}: "
+              f"{time.perf_counter() - started:.0f} s", flush=True)
+
+
+def _stored_selections(path, n_genes):
+    stored = np.load(path)
+    signatures = np.split(stored["genes"], np.cumsum(stored["sizes"])[:-1])
+    return SubsampleSelections(signatures, n_genes), float(stored["seconds"])
+
+
+def rows(name, work):
+    """Step 3: per rule, the fold accuracies, sizes, selections and refinement seconds."""
+    dataset = load_dataset(data_path(name, work))
+    X, y = np.asarray(dataset.X, dtype=np.float64), dataset.y
+    n_genes = X.shape[1]
+    found = {rule: [] for rule in ("PSO-LSRG", "+prune-compact", "+stability", "+consensus")}
+    for task in tasks(work / f"{name}.h5"):
+        path = subsample_file(work, name, task)
+        if not path.exists():
+            return None
+        selections, seconds = _stored_selections(path, n_genes)
+        train, test = task["train"], task["test"]
+        scorer = KnnEvaluator(X[train], y[train], k=1, cv="loo")
+        chosen = {"PSO-LSRG": (task["genes"], 0.0), "+prune-compact": (task["pruned"], 0.0)}
+        started = time.perf_counter()
+        chosen["+stability"] = (stability_prefix(scorer, selections).genes,
+                                seconds + time.perf_counter() - started)
+        started = time.perf_counter()
+        chosen["+consensus"] = (consensus_prune(scorer, X[train], y[train], selections).genes,
+                                seconds + time.perf_counter() - started)
+        for rule, (genes, cost) in chosen.items():
+            mask = np.zeros(n_genes, dtype=bool)
+            mask[genes] = True
+            score = score_split(X[train], y[train], X[test], y[test], mask, 1)
+            found[rule].append({"run": task["run"], "correct": score.correct,
+                                "total": score.total, "genes": np.asarray(genes),
+                                "cost": cost / task["seconds"]})
+    return found, n_genes
+
+
+def table(name, work):
+    """The study's lines for ``name`` (None when a step is missing)."""
+    computed = rows(name, work)
+    if computed is None:
+        return None
+    found, n_genes = computed
+    base = np.array([r["correct"] / r["total"] for r in found["PSO-LSRG"]])
+    lines = [f"{name} ({n_genes} genes, {RUNS} runs x 10 folds)"
+             + (f"; Tran et al. Table 5, PSO-LSRG: {TABLE_5[name]}" if name in TABLE_5 else ""),
+             f"  {'rule':16s} {'test acc. % (sd)':>17s} {'p below':>7s} {'genes':>6s} "
+             f"{'max':>4s} {'K folds':>7s} {'K runs':>6s} {'J folds':>7s} "
+             f"{'Nogueira [95% CI]':>22s} {'cost':>5s} {'bar':>3s}"
+             + ("  planted/noise" if DESIGN_SETS[name] is None else "")]
+    for rule, records in found.items():
+        runs = np.array([r["run"] for r in records])
+        per_run = [100 * sum(r["correct"] for r in records if r["run"] == run)
+                   / sum(r["total"] for r in records if r["run"] == run)
+                   for run in np.unique(runs)]
+        folds = np.array([r["correct"] / r["total"] for r in records])
+        below = (1.0 if rule == "PSO-LSRG"
+                 else mannwhitneyu(folds, base, alternative="less").pvalue)
+        sizes = np.array([r["genes"].size for r in records])
+        summary = stability_summary([r["genes"] for r in records], runs, n_genes)
+        nogueira = summary["nogueira"]
+        kuncheva = summary["folds"]["kuncheva"]
+        meets = below >= 0.05 and sizes.mean() <= 30 and kuncheva >= 0.3
+        line = (f"  {rule:16s} {np.mean(per_run):8.2f} ({np.std(per_run, ddof=1):5.2f}) "
+                f"{below:7.3f} {sizes.mean():6.1f} {sizes.max():4d} {kuncheva:7.3f} "
+                f"{summary['runs']['kuncheva']:6.3f} {summary['folds']['jaccard']:7.3f} "
+                f"{nogueira['estimate']:6.3f} [{nogueira['lower']:5.3f}, "
+                f"{nogueira['upper']:5.3f}] {np.mean([r['cost'] for r in records]):5.1f} "
+                f"{'yes' if meets else 'no':>3s}")
+        if DESIGN_SETS[name] is None:
+            planted = np.mean([np.count_nonzero(r["genes"] < PLANTED) for r in records])
+            line += f"  {planted:5.1f}/{sizes.mean() - planted:.1f}"
+        lines.append(line)
+    return lines
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("work", type=Path, help="folder of the cached steps")
+    parser.add_argument("names", nargs="*", choices=[[], *DESIGN_SETS], default=[],
+                        metavar="NAME", help=f"design sets (default all: {', '.join(DESIGN_SETS)})")
+    parser.add_argument("--table", action="store_true", help="print from the cache only")
+    args = parser.parse_args(argv)
+    names = args.names or list(DESIGN_SETS)
+    comm = world()
+    if comm.rank == 0:
+        args.work.mkdir(parents=True, exist_ok=True)
+    comm.barrier()
+    if not args.table:
+        for name in names:
+            output = searches(name, args.work, comm)
+            with h5py.File(output, "r") as f:
+                params = json.loads(f.attrs["params"])
+            subsamples(name, args.work, comm, params)
+            comm.barrier()
+    if comm.rank == 0:
+        for name in names:
+            lines = table(name, args.work)
+            print("\n".join(lines) if lines else f"{name}: not computed yet", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
