@@ -54,7 +54,7 @@ from hpcswarm.search import run_search
 from hpcswarm.spec import SearchSpec
 from hpcswarm.stability import stability_summary
 from hpcswarm.subsample import (DEFAULT_SUBSAMPLES, SubsampleSelections, consensus_prune,
-                                search_subsamples, stability_prefix, subsample_seed)
+                                search_subsamples, stability_prefix)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"

@@ -65,7 +65,8 @@ SCHEMA = (
           "('unbiased', then one more search on all samples: the folds estimate how well the "
           "method generalises, the extra search gives the one signature to publish; the two "
           "come from different searches because a signature selected on every sample has no "
-          "sample left to test it on)", choices=PROTOCOLS),
+          "sample left to test it on; its refine is 'stability' unless the job names one)",
+          choices=PROTOCOLS),
     Param("folds", "int", 10, "outer stratified folds of the unbiased and final-signature "
           "protocols", low=2,
           high=MAX_RUN),
@@ -400,7 +401,9 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         folds=values["folds"], runs=values["runs"], seed=values["seed"], output=output,
         cache=cache, group_size=values["layout.group_size"], convert=convert,
         sample_shards=values["layout.sample_shards"],
-        first_run=values["first_run"], refine=values["refine"],
+        first_run=values["first_run"],
+        refine=(values["refine"] if "refine" in document
+                else PROTOCOL_REGISTRY[values["protocol"]].default_refine),
         subsamples=values["subsamples"], max_genes=values["max_genes"], checkpoint=checkpoint,
         checkpoint_every=values["checkpoint_every"],
         checkpoint_seconds=values["checkpoint_seconds"], preprocess=preprocess,

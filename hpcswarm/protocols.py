@@ -116,12 +116,15 @@ class Protocol:
         samples (Ambroise & McLachlan 2002), flagged so in the results.
     split_key : str
         The job key named when the outer split cannot be drawn.
+    default_refine : str
+        The refinement a job of this protocol gets when its file names none.
     """
 
     name = ""
     biased = False
     split_key = "protocol"
     n_extra = 0
+    default_refine = "none"
 
     def extra_splits(self, y):
         """``(train, test)`` pairs of the tasks outside the runs (:attr:`n_extra` of them)."""
@@ -210,6 +213,9 @@ class FinalSignature(Unbiased):
     the signature to publish (see the module notes)."""
 
     name, n_extra = "final-signature", 1
+    default_refine = "stability"
+    """The rule chosen by ``benchmarks/study_refine.py`` on the design sets: the signature to
+    publish is the one whose genes hold from fold to fold (:mod:`hpcswarm.subsample`)."""
 
     def extra_splits(self, y):
         return [(np.arange(y.shape[0], dtype=np.int64), np.empty(0, dtype=np.int64))]
