@@ -105,7 +105,8 @@ class Selection:
 
         Without ``folder``: the two matplotlib figures ``(heatmap, strips)`` to show; with
         it: the two PNG files written there, ``PREFIX-heatmap.png`` and
-        ``PREFIX-by-class.png``. Needs matplotlib (the ``plot`` extra).
+        ``PREFIX-by-class.png`` (the folder is created if missing; an existing file is
+        replaced only with ``overwrite``). Needs matplotlib (the ``plot`` extra).
         """
         from hpcswarm import plots
 
