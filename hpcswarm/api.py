@@ -235,12 +235,12 @@ def _matrix(data, labels, layer, gene_names):
 
 
 def _from_anndata(adata, labels, layer):
+    columns = ", ".join(map(str, adata.obs.columns)) or "none"
     if not isinstance(labels, str):
-        raise ValueError("labels: give the name of an obs column of the AnnData (one of "
-                         f"{', '.join(map(str, adata.obs.columns)) or 'none'})")
+        raise ValueError(f"labels: give the name of an obs column of the AnnData (one of "
+                         f"{columns})")
     if labels not in adata.obs.columns:
-        raise ValueError(f"labels: no obs column {labels!r} in the AnnData (columns: "
-                         f"{', '.join(map(str, adata.obs.columns)) or 'none'})")
+        raise ValueError(f"labels: no obs column {labels!r} in the AnnData (columns: {columns})")
     if layer is None:
         values = adata.X
     elif layer in adata.layers:

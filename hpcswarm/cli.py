@@ -506,7 +506,7 @@ def _search_lines(args, result, document):
         f"{document['n_selected']} of {document['n_genes_total']} genes: {shown}",
         f"{last['iteration'] + 1} rounds, {last['evaluations']} evaluations, "
         f"{last['archive_hits']} archive hits, {last['seconds']:.1f} s",
-        f"Pareto front (genes: inner correct): " + ", ".join(
+        "Pareto front (genes: inner correct): " + ", ".join(
             f"{p['size']}: {p['correct']}" for p in document["front"]),
     ]
     if result.refined is not None:

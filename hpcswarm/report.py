@@ -489,6 +489,15 @@ def _convergence_lines(entry):
 
 _FINAL_HEADER = ["Gene", "Index (0-based)", "Fold frequency"]
 
+_TOP_GENES_HEADER = ["Rank", "Index (0-based)", "Feature (1-based)", "Gene", "Count",
+                     "Frequency"]
+
+
+def _top_gene_rows(entry):
+    """The rows of a method's most frequently selected genes (:data:`_TOP_GENES_HEADER`)."""
+    return [[i + 1, g["index"], g["index"] + 1, g["name"], g["count"], f"{g['frequency']:.2f}"]
+            for i, g in enumerate(entry["top"])]
+
 
 def _final_title(entry):
     """The lines that introduce a final signature: what it is and what estimates it."""
@@ -576,11 +585,7 @@ def text_lines(report):
     for entry in report["genes"]:
         lines += ["", f"Most frequently selected genes: {entry['method']} "
                       f"({entry['tasks']} selections, {entry['dataset']}, {entry['file']})"]
-        lines += _text_table(["Rank", "Index (0-based)", "Feature (1-based)", "Gene", "Count",
-                              "Frequency"],
-                             [[i + 1, g["index"], g["index"] + 1, g["name"], g["count"],
-                               f"{g['frequency']:.2f}"]
-                              for i, g in enumerate(entry["top"])])
+        lines += _text_table(_TOP_GENES_HEADER, _top_gene_rows(entry))
     for entry in report["convergence"]:
         title, table = _convergence_lines(entry)
         lines += [""] + title + table
@@ -607,11 +612,7 @@ def markdown_text(report):
     for entry in report["genes"]:
         lines += ["", f"Most frequently selected genes: {entry['method']} "
                       f"({entry['tasks']} selections)", ""]
-        lines += table(["Rank", "Index (0-based)", "Feature (1-based)", "Gene", "Count",
-                        "Frequency"],
-                       [[i + 1, g["index"], g["index"] + 1, g["name"], g["count"],
-                         f"{g['frequency']:.2f}"]
-                        for i, g in enumerate(entry["top"])])
+        lines += table(_TOP_GENES_HEADER, _top_gene_rows(entry))
     return "\n".join(lines) + "\n"
 
 
