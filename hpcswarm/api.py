@@ -105,7 +105,8 @@ class Selection:
 
         Without ``folder``: the two matplotlib figures ``(heatmap, strips)`` to show; with
         it: the two PNG files written there, ``PREFIX-heatmap.png`` and
-        ``PREFIX-by-class.png``. Needs matplotlib (the ``plot`` extra).
+        ``PREFIX-by-class.png`` (the folder is created if missing; an existing file is
+        replaced only with ``overwrite``). Needs matplotlib (the ``plot`` extra).
         """
         from hpcswarm import plots
 
@@ -234,12 +235,12 @@ def _matrix(data, labels, layer, gene_names):
 
 
 def _from_anndata(adata, labels, layer):
+    columns = ", ".join(map(str, adata.obs.columns)) or "none"
     if not isinstance(labels, str):
-        raise ValueError("labels: give the name of an obs column of the AnnData (one of "
-                         f"{', '.join(map(str, adata.obs.columns)) or 'none'})")
+        raise ValueError(f"labels: give the name of an obs column of the AnnData (one of "
+                         f"{columns})")
     if labels not in adata.obs.columns:
-        raise ValueError(f"labels: no obs column {labels!r} in the AnnData (columns: "
-                         f"{', '.join(map(str, adata.obs.columns)) or 'none'})")
+        raise ValueError(f"labels: no obs column {labels!r} in the AnnData (columns: {columns})")
     if layer is None:
         values = adata.X
     elif layer in adata.layers:

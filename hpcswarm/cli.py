@@ -338,10 +338,8 @@ def _plot_evaluated(args):
     dataset = load_dataset(args.data)
     mask = (np.ones(dataset.n_genes, dtype=bool) if args.all
             else mask_from_genes(read_gene_list(args.genes), dataset.gene_names))
-    folder = Path(args.plot)
-    folder.mkdir(parents=True, exist_ok=True)
     return write_expression_plots(np.asarray(dataset.X), dataset.y, dataset.gene_names,
-                                  np.flatnonzero(mask), folder, dataset.class_names,
+                                  np.flatnonzero(mask), args.plot, dataset.class_names,
                                   title=Path(str(args.data)).name, overwrite=args.overwrite)
 
 
@@ -508,7 +506,7 @@ def _search_lines(args, result, document):
         f"{document['n_selected']} of {document['n_genes_total']} genes: {shown}",
         f"{last['iteration'] + 1} rounds, {last['evaluations']} evaluations, "
         f"{last['archive_hits']} archive hits, {last['seconds']:.1f} s",
-        f"Pareto front (genes: inner correct): " + ", ".join(
+        "Pareto front (genes: inner correct): " + ", ".join(
             f"{p['size']}: {p['correct']}" for p in document["front"]),
     ]
     if result.refined is not None:

@@ -23,7 +23,9 @@ from numpy.typing import ArrayLike
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-from hpcswarm.atomic import atomic_path
+from hpcswarm.atomic import atomic_path, reason
+from hpcswarm.errors import DataError
+from hpcswarm.outputs import check_outputs
 
 
 def plot_files(report: dict, folder: Union[str, Path]) -> list:
@@ -31,13 +33,28 @@ def plot_files(report: dict, folder: Union[str, Path]) -> list:
     folder = Path(folder)
     files = [folder / "convergence.png"]
     for i, entry in enumerate(report["genes"]):
-        name = f"{i + 1}-{_safe(entry['dataset'])}-{_safe(entry['method'])}.png"
+        name = _entry_png(i, entry)
         files.append(folder / f"genes-{name}")
         if entry["ranked"]:
             files.append(folder / f"stability-{name}")
-    files += [folder / f"front-{i + 1}-{_safe(e['dataset'])}-{_safe(e['method'])}.png"
-              for i, e in enumerate(report.get("fronts", []))]
+    files += [folder / f"front-{_entry_png(i, e)}" for i, e in enumerate(report.get("fronts", []))]
     return files
+
+
+def _entry_png(position, entry):
+    """``N-DATASET-METHOD.png``: the file name of the plots of a report entry."""
+    return f"{position + 1}-{_safe(entry['dataset'])}-{_safe(entry['method'])}.png"
+
+
+def _free_targets(folder, files, overwrite):
+    """Create ``folder`` (with its parents) if missing; then raise :class:`DataError` if one
+    of ``files`` exists, unless ``overwrite`` (:func:`hpcswarm.outputs.check_outputs`):
+    every file is checked before any is written."""
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataError(f"{folder}: cannot create the folder ({reason(exc)})") from None
+    check_outputs([("plot", path) for path in files], overwrite=overwrite)
 
 
 def write_plots(report: dict, folder: Union[str, Path], overwrite: bool = False) -> Optional[list]:
@@ -50,8 +67,8 @@ def write_plots(report: dict, folder: Union[str, Path], overwrite: bool = False)
     by inner accuracy per size budget, and each task's refined signature, ``+prune``..., as
     its own marker) and ``stability-N-...png`` (which of the top genes
     each task selected, with Kuncheva's and Jaccard's indices). Needs matplotlib (the
-    optional ``plot`` extra); returns None without it. An existing file is replaced only
-    with ``overwrite``.
+    optional ``plot`` extra); returns None without it. ``folder`` is created if missing; an
+    existing file is replaced only with ``overwrite`` (all are checked before any is written).
     """
     try:
         import matplotlib
@@ -61,6 +78,7 @@ def write_plots(report: dict, folder: Union[str, Path], overwrite: bool = False)
     except ImportError:
         return None
     folder = Path(folder)
+    _free_targets(folder, plot_files(report, folder), overwrite)
     written = []
 
     def save(fig, name):
@@ -81,7 +99,7 @@ def write_plots(report: dict, folder: Union[str, Path], overwrite: bool = False)
     ax.legend(fontsize=8)
     save(fig, "convergence.png")
     for i, entry in enumerate(report["genes"]):
-        name = f"{i + 1}-{_safe(entry['dataset'])}-{_safe(entry['method'])}.png"
+        name = _entry_png(i, entry)
         fig, ax = plt.subplots(figsize=(7, 4.5))
         top = entry["top"]
         ax.barh([g["name"] for g in top][::-1], [g["frequency"] for g in top][::-1])
@@ -93,8 +111,7 @@ def write_plots(report: dict, folder: Union[str, Path], overwrite: bool = False)
         if entry["ranked"]:
             _stability_plot(plt, entry, save, f"stability-{name}")
     for i, entry in enumerate(report.get("fronts", [])):
-        _front_plot(plt, entry, save,
-                    f"front-{i + 1}-{_safe(entry['dataset'])}-{_safe(entry['method'])}.png")
+        _front_plot(plt, entry, save, f"front-{_entry_png(i, entry)}")
     return written
 
 
@@ -393,10 +410,12 @@ def write_expression_plots(X: ArrayLike, y: ArrayLike, gene_names: Optional[Sequ
     """Write :func:`expression_heatmap` and :func:`expression_strips` as PNG files.
 
     Returns the paths: ``FOLDER/PREFIX-heatmap.png`` and ``FOLDER/PREFIX-by-class.png``.
-    An existing file is replaced only with ``overwrite``.
+    ``folder`` is created if missing; an existing file is replaced only with ``overwrite``
+    (both are checked before either is written).
     """
     plt = _pyplot()
     written = expression_plot_files(folder, prefix)
+    _free_targets(folder, written, overwrite)
     for target, draw in zip(written, (expression_heatmap, expression_strips)):
         fig = draw(X, y, gene_names, genes, class_names, title)
         _save_png(fig, target, overwrite)

@@ -48,7 +48,7 @@ from hpcswarm.outputs import check_outputs
 from hpcswarm.plots import plot_files, plotting_available, write_plots
 from hpcswarm.records import BIAS_NOTE
 from hpcswarm.results import describe, gene_frequencies, mean_curve, read_results, run_accuracies
-from hpcswarm.stability import ranked_genes, stability, stability_summary
+from hpcswarm.stability import ranked_genes, stability_summary
 
 REPORT_ENCODING = ("hpcswarm-report", "0.2.0")
 """``encoding-type`` and ``encoding-version`` of the ``--json`` document."""
@@ -354,6 +354,8 @@ def build_report(paths, reference=None, alpha=0.05, top=10, sizes=None):
     methods = with_refined(pool_parts([read_results(path) for path in paths]))
     ref_index = _pick_reference(methods, reference)
     ref = methods[ref_index]
+    stabilities = [stability_summary(m.genes, m.table["run"], len(m.gene_names))
+                   for m in methods]
     rows, genes, curves = [], [], []
     datasets = []
     for method in methods:
@@ -361,23 +363,23 @@ def build_report(paths, reference=None, alpha=0.05, top=10, sizes=None):
         if key not in [d[0] for d in datasets]:
             datasets.append((key, method.attrs.get("dataset")))
     for key, dataset in datasets:
-        members = [m for m in methods if m.attrs.get("dataset_sha256") == key]
+        members = [(m, stable) for m, stable in zip(methods, stabilities)
+                   if m.attrs.get("dataset_sha256") == key]
         compare_to = ref if ref.attrs.get("dataset_sha256") == key else None
         ref_values = run_accuracies(compare_to.table) if compare_to is not None else None
-        base = compare_to or members[0]
+        base = compare_to or members[0][0]
+        no_selection = {"kuncheva": None, "jaccard": None}
         entries = []
         if "baseline_correct" in base.table:  # a single search's document has no baseline
             entries.append((ALL_GENES, base, run_accuracies(base.table, "baseline"),
-                            len(base.gene_names), False))
+                            len(base.gene_names), False, no_selection))
         if "pca_correct" in base.table:
             entries.append((PCA_KNN, base, run_accuracies(base.table, "pca"),
-                            float(base.table["pca_components"].mean()), False))
+                            float(base.table["pca_components"].mean()), False, no_selection))
         entries += [(m.label, m, run_accuracies(m.table), float(m.table["subset_size"].mean()),
-                     m is compare_to) for m in members]
-        for label, method, values, size, is_ref in entries:
+                     m is compare_to, stable["all"]) for m, stable in members]
+        for label, method, values, size, is_ref, stable in entries:
             stats = describe(values)
-            stable = ({"kuncheva": None, "jaccard": None} if label in (ALL_GENES, PCA_KNN)
-                      else stability(method.genes, len(method.gene_names)))
             if is_ref:
                 symbol, p = "ref", None
             elif ref_values is None:
@@ -392,19 +394,17 @@ def build_report(paths, reference=None, alpha=0.05, top=10, sizes=None):
                 "p_value": p, "kuncheva": stable["kuncheva"], "jaccard": stable["jaccard"],
                 "file": str(method.path),
             })
-        if any(m.biased for m in members):
+        if any(m.biased for m, _ in members):
             notes.append(f"* {BIAS_NOTE}")
     fronts = []
-    for method in methods:
+    for method, stable in zip(methods, stabilities):
         n_tasks = len(method.genes)
         runs = method.table["run"]
         ranked = ranked_genes(method.genes, runs, method.gene_names)
         genes.append({"dataset": dataset_label(method), "method": method.label,
                       "file": str(method.path), "tasks": n_tasks,
-                      "runs": int(np.unique(runs).size), "stability":
-                      stability(method.genes, len(method.gene_names)),
-                      "stability_detail": stability_summary(method.genes, runs,
-                                                            len(method.gene_names)),
+                      "runs": int(np.unique(runs).size), "stability": stable["all"],
+                      "stability_detail": stable,
                       "top": gene_frequencies(method.genes, method.gene_names, n_tasks, top),
                       "ranked": ranked, "task_runs": runs.tolist(),
                       "top_tasks": [[t for t, selected in enumerate(method.genes)
@@ -488,6 +488,15 @@ def _convergence_lines(entry):
 
 
 _FINAL_HEADER = ["Gene", "Index (0-based)", "Fold frequency"]
+
+_TOP_GENES_HEADER = ["Rank", "Index (0-based)", "Feature (1-based)", "Gene", "Count",
+                     "Frequency"]
+
+
+def _top_gene_rows(entry):
+    """The rows of a method's most frequently selected genes (:data:`_TOP_GENES_HEADER`)."""
+    return [[i + 1, g["index"], g["index"] + 1, g["name"], g["count"], f"{g['frequency']:.2f}"]
+            for i, g in enumerate(entry["top"])]
 
 
 def _final_title(entry):
@@ -576,11 +585,7 @@ def text_lines(report):
     for entry in report["genes"]:
         lines += ["", f"Most frequently selected genes: {entry['method']} "
                       f"({entry['tasks']} selections, {entry['dataset']}, {entry['file']})"]
-        lines += _text_table(["Rank", "Index (0-based)", "Feature (1-based)", "Gene", "Count",
-                              "Frequency"],
-                             [[i + 1, g["index"], g["index"] + 1, g["name"], g["count"],
-                               f"{g['frequency']:.2f}"]
-                              for i, g in enumerate(entry["top"])])
+        lines += _text_table(_TOP_GENES_HEADER, _top_gene_rows(entry))
     for entry in report["convergence"]:
         title, table = _convergence_lines(entry)
         lines += [""] + title + table
@@ -607,11 +612,7 @@ def markdown_text(report):
     for entry in report["genes"]:
         lines += ["", f"Most frequently selected genes: {entry['method']} "
                       f"({entry['tasks']} selections)", ""]
-        lines += table(["Rank", "Index (0-based)", "Feature (1-based)", "Gene", "Count",
-                        "Frequency"],
-                       [[i + 1, g["index"], g["index"] + 1, g["name"], g["count"],
-                         f"{g['frequency']:.2f}"]
-                        for i, g in enumerate(entry["top"])])
+        lines += table(_TOP_GENES_HEADER, _top_gene_rows(entry))
     return "\n".join(lines) + "\n"
 
 

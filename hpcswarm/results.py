@@ -371,7 +371,7 @@ def mean_curve(histories, columns, field="best_fitness"):
     return padded.mean(axis=0)
 
 
-def refined_rows(name, table, refined_genes, gene_names, top=10):
+def refined_rows(name, table, refined_genes, gene_names, top=10, known_stability=None):
     """The rows of a job's refined subsets (one per refinement; a job has at most one today):
     each named ``NAME+METHOD``, with its accuracy over runs, sizes and most frequent genes,
     computed as the search's row is (:func:`run_accuracies` over ``refined_test_*``).
@@ -385,14 +385,21 @@ def refined_rows(name, table, refined_genes, gene_names, top=10):
     refined_genes : dict of str to list of ndarray
         Refinement -> the refined genes of every task, in task order.
     gene_names : sequence of str
+    top : int, default 10
+    known_stability : dict of str to dict, optional
+        Refinement -> the :func:`~hpcswarm.stability.stability_summary` of its subsets where
+        it is already known (the final signature's); the others are computed.
     """
+    known_stability = known_stability or {}
     rows = []
     for method, genes in refined_genes.items():
         accuracies = run_accuracies(table, "refined_test")
+        stable = known_stability.get(method)
+        if stable is None:
+            stable = stability_summary(genes, table["run"], len(gene_names))
         rows.append({"name": f"{name}+{method}", "refine": method,
                      "accuracy": describe(accuracies), "accuracy_per_run": accuracies.tolist(),
-                     "subset_size": describe(table["refined_size"]),
-                     "stability": stability_summary(genes, table["run"], len(gene_names)),
+                     "subset_size": describe(table["refined_size"]), "stability": stable,
                      "top_genes": gene_frequencies(genes, gene_names, len(genes), top)})
     return rows
 
@@ -413,8 +420,16 @@ def summarise(job, dataset, results, provenance, top=10, final=None):
     """The JSON summary of a job's results (written beside the HDF5 file); ``refined`` lists
     the row of each refined subset (:func:`refined_rows`), empty without a refinement;
     ``stability`` the stability of the selections (:func:`hpcswarm.stability.stability_summary`)
-    and ``final_signature`` the final signature (``final``), or None."""
+    and ``final_signature`` the final signature (``final``), or None.
+
+    The final signature already holds the stability of the outer folds' selections it
+    follows (the refined subsets with a refinement, ``refine`` ``"none"`` without): that one
+    is reused, not computed again."""
     table = task_table(results)
+    known_stability = {} if final is None else {final.refine: final.stability}
+    stability = known_stability.get("none")
+    if stability is None:
+        stability = stability_summary([r.genes for r in results], table["run"], dataset.n_genes)
     histories = [r.history.values for r in results]
     biased = job.biased
     refined = ({} if not results or results[0].refined is None
@@ -435,9 +450,9 @@ def summarise(job, dataset, results, provenance, top=10, final=None):
         "evaluations": describe(table["evaluations"]),
         "top_genes": gene_frequencies([r.genes for r in results], dataset.gene_names,
                                       len(results), top),
-        "refined": refined_rows(job.name, table, refined, dataset.gene_names, top),
-        "stability": stability_summary([r.genes for r in results], table["run"],
-                                       dataset.n_genes),
+        "refined": refined_rows(job.name, table, refined, dataset.gene_names, top,
+                                known_stability),
+        "stability": stability,
         "final_signature": None if final is None else final.as_json(dataset.gene_names),
         "convergence_best_fitness": mean_curve(histories,
                                                list(results[0].history.columns)).tolist(),

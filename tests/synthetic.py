@@ -25,3 +25,14 @@ SMALL = {
     "sfr": {"max_size": 10},
     "fsr": {"n_particles": 6, "n_iterations": 3, "max_size": 3},
 }
+
+
+def informative_genes(seed=0, n_samples=36, n_genes=12, n_informative=2, shift=4.0):
+    """Three classes; gene ``g`` (for ``g < n_informative``, at most 3) is shifted by ``shift``
+    in the samples of class ``g``; the rest is noise."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n_samples) % 3
+    X = rng.normal(size=(n_samples, n_genes))
+    for gene in range(n_informative):
+        X[:, gene] += shift * (y == gene)
+    return X, y

@@ -10,6 +10,7 @@ import pytest
 import hpcswarm
 from hpcswarm import SwarmFeatureSelector
 from hpcswarm.comm import SerialComm
+from hpcswarm.errors import DataError
 
 pandas = pytest.importorskip("pandas")
 
@@ -133,6 +134,21 @@ def test_plot_expression_writes_two_pngs(tmp_path):
     assert all(p.read_bytes()[:4] == b"\x89PNG" for p in written)
     heatmap, strips = result.plot_expression()
     assert heatmap.axes and strips.axes
+
+
+def test_plot_expression_creates_its_folder_and_replaces_a_file_only_when_told(tmp_path):
+    pytest.importorskip("matplotlib")
+    result = hpcswarm.select(*informative(), algorithm="sfs")
+    folder = tmp_path / "figures" / "signature"
+    heatmap, strips = result.plot_expression(folder)
+    assert heatmap.parent == folder and heatmap.read_bytes()[:4] == b"\x89PNG"
+    before = heatmap.read_bytes()
+    strips.unlink()
+    with pytest.raises(DataError, match="already exists"):
+        result.plot_expression(folder, title="again")
+    assert heatmap.read_bytes() == before and not strips.exists()  # both checked first
+    assert result.plot_expression(folder, title="again", overwrite=True) == [heatmap, strips]
+    assert heatmap.read_bytes() != before and strips.exists()
 
 
 def test_import_hpcswarm_stays_light_and_lists_select():

@@ -10,23 +10,18 @@ import os
 import pickle
 import subprocess
 import sys
-from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
 
+from search_snapshots import snapshot_at
 from synthetic import SMALL, small_data
 from test_mpi_jobs import MPIEXEC, SCRIPTS, launch
 
 from hpcswarm.baselines import BASELINES
 from hpcswarm.search import run_search
 from hpcswarm.methods import ALGORITHMS
-from hpcswarm.swarm.snapshot import take_snapshot
-
-
-class _Stop(Exception):
-    pass
 
 
 def _without_seconds(history):
@@ -43,16 +38,8 @@ def test_a_search_resumed_from_any_round_ends_as_the_uninterrupted_one(algorithm
     params = SMALL.get(algorithm, {})  # the baselines need no settings
     full = run_search(X, y, algorithm, params, seed=7)
     for stop_at in range(len(full.history) - 1):
-        taken = []
-
-        def hook(search):
-            if search.iteration == stop_at:
-                taken.append(pickle.loads(pickle.dumps(take_snapshot(search))))
-                raise _Stop
-
-        with pytest.raises(_Stop):
-            run_search(X, y, algorithm, params, seed=7, checkpoint=hook)
-        resumed = run_search(X, y, algorithm, params, seed=7, resume=taken[0])
+        snapshot = snapshot_at(X, y, algorithm, params, stop_at, seed=7)
+        resumed = run_search(X, y, algorithm, params, seed=7, resume=snapshot)
         assert np.array_equal(resumed.mask, full.mask)
         assert resumed.fitness == full.fitness
         assert _without_seconds(resumed.history) == _without_seconds(full.history)

@@ -134,3 +134,18 @@ def test_front_plot_marks_the_refined_signatures(pruned, tmp_path, monkeypatch):
     assert any(p.name.startswith("front-") for p in written)
     assert ("prune signature: inner accuracy", "D") in labels
     assert ("prune signature: test accuracy", "^") in labels
+
+
+def test_report_plots_create_their_folder_and_check_every_file_first(pruned, tmp_path):
+    pytest.importorskip("matplotlib")
+    from hpcswarm.plots import plot_files, write_plots
+
+    report = build_report([pruned])
+    folder = tmp_path / "new" / "plots"
+    files = plot_files(report, folder)
+    assert write_plots(report, folder) == files
+    for path in files[:-1]:
+        path.unlink()
+    with pytest.raises(DataError, match="already exists"):
+        write_plots(report, folder)
+    assert [path for path in files if path.exists()] == files[-1:]

@@ -22,6 +22,8 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from synthetic import informative_genes
+
 import hpcswarm
 from hpcswarm import SwarmFeatureSelector
 from hpcswarm.comm import SerialComm
@@ -41,18 +43,8 @@ def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
 
 
-def informative(seed=0, n_samples=36, n_genes=12):
-    """Genes 0 and 1 carry the class; the rest is noise."""
-    rng = np.random.default_rng(seed)
-    y = np.arange(n_samples) % 3
-    X = rng.normal(size=(n_samples, n_genes))
-    X[:, 0] += 4.0 * (y == 0)
-    X[:, 1] += 4.0 * (y == 1)
-    return X, y
-
-
 def test_pipeline_under_cross_validation_selects_on_training_rows_only():
-    X, y = informative()
+    X, y = informative_genes()
     model = make_pipeline(SwarmFeatureSelector("sfs", random_state=0), KNeighborsClassifier(1))
     out = cross_validate(model, X, y, cv=4, return_estimator=True)
     assert out["test_score"].mean() > 0.8
@@ -64,7 +56,7 @@ def test_pipeline_under_cross_validation_selects_on_training_rows_only():
 
 
 def test_grid_search_over_methods_and_their_parameters():
-    X, y = informative(seed=1)
+    X, y = informative_genes(seed=1)
     model = make_pipeline(SwarmFeatureSelector(random_state=0), KNeighborsClassifier(1))
     grid = GridSearchCV(model, {"swarmfeatureselector__algorithm": ["sfs", "lfs"],
                                 "swarmfeatureselector__params": [{"k": 1}, {"k": 3}]}, cv=3)
@@ -74,7 +66,7 @@ def test_grid_search_over_methods_and_their_parameters():
 
 
 def test_transform_and_feature_names():
-    X, y = informative(seed=2)
+    X, y = informative_genes(seed=2)
     selector = SwarmFeatureSelector("sfs", random_state=0).fit(X, y)
     chosen = np.flatnonzero(selector.support_)
     assert np.array_equal(selector.transform(X), X[:, chosen])
@@ -84,7 +76,7 @@ def test_transform_and_feature_names():
 
 
 def test_int_random_state_is_the_run_seed():
-    X, y = informative(seed=3)
+    X, y = informative_genes(seed=3)
     params = {"n_particles": 6, "n_iterations": 3, "cv": 3}
     selector = SwarmFeatureSelector("bpso", params, random_state=11).fit(X, y)
     expected = run_search(X, y, "bpso", params, seed=11)
@@ -95,7 +87,7 @@ def test_int_random_state_is_the_run_seed():
 
 
 def test_random_state_instances_draw_a_new_seed_per_fit():
-    X, y = informative(seed=4)
+    X, y = informative_genes(seed=4)
     for make in (np.random.RandomState, np.random.default_rng):
         state = make(5)
         selector = SwarmFeatureSelector("sfs", random_state=state)
@@ -109,13 +101,13 @@ def test_random_state_instances_draw_a_new_seed_per_fit():
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "seed"])
 def test_bad_random_state(bad):
-    X, y = informative()
+    X, y = informative_genes()
     with pytest.raises(ValueError, match="random_state"):
         SwarmFeatureSelector("sfs", random_state=bad).fit(X, y)
 
 
 def test_bad_algorithm_and_parameter_are_named():
-    X, y = informative()
+    X, y = informative_genes()
     with pytest.raises(ParameterError, match="unknown algorithm 'swarm'.*pso-lsrg.*sfs"):
         SwarmFeatureSelector("swarm").fit(X, y)
     with pytest.raises(ParameterError, match="'n_particles'"):
@@ -132,7 +124,7 @@ class Uncopyable(SerialComm):
 
 
 def test_communicator_is_used_and_shared_by_clones():
-    X, y = informative(seed=6)
+    X, y = informative_genes(seed=6)
     comm = Uncopyable()
     selector = SwarmFeatureSelector("sfs", random_state=0, comm=comm)
     assert clone(selector).comm is comm
@@ -154,7 +146,7 @@ def test_import_hpcswarm_loads_neither_scikit_learn_nor_mpi():
 def test_values_at_either_end_of_the_range_select_as_at_a_normal_scale(exponent):
     """Values near 1e-319 or 1e+301: their squares underflow or overflow, so without the
     power-of-two scaling at the selector's entry every neighbour ties."""
-    X, y = informative(seed=3)
+    X, y = informative_genes(seed=3)
     params = {"n_particles": 6, "n_iterations": 3, "cv": 3}
     normal = SwarmFeatureSelector("bpso", params, random_state=11).fit(X, y)
     extreme = SwarmFeatureSelector("bpso", params, random_state=11).fit(np.ldexp(X, exponent), y)

@@ -1,11 +1,15 @@
 """The selector's signature: ``n_features_to_select``, ``refine``, ``max_genes``, the swarm
 settings as its own keywords (for ``GridSearchCV``), ``front_``, ``verbose``."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
+
+from synthetic import informative_genes
 
 from hpcswarm import SwarmFeatureSelector
 from hpcswarm.data import load_dataset
@@ -19,15 +23,8 @@ from hpcswarm.swarm.state import run_seed_sequence
 SMALL = {"n_particles": 6, "n_iterations": 4}
 
 
-def informative(seed=0, n_samples=36, n_genes=30):
-    """Genes 0, 1 and 2 carry the class; the rest is noise."""
-    rng = np.random.default_rng(seed)
-    y = np.arange(n_samples) % 3
-    X = rng.normal(size=(n_samples, n_genes))
-    X[:, 0] += 3.0 * (y == 0)
-    X[:, 1] += 3.0 * (y == 1)
-    X[:, 2] += 3.0 * (y == 2)
-    return X, y
+# Genes 0, 1 and 2 carry the class among 30; the rest is noise.
+informative = partial(informative_genes, n_genes=30, n_informative=3, shift=3.0)
 
 
 def test_grid_search_over_a_swarm_setting_and_the_signature_size():

@@ -10,32 +10,20 @@ import h5py
 import numpy as np
 import pytest
 
+from search_snapshots import snapshot_at
 from synthetic import SMALL, small_data
 from test_checkpoint import _interrupt, _write_job
 from test_mpi_jobs import SCRIPTS
 
 from hpcswarm.errors import DataError
 from hpcswarm.search import run_search
-from hpcswarm.swarm.snapshot import SWARM_ARRAYS, take_snapshot
-
-
-class _Stop(Exception):
-    pass
+from hpcswarm.swarm.snapshot import SWARM_ARRAYS
 
 
 def _snapshot(algorithm, stop_at=1):
     """A snapshot of a small ``algorithm`` search at the end of round ``stop_at``."""
     X, y = small_data(3, 30, 24)
-    taken = []
-
-    def hook(search):
-        if search.iteration == stop_at:
-            taken.append(pickle.loads(pickle.dumps(take_snapshot(search))))
-            raise _Stop
-
-    with pytest.raises(_Stop):
-        run_search(X, y, algorithm, SMALL.get(algorithm, {}), seed=7, checkpoint=hook)
-    return X, y, taken[0]
+    return X, y, snapshot_at(X, y, algorithm, SMALL.get(algorithm, {}), stop_at, seed=7)
 
 
 def _resume(X, y, algorithm, snapshot):
