@@ -10,10 +10,15 @@ the two checks in turn, ``--repeats`` times each), the file in the page cache (r
 before). Printed per check: the seconds of import and of opening inside the process, and the
 whole process's wall time, as best, median and spread (max - min) over the repeats, with
 the load average before and after (the machine may be shared). The findings of both checks
-are compared once. The file is written into ``--folder`` (as ``bench_large.py`` writes it)
-and deleted at the end unless ``--keep``.
+are compared once. The file is written into ``--folder`` and deleted at the end unless
+``--keep``.
 
-Run: ``python benchmarks/bench_startup.py [--folder /tmp] [--repeats 5] [--keep]``
+With ``--evaluate N``, also the whole ``evaluate`` command on the first ``N`` genes
+(leave-one-out 1-NN), one rank beside ``mpiexec -n 2 ... --sample-shards 2``, in turn, and
+the ratio of their medians (the sharded target: at most 0.6 on an idle machine).
+
+Run: ``python benchmarks/bench_startup.py [--folder /tmp] [--repeats 5] [--evaluate 500]
+[--keep]``
 """
 
 import time
@@ -101,6 +106,26 @@ def same_findings(path):
                                transposed_scan(dataset.X, dataset.X_genes, 0, N_GENES)))
 
 
+def evaluate_times(path, n_genes, repeats):
+    """Seconds of ``evaluate`` on one rank and on two ranks with two sample shards."""
+    genes = path.with_suffix(".genes.txt")
+    genes.write_text("".join(f"g{j}\n" for j in range(n_genes)))
+    command = [sys.executable, "-m", "hpcswarm", "evaluate", str(path), "--genes", str(genes)]
+    mpiexec = str(Path(sys.executable).with_name("mpiexec"))
+    runs = {"1 rank": command,
+            "2 ranks, 2 shards": [mpiexec, "-n", "2", *command, "--sample-shards", "2"]}
+    times = {name: [] for name in runs}
+    try:
+        for _ in range(repeats):
+            for name, argv in runs.items():
+                began = time.perf_counter()
+                subprocess.run(argv, check=True, capture_output=True)
+                times[name].append(time.perf_counter() - began)
+    finally:
+        genes.unlink()
+    return times
+
+
 def summary(values):
     """Best, median and spread (max - min) of ``values``, in seconds."""
     return (f"best {min(values):6.3f}  median {statistics.median(values):6.3f}  "
@@ -112,6 +137,8 @@ def main():
     parser.add_argument("--folder", default="/tmp")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--keep", action="store_true", help="keep the data file")
+    parser.add_argument("--evaluate", type=int, metavar="N",
+                        help="also time 'evaluate' of the first N genes, 1 rank and 2 shards")
     parser.add_argument("--one", nargs=2, metavar=("CHECK", "FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -147,6 +174,17 @@ def main():
                  / statistics.median(map(sum, zip(times["transposed"]["import"],
                                                   times["transposed"]["open"]))))
         print(f"checksums / transposed, median import + open: {ratio:.2f}")
+        if args.evaluate:
+            load = os.getloadavg()
+            evaluated = evaluate_times(path, args.evaluate, args.repeats)
+            print(f"evaluate, {args.evaluate} genes (load average before {load}, after "
+                  f"{os.getloadavg()}):")
+            for name, seconds in evaluated.items():
+                print(f"{name:>18}: {summary(seconds)}")
+            medians = {name: statistics.median(seconds) for name, seconds in evaluated.items()}
+            print(f"2 ranks / 1 rank, medians: "
+                  f"{medians['2 ranks, 2 shards'] / medians['1 rank']:.2f}")
+            times["evaluate"] = evaluated
         print(json.dumps({"load_before": load_before, "load_after": load_after, "times": times}))
     finally:
         if not args.keep:
