@@ -57,9 +57,10 @@ def fletcher_sums(genes, countdown, out):
     ``B = sum (n - i + 1) w_i``, exact modulo ``2**64`` (unsigned wraparound, so independent of
     the order of the additions; each product is below ``2**64``).
 
-    Every difference confined to one or two cells of a gene changes them: a word ``w_i``
-    changed by ``d`` (``0 < |d| < 2**32``) changes ``A``; two, by ``d`` and ``-d`` (a swap
-    among them), change ``B`` by ``(t - s) d``, nonzero and below ``2**64`` in magnitude.
+    Every difference confined to one or two cells of a gene changes them: words ``w_s`` and
+    ``w_t`` changed by ``d_s`` and ``d_t`` (each below ``2**32`` in magnitude) change ``A``
+    unless ``d_t = -d_s`` (a swap, for one), and then ``B`` by ``(t - s) d_s``, nonzero and
+    below ``2**64`` in magnitude.
 
     Parameters
     ----------
@@ -162,7 +163,7 @@ def scan_genes(X, X_genes, start, stop):
     n_genes, n_samples = X_genes.shape
     none = _none(n_genes, n_samples)
     found = np.array([none, none, none, 0.0])
-    if stop <= start:
+    if stop <= start or n_samples == 0:
         return found
     along, suspects, found[1], found[3] = _gene_rows(X_genes, start, stop)
     suspects |= (along != _sample_rows(X, start, stop)).any(axis=(0, 2))
