@@ -296,7 +296,7 @@ def _run_evaluate(args):
                 raise ParameterError(f"--sample-shards {args.sample_shards} must be a positive "
                                      f"divisor of the {comm.size} rank(s)") from None
             with grid:
-                text = json.dumps(_evaluate(args, grid.shards))
+                text = json.dumps(_evaluate(args, grid.shards, comm))
         if args.plot is not None:
             written = _on_rank0(lambda: _plot_evaluated(args), comm)
     _print0(text)
@@ -343,7 +343,9 @@ def _plot_evaluated(args):
                                   title=Path(str(args.data)).name, overwrite=args.overwrite)
 
 
-def _evaluate(args, shards=None):
+def _evaluate(args, shards=None, comm=None):
+    """The JSON object ``evaluate`` prints; with ``shards``, this rank's part of a sharded
+    evaluation, every rank of ``comm`` calling it (the ranks share the check of the values)."""
     import numpy as np
 
     from hpcswarm.data import load_dataset
@@ -351,7 +353,7 @@ def _evaluate(args, shards=None):
     from hpcswarm.fitness.genes import mask_from_genes, read_gene_list
     from hpcswarm.preprocess import parse_steps, score_in_folds
 
-    dataset = load_dataset(args.data)
+    dataset = load_dataset(args.data, comm)
     _notes0(dataset)
     if args.all:
         mask = np.ones(dataset.n_genes, dtype=bool)

@@ -12,7 +12,7 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from cli_checks import assert_one_error, folder_state, run_cli
 from hpcswarm.data import Dataset, open_dataset, write_dataset
-from hpcswarm.data.values import combine, scan_genes, scale_exponent
+from hpcswarm.data.values import combine, fletcher_sums, scale_exponent, scan_genes
 from hpcswarm.errors import DataError
 from hpcswarm.fitness import KnnEvaluator
 
@@ -62,6 +62,97 @@ def test_block_scans_combine_to_the_whole_scan(path):
     assert whole[0] == -(4 * 8 + 2) and whole[2] == -(3 * 8 + 1)  # first cells, gene-major
     with pytest.raises(DataError, match=r"'X' holds NaN .* sample 's2', gene 'g4'"):
         open_dataset(path)
+
+
+def _swapped(tmp_path, values, cells):
+    """A file of ``values`` (samples x genes) whose X_genes has the two ``(gene, sample)``
+    cells swapped."""
+    path = tmp_path / "swapped.h5"
+    write_dataset(labelled(values), path)
+    (g1, s1), (g2, s2) = cells
+    with h5py.File(path, "r+") as f:
+        genes = f["X_genes"][()]
+        genes[g1, s1], genes[g2, s2] = genes[g2, s2], genes[g1, s1]
+        f["X_genes"][...] = genes
+    return path
+
+
+SWAPS = {  # values, two cells (gene, sample) of X_genes swapped; the first names the error
+    "two genes in one sample": ("normal", [(1, 7), (3, 7)]),
+    "two samples in one gene": ("normal", [(2, 5), (2, 9)]),
+    "x and -x, even distance": ("signs", [(0, 2), (0, 4)]),
+    "sign and a mantissa bit": ("sign-and-bit", [(4, 0), (4, 2)]),
+    "integers, distance 512": ("integers", [(3, 10), (3, 522)]),
+    "one ulp apart, distance 256": ("ulp", [(1, 300), (1, 556)]),
+}
+
+
+def _swap_values(kind, dtype):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(600, 5)).astype(dtype)
+    if kind == "signs":
+        X[2, 0], X[4, 0] = 1.5, -1.5
+    elif kind == "sign-and-bit":  # bit patterns differ in the sign and the same bit of each half
+        X[0, 4] = 1.0
+        bits = np.array(1.0, dtype=dtype).view(f"u{X.itemsize}")
+        X[2, 4] = (bits ^ (1 << (8 * X.itemsize - 1)) ^ (1 << (4 * X.itemsize - 1))).view(dtype)
+    elif kind == "integers":
+        X = rng.integers(0, 8, size=X.shape).astype(dtype)
+        X[10, 3], X[522, 3] = 3.0, 5.0
+    elif kind == "ulp":
+        X[300, 1] = 1.0
+        X[556, 1] = np.nextafter(X.dtype.type(1.0), X.dtype.type(2.0))
+    return X
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", sorted(SWAPS))
+def test_a_single_swapped_pair_is_named_by_its_first_cell(tmp_path, case, dtype):
+    """Each matrix is checked by per-gene checksums read in its own order; a swap (which
+    keeps every sum of values) is still found, and named by its first cell in gene-major
+    order, as a comparison of every cell names it."""
+    kind, cells = SWAPS[case]
+    path = _swapped(tmp_path, _swap_values(kind, dtype), cells)
+    (gene, sample), _ = sorted(cells)
+    with pytest.raises(DataError, match=rf"'X_genes' is not the transpose of 'X': at sample "
+                                        rf"'s{sample}', gene 'g{gene}'"):
+        open_dataset(path)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_checksums_see_every_single_change_and_swap(dtype):
+    """Fletcher sums of a gene change with any one changed cell, and with any two cells
+    swapped, here over structured values (small integers, their negatives, one ulp apart)."""
+    rng = np.random.default_rng(0)
+    n = 64
+    values = rng.choice(np.array([1.0, -1.0, 2.0, 3.0, -3.0, 5.0, 0.5, 1.0 + 2.0 ** -20],
+                                 dtype=dtype), size=n)
+    countdown = np.arange(n, 0, -1, dtype=np.uint64)
+
+    def sums(row):
+        out = np.empty((2, 1, values.itemsize // 4), dtype=np.uint64)
+        fletcher_sums(row[None, :], countdown, out)
+        return out
+
+    reference = sums(values)
+    for s in range(n):
+        changed = values.copy()
+        changed[s] = np.nextafter(changed[s], dtype(np.inf))
+        assert (sums(changed) != reference).any()
+        for t in range(s + 1, n):
+            if values[s] != values[t]:
+                swapped = values.copy()
+                swapped[[s, t]] = swapped[[t, s]]
+                assert (sums(swapped) != reference).any(), (s, t)
+
+
+def test_negative_zero_agrees_with_zero(path):
+    """Agreement is equality of values, as a comparison of every cell: -0.0 in X_genes where
+    X holds 0.0 is no difference (their bit patterns differ, the cell-by-cell check settles it)."""
+    with h5py.File(path, "r+") as f:
+        f["X"][3, 2] = 0.0
+        f["X_genes"][2, 3] = -0.0
+    assert np.signbit(open_dataset(path).X_genes[2, 3])
 
 
 @pytest.mark.parametrize("dtype", [">f8", ">f4"])

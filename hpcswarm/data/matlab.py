@@ -5,12 +5,14 @@ scikit-feature files; integer matrices (int16 in colon.mat and lymphoma.mat) bec
 The label variable (``Y``) is numeric, a char matrix (one label per row) or a cell array of
 strings; numeric labels are named by their values ("1", "2", ...) and coded in sorted order,
 and a NaN label is a missing one.
+
+scipy is imported when a v5 file is read, not with the module: importing ``scipy.io`` takes
+longer than the rest of ``hpcswarm.data``, and every command that opens an hpcswarm HDF5 file
+imports this reader through the registry of input formats.
 """
 
 import h5py
 import numpy as np
-import scipy.io
-import scipy.sparse
 
 from hpcswarm.data.hdf5 import decode_value
 from hpcswarm.data.table import RawTable
@@ -19,6 +21,8 @@ from hpcswarm.errors import DataError
 
 
 def _matrix(value, name, path):
+    import scipy.sparse
+
     if scipy.sparse.issparse(value):
         value = value.toarray()
     value = np.asarray(value)
@@ -44,6 +48,8 @@ def _labels_v5(value, name, path):
 
 
 def _read_v5(path, x_var, y_var):
+    import scipy.io
+
     try:
         contents = scipy.io.loadmat(path, variable_names=[x_var, y_var])
     except Exception as exc:  # noqa: BLE001 - scipy raises many kinds of error on a damaged file

@@ -6,6 +6,12 @@ block and returns a *findings* vector, findings of several blocks combine by an 
 maximum (:func:`combine`; one ``Allreduce`` with ``MAX`` when MPI ranks checked a block each),
 and :func:`verdict` turns the combined findings into an error or a power-of-two scale.
 
+Agreement: each matrix is read once, sequentially and in its own order (``X`` by rows of
+samples, ``X_genes`` by rows of genes), and reduced to checksums per gene of its values' bit
+patterns (:func:`fletcher_sums`); only genes whose checksums differ, or whose values are not
+all finite, are compared cell by cell (reading ``X`` across its rows only for them), so
+that findings name the same first cell as a comparison of every cell would.
+
 Scaling: the engine's squared Euclidean distances (Gram form ``|a|^2 + |b|^2 - 2 a.b``) of
 values near the top of the floating-point range overflow to infinity, those near the bottom
 underflow to zero; every neighbour then ties. Multiplying every value by ``2**k`` is exact in
@@ -33,12 +39,114 @@ def _none(n_genes, n_samples):
     return -float(n_genes * n_samples)
 
 
+SCAN_CELLS = 1 << 16
+"""Values per block of :func:`scan_genes` (256 KiB of float32): a block stays in a core's
+cache while its reductions read it again."""
+
+
+def _words(block):
+    """``block``'s bit patterns as 32-bit unsigned words: one per float32 value, two per float64
+    value (word ``j`` of value ``i`` of a row at column ``i * words + j``)."""
+    return block.view(np.uint32)
+
+
+def fletcher_sums(genes, countdown, out):
+    """Per gene (row of ``genes``) and word ``j`` of its values (:func:`_words`), the two sums
+    of Fletcher's checksum (J. G. Fletcher, "An arithmetic checksum for serial transmissions",
+    IEEE Trans. Commun. 30(1), 1982) over its ``n`` samples in order, ``A = sum w_i`` and
+    ``B = sum (n - i + 1) w_i``, exact modulo ``2**64`` (unsigned wraparound, so independent of
+    the order of the additions; each product is below ``2**64``).
+
+    Every difference confined to one or two cells of a gene changes them: words ``w_s`` and
+    ``w_t`` changed by ``d_s`` and ``d_t`` (each below ``2**32`` in magnitude) change ``A``
+    unless ``d_t = -d_s`` (a swap, for one), and then ``B`` by ``(t - s) d_s``, nonzero and
+    below ``2**64`` in magnitude.
+
+    Parameters
+    ----------
+    genes : ndarray of float32 or float64, of shape (n_genes, n_samples)
+        Rows of ``X_genes``.
+    countdown : ndarray of uint64 of shape (n_samples,)
+        ``n, n - 1, .. 1``.
+    out : ndarray of uint64 of shape (2, n_genes, words)
+        Receives ``A`` and ``B``.
+    """
+    words = _words(genes)
+    n_words = words.shape[1] // genes.shape[1]
+    for j in range(n_words):
+        word = words[:, j::n_words]
+        np.add.reduce(word, axis=1, dtype=np.uint64, out=out[0, :, j])
+        np.einsum("gi,i->g", word, countdown, out=out[1, :, j])  # no product array
+
+
+def _gene_rows(X_genes, start, stop):
+    """:func:`fletcher_sums` of the genes ``start .. stop - 1`` read along rows of ``X_genes``,
+    those genes that hold a NaN or an infinity, the first such cell and the largest finite
+    ``|value|``."""
+    n_genes, n_samples = X_genes.shape
+    countdown = np.arange(n_samples, 0, -1, dtype=np.uint64)
+    sums = np.empty((2, stop - start, X_genes.dtype.itemsize // 4), dtype=np.uint64)
+    nonfinite = np.zeros(stop - start, dtype=bool)
+    first_cell, largest = _none(n_genes, n_samples), 0.0
+    step = max(1, SCAN_CELLS // n_samples)
+    for first in range(start, stop, step):
+        last = min(stop, first + step)
+        genes = np.asarray(X_genes[first:last])
+        high, low = float(genes.max()), float(genes.min())
+        if math.isfinite(high) and math.isfinite(low):
+            largest = max(largest, high, -low)
+        else:
+            finite = np.isfinite(genes)
+            nonfinite[first - start:last - start] = ~finite.all(axis=1)
+            if first_cell == _none(n_genes, n_samples):
+                first_cell = -float(first * n_samples + np.flatnonzero(~finite)[0])
+            magnitude = np.abs(genes, where=finite, out=np.zeros(genes.shape))
+            largest = max(largest, float(magnitude.max()))
+        fletcher_sums(genes, countdown, sums[:, first - start:last - start])
+    return sums, nonfinite, first_cell, largest
+
+
+def _sample_rows(X, start, stop):
+    """:func:`fletcher_sums` of the genes ``start .. stop - 1`` read along rows of ``X`` (their
+    stretch of each row): ``A`` adds the rows' words in turn, ``B`` adds ``A`` after each
+    row, so that row ``i`` counts ``n - i + 1`` times."""
+    words = X.dtype.itemsize // 4
+    sums = np.zeros((2, (stop - start) * words), dtype=np.uint64)
+    step = max(1, SCAN_CELLS // (stop - start))
+    for first in range(0, X.shape[0], step):
+        for row in _words(np.asarray(X[first:first + step, start:stop])):
+            np.add(sums[0], row, out=sums[0])
+            np.add(sums[1], sums[0], out=sums[1])
+    return sums.reshape(2, stop - start, words)
+
+
+def _cell_by_cell(X, X_genes, genes):
+    """The first non-finite cell of ``X`` and the first cell where ``X_genes`` is not ``X.T``
+    (NaN is unequal to itself, ``-0.0`` equal to ``0.0``) among ``genes`` (ascending), as
+    findings slots; ``X`` is read across its rows, gene block by gene block."""
+    n_genes, n_samples = X_genes.shape
+    found = [_none(n_genes, n_samples)] * 2
+    step = max(1, BLOCK_CELLS // n_samples)
+    for first in range(0, len(genes), step):
+        block = genes[first:first + step]
+        along = np.asarray(X_genes[block])
+        across = np.asarray(X[:, block]).T
+        for slot, bad in enumerate((~np.isfinite(across), along != across)):
+            if found[slot] == _none(n_genes, n_samples) and bad.any():
+                gene, sample = divmod(int(np.flatnonzero(bad)[0]), n_samples)
+                found[slot] = -float(block[gene] * n_samples + sample)
+    return found
+
+
 def scan_genes(X, X_genes, start, stop):
     """Findings of the genes ``start .. stop - 1``: NaN or infinities in ``X`` or ``X_genes``,
     cells where ``X_genes`` is not ``X`` transposed, and the largest absolute value.
 
-    Reads both matrices by blocks of about :data:`~hpcswarm.data.table.BLOCK_CELLS` cells
-    (bounded memory, no whole copy).
+    Reads ``X_genes`` by rows (each gene's values once) and ``X`` by rows of samples (the
+    stretch of those genes), by blocks of about :data:`SCAN_CELLS` cells: bounded memory, no
+    whole copy, no read across rows. Genes whose :func:`fletcher_sums` differ between the
+    two, or that hold a NaN or infinity in ``X_genes``, are then compared cell by cell; in
+    the others ``X`` holds the bit patterns of ``X_genes``, finite.
 
     Parameters
     ----------
@@ -55,18 +163,12 @@ def scan_genes(X, X_genes, start, stop):
     n_genes, n_samples = X_genes.shape
     none = _none(n_genes, n_samples)
     found = np.array([none, none, none, 0.0])
-    step = max(1, BLOCK_CELLS // max(1, n_samples))
-    for first in range(start, stop, step):
-        last = min(stop, first + step)
-        genes = np.asarray(X_genes[first:last])
-        samples = np.asarray(X[:, first:last]).T
-        finite = np.isfinite(genes)
-        for slot, bad in enumerate((~np.isfinite(samples), ~finite, genes != samples)):
-            if found[slot] == none and bad.any():
-                found[slot] = -float(first * n_samples + np.flatnonzero(bad)[0])
-        if genes.size:
-            magnitude = np.abs(genes, where=finite, out=np.zeros(genes.shape))
-            found[3] = max(found[3], float(magnitude.max()))
+    if stop <= start or n_samples == 0:
+        return found
+    along, suspects, found[1], found[3] = _gene_rows(X_genes, start, stop)
+    suspects |= (along != _sample_rows(X, start, stop)).any(axis=(0, 2))
+    if suspects.any():
+        found[0], found[2] = _cell_by_cell(X, X_genes, start + np.flatnonzero(suspects))
     return found
 
 
