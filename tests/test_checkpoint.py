@@ -175,6 +175,19 @@ def test_an_existing_checkpoint_needs_resume_or_overwrite(reference, tmp_path):
         cli.main(["run", str(job), "--quiet", "--set", f"output={output}", "--resume"])
 
 
+def test_a_stop_during_the_subsample_searches_resumes_to_the_uninterrupted_results(tmp_path):
+    folder = tmp_path / "job"
+    folder.mkdir()
+    job = _write_job(folder, refine='"stability"', subsamples=2)
+    _run(job, tmp_path / "ref.h5")
+    output = tmp_path / "out.h5"
+    done = _interrupt(job, output, "sigterm-in-subsamples", 20)
+    assert done.returncode == 3, done.stderr
+    assert "stopped by SIGTERM" in done.stderr
+    _run(job, output, "--resume")
+    _assert_same_results(tmp_path / "ref.h5", output)
+
+
 def test_resume_without_a_checkpoint_starts_from_the_beginning(reference, tmp_path):
     folder, job, ref = reference
     _run(job, tmp_path / "out.h5", "--resume")

@@ -107,6 +107,18 @@ def test_margin_pruning_is_the_same_on_every_rank(comm):
     assert parallel.refined.method == "prune-compact"
 
 
+@pytest.mark.parametrize("rule", ["stability", "consensus"])
+def test_subsample_refinements_are_the_same_on_every_rank(rule, comm):
+    settings, n_genes = CASES["pso-lsrg"]
+    X, y = small_data(n_genes=n_genes)
+    serial = run_search(X, y, "pso-lsrg", settings, seed=1, refine=rule, subsamples=4)
+    parallel = run_search(X, y, "pso-lsrg", settings, seed=1, comm=comm, refine=rule,
+                          subsamples=4, sample_shards=2 if comm.size % 2 == 0 else 1)
+    assert len(set(comm.allgather(digest(comparable(parallel))))) == 1
+    assert comparable(parallel) == comparable(serial)
+    assert parallel.refined.method == rule
+
+
 def test_cso_mean_and_row_exchange_match_serial_with_many_genes(comm):
     """CSO's fixed-point mean and winner rows on a wider matrix (no archive hits needed)."""
     X, y = small_data(n_genes=200)

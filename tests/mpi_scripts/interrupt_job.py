@@ -6,7 +6,8 @@ MODE ``sigterm``: world rank RANK sends itself SIGTERM when it takes its N-th sn
 job must checkpoint, stop on every rank and exit with status 3). ``crash-in-write``: world
 rank 0 dies (``os._exit(9)``, like a lost node) during its N-th checkpoint write, after the
 temporary file is written and before the rename. ``crash-after-write``: world rank 0 dies
-right after its N-th checkpoint write.
+right after its N-th checkpoint write. ``sigterm-in-subsamples``: world rank RANK sends itself
+SIGTERM at the N-th round of a refinement's subsample searches.
 """
 
 import os
@@ -42,6 +43,16 @@ def main():
         if mode == "crash-after-write" and calls["writes"] == n:
             os._exit(9)
 
+    interrupt = job_module.TaskHooks.interrupt
+
+    def counted_interrupt(hooks):
+        calls["subsample rounds"] = calls.get("subsample rounds", 0) + 1
+        if (mode == "sigterm-in-subsamples" and world_rank() == rank
+                and calls["subsample rounds"] == n):
+            os.kill(os.getpid(), signal.SIGTERM)
+        return interrupt(hooks)
+
+    job_module.TaskHooks.interrupt = counted_interrupt
     job_module.take_snapshot = counted_snapshot
     checkpoint.write_checkpoint = counted_write
     if mode == "crash-in-write":

@@ -1,0 +1,157 @@
+"""Refinements by searches on subsamples (hpcswarm.subsample): halves, known answers, promises."""
+
+import numpy as np
+import pytest
+
+from hpcswarm.errors import ParameterError
+from hpcswarm.fitness import KnnEvaluator
+from hpcswarm.jobfile import build_job
+from hpcswarm.protocols import SearchHooks, make_tasks, run_task
+from hpcswarm.search import run_search
+from hpcswarm.spec import SearchSpec
+from hpcswarm.subsample import (MAX_SIGNATURE, SubsampleSelections, complementary_halves,
+                                consensus_prune, search_subsamples, stability_prefix,
+                                subsample_seed)
+from synthetic import small_data
+
+SETTINGS = {"n_particles": 8, "n_iterations": 6, "ls_tries": 5}
+
+
+def test_complementary_halves_split_every_class_in_two_disjoint_halves():
+    y = np.repeat(np.arange(3), [7, 10, 4])
+    root = np.random.SeedSequence(5, spawn_key=(1, 0, 2))
+    halves = complementary_halves(y, 6, root)
+    assert len(halves) == 6
+    for first, second in zip(halves[::2], halves[1::2]):
+        assert np.intersect1d(first, second).size == 0
+        assert np.array_equal(np.union1d(first, second), np.arange(y.size))
+        for part in (first, second):
+            counts = np.bincount(y[part], minlength=3)
+            assert np.all(np.abs(2 * counts - np.bincount(y)) <= 1)  # each class cut in two
+    again = complementary_halves(y, 6, np.random.SeedSequence(5, spawn_key=(1, 0, 2)))
+    assert all(np.array_equal(a, b) for a, b in zip(halves, again))
+    other = complementary_halves(y, 6, np.random.SeedSequence(6, spawn_key=(1, 0, 2)))
+    assert not all(np.array_equal(a, b) for a, b in zip(halves, other))
+
+
+def test_subsample_seeds_are_none_of_the_swarms():
+    root = np.random.SeedSequence(3, spawn_key=(0, 0, 1))
+    keys = {subsample_seed(root, b).spawn_key for b in range(4)}
+    assert keys == {(0, 0, 1, 2, b) for b in range(4)}  # the swarm uses children 0 and 1
+
+
+def test_frequency_ranking_and_error_bound():
+    selections = SubsampleSelections([np.array([3, 1]), np.array([1, 7]), np.array([1, 3]),
+                                      np.array([9])], n_genes=10)
+    assert selections.frequency[[1, 3, 7, 9, 0]].tolist() == [0.75, 0.5, 0.25, 0.25, 0.0]
+    assert selections.ranking().tolist() == [1, 3, 7, 9]  # ties to the lower column
+    # Meinshausen & Buhlmann: q = 1.75 genes per subsample out of p = 10, threshold 0.75
+    assert selections.error_bound(0.75) == pytest.approx(1.75 ** 2 / (0.5 * 10))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("rule", ["stability", "consensus"])
+def test_planted_genes_are_kept_and_most_noise_dropped(rule, seed):
+    X, y = small_data(seed, n_samples=45, n_genes=60)  # genes 0-2 carry the class
+    result = run_search(X, y, "pso-lsrg", SETTINGS, seed=seed, refine=rule, subsamples=6)
+    kept = result.refined.genes
+    assert result.refined.method == rule
+    assert {0, 1, 2} <= set(kept.tolist())
+    assert np.count_nonzero(kept >= 3) < np.count_nonzero(result.genes >= 3)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_the_subsamples_keep_the_planted_genes_far_more_often_than_noise(seed):
+    X, y = small_data(seed, n_samples=45, n_genes=60)  # genes 0-2: three copies of one signal
+    frequency = _selections(X, y, seed).frequency
+    assert frequency[:3].mean() >= 0.6
+    assert frequency[:3].mean() >= 5 * frequency[3:].mean()
+
+
+def _selections(X, y, seed, n_subsamples=6):
+    spec = SearchSpec.build("pso-lsrg", SETTINGS, refine="prune-compact")
+    return search_subsamples(lambda part, labels, s: run_search(part, labels, spec, seed=s)
+                             .refined.genes, X, y, n_subsamples, np.random.SeedSequence(seed))
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_stability_keeps_the_best_inner_count_of_its_prefixes(seed):
+    X, y = small_data(seed, n_samples=45, n_genes=60)
+    selections = _selections(X, y, seed)
+    scorer = KnnEvaluator(X, y, k=1, cv="loo")
+    refined = stability_prefix(scorer, selections)
+    ranking = selections.ranking()[:MAX_SIGNATURE]
+    counts = []
+    for size in range(1, ranking.size + 1):
+        mask = np.zeros(X.shape[1], dtype=bool)
+        mask[ranking[:size]] = True
+        counts.append(scorer.score(mask).correct)
+    assert refined.correct == max(counts) == scorer.score(refined.mask).correct
+    assert refined.genes.size == counts.index(max(counts)) + 1  # the shortest of the best
+    assert np.array_equal(np.sort(ranking[:refined.genes.size]), refined.genes)
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_consensus_never_lowers_the_inner_count_of_the_union(seed):
+    X, y = small_data(seed, n_samples=45, n_genes=60)
+    selections = _selections(X, y, seed)
+    scorer = KnnEvaluator(X, y, k=1, cv="loo")
+    union = np.zeros(X.shape[1], dtype=bool)
+    union[selections.ranking()] = True
+    refined = consensus_prune(scorer, X, y, selections)
+    assert refined.correct >= scorer.score(union).correct
+    assert refined.correct == scorer.score(refined.mask).correct
+    assert set(refined.genes.tolist()) <= set(np.flatnonzero(union).tolist())
+    assert set(refined.removed.tolist()) == set(np.flatnonzero(union & ~refined.mask).tolist())
+
+
+def test_the_search_uses_the_subsample_searches_a_job_draws():
+    X, y = small_data(2, n_samples=45, n_genes=60)
+    result = run_search(X, y, "pso-lsrg", SETTINGS, seed=7, refine="stability", subsamples=4)
+    selections = _selections(X, y, 7, n_subsamples=4)
+    scorer = KnnEvaluator(X, y, k=1, cv="loo")
+    assert np.array_equal(result.refined.genes, stability_prefix(scorer, selections).genes)
+
+
+def test_subsamples_must_be_even():
+    with pytest.raises(ParameterError, match="even"):
+        SearchSpec.build("pso-lsrg", SETTINGS, refine="stability", subsamples=5)
+    document = {"data": "builtin:srbct", "algorithm": "pso-lsrg", "refine": "stability",
+                "subsamples": 3}
+    with pytest.raises(ParameterError, match="subsamples.*even"):
+        build_job(document, source="job.toml")
+
+
+def test_a_final_signature_job_refines_by_stability_unless_told_otherwise():
+    document = {"data": "builtin:srbct", "algorithm": "pso-lsrg", "protocol": "final-signature"}
+    assert build_job(dict(document), source="job.toml").refine == "stability"
+    assert build_job({**document, "refine": "none"}, source="job.toml").refine == "none"
+    assert build_job({**document, "protocol": "unbiased"}, source="job.toml").refine == "none"
+    job = build_job({**document, "subsamples": 4}, source="job.toml")
+    assert job.spec.subsamples == 4 and job.as_dict()["subsamples"] == 4
+    assert "subsamples" not in build_job({**document, "protocol": "unbiased"},
+                                         source="job.toml").as_dict()
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_a_task_can_be_stopped_during_its_subsample_searches():
+    from hpcswarm.data import Dataset
+
+    X, y = small_data(1, n_samples=45, n_genes=60)
+    data = Dataset(X, y, ["a", "b", "c"], [f"g{i}" for i in range(60)])
+    (task, *_) = make_tasks(y, "unbiased", 1, 3, folds=3, inner_cv="loo")
+    spec = SearchSpec.build("pso-lsrg", SETTINGS, refine="stability", subsamples=4)
+    calls = []
+
+    def interrupt():
+        calls.append(1)
+        if len(calls) == 3:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        run_task(task, data, spec, SearchHooks(interrupt=interrupt))
+    whole = run_task(task, data, spec)  # what a resumed task computes again
+    assert run_task(task, data, spec, SearchHooks(interrupt=lambda: None)).refined == whole.refined
