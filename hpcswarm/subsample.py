@@ -23,11 +23,18 @@ Two rules read the frequencies; both see the training samples only.
 
 ``refine = "stability"``
     The genes ranked by selection frequency (ties to the lower column), and of the
-    prefixes of that ranking up to :data:`MAX_SIGNATURE` genes, the one with the most inner
-    correct predictions on all the training samples (the task's own validation, 1-NN
-    leave-one-out for PSO-LSRG), the shortest on ties. The frequency orders the genes,
-    the inner validation only chooses where to cut, so two folds whose searches shared
-    nothing still agree on the genes every subsample kept. Meinshausen & Bühlmann's bound
+    prefixes of that ranking up to :data:`MAX_SIGNATURE` genes, the shortest whose inner
+    correct count on all the training samples (the task's own validation, 1-NN leave-one-out
+    for PSO-LSRG) is within one standard error of the best prefix's: the one-standard-error
+    rule of Breiman et al. (1984, *Classification and Regression Trees*, Sect. 3.4.3; Hastie,
+    Tibshirani & Friedman 2009, Sect. 7.10), which prefers the simplest model that the
+    validation cannot tell from the best. The standard error of ``c`` correct out of ``n``
+    is ``n sqrt(p (1 - p) / n)`` with the Laplace-corrected ``p = (c + 1) / (n + 2)``: at
+    100 % inner accuracy, common on microarrays, the plain binomial error is 0 and the rule
+    would again fit the last training sample, which is how pruning to the last
+    leave-one-out prediction overfits classes of a few samples. The frequency orders the
+    genes and the inner validation only chooses where to cut, so two folds whose searches
+    shared nothing still agree on the genes every subsample kept. Meinshausen & Bühlmann's bound
     (their Theorem 1, with Shah & Samworth's complementary pairs) on the expected number of
     falsely selected genes, ``q^2 / ((2 pi - 1) p)`` for the genes of frequency at least
     ``pi > 1/2`` with ``q`` genes selected per subsample out of ``p``, is reported for the
@@ -173,9 +180,18 @@ def _mask(genes, n_genes):
     return mask
 
 
+def standard_error(correct, total):
+    """One standard error of ``correct`` out of ``total`` predictions, in predictions:
+    ``total sqrt(p (1 - p) / total)`` with the Laplace-corrected ``p = (correct + 1) /
+    (total + 2)`` (never 0, even at 100 %)."""
+    p = (correct + 1) / (total + 2)
+    return total * np.sqrt(p * (1 - p) / total)
+
+
 def stability_prefix(scorer, selections):
-    """The ``stability`` rule: the prefix of the frequency ranking, at most
-    :data:`MAX_SIGNATURE` genes, with the most inner correct predictions (the shortest on ties).
+    """The ``stability`` rule: the shortest prefix of the frequency ranking, at most
+    :data:`MAX_SIGNATURE` genes, whose inner correct count is within one standard error
+    (:func:`standard_error`) of the best prefix's.
 
     Parameters
     ----------
@@ -187,18 +203,20 @@ def stability_prefix(scorer, selections):
     -------
     Refined
         ``removed`` empty (the genes are chosen, not removed). Its inner count is at least
-        that of every shorter or longer prefix up to :data:`MAX_SIGNATURE` genes.
+        the best count of the prefixes up to :data:`MAX_SIGNATURE` genes less one standard
+        error; no shorter prefix reaches that.
     """
     ranking = selections.ranking()[:MAX_SIGNATURE]
-    best = None
-    for size in range(1, ranking.size + 1):
-        score = scorer.score(_mask(ranking[:size], scorer.n_genes))
-        if best is None or score.correct > best[0].correct:
-            best = (score, size)
-    if best is None:  # no subsample kept a gene
-        score = scorer.score(np.zeros(scorer.n_genes, dtype=bool))
-        best = (score, 0)
-    score, size = best
+    scores = [scorer.score(_mask(ranking[:size], scorer.n_genes))
+              for size in range(1, ranking.size + 1)]
+    if not scores:  # no subsample kept a gene
+        empty = scorer.score(np.zeros(scorer.n_genes, dtype=bool))
+        return Refined("stability", np.zeros(scorer.n_genes, dtype=bool), int(empty.correct),
+                       int(empty.total), np.zeros(0, dtype=np.int64))
+    best = max(score.correct for score in scores)
+    floor = best - standard_error(best, scores[0].total)
+    size = next(size for size, score in enumerate(scores, 1) if score.correct >= floor)
+    score = scores[size - 1]
     return Refined("stability", _mask(ranking[:size], scorer.n_genes), int(score.correct),
                    int(score.total), np.zeros(0, dtype=np.int64))
 
