@@ -518,7 +518,8 @@ def _refined_record(refined, held_out, fitted):
               else held_out.score(refined.genes))
     return RefinedSubset(refined.method, _original(fitted, refined.genes),
                          _original(fitted, refined.removed), int(refined.correct),
-                         int(refined.total), int(counts.correct), int(counts.total))
+                         int(refined.total), int(counts.correct), int(counts.total),
+                         refined.frequency)
 
 
 def _task_record(task, result, scores, held_out, fitted, seconds):

@@ -9,8 +9,9 @@ Encodings, both to and from the existing layout:
 
 - HDF5: :meth:`TaskRecord.to_hdf5` writes the group ``/runs/run-RRR/fold-FF`` of a results
   file (attributes run, fold, spawn_key, group, extra and preprocessing as JSON; datasets
-  selected_genes, train_index, test_index, history with its ``columns``, refined_genes and
-  refined_removed, and the ``front`` group); :meth:`TaskRecord.from_hdf5` reads it back with
+  selected_genes, train_index, test_index, history with its ``columns``, refined_genes,
+  refined_removed and (refinements by subsample searches) refined_frequency, and the
+  ``front`` group); :meth:`TaskRecord.from_hdf5` reads it back with
   the task's row of the ``/tasks`` table, which holds the counts.
 - JSON: :meth:`TaskRecord.as_json` gives plain values (lists, numbers, strings);
   :meth:`TaskRecord.from_json` reads them, and also the plain dict a task result was before
@@ -192,11 +193,14 @@ class RefinedSubset(_Record):
     Attributes
     ----------
     method : str
-        The refinement (``prune``, ``prune-margin``, ``prune-compact``).
+        The refinement (a value of ``refine``).
     genes, removed : ndarray of int64
         Indices in the dataset of the genes kept and of those removed.
     train_correct, train_total, test_correct, test_total : int
         Inner and held-out counts (the test counts are the inner ones when biased).
+    frequency : ndarray of float64 or None
+        Per gene of ``genes``, the fraction of the subsample searches that kept it
+        (:mod:`hpcswarm.subsample`); None for the other refinements.
     """
 
     method: str
@@ -206,6 +210,7 @@ class RefinedSubset(_Record):
     train_total: int
     test_correct: int
     test_total: int
+    frequency: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -215,13 +220,16 @@ class RefinedSubset(_Record):
         return {"method": self.method, "genes": self.genes.tolist(),
                 "removed": self.removed.tolist(), "train_correct": self.train_correct,
                 "train_total": self.train_total, "test_correct": self.test_correct,
-                "test_total": self.test_total}
+                "test_total": self.test_total} | (
+                    {} if self.frequency is None else {"frequency": self.frequency.tolist()})
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> RefinedSubset:
+        frequency = value.get("frequency")
         return cls(str(value["method"]), _genes(value["genes"]), _genes(value["removed"]),
                    *(int(value[k]) for k in ("train_correct", "train_total", "test_correct",
-                                             "test_total")))
+                                             "test_total")),
+                   None if frequency is None else np.asarray(frequency, dtype=np.float64))
 
 
 _COUNTS = ("train_correct", "train_total", "test_correct", "test_total", "baseline_correct",
@@ -363,6 +371,9 @@ class TaskRecord(_Record):
         if self.refined is not None:
             _array(task, "refined_genes", _genes(self.refined.genes))
             _array(task, "refined_removed", _genes(self.refined.removed))
+            if self.refined.frequency is not None:
+                _array(task, "refined_frequency",
+                       np.asarray(self.refined.frequency, dtype=np.float64))
         return task
 
     @classmethod
@@ -375,7 +386,8 @@ class TaskRecord(_Record):
             refined = RefinedSubset(
                 refine, task["refined_genes"][()], task["refined_removed"][()],
                 *(int(row[f"refined_{k}"]) for k in ("train_correct", "train_total",
-                                                     "test_correct", "test_total")))
+                                                     "test_correct", "test_total")),
+                task["refined_frequency"][()] if "refined_frequency" in task else None)
         preprocessing = task.attrs.get("preprocessing")
         return cls(
             run=int(row["run"]), fold=int(row["fold"]),

@@ -73,6 +73,9 @@ class Refined:
         Its inner validation score.
     removed : ndarray of int64
         Genes removed, in the order they were removed.
+    frequency : ndarray of float64 or None
+        Per gene of :attr:`genes`, the fraction of the subsample searches that kept it
+        (:mod:`hpcswarm.subsample`); None for the rules of this module.
     """
 
     method: str
@@ -80,6 +83,7 @@ class Refined:
     correct: int
     total: int
     removed: np.ndarray
+    frequency: np.ndarray = None
 
     @property
     def genes(self):

@@ -522,9 +522,19 @@ def _final_title(entry):
     return lines
 
 
+def _final_header(entry):
+    subsample = entry["genes"] and "subsample_frequency" in entry["genes"][0]
+    return _FINAL_HEADER + (["Subsample frequency"] if subsample else [])
+
+
 def _final_rows(entry):
-    genes = sorted(entry["genes"], key=lambda g: (-g["frequency"], g["index"]))
-    return [[g["name"], g["index"], f"{g['frequency']:.2f}"] for g in genes]
+    """The final signature's genes, most often selected first (by the subsample searches
+    first when the refinement had them, then by the folds)."""
+    genes = sorted(entry["genes"], key=lambda g: (-g.get("subsample_frequency", 0),
+                                                  -g["frequency"], g["index"]))
+    return [[g["name"], g["index"], f"{g['frequency']:.2f}"]
+            + ([f"{g['subsample_frequency']:.2f}"] if "subsample_frequency" in g else [])
+            for g in genes]
 
 
 def _stability_lines(report):
@@ -581,7 +591,7 @@ def text_lines(report):
     lines += _stability_lines(report)
     for entry in report.get("final_signatures", []):
         lines += [""] + _final_title(entry)
-        lines += _text_table(_FINAL_HEADER, _final_rows(entry))
+        lines += _text_table(_final_header(entry), _final_rows(entry))
     for entry in report["genes"]:
         lines += ["", f"Most frequently selected genes: {entry['method']} "
                       f"({entry['tasks']} selections, {entry['dataset']}, {entry['file']})"]
@@ -608,7 +618,7 @@ def markdown_text(report):
         lines += table(_BUDGET_HEADER, _budget_rows(entry))
     for entry in report.get("final_signatures", []):
         lines += [""] + _final_title(entry) + [""]
-        lines += table(_FINAL_HEADER, _final_rows(entry))
+        lines += table(_final_header(entry), _final_rows(entry))
     for entry in report["genes"]:
         lines += ["", f"Most frequently selected genes: {entry['method']} "
                       f"({entry['tasks']} selections)", ""]

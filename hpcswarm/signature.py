@@ -17,9 +17,15 @@ The stability of those selections is :func:`hpcswarm.stability.stability_summary
 (Kuncheva's and Jaccard's indices within runs and between runs; Nogueira et al.'s 2018
 estimator with its confidence interval).
 
+With a refinement by subsample searches (``stability``, ``consensus``:
+:mod:`hpcswarm.subsample`) each gene also carries its *subsample frequency*: the fraction of
+the searches on halves of all the samples that kept it, how solid the gene is within the
+signature's own selection.
+
 Layout of ``/final`` in a results file (``encoding-type`` ``hpcswarm-final-signature``):
-datasets ``genes`` (the signature, int64 columns), ``search_genes`` (the search's own subset)
-and ``frequency`` (float64, per signature gene); attributes ``refine``, ``spawn_key``,
+datasets ``genes`` (the signature, int64 columns), ``search_genes`` (the search's own subset),
+``frequency`` (float64, per signature gene) and, with a subsample refinement,
+``subsample_frequency`` (float64, per signature gene); attributes ``refine``, ``spawn_key``,
 ``inner_correct``, ``inner_total``, ``estimate`` and ``stability`` (JSON).
 """
 
@@ -62,6 +68,9 @@ class FinalSignature:
         (:func:`hpcswarm.results.describe`'s keys) and the row it comes from (``row``).
     stability : dict
         :func:`hpcswarm.stability.stability_summary` of the outer folds' selections.
+    subsample_frequency : ndarray of float64 or None
+        Per signature gene, the fraction of the subsample searches on all samples that kept
+        it (refinements by subsample searches only).
     """
 
     genes: np.ndarray
@@ -73,6 +82,7 @@ class FinalSignature:
     frequency: np.ndarray
     estimate: dict
     stability: dict
+    subsample_frequency: np.ndarray = None
 
     @property
     def inner_accuracy(self) -> float:
@@ -85,6 +95,9 @@ class FinalSignature:
         for name in ("genes", "search_genes"):
             group.create_dataset(name, data=np.asarray(getattr(self, name), dtype=np.int64))
         group.create_dataset("frequency", data=np.asarray(self.frequency, dtype=np.float64))
+        if self.subsample_frequency is not None:
+            group.create_dataset("subsample_frequency",
+                                 data=np.asarray(self.subsample_frequency, dtype=np.float64))
         group.attrs["refine"] = self.refine
         group.attrs["spawn_key"] = np.asarray(self.spawn_key, dtype=np.int64)
         group.attrs["inner_correct"] = self.inner_correct
@@ -101,30 +114,40 @@ class FinalSignature:
                    str(attrs["refine"]), tuple(int(v) for v in attrs["spawn_key"]),
                    int(attrs["inner_correct"]), int(attrs["inner_total"]),
                    group["frequency"][()].astype(np.float64), json.loads(attrs["estimate"]),
-                   json.loads(attrs["stability"]))
+                   json.loads(attrs["stability"]),
+                   group["subsample_frequency"][()].astype(np.float64)
+                   if "subsample_frequency" in group else None)
 
     def as_json(self, gene_names: Sequence[str]) -> dict:
         """Plain values for the JSON summary and the report: each gene by name, with its
-        column and selection frequency."""
+        column, fold frequency and (subsample refinements) subsample frequency."""
+        subsample = self.subsample_frequency
         return {"size": int(self.genes.size), "refine": self.refine,
-                "genes": [{"name": str(gene_names[g]), "index": int(g),
-                           "frequency": float(f)} for g, f in zip(self.genes, self.frequency)],
+                "genes": [{"name": str(gene_names[g]), "index": int(g), "frequency": float(f)}
+                          | ({} if subsample is None
+                             else {"subsample_frequency": float(subsample[i])})
+                          for i, (g, f) in enumerate(zip(self.genes, self.frequency))],
                 "search_size": int(self.search_genes.size),
                 "inner_accuracy": self.inner_accuracy, "estimate": self.estimate,
                 "stability": self.stability, "spawn_key": list(self.spawn_key)}
 
     def gene_list(self, gene_names: Sequence[str]) -> str:
         """The signature as a tab-separated gene list (``gene``, ``column``,
-        ``fold_frequency``), most often selected first; ``evaluate --genes`` reads it."""
-        order = np.lexsort((self.genes, -self.frequency))
+        ``fold_frequency``, and ``subsample_frequency`` with a subsample refinement), most
+        often selected first (subsample frequency first when there is one);
+        ``evaluate --genes`` reads it."""
+        subsample = self.subsample_frequency
+        order = (np.lexsort((self.genes, -self.frequency)) if subsample is None
+                 else np.lexsort((self.genes, -self.frequency, -subsample)))
         estimate = self.estimate
         lines = [f"# final signature: {self.genes.size} genes selected on all samples"
                  + (f" (refined by {self.refine})" if self.refine != "none" else ""),
                  f"# cross-validated estimate of the method ({estimate['row']}): mean test "
                  f"accuracy {100 * estimate['mean']:.2f}% over {estimate['n']} run(s)",
-                 "gene\tcolumn\tfold_frequency"]
+                 "gene\tcolumn\tfold_frequency"
+                 + ("" if subsample is None else "\tsubsample_frequency")]
         lines += [f"{gene_names[self.genes[i]]}\t{int(self.genes[i])}\t{self.frequency[i]:.4f}"
-                  for i in order]
+                  + ("" if subsample is None else f"\t{subsample[i]:.4f}") for i in order]
         return "\n".join(lines) + "\n"
 
 
@@ -156,4 +179,5 @@ def final_signature(final: TaskRecord, folds: Sequence[TaskRecord], n_genes: int
     return FinalSignature(genes, np.asarray(final.genes, dtype=np.int64),
                           final.refined.method if refined else "none", tuple(final.spawn_key),
                           int(inner[0]), int(inner[1]), frequency, estimate,
-                          stability_summary(selections, [t.run for t in folds], n_genes))
+                          stability_summary(selections, [t.run for t in folds], n_genes),
+                          final.refined.frequency if refined else None)

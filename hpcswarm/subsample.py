@@ -202,7 +202,8 @@ def stability_prefix(scorer, selections):
     Returns
     -------
     Refined
-        ``removed`` empty (the genes are chosen, not removed). Its inner count is at least
+        ``frequency`` each gene's selection frequency; ``removed`` empty (the genes are
+        chosen, not removed). Its inner count is at least
         the best count of the prefixes up to :data:`MAX_SIGNATURE` genes less one standard
         error; no shorter prefix reaches that.
     """
@@ -212,13 +213,13 @@ def stability_prefix(scorer, selections):
     if not scores:  # no subsample kept a gene
         empty = scorer.score(np.zeros(scorer.n_genes, dtype=bool))
         return Refined("stability", np.zeros(scorer.n_genes, dtype=bool), int(empty.correct),
-                       int(empty.total), np.zeros(0, dtype=np.int64))
+                       int(empty.total), np.zeros(0, dtype=np.int64), np.zeros(0))
     best = max(score.correct for score in scores)
     floor = best - standard_error(best, scores[0].total)
     size = next(size for size, score in enumerate(scores, 1) if score.correct >= floor)
-    score = scores[size - 1]
-    return Refined("stability", _mask(ranking[:size], scorer.n_genes), int(score.correct),
-                   int(score.total), np.zeros(0, dtype=np.int64))
+    score, mask = scores[size - 1], _mask(ranking[:size], scorer.n_genes)
+    return Refined("stability", mask, int(score.correct), int(score.total),
+                   np.zeros(0, dtype=np.int64), selections.frequency[mask])
 
 
 def consensus_prune(scorer, data, y, selections):
@@ -228,9 +229,11 @@ def consensus_prune(scorer, data, y, selections):
     Returns
     -------
     Refined
-        ``removed`` the genes of the union that the pruning removed; its inner count is at
+        ``frequency`` each gene's selection frequency; ``removed`` the genes of the union
+        that the pruning removed; its inner count is at
         least that of the union.
     """
     union = _mask(selections.ranking(), scorer.n_genes)
     pruned = prune_compact(scorer, data, y, union)
-    return Refined("consensus", pruned.mask, pruned.correct, pruned.total, pruned.removed)
+    return Refined("consensus", pruned.mask, pruned.correct, pruned.total, pruned.removed,
+                   selections.frequency[pruned.mask])

@@ -1,5 +1,8 @@
 """Refinements by searches on subsamples (hpcswarm.subsample): halves, known answers, promises."""
 
+import json
+
+import h5py
 import numpy as np
 import pytest
 
@@ -163,3 +166,48 @@ def test_a_task_can_be_stopped_during_its_subsample_searches():
         run_task(task, data, spec, SearchHooks(interrupt=interrupt))
     whole = run_task(task, data, spec)  # what a resumed task computes again
     assert run_task(task, data, spec, SearchHooks(interrupt=lambda: None)).refined == whole.refined
+
+
+def test_a_final_signature_by_stability_lists_each_genes_subsample_frequency(tmp_path, capsys):
+    from hpcswarm import cli
+    from hpcswarm.data import Dataset, write_dataset
+    from hpcswarm.records import TaskRecord
+    from hpcswarm.results import read_results
+
+    X, y = informative_genes(1, n_samples=45, n_genes=60, n_informative=3, shift=4.0)
+    write_dataset(Dataset(X, y, ["a", "b", "c"], [f"g{i}" for i in range(60)]),
+                  tmp_path / "data.h5")
+    job = tmp_path / "job.toml"
+    job.write_text(f'data = "{tmp_path / "data.h5"}"\nalgorithm = "pso-lsrg"\n'
+                   'protocol = "final-signature"\nfolds = 3\nsubsamples = 4\nseed = 5\n'
+                   "[params]\nn_particles = 8\nn_iterations = 6\nls_tries = 5\n")
+    output = tmp_path / "out.h5"
+    assert cli.main(["run", str(job), "--quiet", "--set", f"output={output}"]) == 0
+    results = read_results(output)
+    final = results.final
+    assert final.refine == "stability"
+    assert final.subsample_frequency.shape == final.genes.shape
+    assert np.all((final.subsample_frequency > 0) & (final.subsample_frequency <= 1))
+    with h5py.File(output, "r") as f:  # every task's refined genes carry theirs
+        task = f["runs/run-000/fold-00"]
+        assert task["refined_frequency"].shape == task["refined_genes"].shape
+    record = TaskRecord.from_json(json.loads(json.dumps(_first_task_json(output))))
+    assert record.refined.frequency is not None and record.refined.frequency.size
+    summary = json.loads(output.with_suffix(".json").read_text())
+    genes = summary["final_signature"]["genes"]
+    assert [g["subsample_frequency"] for g in genes] == final.subsample_frequency.tolist()
+    header = output.with_suffix(".signature.tsv").read_text().splitlines()[2]
+    assert header == "gene\tcolumn\tfold_frequency\tsubsample_frequency"
+    capsys.readouterr()
+    assert cli.main(["report", str(output)]) == 0
+    assert "Subsample frequency" in capsys.readouterr().out
+
+
+def _first_task_json(path):
+    """The JSON form of the first task of a results file (what a checkpoint keeps)."""
+    from hpcswarm.records import TaskRecord
+    from hpcswarm.results import read_results
+
+    row = {k: v[0] for k, v in read_results(path).table.items()}
+    with h5py.File(path, "r") as f:
+        return TaskRecord.from_hdf5(f["runs/run-000/fold-00"], row, "stability").as_json()
