@@ -82,7 +82,8 @@ def synthetic(path):
 
 
 def data_path(name, work):
-    return work / "synthetic.h5" if DESIGN_SETS[name] is None else SHARED / DESIGN_SETS[name]
+    return (work / "synthetic-data.h5" if DESIGN_SETS[name] is None
+            else SHARED / DESIGN_SETS[name])
 
 
 def searches(name, work, comm):
