@@ -98,6 +98,7 @@ def searches(name, work, comm):
               "--set", f"data={data_path(name, work)}", "--set", f"output={output}",
               "--set", f"runs={RUNS}", "--set", f"seed={SEED}",
               "--set", "refine=prune-compact"])
+    comm.barrier()  # rank 0 writes the results after the other ranks have left the job
     return output
 
 
