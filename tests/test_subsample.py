@@ -133,9 +133,9 @@ def test_subsamples_must_be_even():
         build_job(document, source="job.toml")
 
 
-def test_a_final_signature_job_refines_by_stability_unless_told_otherwise():
+def test_a_final_signature_job_refines_by_consensus_unless_told_otherwise():
     document = {"data": "builtin:srbct", "algorithm": "pso-lsrg", "protocol": "final-signature"}
-    assert build_job(dict(document), source="job.toml").refine == "stability"
+    assert build_job(dict(document), source="job.toml").refine == "consensus"
     assert build_job({**document, "refine": "none"}, source="job.toml").refine == "none"
     assert build_job({**document, "protocol": "unbiased"}, source="job.toml").refine == "none"
     job = build_job({**document, "subsamples": 4}, source="job.toml")
@@ -168,7 +168,7 @@ def test_a_task_can_be_stopped_during_its_subsample_searches():
     assert run_task(task, data, spec, SearchHooks(interrupt=lambda: None)).refined == whole.refined
 
 
-def test_a_final_signature_by_stability_lists_each_genes_subsample_frequency(tmp_path, capsys):
+def test_a_final_signature_by_consensus_lists_each_genes_subsample_frequency(tmp_path, capsys):
     from hpcswarm import cli
     from hpcswarm.data import Dataset, write_dataset
     from hpcswarm.records import TaskRecord
@@ -185,7 +185,7 @@ def test_a_final_signature_by_stability_lists_each_genes_subsample_frequency(tmp
     assert cli.main(["run", str(job), "--quiet", "--set", f"output={output}"]) == 0
     results = read_results(output)
     final = results.final
-    assert final.refine == "stability"
+    assert final.refine == "consensus"
     assert final.subsample_frequency.shape == final.genes.shape
     assert np.all((final.subsample_frequency > 0) & (final.subsample_frequency <= 1))
     with h5py.File(output, "r") as f:  # every task's refined genes carry theirs
@@ -210,4 +210,4 @@ def _first_task_json(path):
 
     row = {k: v[0] for k, v in read_results(path).table.items()}
     with h5py.File(path, "r") as f:
-        return TaskRecord.from_hdf5(f["runs/run-000/fold-00"], row, "stability").as_json()
+        return TaskRecord.from_hdf5(f["runs/run-000/fold-00"], row, "consensus").as_json()
