@@ -185,10 +185,6 @@ def _margin_path(scorer, data, y, mask):
     return path, points
 
 
-def _gene_major(data):
-    return data if isinstance(data, GeneMajor) else GeneMajor.from_samples(data)
-
-
 def prune_margin(scorer, data, y, mask):
     """Backward elimination with margin ties, returning the best point of its path.
 
@@ -210,7 +206,7 @@ def prune_margin(scorer, data, y, mask):
         margin sum (:func:`~hpcswarm.fitness.margins.margin_sum`), then the fewest genes:
         never a lower inner count than ``mask``; ``removed`` the genes removed to reach it.
     """
-    path, points = _margin_path(scorer, _gene_major(data), y, mask)
+    path, points = _margin_path(scorer, GeneMajor.of(data), y, mask)
     keys = [(correct, margin) for correct, margin, _ in points]
     return _refined("prune-margin", mask, path, _last_best(keys))
 
@@ -234,7 +230,7 @@ def prune_compact(scorer, data, y, mask):
         ``e(F) / r(F)`` (0 where ``r(F)`` is 0: every sample at the same point), then the
         fewest genes.
     """
-    data = _gene_major(data)
+    data = GeneMajor.of(data)
     path, points = _margin_path(scorer, data, y, mask)
     start = points[0][2]
     variance = data.take(start).var(axis=1)

@@ -55,6 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hpcswarm.fitness import GeneMajor
 from hpcswarm.refine import Refined, prune_compact
 from hpcswarm.swarm.state import child_sequence
 
@@ -164,14 +165,12 @@ def search_subsamples(search, data, y, n_subsamples, root):
     -------
     SubsampleSelections
     """
+    data = GeneMajor.of(data)
     signatures = []
     for index, positions in enumerate(complementary_halves(y, n_subsamples, root)):
-        part = (data.subsample(positions) if hasattr(data, "subsample")
-                else np.asarray(data)[positions])
-        genes = search(part, y[positions], subsample_seed(root, index))
+        genes = search(data.subsample(positions), y[positions], subsample_seed(root, index))
         signatures.append(np.asarray(genes, dtype=np.int64))
-    return SubsampleSelections(signatures, data.n_genes if hasattr(data, "n_genes")
-                               else np.asarray(data).shape[1])
+    return SubsampleSelections(signatures, data.n_genes)
 
 
 def _mask(genes, n_genes):

@@ -80,6 +80,12 @@ class GeneMajor:
             raise ValueError(f"{name} must be 2-D (n_samples, n_genes), got shape {X.shape}")
         return cls(np.ascontiguousarray(X.T, dtype=np.float64), name=name)
 
+    @classmethod
+    def of(cls, data, *, name="X"):
+        """``data`` itself when it is a :class:`GeneMajor`, else :meth:`from_samples` of the
+        sample-major matrix ``data``."""
+        return data if isinstance(data, cls) else cls.from_samples(data, name=name)
+
     def subsample(self, positions):
         """The same values for some of the samples in use: ``positions`` among
         ``0 .. n_samples - 1``, in this order (no copy of the matrix; no new check)."""
