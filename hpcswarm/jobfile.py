@@ -65,7 +65,7 @@ SCHEMA = (
           "('unbiased', then one more search on all samples: the folds estimate how well the "
           "method generalises, the extra search gives the one signature to publish; the two "
           "come from different searches because a signature selected on every sample has no "
-          "sample left to test it on; its refine is 'consensus' unless the job names one)",
+          "sample left to test it on; its refine is 'relevance' unless the job names one)",
           choices=PROTOCOLS),
     Param("folds", "int", 10, "outer stratified folds of the unbiased and final-signature "
           "protocols", low=2,

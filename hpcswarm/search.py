@@ -19,6 +19,7 @@ from hpcswarm.methods import algorithm_class
 from hpcswarm.records import SEARCH_ENCODING as RESULT_ENCODING
 from hpcswarm.refine import refine as refine_subset
 from hpcswarm.spec import SearchSpec
+from hpcswarm.relevance import relevance_prefix
 from hpcswarm.subsample import (SUBSAMPLE_RULES, consensus_prune, search_subsamples,
                                 stability_prefix)
 from hpcswarm.swarm.core import RoundHooks
@@ -183,8 +184,11 @@ def _search(X, y, spec, root, grid, hooks):
 
 def _refined(X, y, spec, root, grid, scorer, mask, interrupt):
     """The refinement of ``spec`` of the search's subset ``mask`` (None without one): on the
-    search's own subset (:mod:`hpcswarm.refine`), or from searches of the same spec on
+    search's own subset (:mod:`hpcswarm.refine`), from a ranking of the genes on ``X, y``
+    (:mod:`hpcswarm.relevance`), or from searches of the same spec on
     subsamples of ``X, y`` (:mod:`hpcswarm.subsample`) run one after the other on ``grid``."""
+    if spec.refine == "relevance":
+        return relevance_prefix(scorer, X, y)
     if spec.refine not in SUBSAMPLE_RULES:
         try:
             return refine_subset(scorer, mask, spec.refine, X, y)

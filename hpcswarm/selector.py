@@ -101,11 +101,12 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         fraction of the genes (a float in (0, 1], rounded down, at least 1 gene). ``None``:
         the subset the search returned (its refinement when ``refine`` is set). The rule
         is given under Notes.
-    refine : {"none", "prune", "prune-margin", "prune-compact", "stability", "consensus"}, \
-default "none"
-        A refinement of the search's subset on the same samples (:mod:`hpcswarm.refine`), or
-        from ten more searches on halves of them (``stability``, ``consensus``:
-        :mod:`hpcswarm.subsample`).
+    refine : {"none", "prune", "prune-margin", "prune-compact", "relevance", "stability", \
+"consensus"}, default "none"
+        A refinement of the search's subset on the same samples (:mod:`hpcswarm.refine`), a
+        class-balanced ranking of the genes cut by the search's validation in its place
+        (``relevance``: :mod:`hpcswarm.relevance`), or from ten more searches on halves of
+        the samples (``stability``, ``consensus``: :mod:`hpcswarm.subsample`).
     max_genes : None or int, default None
         Cap on the genes of every subset the search evaluates, for the swarm methods that
         have one (``pso``, ``pso-rg``, ``bpso``, ``cbpso``, ``cso``, ``fsipso``); a

@@ -18,13 +18,17 @@ from hpcswarm.params import Param
 from hpcswarm.refine import SUBSET_RULES
 from hpcswarm.subsample import DEFAULT_SUBSAMPLES, SUBSAMPLE_RULES
 
-REFINEMENTS = SUBSET_RULES + SUBSAMPLE_RULES
-"""Values of the setting ``refine`` (:mod:`hpcswarm.refine`, :mod:`hpcswarm.subsample`)."""
+REFINEMENTS = SUBSET_RULES + ("relevance",) + SUBSAMPLE_RULES
+"""Values of the setting ``refine`` (:mod:`hpcswarm.refine`, :mod:`hpcswarm.relevance`,
+:mod:`hpcswarm.subsample`)."""
 
 REFINE_DOC = ("after each search: 'prune' removes genes one at a time while the inner accuracy "
               "does not drop; 'prune-margin' breaks its ties by the training samples' 1-NN "
               "margins and keeps the best subset of that path; 'prune-compact' keeps the subset "
               "of that path with the largest margin relative to the samples' spread; "
+              "'relevance' replaces the subset by the shortest prefix (at most 30 genes) of the "
+              "genes ranked one class against the rest, round robin over the classes, that "
+              "classifies the training samples best; "
               "'stability' repeats the search (then prune-compact) on 'subsamples' halves of "
               "the training samples and keeps the prefix of the genes ranked by how often "
               "they were kept that classifies the training samples best (at most 30 genes); "

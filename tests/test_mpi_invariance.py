@@ -107,8 +107,8 @@ def test_margin_pruning_is_the_same_on_every_rank(comm):
     assert parallel.refined.method == "prune-compact"
 
 
-@pytest.mark.parametrize("rule", ["stability", "consensus"])
-def test_subsample_refinements_are_the_same_on_every_rank(rule, comm):
+@pytest.mark.parametrize("rule", ["relevance", "stability", "consensus"])
+def test_refinements_beyond_the_subset_are_the_same_on_every_rank(rule, comm):
     settings, n_genes = CASES["pso-lsrg"]
     X, y = small_data(n_genes=n_genes)
     serial = run_search(X, y, "pso-lsrg", settings, seed=1, refine=rule, subsamples=4)

@@ -133,17 +133,6 @@ def test_subsamples_must_be_even():
         build_job(document, source="job.toml")
 
 
-def test_a_final_signature_job_refines_by_consensus_unless_told_otherwise():
-    document = {"data": "builtin:srbct", "algorithm": "pso-lsrg", "protocol": "final-signature"}
-    assert build_job(dict(document), source="job.toml").refine == "consensus"
-    assert build_job({**document, "refine": "none"}, source="job.toml").refine == "none"
-    assert build_job({**document, "protocol": "unbiased"}, source="job.toml").refine == "none"
-    job = build_job({**document, "subsamples": 4}, source="job.toml")
-    assert job.spec.subsamples == 4 and job.as_dict()["subsamples"] == 4
-    assert "subsamples" not in build_job({**document, "protocol": "unbiased"},
-                                         source="job.toml").as_dict()
-
-
 class _Stop(Exception):
     pass
 
@@ -179,7 +168,8 @@ def test_a_final_signature_by_consensus_lists_each_genes_subsample_frequency(tmp
                   tmp_path / "data.h5")
     job = tmp_path / "job.toml"
     job.write_text(f'data = "{tmp_path / "data.h5"}"\nalgorithm = "pso-lsrg"\n'
-                   'protocol = "final-signature"\nfolds = 3\nsubsamples = 4\nseed = 5\n'
+                   'protocol = "final-signature"\nrefine = "consensus"\nfolds = 3\n'
+                   'subsamples = 4\nseed = 5\n'
                    "[params]\nn_particles = 8\nn_iterations = 6\nls_tries = 5\n")
     output = tmp_path / "out.h5"
     assert cli.main(["run", str(job), "--quiet", "--set", f"output={output}"]) == 0
