@@ -22,8 +22,8 @@ Relevance, one class against the rest
 A class-balanced ranking
     A single statistic over all classes (the ANOVA F) is dominated by the classes that are
     easy to separate, and leaves the small ones without genes: on lymphoma (nine classes,
-    some of two samples) the top genes by F lose 11 points of test accuracy against the
-    search. Forman (2004, "A pitfall and solution in multi-class feature selection for text
+    some of two samples) the top genes by F, cut in the same way, lose 12 points of test
+    accuracy against the search (``jobs/README.md``). Forman (2004, "A pitfall and solution in multi-class feature selection for text
     classification", ICML, Sect. 3) ranks the features per class and takes them round robin:
     in the order of the class codes, each class in turn takes the best of its genes that no
     class has taken yet. Ties in a class's ranking go to the lower column.
@@ -33,9 +33,10 @@ The cut
     most inner correct predictions on all the training samples (the task's own validation,
     1-NN leave-one-out for PSO-LSRG). Unlike pruning (:mod:`hpcswarm.refine`), the inner
     validation chooses only where to cut a ranking that does not depend on it, so it cannot
-    fit the last training sample of a small class gene by gene; the one-standard-error rule
-    of the ``stability`` rule cut the lymphoma signatures too short (lost 7 points), and
-    pruning the cut prefix lost 5 on GLIOMA and lymphoma, so neither is applied.
+    fit the last training sample of a small class gene by gene. The one-standard-error rule
+    of ``stability`` cut the lymphoma signatures too short (7.5 points lower), and pruning
+    the cut prefix cost 3 to 5 points on GLIOMA and lymphoma, so neither is applied
+    (``jobs/README.md``).
 
 The search's subset is not read: the rule replaces it. Its report row stays separate from
 the search's, which is still reported as the papers define it.

@@ -82,7 +82,12 @@ def _submit_dir(path):
     return path
 
 
-_RUNNING = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED"}
+# The base states of a job that has ended. Any other state is waited out: scontrol shows a
+# job's flag in place of its base state when it has one, and a running job is shown as
+# SIGNALING while its --signal warning is on the way (with ExitCode 0:0), as STAGE_OUT,
+# STOPPED or RESIZING, and so on (https://slurm.schedmd.com/job_state_codes.html).
+_ENDED = {"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL",
+          "OUT_OF_MEMORY", "PREEMPTED", "TIMEOUT"}
 
 
 def _job_states(job_id):
@@ -111,7 +116,7 @@ def sbatch(submit, script, options, args, **extra):
                           timeout=60)
     assert done.returncode == 0, done.stderr
     job_id = done.stdout.strip().split(";")[0]
-    while any(state in _RUNNING for state, _ in _job_states(job_id)):
+    while any(state not in _ENDED for state, _ in _job_states(job_id)):
         assert time.monotonic() - started < 900, f"job {job_id} still running after 900 s"
         time.sleep(0.2)
     status = max(code for _, code in _job_states(job_id))
