@@ -7,9 +7,10 @@ of the genes ranked by one statistic for all classes (the ANOVA F: "F-ranking", 
 not a rule of the tool) and the two
 rules of :mod:`hpcswarm.subsample` that repeat the search on halves of the training samples:
 ``stability`` (genes ranked by selection frequency, cut within one standard error of the
-best inner validation) and ``consensus`` (the union of the halves' signatures, pruned). Tran et al. (2016), Experiment II: outer stratified 10-fold cross-validation, 1-NN
-leave-one-out inside each search, the paper's parameters (``jobs/pso-lsrg-experiment-ii.toml``),
-3 runs, seed 2016. Every rule reads the training part of its fold only; the test fold scores
+best inner validation) and ``consensus`` (the union of the halves' signatures, pruned).
+Tran et al. (2016), Experiment II: outer stratified 10-fold cross-validation, 1-NN
+leave-one-out inside each search, the paper's parameters
+(``jobs/pso-lsrg-experiment-ii.toml``), 3 runs, seed 2016. Every rule reads the training part of its fold only; the test fold scores
 what it kept.
 
 Per dataset and rule: mean test accuracy over runs (each run's folds pooled) with its

@@ -23,10 +23,10 @@ A class-balanced ranking
     A single statistic over all classes (the ANOVA F) is dominated by the classes that are
     easy to separate, and leaves the small ones without genes: on lymphoma (nine classes,
     some of two samples) the top genes by F, cut in the same way, lose 12 points of test
-    accuracy against the search (``jobs/README.md``). Forman (2004, "A pitfall and solution in multi-class feature selection for text
-    classification", ICML, Sect. 3) ranks the features per class and takes them round robin:
-    in the order of the class codes, each class in turn takes the best of its genes that no
-    class has taken yet. Ties in a class's ranking go to the lower column.
+    accuracy against the search (``jobs/README.md``). Forman (2004, "A pitfall and solution
+    in multi-class feature selection for text classification", ICML) ranks the features per
+    class and takes them round robin: in the order of the class codes, each class in turn
+    takes the best of its genes that no class has taken yet. Ties in a class's ranking go to the lower column.
 
 The cut
     Of the prefixes of that ranking up to :data:`MAX_SIGNATURE` genes, the shortest with the
