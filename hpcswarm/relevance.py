@@ -164,14 +164,21 @@ def best_prefix(scorer, ranking):
         ``method`` ``"relevance"``; ``removed`` empty (the genes are chosen, not removed);
         its inner count is the best of the prefixes, and no shorter prefix reaches it.
     """
-    best_size, best = 0, None
+    scores = prefix_scores(scorer, ranking)
+    correct = [score.correct for score in scores]
+    size = correct.index(max(correct)) + 1
+    mask = np.zeros(scorer.n_genes, dtype=bool)
+    mask[ranking[:size]] = True
+    return Refined("relevance", mask, int(scores[size - 1].correct),
+                   int(scores[size - 1].total), np.zeros(0, dtype=np.int64))
+
+
+def prefix_scores(scorer, ranking):
+    """The inner score of every prefix of ``ranking``: element ``i`` for its ``i + 1``
+    first genes."""
+    scores = []
     for size in range(1, len(ranking) + 1):
         mask = np.zeros(scorer.n_genes, dtype=bool)
         mask[ranking[:size]] = True
-        score = scorer.score(mask)
-        if best is None or score.correct > best.correct:
-            best_size, best = size, score
-    mask = np.zeros(scorer.n_genes, dtype=bool)
-    mask[ranking[:best_size]] = True
-    return Refined("relevance", mask, int(best.correct), int(best.total),
-                   np.zeros(0, dtype=np.int64))
+        scores.append(scorer.score(mask))
+    return scores

@@ -57,6 +57,7 @@ import numpy as np
 
 from hpcswarm.fitness import GeneMajor
 from hpcswarm.refine import Refined, prune_compact
+from hpcswarm.relevance import prefix_scores
 from hpcswarm.swarm.state import child_sequence
 
 SUBSAMPLES = 2
@@ -207,8 +208,7 @@ def stability_prefix(scorer, selections):
         error; no shorter prefix reaches that.
     """
     ranking = selections.ranking()[:MAX_SIGNATURE]
-    scores = [scorer.score(_mask(ranking[:size], scorer.n_genes))
-              for size in range(1, ranking.size + 1)]
+    scores = prefix_scores(scorer, ranking)
     if not scores:  # no subsample kept a gene
         empty = scorer.score(np.zeros(scorer.n_genes, dtype=bool))
         return Refined("stability", np.zeros(scorer.n_genes, dtype=bool), int(empty.correct),
