@@ -90,6 +90,10 @@ def refuse_split_world(environ=None):
     if world_size == 1:
         # Every task refuses at once; srun --kill-on-bad-exit sends SIGTERM to the others as
         # soon as the first exits, which would turn their refusal (status 2) into a death by
-        # the signal (143) while MPI finalises. The process is about to exit 2 anyway.
+        # the signal (143) while MPI finalises. The process is about to exit 2 anyway. The
+        # signal is blocked as well as ignored: a library that puts its saved handlers back
+        # at finalisation (the default one, saved before this) cannot unblock it, so a
+        # SIGTERM that comes during the exit stays pending and the status stays 2.
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         raise LaunchError(split_world_message(*launch, library))
