@@ -10,7 +10,7 @@ import argparse
 
 from hpcswarm import __version__
 from hpcswarm.errors import ParameterError
-from hpcswarm.launch import refuse_split_world
+from hpcswarm.launch import hold_sigterm, refuse_split_world
 
 
 class _OneLineErrors(argparse.ArgumentParser):
@@ -83,6 +83,7 @@ def main(argv=None):
     """
     from hpcswarm.comm import start_mpi
 
+    hold_sigterm()  # until refuse_split_world has seen the world
     start_mpi()
     args = build_parser().parse_args(argv)
     refuse_split_world()  # before any subcommand reads or writes a file

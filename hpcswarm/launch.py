@@ -75,11 +75,27 @@ def split_world_message(n_tasks, launcher, evidence, library):
             f"write the same files; {_FIX}")
 
 
+def hold_sigterm(environ=None):
+    """Block SIGTERM from the start of a process that a launcher started with others, until
+    :func:`refuse_split_world` has seen its world.
+
+    In a split world every task refuses at once, and ``srun --kill-on-bad-exit`` sends
+    SIGTERM to the others as soon as the first exits: a task still starting MPI would die by
+    the signal (status 143) instead of refusing (status 2). Blocked, the signal waits; a
+    task of a whole world takes it when :func:`refuse_split_world` lets it through.
+    """
+    launch = launched_tasks(os.environ if environ is None else environ)
+    if launch is not None and launch[0] >= 2:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+
+
 def refuse_split_world(environ=None):
     """Raise :class:`~hpcswarm.errors.LaunchError` on every process of a split world.
 
     Does nothing (and does not start MPI) when no launcher announced more than one task.
-    Called once by the command line before any subcommand reads or writes a file.
+    Called once by the command line before any subcommand reads or writes a file; a
+    SIGTERM held by :func:`hold_sigterm` stays blocked in a split world (the process exits
+    2 with it pending) and is let through otherwise.
     """
     from hpcswarm.comm import world_size_and_library
 
@@ -87,13 +103,8 @@ def refuse_split_world(environ=None):
     if launch is None or launch[0] < 2:
         return
     world_size, library = world_size_and_library()
-    if world_size == 1:
-        # Every task refuses at once; srun --kill-on-bad-exit sends SIGTERM to the others as
-        # soon as the first exits, which would turn their refusal (status 2) into a death by
-        # the signal (143) while MPI finalises. The process is about to exit 2 anyway. The
-        # signal is blocked as well as ignored: a library that puts its saved handlers back
-        # at finalisation (the default one, saved before this) cannot unblock it, so a
-        # SIGTERM that comes during the exit stays pending and the status stays 2.
+    if world_size == 1:  # ignored too: blocking holds only for this thread
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         raise LaunchError(split_world_message(*launch, library))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
