@@ -26,7 +26,8 @@ A class-balanced ranking
     accuracy against the search (``jobs/README.md``). Forman (2004, "A pitfall and solution
     in multi-class feature selection for text classification", ICML) ranks the features per
     class and takes them round robin: in the order of the class codes, each class in turn
-    takes the best of its genes that no class has taken yet. Ties in a class's ranking go to the lower column.
+    takes the best of its genes that no class has taken yet. Ties in a class's ranking go to
+    the lower column.
 
 The cut
     Of the prefixes of that ranking up to :data:`MAX_SIGNATURE` genes, the shortest with the
@@ -48,7 +49,8 @@ from hpcswarm.fitness import GeneMajor
 from hpcswarm.refine import Refined
 
 MAX_SIGNATURE = 30
-"""Longest prefix of the ranking that ``relevance`` considers."""
+"""Longest prefix of a ranking that ``relevance`` (and ``stability``,
+:mod:`hpcswarm.subsample`) considers."""
 
 BLOCK_GENES = 1024
 """Genes read per block when computing the statistics (bounds the temporary memory)."""
@@ -117,14 +119,15 @@ def balanced_ranking(statistics, size):
     rankings = [np.lexsort((columns, -row)) for row in statistics]
     places = [0] * len(rankings)  # each class's next place in its ranking
     taken, chosen = np.zeros(n_genes, dtype=bool), []
-    while len(chosen) < min(size, n_genes):
+    size = min(size, n_genes)
+    while len(chosen) < size:
         for turn, ranking in enumerate(rankings):
             while taken[ranking[places[turn]]]:
                 places[turn] += 1
             gene = ranking[places[turn]]
             taken[gene] = True
             chosen.append(gene)
-            if len(chosen) == min(size, n_genes):
+            if len(chosen) == size:
                 break
     return np.array(chosen, dtype=np.int64)
 

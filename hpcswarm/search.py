@@ -18,8 +18,8 @@ from hpcswarm.fitness import SubsetFitness, make_objective, make_scorer
 from hpcswarm.methods import algorithm_class
 from hpcswarm.records import SEARCH_ENCODING as RESULT_ENCODING
 from hpcswarm.refine import refine as refine_subset
-from hpcswarm.spec import SearchSpec
 from hpcswarm.relevance import relevance_prefix
+from hpcswarm.spec import SearchSpec
 from hpcswarm.subsample import (SUBSAMPLE_RULES, consensus_prune, search_subsamples,
                                 stability_prefix)
 from hpcswarm.swarm.core import RoundHooks

@@ -57,7 +57,7 @@ import numpy as np
 
 from hpcswarm.fitness import GeneMajor
 from hpcswarm.refine import Refined, prune_compact
-from hpcswarm.relevance import prefix_scores
+from hpcswarm.relevance import MAX_SIGNATURE, prefix_scores
 from hpcswarm.swarm.state import child_sequence
 
 SUBSAMPLES = 2
@@ -68,9 +68,6 @@ SUBSAMPLE_RULES = ("stability", "consensus")
 
 DEFAULT_SUBSAMPLES = 10
 """Subsample searches per task (five complementary pairs) unless the job says otherwise."""
-
-MAX_SIGNATURE = 30
-"""Longest prefix of the frequency ranking that ``stability`` considers."""
 
 
 def subsample_seed(root, index):
