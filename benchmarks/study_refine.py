@@ -210,6 +210,31 @@ def rows(name, work):
     return found, n_genes
 
 
+def rule_figures(records, base, n_genes, name, compare=True):
+    """One rule's figures on one set: test accuracy % per run (folds pooled), the one-sided
+    rank-sum p of its fold accuracies against ``base`` (1 without ``compare``), the sizes,
+    :func:`~hpcswarm.stability.stability_summary`, Kuncheva's index between folds and
+    whether the bar is met.
+
+    ``records``: per task, ``run``, ``correct``, ``total`` and ``genes``.
+    """
+    runs = np.array([r["run"] for r in records])
+    per_run = [100 * sum(r["correct"] for r in records if r["run"] == run)
+               / sum(r["total"] for r in records if r["run"] == run)
+               for run in np.unique(runs)]
+    folds = np.array([r["correct"] / r["total"] for r in records])
+    below = mannwhitneyu(folds, base, alternative="less").pvalue if compare else 1.0
+    sizes = np.array([r["genes"].size for r in records])
+    summary = stability_summary([r["genes"] for r in records], runs, n_genes)
+    kuncheva = summary["folds"]["kuncheva"]
+    meets = below >= 0.05 and sizes.mean() <= 30 and kuncheva >= 0.3
+    if name in PAPER_BAR:  # and the paper's own figures
+        accuracy, genes = PAPER_BAR[name]
+        meets = meets and np.mean(per_run) >= accuracy and sizes.mean() <= genes
+    return {"per_run": per_run, "below": below, "sizes": sizes, "summary": summary,
+            "kuncheva": kuncheva, "meets": meets}
+
+
 def table(name, work):
     """The study's lines for ``name`` (None when a step is missing)."""
     if not (work / f"{name}.h5").exists():
@@ -223,27 +248,16 @@ def table(name, work):
              f"{'Nogueira [95% CI]':>22s} {'cost':>5s} {'bar':>3s}"
              + ("  planted/noise" if DESIGN_SETS[name] is None else "")]
     for rule, records in found.items():
-        runs = np.array([r["run"] for r in records])
-        per_run = [100 * sum(r["correct"] for r in records if r["run"] == run)
-                   / sum(r["total"] for r in records if r["run"] == run)
-                   for run in np.unique(runs)]
-        folds = np.array([r["correct"] / r["total"] for r in records])
-        below = (1.0 if rule == "PSO-LSRG"
-                 else mannwhitneyu(folds, base, alternative="less").pvalue)
-        sizes = np.array([r["genes"].size for r in records])
-        summary = stability_summary([r["genes"] for r in records], runs, n_genes)
+        figures = rule_figures(records, base, n_genes, name, compare=rule != "PSO-LSRG")
+        summary, sizes, per_run = figures["summary"], figures["sizes"], figures["per_run"]
         nogueira = summary["nogueira"]
-        kuncheva = summary["folds"]["kuncheva"]
-        meets = below >= 0.05 and sizes.mean() <= 30 and kuncheva >= 0.3
-        if name in PAPER_BAR:  # and the paper's own figures
-            accuracy, genes = PAPER_BAR[name]
-            meets = meets and np.mean(per_run) >= accuracy and sizes.mean() <= genes
         line = (f"  {rule:16s} {np.mean(per_run):8.2f} ({np.std(per_run, ddof=1):5.2f}) "
-                f"{below:7.3f} {sizes.mean():6.1f} {sizes.max():4d} {kuncheva:7.3f} "
-                f"{summary['runs']['kuncheva']:6.3f} {summary['folds']['jaccard']:7.3f} "
-                f"{nogueira['estimate']:6.3f} [{nogueira['lower']:5.3f}, "
-                f"{nogueira['upper']:5.3f}] {np.mean([r['cost'] for r in records]):5.2f} "
-                f"{'yes' if meets else 'no':>3s}")
+                f"{figures['below']:7.3f} {sizes.mean():6.1f} {sizes.max():4d} "
+                f"{figures['kuncheva']:7.3f} {summary['runs']['kuncheva']:6.3f} "
+                f"{summary['folds']['jaccard']:7.3f} {nogueira['estimate']:6.3f} "
+                f"[{nogueira['lower']:5.3f}, {nogueira['upper']:5.3f}] "
+                f"{np.mean([r['cost'] for r in records]):5.2f} "
+                f"{'yes' if figures['meets'] else 'no':>3s}")
         if DESIGN_SETS[name] is None:
             planted = np.mean([np.count_nonzero(r["genes"] < PLANTED) for r in records])
             line += f"  {planted:5.1f}/{sizes.mean() - planted:.1f}"
