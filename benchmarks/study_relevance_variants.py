@@ -128,14 +128,22 @@ def sam(X, y):
 
 def loo_outcomes(part, y, ranking):
     """Per prefix of ``ranking``, which samples 1-NN leave-one-out classifies right."""
-    distances = np.zeros((y.size, y.size))
+    distances = _own_excluded(y.size)
+    return np.array([_with_gene(distances, part[:, gene], y) for gene in ranking])
+
+
+def _own_excluded(n_samples):
+    """Squared distances of no gene yet, a sample's own set to infinity (left out)."""
+    distances = np.zeros((n_samples, n_samples))
     np.fill_diagonal(distances, np.inf)
-    outcomes = np.empty((len(ranking), y.size), dtype=bool)
-    for size, gene in enumerate(ranking):
-        column = part[:, gene]
-        distances += (column[:, None] - column[None, :]) ** 2
-        outcomes[size] = y[distances.argmin(axis=1)] == y
-    return outcomes
+    return distances
+
+
+def _with_gene(distances, column, y):
+    """Adds one gene's squared differences to ``distances`` (in place); which samples 1-NN
+    leave-one-out then classifies right (the first nearest on equal distances)."""
+    distances += (column[:, None] - column[None, :]) ** 2
+    return y[distances.argmin(axis=1)] == y
 
 
 def by_need(part, y, statistics):
@@ -145,9 +153,7 @@ def by_need(part, y, statistics):
     rankings = [np.lexsort((np.arange(part.shape[1]), -row)) for row in statistics]
     places, given = np.zeros(codes.size, dtype=int), np.zeros(codes.size, dtype=int)
     taken, chosen = np.zeros(part.shape[1], dtype=bool), []
-    distances = np.zeros((y.size, y.size))
-    np.fill_diagonal(distances, np.inf)
-    right = np.zeros(y.size, dtype=bool)
+    distances, right = _own_excluded(y.size), np.zeros(y.size, dtype=bool)
     while len(chosen) < min(MAX_SIGNATURE, part.shape[1]):
         if len(chosen) < codes.size:
             turn = len(chosen)
@@ -159,8 +165,7 @@ def by_need(part, y, statistics):
         gene = rankings[turn][places[turn]]
         taken[gene], given[turn] = True, given[turn] + 1
         chosen.append(gene)
-        distances += (part[:, gene, None] - part[None, :, gene]) ** 2
-        right = y[distances.argmin(axis=1)] == y
+        right = _with_gene(distances, part[:, gene], y)
     return np.array(chosen)
 
 
@@ -190,7 +195,8 @@ def signatures(X, y, train):
     """Every variant's genes on one task's training samples."""
     part, labels = X[train], y[train]
     scorer = KnnEvaluator(part, labels, k=1, cv="loo")
-    ranking = balanced_ranking(one_vs_rest(part, labels), MAX_SIGNATURE)
+    welch = one_vs_rest(part, labels)
+    ranking = balanced_ranking(welch, MAX_SIGNATURE)
     counts = np.array([score.correct for score in prefix_scores(scorer, ranking)])
     chosen = {variant: ranking[:size] for variant, size in
               cut_sizes(counts, loo_outcomes(part, labels, ranking), labels).items()}
@@ -204,7 +210,7 @@ def signatures(X, y, train):
                   "SAM": sam(part, labels)}
     for variant, values in statistics.items():
         chosen[variant] = cut(balanced_ranking(values, MAX_SIGNATURE))
-    chosen["by need"] = cut(by_need(part, labels, one_vs_rest(part, labels)))
+    chosen["by need"] = cut(by_need(part, labels, welch))
     return chosen
 
 
