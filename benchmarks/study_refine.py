@@ -182,7 +182,7 @@ def rows(name, work):
     searched = all(subsample_file(work, name, task).exists() for task in found_tasks)
     found = {rule: [] for rule in RULES if searched or rule not in SUBSAMPLE_ROWS}
     for task in found_tasks:
-        train, test = task["train"], task["test"]
+        train = task["train"]
         scorer = KnnEvaluator(X[train], y[train], k=1, cv="loo")
         chosen = {"PSO-LSRG": (task["genes"], 0.0), "+prune-compact": (task["pruned"], 0.0)}
         started = time.perf_counter()
@@ -201,13 +201,19 @@ def rows(name, work):
                                                     selections).genes,
                                     seconds + time.perf_counter() - started)
         for rule, (genes, cost) in chosen.items():
-            mask = np.zeros(n_genes, dtype=bool)
-            mask[genes] = True
-            score = score_split(X[train], y[train], X[test], y[test], mask, 1)
-            found[rule].append({"run": task["run"], "correct": score.correct,
-                                "total": score.total, "genes": np.asarray(genes),
-                                "cost": cost / task["seconds"]})
+            found[rule].append({**tested(X, y, task, genes), "cost": cost / task["seconds"]})
     return found, n_genes
+
+
+def tested(X, y, task, genes):
+    """``genes`` (chosen on the task's training samples) scored on its test samples by 1-NN:
+    the record :func:`rule_figures` reads (``run``, ``correct``, ``total``, ``genes``)."""
+    mask = np.zeros(X.shape[1], dtype=bool)
+    mask[genes] = True
+    score = score_split(X[task["train"]], y[task["train"]], X[task["test"]], y[task["test"]],
+                        mask, 1)
+    return {"run": task["run"], "correct": score.correct, "total": score.total,
+            "genes": np.asarray(genes)}
 
 
 def rule_figures(records, base, n_genes, name, compare=True):

@@ -52,11 +52,12 @@ from pathlib import Path
 import numpy as np
 from scipy.special import digamma, polygamma
 
-from study_refine import DESIGN_SETS, data_path, rule_figures, tasks  # this script's folder
+from study_refine import DESIGN_SETS, data_path, rule_figures, tasks, tested  # this folder
 
 from hpcswarm.data import load_dataset
-from hpcswarm.fitness import KnnEvaluator, score_split
-from hpcswarm.relevance import MAX_SIGNATURE, balanced_ranking, one_vs_rest, prefix_scores
+from hpcswarm.fitness import KnnEvaluator
+from hpcswarm.relevance import (MAX_SIGNATURE, balanced_ranking, best_prefix, one_vs_rest,
+                                prefix_scores)
 
 VARIANTS = ("most correct", "within one", "one SE", "paired one SE", "balanced", "pooled t",
             "moderated t", "SAM", "by need")
@@ -114,8 +115,9 @@ def trigamma_inverse(value):
 def sam(X, y):
     """Welch's difference over (its standard error + the median standard error over the
     genes), Tusher et al. (2001), on the data's own scale (as the moderated t)."""
-    statistics = np.zeros((np.unique(y).size, X.shape[1]))
-    for row, code in enumerate(np.unique(y)):
+    codes = np.unique(y)
+    statistics = np.zeros((codes.size, X.shape[1]))
+    for row, code in enumerate(codes):
         inside, rest = X[y == code], X[y != code]
         variance = rest.var(axis=0, ddof=1) / len(rest)
         if len(inside) > 1:
@@ -201,16 +203,12 @@ def signatures(X, y, train):
     chosen = {variant: ranking[:size] for variant, size in
               cut_sizes(counts, loo_outcomes(part, labels, ranking), labels).items()}
 
-    def cut(order):
-        scores = [score.correct for score in prefix_scores(scorer, order)]
-        return order[:scores.index(max(scores)) + 1]
-
     statistics = {"pooled t": pooled_t(part, labels),
                   "moderated t": pooled_t(part, labels, moderate=True),
                   "SAM": sam(part, labels)}
     for variant, values in statistics.items():
-        chosen[variant] = cut(balanced_ranking(values, MAX_SIGNATURE))
-    chosen["by need"] = cut(by_need(part, labels, welch))
+        chosen[variant] = best_prefix(scorer, balanced_ranking(values, MAX_SIGNATURE)).genes
+    chosen["by need"] = best_prefix(scorer, by_need(part, labels, welch)).genes
     return chosen
 
 
@@ -220,14 +218,9 @@ def table(name, work):
     X, y = np.asarray(dataset.X, dtype=np.float64), dataset.y
     found = {variant: [] for variant in ("PSO-LSRG", *VARIANTS)}
     for task in tasks(work / f"{name}.h5"):
-        train, test = task["train"], task["test"]
-        chosen = {"PSO-LSRG": task["genes"], **signatures(X, y, train)}
+        chosen = {"PSO-LSRG": task["genes"], **signatures(X, y, task["train"])}
         for variant, genes in chosen.items():
-            mask = np.zeros(X.shape[1], dtype=bool)
-            mask[genes] = True
-            score = score_split(X[train], y[train], X[test], y[test], mask, 1)
-            found[variant].append({"run": task["run"], "correct": score.correct,
-                                   "total": score.total, "genes": np.asarray(genes)})
+            found[variant].append(tested(X, y, task, genes))
     base = np.array([r["correct"] / r["total"] for r in found["PSO-LSRG"]])
     lines = [f"{name} ({X.shape[1]} genes)",
              f"  {'variant':14s} {'test acc. % (sd)':>17s} {'p below':>7s} {'genes':>6s} "
