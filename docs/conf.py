@@ -21,6 +21,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
     "hpcswarm_reference",
+    "hpcswarm_docstrings",
     "run_examples",
 ]
 myst_enable_extensions = ["colon_fence", "deflist"]
@@ -32,6 +33,9 @@ napoleon_google_docstring = False
 napoleon_use_ivar = True
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
+# Types from the annotations only for what the docstring documents: a dataclass whose fields
+# are its documented Attributes would otherwise list them again as Parameters.
+autodoc_typehints_description_target = "documented"
 
 html_theme = "furo"
 html_title = f"hpcswarm {release}"

@@ -9,20 +9,28 @@
 ['gene2']
 
 The data may be a NumPy array (genes named ``gene0``, ``gene1``...), a pandas ``DataFrame``
-(samples as rows, genes named by its columns) or an ``AnnData`` (label from an ``obs`` column,
-values from ``X`` or a ``layer``); the search is that of :class:`~hpcswarm.selector.
-SwarmFeatureSelector` on all the samples given. With an ``AnnData`` the result is written
-back as scanpy's ``highly_variable_genes`` does: ``var['hpcswarm_selected']`` and
-``uns['hpcswarm']``. pandas and anndata are imported only when such an object is given.
+(samples as rows, genes named by its columns), an ``AnnData`` (label from an ``obs`` column,
+values from ``X`` or a ``layer``) or a :class:`~hpcswarm.data.Dataset` (its labels, class
+names and gene names); the search is that of :class:`~hpcswarm.selector.
+SwarmFeatureSelector` on all the samples given, refined as a ``final-signature`` job refines
+its last search. With an ``AnnData`` the result is written back as scanpy's
+``highly_variable_genes`` does: ``var['hpcswarm_selected']``, ``var['hpcswarm_score']``,
+``var['hpcswarm_rank']`` and ``uns['hpcswarm']['params']``. pandas and anndata are imported
+only when such an object is given.
 """
 
-import json
+import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from hpcswarm.selector import SETTINGS, SwarmFeatureSelector
+from hpcswarm.data.dataset import Dataset
+from hpcswarm.inputs import check_columns, check_gene_names, check_labels
+from hpcswarm.protocols import FinalSignature
+from hpcswarm.selector import SwarmFeatureSelector
 
 UNS_KEY = "hpcswarm"
 """Default key of ``adata.uns`` and prefix of the ``adata.var`` column written back."""
@@ -53,11 +61,17 @@ class Selection:
     params : dict
         Every parameter of the search, defaults included.
     settings : dict
-        The arguments of ``select`` that shaped the signature (seed, size, refinement...).
+        The arguments of ``select`` that shaped the signature (``random_state`` as the run
+        seed it gave, size, refinement...).
     selector : SwarmFeatureSelector
         The fitted selector (``transform`` new samples with it).
-    data, labels, all_gene_names
-        The matrix, labels and gene names the signature was chosen from (for the plots).
+    data : ndarray
+        The matrix the signature was chosen from, samples x genes (for the plots and
+        :meth:`to_frame`).
+    labels : ndarray
+        The class of each sample of ``data``, by name where the data named the classes.
+    all_gene_names : list of str
+        The name of every gene (column) of ``data``.
     """
 
     genes: np.ndarray = field(repr=False)
@@ -76,15 +90,18 @@ class Selection:
 
     def to_frame(self) -> "pandas.DataFrame":
         """The signature as a ``pandas.DataFrame``: one row per gene, indexed by its name, with
-        its ``column`` (0-based index in the data), its mean value in each class
-        (``mean_CLASS``) and the one-way ANOVA F statistic of its values across the classes
-        (``anova_f``, :func:`hpcswarm.plots.separation`), computed on the samples given."""
+        its ``column`` (0-based index in the data), its ``score`` (selection frequency on
+        the front, :attr:`~hpcswarm.selector.SwarmFeatureSelector.scores_`), its mean value
+        in each class (``mean_CLASS``) and the one-way ANOVA F statistic of its values across
+        the classes (``anova_f``, :func:`hpcswarm.plots.separation`), computed on the
+        samples given."""
         from hpcswarm.plots import class_groups, separation
 
         pandas = _pandas()
         values = np.asarray(self.data)[:, self.genes].astype(np.float64)
         codes, names = class_groups(self.labels)
-        columns = {"column": self.genes.astype(np.int64)}
+        columns = {"column": self.genes.astype(np.int64),
+                   "score": np.asarray(self.selector.scores_)[self.genes]}
         for code, name in enumerate(names):
             columns[f"mean_{name}"] = values[codes == code].mean(axis=0)
         columns["anova_f"] = separation(values, codes)
@@ -99,47 +116,109 @@ class Selection:
         """The search's history as a ``pandas.DataFrame``, one row per round."""
         return _pandas().DataFrame(self.history)
 
-    def plot_expression(self, folder: Optional[str] = None, prefix: str = "signature",
-                        title: str = "", overwrite: bool = False) -> Union[list, tuple]:
+    def plot_expression(self, folder: Union[None, str, "os.PathLike[str]"] = None,
+                        prefix: str = "signature", title: str = "",
+                        overwrite: bool = False) -> Union[list, tuple]:
         """The signature's expression by class (:mod:`hpcswarm.plots`).
 
         Without ``folder``: the two matplotlib figures ``(heatmap, strips)`` to show; with
         it: the two PNG files written there, ``PREFIX-heatmap.png`` and
         ``PREFIX-by-class.png`` (the folder is created if missing; an existing file is
         replaced only with ``overwrite``). Needs matplotlib (the ``plot`` extra).
+
+        Raises
+        ------
+        ValueError
+            A file to write exists and ``overwrite`` is False.
         """
-        from hpcswarm import plots
+        from hpcswarm.plots import (expression_heatmap, expression_plot_files,
+                                    expression_strips, write_expression_plots)
 
         arguments = (self.data, self.labels, self.all_gene_names, self.genes)
         if folder is not None:
-            return plots.write_expression_plots(*arguments, folder, title=title,
-                                                prefix=prefix, overwrite=overwrite)
-        return (plots.expression_heatmap(*arguments, title=title),
-                plots.expression_strips(*arguments, title=title))
+            existing = [path for path in expression_plot_files(folder, prefix)
+                        if path.exists() or path.is_symlink()]
+            if existing and not overwrite:
+                raise ValueError(f"folder: {existing[0]} already exists; pass overwrite=True "
+                                 f"to replace it, or another folder or prefix")
+            return write_expression_plots(*arguments, folder, title=title, prefix=prefix,
+                                          overwrite=overwrite)
+        return (expression_heatmap(*arguments, title=title),
+                expression_strips(*arguments, title=title))
 
 
-def select(data: Any, labels: Union[None, str, Sequence] = None, *,
+def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
            algorithm: str = "pso-lsrg", n_features_to_select: Union[None, int, float] = None,
-           refine: str = "none", max_genes: Optional[int] = None,
-           params: Optional[dict] = None, seed: int = 0, comm: Any = None,
-           layer: Optional[str] = None, gene_names: Optional[Sequence[str]] = None,
-           inplace: bool = True, key_added: str = UNS_KEY, verbose: int = 0,
-           **settings: Any) -> Selection:
+           refine: str = FinalSignature.default_refine, max_genes: Optional[int] = None,
+           sample_shards: Optional[int] = None, device: Optional[str] = None,
+           subsamples: Optional[int] = None, n_particles: Optional[int] = None,
+           n_iterations: Optional[int] = None, k: Optional[int] = None,
+           cv: Union[None, str, int] = None, objective: Optional[str] = None,
+           alpha: Optional[float] = None, archive_size: Optional[int] = None,
+           params: Optional[dict] = None,
+           random_state: Union[None, int, np.random.RandomState, np.random.Generator] = 0,
+           comm: Any = None, layer: Optional[str] = None,
+           gene_names: Optional[Sequence[str]] = None, inplace: bool = True,
+           key_added: str = UNS_KEY, verbose: int = 0,
+           seed: Optional[int] = None) -> Selection:
     """Select a gene signature from an expression matrix in memory.
 
     Parameters
     ----------
-    data : ndarray, pandas.DataFrame or anndata.AnnData
+    data : ndarray, pandas.DataFrame, anndata.AnnData or Dataset
         Samples as rows, genes as columns (``AnnData``: ``X`` or ``layers[layer]``, sparse
-        allowed: it is made dense).
+        allowed: it is made dense; a :class:`~hpcswarm.data.Dataset` of
+        :func:`~hpcswarm.data.load_dataset` brings its labels, class names and gene names).
     labels : str or array-like of shape (n_samples,)
         The class of each sample, or the name of an ``obs`` column (``AnnData``) or of a
-        column of the ``DataFrame`` (that column is then not a gene).
-    algorithm, n_features_to_select, refine, max_genes, params, verbose
-        As :class:`~hpcswarm.selector.SwarmFeatureSelector`: ``n_features_to_select`` caps
-        the signature's genes (an int, or a fraction of the genes).
-    seed : int, default 0
-        Run seed: ``select(..., seed=s)`` selects what ``hpcswarm run --seed s`` selects on
+        column of the ``DataFrame`` (that column is then not a gene). A pandas ``Series``
+        with a ``DataFrame`` is matched on its index. At least two classes, every sample
+        labelled; float labels with more than half of them distinct are refused as
+        measurements unless categorical. None with a ``Dataset`` (it has its own).
+    algorithm : str, default "pso-lsrg"
+        The search method, a name of :data:`hpcswarm.methods.METHODS`.
+    n_features_to_select : None, int or float, default None
+        Cap on the signature's genes: at most this many (an int >= 1) or at most this
+        fraction of the genes (a float in (0, 1]), chosen as
+        :class:`~hpcswarm.selector.SwarmFeatureSelector` chooses (its Notes).
+    max_genes : int, optional
+        Cap on the genes of every subset the search evaluates, for the swarm methods that
+        have one (:data:`hpcswarm.spec.SPEC_PARAMS`).
+    sample_shards : int, optional
+        Ranks of ``comm`` that split every evaluation's held-out samples between them
+        (:data:`hpcswarm.spec.SPEC_PARAMS`); None keeps the default, 1.
+    device : {"cpu", "gpu"}, optional
+        Where the k-NN scorer runs; None keeps the default, ``"cpu"``.
+    subsamples : int, optional
+        The number of searches on halves of the samples (an even number) for
+        ``refine="stability"`` or ``"consensus"``; None keeps the specification's default.
+    params : dict, optional
+        Overrides of the method's other parameters, as ``--param`` on the command line.
+    verbose : int, default 0
+        ``0`` silent; ``1`` one line when the search ends; ``2`` also one line per round.
+    refine : str, default :attr:`hpcswarm.protocols.FinalSignature.default_refine`
+        The refinement of the search's subset (:data:`hpcswarm.refinements.REFINEMENTS`),
+        by default that of a ``final-signature`` job: ``select`` on all samples is that
+        job's last search.
+    n_particles : int, optional
+        Swarm size of a swarm method; None keeps the method's paper default (every setting
+        below likewise: :data:`~hpcswarm.selector.SETTINGS`; other parameters go in
+        ``params``).
+    n_iterations : int, optional
+        Rounds of a swarm method's search, the initial evaluation included.
+    k : int, optional
+        Neighbours of the k-NN classifier of the fitness.
+    cv : str or int, optional
+        Cross-validation of the fitness: ``"loo"``, ``"holdout"`` or a number of folds.
+    objective : {"accuracy", "error", "combined"}, optional
+        The fitness to maximise.
+    alpha : float, optional
+        Weight of accuracy in the ``"combined"`` objective, in [0, 1].
+    archive_size : int, optional
+        Subsets remembered by the fitness archive (0: off).
+    random_state : None, int, RandomState or Generator, default 0
+        Run seed, scikit-learn conventions (:func:`~hpcswarm.selector.run_seed`):
+        ``select(..., random_state=s)`` selects what ``hpcswarm run --seed s`` selects on
         the same matrix and settings.
     comm : communicator, optional
         None runs serially; a communicator of :mod:`hpcswarm.comm` runs the search over its
@@ -149,13 +228,11 @@ def select(data: Any, labels: Union[None, str, Sequence] = None, *,
     gene_names : sequence of str, optional
         Names of the columns of a NumPy array (default ``gene0``, ``gene1``...).
     inplace : bool, default True
-        ``AnnData`` only: write ``var[KEY_selected]`` (bool) and ``uns[KEY]`` (settings
-        and scores) into it, ``KEY`` being ``key_added``.
+        ``AnnData`` only: write the signature, each gene's score and rank into ``var`` and
+        the parameters and scores into ``uns[key_added]`` (:func:`write_back`).
     key_added : str, default "hpcswarm"
-    **settings
-        The method's main parameters by name (:data:`~hpcswarm.selector.SETTINGS`:
-        ``n_particles``, ``n_iterations``, ``k``, ``cv``, ``objective``, ``alpha``,
-        ``archive_size``).
+    seed : int, optional
+        Deprecated alias of ``random_state`` (a ``DeprecationWarning``).
 
     Returns
     -------
@@ -164,56 +241,74 @@ def select(data: Any, labels: Union[None, str, Sequence] = None, *,
     Raises
     ------
     ValueError
-        Missing or unknown labels, layer or column; data that is not samples x genes;
-        invalid settings (``ParameterError`` for the method's parameters).
+        Missing, unknown or unusable labels (one class, missing ones, a measurement), layer
+        or column; a gene named twice; columns that are not numbers; data that is not
+        samples x genes; invalid settings (``ParameterError`` for the method's parameters).
     TypeError
-        An unknown keyword argument, or data of another type.
+        Data of another type; ``seed`` and ``random_state`` both given.
     ImportError
         A ``DataFrame`` view asked for without pandas.
     """
-    unknown = sorted(set(settings) - set(SETTINGS))
-    if unknown:
-        raise TypeError(f"select() got unknown keyword argument(s) {', '.join(unknown)}; the "
-                        f"method's parameters by name are {', '.join(SETTINGS)}, the others "
-                        f"go in params")
-    X, y, names, adata = _matrix(data, labels, layer, gene_names)
+    if seed is not None:
+        warnings.warn("select(seed=...) is deprecated; use random_state=...",
+                      DeprecationWarning, stacklevel=2)
+        if not (isinstance(random_state, int) and random_state == 0):
+            raise TypeError("select() got both seed and random_state; give random_state only")
+        random_state = seed
+    X, y, shown, names, adata = _matrix(data, labels, layer, gene_names)
+    search = {"refine": refine, "max_genes": max_genes, "sample_shards": sample_shards,
+              "device": device, "subsamples": subsamples}
+    method = {"n_particles": n_particles, "n_iterations": n_iterations, "k": k, "cv": cv,
+              "objective": objective, "alpha": alpha, "archive_size": archive_size}
     selector = SwarmFeatureSelector(
-        algorithm, params, random_state=seed, comm=comm,
-        n_features_to_select=n_features_to_select, refine=refine, max_genes=max_genes,
-        verbose=verbose, **settings).fit(X, y)
+        algorithm, params, random_state=random_state, comm=comm,
+        n_features_to_select=n_features_to_select, verbose=verbose, **search,
+        **method).fit(X, y)
     genes = np.flatnonzero(selector.support_)
     front = dict(selector.front_, gene_names=[[names[g] for g in point]
                                               for point in selector.front_["genes"]])
     recorded = {"algorithm": algorithm, "n_features_to_select": n_features_to_select,
-                "refine": refine, "max_genes": max_genes, "seed": seed, "layer": layer}
+                **search, "random_state": selector.seed_, "layer": layer,
+                "labels": labels if isinstance(labels, str) else None}
     result = Selection(genes=genes, gene_names=[names[g] for g in genes],
                        inner_accuracy=float(selector.inner_accuracy_),
                        chosen_from=selector.chosen_from_, front=front,
                        history=list(selector.result_.history), algorithm=algorithm,
                        params=dict(selector.result_.params), settings=recorded,
-                       selector=selector, data=X, labels=y, all_gene_names=names)
+                       selector=selector, data=X, labels=shown, all_gene_names=names)
     if adata is not None and inplace:
         write_back(adata, result, key_added)
     return result
 
 
 def _matrix(data, labels, layer, gene_names):
-    """``(X, y, gene names, AnnData or None)`` of the data ``select`` was given."""
+    """``(X, y, shown labels, gene names, AnnData or None)`` of the data ``select`` was given:
+    ``y`` is what the search reads, ``shown`` the class of each sample by name."""
     if _is_anndata(data):
-        return (*_from_anndata(data, labels, layer), data)
+        X, y, names = _from_anndata(data, labels, layer)
+        return X, y, y, names, data
     if layer is not None:
         raise ValueError(f"layer={layer!r} applies to an AnnData only")
+    if isinstance(data, Dataset):
+        for given, name in ((labels, "labels"), (gene_names, "gene_names")):
+            if given is not None:
+                raise ValueError(f"{name}: a Dataset brings its own; give it alone")
+        shown = np.asarray(data.class_names, dtype=object)[data.y]
+        return np.asarray(data.X), data.y, shown, check_gene_names(
+            data.gene_names, "data.gene_names"), None
     if _is_dataframe(data):
         if gene_names is not None:
             raise ValueError("gene_names: a DataFrame's genes are named by its columns")
         if isinstance(labels, str):
             if labels not in data.columns:
                 raise ValueError(f"labels: no column {labels!r} in the DataFrame")
-            y = data[labels].to_numpy()
+            y = check_labels(data[labels], f"labels (column {labels!r})")
             data = data.drop(columns=[labels])
+        elif labels is not None and hasattr(labels, "index") and hasattr(labels, "reindex"):
+            y = check_labels(_aligned(labels, data.index), "labels")
         else:
             y = labels
-        names = [str(c) for c in data.columns]
+        names = check_columns(data, "data")
         X = data.to_numpy(dtype=np.float64)
     elif isinstance(data, np.ndarray):
         if isinstance(labels, str):
@@ -222,16 +317,33 @@ def _matrix(data, labels, layer, gene_names):
         X, y = data, labels
         if X.ndim != 2:
             raise ValueError(f"data must be samples x genes (2-D), got shape {X.shape}")
-        names = ([str(n) for n in gene_names] if gene_names is not None
+        names = (check_gene_names(gene_names, "gene_names") if gene_names is not None
                  else [f"gene{i}" for i in range(X.shape[1])])
         if len(names) != X.shape[1]:
             raise ValueError(f"gene_names: {len(names)} names for {X.shape[1]} genes")
     else:
-        raise TypeError(f"data must be a NumPy array, a pandas DataFrame or an AnnData, got "
-                        f"{type(data).__name__}")
+        raise TypeError(f"data must be a NumPy array, a pandas DataFrame, an AnnData or a "
+                        f"hpcswarm Dataset, got {type(data).__name__}")
     if y is None:
         raise ValueError("labels: give the class of every sample (an array, or a column name)")
-    return X, np.asarray(y), names, None
+    y = check_labels(y, "labels")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"labels: {y.shape[0]} labels for {X.shape[0]} samples")
+    return X, y, y, names, None
+
+
+def _aligned(series, index):
+    """A labels ``Series`` in the order of the DataFrame's ``index``; ValueError when the two
+    indexes do not hold the same samples."""
+    if series.index.equals(index):
+        return series
+    if series.index.is_unique and index.is_unique and set(series.index) == set(index):
+        return series.reindex(index)
+    missing = [name for name in index if name not in set(series.index)]
+    shown = ", ".join(repr(name) for name in missing[:3]) or "none"
+    raise ValueError(f"labels: the Series's index does not match the DataFrame's index "
+                     f"(samples without a label: {shown}); index the labels by the "
+                     f"DataFrame's rows, or give an array in their order")
 
 
 def _from_anndata(adata, labels, layer):
@@ -250,27 +362,33 @@ def _from_anndata(adata, labels, layer):
                          f"{', '.join(adata.layers.keys()) or 'none'})")
     if values is None:
         raise ValueError("the AnnData has no X; name a layer")
+    names = check_gene_names(adata.var_names, "data.var_names")
+    y = check_labels(adata.obs[labels], f"labels (obs column {labels!r})").astype(str)
     if hasattr(values, "toarray"):  # scipy.sparse: the engine reads dense columns
         values = values.toarray()
-    y = np.asarray(adata.obs[labels].astype(str).to_numpy())
-    return np.asarray(values, dtype=np.float64), y, [str(n) for n in adata.var_names]
+    return np.asarray(values, dtype=np.float64), y, names
 
 
 def write_back(adata: Any, result: Selection, key: str = UNS_KEY) -> None:
-    """Write a signature into an AnnData: ``var[f"{key}_selected"]`` and ``uns[key]``.
+    """Write a signature into an AnnData, as scanpy's tools write theirs.
 
-    ``uns[key]`` holds ``settings`` (the arguments of ``select``; the method's parameters
-    as a JSON text, ``params``) and the scores: ``inner_accuracy``, ``chosen_from``,
+    ``var[f"{key}_selected"]`` (bool: the signature), ``var[f"{key}_score"]`` (each gene's
+    selection frequency on the front, :attr:`~hpcswarm.selector.SwarmFeatureSelector.scores_`)
+    and ``var[f"{key}_rank"]`` (from 1, the signature first:
+    :attr:`~hpcswarm.selector.SwarmFeatureSelector.ranking_`). ``uns[key]["params"]`` holds
+    the arguments of ``select`` and every parameter of the method (None written ``"none"``);
+    ``uns[key]`` also holds the scores: ``inner_accuracy``, ``chosen_from``,
     ``selected_genes``, ``front_size``, ``front_inner_accuracy`` and ``best_fitness`` (per
     round), all of types an ``.h5ad`` file stores.
     """
     selected = np.zeros(adata.n_vars, dtype=bool)
     selected[result.genes] = True
     adata.var[f"{key}_selected"] = selected
-    settings = {name: ("none" if value is None else value)
-                for name, value in result.settings.items()}
+    adata.var[f"{key}_score"] = np.asarray(result.selector.scores_, dtype=np.float64)
+    adata.var[f"{key}_rank"] = np.asarray(result.selector.ranking_, dtype=np.int64)
+    params = {**result.settings, **result.params}
     adata.uns[key] = {
-        "settings": {**settings, "params": json.dumps(result.params, sort_keys=True)},
+        "params": {name: ("none" if value is None else value) for name, value in params.items()},
         "inner_accuracy": float(result.inner_accuracy),
         "chosen_from": result.chosen_from,
         "selected_genes": np.array(result.gene_names, dtype=object),

@@ -2,23 +2,29 @@
 
 World rank 0 alone writes it, whole, through :func:`hpcswarm.atomic.atomic_hdf5` (built in
 memory, then written under a temporary name in the same folder, ``fsync``, rename): a job
-killed, or a disk full, during the write leaves the previous checkpoint intact. Layout (every object tagged with ``encoding-type`` and
-``encoding-version``)::
+killed, or a disk full, during the write leaves the previous checkpoint intact. Layout (every
+object tagged with ``encoding-type`` and ``encoding-version``)::
 
-    /                      "hpcswarm-checkpoint"; attrs identity (JSON), n_tasks
-    /finished/task-NNNNNN  uint8: the task's result (the hpcswarm.records.TaskRecord of
-                           protocols.run_task; a plain dict before records), pickled;
-                           attrs run, fold, group
-    /inflight/task-NNNNNN  group, the snapshot of hpcswarm.swarm.snapshot.take_snapshot:
-                           attrs run, fold, iteration (the last round played), elapsed;
-                           datasets position, velocity, pbest_position (float64) and mask,
-                           pbest_mask (bool) (n_particles, n_genes); fitness, size,
-                           pbest_fitness, pbest_size (n_particles,); rng_states
-                           (n_particles, 48) uint8 (pack_rng); method_state (uint8, pickled)
+    /                        "hpcswarm-checkpoint"; attrs identity (JSON), n_tasks
+    /finished/task-NNNNNN    a finished task's record as the results file holds it
+                             ("hpcswarm-task", hpcswarm.records.TaskRecord.write_hdf5) and
+                             its row of the results' /tasks table as attributes; attr refine
+                             (the refinement's name, with a refinement)
+    /inflight/task-NNNNNN    group, the snapshot of hpcswarm.swarm.snapshot.take_snapshot:
+                             attrs run, fold, iteration (the last round played), elapsed;
+                             datasets position, velocity, pbest_position (float64) and mask,
+                             pbest_mask (bool) (n_particles, n_genes); fitness, size,
+                             pbest_fitness, pbest_size (n_particles,); rng_states
+                             (n_particles, 48) uint8 (pack_rng)
+    /inflight/task-NNNNNN/method_state
+                             the rest of the search's state (hpcswarm.swarm.statetree): tree
+                             (a JSON string) and the numbered bool or numeric arrays it
+                             names, arrays/0, arrays/1, ...
 
-The swarm arrays are plain datasets (``h5py``, ``h5dump`` show them); the rest of a search's
-state and the finished results are pickled, so a checkpoint must only be resumed by whoever
-wrote it (unpickling runs code, as loading any pickle does).
+Everything is plain data that ``h5py`` and ``h5dump`` show; nothing is pickled, so opening a
+checkpoint runs no code from it (PyTorch's ``torch.load`` went to ``weights_only`` for this
+reason). A checkpoint of an earlier encoding-version (0.1, which pickled the records and
+the search state) is refused without being read: the job must restart.
 
 The identity (the whole resolved job: method, parameters, protocol, runs, seed, refinement,
 size cap, preprocessing, device, conversion options..., and the dataset's SHA-256) must be
@@ -28,22 +34,26 @@ checkpoint paths, checkpoint cadence, labels, the number of ranks and the group 
 """
 
 import json
-import pickle
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import h5py
-import numpy as np
 
 from hpcswarm.atomic import atomic_hdf5
-from hpcswarm.encoding import check_tag, decode_value, tag
+from hpcswarm.encoding import check_tag, decode_value, read_tag, tag
 from hpcswarm.errors import DataError, HpcswarmError, ParameterError
 from hpcswarm.records import TaskRecord
+from hpcswarm.results import task_table
+from hpcswarm.swarm.statetree import decode_state
 
-ENCODING = ("hpcswarm-checkpoint", "0.1.0")
-_PICKLED = ("pickle", "0.1.0")
-_SNAPSHOT = ("hpcswarm-snapshot", "0.1.0")
+ENCODING = ("hpcswarm-checkpoint", "0.2.0")
+_SNAPSHOT = ("hpcswarm-snapshot", "0.2.0")
+_STATE = ("hpcswarm-state", "0.1.0")
+_JSON = ("json", "0.1.0")
+_ARRAY = ("array", "0.2.0")
 _GROUP = ("dict", "0.1.0")
+_TEXT = h5py.string_dtype("utf-8")
 
 
 def checkpoint_identity(job, dataset_sha256):
@@ -53,24 +63,43 @@ def checkpoint_identity(job, dataset_sha256):
     return {**job.identity(), "dataset_sha256": dataset_sha256}
 
 
-def task_record_of(result, task):
-    """A finished task's result as a :class:`~hpcswarm.records.TaskRecord`: a checkpoint
-    written before records holds the plain dict of the same values, without the task's rows
-    (taken from ``task``)."""
-    if isinstance(result, TaskRecord):
-        return result
-    return TaskRecord.from_json(dict(result, train_index=task.train, test_index=task.test))
-
-
-def _pickled(group, name, value, encoding=_PICKLED):
-    data = np.frombuffer(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8)
-    dataset = group.create_dataset(name, data=data)
-    tag(dataset, encoding)
-    return dataset
-
-
 def _name(number):
     return f"task-{int(number):06d}"
+
+
+def _array(parent, name, data):
+    tag(parent.create_dataset(name, data=data), _ARRAY)
+
+
+def _write_record(finished, number, record, group_index):
+    """A finished task's record and its ``/tasks`` row (attributes)."""
+    record = replace(record, group=int(group_index))
+    group = record.write_hdf5(finished.create_group(_name(number)))
+    group.attrs.update({column: values[0] for column, values in task_table([record]).items()})
+    if record.refined is not None:
+        group.attrs["refine"] = record.refined.method
+
+
+def _read_record(group):
+    """The record :func:`_write_record` wrote in ``group``."""
+    refine = group.attrs.get("refine")
+    return TaskRecord.from_hdf5(group, group.attrs,
+                                "" if refine is None else decode_value(refine))
+
+
+def _write_snapshot(running, task, snapshot):
+    group = running.create_group(_name(task.number))
+    tag(group, _SNAPSHOT)
+    group.attrs.update(run=task.run, fold=task.fold, iteration=snapshot["iteration"],
+                       elapsed=snapshot["elapsed"])
+    for key, array in snapshot["arrays"].items():
+        _array(group, key, array)
+    state = snapshot["method_state"]
+    method = tag(group.create_group("method_state"), _STATE)
+    tag(method.create_dataset("tree", data=state["tree"], dtype=_TEXT), _JSON)
+    arrays = tag(method.create_group("arrays"), _GROUP)
+    for key, array in state["arrays"].items():
+        _array(arrays, key, array)
 
 
 def write_checkpoint(path, identity, n_tasks, finished, inflight):
@@ -83,7 +112,8 @@ def write_checkpoint(path, identity, n_tasks, finished, inflight):
         :func:`checkpoint_identity` of the job.
     n_tasks : int
     finished : dict
-        Task number -> ``(task, result, group index)``.
+        Task number -> ``(task, record, group index)``
+        (:class:`~hpcswarm.records.TaskRecord`).
     inflight : dict
         Task number -> ``(task, snapshot)``; a snapshot is a dict of
         :func:`~hpcswarm.swarm.snapshot.take_snapshot` or a callable returning one (a
@@ -93,25 +123,14 @@ def write_checkpoint(path, identity, n_tasks, finished, inflight):
         tag(f, ENCODING)
         f.attrs["identity"] = json.dumps(identity, sort_keys=True)
         f.attrs["n_tasks"] = int(n_tasks)
-        done = f.create_group("finished")
-        tag(done, _GROUP)
+        done = tag(f.create_group("finished"), _GROUP)
         for number in sorted(finished):
-            task, result, group_index = finished[number]
-            dataset = _pickled(done, _name(number), result)
-            dataset.attrs.update(run=task.run, fold=task.fold, group=int(group_index))
-        running = f.create_group("inflight")
-        tag(running, _GROUP)
+            task, record, group_index = finished[number]
+            _write_record(done, number, record, group_index)
+        running = tag(f.create_group("inflight"), _GROUP)
         for number in sorted(inflight):
             task, snapshot = inflight[number]
-            snapshot = snapshot() if callable(snapshot) else snapshot
-            group = running.create_group(_name(number))
-            tag(group, _SNAPSHOT)
-            group.attrs.update(run=task.run, fold=task.fold, iteration=snapshot["iteration"],
-                               elapsed=snapshot["elapsed"])
-            for key, array in snapshot["arrays"].items():
-                group.create_dataset(key, data=array)
-            group.create_dataset("method_state",
-                                 data=np.frombuffer(snapshot["method_state"], dtype=np.uint8))
+            _write_snapshot(running, task, snapshot() if callable(snapshot) else snapshot)
 
 
 class Checkpoint:
@@ -127,20 +146,21 @@ class Checkpoint:
     identity : dict
         :func:`checkpoint_identity` of the job resuming it.
     n_tasks : int
-    unpickle : bool, default False
-        Read every finished result now (world rank 0, which alone needs them): a record that
-        does not read back is a :class:`DataError` (a damaged checkpoint) before any work.
+    read_all : bool, default False
+        Read every finished record and every snapshot's method state now (world rank 0,
+        which alone needs the records): one that does not read back is a
+        :class:`DataError` (a damaged checkpoint) before any work.
 
     Attributes
     ----------
     path : Path
     finished : set of int
-        Finished tasks (their results are read by :meth:`results`, on world rank 0 only).
+        Finished tasks (their records are read by :meth:`results`, on world rank 0 only).
     inflight : set of int
         Tasks with a snapshot.
     """
 
-    def __init__(self, path, identity, n_tasks, unpickle=False):
+    def __init__(self, path, identity, n_tasks, read_all=False):
         self.path = Path(path)
         try:
             self._file = h5py.File(self.path, "r")
@@ -154,9 +174,9 @@ class Checkpoint:
                 self.inflight = {int(name[5:]) for name in self._file["inflight"]}
             except HpcswarmError:
                 raise
-            except (KeyError, OSError, ValueError, TypeError) as exc:
+            except (KeyError, OSError, ValueError, TypeError, AttributeError) as exc:
                 raise self._damaged("its layout", exc) from None
-            self._results = self._unpickle_all() if unpickle else None
+            self._results = self._read_all() if read_all else None
         except BaseException:
             self._file.close()
             raise
@@ -166,26 +186,36 @@ class Checkpoint:
                          f"({type(exc).__name__}: {exc}); start afresh with --overwrite (the "
                          "work it holds is lost)")
 
-    def _unpickle_all(self):
-        """Every finished result (and each snapshot's method state), unpickled now, so that
-        a damaged record is found before the job starts."""
+    def _read_all(self):
+        """Every finished record, read now, and every snapshot's method state, decoded, so
+        that a damaged one is found before the job starts."""
         results = {}
-        for name, dataset in self._file["finished"].items():
+        for number in sorted(self.finished):
             try:
-                results[int(name[5:])] = (pickle.loads(dataset[()].tobytes()),
-                                          int(dataset.attrs["group"]))
-            except Exception as exc:  # noqa: BLE001 - unpickling damaged bytes raises anything
-                raise self._damaged(f"the record of finished task {name}", exc) from None
-        for name, group in self._file["inflight"].items():
+                record = _read_record(self._file["finished"][_name(number)])
+            except (KeyError, OSError, ValueError, TypeError, AttributeError) as exc:
+                raise self._damaged(f"the record of finished task {_name(number)}",
+                                    exc) from None
+            results[number] = (record, record.group)
+        for number in sorted(self.inflight):
             try:
-                pickle.loads(group["method_state"][()].tobytes())
-            except Exception as exc:  # noqa: BLE001
-                raise self._damaged(f"the snapshot of running task {name}", exc) from None
+                decode_state(self.snapshot(number)["method_state"])
+            except (KeyError, OSError, ValueError, TypeError, AttributeError) as exc:
+                raise self._damaged(f"the snapshot of running task {_name(number)}",
+                                    exc) from None
         return results
 
     def _check(self, identity, n_tasks):
         f = self._file
         check_tag(f, ENCODING, self.path, "checkpoint")
+        version = read_tag(f)[1]
+        if version != ENCODING[1]:
+            pickled = (" (it holds pickled records and search states, which are never loaded)"
+                       if version.startswith("0.1.") else "")
+            raise DataError(f"{self.path}: checkpoint encoding-version {version!r} cannot be "
+                            f"resumed by this hpcswarm (it reads {ENCODING[1]}){pickled}; "
+                            "the job must restart: run it again with --overwrite (the work "
+                            "the checkpoint holds is lost)")
         stored = json.loads(decode_value(f.attrs["identity"]))
         expected = json.loads(json.dumps(identity, sort_keys=True))
         differing = [key for key in sorted(set(stored) | set(expected))
@@ -197,10 +227,10 @@ class Checkpoint:
                 f"wrote it, or delete the checkpoint to start again")
 
     def results(self):
-        """Task number -> ``(result, group index)`` of every finished task (unpickled when the
-        checkpoint was opened with ``unpickle``, else now)."""
+        """Task number -> ``(record, group index)`` of every finished task (read when the
+        checkpoint was opened with ``read_all``, else now)."""
         if self._results is None:
-            self._results = self._unpickle_all()
+            self._results = self._read_all()
         return self._results
 
     def snapshot(self, number):
@@ -208,9 +238,12 @@ class Checkpoint:
         this file's path, which a damaged snapshot's error names."""
         group = self._file["inflight"][_name(number)]
         arrays = {key: group[key][()] for key in group if key != "method_state"}
+        method = group["method_state"]
+        state = {"tree": method["tree"].asstr()[()],
+                 "arrays": {key: array[()] for key, array in method["arrays"].items()}}
         return {"iteration": int(group.attrs["iteration"]),
                 "elapsed": float(group.attrs["elapsed"]), "arrays": arrays,
-                "method_state": group["method_state"][()].tobytes(), "source": str(self.path)}
+                "method_state": state, "source": str(self.path)}
 
     def close(self):
         """Close the file."""
@@ -250,8 +283,7 @@ class CheckpointKeeper:
         self.finished = {}
         self.inflight = {}
         if previous is not None:
-            for number, (result, group_index) in previous.results().items():
-                record = task_record_of(result, tasks[number])
+            for number, (record, group_index) in previous.results().items():
                 self.finished[number] = (tasks[number], record, group_index)
             for number in previous.inflight:
                 self.inflight[number] = (tasks[number],

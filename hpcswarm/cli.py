@@ -255,7 +255,9 @@ def _add_evaluate(subparsers):
                    help="FILE.h5, builtin:NAME, sklearn:NAME, or an input file")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--genes", metavar="FILE",
-                       help="gene list: one gene per line, by name or 0-based index")
+                       help="gene list: what 'run' and 'report --genes' write (a header line "
+                       "starting 'gene'; names, never read as columns), or one gene per "
+                       "line, by name or 0-based index")
     which.add_argument("--all", action="store_true", help="use every gene")
     from hpcswarm.spec import SPEC
 
@@ -333,12 +335,14 @@ def _plot_evaluated(args):
     import numpy as np
 
     from hpcswarm.data import load_dataset
-    from hpcswarm.fitness.genes import mask_from_genes, read_gene_list
+    from hpcswarm.fitness.genes import mask_from_genes
+    from hpcswarm.genelist import read_gene_list
     from hpcswarm.plots import write_expression_plots
 
     dataset = load_dataset(args.data)
+    listed = None if args.all else read_gene_list(args.genes)
     mask = (np.ones(dataset.n_genes, dtype=bool) if args.all
-            else mask_from_genes(read_gene_list(args.genes), dataset.gene_names))
+            else mask_from_genes(listed.entries, dataset.gene_names, names_only=listed.names_only))
     return write_expression_plots(np.asarray(dataset.X), dataset.y, dataset.gene_names,
                                   np.flatnonzero(mask), args.plot, dataset.class_names,
                                   title=Path(str(args.data)).name, overwrite=args.overwrite)
@@ -351,7 +355,8 @@ def _evaluate(args, shards=None, comm=None):
 
     from hpcswarm.data import load_dataset
     from hpcswarm.fitness import GeneMajor, make_scorer
-    from hpcswarm.fitness.genes import mask_from_genes, read_gene_list
+    from hpcswarm.fitness.genes import mask_from_genes
+    from hpcswarm.genelist import read_gene_list
     from hpcswarm.preprocess import parse_steps, score_in_folds
 
     dataset = load_dataset(args.data, comm)
@@ -359,9 +364,9 @@ def _evaluate(args, shards=None, comm=None):
     if args.all:
         mask = np.ones(dataset.n_genes, dtype=bool)
     else:
-        entries = read_gene_list(args.genes)
+        listed = read_gene_list(args.genes)
         try:
-            mask = mask_from_genes(entries, dataset.gene_names)
+            mask = mask_from_genes(listed.entries, dataset.gene_names, names_only=listed.names_only)
         except ParameterError as exc:
             raise ParameterError(f"{args.genes}: {exc}") from None
     steps = parse_steps(args.preprocess, "--preprocess")
@@ -447,13 +452,14 @@ def _add_run(subparsers):
 
 
 def _run_run(args):
-    from hpcswarm.comm import launch_world, pin_threads
+    from hpcswarm.comm import launch_world, pinned_threads
 
     if args.memory_limit is not None and not args.memory_limit > 0:
         raise ParameterError(f"--memory-limit must be a positive number of GB, got "
                              f"{args.memory_limit}")
-    with launch_world() as comm:  # starts MPI under mpiexec: only world rank 0 writes and prints
-        pin_threads(args.threads)  # ranks x BLAS threads within the cores (before any work)
+    # MPI starts under mpiexec (only world rank 0 writes and prints); ranks x BLAS threads
+    # stay within the cores from before any work until the command returns
+    with launch_world() as comm, pinned_threads(args.threads):
         if args.job is not None or args.sets:  # the job-file form
             return _run_job_file(args, comm)
         return _run_one_search(args, comm)
@@ -488,13 +494,42 @@ def _run_one_search(args, comm):
     # one task: all ranks of the world run this one swarm, each its block of particles, read
     # from the file's gene-major matrix (no private copy)
     data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
-    result = run_search(data, dataset.y, spec, seed=args.seed, comm=comm)
+    try:
+        result = run_search(data, dataset.y, spec, seed=args.seed, comm=comm)
+    except MemoryError:
+        _out_of_memory(spec, dataset, comm, args.memory_limit)
     document = result_document(result, args.seed, dataset.gene_names, args.data)
     if args.output:
         if comm.rank == 0:
             write_json(args.output, document, overwrite=args.overwrite)
         return
     _print0(*_search_lines(args, result, document))
+
+
+def _out_of_memory(spec, dataset, comm, memory_limit):
+    """The search ran out of memory: one line with the pre-flight's estimate and advice
+    (:func:`hpcswarm.plan.check_search_memory`); DataError in a serial run, else this rank
+    prints it and ends every rank with status 2 (the others may wait in a collective)."""
+    import sys
+
+    from hpcswarm.comm import abort_world
+    from hpcswarm.errors import DataError
+    from hpcswarm.plan import search_memory
+    from hpcswarm.system import available_memory
+
+    need = search_memory(spec, dataset.n_samples, dataset.n_genes, max(1, spec.sample_shards))
+    have, what = available_memory(comm.ranks_on_node(), memory_limit)
+    where = f" (on rank {comm.rank})" if comm.size > 1 else ""
+    message = (f"out of memory{where}: the search ran out of memory with "
+               f"{dataset.n_samples} samples x {dataset.n_genes} genes, "
+               f"{spec.params.get('n_particles', 1)} particles and {spec.sample_shards} sample "
+               f"shard(s) (estimated need {need / 1e9:.3g} GB of the {have / 1e9:.3g} GB per "
+               f"rank, {what}); use more sample shards, fewer ranks per node or a node with "
+               "more memory")
+    if comm.size == 1:
+        raise DataError(message) from None
+    print(f"hpcswarm: error: {message}", file=sys.stderr, flush=True)
+    abort_world(2)
 
 
 def _search_lines(args, result, document):
@@ -544,9 +579,10 @@ def _add_report(subparsers):
         help="the papers' tables from results files: accuracy, subset size, tests, top genes",
         description="Summarise one or several results files written by 'run JOB.toml': per "
         "dataset, the all-genes k-NN and each method's average subset size, best and mean +/- "
-        "std accuracy over runs, with a Wilcoxon rank-sum test against a reference method "
-        "(+ significantly higher, - lower, = no significant difference); the genes most often "
-        "selected across runs and folds, the stability of the selection (Kuncheva, Jaccard); "
+        "std accuracy over runs, with a paired one-sided Wilcoxon signed-rank test of the "
+        "per-fold accuracies against a reference method (+ significantly higher, - lower, = "
+        "no significant difference); the genes most often selected across runs and folds, "
+        "the stability of the selection (Kuncheva, Jaccard, Nogueira, Sechidis); "
         "the signatures of each size on the searches' Pareto fronts; the mean gbest "
         "convergence curve. Text on the "
         "terminal; CSV, Markdown, JSON and PNG plots on request.",
@@ -571,9 +607,11 @@ def _add_report(subparsers):
                    "charts in DIR, created if missing (needs matplotlib: pip install "
                    "'hpcswarm[plot]')")
     p.add_argument("--genes", metavar="FILE.tsv", dest="genes_path",
-                   help="write every selected gene of every method, ranked: name, selection "
-                   "frequency, mean rank over runs (tab-separated, for enrichment tools; "
-                   "'evaluate --genes' reads its first column)")
+                   help="write the selected genes of each method, ranked: name, 1-based "
+                   "feature and 0-based column, selection frequency, mean rank over runs "
+                   "(a tab-separated gene list, for enrichment tools; 'evaluate --genes' "
+                   "reads it); one list per method: FILE.tsv for one, else "
+                   "FILE.METHOD.tsv for each")
     p.add_argument("--sizes", type=_sizes, metavar="N,N,...",
                    help="signature sizes (most genes) of the 'signatures by size' tables, e.g. "
                    "10,20,50 (default: read from the searches' fronts)")

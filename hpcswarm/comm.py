@@ -22,6 +22,7 @@ MPI library routes it (trees, rings, shared memory).
 
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -589,18 +590,44 @@ def default_threads_per_rank(n_cores, n_sharing_ranks):
     return max(1, n_cores // max(1, n_sharing_ranks))
 
 
-def pin_threads(threads=None):
-    """Limit BLAS/OpenMP threads of this process; returns the number chosen.
+def threads_to_pin(threads=None):
+    """The BLAS/OpenMP threads of this rank: ``threads``, else :func:`default_threads_per_rank`.
 
     ``threads=None`` picks :func:`default_threads_per_rank` for this node; an integer
-    overrides it (the ``--threads`` option).
+    overrides it (the ``--threads`` option) and must be positive.
     """
-    from threadpoolctl import threadpool_limits
-
     if threads is None:
         my_cores = os.sched_getaffinity(0)
         threads = default_threads_per_rank(len(my_cores), ranks_sharing_my_cores(my_cores))
     if threads < 1:
         raise ValueError(f"threads must be a positive integer, got {threads}")
+    return threads
+
+
+def pin_threads(threads=None):
+    """Limit BLAS/OpenMP threads of this process for good; returns the number chosen.
+
+    For a process that hpcswarm owns from start to end (an MPI script); ``threads`` as in
+    :func:`threads_to_pin`. A command run inside a longer-lived process uses
+    :func:`pinned_threads`, which gives the previous limits back.
+    """
+    from threadpoolctl import threadpool_limits
+
+    threads = threads_to_pin(threads)
     threadpool_limits(limits=threads)
     return threads
+
+
+@contextmanager
+def pinned_threads(threads=None):
+    """Limit BLAS/OpenMP threads within a ``with`` block; yields the number chosen.
+
+    ``threads`` as in :func:`threads_to_pin`. The limits of every thread pool are restored
+    when the block ends, so that a command called in-process (``hpcswarm.cli.main`` from
+    Python or a test) leaves the caller's thread settings as it found them.
+    """
+    from threadpoolctl import threadpool_limits
+
+    threads = threads_to_pin(threads)
+    with threadpool_limits(limits=threads):
+        yield threads

@@ -34,8 +34,8 @@ from hpcswarm.interrupt import StopRequest
 from hpcswarm.jobfile import read_job
 from hpcswarm.plan import plan_job
 from hpcswarm.progress import ProgressReporter, progress_path, task_record
-from hpcswarm.protocols import SearchHooks, run_task
-from hpcswarm.results import signature_of, summarise, write_results
+from hpcswarm.protocols import SearchHooks, protocol_of, run_task
+from hpcswarm.results import job_similarity, summarise, write_results
 from hpcswarm.swarm.snapshot import take_snapshot
 from hpcswarm.taskfarm import TaskInterrupted, farm
 
@@ -105,7 +105,8 @@ class JobLifecycle:
         if world.rank == 0:
             self.reporter = ProgressReporter(progress_path(job.output), len(plan.tasks),
                                              plan.layout.n_groups, stream=progress_stream,
-                                             quiet=quiet)
+                                             quiet=quiet,
+                                             n_rounds=plan.spec.params.get("n_iterations"))
             self.keeper = CheckpointKeeper(job.checkpoint, plan.identity, plan.tasks,
                                            plan.previous, min_seconds=job.checkpoint_seconds)
             for number, (task, result, group_index) in self.keeper.finished.items():
@@ -334,9 +335,12 @@ def finish_job(job, plan, lifecycle, provenance, overwrite):
         result, group_index = lifecycle.finished[task.number]
         (extras if task.extra else results).append(replace(result, group=group_index))
     dataset = plan.dataset
-    final = (signature_of(job.name, dataset.n_genes, results, extras[0]) if extras else None)
-    write_results(job, dataset, results, provenance, final=final, overwrite=overwrite)
-    summary = summarise(job, dataset, results, provenance, final=final)
+    final = protocol_of(job.protocol).final_signature(job.name, dataset.n_genes, results,
+                                                      extras)
+    similarity = job_similarity(dataset, results, final)
+    write_results(job, dataset, results, provenance, final=final, similarity=similarity,
+                  overwrite=overwrite)
+    summary = summarise(job, dataset, results, provenance, final=final, similarity=similarity)
     write_json(job.summary_path, summary)
     if final is not None:
         write_text(job.signature_path, final.gene_list(dataset.gene_names), overwrite=overwrite)

@@ -27,6 +27,7 @@ from hpcswarm.errors import ParameterError
 from hpcswarm.params import Param
 from hpcswarm.preprocess import parse_steps
 from hpcswarm.protocols import PROTOCOLS as PROTOCOL_REGISTRY
+from hpcswarm.refinements import DEFAULT as DEFAULT_REFINE
 from hpcswarm.spec import SPEC, SearchSpec
 from hpcswarm.subsample import SUBSAMPLE_RULES
 from hpcswarm.swarm.params import FITNESS_PARAMS
@@ -65,7 +66,7 @@ SCHEMA = (
           "('unbiased', then one more search on all samples: the folds estimate how well the "
           "method generalises, the extra search gives the one signature to publish; the two "
           "come from different searches because a signature selected on every sample has no "
-          "sample left to test it on; its refine is 'relevance' unless the job names one)",
+          "sample left to test it on; its refine is '" + DEFAULT_REFINE + "' unless the job names one)",
           choices=PROTOCOLS),
     Param("folds", "int", 10, "outer stratified folds of the unbiased and final-signature "
           "protocols", low=2,

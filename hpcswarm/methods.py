@@ -13,9 +13,11 @@ from hpcswarm.swarm.fsipso import FSIPSO
 from hpcswarm.swarm.params import resolve_params
 from hpcswarm.swarm.pso import PSO, PSOLS, PSOLSRG, PSORG
 from hpcswarm.swarm.subset_ranking import FSR, SFR
+from hpcswarm.swarm.vlpso import VLPSO
 
 ALGORITHMS = {
-    cls.name: cls for cls in (PSOLSRG, CSO, PSO, BPSO, PSORG, PSOLS, CBPSO, FSIPSO, SFR, FSR)
+    cls.name: cls for cls in (PSOLSRG, CSO, PSO, BPSO, PSORG, PSOLS, CBPSO, FSIPSO, SFR, FSR,
+                              VLPSO)
 }
 """The swarm methods by their command-line names, in help order."""
 
@@ -62,10 +64,10 @@ def algorithm_params(name, overrides=None):
 def memory_need(name: str, n_train: int, n_genes: int, params: dict,
                 sample_shards: int = 1) -> int:
     """Bytes one rank needs to run the method ``name`` on ``n_train`` samples of ``n_genes``
-    genes (an estimate, :func:`hpcswarm.preflight.estimate_memory`): its swarm of
-    ``params["n_particles"]``, the cached evaluator state of a method with a local search,
+    genes (an estimate, :func:`hpcswarm.preflight.estimate_memory`): its swarm (the class's
+    ``swarm_size``), the cached evaluator state of a method with a local search,
     its archive, a copy of the training rows."""
     cls = algorithm_class(name)
-    return estimate_memory(n_train, n_genes, int(params.get("n_particles", 1)),
+    return estimate_memory(n_train, n_genes, cls.swarm_size(params, n_genes),
                            int(params.get("archive_size", 0) or 0),
                            bool(getattr(cls, "use_local_search", False)), sample_shards)

@@ -11,7 +11,7 @@ paths (:func:`os.path.realpath`) or, both existing, are one file under two names
 import os
 from pathlib import Path
 
-from hpcswarm.atomic import refuse_special
+from hpcswarm.atomic import MARKER, refuse_special
 from hpcswarm.errors import DataError
 
 
@@ -23,6 +23,35 @@ def same_file(a, b):
         return os.path.samefile(a, b)
     except OSError:  # one of them does not exist (yet)
         return False
+
+
+TEMPORARY_EXTRA = len(".") + len(f".{MARKER}-") + 7 + len("-") + 12 + len(".tmp")
+"""Bytes a temporary name (:func:`hpcswarm.atomic.temporary_path`) adds to its target's name
+at most: a process id of up to 7 digits (Linux's largest) and 12 hexadecimal digits."""
+
+
+def _name_max(folder):
+    """The longest file name, in bytes, of the file system of ``folder`` or the nearest
+    folder above it that exists (255 where it cannot say)."""
+    for path in [Path(folder), *Path(folder).parents]:
+        try:
+            return os.pathconf(path, "PC_NAME_MAX")
+        except (OSError, ValueError):
+            continue
+    return 255
+
+
+def check_name_length(what, path):
+    """Raise :class:`DataError` if ``path``, or the temporary name it is written under, is a
+    longer name than its folder's file system allows (typically 255 bytes)."""
+    path = Path(path)
+    length = len(os.fsencode(path.name))
+    limit = _name_max(path.parent)
+    if length + TEMPORARY_EXTRA > limit:
+        raise DataError(f"{what} {path}: the name is {length} bytes, and hpcswarm writes it "
+                        f"under a temporary name up to {TEMPORARY_EXTRA} bytes longer, over "
+                        f"the limit of {limit} bytes per name of its folder's file system; "
+                        "give the output a shorter name")
 
 
 def check_not_inputs(outputs, inputs):
@@ -39,6 +68,8 @@ def check_not_inputs(outputs, inputs):
     """
     outputs = [(what, Path(path)) for what, path in outputs]
     inputs = [(what, Path(path)) for what, path in inputs if path is not None]
+    for what, path in outputs:
+        check_name_length(what, path)
     for position, (what, path) in enumerate(outputs):
         for role, source in inputs:
             if same_file(path, source):

@@ -39,8 +39,10 @@ class Param:
         The value used when the user gives none (the paper's setting).
     doc : str
         One line shown in error messages and help.
-    low, high : float, optional
-        Inclusive bounds for numbers.
+    low : float, optional
+        Inclusive lower bound of a number.
+    high : float, optional
+        Inclusive upper bound of a number (an integer's default: :data:`INT_HIGH`).
     choices : tuple of str, optional
         Allowed values of a ``"choice"`` parameter.
     required : bool, default False

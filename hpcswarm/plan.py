@@ -24,11 +24,12 @@ from hpcswarm.fitness import FoldWarning, fold_rule
 from hpcswarm.joblock import JobLock
 from hpcswarm.methods import memory_need
 from hpcswarm.outputs import check_not_inputs
-from hpcswarm.preflight import (MEMORY_SHARE, agree, check_inner_k, check_output_writable,
-                                checkpoint_memory)
+from hpcswarm.preflight import (MEMORY_SHARE, agree, check_device, check_inner_k,
+                                check_output_writable, checkpoint_memory)
 from hpcswarm.preprocess import transformed_bytes
 from hpcswarm.progress import progress_path
 from hpcswarm.system import available_memory
+from hpcswarm.subsample import SUBSAMPLE_RULES, halves_problem
 from hpcswarm.protocols import PROTOCOLS, make_tasks
 from hpcswarm.taskfarm import default_group_size, group_layout
 
@@ -139,7 +140,7 @@ def open_checkpoint(job, identity, n_tasks, world, resume):
         return None
     previous, problem = None, None
     try:
-        previous = Checkpoint(job.checkpoint, identity, n_tasks, unpickle=world.rank == 0)
+        previous = Checkpoint(job.checkpoint, identity, n_tasks, read_all=world.rank == 0)
     except (DataError, ParameterError) as exc:
         problem = (type(exc).__name__, str(exc))
     agree(world, problem)
@@ -173,6 +174,13 @@ def draw_tasks(job, y):
     notes = list(dict.fromkeys(str(w.message) for w in caught
                                if issubclass(w.category, FoldWarning)))
     check_inner_k(tasks, job.params["k"], job.params["cv"])
+    if job.refine in SUBSAMPLE_RULES:
+        for task in tasks:
+            problem = halves_problem(np.asarray(y)[task.train], job.subsamples,
+                                     task.seed_sequence(task.job_seed), job.params["cv"])
+            if problem is not None:
+                raise ParameterError(f"job key 'refine' = {job.refine!r}: run {task.run} fold "
+                                     f"{task.fold}: {problem}")
     return tasks, notes
 
 
@@ -362,6 +370,7 @@ def plan_job(job, world, *, overwrite=False, resume=False, memory_limit=None):
     a failing check releases it.
     """
     world = as_comm(world)
+    check_device(job.device, world)
     lock = take_lock(job, world)
     try:
         return _plan(job, world, lock, overwrite, resume, memory_limit)

@@ -60,107 +60,114 @@ def _free_targets(folder, files, overwrite):
 def write_plots(report: dict, folder: Union[str, Path], overwrite: bool = False) -> Optional[list]:
     """PNG pictures of the report, each titled with its dataset and method; returns the files.
 
-    ``convergence.png`` (one line per method, labelled dataset: method); per method
-    ``genes-N-DATASET-METHOD.png`` (selection frequency of the top genes), and where the
-    results hold them ``front-N-...png`` (every task's Pareto front: inner accuracy against
-    genes, the test accuracy of each point as a second marker, and the signatures chosen
-    by inner accuracy per size budget, and each task's refined signature, ``+prune``..., as
-    its own marker) and ``stability-N-...png`` (which of the top genes
-    each task selected, with Kuncheva's and Jaccard's indices). Needs matplotlib (the
-    optional ``plot`` extra); returns None without it. ``folder`` is created if missing; an
-    existing file is replaced only with ``overwrite`` (all are checked before any is written).
+    ``convergence.png`` (:func:`convergence_figure`); per method ``genes-N-DATASET-METHOD.png``
+    (:func:`genes_figure`), and where the results hold them ``front-N-...png``
+    (:func:`front_figure`) and ``stability-N-...png`` (:func:`stability_figure`). Needs
+    matplotlib (the optional ``plot`` extra); returns None without it. ``folder`` is created
+    if missing; an existing file is replaced only with ``overwrite`` (all are checked before
+    any is written).
     """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    if not plotting_available():
         return None
+    plt = _pyplot()
     folder = Path(folder)
-    _free_targets(folder, plot_files(report, folder), overwrite)
-    written = []
-
-    def save(fig, name):
-        fig.tight_layout()
-        target = folder / name
+    files = plot_files(report, folder)
+    _free_targets(folder, files, overwrite)
+    figures = [convergence_figure(report)]
+    for entry in report["genes"]:
+        figures.append(genes_figure(entry))
+        if entry["ranked"]:
+            figures.append(stability_figure(entry))
+    figures += [front_figure(entry) for entry in report.get("fronts", [])]
+    for fig, target in zip(figures, files):
         _save_png(fig, target, overwrite)
         plt.close(fig)
-        written.append(target)
+    return files
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+
+def convergence_figure(report: dict) -> "Figure":
+    """Mean best fitness per round of every method (one line each, labelled dataset: method);
+    rounds are whole numbers, the initial evaluation being round 0."""
+    from matplotlib.ticker import MaxNLocator
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
     objectives = sorted({str(e["objective"]) for e in report["convergence"]})
     for entry in report["convergence"]:
-        ax.plot(entry["best_fitness"], label=f"{entry['dataset']}: {entry['method']}")
-    ax.set_xlabel("round (swarm evaluation)")
+        curve = entry["best_fitness"]
+        ax.plot(range(len(curve)), curve, marker="." if len(curve) <= 30 else None,
+                label=f"{entry['dataset']}: {entry['method']}")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("round (0: the initial swarm)")
     ax.set_ylabel(f"mean best fitness ({', '.join(objectives)})")
     ax.set_title("Convergence: best inner-validation fitness per round, mean over runs and "
                  "folds", fontsize=9)
-    ax.legend(fontsize=8)
-    save(fig, "convergence.png")
-    for i, entry in enumerate(report["genes"]):
-        name = _entry_png(i, entry)
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        top = entry["top"]
-        ax.barh([g["name"] for g in top][::-1], [g["frequency"] for g in top][::-1])
-        ax.set_xlabel(f"selection frequency over {entry['tasks']} selections (runs x folds)")
-        ax.set_xlim(0, 1)
-        ax.set_title(f"{entry['dataset']}: {entry['method']}: the {len(top)} most often "
-                     f"selected genes", fontsize=10)
-        save(fig, f"genes-{name}")
-        if entry["ranked"]:
-            _stability_plot(plt, entry, save, f"stability-{name}")
-    for i, entry in enumerate(report.get("fronts", [])):
-        _front_plot(plt, entry, save, f"front-{_entry_png(i, entry)}")
-    return written
+    if report["convergence"]:
+        ax.legend(fontsize=8)
+    return fig
 
 
-def _front_plot(plt, entry, save, name):
-    """Every task's front (inner accuracy and test accuracy against genes), the budgets and
-    each task's refined signature (a marker of its own)."""
-    fig, ax = plt.subplots(figsize=(7, 4.8))
-    sizes = [p["size"] for t in entry["tasks"] for p in t["points"]]
-    inner = [100 * p["inner"] for t in entry["tasks"] for p in t["points"]]
-    ax.scatter(sizes, inner, s=14, marker="o", alpha=0.5, color="tab:blue",
-               label="front point: inner accuracy (training folds)")
+def genes_figure(entry: dict) -> "Figure":
+    """Selection frequency of a method's most often selected genes (a report's genes entry)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
+    top = entry["top"]
+    ax.barh([g["name"] for g in top][::-1], [g["frequency"] for g in top][::-1])
+    ax.set_xlabel(f"selection frequency over {entry['tasks']} selections (runs x folds)")
+    ax.set_xlim(0, 1)
+    ax.set_title(f"{entry['dataset']}: {entry['method']}: the {len(top)} most often "
+                 f"selected genes", fontsize=10)
+    return fig
+
+
+def front_figure(entry: dict) -> "Figure":
+    """Every task's Pareto front against genes: the inner accuracy (training folds) in one
+    panel and, unless the results are biased, the same points' test accuracy (held-out
+    folds) in a second; in each, the signatures chosen by inner accuracy per size budget
+    (their mean) and each task's refined signature. One short legend: what the markers are,
+    the same in both panels."""
+    plt = _pyplot()
+    panels = [("inner", "inner accuracy (training folds)")]
     if not entry["biased"]:
-        test = [100 * p["test"] for t in entry["tasks"] for p in t["points"]]
-        ax.scatter(sizes, test, s=16, marker="x", alpha=0.5, color="tab:orange",
-                   label="same point: test accuracy (held-out fold)")
-    budgets = entry["budgets"]
-    if budgets:
-        ax.plot([b["size"] for b in budgets], [b["inner"] for b in budgets], "-o",
-                color="navy", label="chosen by inner accuracy per budget: mean inner")
-        if not entry["biased"]:
-            ax.plot([b["size"] for b in budgets], [b["test"] for b in budgets], "-s",
-                    color="darkred", label="... and its test accuracy (pooled per run)")
-    refined = [t["refined"] for t in entry["tasks"] if t.get("refined") is not None]
-    if refined:
-        rule = entry.get("refine") or "refined"
-        sizes += [r["size"] for r in refined]
-        ax.scatter([r["size"] for r in refined], [100 * r["inner"] for r in refined], s=46,
-                   marker="D", facecolors="none", edgecolors="green", linewidths=1.3,
-                   label=f"{rule} signature: inner accuracy")
-        if not entry["biased"]:
-            ax.scatter([r["size"] for r in refined], [100 * r["test"] for r in refined],
-                       s=46, marker="^", color="green", alpha=0.7,
-                       label=f"{rule} signature: test accuracy")
+        panels.append(("test", "test accuracy (held-out fold, never used to choose)"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 + 3.5 * len(panels), 4.8),
+                             sharey=True, squeeze=False, layout="constrained")
+    tasks, budgets = entry["tasks"], entry["budgets"]
+    refined = [t["refined"] for t in tasks if t.get("refined") is not None]
+    sizes = [p["size"] for t in tasks for p in t["points"]] + [r["size"] for r in refined]
     wide = max(sizes) > 20 * min(sizes)
-    if wide:
-        ax.set_xscale("log")
-    ax.set_xlabel("genes in the subset" + (" (log scale)" if wide else ""))
-    ax.set_ylabel("accuracy (%)")
-    ax.set_title(f"{entry['dataset']}: {entry['method']}: Pareto fronts of "
-                 f"{len(entry['tasks'])} searches (inner accuracy vs genes)", fontsize=10)
-    ax.legend(fontsize=7, loc="best")
-    save(fig, name)
+    rule = entry.get("refine") or "refined"
+    for ax, (key, title) in zip(axes[0], panels):
+        ax.scatter([p["size"] for t in tasks for p in t["points"]],
+                   [100 * p[key] for t in tasks for p in t["points"]], s=14, marker="o",
+                   alpha=0.5, color="tab:blue", label="front points of the tasks")
+        chosen = [b for b in budgets if b["size"] is not None and b[key] is not None]
+        if chosen:
+            ax.plot([b["size"] for b in chosen], [b[key] for b in chosen], "-o", color="navy",
+                    label="best inner accuracy per size budget (mean)")
+        if refined:
+            ax.scatter([r["size"] for r in refined], [100 * r[key] for r in refined], s=46,
+                       marker="D", facecolors="none", edgecolors="green", linewidths=1.3,
+                       label=f"{rule} signature of each task")
+        if wide:
+            ax.set_xscale("log")
+        ax.set_xlabel("genes in the subset" + (" (log scale)" if wide else ""))
+        ax.set_title(title, fontsize=9)
+    axes[0][0].set_ylabel("accuracy (%)")
+    axes[0][0].legend(fontsize=7, loc="best")
+    fig.suptitle(f"{entry['dataset']}: {entry['method']}: Pareto fronts of {len(tasks)} "
+                 f"searches", fontsize=10)
+    return fig
 
 
-def _stability_plot(plt, entry, save, name):
-    """Which of the most often selected genes each task selected (runs x folds)."""
+def stability_figure(entry: dict) -> "Figure":
+    """Which of the most often selected genes each task selected: one column per task,
+    labelled with its fold, the runs named above their folds (a report's genes entry)."""
+    plt = _pyplot()
     top = entry["ranked"][:len(entry["top_tasks"])]
     tasks = entry["tasks"]
-    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.28 * len(top)))
+    fig, ax = plt.subplots(figsize=(max(8.0, 2.0 + 0.16 * tasks), 1.6 + 0.28 * len(top)),
+                           layout="constrained")
     chosen = np.zeros((len(top), tasks))
     for row, selected_in in enumerate(entry["top_tasks"]):
         chosen[row, selected_in] = 1.0
@@ -173,16 +180,20 @@ def _stability_plot(plt, entry, save, name):
     ends = np.r_[starts[1:], runs.size]
     for start in starts[1:]:
         ax.axvline(start - 0.5, color="tab:red", linewidth=0.8)
-    ax.set_xticks((starts + ends - 1) / 2)
-    ax.set_xticklabels([f"run {runs[s]}" for s in starts], fontsize=7,
-                       rotation=90 if starts.size > 12 else 0)
-    ax.set_xlabel(f"the {tasks} selections, fold by fold within each run (black: gene "
-                  f"selected); y labels: gene (selection frequency)", fontsize=8)
+    ax.set_xticks(range(tasks))
+    ax.set_xticklabels([str(fold) for fold in entry["task_folds"]], fontsize=6)
+    ax.set_xlabel("fold (black: gene selected in that fold's search); y labels: gene "
+                  "(selection frequency)", fontsize=8)
+    above = ax.secondary_xaxis("top")
+    above.set_xticks((starts + ends - 1) / 2)
+    above.set_xticklabels([f"run {runs[s]}" for s in starts], fontsize=7,
+                          rotation=90 if starts.size > 12 else 0)
+    above.tick_params(length=0)
     stable = entry["stability"]
     ax.set_title(f"{entry['dataset']}: {entry['method']}: selection of the top {len(top)} genes; "
                  f"Kuncheva {_index_label(stable['kuncheva'])}, Jaccard "
                  f"{_index_label(stable['jaccard'])}", fontsize=9)
-    save(fig, name)
+    return fig
 
 
 def _index_label(value):

@@ -28,6 +28,22 @@ def agree(comm, problem):
             raise (ParameterError if kind == "ParameterError" else DataError)(message)
 
 
+def check_device(device, comm):
+    """ParameterError on every rank if the scorer's ``device`` cannot run on one of them
+    (``"gpu"`` without CuPy or a CUDA device: :func:`hpcswarm.fitness.gpu.gpu_array_module`);
+    called before the job writes anything, its lock file included."""
+    if device != "gpu":
+        return
+    from hpcswarm.fitness.gpu import gpu_array_module  # here: CPU jobs never import it
+
+    problem = None
+    try:
+        gpu_array_module()
+    except ParameterError as exc:
+        problem = ("ParameterError", str(exc))
+    agree(comm, problem)
+
+
 def check_output_writable(folder):
     """Message if ``folder`` does not exist or a file cannot be created in it, else None."""
     folder = Path(folder)

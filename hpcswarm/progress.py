@@ -15,7 +15,10 @@ task), ``iteration``, ``best_fitness``, ``best_size`` (of that search, its last 
 "task"), ``evaluations_per_second`` (fitness evaluations computed by that search per second
 of its run), ``archive_hit_rate`` (archive hits / (hits + computed evaluations) of that
 search), ``eta_seconds`` (time left: mean duration of the finished tasks x ceil(tasks
-remaining / groups); null before the first task ends). Keys that do not apply are null.
+remaining / groups); before the first task ends, the duration of a task is estimated from
+rank 0's search, its seconds per round so far x its rounds (:func:`task_seconds`), and null
+only until its first round when the rounds of a search are not known beforehand, as for the
+greedy methods). Keys that do not apply are null.
 """
 
 import datetime
@@ -53,6 +56,15 @@ def eta_seconds(durations, remaining, n_groups):
     if remaining <= 0:
         return 0.0
     return sum(durations) / len(durations) * math.ceil(remaining / max(1, n_groups))
+
+
+def task_seconds(seconds, iteration, n_rounds):
+    """Estimated duration of a whole search from its first rounds: ``seconds`` spent on
+    rounds ``0..iteration`` (a history row), over ``n_rounds`` rounds. None when the rounds
+    are not known (``n_rounds`` None). Pure."""
+    if n_rounds is None:
+        return None
+    return seconds / (iteration + 1) * max(n_rounds, iteration + 1)
 
 
 def format_seconds(seconds):
@@ -103,10 +115,13 @@ class ProgressReporter:
         Monotonic seconds (for tests).
     tty : bool, optional
         Rewrite one line in place; default: whether ``stream`` is a terminal.
+    n_rounds : int, optional
+        Rounds of one search (a swarm's ``n_iterations``), for an ETA before the first task
+        ends (:func:`task_seconds`); None when a search stops by its own rule.
     """
 
     def __init__(self, path, n_tasks, n_groups, *, stream=None, quiet=False, interval=2.0,
-                 clock=time.monotonic, tty=None):
+                 clock=time.monotonic, tty=None, n_rounds=None):
         self.stream = sys.stderr if stream is None else stream
         self.quiet = quiet
         self.interval = interval
@@ -115,6 +130,7 @@ class ProgressReporter:
             if tty is None else tty
         self.n_tasks = n_tasks
         self.n_groups = n_groups
+        self.n_rounds = n_rounds
         self.durations = []
         self.started = clock()
         self.last_round = None
@@ -126,14 +142,21 @@ class ProgressReporter:
                             f"({os.strerror(exc.errno) if exc.errno else exc})") from None
         self._emit(self._record("start"))
 
-    def _record(self, event, **values):
+    def _record(self, event, row=None, **values):
+        """A progress record; ``row``: the history row of rank 0's search in a round."""
         done = len(self.durations)
+        eta = eta_seconds(self.durations, self.n_tasks - done, self.n_groups)
+        if eta is None and row is not None:
+            estimate = task_seconds(row["seconds"], row["iteration"], self.n_rounds)
+            if estimate is not None:
+                eta = max(0.0, eta_seconds([estimate], self.n_tasks - done, self.n_groups)
+                          - row["seconds"])
         record = dict.fromkeys(FIELDS)
         record.update(
             event=event, elapsed=round(self.clock() - self.started, 3),
             time=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             tasks_total=self.n_tasks, tasks_done=done, tasks_remaining=self.n_tasks - done,
-            eta_seconds=eta_seconds(self.durations, self.n_tasks - done, self.n_groups))
+            eta_seconds=eta)
         record.update(values)
         return record
 
@@ -160,7 +183,7 @@ class ProgressReporter:
             return
         self.last_round = now
         per_second, hit_rate = rates(row)
-        self._emit(self._record("round", run=task.run, fold=task.fold,
+        self._emit(self._record("round", row, run=task.run, fold=task.fold,
                                 iteration=row["iteration"], best_fitness=row["best_fitness"],
                                 best_size=row["best_size"], evaluations_per_second=per_second,
                                 archive_hit_rate=hit_rate))

@@ -37,6 +37,8 @@ import numpy as np
 
 from hpcswarm.baselines.pca import pca_knn_cv, pca_knn_split
 from hpcswarm.errors import ParameterError
+from hpcswarm.refinements import DEFAULT as DEFAULT_REFINE
+from hpcswarm.results import signature_of
 from hpcswarm.fitness import GeneMajor, Score, fold_rule, make_folds, score_split
 from hpcswarm.fitness.folds import fold_ids
 from hpcswarm.preprocess import fit
@@ -150,6 +152,11 @@ class Protocol:
         """Whether ``task`` is tested on held-out rows (else on the search's inner folds)."""
         return not self.biased
 
+    def final_signature(self, name, n_genes, folds, extras):
+        """The signature to publish from the records of the outer ``folds`` and of the
+        :attr:`n_extra` tasks ``extras``, or None for a protocol without one."""
+        return None
+
     def _drawn(self, y, scheme, seed, run):
         try:
             return make_folds(y, scheme, split_seed(seed, run))
@@ -213,17 +220,21 @@ class FinalSignature(Unbiased):
     the signature to publish (see the module notes)."""
 
     name, n_extra = "final-signature", 1
-    default_refine = "relevance"
-    """The rule chosen by ``benchmarks/study_refine.py`` on the design sets
-    (:mod:`hpcswarm.relevance`): of the rules compared, the only one whose test accuracy was
-    never significantly below the search's own (one-sided rank-sum at 0.05) with at most 30
-    genes and Kuncheva's index between folds of at least 0.3 on every set."""
+    default_refine = DEFAULT_REFINE
+    """The refinement chosen for the final signature on the design panel
+    (:data:`hpcswarm.refinements.DEFAULT`)."""
 
     def extra_splits(self, y):
         return [(np.arange(y.shape[0], dtype=np.int64), np.empty(0, dtype=np.int64))]
 
     def held_out(self, task):
         return not task.extra
+
+    def final_signature(self, name, n_genes, folds, extras):
+        """The refined subset of the one search on every sample, with the outer folds'
+        estimate and stability beside it (:func:`hpcswarm.results.signature_of`)."""
+        (on_all_samples,) = extras
+        return signature_of(name, n_genes, folds, on_all_samples)
 
 
 PROTOCOLS = {protocol.name: protocol

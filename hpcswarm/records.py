@@ -354,7 +354,11 @@ class TaskRecord(_Record):
         run_name = f"run-{self.run:03d}"
         if run_name not in runs:
             tag(runs.create_group(run_name), _GROUP)
-        task = runs[run_name].create_group(f"fold-{self.fold:02d}")
+        return self.write_hdf5(runs[run_name].create_group(f"fold-{self.fold:02d}"))
+
+    def write_hdf5(self, task: Any) -> Any:
+        """Write this task's attributes and datasets into ``task`` (a new h5py group, which
+        :meth:`from_hdf5` reads back; a checkpoint keeps a finished task so). Returns it."""
         tag(task, TASK_ENCODING)
         task.attrs["run"], task.attrs["fold"] = self.run, self.fold
         task.attrs["spawn_key"] = np.array(self.spawn_key, dtype=np.int64)

@@ -55,10 +55,6 @@ import numpy as np
 from hpcswarm.fitness import GeneMajor
 from hpcswarm.fitness.margins import label_codes, margin_sum, margin_sums
 
-SUBSET_RULES = ("none", "prune", "prune-margin", "prune-compact")
-"""Values of the job key ``refine`` that refine the search's own subset (the others,
-:data:`hpcswarm.subsample.SUBSAMPLE_RULES`, search subsamples)."""
-
 
 @dataclass
 class Refined:
@@ -281,18 +277,11 @@ def eliminate_to(scorer, mask: np.ndarray, n_genes: int) -> Refined:
                    np.array(removed, dtype=np.int64))
 
 
-def refine(scorer, mask, method, data=None, y=None):
-    """The refinement ``method`` of ``mask`` (:data:`SUBSET_RULES`), or None for ``"none"``.
+def _prune(scorer, data, y, mask):
+    """:func:`prune` with the arguments of every rule of :data:`TRIM_RULES`."""
+    return prune(scorer, mask)
 
-    ``data`` and ``y`` (the scorer's training samples and labels) are read by the margin
-    rules only.
-    """
-    if method == "none":
-        return None
-    if method == "prune":
-        return prune(scorer, mask)
-    if method == "prune-margin":
-        return prune_margin(scorer, data, y, mask)
-    if method == "prune-compact":
-        return prune_compact(scorer, data, y, mask)
-    raise ValueError(f"refine must be one of {', '.join(SUBSET_RULES)}, got {method!r}")
+
+TRIM_RULES = {"prune": _prune, "prune-margin": prune_margin, "prune-compact": prune_compact}
+"""The pruning rules of ``refine`` (kind ``trim`` of :data:`hpcswarm.refinements.REFINEMENTS`)
+by name: ``rule(scorer, data, y, mask) -> Refined``."""

@@ -2,15 +2,22 @@
 
 - Methods table (Tran et al. Tables 3 and 5; Gu et al. Table 2; Li et al. Tables II-III):
   average subset size, best and mean +/- std accuracy over runs (a run's accuracy pools its
-  folds), and a Wilcoxon rank-sum test (:func:`scipy.stats.ranksums`) of each method's
-  per-run accuracies against a reference method's: ``+`` significantly higher than the
-  reference, ``-`` significantly lower, ``=`` no significant difference (Tran et al.'s
-  convention; Gu et al. and Li et al. write the reverse, from the reference's side). The
-  all-genes k-NN under the same protocol is the ``All`` row of each dataset.
+  folds), and a paired one-sided Wilcoxon signed-rank test (:mod:`hpcswarm.significance`)
+  of each row's per-fold accuracies against a reference row's, over the (run, fold) tasks
+  that held out the same samples: ``+`` significantly higher than the reference, ``-``
+  significantly lower, ``=`` no significant difference (Tran et al.'s convention; Gu et al.
+  and Li et al. write the reverse, from the reference's side). The reference is the
+  reference method, and for a refined row (``NAME+prune``) its search row ``NAME``. The p
+  column gives the one-sided p and n, the pairs whose accuracies differ; a note says when n
+  is too small for any outcome to reach alpha (the smallest p is ``2 ** -n``). The all-genes
+  k-NN under the same protocol is the ``All`` row of each dataset.
 - A refined method (a job with ``refine = "prune"``, :mod:`hpcswarm.refine`) has its own
   row, ``NAME+prune``, right after the search's row, from the same runs and folds.
 - Stability (:mod:`hpcswarm.stability`): Kuncheva's consistency index and the mean pairwise
-  Jaccard index of the subsets selected across the folds and runs, per method.
+  Jaccard index of the subsets selected across the folds and runs, per method; Nogueira et
+  al.'s estimate with its interval, and Sechidis et al.'s, which does not count a swap of a
+  gene for one strongly correlated with it as a change (from the correlated gene pairs the
+  job stored, ``/gene_similarity``; blank for files without them).
 - Top genes (Tran et al. Table 6): the genes most often selected across runs and folds;
   ``--genes FILE`` writes every selected gene with its frequency and mean rank.
 - Signatures by size: every task keeps the Pareto front of (inner accuracy, size) of the
@@ -36,19 +43,24 @@ Text tables go to the terminal; CSV, Markdown, JSON and PNG (matplotlib, optiona
 import csv
 import io
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
-from hpcswarm.atomic import write_json, write_text
+from hpcswarm.atomic import reason, write_json, write_text
 from hpcswarm.encoding import finite, tags
 from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.genelist import gene_table
 from hpcswarm.outputs import check_outputs
 from hpcswarm.plots import plot_files, plotting_available, write_plots
 from hpcswarm.records import BIAS_NOTE
-from hpcswarm.results import describe, gene_frequencies, mean_curve, read_results, run_accuracies
-from hpcswarm.stability import ranked_genes, stability_summary
+from hpcswarm.refinements import REFINEMENTS, row_label
+from hpcswarm.results import (describe, gene_frequencies, mean_curve, read_results,
+                              run_accuracies, task_accuracies)
+from hpcswarm.significance import EXACT_PAIRS, compare
+from hpcswarm.stability import SIMILARITY_THRESHOLD, ranked_genes, stability_summary
 
 REPORT_ENCODING = ("hpcswarm-report", "0.2.0")
 """``encoding-type`` and ``encoding-version`` of the ``--json`` document."""
@@ -64,31 +76,61 @@ BUDGETS = (1, 2, 3, 5, 10, 15, 20, 30, 50, 100, 200, 500, 1000, 2000, 5000, 1000
 STABILITY_GENES = 20
 """Genes shown by the stability plot (the most often selected)."""
 
-FRONT_NOTE = ("signatures by size: in each task the front point of at most b genes with the "
+FRONT_NOTE = ("Signatures by size: in each task the front point of at most b genes with the "
               "highest inner accuracy; its test accuracy is reported, never used to choose "
               "it (choosing by test accuracy would reintroduce selection bias); Tasks: the "
               "tasks whose front has a point that small, over which the means are taken")
 
 
-def significance(values, reference, alpha=0.05):
-    """``+``/``-``/``=``: ``values`` significantly above / below ``reference`` (rank-sum test).
+def matched_accuracies(method, prefix, other, other_prefix):
+    """Per-fold accuracies of two rows over the (run, fold) tasks they share that held out
+    the same samples.
 
-    Returns (symbol, p-value); ``=`` with p = 1 when either sample has fewer than 2 values
-    or both are constant and equal.
+    Parameters
+    ----------
+    method, other : MethodResults
+    prefix, other_prefix : str
+        Which accuracy of each (:func:`hpcswarm.results.task_accuracies`): ``"test"``, or
+        ``"baseline"`` / ``"pca"`` for the ``All`` and ``PCA-kNN`` rows.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(x, y)``, one entry per matched task, in ``method``'s task order. Tasks of files
+        that do not record their held-out rows are matched only within one file.
     """
-    from scipy.stats import ranksums
+    where = {(int(r), int(f)): i for i, (r, f) in enumerate(zip(other.table["run"],
+                                                                other.table["fold"]))}
+    own, theirs = task_accuracies(method.table, prefix), task_accuracies(other.table, other_prefix)
+    x, y = [], []
+    for i, (run, fold) in enumerate(zip(method.table["run"], method.table["fold"])):
+        j = where.get((int(run), int(fold)))
+        if j is None:
+            continue
+        if method.test_indices is None or other.test_indices is None:
+            same = method.path == other.path
+        else:
+            same = np.array_equal(method.test_indices[i], other.test_indices[j])
+        if same:
+            x.append(own[i])
+            y.append(theirs[j])
+    return np.array(x, dtype=float), np.array(y, dtype=float)
 
-    values, reference = np.asarray(values, float), np.asarray(reference, float)
-    if values.size < 2 or reference.size < 2:
-        return "=", 1.0
-    if np.ptp(np.concatenate([values, reference])) == 0:
-        return "=", 1.0
-    p = float(ranksums(values, reference).pvalue)
-    if p >= alpha:
-        return "=", p
-    return ("+" if np.median(values) > np.median(reference)
-            or (np.median(values) == np.median(reference) and values.mean() > reference.mean())
-            else "-"), p
+
+def significance(method, prefix, other, other_prefix, alpha=0.05):
+    """The paired test of a row against its reference row (:func:`hpcswarm.significance.compare`
+    over :func:`matched_accuracies`).
+
+    Returns
+    -------
+    tuple
+        ``(symbol, test)``: ``+``/``-``/``=`` and the
+        :class:`~hpcswarm.significance.PairedTest`; ``("", None)`` when no task is matched.
+    """
+    x, y = matched_accuracies(method, prefix, other, other_prefix)
+    if x.size == 0:
+        return "", None
+    return compare(x, y, alpha)
 
 
 def _same_experiment(a, b):
@@ -135,8 +177,22 @@ def pool_parts(methods):
             fronts=[f for m in group for f in (m.fronts or [[]] * len(m.genes))],
             refined_genes=(None if any(m.refined_genes is None for m in group)
                            else [g for m in group for g in m.refined_genes]),
-            final=first.final))  # the same search in every part: its seed ignores the runs
+            final=first.final,  # the same search in every part: its seed ignores the runs
+            test_indices=(None if any(m.test_indices is None for m in group)
+                          else [t for m in group for t in m.test_indices]),
+            similarity=_common_similarity(group)))
     return joined
+
+
+def _common_similarity(group):
+    """The gene similarity of the parts of one experiment when every part computed it over the
+    same genes (every gene of the dataset, unless it is large), else None."""
+    first = group[0].similarity
+    if first is None or any(m.similarity is None
+                            or not np.array_equal(m.similarity.genes, first.genes)
+                            or m.similarity.threshold != first.threshold for m in group):
+        return None
+    return first
 
 
 def refined_view(method):
@@ -155,10 +211,11 @@ def refined_view(method):
         table[column] = method.table[f"refined_{column}"]
     table["subset_size"] = method.table["refined_size"]
     return MethodResults(
-        path=method.path, attrs=dict(method.attrs, name=f"{method.label}+{refine}",
+        path=method.path, attrs=dict(method.attrs, name=row_label(refine, method.label),
                                      refined_from=method.label),
         gene_names=method.gene_names, class_names=method.class_names, table=table,
-        genes=list(method.refined_genes), histories=[], history_columns=[], fronts=None)
+        genes=list(method.refined_genes), histories=[], history_columns=[], fronts=None,
+        test_indices=method.test_indices, similarity=method.similarity)
 
 
 def refined_points(method):
@@ -176,13 +233,17 @@ def refined_points(method):
 
 
 def with_refined(methods):
-    """``methods`` with each refined view right after its method."""
+    """``methods`` with each refined view beside its method: a filter's baseline row
+    (kind ``rank`` of :data:`hpcswarm.refinements.REFINEMENTS`) right before it, so that it
+    follows ``All`` and ``PCA-kNN``; the others right after it."""
     out = []
     for method in methods:
-        out.append(method)
         view = refined_view(method)
-        if view is not None:
-            out.append(view)
+        rule = REFINEMENTS.get(method.attrs.get("refine"))
+        if view is not None and rule is not None and rule.kind == "rank":
+            out += [view, method]
+        else:
+            out += [method] if view is None else [method, view]
     return out
 
 
@@ -333,7 +394,7 @@ def build_report(paths, reference=None, alpha=0.05, top=10, sizes=None):
         Method the tests compare against: a job ``name``, an algorithm or a file name
         (default: the first file).
     alpha : float
-        Significance level of the rank-sum tests.
+        Significance level of each one-sided signed-rank test.
     top : int
         Genes listed per method.
     sizes : sequence of int, optional
@@ -354,7 +415,8 @@ def build_report(paths, reference=None, alpha=0.05, top=10, sizes=None):
     methods = with_refined(pool_parts([read_results(path) for path in paths]))
     ref_index = _pick_reference(methods, reference)
     ref = methods[ref_index]
-    stabilities = [stability_summary(m.genes, m.table["run"], len(m.gene_names))
+    stabilities = [stability_summary(m.genes, m.table["run"], len(m.gene_names),
+                                     similarity=m.similarity)
                    for m in methods]
     rows, genes, curves = [], [], []
     datasets = []
@@ -366,32 +428,44 @@ def build_report(paths, reference=None, alpha=0.05, top=10, sizes=None):
         members = [(m, stable) for m, stable in zip(methods, stabilities)
                    if m.attrs.get("dataset_sha256") == key]
         compare_to = ref if ref.attrs.get("dataset_sha256") == key else None
-        ref_values = run_accuracies(compare_to.table) if compare_to is not None else None
         base = compare_to or members[0][0]
         no_selection = {"kuncheva": None, "jaccard": None}
         entries = []
         if "baseline_correct" in base.table:  # a single search's document has no baseline
-            entries.append((ALL_GENES, base, run_accuracies(base.table, "baseline"),
-                            len(base.gene_names), False, no_selection))
+            entries.append((ALL_GENES, base, "baseline", len(base.gene_names), False,
+                            no_selection))
         if "pca_correct" in base.table:
-            entries.append((PCA_KNN, base, run_accuracies(base.table, "pca"),
-                            float(base.table["pca_components"].mean()), False, no_selection))
-        entries += [(m.label, m, run_accuracies(m.table), float(m.table["subset_size"].mean()),
-                     m is compare_to, stable["all"]) for m, stable in members]
-        for label, method, values, size, is_ref, stable in entries:
-            stats = describe(values)
+            entries.append((PCA_KNN, base, "pca", float(base.table["pca_components"].mean()),
+                            False, no_selection))
+        entries += [(m.label, m, "test", float(m.table["subset_size"].mean()), m is compare_to,
+                     stable["all"]) for m, stable in members]
+        searches = {m.label: m for m, _ in members}
+        for label, method, prefix, size, is_ref, stable in entries:
+            stats = describe(run_accuracies(method.table, prefix))
+            versus = searches.get(method.attrs.get("refined_from")) if prefix == "test" else None
+            versus = versus or compare_to
+            symbol, test = "", None
             if is_ref:
-                symbol, p = "ref", None
-            elif ref_values is None:
-                symbol, p = "", None
-            else:
-                symbol, p = significance(values, ref_values, alpha)
+                symbol = "ref"
+            elif versus is not None:
+                symbol, test = significance(method, prefix, versus, "test", alpha)
+                if test is None:
+                    notes.append(f"* {Path(str(dataset)).stem}: {label} vs {versus.label}: no "
+                                 f"(run, fold) task held out the same samples (other seeds or "
+                                 f"folds): not tested")
+                elif not test.reachable(alpha):
+                    notes.append(f"* {Path(str(dataset)).stem}: {label} vs {versus.label}: "
+                                 f"{test.describe(alpha)}")
             rows.append({
                 "dataset": Path(str(dataset)).stem, "dataset_sha256": key, "method": label,
                 "protocol": method.attrs.get("protocol"), "biased": method.biased,
                 "runs": stats["n"], "ave_size": size, "best": 100 * stats["best"],
                 "mean": 100 * stats["mean"], "std": 100 * stats["std"], "test": symbol,
-                "p_value": p, "kuncheva": stable["kuncheva"], "jaccard": stable["jaccard"],
+                "p_value": None if test is None else test.p_value,
+                "pairs": None if test is None else test.nonzero,
+                "min_p": None if test is None else test.min_p,
+                "versus": None if test is None else versus.label,
+                "kuncheva": stable["kuncheva"], "jaccard": stable["jaccard"],
                 "file": str(method.path),
             })
         if any(m.biased for m, _ in members):
@@ -407,6 +481,7 @@ def build_report(paths, reference=None, alpha=0.05, top=10, sizes=None):
                       "stability_detail": stable,
                       "top": gene_frequencies(method.genes, method.gene_names, n_tasks, top),
                       "ranked": ranked, "task_runs": runs.tolist(),
+                      "task_folds": method.table["fold"].tolist(),
                       "top_tasks": [[t for t, selected in enumerate(method.genes)
                                      if g["index"] in set(selected.tolist())]
                                     for g in ranked[:STABILITY_GENES]]})
@@ -429,7 +504,7 @@ def build_report(paths, reference=None, alpha=0.05, top=10, sizes=None):
                     for run, fold, front, refined in zip(runs, method.table["fold"],
                                                           method.fronts, refined_points(method))]})
     if fronts:
-        notes.append(f"Signatures: {FRONT_NOTE}.")
+        notes.append(f"{FRONT_NOTE}.")
     finals = [dict(method.final.as_json(method.gene_names), dataset=dataset_label(method),
                    method=method.label, file=str(method.path),
                    n_samples=int(method.attrs.get("n_samples") or 0))
@@ -445,7 +520,7 @@ def _fmt_row(row):
     return [row["dataset"], row["method"] + mark, row["protocol"], str(row["runs"]),
             f"{row['ave_size']:.2f}", f"{row['best']:.2f}",
             f"{row['mean']:.2f} +/- {row['std']:.2f}", row["test"],
-            "" if row["p_value"] is None else f"{row['p_value']:.3g}",
+            "" if row["p_value"] is None else f"{row['p_value']:.3g} (n={row['pairs']})",
             _fmt_index(row.get("kuncheva")), _fmt_index(row.get("jaccard"))]
 
 
@@ -481,7 +556,7 @@ def _convergence_lines(entry):
     what = (f"Mean gbest fitness ({entry['objective']})"
             if accuracy is None or entry["objective"] == "accuracy"
             else f"Mean gbest inner accuracy (from its {entry['objective']} fitness)")
-    return [f"{what} per round: {entry['method']}"], _text_table(
+    return [_heading("Convergence", entry), f"  {what} per round"], _text_table(
         ["Round"] + [str(p) for p in points],
         [["accuracy" if accuracy is not None else "fitness"]
          + ["" if curve[p] is None else f"{curve[p]:.4f}" for p in points]])
@@ -504,8 +579,8 @@ def _final_title(entry):
     estimate, stable = entry["estimate"], entry["stability"]
     nogueira = stable.get("nogueira")
     refined = f", refined by {entry['refine']}" if entry["refine"] != "none" else ""
-    lines = [f"Final signature: {entry['dataset']}: {entry['method']} ({entry['size']} genes; "
-             f"one search on all {entry['n_samples']} samples{refined})",
+    lines = [_heading("Final signature", entry),
+             f"  {entry['size']} genes; one search on all {entry['n_samples']} samples{refined}",
              f"  estimate of the method (outer cross-validation, row {estimate['row']}): "
              f"mean {100 * estimate['mean']:.2f} +/- {100 * estimate['std']:.2f}% over "
              f"{estimate['n']} run(s)",
@@ -552,18 +627,28 @@ def _stability_lines(report):
                      _fmt_index(detail["runs"]["jaccard"]),
                      "" if nogueira is None else
                      f"{nogueira['estimate']:.3f} [{nogueira['lower']:.3f}, "
-                     f"{nogueira['upper']:.3f}]"])
+                     f"{nogueira['upper']:.3f}]",
+                     _fmt_index(detail.get("sechidis"))])
     if not body:
         return []
-    return ["", "Stability of the selections: Kuncheva and Jaccard over pairs of one run's folds "
-                "and over pairs of different runs; Nogueira et al. (2018) with its 95% CI"] + \
+    return ["", _heading("Stability of the selections"),
+            "  Kuncheva and Jaccard over pairs of one run's folds and over pairs of different "
+            "runs; Nogueira et al. (2018) with its 95% CI; Sechidis et al. (2019), genes with "
+            f"|r| >= {SIMILARITY_THRESHOLD} counted as one"] + \
         _text_table(["Dataset", "Method", "Kuncheva folds", "Jaccard folds", "Kuncheva runs",
-                     "Jaccard runs", "Nogueira [95% CI]"], body)
+                     "Jaccard runs", "Nogueira [95% CI]", "Sechidis"], body)
+
+
+def _heading(title, entry=None):
+    """A section's heading: its title, and the method and dataset it is about (the details
+    go on the lines below it)."""
+    return title if entry is None else f"{title} ({entry['method']} on {entry['dataset']})"
 
 
 def _front_title(entry):
-    return (f"Signatures by size: {entry['dataset']}: {entry['method']} ({len(entry['tasks'])} "
-            f"task fronts; chosen by inner accuracy, test accuracy reported only)")
+    return [_heading("Signatures by size", entry),
+            f"  {len(entry['tasks'])} task fronts; chosen by inner accuracy, test accuracy "
+            f"reported only"]
 
 
 def _text_table(header, body):
@@ -578,23 +663,32 @@ def _sample_points(length, n=10):
     return sorted(set(np.linspace(0, length - 1, min(n, length)).round().astype(int).tolist()))
 
 
+def _test_legend(report):
+    """What the T and p columns hold."""
+    return (f"one-sided Wilcoxon signed-rank test of the per-fold accuracies over the matched "
+            f"(run, fold) pairs, vs {report['reference']} (a refined row: vs its search row), "
+            f"exact for up to {EXACT_PAIRS} pairs that differ, pairs of equal accuracy dropped, "
+            f"each direction at alpha={report['alpha']} (+ higher, - lower, = no significant "
+            f"difference); p (n): the one-sided p and the pairs that differ")
+
+
 def text_lines(report):
     """The report as terminal lines."""
-    lines = [f"Accuracy (%) over runs; T: Wilcoxon rank-sum vs {report['reference']} at "
-             f"alpha={report['alpha']} (+ higher, - lower, = no significant difference); "
-             f"stability over runs and folds: Kuncheva's index, mean pairwise Jaccard"]
+    lines = [_heading("Accuracy by method"),
+             f"  Accuracy (%) over runs; T: {_test_legend(report)}; stability over runs and "
+             f"folds: Kuncheva's index, mean pairwise Jaccard"]
     lines += _text_table(_HEADER, [_fmt_row(r) for r in report["rows"]])
     lines += report["notes"]
     for entry in report.get("fronts", []):
-        lines += ["", _front_title(entry)]
+        lines += [""] + _front_title(entry)
         lines += _text_table(_BUDGET_HEADER, _budget_rows(entry))
     lines += _stability_lines(report)
     for entry in report.get("final_signatures", []):
         lines += [""] + _final_title(entry)
         lines += _text_table(_final_header(entry), _final_rows(entry))
     for entry in report["genes"]:
-        lines += ["", f"Most frequently selected genes: {entry['method']} "
-                      f"({entry['tasks']} selections, {entry['dataset']}, {entry['file']})"]
+        lines += ["", _heading("Most frequently selected genes", entry),
+                  f"  {entry['tasks']} selections; {entry['file']}"]
         lines += _text_table(_TOP_GENES_HEADER, _top_gene_rows(entry))
     for entry in report["convergence"]:
         title, table = _convergence_lines(entry)
@@ -609,19 +703,21 @@ def markdown_text(report):
         out += ["| " + " | ".join(str(c) for c in line) + " |" for line in body]
         return out
 
-    lines = [f"Accuracy (%) over runs; T: Wilcoxon rank-sum vs {report['reference']} "
-             f"(alpha = {report['alpha']}; + higher, - lower, = no significant difference).", ""]
+    lines = [f"## {_heading('Accuracy by method')}", "",
+             f"Accuracy (%) over runs; T: {_test_legend(report)}.", ""]
     lines += table(_HEADER, [_fmt_row(r) for r in report["rows"]])
     lines += [""] + [note for note in report["notes"]]
     for entry in report.get("fronts", []):
-        lines += ["", _front_title(entry), ""]
+        heading, detail = _front_title(entry)
+        lines += ["", f"## {heading}", "", detail.strip() + ".", ""]
         lines += table(_BUDGET_HEADER, _budget_rows(entry))
     for entry in report.get("final_signatures", []):
-        lines += [""] + _final_title(entry) + [""]
+        heading, *details = _final_title(entry)
+        lines += ["", f"## {heading}", ""] + [f"- {line.strip()}" for line in details] + [""]
         lines += table(_final_header(entry), _final_rows(entry))
     for entry in report["genes"]:
-        lines += ["", f"Most frequently selected genes: {entry['method']} "
-                      f"({entry['tasks']} selections)", ""]
+        lines += ["", f"## {_heading('Most frequently selected genes', entry)}", "",
+                  f"{entry['tasks']} selections.", ""]
         lines += table(_TOP_GENES_HEADER, _top_gene_rows(entry))
     return "\n".join(lines) + "\n"
 
@@ -640,7 +736,8 @@ def csv_texts(report):
         return out.getvalue()
 
     columns = ["dataset", "method", "protocol", "biased", "runs", "ave_size", "best", "mean",
-               "std", "test", "p_value", "kuncheva", "jaccard", "file"]
+               "std", "test", "p_value", "pairs", "min_p", "versus", "kuncheva", "jaccard",
+               "file"]
     methods = render(columns, [[r[c] for c in columns] for r in report["rows"]])
     genes = render(["method", "rank", "index", "gene", "count", "frequency"],
                    [[e["method"], i + 1, g["index"], g["name"], g["count"], g["frequency"]]
@@ -663,20 +760,41 @@ def csv_texts(report):
     return dict(zip(CSV_FILES, (methods, genes, convergence, fronts, signatures)))
 
 
-def genes_text(report):
-    """Every selected gene of every method, ranked, as tab-separated text (``--genes``).
+def genes_text(entry):
+    """One method's selected genes, ranked, as a gene list (``--genes``,
+    :func:`hpcswarm.genelist.gene_table`).
 
-    Columns: gene (name), frequency (share of the tasks that selected it), mean_rank (see
-    :func:`hpcswarm.stability.ranked_genes`), selections, feature (1-based column, Tran et
-    al.'s Table 6 numbering), dataset, method. The first column pastes into an enrichment
-    tool as it is.
+    Columns: gene (name), feature (1-based column, Tran et al.'s Table 6 numbering), column
+    (0-based), frequency (share of the tasks that selected it), mean_rank (see
+    :func:`hpcswarm.stability.ranked_genes`), selections. The first column pastes into an
+    enrichment tool as it is.
     """
-    lines = ["gene\tfrequency\tmean_rank\tselections\tfeature\tdataset\tmethod"]
-    for entry in report["genes"]:
-        lines += [f"{g['name']}\t{g['frequency']:.4f}\t{g['mean_rank']:.2f}\t{g['count']}\t"
-                  f"{g['index'] + 1}\t{entry['dataset']}\t{entry['method']}"
-                  for g in entry["ranked"]]
-    return "\n".join(lines) + "\n"
+    return gene_table(("frequency", "mean_rank", "selections"),
+                      [(g["name"], g["index"], f"{g['frequency']:.4f}", f"{g['mean_rank']:.2f}",
+                        g["count"]) for g in entry["ranked"]])
+
+
+def gene_list_paths(report, genes_path):
+    """Where ``--genes PATH`` writes each method's list: ``PATH`` itself for a report of one
+    method, else ``STEM.METHOD.SUFFIX`` beside it (``STEM.DATASET.METHOD.SUFFIX`` when the
+    report spans several datasets), characters other than letters, digits and ``+._-``
+    written as ``_``. Returns ``(path, entry)`` pairs, one per method."""
+    entries = report["genes"]
+    if len(entries) == 1:
+        return [(Path(genes_path), entries[0])]
+    path = Path(genes_path)
+    several = len({entry["dataset"] for entry in entries}) > 1
+    pairs, taken = [], set()
+    for entry in entries:
+        label = f"{entry['dataset']}.{entry['method']}" if several else entry["method"]
+        name = f"{path.stem}.{re.sub(r'[^A-Za-z0-9+._-]', '_', label)}"
+        unique, count = name, 1
+        while unique in taken:
+            count += 1
+            unique = f"{name}-{count}"
+        taken.add(unique)
+        pairs.append((path.with_name(unique + path.suffix), entry))
+    return pairs
 
 
 def _missing_folders(folder, option):
@@ -696,13 +814,17 @@ def _missing_folders(folder, option):
 def _folders(requested):
     """Create the missing output folders (``(option, folder)`` pairs); remove those created
     if the block fails."""
-    missing = [path for option, folder in requested if folder is not None
+    missing = [(option, folder, path) for option, folder in requested if folder is not None
                for path in _missing_folders(folder, option)]
     created = []
     try:
-        for path in missing:
+        for option, folder, path in missing:
             if not path.is_dir():
-                path.mkdir()
+                try:
+                    path.mkdir()
+                except OSError as exc:
+                    raise DataError(f"{option} {folder}: cannot create the folder {path} "
+                                    f"({reason(exc)})") from None
                 created.append(path)
         yield
     except BaseException:
@@ -728,8 +850,8 @@ def report_command(paths, *, reference=None, alpha=0.05, top=10, csv_dir=None, m
     Every file it would write is checked first (:func:`hpcswarm.outputs.check_outputs`): none
     may be one of the results files read, and none may exist unless ``overwrite``. The
     folders ``csv_dir`` and ``plots`` are created if missing (and removed again if the
-    checks fail). ``genes_path``: the ranked genes of every method (:func:`genes_text`),
-    tab-separated, a list ``evaluate --genes`` reads. ``sizes``: the signature sizes (see
+    checks fail). ``genes_path``: the ranked genes of each method (:func:`genes_text`), one
+    list per method (:func:`gene_list_paths`), each a list ``evaluate --genes`` reads. ``sizes``: the signature sizes (see
     :func:`build_report`).
     """
     for folder, option in ((csv_dir, "--csv"), (plots, "--plots")):
@@ -750,15 +872,16 @@ def report_command(paths, *, reference=None, alpha=0.05, top=10, csv_dir=None, m
         print0(f"wrote {markdown}")
     if json_path is not None:
         compact = dict(report, genes=[{k: v for k, v in entry.items()
-                                       if k not in ("ranked", "top_tasks", "task_runs")}
+                                       if k not in ("ranked", "top_tasks", "task_runs",
+                                                    "task_folds")}
                                       for entry in report["genes"]])
         write_json(json_path, {**tags(REPORT_ENCODING), **compact}, indent=1,
                    overwrite=overwrite)
         print0(f"wrote {json_path}")
     if genes_path is not None:
-        write_text(genes_path, genes_text(report), overwrite=overwrite)
-        print0(f"wrote {genes_path}: {sum(len(e['ranked']) for e in report['genes'])} ranked "
-               f"genes of {len(report['genes'])} method(s)")
+        for path, entry in gene_list_paths(report, genes_path):
+            write_text(path, genes_text(entry), overwrite=overwrite)
+            print0(f"wrote {path}: {len(entry['ranked'])} ranked genes of {entry['method']}")
     if plots is not None:
         written = write_plots(_plot_view(report), plots, overwrite)
         if written is None:
@@ -774,8 +897,9 @@ def _check_report_outputs(report, paths, csv_dir, markdown, json_path, plots, ge
     """:func:`hpcswarm.outputs.check_outputs` on every file the report would write."""
     outputs = [("--csv", Path(csv_dir) / name) for name in CSV_FILES] if csv_dir is not None else []
     outputs += [(option, path) for option, path in (("--markdown", markdown),
-                                                    ("--json", json_path),
-                                                    ("--genes", genes_path)) if path is not None]
+                                                    ("--json", json_path)) if path is not None]
+    if genes_path is not None:
+        outputs += [("--genes", path) for path, _ in gene_list_paths(report, genes_path)]
     if plots is not None and plotting_available():
         outputs += [("--plots", path) for path in plot_files(_plot_view(report), plots)]
     check_outputs(outputs, [("the results file", path) for path in paths], overwrite=overwrite)

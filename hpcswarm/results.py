@@ -24,6 +24,12 @@ Layout (every object carries ``encoding-type`` and ``encoding-version``)::
                            signature selected on all samples, its genes' selection frequency
                            over the outer folds, the estimate and stability beside it
                            (:mod:`hpcswarm.signature`)
+    /gene_similarity       "hpcswarm-gene-similarity": the genes whose correlations were
+                           computed (``genes``) and the pairs of them whose absolute Pearson
+                           correlation over all samples reaches the attribute ``threshold``
+                           (``first``, ``second``, ``weight``): Sechidis et al.'s matrix C
+                           (:func:`hpcswarm.stability.gene_similarity`); absent when too
+                           large to compute
 
 For the biased protocol the ``test_*`` columns hold the inner cross-validation accuracy of
 the selected subset on all samples (and ``biased`` is true): there is no held-out data.
@@ -44,12 +50,14 @@ from hpcswarm.encoding import check_tag, decode_value, finite, json_text, tag, t
 from hpcswarm.errors import DataError
 from hpcswarm.records import (BIAS_NOTE, SEARCH_ENCODING, FrontPoint, History,
                               TaskRecord)
+from hpcswarm.refinements import row_label
 from hpcswarm.signature import FinalSignature, final_signature
-from hpcswarm.stability import stability_summary
+from hpcswarm.stability import GeneSimilarity, gene_similarity, stability_summary
 
 ENCODING = ("hpcswarm-results", "0.1.0")
 SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.1.0")
 _TABLE = ("hpcswarm-task-table", "0.1.0")
+_SIMILARITY = ("hpcswarm-gene-similarity", "0.1.0")
 _GROUP = ("dict", "0.1.0")
 _ARRAY = ("array", "0.2.0")
 _STRINGS = ("string-array", "0.2.0")
@@ -113,7 +121,18 @@ def task_table(results):
     return table
 
 
-def write_results(job, dataset, results, provenance, *, final=None, overwrite=False):
+def job_similarity(dataset, results, final=None):
+    """Sechidis et al.'s gene similarity (:func:`hpcswarm.stability.gene_similarity`) for the
+    selections of a job: its tasks' subsets, refined subsets and final signature."""
+    subsets = [r.genes for r in results] + [r.refined.genes for r in results
+                                            if r.refined is not None]
+    if final is not None:
+        subsets += [final.genes, final.search_genes]
+    return gene_similarity(dataset.X, subsets)
+
+
+def write_results(job, dataset, results, provenance, *, final=None, similarity=None,
+                  overwrite=False):
     """Write the results file of ``job`` under a temporary name, then rename it to
     ``job.output``.
 
@@ -128,6 +147,8 @@ def write_results(job, dataset, results, provenance, *, final=None, overwrite=Fa
         Version, seed, rank count, dataset SHA-256, timings.
     final : FinalSignature, optional
         The final signature (:mod:`hpcswarm.signature`), written as ``/final``.
+    similarity : GeneSimilarity, optional
+        The correlated gene pairs (:func:`job_similarity`), written as ``/gene_similarity``.
     overwrite : bool
     """
     with atomic_hdf5(job.output, overwrite=overwrite, in_memory=True) as f:
@@ -156,6 +177,24 @@ def write_results(job, dataset, results, provenance, *, final=None, overwrite=Fa
             result.to_hdf5(runs)
         if final is not None:
             final.to_hdf5(f)
+        if similarity is not None:
+            _write_similarity(f, similarity)
+
+
+def _write_similarity(f, similarity):
+    group = f.create_group("gene_similarity")
+    tag(group, _SIMILARITY)
+    group.attrs["threshold"] = similarity.threshold
+    group.attrs["measure"] = "absolute Pearson correlation over all samples"
+    for name in ("genes", "first", "second"):
+        _array(group, name, np.asarray(getattr(similarity, name), dtype=np.int64))
+    _array(group, "weight", np.asarray(similarity.weight, dtype=np.float64))
+
+
+def _read_similarity(group, path):
+    check_tag(group, _SIMILARITY, path, "gene similarity")
+    return GeneSimilarity(group["genes"][()], group["first"][()], group["second"][()],
+                          group["weight"][()], float(group.attrs["threshold"]))
 
 
 # ------------------------------------------------------------------ reading
@@ -186,6 +225,11 @@ class MethodResults:
         Per task, the refined subset's genes, when the job had a refinement.
     final : FinalSignature or None
         The final signature (the ``final-signature`` protocol, :mod:`hpcswarm.signature`).
+    test_indices : list of ndarray or None
+        Per task, its held-out rows: two rows of a report are paired on the tasks that held
+        out the same samples (:mod:`hpcswarm.significance`). None when not recorded.
+    similarity : GeneSimilarity or None
+        The correlated gene pairs of ``/gene_similarity`` (Sechidis et al.'s stability).
     """
 
     path: Path
@@ -199,6 +243,8 @@ class MethodResults:
     fronts: list = None
     refined_genes: list = None
     final: FinalSignature = None
+    test_indices: list = None
+    similarity: GeneSimilarity = None
 
     @property
     def label(self):
@@ -239,11 +285,14 @@ def read_results(path):
         gene_names = [decode_value(v) for v in f["gene_names"][()].tolist()]
         class_names = [decode_value(v) for v in f["class_names"][()].tolist()]
         final = FinalSignature.from_hdf5(f["final"], path) if "final" in f else None
+        similarity = (_read_similarity(f["gene_similarity"], path)
+                      if "gene_similarity" in f else None)
     refined = [t.refined.genes for t in tasks if t.refined is not None]
     return MethodResults(path, attrs, gene_names, class_names, table, [t.genes for t in tasks],
                          [t.history.values for t in tasks],
                          list(tasks[-1].history.columns) if tasks else [],
-                         [list(t.front) for t in tasks], refined if refined else None, final)
+                         [list(t.front) for t in tasks], refined if refined else None, final,
+                         [t.test_index for t in tasks], similarity)
 
 
 def _looks_like_json(path):
@@ -336,6 +385,12 @@ def run_accuracies(table, prefix="test"):
     return correct / total
 
 
+def task_accuracies(table, prefix="test"):
+    """Accuracy per task (``{prefix}_correct / {prefix}_total`` of each (run, fold)), with
+    ``prefix`` as in :func:`run_accuracies` (or ``"refined_test"``)."""
+    return table[f"{prefix}_correct"] / table[f"{prefix}_total"]
+
+
 def describe(values):
     """best, mean, std (sample, ddof=1; 0 for one value), min, max, n of a 1-D sample."""
     values = np.asarray(values, dtype=float)
@@ -371,7 +426,8 @@ def mean_curve(histories, columns, field="best_fitness"):
     return padded.mean(axis=0)
 
 
-def refined_rows(name, table, refined_genes, gene_names, top=10, known_stability=None):
+def refined_rows(name, table, refined_genes, gene_names, top=10, known_stability=None,
+                 similarity=None):
     """The rows of a job's refined subsets (one per refinement; a job has at most one today):
     each named ``NAME+METHOD``, with its accuracy over runs, sizes and most frequent genes,
     computed as the search's row is (:func:`run_accuracies` over ``refined_test_*``).
@@ -389,6 +445,8 @@ def refined_rows(name, table, refined_genes, gene_names, top=10, known_stability
     known_stability : dict of str to dict, optional
         Refinement -> the :func:`~hpcswarm.stability.stability_summary` of its subsets where
         it is already known (the final signature's); the others are computed.
+    similarity : GeneSimilarity, optional
+        For Sechidis et al.'s stability of the computed ones.
     """
     known_stability = known_stability or {}
     rows = []
@@ -396,7 +454,8 @@ def refined_rows(name, table, refined_genes, gene_names, top=10, known_stability
         accuracies = run_accuracies(table, "refined_test")
         stable = known_stability.get(method)
         if stable is None:
-            stable = stability_summary(genes, table["run"], len(gene_names))
+            stable = stability_summary(genes, table["run"], len(gene_names),
+                                       similarity=similarity)
         rows.append({"name": f"{name}+{method}", "refine": method,
                      "accuracy": describe(accuracies), "accuracy_per_run": accuracies.tolist(),
                      "subset_size": describe(table["refined_size"]), "stability": stable,
@@ -412,11 +471,11 @@ def signature_of(name, n_genes, folds, extra):
     table = task_table(folds)
     refined = extra.refined is not None
     accuracies = run_accuracies(table, "refined_test" if refined else "test")
-    row = f"{name}+{extra.refined.method}" if refined else name
+    row = row_label(extra.refined.method, name) if refined else name
     return final_signature(extra, folds, n_genes, dict(describe(accuracies), row=row))
 
 
-def summarise(job, dataset, results, provenance, top=10, final=None):
+def summarise(job, dataset, results, provenance, top=10, final=None, similarity=None):
     """The JSON summary of a job's results (written beside the HDF5 file); ``refined`` lists
     the row of each refined subset (:func:`refined_rows`), empty without a refinement;
     ``stability`` the stability of the selections (:func:`hpcswarm.stability.stability_summary`)
@@ -424,12 +483,14 @@ def summarise(job, dataset, results, provenance, top=10, final=None):
 
     The final signature already holds the stability of the outer folds' selections it
     follows (the refined subsets with a refinement, ``refine`` ``"none"`` without): that one
-    is reused, not computed again."""
+    is reused, not computed again. ``similarity`` (:func:`job_similarity`) gives the
+    stabilities computed here Sechidis et al.'s estimate."""
     table = task_table(results)
     known_stability = {} if final is None else {final.refine: final.stability}
     stability = known_stability.get("none")
     if stability is None:
-        stability = stability_summary([r.genes for r in results], table["run"], dataset.n_genes)
+        stability = stability_summary([r.genes for r in results], table["run"], dataset.n_genes,
+                                      similarity=similarity)
     histories = [r.history.values for r in results]
     biased = job.biased
     refined = ({} if not results or results[0].refined is None
@@ -451,7 +512,7 @@ def summarise(job, dataset, results, provenance, top=10, final=None):
         "top_genes": gene_frequencies([r.genes for r in results], dataset.gene_names,
                                       len(results), top),
         "refined": refined_rows(job.name, table, refined, dataset.gene_names, top,
-                                known_stability),
+                                known_stability, similarity),
         "stability": stability,
         "final_signature": None if final is None else final.as_json(dataset.gene_names),
         "convergence_best_fitness": mean_curve(histories,

@@ -7,7 +7,7 @@
 (13,)
 """
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -17,11 +17,11 @@ from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import SubsetFitness, make_objective, make_scorer
 from hpcswarm.methods import algorithm_class
 from hpcswarm.records import SEARCH_ENCODING as RESULT_ENCODING
-from hpcswarm.refine import refine as refine_subset
-from hpcswarm.relevance import relevance_prefix
+from hpcswarm.refine import TRIM_RULES
+from hpcswarm.refinements import REFINEMENTS
+from hpcswarm.relevance import RANK_RULES, RELEVANCE_TRIMS
 from hpcswarm.spec import SearchSpec
-from hpcswarm.subsample import (SUBSAMPLE_RULES, consensus_prune, search_subsamples,
-                                stability_prefix)
+from hpcswarm.subsample import SUBSAMPLE_RULES, search_subsamples
 from hpcswarm.swarm.core import RoundHooks
 from hpcswarm.swarm.evaluation import EvaluationService
 from hpcswarm.swarm.front import pareto_front
@@ -178,33 +178,51 @@ def _search(X, y, spec, root, grid, hooks):
     result = search.run(hooks["resume"])
     score = fitness.score(result.mask)
     result.front = scored_front(scorer, result.front)
-    result.refined = _refined(X, y, spec, root, grid, scorer, result.mask, hooks["interrupt"])
+    if spec.refine != "none":
+        inputs = RefineInputs(scorer, X, y, result.mask,
+                              lambda: _subsample_selections(X, y, spec, root, grid, hooks))
+        result.refined = _APPLY[REFINEMENTS[spec.refine].kind](spec.refine, inputs)
     return result, score
 
 
-def _refined(X, y, spec, root, grid, scorer, mask, interrupt):
-    """The refinement of ``spec`` of the search's subset ``mask`` (None without one): on the
-    search's own subset (:mod:`hpcswarm.refine`), from a ranking of the genes on ``X, y``
-    (:mod:`hpcswarm.relevance`), or from searches of the same spec on
-    subsamples of ``X, y`` (:mod:`hpcswarm.subsample`) run one after the other on ``grid``."""
-    if spec.refine == "relevance":
-        return relevance_prefix(scorer, X, y)
-    if spec.refine not in SUBSAMPLE_RULES:
-        try:
-            return refine_subset(scorer, mask, spec.refine, X, y)
-        except ValueError as exc:
-            raise ParameterError(str(exc)) from None
+@dataclass(frozen=True)
+class RefineInputs:
+    """What a refinement may read (:attr:`hpcswarm.refinements.Refinement.needs`): the task's
+    scorer and training samples, the search's subset, and the subsample searches (run only
+    when a rule asks for them, by calling ``selections()``)."""
+
+    scorer: object
+    data: object
+    y: np.ndarray
+    mask: np.ndarray
+    selections: object
+
+
+_TRIMS = {**TRIM_RULES, **RELEVANCE_TRIMS}
+
+_APPLY = {
+    "trim": lambda name, inputs: _TRIMS[name](inputs.scorer, inputs.data, inputs.y,
+                                              inputs.mask),
+    "rank": lambda name, inputs: RANK_RULES[name](inputs.scorer, inputs.data, inputs.y),
+    "subsample": lambda name, inputs: SUBSAMPLE_RULES[name](inputs.scorer, inputs.data,
+                                                            inputs.y, inputs.selections()),
+}
+"""How each kind of :data:`hpcswarm.refinements.REFINEMENTS` applies its rule of ``name``."""
+
+
+def _subsample_selections(X, y, spec, root, grid, hooks):
+    """What searches of ``spec`` (then ``prune-compact``) on subsamples of ``X, y`` selected
+    (:func:`hpcswarm.subsample.search_subsamples`), run one after the other on ``grid``; the
+    job's ``interrupt`` hook is called once per round of each."""
     one = replace(spec, refine="prune-compact")
-    hooks = {"progress": None, "resume": None, "interrupt": None,
+    interrupt = hooks["interrupt"]
+    quiet = {"progress": None, "resume": None, "interrupt": None,
              "checkpoint": None if interrupt is None else lambda search: interrupt()}
 
     def search(part, labels, seed):
-        return _search(part, labels, one, seed, grid, hooks)[0].refined.genes
+        return _search(part, labels, one, seed, grid, quiet)[0].refined.genes
 
-    selections = search_subsamples(search, X, y, spec.subsamples, root)
-    if spec.refine == "stability":
-        return stability_prefix(scorer, selections)
-    return consensus_prune(scorer, X, y, selections)
+    return search_subsamples(search, X, y, spec.subsamples, root)
 
 
 def scored_front(scorer, front):

@@ -13,6 +13,7 @@ Tran et al. (2016, Experiment II): every selection sees the training folds only.
 """
 
 import copy
+import inspect
 import numbers
 from typing import Optional, Union
 
@@ -24,20 +25,16 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from hpcswarm.methods import algorithm_class, algorithm_params
+from hpcswarm.inputs import check_columns, check_labels
+from hpcswarm.methods import METHODS, algorithm_class, algorithm_params
+from hpcswarm.progress import format_seconds, task_seconds
 from hpcswarm.refine import eliminate_to
 from hpcswarm.search import make_fitness, run_search
-from hpcswarm.spec import REFINEMENTS
+from hpcswarm.spec import REFINEMENTS, SPEC
 from hpcswarm.swarm.state import run_seed_sequence
 
 _SEED_BOUND = np.iinfo(np.int32).max
 """Run seeds drawn from a random state lie in ``[0, 2**31 - 1)`` (as scikit-learn's own)."""
-
-SETTINGS = ("n_particles", "n_iterations", "k", "cv", "objective", "alpha", "archive_size")
-"""The method parameters the selector also takes as its own keyword arguments (``None``: the
-method's paper default), so that ``GridSearchCV`` can search them; every other parameter of
-a method goes through ``params``."""
-
 
 def run_seed(random_state: object) -> int:
     """The int run seed of one fit, scikit-learn ``random_state`` conventions.
@@ -111,12 +108,35 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         Cap on the genes of every subset the search evaluates, for the swarm methods that
         have one (``pso``, ``pso-rg``, ``bpso``, ``cbpso``, ``cso``, ``fsipso``); a
         ``ParameterError`` for the other methods.
-    n_particles, n_iterations, k, cv, objective, alpha, archive_size : default None
-        The method's parameters of these names (:data:`SETTINGS`), as keyword arguments for
+    sample_shards : None or int, default None
+        Ranks of ``comm`` that split every evaluation's held-out samples (and its cached
+        distances) between them (:data:`hpcswarm.spec.SPEC_PARAMS`); ``None`` keeps the
+        specification's default, 1.
+    device : None, "cpu" or "gpu", default None
+        Where the k-NN scorer runs; ``None`` keeps the specification's default, ``"cpu"``.
+    subsamples : None or int, default None
+        The number of searches on halves of the training samples (complementary pairs: an
+        even number) for ``refine="stability"`` or ``"consensus"``; ``None`` keeps the
+        specification's default.
+    n_particles : None or int, default None
+        Swarm size of a swarm method. This and the settings below are the method's
+        parameters of these names (:data:`SETTINGS`), as keyword arguments for
         ``GridSearchCV``; ``None`` keeps the method's paper default. A setting that the
         method does not have (``n_particles`` of the greedy ``sfs``) is ignored, so that
         one grid can span swarms and greedy methods. Giving a setting both here and in
         ``params`` is a ``ValueError``.
+    n_iterations : None or int, default None
+        Rounds of a swarm method's search, the initial evaluation included.
+    k : None or int, default None
+        Neighbours of the k-NN classifier of the fitness.
+    cv : None, str or int, default None
+        Cross-validation of the fitness: ``"loo"``, ``"holdout"`` or a number of folds.
+    objective : None, "accuracy", "error" or "combined", default None
+        The fitness to maximise.
+    alpha : None or float, default None
+        Weight of accuracy in the ``"combined"`` objective, in [0, 1].
+    archive_size : None or int, default None
+        Subsets remembered by the fitness archive (0: off).
     verbose : int, default 0
         ``0`` silent; ``1`` one line when the fit ends; ``2`` also one line per round of
         the search. Printed by rank 0 of ``comm`` only.
@@ -135,6 +155,13 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         ``"size"`` (ndarray of int), ``"inner_accuracy"`` (ndarray of float) and
         ``"genes"`` (list of ndarray of int, the column indices of each point);
         ``pandas.DataFrame(front_)`` tabulates it.
+    scores_ : ndarray of shape (n_features_in_,), float
+        Per gene, its selection frequency on the search's Pareto front: the share of the
+        front's subsets (the best one of each size) that hold it, in [0, 1].
+    ranking_ : ndarray of shape (n_features_in_,), int
+        Per gene, its rank from 1 (best): the signature's genes first, then the others, each
+        group by decreasing ``scores_`` (ties by column), so that
+        ``ranking_ <= support_.sum()`` is the signature.
     fitness_ : float
         The fitness of the search's own subset (maximised).
     seed_ : int
@@ -157,8 +184,9 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     the same inner validation (:func:`hpcswarm.refine.eliminate_to`). Only the training
     data are read: the choice never sees a test sample.
 
-    A wrapper search scores subsets, not single genes, so there is no per-gene
-    ``scores_`` or ``ranking_``: ``front_`` holds the scores, one per subset size.
+    A wrapper search scores subsets, not single genes: ``front_`` holds those scores, one
+    per subset size, and ``scores_`` counts each gene's presence on that front (a gene that
+    the best small subsets and the best large ones all keep scores 1).
 
     Examples
     --------
@@ -175,7 +203,9 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     def __init__(self, algorithm: str = "pso-lsrg", params: Optional[dict] = None,
                  random_state: object = None, comm: object = None, *,
                  n_features_to_select: Union[None, int, float] = None, refine: str = "none",
-                 max_genes: Optional[int] = None, n_particles: Optional[int] = None,
+                 max_genes: Optional[int] = None, sample_shards: Optional[int] = None,
+                 device: Optional[str] = None, subsamples: Optional[int] = None,
+                 n_particles: Optional[int] = None,
                  n_iterations: Optional[int] = None, k: Optional[int] = None,
                  cv: Union[None, str, int] = None, objective: Optional[str] = None,
                  alpha: Optional[float] = None, archive_size: Optional[int] = None,
@@ -187,6 +217,9 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         self.n_features_to_select = n_features_to_select
         self.refine = refine
         self.max_genes = max_genes
+        self.sample_shards = sample_shards
+        self.device = device
+        self.subsamples = subsamples
         self.n_particles = n_particles
         self.n_iterations = n_iterations
         self.k = k
@@ -236,13 +269,20 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         ------
         ValueError
             Invalid data, unknown algorithm or parameter (``ParameterError``), bad
-            ``random_state``, ``n_features_to_select``, ``refine`` or ``verbose``.
+            ``random_state``, ``n_features_to_select``, ``refine`` or ``verbose``. Labels
+            that do not name at least two classes (missing, one class, float values
+            that look continuous: :func:`hpcswarm.inputs.check_labels`); a ``DataFrame``
+            with columns that are not numbers or a name given twice.
         TypeError
             Sparse ``X``.
         """
         params = self.method_params()
         algorithm_params(self.algorithm, params)  # fail before touching the data
         self._check_settings()
+        if hasattr(X, "columns") and hasattr(X, "dtypes"):  # a pandas DataFrame
+            check_columns(X, "X")
+        if y is not None:  # None: scikit-learn's own message
+            y = check_labels(y, "y")
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         X = exact_range(X)
         check_classification_targets(y)
@@ -251,17 +291,22 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         if budget is not None and algorithm_class(self.algorithm).supports_max_genes:
             cap = budget if cap is None else min(cap, budget)
         seed = run_seed(self.random_state)
-        result = _search(X, y, self.algorithm, params, seed, self.comm, self.refine, cap,
-                         self._round_printer())
+        settings = {name: getattr(self, name) for name in SEARCH_SETTINGS}
+        result = _search(X, y, self.algorithm, params, seed, self.comm,
+                         dict(settings, max_genes=cap),
+                         self._round_printer(algorithm_params(self.algorithm, params)))
         mask, source, correct = choose_signature(result, budget)
         if mask is None:
-            _, scorer = make_fitness(X, y, result.params, run_seed_sequence(seed))
+            _, scorer = make_fitness(X, y, result.params, run_seed_sequence(seed),
+                                     device=self.device or SPEC["device"].default)
             cut = eliminate_to(scorer, smallest_subset(result), budget)
             mask, source, correct = cut.mask, "eliminate", cut.correct
         self.support_ = mask
         self.chosen_from_ = source
         self.inner_accuracy_ = correct / result.extra["score"]["total"]
         self.front_ = front_table(result.front)
+        self.scores_ = front_frequency(self.front_, mask.size)
+        self.ranking_ = ranking(self.scores_, mask)
         self.fitness_ = float(result.fitness)
         self.seed_ = seed
         self.result_ = result
@@ -281,13 +326,19 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         if self.verbose >= level and rank == 0:
             print(line, flush=True)
 
-    def _round_printer(self):
+    def _round_printer(self, params):
+        """``verbose >= 2``: one line per round, with the search's estimated time left from
+        its rounds so far (:func:`hpcswarm.progress.task_seconds`)."""
         if self.verbose < 2:
             return None
+        n_rounds = params.get("n_iterations")
 
         def show(row):
+            total = task_seconds(row["seconds"], row["iteration"], n_rounds)
+            left = None if total is None else max(0.0, total - row["seconds"])
             self._say(f"round {row['iteration']}: best fitness {row['best_fitness']:.4f}, "
-                      f"{row['best_size']} genes, {row['evaluations']} evaluations", 2)
+                      f"{row['best_size']} genes, {row['evaluations']} evaluations, "
+                      f"ETA {format_seconds(left)}", 2)
         return show
 
     def _get_support_mask(self):
@@ -321,10 +372,11 @@ def exact_range(X):
     return np.ldexp(X, exponent) if exponent else X
 
 
-def _search(X, y, algorithm, params, seed, comm, refine, max_genes, progress):
-    """The one call of the search engine (all the selector needs of it)."""
-    return run_search(X, y, algorithm, params, seed=seed, comm=comm, refine=refine,
-                      max_genes=max_genes, progress=progress)
+def _search(X, y, algorithm, params, seed, comm, settings, progress):
+    """The one call of the search engine (all the selector needs of it); ``settings`` are
+    those of :data:`SEARCH_SETTINGS`, None for the specification's default."""
+    return run_search(X, y, algorithm, params, seed=seed, comm=comm, progress=progress,
+                      **{name: value for name, value in settings.items() if value is not None})
 
 
 def signature_size(n_features_to_select: Union[None, int, float], n_genes: int) -> Optional[int]:
@@ -386,8 +438,38 @@ def smallest_subset(result) -> np.ndarray:
     return min(_candidates(result), key=lambda c: (c[1], -c[0]))[2]
 
 
+def front_frequency(front: dict, n_genes: int) -> np.ndarray:
+    """Per gene, the share of the points of ``front`` (:func:`front_table`) that hold it."""
+    counts = np.zeros(n_genes, dtype=np.float64)
+    for genes in front["genes"]:
+        counts[genes] += 1.0
+    return counts / max(len(front["genes"]), 1)
+
+
+def ranking(scores: np.ndarray, support: np.ndarray) -> np.ndarray:
+    """Rank of every gene from 1: those of ``support`` first, then by decreasing ``scores``,
+    then by column."""
+    order = np.lexsort((np.arange(scores.size), -scores, ~support))
+    ranks = np.empty(scores.size, dtype=np.int64)
+    ranks[order] = np.arange(1, scores.size + 1)
+    return ranks
+
+
 def front_table(front) -> dict:
     """A search's front as columns: ``size``, ``inner_accuracy``, ``genes``."""
     return {"size": np.array([int(p["size"]) for p in front], dtype=np.int64),
             "inner_accuracy": np.array([p["correct"] / p["total"] for p in front]),
             "genes": [np.asarray(p["genes"], dtype=np.int64) for p in front]}
+
+
+_KEYWORDS = tuple(inspect.signature(SwarmFeatureSelector.__init__).parameters)
+
+SETTINGS = tuple(name for name in _KEYWORDS
+                 if any(name in {p.name for p in cls.PARAMS} for cls in METHODS.values()))
+"""The method parameters the selector also takes as its own keyword arguments (``None``: the
+method's paper default), so that ``GridSearchCV`` can search them; every other parameter of
+a method goes through ``params``. Read from the selector's signature."""
+
+SEARCH_SETTINGS = tuple(name for name in _KEYWORDS if name in SPEC and name != "algorithm")
+"""The settings of :data:`hpcswarm.spec.SPEC_PARAMS` the selector takes as keyword arguments
+and passes to the search (``None``: the specification's default)."""

@@ -38,6 +38,7 @@ from typing import Sequence
 import numpy as np
 
 from hpcswarm.encoding import check_tag, decode_value, json_text, tag
+from hpcswarm.genelist import gene_table
 from hpcswarm.records import TaskRecord
 from hpcswarm.stability import stability_summary
 
@@ -132,23 +133,18 @@ class FinalSignature:
                 "stability": self.stability, "spawn_key": list(self.spawn_key)}
 
     def gene_list(self, gene_names: Sequence[str]) -> str:
-        """The signature as a tab-separated gene list (``gene``, ``column``,
-        ``fold_frequency``, and ``subsample_frequency`` with a subsample refinement), most
-        often selected first (subsample frequency first when there is one);
-        ``evaluate --genes`` reads it."""
+        """The signature as a gene list (:func:`hpcswarm.genelist.gene_table`: ``gene``,
+        ``feature``, ``column``, then ``fold_frequency``, and ``subsample_frequency`` with a
+        subsample refinement), most often selected first (subsample frequency first when
+        there is one); ``evaluate --genes`` reads it. The method's estimate is in the JSON
+        summary and the report, not in the list, so that the list pastes as a table."""
         subsample = self.subsample_frequency
         order = (np.lexsort((self.genes, -self.frequency)) if subsample is None
                  else np.lexsort((self.genes, -self.frequency, -subsample)))
-        estimate = self.estimate
-        lines = [f"# final signature: {self.genes.size} genes selected on all samples"
-                 + (f" (refined by {self.refine})" if self.refine != "none" else ""),
-                 f"# cross-validated estimate of the method ({estimate['row']}): mean test "
-                 f"accuracy {100 * estimate['mean']:.2f}% over {estimate['n']} run(s)",
-                 "gene\tcolumn\tfold_frequency"
-                 + ("" if subsample is None else "\tsubsample_frequency")]
-        lines += [f"{gene_names[self.genes[i]]}\t{int(self.genes[i])}\t{self.frequency[i]:.4f}"
-                  + ("" if subsample is None else f"\t{subsample[i]:.4f}") for i in order]
-        return "\n".join(lines) + "\n"
+        columns = ("fold_frequency",) + (() if subsample is None else ("subsample_frequency",))
+        return gene_table(columns, [
+            (gene_names[self.genes[i]], self.genes[i], f"{self.frequency[i]:.4f}",
+             *(() if subsample is None else (f"{subsample[i]:.4f}",))) for i in order])
 
 
 def final_signature(final: TaskRecord, folds: Sequence[TaskRecord], n_genes: int,

@@ -15,29 +15,13 @@ from dataclasses import dataclass, field
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness.scorer import DEVICES
 from hpcswarm.params import Param
-from hpcswarm.refine import SUBSET_RULES
-from hpcswarm.subsample import DEFAULT_SUBSAMPLES, SUBSAMPLE_RULES
-
-REFINEMENTS = SUBSET_RULES + ("relevance",) + SUBSAMPLE_RULES
-"""Values of the setting ``refine`` (:mod:`hpcswarm.refine`, :mod:`hpcswarm.relevance`,
-:mod:`hpcswarm.subsample`)."""
-
-REFINE_DOC = ("after each search: 'prune' removes genes one at a time while the inner accuracy "
-              "does not drop; 'prune-margin' breaks its ties by the training samples' 1-NN "
-              "margins and keeps the best subset of that path; 'prune-compact' keeps the subset "
-              "of that path with the largest margin relative to the samples' spread; "
-              "'relevance' replaces the subset by the shortest prefix (at most 30 genes) of the "
-              "genes ranked one class against the rest, round robin over the classes, that "
-              "classifies the training samples best; "
-              "'stability' repeats the search (then prune-compact) on 'subsamples' halves of "
-              "the training samples and keeps the prefix of the genes ranked by how often "
-              "they were kept that classifies the training samples best (at most 30 genes); "
-              "'consensus' prunes the union of those halves' genes by prune-compact; reported "
-              "as its own method (NAME+RULE, e.g. NAME+stability)")
+from hpcswarm.refinements import CHOICES as REFINEMENTS
+from hpcswarm.refinements import doc as refine_doc
+from hpcswarm.subsample import DEFAULT_SUBSAMPLES
 
 SPEC_PARAMS = (
     Param("algorithm", "str", None, "search method (see 'hpcswarm run --help')", required=True),
-    Param("refine", "choice", "none", REFINE_DOC, choices=REFINEMENTS),
+    Param("refine", "choice", "none", refine_doc(), choices=REFINEMENTS),
     Param("max_genes", "int", 0, "cap on the genes of every subset a swarm method evaluates, "
           "applied as a repair of the positions over it (0: no cap)", low=0, high=2**31 - 1),
     Param("sample_shards", "int", 1, "ranks that split every evaluation's held-out samples "
@@ -68,7 +52,7 @@ class SearchSpec:
         Complete, checked parameters of the method, fitness (k, cv, objective, alpha,
         archive_size) included.
     refine : str
-        Refinement of the selected subset (:mod:`hpcswarm.refine`).
+        Refinement of the selected subset (:data:`hpcswarm.refinements.REFINEMENTS`).
     max_genes : int or None
         Size cap of a swarm method (None: none).
     preprocess : tuple of (str, value)

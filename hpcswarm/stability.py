@@ -26,8 +26,23 @@ folds (how much a signature depends on the samples it saw) and the pairs of diff
   ``phi = 1 - (T / (T - 1)) mean_f p_f (1 - p_f) / ((k / d) (1 - k / d))``: Kuncheva's
   chance correction for subsets of any size, with a known sampling distribution, so that a
   figure from ten folds comes with the interval it deserves.
+* The correlation-aware estimator of Sechidis, Papangelou, Nogueira, Weatherall & Brown
+  ("On the Stability of Feature Selection in the Presence of Feature Correlations",
+  ECML-PKDD 2019, proceedings 2020, LNCS 11906, pp. 327-342): with ``Z`` the ``T x d``
+  matrix of the subsets' indicators, ``S`` its unbiased sample covariance, ``C`` a
+  ``d x d`` similarity matrix of the genes (1 on the diagonal) and ``Sigma_0`` the
+  covariance of ``Z`` when every subset is drawn at random with the same sizes (diagonal
+  ``(k/d)(1 - k/d)``, off the diagonal ``mean(k_i (k_i - 1)) / (d (d - 1)) - (k/d)^2``),
+  ``phi_C = 1 - tr(C S) / tr(C Sigma_0)``. A fold that selects gene b where another selected
+  a gene a that correlates with it is not counted as a change of mind: the covariance of a
+  and b, negative for such a swap, offsets their variances. With ``C`` the identity it is
+  Nogueira's estimate. The authors' code takes ``C`` as given; here it is built as Bommert's
+  ``stabm`` (``stabilitySechidis``) builds it from a similarity matrix: the absolute Pearson
+  correlation of two genes over all samples where it reaches :data:`SIMILARITY_THRESHOLD`,
+  else 0 (:func:`correlated_pairs`).
 """
 
+from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
@@ -116,7 +131,153 @@ def nogueira(subsets, n_genes, alpha=0.05):
             "upper": float(estimate + half), "alpha": alpha}
 
 
-def stability_summary(subsets, runs, n_genes, alpha=0.05):
+SIMILARITY_THRESHOLD = 0.9
+"""Least absolute Pearson correlation at which two genes are similar in :func:`sechidis`'s
+matrix ``C`` (the default of ``stabm``'s ``stabilitySechidis``)."""
+
+SIMILARITY_WORK = 2e10
+"""Most multiply-adds (``n_samples x n_genes^2 / 2``) :func:`gene_similarity` spends on the
+correlations (a few seconds on one core)."""
+
+
+@dataclass(frozen=True)
+class GeneSimilarity:
+    """The off-diagonal entries of Sechidis et al.'s similarity matrix ``C``, sparse.
+
+    Attributes
+    ----------
+    genes : ndarray of int64
+        The genes whose correlations were computed (sorted); pairs outside them are 0.
+    first, second : ndarray of int64
+        The pairs ``first < second`` whose entry is not 0 (each pair once).
+    weight : ndarray of float64
+        Their entries, ``|r|`` of the pair.
+    threshold : float
+        The least ``|r|`` kept.
+    """
+
+    genes: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    weight: np.ndarray
+    threshold: float
+
+
+def correlated_pairs(X, genes, threshold=SIMILARITY_THRESHOLD, block_cells=1 << 22):
+    """The pairs of ``genes`` whose absolute Pearson correlation over the rows of ``X`` is at
+    least ``threshold``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_genes)
+    genes : array-like of int
+        Columns of ``X`` to correlate (a gene of constant value correlates with none).
+    threshold : float, default :data:`SIMILARITY_THRESHOLD`
+        In (0, 1].
+    block_cells : int
+        Most entries of the correlation matrix held at once.
+
+    Returns
+    -------
+    GeneSimilarity
+    """
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must lie in (0, 1], got {threshold}")
+    genes = np.unique(np.asarray(genes, dtype=np.int64))
+    values = np.asarray(X[:, genes], dtype=np.float64)
+    values = values - values.mean(axis=0)
+    norms = np.sqrt(np.sum(values ** 2, axis=0))
+    values = np.divide(values, norms, out=np.zeros_like(values), where=norms > 0)
+    step = max(1, block_cells // max(1, genes.size))
+    first, second, weight = [], [], []
+    for start in range(0, genes.size, step):
+        stop = min(start + step, genes.size)
+        r = np.abs(values[:, start:stop].T @ values[:, start:])
+        a, b = np.nonzero(r >= threshold)
+        keep = a < b  # the upper triangle: row a is gene start + a, column b gene start + b
+        first.append(genes[start + a[keep]])
+        second.append(genes[start + b[keep]])
+        weight.append(np.minimum(r[a[keep], b[keep]], 1.0))
+    return GeneSimilarity(genes, np.concatenate(first) if first else genes[:0],
+                          np.concatenate(second) if second else genes[:0],
+                          np.concatenate(weight) if weight else np.zeros(0), float(threshold))
+
+
+def gene_similarity(X, subsets, threshold=SIMILARITY_THRESHOLD, work=SIMILARITY_WORK):
+    """Sechidis et al.'s ``C`` for the selections ``subsets`` of the genes of ``X``.
+
+    Over every gene when ``n_samples x n_genes^2 / 2 <= work``; else over the genes that
+    some subset holds, when that fits; else None (the measure is then not reported).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_genes)
+    subsets : sequence of array-like of int
+    threshold : float, default :data:`SIMILARITY_THRESHOLD`
+    work : float, default :data:`SIMILARITY_WORK`
+
+    Returns
+    -------
+    GeneSimilarity or None
+    """
+    n_samples, n_genes = X.shape
+    if n_samples * n_genes ** 2 / 2 <= work:
+        return correlated_pairs(X, np.arange(n_genes), threshold)
+    chosen = np.unique(np.concatenate([np.asarray(g, dtype=np.int64) for g in subsets]
+                                      or [np.zeros(0, dtype=np.int64)]))
+    if n_samples * chosen.size ** 2 / 2 <= work:
+        return correlated_pairs(X, chosen, threshold)
+    return None
+
+
+def sechidis(subsets, n_genes, similarity=None):
+    """Sechidis et al.'s correlation-aware stability estimate ``phi_C``.
+
+    Parameters
+    ----------
+    subsets : sequence of array-like of int
+        The genes selected in each task (at least two tasks).
+    n_genes : int
+    similarity : GeneSimilarity, optional
+        The off-diagonal entries of ``C``; None: ``C`` is the identity (Nogueira's estimate).
+
+    Returns
+    -------
+    float or None
+        ``1 - tr(C S) / tr(C Sigma_0)``; None with fewer than two subsets, when the mean size
+        is 0 or ``n_genes``, or when a selected gene lies outside ``similarity.genes`` (its
+        correlations are unknown).
+    """
+    n_sets = len(subsets)
+    if n_sets < 2:
+        return None
+    member = _membership(subsets, n_genes)
+    frequency = member.mean(axis=0)
+    sizes = member.sum(axis=1)
+    share = sizes.mean() / n_genes
+    if share <= 0 or share >= 1:
+        return None
+    numerator = n_sets / (n_sets - 1) * float(np.sum(frequency * (1 - frequency)))
+    denominator = n_genes * share * (1 - share)
+    if similarity is not None and not np.all(np.isin(np.flatnonzero(frequency),
+                                                     similarity.genes)):
+        return None
+    if similarity is not None and similarity.first.size:
+        centred = member - frequency
+        for start in range(0, similarity.first.size, 1 << 16):
+            a = similarity.first[start:start + (1 << 16)]
+            b = similarity.second[start:start + (1 << 16)]
+            w = similarity.weight[start:start + (1 << 16)]
+            covariance = np.einsum("ij,ij->j", centred[:, a], centred[:, b]) / (n_sets - 1)
+            numerator += 2 * float(np.sum(w * covariance))
+        joint = float(np.mean(sizes * (sizes - 1))) / (n_genes * (n_genes - 1)) - share ** 2
+        denominator += 2 * joint * float(np.sum(similarity.weight))
+    if denominator <= 0:
+        return None
+    return float(1.0 - numerator / denominator)
+
+
+def stability_summary(subsets, runs, n_genes, alpha=0.05, similarity=None):
     """Stability of a job's selections: over all tasks, within runs, between runs.
 
     Parameters
@@ -128,13 +289,16 @@ def stability_summary(subsets, runs, n_genes, alpha=0.05):
     n_genes : int
     alpha : float, default 0.05
         Level of Nogueira et al.'s confidence interval.
+    similarity : GeneSimilarity, optional
+        Sechidis et al.'s ``C`` (:func:`gene_similarity`); without it ``sechidis`` is None.
 
     Returns
     -------
     dict
         ``all`` (:func:`stability` over every pair of tasks), ``folds`` (pairs of tasks of
         the same run: the folds of one outer split), ``runs`` (pairs of tasks of different
-        runs) and ``nogueira`` (:func:`nogueira` over every task, or None).
+        runs), ``nogueira`` (:func:`nogueira` over every task, or None) and ``sechidis``
+        (:func:`sechidis` over every task with ``similarity``, or None).
     """
     member = _membership(subsets, n_genes)
     common = member @ member.T  # exact: integer counts below 2**53
@@ -144,7 +308,8 @@ def stability_summary(subsets, runs, n_genes, alpha=0.05):
     return {"all": _pair_means(common, (a, b), n_genes),
             "folds": _pair_means(common, (a[same], b[same]), n_genes),
             "runs": _pair_means(common, (a[~same], b[~same]), n_genes),
-            "nogueira": nogueira(subsets, n_genes, alpha)}
+            "nogueira": nogueira(subsets, n_genes, alpha),
+            "sechidis": None if similarity is None else sechidis(subsets, n_genes, similarity)}
 
 
 def ranked_genes(subsets, runs, gene_names):

@@ -23,7 +23,7 @@ Two rules read the frequencies; both see the training samples only.
 
 ``refine = "stability"``
     The genes ranked by selection frequency (ties to the lower column), and of the
-    prefixes of that ranking up to :data:`MAX_SIGNATURE` genes, the shortest whose inner
+    prefixes of that ranking (every gene some subsample kept), the shortest whose inner
     correct count on all the training samples (the task's own validation, 1-NN leave-one-out
     for PSO-LSRG) is within one standard error of the best prefix's: the one-standard-error
     rule of Breiman et al. (1984, *Classification and Regression Trees*, Sect. 3.4.3; Hastie,
@@ -56,15 +56,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from hpcswarm.fitness import GeneMajor
+from hpcswarm.fitness.folds import parse_cv
 from hpcswarm.refine import Refined, prune_compact
-from hpcswarm.relevance import MAX_SIGNATURE, prefix_scores
+from hpcswarm.relevance import prefix_scores
 from hpcswarm.swarm.state import child_sequence
 
 SUBSAMPLES = 2
 """Child key of the subsample seeds under a search's seed (the swarm uses 0 and 1)."""
-
-SUBSAMPLE_RULES = ("stability", "consensus")
-"""The values of ``refine`` that search subsamples."""
 
 DEFAULT_SUBSAMPLES = 10
 """Subsample searches per task (five complementary pairs) unless the job says otherwise."""
@@ -104,6 +102,25 @@ def complementary_halves(y, n_subsamples, root):
         first = np.sort(np.concatenate(first))
         halves += [first, np.setdiff1d(np.arange(y.size), first)]
     return halves
+
+
+def halves_problem(y, n_subsamples, root, cv):
+    """Why the searches on the subsamples of :func:`complementary_halves` cannot validate by
+    ``cv`` (a half with fewer samples than folds, fewer than the 2 of leave-one-out, or a
+    class with fewer than the 2 of a holdout), or None; a pre-flight check, drawing the same
+    halves as :func:`search_subsamples` (no random draw is consumed elsewhere)."""
+    cv = parse_cv(cv)
+    for index, positions in enumerate(complementary_halves(y, n_subsamples, root)):
+        present = np.unique(y[positions], return_counts=True)[1]
+        if (present.min() < 2 if cv == "holdout"
+                else positions.size < (2 if cv == "loo" else cv)):
+            scheme = {"loo": "leave-one-out", "holdout": "a stratified holdout (2 per class)"
+                      }.get(cv, f"{cv}-fold cross-validation")
+            return (f"subsample half {index + 1} of {n_subsamples} has {positions.size} of the "
+                    f"{y.size} training samples ({present.tolist()} per class), too few for the "
+                    f"searches' {scheme}: each subsample search runs on half the training "
+                    "samples; use a smaller fitness.cv, or a refinement without subsamples")
+    return None
 
 
 @dataclass(frozen=True)
@@ -185,10 +202,10 @@ def standard_error(correct, total):
     return total * np.sqrt(p * (1 - p) / total)
 
 
-def stability_prefix(scorer, selections):
-    """The ``stability`` rule: the shortest prefix of the frequency ranking, at most
-    :data:`MAX_SIGNATURE` genes, whose inner correct count is within one standard error
-    (:func:`standard_error`) of the best prefix's.
+def stability_prefix(scorer, data, y, selections):
+    """The ``stability`` rule: the shortest prefix of the frequency ranking whose inner
+    correct count is within one standard error (:func:`standard_error`) of the best
+    prefix's.
 
     Parameters
     ----------
@@ -200,11 +217,10 @@ def stability_prefix(scorer, selections):
     -------
     Refined
         ``frequency`` each gene's selection frequency; ``removed`` empty (the genes are
-        chosen, not removed). Its inner count is at least
-        the best count of the prefixes up to :data:`MAX_SIGNATURE` genes less one standard
-        error; no shorter prefix reaches that.
+        chosen, not removed). Its inner count is at least the best count of the prefixes
+        less one standard error; no shorter prefix reaches that.
     """
-    ranking = selections.ranking()[:MAX_SIGNATURE]
+    ranking = selections.ranking()
     scores = prefix_scores(scorer, ranking)
     if not scores:  # no subsample kept a gene
         empty = scorer.score(np.zeros(scorer.n_genes, dtype=bool))
@@ -233,3 +249,8 @@ def consensus_prune(scorer, data, y, selections):
     pruned = prune_compact(scorer, data, y, union)
     return Refined("consensus", pruned.mask, pruned.correct, pruned.total, pruned.removed,
                    selections.frequency[pruned.mask])
+
+
+SUBSAMPLE_RULES = {"stability": stability_prefix, "consensus": consensus_prune}
+"""The rules of ``refine`` that search subsamples (kind ``subsample``):
+``rule(scorer, data, y, selections) -> Refined``."""

@@ -29,6 +29,7 @@ SRBCT_SETTINGS = {
     "fsipso": {"n_particles": 8, "n_iterations": 6, "n_subspaces": 3},
     "sfr": {"max_size": 8},
     "fsr": {"n_particles": 6, "n_iterations": 3, "max_size": 3},
+    "vlpso": {"n_particles": 12, "n_iterations": 6, "n_divisions": 3, "change_after": 2},
     "all-genes": {},
     "sfs": {"max_steps": 4},
     "sbs": {"max_steps": 3},

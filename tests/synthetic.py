@@ -24,6 +24,8 @@ SMALL = {
     "fsipso": {"n_particles": 8, "n_iterations": 7, "n_subspaces": 3},
     "sfr": {"max_size": 10},
     "fsr": {"n_particles": 6, "n_iterations": 3, "max_size": 3},
+    "vlpso": {"n_particles": 8, "n_iterations": 6, "n_divisions": 3, "change_after": 2,
+              "refresh_gap": 2},
 }
 
 

@@ -1,8 +1,11 @@
 """``hpcswarm.select`` on data in memory: NumPy, pandas DataFrame, AnnData (var/uns written
-back), the result's views and plots, the errors that name the missing key."""
+back), a Dataset, the result's views and plots, the errors that name the missing key or the
+unusable labels, and its keywords against the search specification."""
 
+import inspect
 import subprocess
 import sys
+import typing
 
 import numpy as np
 import pytest
@@ -10,7 +13,10 @@ import pytest
 import hpcswarm
 from hpcswarm import SwarmFeatureSelector
 from hpcswarm.comm import SerialComm
-from hpcswarm.errors import DataError
+from hpcswarm.data import load_dataset
+from hpcswarm.methods import METHODS
+from hpcswarm.protocols import FinalSignature
+from hpcswarm.spec import SPEC_PARAMS, search_arguments
 
 pandas = pytest.importorskip("pandas")
 
@@ -29,8 +35,9 @@ def informative(seed=0, n_samples=36, n_genes=12):
 
 def test_numpy_array_gives_the_selector_signature_with_default_names():
     X, y = informative()
-    result = hpcswarm.select(X, y, algorithm="bpso", seed=5, **SMALL)
-    selector = SwarmFeatureSelector("bpso", random_state=5, **SMALL).fit(X, y)
+    result = hpcswarm.select(X, y, algorithm="bpso", random_state=5, **SMALL)
+    selector = SwarmFeatureSelector("bpso", random_state=5, refine=FinalSignature.default_refine,
+                                    **SMALL).fit(X, y)
     assert result.genes.tolist() == np.flatnonzero(selector.support_).tolist()
     assert result.gene_names == [f"gene{g}" for g in result.genes]
     assert result.inner_accuracy == selector.inner_accuracy_
@@ -47,7 +54,8 @@ def test_dataframe_gives_gene_names_from_its_columns():
     table = result.to_frame()
     assert table.index.tolist() == result.gene_names and table.index.name == "gene"
     assert table["column"].tolist() == result.genes.tolist()
-    assert list(table.columns) == ["column", "mean_0", "mean_1", "anova_f"]
+    assert list(table.columns) == ["column", "score", "mean_0", "mean_1", "anova_f"]
+    assert table["score"].tolist() == result.selector.scores_[result.genes].tolist()
     for name, row in table.iterrows():
         assert row["mean_1"] == pytest.approx(X[y == 1, int(row["column"])].mean())
         assert row["anova_f"] > 10  # the two informative genes
@@ -74,19 +82,27 @@ def test_anndata_writes_var_and_uns_that_an_h5ad_file_keeps(tmp_path):
     anndata = pytest.importorskip("anndata")
     adata = anndata_object()
     result = hpcswarm.select(adata, "cell_type", layer="logcounts", algorithm="sfs",
-                             n_features_to_select=3, seed=1)
+                             n_features_to_select=3, random_state=1)
     selected = adata.var["hpcswarm_selected"]
     assert selected.dtype == bool
     assert adata.var_names[selected.to_numpy()].tolist() == result.gene_names
+    scores, ranks = adata.var["hpcswarm_score"], adata.var["hpcswarm_rank"]
+    assert scores.tolist() == result.selector.scores_.tolist()
+    assert sorted(ranks) == list(range(1, adata.n_vars + 1))
+    assert adata.var_names[ranks.to_numpy() <= len(result.genes)].tolist() == result.gene_names
+    params = adata.uns["hpcswarm"]["params"]  # as scanpy names a tool's settings
+    assert params["algorithm"] == "sfs" and params["random_state"] == 1
+    assert params["layer"] == "logcounts" and params["max_genes"] == "none"
+    assert params["labels"] == "cell_type" and params["k"] == 1 and params["cv"] == "loo"
+    assert params["refine"] == FinalSignature.default_refine
     uns = adata.uns["hpcswarm"]
-    assert uns["settings"]["algorithm"] == "sfs" and uns["settings"]["seed"] == 1
-    assert uns["settings"]["layer"] == "logcounts" and uns["settings"]["max_genes"] == "none"
     assert uns["inner_accuracy"] == result.inner_accuracy
     assert list(uns["selected_genes"]) == result.gene_names
-    assert '"k": 1' in uns["settings"]["params"]
     adata.write_h5ad(tmp_path / "cells.h5ad")
     back = anndata.read_h5ad(tmp_path / "cells.h5ad")
     assert back.var["hpcswarm_selected"].tolist() == selected.tolist()
+    assert back.var["hpcswarm_rank"].tolist() == ranks.tolist()
+    assert back.uns["hpcswarm"]["params"]["k"] == 1
     assert back.uns["hpcswarm"]["front_size"].tolist() == result.front["size"].tolist()
     assert list(back.uns["hpcswarm"]["selected_genes"]) == result.gene_names
 
@@ -110,18 +126,20 @@ def test_errors_name_the_missing_key():
         hpcswarm.select(X, algorithm="sfs")
     with pytest.raises(ValueError, match="no column 'kind'"):
         hpcswarm.select(pandas.DataFrame(X), "kind", algorithm="sfs")
-    with pytest.raises(TypeError, match="unknown keyword argument.*n_particle\\b"):
-        hpcswarm.select(X, y, n_particle=5)
-    with pytest.raises(TypeError, match="NumPy array, a pandas DataFrame or an AnnData"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'n_particle'"):
+        hpcswarm.select(X, y, n_particle=5)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="NumPy array, a pandas DataFrame, an AnnData"):
         hpcswarm.select(X.tolist(), y)
+    with pytest.raises(ValueError, match="labels: 35 labels for 36 samples"):
+        hpcswarm.select(X, y[1:])
     with pytest.raises(ValueError, match="gene_names: 3 names for 12 genes"):
         hpcswarm.select(X, y, gene_names=["a", "b", "c"])
 
 
 def test_a_communicator_runs_the_same_selection():
     X, y = informative(seed=5)
-    serial = hpcswarm.select(X, y, algorithm="bpso", seed=2, **SMALL)
-    over = hpcswarm.select(X, y, algorithm="bpso", seed=2, comm=SerialComm(), **SMALL)
+    serial = hpcswarm.select(X, y, algorithm="bpso", random_state=2, **SMALL)
+    over = hpcswarm.select(X, y, algorithm="bpso", random_state=2, comm=SerialComm(), **SMALL)
     assert over.genes.tolist() == serial.genes.tolist()
 
 
@@ -144,8 +162,9 @@ def test_plot_expression_creates_its_folder_and_replaces_a_file_only_when_told(t
     assert heatmap.parent == folder and heatmap.read_bytes()[:4] == b"\x89PNG"
     before = heatmap.read_bytes()
     strips.unlink()
-    with pytest.raises(DataError, match="already exists"):
+    with pytest.raises(ValueError, match="already exists; pass overwrite=True") as refused:
         result.plot_expression(folder, title="again")
+    assert "--overwrite" not in str(refused.value)  # a Python error names Python arguments
     assert heatmap.read_bytes() == before and not strips.exists()  # both checked first
     assert result.plot_expression(folder, title="again", overwrite=True) == [heatmap, strips]
     assert heatmap.read_bytes() != before and strips.exists()
@@ -158,3 +177,139 @@ def test_import_hpcswarm_stays_light_and_lists_select():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
     assert {"select", "Selection"} <= set(dir(hpcswarm))
+
+
+API_ONLY = {"data", "labels", "n_features_to_select", "params", "random_state", "comm", "layer",
+            "gene_names", "inplace", "key_added", "verbose", "seed"}
+"""The arguments of ``select`` that are not settings of the search specification."""
+
+KIND_TYPES = {"int": (int,), "float": (float,), "str": (str,), "choice": (str,),
+              "cv": (str, int), "bool": (bool,)}
+"""The Python types a keyword must accept for each kind of :class:`~hpcswarm.params.Param`."""
+
+
+def test_select_takes_the_search_specification_as_typed_keywords():
+    rows = {}
+    for name in METHODS:
+        rows.update(search_arguments(name))
+    keywords = inspect.signature(hpcswarm.select).parameters
+    hints = typing.get_type_hints(hpcswarm.select)
+    derived = [name for name in keywords if name not in API_ONLY]
+    assert {param.name for param in SPEC_PARAMS} <= set(derived)
+    assert all(parameter.kind is not parameter.VAR_KEYWORD for parameter in keywords.values())
+    for name in derived:
+        row = rows[name]  # a KeyError: a keyword that is no setting of the specification
+        accepted = typing.get_args(hints[name]) or (hints[name],)
+        assert set(KIND_TYPES[row.kind]) <= set(accepted), name
+        default = keywords[name].default
+        assert default is None or default == row.default or name in ("refine", "algorithm")
+    assert keywords["algorithm"].default in METHODS
+    assert keywords["refine"].default == FinalSignature.default_refine
+    selector = inspect.signature(SwarmFeatureSelector.__init__).parameters
+    assert set(selector) - {"self"} == set(derived) | {"params", "random_state", "comm",
+                                                       "n_features_to_select", "verbose"}
+    selector_hints = typing.get_type_hints(SwarmFeatureSelector.__init__)
+    assert all(selector_hints[name] == hints[name] for name in derived)
+
+
+def test_the_default_refinement_is_the_final_signature_jobs():
+    X, y = informative(seed=7)
+    result = hpcswarm.select(X, y, algorithm="bpso", **SMALL)
+    assert result.settings["refine"] == FinalSignature.default_refine
+    assert result.selector.result_.refined.method == FinalSignature.default_refine
+
+
+def test_seed_still_works_with_a_deprecation_warning_at_the_caller():
+    X, y = informative(seed=8)
+    with pytest.warns(DeprecationWarning, match="random_state") as caught:
+        old = hpcswarm.select(X, y, algorithm="sfs", seed=3)
+    assert caught[0].filename == __file__
+    new = hpcswarm.select(X, y, algorithm="sfs", random_state=3)
+    assert old.gene_names == new.gene_names and old.settings["random_state"] == 3
+    with pytest.raises(TypeError, match="both seed and random_state"):
+        with pytest.warns(DeprecationWarning):
+            hpcswarm.select(X, y, algorithm="sfs", seed=3, random_state=4)
+
+
+@pytest.mark.parametrize("labels, problem", [
+    (np.zeros(36, dtype=int), "one class only"),
+    (np.where(np.arange(36) < 3, None, np.arange(36) % 2).astype(object),
+     "3 sample\\(s\\) without a label"),
+    (np.r_[np.nan, np.arange(35) % 2.0], "1 sample\\(s\\) without a label"),
+    (np.linspace(20.0, 80.0, 36), "36 distinct float values among 36 samples"),
+    (np.array(["a", 1] * 18, dtype=object), "mixed types"),
+])
+def test_labels_that_name_no_classes_are_refused(labels, problem):
+    X, _ = informative()
+    with pytest.raises(ValueError, match=f"labels: {problem}"):
+        hpcswarm.select(X, labels, algorithm="sfs")
+
+
+def test_a_frame_with_unusable_labels_or_columns_is_refused_by_name():
+    X, y = informative(seed=9)
+    frame = pandas.DataFrame(X, columns=[f"g{i}" for i in range(X.shape[1])])
+    frame["age"] = np.linspace(20.0, 80.0, len(y))
+    with pytest.raises(ValueError, match="labels \\(column 'age'\\): 36 distinct float"):
+        hpcswarm.select(frame, "age", algorithm="sfs")
+    frame["age"] = pandas.Categorical(np.where(y == 1, 30.5, 60.5))  # categorical: classes
+    assert hpcswarm.select(frame, "age", algorithm="sfs").gene_names
+    frame["tissue"] = pandas.array(np.where(y == 1, "tumour", None), dtype="string")
+    with pytest.raises(ValueError, match="column 'tissue'\\): 18 sample\\(s\\) without"):
+        hpcswarm.select(frame, "tissue", algorithm="sfs")
+    frame["tissue"] = np.where(y == 1, "tumour", "normal")
+    with pytest.raises(ValueError, match="data: column\\(s\\) 'tissue' \\(object\\) are not "
+                                         "numbers"):
+        hpcswarm.select(frame.drop(columns="age"), y, algorithm="sfs")
+    twice = pandas.DataFrame(X, columns=[f"g{i % 11}" for i in range(X.shape[1])])
+    with pytest.raises(ValueError, match="data: gene 'g0' is named twice \\(columns 0 and 11"):
+        hpcswarm.select(twice, y, algorithm="sfs")
+    with pytest.raises(ValueError, match="gene_names: gene 'a' is named twice"):
+        hpcswarm.select(X, y, gene_names=["a"] * X.shape[1])
+
+
+def test_a_labels_series_is_matched_on_the_frames_index():
+    X, y = informative(seed=10)
+    samples = [f"s{i}" for i in range(len(y))]
+    frame = pandas.DataFrame(X, index=samples, columns=[f"g{i}" for i in range(X.shape[1])])
+    in_order = pandas.Series(np.where(y == 1, "B", "T"), index=samples)
+    shuffled = in_order.iloc[np.random.default_rng(0).permutation(len(y))]
+    first = hpcswarm.select(frame, in_order, algorithm="bpso", **SMALL)
+    second = hpcswarm.select(frame, shuffled, algorithm="bpso", **SMALL)
+    assert second.gene_names == first.gene_names
+    assert second.labels.tolist() == in_order.tolist()
+    with pytest.raises(ValueError, match="Series's index does not match.*'s0'"):
+        hpcswarm.select(frame, in_order.reset_index(drop=True), algorithm="sfs")
+
+
+def test_an_anndata_with_a_missing_label_or_genes_named_twice_is_refused():
+    adata = anndata_object(seed=11)
+    adata.obs["cell_type"] = adata.obs["cell_type"].astype(object)
+    adata.obs.iloc[2, 0] = np.nan
+    with pytest.raises(ValueError, match="obs column 'cell_type'\\): 1 sample\\(s\\) without "
+                                         "a label .* position\\(s\\) 2"):
+        hpcswarm.select(adata, "cell_type", layer="logcounts", algorithm="sfs")
+    adata = anndata_object(seed=11)
+    adata.obs["one"] = "B"
+    with pytest.raises(ValueError, match="obs column 'one'\\): one class only \\('B'\\)"):
+        hpcswarm.select(adata, "one", layer="logcounts", algorithm="sfs")
+    adata.var_names = ["G0"] * 2 + [f"G{i}" for i in range(2, adata.n_vars)]
+    with pytest.raises(ValueError, match="data.var_names: gene 'G0' is named twice"):
+        hpcswarm.select(adata, "cell_type", layer="logcounts", algorithm="sfs")
+
+
+def test_a_dataset_keeps_its_class_names_and_load_dataset_gives_an_ndarray(tmp_path):
+    dataset = load_dataset("builtin:srbct")
+    assert type(dataset.X) is np.ndarray and type(dataset.X.astype(np.float32)) is np.ndarray
+    assert isinstance(dataset.X.base, np.memmap) and dataset.memory_mapped  # a view, no copy
+    anndata = pytest.importorskip("anndata")
+    anndata.AnnData(dataset.X[:, :5]).write_h5ad(tmp_path / "srbct.h5ad")
+    greedy = {"algorithm": "sfs", "params": {"max_steps": 2}}
+    result = hpcswarm.select(dataset, **greedy)
+    assert set(result.labels) == {"BL", "EWS", "NB", "RMS"}
+    assert result.gene_names == [dataset.gene_names[g] for g in result.genes]
+    assert [c for c in result.to_frame().columns if c.startswith("mean_")] == [
+        "mean_BL", "mean_EWS", "mean_NB", "mean_RMS"]
+    codes = hpcswarm.select(dataset.X, dataset.y, **greedy)
+    assert codes.genes.tolist() == result.genes.tolist()  # the search reads the same labels
+    with pytest.raises(ValueError, match="labels: a Dataset brings its own"):
+        hpcswarm.select(dataset, dataset.y, algorithm="sfs")

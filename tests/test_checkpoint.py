@@ -7,7 +7,6 @@ directly or under ``mpiexec``, so these tests belong to the serial pass of ``mak
 """
 
 import os
-import pickle
 import subprocess
 import sys
 
@@ -18,6 +17,7 @@ import pytest
 from search_snapshots import snapshot_at
 from synthetic import SMALL, small_data
 from test_mpi_jobs import MPIEXEC, SCRIPTS, launch
+from test_records import record
 
 from hpcswarm.baselines import BASELINES
 from hpcswarm.search import run_search
@@ -150,7 +150,7 @@ def test_the_checkpoint_holds_finished_tasks_and_the_swarms_of_running_ones(refe
         # task 0 took snapshots 1-7 (rounds 1, 3, ..., 13); task 1's second (round 3) raised
         # the signal, so task 1 stopped at the end of round 4 with a last snapshot
         assert swarm["pbest_mask"].dtype == bool and swarm.attrs["iteration"] == 4
-        finished_seconds = pickle.loads(f["finished/task-000000"][()].tobytes()).seconds
+        finished_seconds = f["finished/task-000000"].attrs["seconds"]
     capsys.readouterr()
     _run(job, output, "--resume")
     assert "1 task(s) finished, 1 to continue from their snapshots" in capsys.readouterr().out
@@ -158,6 +158,7 @@ def test_the_checkpoint_holds_finished_tasks_and_the_swarms_of_running_ones(refe
         assert f["tasks/seconds"][0] == finished_seconds
 
 
+@pytest.mark.slow
 def test_an_existing_checkpoint_needs_resume_or_overwrite(reference, tmp_path):
     from hpcswarm import cli
     from hpcswarm.errors import DataError, ParameterError
@@ -175,6 +176,7 @@ def test_an_existing_checkpoint_needs_resume_or_overwrite(reference, tmp_path):
         cli.main(["run", str(job), "--quiet", "--set", f"output={output}", "--resume"])
 
 
+@pytest.mark.slow
 def test_a_stop_during_the_subsample_searches_resumes_to_the_uninterrupted_results(tmp_path):
     folder = tmp_path / "job"
     folder.mkdir()
@@ -194,6 +196,7 @@ def test_resume_without_a_checkpoint_starts_from_the_beginning(reference, tmp_pa
     _assert_same_results(ref, tmp_path / "out.h5")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not MPIEXEC.exists(), reason="no mpiexec next to the interpreter")
 @pytest.mark.parametrize("rank", [0, 1])
 def test_a_signal_on_one_rank_stops_every_rank_and_another_rank_count_resumes(reference,
@@ -217,6 +220,7 @@ def _resume_serial_stop_on_two_ranks(job, output, layout):
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not MPIEXEC.exists(), reason="no mpiexec next to the interpreter")
 def test_a_serial_checkpoint_resumes_on_two_ranks_in_one_group(tmp_path):
     job = _write_job(tmp_path, "cso")
@@ -226,6 +230,7 @@ def test_a_serial_checkpoint_resumes_on_two_ranks_in_one_group(tmp_path):
     _assert_same_results(tmp_path / "ref.h5", output)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not MPIEXEC.exists(), reason="no mpiexec next to the interpreter")
 def test_a_job_on_two_sample_shards_resumes_on_one_and_back(reference, tmp_path):
     folder, job, ref = reference
@@ -261,16 +266,16 @@ def test_checkpoint_writes_are_spaced_and_nothing_is_lost(tmp_path):
     now = [0.0]
     keeper = CheckpointKeeper(tmp_path / "c.h5", {"job": 1}, tasks, min_seconds=60,
                               clock=lambda: now[0])
-    keeper.done(0, {"genes": np.arange(3)}, 0)  # the first write is immediate
+    keeper.done(0, record(0, 0), 0)  # the first write is immediate
     first = (tmp_path / "c.h5").stat().st_mtime_ns
     now[0] = 30.0
-    keeper.done(1, {"genes": np.arange(4)}, 0)  # too soon: kept for later
+    keeper.done(1, record(0, 1), 2)  # too soon: kept for later
     assert (tmp_path / "c.h5").stat().st_mtime_ns == first and keeper.dirty
     now[0] = 61.0
     keeper.maybe_write()
     reread = Checkpoint(tmp_path / "c.h5", {"job": 1}, len(tasks))
     assert sorted(reread.finished) == [0, 1] and not keeper.dirty
-    assert np.array_equal(reread.results()[1][0]["genes"], np.arange(4))
+    assert reread.results()[1] == (record(0, 1), 2)
     reread.close()
 
 
@@ -297,7 +302,7 @@ def _checkpoint_of(job, tmp_path):
     tasks, _ = draw_tasks(job, dataset.y)
     keeper = CheckpointKeeper(job.checkpoint, checkpoint_identity(job, dataset_sha256(dataset)),
                               tasks)
-    keeper.done(0, {"genes": np.arange(3)}, 0)
+    keeper.done(0, record(0, 0), 0)
     return job.checkpoint
 
 
@@ -305,8 +310,10 @@ def _checkpoint_of(job, tmp_path):
                                          ("max_genes=0", None), ("params.ls_tries=5", "params"),
                                          ("device=gpu", "device")])
 def test_a_resume_with_a_setting_that_changes_results_is_refused_and_keeps_the_checkpoint(
-        tmp_path, change, key):
+        tmp_path, monkeypatch, change, key):
     from hpcswarm.errors import ParameterError
+
+    monkeypatch.setenv("HPCSWARM_GPU_ARRAY_MODULE", "numpy")  # the GPU path on the host
     from hpcswarm.job import run_job
     from hpcswarm.jobfile import read_job
 

@@ -93,3 +93,71 @@ def test_a_job_key_mistake_names_the_key(tmp_path, capsys):
                              "--set", f"output={tmp_path / 'out.h5'}")
     assert_one_error(status, err, "seed")
     assert folder_state(tmp_path) == before
+
+
+# ------------------------------------------------------------------ refused before any file
+TINY = ["runs=1", "params.n_iterations=2", "params.n_particles=4"]
+
+
+def _job(tmp_path, *sets, output="out.h5"):
+    argv = ["run", JOB, "--set", f"output={tmp_path / output}"]
+    for item in TINY + list(sets):
+        argv += ["--set", item]
+    return argv
+
+
+def _refused(tmp_path, capsys, argv, *fragments):
+    before = folder_state(tmp_path)
+    status, out, err = run_cli(capsys, *argv)
+    line = assert_one_error(status, err, *fragments)
+    assert folder_state(tmp_path) == before
+    return line
+
+
+@pytest.mark.parametrize("length, what", [(252, "job key 'output'"),
+                                          (215, "job key 'checkpoint'")])
+def test_an_output_whose_names_are_too_long_is_one_line(tmp_path, capsys, length, what):
+    """The results file's name fits, but the checkpoint's derived from it (or the temporary
+    name any of them is written under) exceeds the file system's 255 bytes per name."""
+    name = "a" * (length - len(".h5")) + ".h5"
+    line = _refused(tmp_path, capsys, _job(tmp_path, output=name), what, "bytes",
+                    "over the limit of", "give the output a shorter name")
+    assert ".checkpoint.h5" in line or what == "job key 'output'"
+
+
+def test_a_convert_output_whose_name_is_too_long_is_one_line(tmp_path, capsys):
+    (tmp_path / "in.csv").write_text("sample,g1,g2,label\ns1,1,2,a\ns2,3,4,b\ns3,5,7,a\n"
+                                     "s4,7,8,b\n")
+    _refused(tmp_path, capsys, ["convert", tmp_path / "in.csv", tmp_path / ("b" * 240 + ".h5"),
+                                "--label", "label"], "OUTPUT", "over the limit of")
+
+
+def test_a_gpu_job_without_cupy_is_refused_before_any_file(tmp_path, capsys, monkeypatch):
+    from hpcswarm.fitness.gpu import ARRAY_MODULE_VARIABLE
+
+    monkeypatch.delenv(ARRAY_MODULE_VARIABLE, raising=False)
+    monkeypatch.setitem(sys.modules, "cupy", None)  # "import cupy" fails as if not installed
+    _refused(tmp_path, capsys, _job(tmp_path, "device=gpu"), "device 'gpu' needs CuPy")
+
+
+def test_subsample_halves_too_small_for_the_folds_say_so(tmp_path, capsys):
+    """Wine's 178 samples allow 100-fold validation; its subsample halves (89) do not."""
+    _refused(tmp_path, capsys,
+             _job(tmp_path, "fitness.cv=100", "refine=stability", "subsamples=2"),
+             "job key 'refine' = 'stability': run 0 fold 0: subsample half 1 of 2 has",
+             "of the 178 training samples", "too few for the searches' 100-fold",
+             "half the training samples")
+
+
+def test_a_search_out_of_memory_is_one_line_with_the_memory_advice(tmp_path, capsys,
+                                                                     monkeypatch):
+    from hpcswarm import search
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(search, "run_search", exhausted)
+    _refused(tmp_path, capsys, ["run", "--data", "sklearn:wine", "--algorithm", "sfs",
+                                "--output", tmp_path / "r.json"],
+             "out of memory: the search ran out of memory with 178 samples x 13 genes",
+             "GB per rank", "use more sample shards, fewer ranks per node")

@@ -95,7 +95,9 @@ def _swap_values(kind, dtype):
     elif kind == "sign-and-bit":  # bit patterns differ in the sign and the same bit of each half
         X[0, 4] = 1.0
         bits = np.array(1.0, dtype=dtype).view(f"u{X.itemsize}")
-        X[2, 4] = (bits ^ (1 << (8 * X.itemsize - 1)) ^ (1 << (4 * X.itemsize - 1))).view(dtype)
+        flips = np.array((1 << (8 * X.itemsize - 1)) | (1 << (4 * X.itemsize - 1)),
+                         dtype=bits.dtype)  # unsigned as the bits (numpy 1 has no weak ints)
+        X[2, 4] = (bits ^ flips).view(dtype)
     elif kind == "integers":
         X = rng.integers(0, 8, size=X.shape).astype(dtype)
         X[10, 3], X[522, 3] = 3.0, 5.0

@@ -229,3 +229,25 @@ def test_the_file_records_whether_its_values_are_finite(tmp_path):
     with pytest.raises(ValueError, match="NaN"):
         GeneMajor(holed_genes)
     assert GeneMajor(holed_genes, finite=True).n_genes == 5
+
+
+def test_soft_links_within_the_file_are_followed(tmp_path):
+    """A soft link to a dataset of the same file is read (memory-mapped as the dataset
+    itself); only a link to another file is refused, naming that file."""
+    path = tmp_path / "d.h5"
+    original = small_dataset()
+    write_dataset(original, path)
+    with h5py.File(path, "r+") as f:
+        f.move("X", "values/X")
+        f["X"] = h5py.SoftLink("/values/X")
+    dataset = open_dataset(path)
+    assert isinstance(dataset.X, np.memmap)
+    np.testing.assert_array_equal(dataset.X, original.X)
+    other = tmp_path / "other.h5"
+    with h5py.File(other, "w") as g:
+        g["X"] = original.X
+    with h5py.File(path, "r+") as f:
+        del f["X"]
+        f["X"] = h5py.ExternalLink(str(other), "/X")
+    with pytest.raises(DataError, match=f"'X' is a link to another file \\('{other}', '/X'\\)"):
+        open_dataset(path)

@@ -103,3 +103,92 @@ def test_the_reference_tables_list_every_key_and_option():
         flags = [flag for action in subparser._actions for flag in action.option_strings
                  if flag not in ("-h", "--help")]
         assert all(flag in text for flag in flags), name
+
+
+def test_a_bound_is_written_as_in_a_job_file():
+    from hpcswarm.params import Param
+
+    assert hpcswarm_reference._number(2**31 - 1) == "2147483647"
+    assert hpcswarm_reference._number(0.5) == "0.5" and hpcswarm_reference._number(1e-6) == "1e-06"
+    assert hpcswarm_reference._allowed(Param("n", "int", 1, "n", low=1, high=2**31 - 1)) == \
+        "1 to 2147483647"
+    assert hpcswarm_reference._allowed(Param("a", "float", 0.5, "a", low=0.0)) == ">= 0"
+
+
+def test_grouped_docstring_entries_are_found():
+    import hpcswarm_docstrings
+
+    lines = ["Summary, with a comma.", "", "Parameters", "----------", "x : int",
+             "    Its own text, b, c : here in a description.", "a, b : float", "    Shared.",
+             "", "Attributes", "----------", "data, labels", "    Shared too.", "",
+             "Returns", "-------", "list of (ndarray, ndarray)", "    Pairs.", "",
+             "Raises", "------", "ValueError, TypeError", "    Not an entry of names."]
+    assert hpcswarm_docstrings.grouped_entries(lines) == [("a", "b"), ("data", "labels")]
+
+
+API_PAGE = '''# API
+
+```{eval-rst}
+.. autofunction:: docpage_module.grouped
+
+.. autoclass:: docpage_module.Record
+```
+
+```{hpcswarm-params} hpcswarm.jobfile.SCHEMA
+```
+'''
+
+API_MODULE = '''from dataclasses import dataclass
+
+
+def grouped(a: int, b: int) -> int:
+    """Add.
+
+    Parameters
+    ----------
+    a, b : int
+        Two numbers.
+    """
+    return a + b
+
+
+@dataclass
+class Record:
+    """A record.
+
+    Attributes
+    ----------
+    size : int
+        How many.
+    """
+
+    size: int
+'''
+
+
+def test_the_api_and_reference_pages_render_one_text_per_name_and_options_as_written(tmp_path):
+    """A small build with the guide's configuration: a grouped entry is a warning, a
+    dataclass's fields are listed once, ``--help`` stays two hyphens."""
+    from sphinx.application import Sphinx
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "docpage_module.py").write_text(API_MODULE)
+    (source / "index.md").write_text(API_PAGE)
+    (source / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(source)!r})\n"
+        f"_real = {str(REPO / 'docs' / 'conf.py')!r}\n"
+        "_ns = {'__file__': _real, '__name__': 'conf'}\n"
+        "exec(compile(open(_real).read(), _real, 'exec'), _ns)\n"
+        "globals().update({k: v for k, v in _ns.items() if not k.startswith('__')})\n"
+        "extensions = [e for e in extensions if e != 'run_examples']\n")
+    warnings = tmp_path / "warnings.txt"
+    with open(warnings, "w") as stream:
+        Sphinx(str(source), str(source), str(tmp_path / "html"), str(tmp_path / "doctrees"),
+               "html", status=None, warning=stream, freshenv=True).build()
+    assert "docpage_module.grouped: a, b share one entry" in warnings.read_text()
+    html = (tmp_path / "html" / "index.html").read_text()
+    record = html[html.index('id="docpage_module.Record"'):]
+    assert record.count("<strong>size</strong>") == 1
+    assert "hpcswarm run --help" in html and "&#8211;help" not in html and "–help" not in html
+    assert "2147483647" in html and "2.14748e+09" not in html

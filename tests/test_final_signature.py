@@ -47,6 +47,7 @@ def test_the_signature_is_the_search_on_every_sample_with_its_refinement(finishe
     assert final.refine == "prune-compact" and final.spawn_key == (0, 2, 0)
 
 
+@pytest.mark.slow
 def test_the_estimate_and_frequencies_come_from_the_outer_folds_only(finished):
     job, summary = finished
     results = read_results(job.output)
@@ -67,6 +68,7 @@ def test_the_estimate_and_frequencies_come_from_the_outer_folds_only(finished):
     assert summary["accuracy"]["n"] == 2 and summary["tasks"] == 6
 
 
+@pytest.mark.slow
 def test_json_summary_report_and_gene_list_carry_the_signature(finished, tmp_path, capsys):
     job, _ = finished
     final = read_results(job.output).final
@@ -80,7 +82,8 @@ def test_json_summary_report_and_gene_list_carry_the_signature(finished, tmp_pat
         assert f["final"].attrs["encoding-type"] == "hpcswarm-final-signature"
     status, out, _ = run_cli(capsys, "report", job.output, "--json", tmp_path / "r.json")
     assert status == 0
-    assert f"Final signature: builtin:srbct: PSO-LSRG ({final.genes.size} genes" in out
+    assert "Final signature (PSO-LSRG on builtin:srbct)" in out
+    assert f"  {final.genes.size} genes; one search on all 83 samples" in out
     assert "estimate of the method (outer cross-validation, row PSO-LSRG+prune-compact)" in out
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["final_signatures"][0]["size"] == final.genes.size
@@ -95,6 +98,7 @@ def test_json_summary_report_and_gene_list_carry_the_signature(finished, tmp_pat
     assert evaluated["correct"] == final.inner_correct  # 1-NN LOOCV, the search's own scheme
 
 
+@pytest.mark.slow
 def test_the_gene_list_is_an_output_of_the_job(finished, tmp_path):
     from hpcswarm.errors import DataError
     from hpcswarm.job import run_job

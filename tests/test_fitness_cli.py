@@ -9,7 +9,8 @@ from hpcswarm import cli
 from hpcswarm.data import load_dataset
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.fitness import KnnEvaluator
-from hpcswarm.fitness.genes import mask_from_genes, read_gene_list
+from hpcswarm.fitness.genes import mask_from_genes
+from hpcswarm.genelist import read_gene_list
 
 
 def run(capsys, *argv):

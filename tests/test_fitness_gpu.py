@@ -7,7 +7,12 @@ local search's tries, every search method end to end, with sample shards. The te
 end run the same checks on CuPy where a CUDA device is present, and skip elsewhere.
 """
 
+import importlib.util
+import io
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -17,8 +22,11 @@ from hpcswarm.comm import world
 from engine_probes import counting_decide, tie_prone_datasets
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor, KnnEvaluator, gpu, make_scorer
-from hpcswarm.fitness.gpu import (ARRAY_MODULE_VARIABLE, DeviceScorer, gpu_array_module,
-                                  node_local_rank)
+from hpcswarm.fitness.device_kernels import gram_distances
+from hpcswarm.fitness.distances import gram_bound_factor
+from hpcswarm.fitness.gpu import (ARRAY_MODULE_VARIABLE, DeviceScorer, device_lines,
+                                  device_name, gpu_array_module, node_local_rank,
+                                  report_device)
 from hpcswarm.methods import METHODS
 from hpcswarm.search import run_search
 from reference_cases import SYNTHETIC_SETTINGS
@@ -64,22 +72,31 @@ def test_device_path_equals_the_cpu_path_on_tie_prone_data(k, cv):
     assert opened > 0  # the exact refinement of the rows the bound leaves open was used
 
 
-def test_a_float32_matrix_stays_float32_on_the_device_with_the_same_counts():
+def _array_module(name):
+    """numpy, or CuPy with a CUDA device (the test skips without one)."""
+    return np if name == "numpy" else _cupy_with_device()
+
+
+@pytest.mark.parametrize("module", ["numpy", "cupy"])
+def test_a_float32_matrix_stays_float32_on_the_device_with_the_same_counts(module):
+    xp = _array_module(module)
     X, y = small_data(seed=4, n_samples=40, n_genes=30)
     data = GeneMajor(np.ascontiguousarray(X.T, dtype=np.float32), samples=np.arange(2, 40))
     cpu = KnnEvaluator(data, y[2:], k=3, cv=5, seed=2)
-    device = make_scorer(data, y[2:], k=3, cv=5, seed=2, device="gpu", array_module="numpy")
+    device = DeviceScorer(data, y[2:], xp=xp, k=3, cv=5, seed=2)
     assert device._values.dtype == np.float32 and device._values.shape == (30, 38)
     exercise(cpu, device, 30, np.random.default_rng(8))
 
 
+@pytest.mark.parametrize("module", ["numpy", "cupy"])
 @pytest.mark.parametrize("k, cv", [(1, "loo"), (5, 4)])
-def test_device_blocks_of_rows_and_of_tries(k, cv, monkeypatch):
+def test_device_blocks_of_rows_and_of_tries(k, cv, module, monkeypatch):
     """Small device blocks: several row blocks per evaluation, one try or none per block;
     then blocks of a few tries each."""
+    xp = _array_module(module)
     X, y = small_data(seed=2, n_samples=33, n_genes=20)
     cpu = KnnEvaluator(X, y, k=k, cv=cv, seed=1)
-    device = make_scorer(X, y, k=k, cv=cv, seed=1, device="gpu", array_module="numpy")
+    device = DeviceScorer(X, y, xp=xp, k=k, cv=cv, seed=1)
     monkeypatch.setattr(gpu, "DEVICE_BLOCK_BYTES", gpu.BYTES_PER_DISTANCE * 33 * 5)
     assert len(device._row_blocks()) == 7
     assert device._tries_per_block(2) == 0  # a try is then scored a block of rows at a time
@@ -89,14 +106,16 @@ def test_device_blocks_of_rows_and_of_tries(k, cv, monkeypatch):
     exercise(cpu, device, 20, np.random.default_rng(4))
 
 
+@pytest.mark.parametrize("module", ["numpy", "cupy"])
 @pytest.mark.parametrize("k, cv", [(1, "loo"), (5, 5), (1, "holdout")])
 @pytest.mark.parametrize("n_shards", [2, 3])
-def test_device_shards_add_up_to_the_cpu_evaluation(k, cv, n_shards):
+def test_device_shards_add_up_to_the_cpu_evaluation(k, cv, n_shards, module):
+    xp = _array_module(module)
     rng = np.random.default_rng(5)
     X = rng.integers(-2, 3, size=(41, 30)).astype(float)  # small integers: many near ties
     y = rng.integers(0, 3, size=41)
     whole = KnnEvaluator(X, y, k=k, cv=cv, seed=2)
-    shards = [DeviceScorer(X, y, xp=np, k=k, cv=cv, seed=2, shard=(i, n_shards))
+    shards = [DeviceScorer(X, y, xp=xp, k=k, cv=cv, seed=2, shard=(i, n_shards))
               for i in range(n_shards)]
     mask = rng.random(30) < 0.5
     states = [s.new_state(mask) for s in shards]
@@ -112,6 +131,109 @@ def test_device_shards_add_up_to_the_cpu_evaluation(k, cv, n_shards):
     for j, gene in enumerate(genes):
         assert (sum(part[j].correct for part in singles)
                 == whole.score(_flipped(mask, [gene])).correct)
+
+
+def _adversary(strength, y):
+    """A stand-in for ``gram_distances`` that errs by ``strength`` times the bound of the
+    Gram form, ``gram_bound_factor(n) (sq_i + sq_j)``, against the truth: the distances to
+    a row's own class are raised, those to the other classes lowered.
+
+    On small integers the products are exact, so the error is the adversary's alone: with
+    ``strength <= 1`` the distances keep the contract the scorer's slack promises
+    (:func:`~hpcswarm.fitness.distances.gram_sq_distances`), and with ``strength <= 0.5``
+    the contract of a cached state's drift (half that slack). Where a nearest neighbour of
+    the other class ties with one of the row's own class, only the full margin
+    ``2 (slack_row + max slack)`` keeps the row open for the exact refinement.
+    """
+    codes = np.unique(y, return_inverse=True)[1]
+
+    def distances(xp, values, sq, rows):
+        dist2 = gram_distances(xp, values, sq, rows)
+        bound = gram_bound_factor(values.shape[0]) * (sq[rows, None] + sq[None, :])
+        same = xp.asarray(codes)[rows][:, None] == xp.asarray(codes)[None, :]
+        return dist2 + strength * bound * xp.where(same, 1.0, -1.0)
+
+    return distances
+
+
+def _tied_integers(seed):
+    rng = np.random.default_rng(seed)
+    return rng.integers(-1, 2, size=(60, 16)).astype(float), np.arange(60) % 3
+
+
+@pytest.mark.parametrize("k, cv", [(1, "loo"), (3, 5)])
+def test_adversary_at_the_full_bound_cannot_change_a_full_evaluation(k, cv, monkeypatch):
+    """Gram distances as wrong as the bound allows (95 %): every count is the exact one.
+    A margin half as wide (``settle_rows``), or a tenth of the slack (``_full``), settles
+    tied rows on the adversary's neighbour and miscounts."""
+    X, y = _tied_integers(7)
+    monkeypatch.setattr(gpu, "gram_distances", _adversary(0.95, y))
+    cpu = KnnEvaluator(X, y, k=k, cv=cv, seed=4)
+    device = DeviceScorer(X, y, xp=np, k=k, cv=cv, seed=4)
+    masks = np.random.default_rng(1).random((12, 16)) < 0.3
+    masks[:, 0] = True
+    assert device.score_many(masks) == cpu.score_many(masks)
+    assert device.refined_rows > 0  # the adversary's ties went to the host
+
+
+@pytest.mark.parametrize("k, cv", [(1, "loo"), (3, 5)])
+def test_adversary_at_a_state_s_drift_bound_cannot_change_a_flip(k, cv, monkeypatch):
+    """A cached state whose distances err by 95 % of its drift bound, then flipped: every
+    flip's count is the exact one (a tenth of the flip's slack in ``_flip`` miscounts)."""
+    X, y = _tied_integers(8)
+    monkeypatch.setattr(gpu, "gram_distances", _adversary(0.475, y))
+    cpu = KnnEvaluator(X, y, k=k, cv=cv, seed=4)
+    device = DeviceScorer(X, y, xp=np, k=k, cv=cv, seed=4)
+    rng = np.random.default_rng(2)
+    before = device.refined_rows
+    for mask in rng.random((6, 16)) < 0.3:
+        mask[:2] = True
+        ours = device.new_state(mask)
+        for genes in (rng.choice(np.arange(2, 16), size=n, replace=False) for n in (1, 2, 3)):
+            assert device.score_flip(ours, genes) == cpu.score(_flipped(mask, genes))
+            tries = np.array([rng.choice(np.arange(2, 16), size=genes.size, replace=False)
+                              for _ in range(4)])
+            assert np.array_equal(device.score_flips(ours, tries),
+                                  [cpu.score(_flipped(mask, t)).correct for t in tries])
+    assert device.refined_rows > before
+
+
+def test_a_rank_names_its_gpu_and_warns_when_it_shares_one(monkeypatch, capsys):
+    """Each rank says which device it uses; a rank beyond the node's device count warns.
+    The CuPy branch of ``gpu_array_module`` runs here on the numpy stand-in of CuPy."""
+    assert device_lines(1, 1, 2, "H100") == [
+        "hpcswarm: note: GPU: local rank 1 uses device 1 of 2 (H100)"]
+    shared = device_lines(3, 1, 2, "H100")
+    assert shared[0].endswith("local rank 3 uses device 1 of 2 (H100)")
+    assert shared[1].startswith("hpcswarm: warning: GPU: local rank 3 shares device 1 with "
+                                "local rank 1")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = importlib.util.spec_from_file_location(
+        "cupy", os.path.join(root, "benchmarks", "numpy_cupy", "cupy", "__init__.py"))
+    stand_in = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stand_in)
+    monkeypatch.setitem(sys.modules, "cupy", stand_in)  # for this test only
+    monkeypatch.setattr(gpu, "_REPORTED", set())
+    monkeypatch.setenv("MPI_LOCALRANKID", "1")
+    assert gpu_array_module("cupy") is stand_in
+    gpu_array_module("cupy")  # reported once per process and device
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["hpcswarm: note: GPU: local rank 1 uses device 0 of 1 (numpy stand-in)",
+                   *device_lines(1, 0, 1, "numpy stand-in")[1:]]
+    stream = io.StringIO()
+    report_device(0, 0, 1, "x", stream=stream)  # a new pair: reported
+    assert stream.getvalue() == "hpcswarm: note: GPU: local rank 0 uses device 0 of 1 (x)\n"
+
+
+def test_a_device_name_lookup_never_fails():
+    class Broken:
+        class cuda:
+            class runtime:
+                @staticmethod
+                def getDeviceProperties(index):
+                    raise RuntimeError("no such property")
+
+    assert device_name(Broken, 0) == "unknown (RuntimeError: no such property)"
 
 
 def _flipped(mask, genes):
@@ -248,18 +370,50 @@ def test_cupy_search_finds_the_same_genes(method, monkeypatch):
     assert built
 
 
-def test_the_gpu_benchmark_runs_small_on_the_host():
-    """``benchmarks/bench_gpu.py --small`` (numpy array module): every figure's counts equal."""
-    import os
-    import subprocess
-    import sys
-
+def _run_script(tmp_path, *command, stand_in=False):
+    """Run ``command`` from the repository root with ``OUT=tmp_path``; its stdout and the
+    figures it wrote to ``tmp_path / bench_gpu.jsonl``."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "bench_gpu.py"),
-                          "--small", "--repeats", "1"], capture_output=True, text=True,
-                         check=True, env={**os.environ, "PYTHONPATH": root}).stdout
-    document = json.loads(out.splitlines()[-1])
-    assert document["device"] == "numpy (host)"
-    assert [row["selected"] for row in document["full"]] == [25, 500]
-    assert all(row["equal"] for row in document["full"]) and document["flip"]["equal"]
-    assert len(document["pso_lsrg"]["seconds_per_round"]) == 2
+    path = [os.path.join(root, "benchmarks", "numpy_cupy")] if stand_in else []
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path + [root]), "OUT": str(tmp_path),
+           "PYTHON": sys.executable}
+    done = subprocess.run(list(command), capture_output=True, text=True, cwd=root, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = (tmp_path / "bench_gpu.jsonl").read_text().splitlines()
+    return done.stdout, [json.loads(line) for line in lines]
+
+
+def _check_figures(stdout, figures, rounds):
+    names = [figure["figure"] for figure in figures]
+    assert names == (["device", "setup", "headline", "ties", "full", "flip"]
+                     + ["pso_round"] * rounds + ["pso"])
+    assert all(figure["equal"] for figure in figures if "equal" in figure)
+    headline = figures[2]
+    assert headline["selected"] == 500 and headline["rows"] == 600
+    assert {"gpu_s", "gemm_s", "tflops", "refined_rows", "core_s"} <= set(headline)
+    assert figures[3]["refined_rows"] > 0  # the integer case has near ties for the host
+    assert figures[-1]["scorers"] == ["DeviceScorer"]  # the search used the GPU scorer
+    printed = [line for line in stdout.splitlines() if not line.startswith("gpu_check")]
+    assert printed.index(next(line for line in printed if line.startswith("headline:"))) < \
+        printed.index(next(line for line in printed if line.startswith("integer ties")))
+
+
+def test_the_gpu_benchmark_streams_its_figures_small_on_the_host(tmp_path):
+    """``bench_gpu.py --small`` (numpy array module): each figure printed and written to
+    ``$OUT/bench_gpu.jsonl`` in order, the headline first; every count equal."""
+    stdout, figures = _run_script(tmp_path, sys.executable, "benchmarks/bench_gpu.py",
+                                  "--small", "--repeats", "1")
+    assert figures[0]["device"] == "numpy (host)"
+    _check_figures(stdout, figures, rounds=2)
+
+
+@pytest.mark.slow
+def test_the_gpu_check_script_runs_end_to_end_with_the_numpy_stand_in(tmp_path):
+    """``gpu_check.sh --small`` on a CPU: the stand-in plays CuPy (preflight, benchmark, the
+    CuPy tests), status 0, the figures under ``$OUT``."""
+    stdout, figures = _run_script(tmp_path, "bash", "benchmarks/gpu_check.sh", "--small",
+                                  "--repeats", "1")
+    assert "preflight: cuBLAS matmul and NVRTC elementwise kernels fine" in stdout
+    assert figures[0]["device"] == "numpy stand-in"
+    _check_figures(stdout, figures, rounds=2)
+    assert " passed" in stdout and "GPU tests failed" not in stdout

@@ -1,7 +1,8 @@
 """The package's import graph, read from the source with ast: no cycles, no private imports.
 
 Every ``import`` and ``from ... import`` of a module counts, at module level or inside a
-function alike (a deferred import is still a dependency). Importing ``a.b.c`` also runs the
+function alike (a deferred import is still a dependency), except under ``if TYPE_CHECKING:``
+(read by type checkers only, never run). Importing ``a.b.c`` also runs the
 packages ``a.b`` and ``a`` first: a module depends on every package above what it imports,
 except the packages it lives in itself (they are initialised before it).
 """
@@ -24,6 +25,10 @@ def imports_of(path, modules):
     tree = ast.parse(path.read_text(), filename=str(path))
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(tree):  # what only a type checker reads is no dependency
+        if (isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+                and node.test.id == "TYPE_CHECKING"):
+            node.body = []
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -85,6 +85,7 @@ def test_split_world_refused_before_any_work(tmp_path, args, launcher_env):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_matching_world_runs(tmp_path):
     """A launcher's count that MPI honours (mpiexec -n 2 inside a 2-task step) is no error."""
     if not MPIEXEC.exists():

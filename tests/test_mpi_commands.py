@@ -40,6 +40,7 @@ def test_convert_onto_an_existing_output_prints_once(tmp_path):
     assert folder_state(tmp_path) == before
 
 
+@pytest.mark.slow
 def test_info_and_evaluate_print_once(tmp_path, capsys):
     for argv in (["info", "builtin:srbct"], ["evaluate", "builtin:srbct", "--all"]):
         serial = run_cli(capsys, *argv)
@@ -63,6 +64,7 @@ def test_an_error_prints_once(tmp_path, argv, fragments):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_report_writes_once(tmp_path, capsys):
     argv = ["run", JOB, "--set", f"output={tmp_path / 'res.h5'}"]
     for item in ("runs=2", "params.n_iterations=2", "params.n_particles=4"):

@@ -1,13 +1,13 @@
 """One swarm over several ranks gives bit for bit the serial result (every algorithm).
 
 Collective tests (``-m mpi``): ``make test`` runs them serially (a world of one rank, through
-the MPI communicator) and under ``mpiexec -n 2``, ``-n 3`` and ``-n 4``. Each rank runs the
-search twice, alone (``comm=None``) and with every rank (``comm=world``), and the two must
-agree on everything but the history's ``seconds`` and ``extra["comm"]``; the settings make
-every mechanism fire (gbest resets, complements, FSIPSO phases, CSO archive hits, local
-search), and one swarm has fewer particles than 4 ranks. The ranks run the search as a grid
-of particle groups x 1, 2 or 3 sample shards, every shard count that divides the ranks
-(-n 1: 1; -n 2: 1, 2; -n 3: 1, 3; -n 4: 1, 2).
+the MPI communicator) and under ``mpiexec -n 2``, ``make check`` also under ``-n 3``
+and ``-n 4``. Each rank runs the search twice, alone (``comm=None``) and with every rank
+(``comm=world``), and the two must agree on everything but the history's ``seconds`` and
+``extra["comm"]``; the settings make every mechanism fire (gbest resets, complements, FSIPSO
+phases, CSO archive hits, local search), and one swarm has fewer particles than 4 ranks. The
+ranks run the search as a grid of particle groups x 1, 2 or 3 sample shards, every shard count
+that divides the ranks (-n 1: 1; -n 2: 1, 2; -n 3: 1, 3; -n 4: 1, 2).
 """
 
 import hashlib
@@ -37,6 +37,8 @@ CASES = {
     "fsipso": ({"n_particles": 6, "n_iterations": 9, "n_subspaces": 4}, 30),
     "sfr": ({"max_size": 6}, 30),
     "fsr": ({"n_particles": 5, "n_iterations": 3, "max_size": 3, "target": "none"}, 30),
+    "vlpso": ({"n_particles": 7, "n_iterations": 9, "n_divisions": 3, "change_after": 2,
+               "refresh_gap": 2}, 30),
 }
 
 
@@ -136,6 +138,7 @@ def test_cso_mean_and_row_exchange_match_serial_with_many_genes(comm):
     ("pso-lsrg", {"n_particles": 3, "n_iterations": 6, "ls_tries": 3}),  # ranks without particles
     ("pso-lsrg", {"n_particles": 6, "n_iterations": 6, "ls_tries": 3, "archive_size": 50}),
     ("cso", {"n_particles": 2, "n_iterations": 6, "archive_size": 0}),
+    ("vlpso", {"n_particles": 3, "n_iterations": 6, "n_divisions": 3, "change_after": 1}),
     ("sbs", {"k": 3, "cv": 5}),  # batched one-gene flips, summed over the shards per block
 ])
 def test_small_swarms_and_archive_settings_match_serial(name, settings, shards, comm):

@@ -57,6 +57,7 @@ def test_threads_option_is_checked():
         cli.main(["run", "--data", "builtin:srbct", "--algorithm", "cso", "--threads", "0"])
 
 
+@pytest.mark.slow
 def test_rank_groups_run_searches_concurrently_with_serial_results():
     done, _ = launch(4, "farm_searches.py", timeout=120)
     assert done.returncode == 0, done.stderr

@@ -154,3 +154,52 @@ def test_report_keeps_existing_files_without_overwrite(results, capsys, option, 
             "--overwrite")
     status, _, err = run_cli(capsys, "report", "res.h5", option, target, "--overwrite")
     assert status == 0, err
+
+
+# ------------------------------------------------------------------ the job's lock file
+@pytest.mark.parametrize("target", ["good.csv", "data.h5", "missing.txt"])
+def test_a_lock_file_that_is_a_link_is_refused_and_never_written_through(folder, capsys,
+                                                                         target):
+    """A symbolic link in the lock file's place is refused, naming it; what it points to
+    (here the job's own input) keeps every byte."""
+    _link(folder, "res.h5.lock", target)
+    line = refused(capsys, folder, _job_argv(folder, "output=res.h5"), "res.h5.lock",
+                   "is a symbolic link", repr(target))
+    assert "remove the link" in line
+
+
+def test_a_lock_file_that_is_a_fifo_is_refused(folder, capsys):
+    os.mkfifo(folder / "res.h5.lock")
+    refused(capsys, folder, _job_argv(folder, "output=res.h5"), "res.h5.lock",
+            "is a FIFO (named pipe), not a regular file")
+
+
+def test_a_garbled_lock_file_is_a_stale_lock(folder, capsys):
+    """Bytes that are not UTF-8 (nor a host and PID) are a lock a dead run left: put back as
+    they were when the run is refused, replaced and removed when it runs."""
+    (folder / "res.h5.lock").write_bytes(b"\x89\xff\xfe garbage\x00")
+    refused(capsys, folder, _job_argv(folder, "output=res.h5", "data=builtin:nope"),
+            "builtin:nope")
+    status, _, err = run_cli(capsys, *_job_argv(folder, "output=res.h5"))
+    assert status == 0, err
+    assert (folder / "res.h5").exists() and not (folder / "res.h5.lock").exists()
+
+
+@pytest.mark.parametrize("option", ["--plots", "--csv"])
+def test_report_into_a_folder_it_cannot_create_is_one_line(results, capsys, monkeypatch,
+                                                           option):
+    """A missing output folder under a read-only one (simulated: root writes anywhere)."""
+    import errno
+    import pathlib
+
+    real = pathlib.Path.mkdir
+    (results / "locked").mkdir()
+
+    def read_only(path, *args, **kwargs):
+        if path.parent.name == "locked":
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "mkdir", read_only)
+    refused(capsys, results, ["report", "res.h5", option, "locked/new/out"],
+            f"{option} locked/new/out: cannot create the folder locked/new (Permission denied)")

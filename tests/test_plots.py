@@ -116,24 +116,15 @@ def test_front_entries_carry_the_refined_signatures(pruned):
     assert all(0 <= t["refined"]["test"] <= 1 for t in front["tasks"])
 
 
-def test_front_plot_marks_the_refined_signatures(pruned, tmp_path, monkeypatch):
+def test_front_plot_marks_the_refined_signatures(pruned):
     pytest.importorskip("matplotlib")
-    from matplotlib.axes import Axes
+    from hpcswarm.plots import front_figure
 
-    from hpcswarm.plots import write_plots
-
-    labels = []
-    scatter = Axes.scatter
-
-    def spy(self, *args, **kwargs):
-        labels.append((kwargs.get("label"), kwargs.get("marker")))
-        return scatter(self, *args, **kwargs)
-
-    monkeypatch.setattr(Axes, "scatter", spy)
-    written = write_plots(build_report([pruned]), tmp_path)
-    assert any(p.name.startswith("front-") for p in written)
-    assert ("prune signature: inner accuracy", "D") in labels
-    assert ("prune signature: test accuracy", "^") in labels
+    (entry,) = build_report([pruned])["fronts"]
+    inner, test = front_figure(entry).axes[:2]
+    for panel in (inner, test):
+        marked = [c for c in panel.collections if c.get_label() == "prune signature of each task"]
+        assert len(marked) == 1 and len(marked[0].get_offsets()) == len(entry["tasks"])
 
 
 def test_report_plots_create_their_folder_and_check_every_file_first(pruned, tmp_path):

@@ -55,6 +55,17 @@ def refused(tmp_path, capsys, *extra_args, sets=()):
     return lines[0]
 
 
+# ------------------------------------------------------------------ process state
+def test_the_command_gives_the_thread_limits_back(tmp_path, capsys, no_computation):
+    """``--threads`` holds while the command runs only: raised BLAS/OpenMP pools left behind
+    in the calling process oversubscribe the cores of whatever it computes next."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    with threadpool_limits(limits=1):
+        refused(tmp_path, capsys, "--threads", "2", sets=["data=builtin:nope"])
+        assert {pool["num_threads"] for pool in threadpool_info()} == {1}
+
+
 # ------------------------------------------------------------------ output folder
 def test_missing_output_folder(tmp_path, capsys, no_computation):
     line = refused(tmp_path, capsys, sets=[f"output={tmp_path / 'nowhere' / 'out.h5'}"])
@@ -194,6 +205,7 @@ def test_errors_are_user_errors_raised_before_any_task(tmp_path, no_computation)
 
 
 # ------------------------------------------------------------------ every rank agrees
+@pytest.mark.slow
 def test_dataset_failing_on_rank_1_only_ends_every_rank_with_status_2(tmp_path):
     if not MPIEXEC.exists():
         pytest.skip(f"no mpiexec next to {sys.executable}")

@@ -27,6 +27,7 @@ FAST = {
     "fsipso": ["n_iterations=4", "n_particles=4", "n_subspaces=2"],
     "fsr": ["n_iterations=3", "n_particles=6", "max_size=2"],
     "sfr": [],
+    "vlpso": ["n_iterations=3", "n_particles=6", "n_divisions=3", "change_after=1"],
 }
 
 
@@ -351,6 +352,7 @@ def test_every_protocol_counts_its_tasks_without_drawing_them():
         assert bool(protocol.note()) == protocol.biased == (name == "biased")
 
 
+@pytest.mark.slow
 def test_final_signature_adds_one_search_on_every_sample_to_the_unbiased_tasks():
     """The final-signature protocol: ``unbiased``'s tasks (same splits, same seeds), then
     one search on every sample whose seed does not depend on the runs, tested on its inner

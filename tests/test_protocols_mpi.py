@@ -64,6 +64,7 @@ def test_unbiased_srbct_job_under_two_ranks(tmp_path, shared_data):
                                                        [1, 1, 1])
 
 
+@pytest.mark.slow
 def test_existing_output_fails_on_every_rank_with_status_2(tmp_path):
     (tmp_path / "r.h5").write_bytes(b"")
     done = mpiexec_run(JOBS / "cbpso-wine-biased.toml", [f"output={tmp_path / 'r.h5'}"],

@@ -1,17 +1,14 @@
 """Typed records: their JSON and HDF5 encodings round-trip, and reading results is light."""
 
 import json
-import pickle
 import subprocess
 import sys
 from dataclasses import replace
-from types import SimpleNamespace
 
 import h5py
 import numpy as np
 import pytest
 
-from hpcswarm.checkpoint import task_record_of
 from hpcswarm.records import (HISTORY_FIELDS, FrontPoint, History, RefinedSubset, TaskRecord,
                               read_front)
 from hpcswarm.results import REFINED_COLUMNS, TASK_COLUMNS, task_table
@@ -74,18 +71,3 @@ def test_hdf5_encoding_round_trips(tmp_path):
         back = TaskRecord.from_hdf5(group, row, refine="prune")
         assert [p.size for p in read_front(group)] == [1, 3]
     assert back == original
-
-
-def test_a_checkpoint_written_before_records_resumes_as_a_record():
-    """The plain dict a finished task was pickled as before records becomes the record,
-    with the task's rows."""
-    original = record()
-    legacy = pickle.loads(pickle.dumps({
-        **{k: v for k, v in vars(original).items()
-           if k not in ("history", "front", "refined", "train_index", "test_index", "group")},
-        "spawn_key": list(original.spawn_key), "history": original.history.rows(),
-        "front": [p.as_json() for p in original.front],
-        "refined": original.refined.as_json()}))
-    task = SimpleNamespace(train=original.train_index, test=original.test_index)
-    assert task_record_of(legacy, task) == replace(original, group=0)
-    assert task_record_of(original, task) is original

@@ -6,8 +6,9 @@ from scipy.stats import f_oneway, ttest_ind
 
 from hpcswarm.fitness import GeneMajor, KnnEvaluator
 from hpcswarm.jobfile import build_job
-from hpcswarm.relevance import (MAX_SIGNATURE, balanced_ranking, one_vs_rest,
-                                relevance_prefix)
+from hpcswarm.refinements import DEFAULT
+from hpcswarm.relevance import (balanced_ranking, one_vs_rest, prefix_scores,
+                                relevance_prefix, relevance_subset)
 from hpcswarm.search import run_search
 from synthetic import small_data
 
@@ -94,9 +95,9 @@ def test_the_cut_keeps_the_best_inner_count_of_its_prefixes_and_is_the_shortest(
     X, y = small_data(seed, n_samples=45, n_genes=60)
     scorer = KnnEvaluator(X, y, k=1, cv="loo")
     refined = relevance_prefix(scorer, X, y)
-    ranking = balanced_ranking(one_vs_rest(X, y), MAX_SIGNATURE)
+    ranking = balanced_ranking(one_vs_rest(X, y), X.shape[1])
     counts = []
-    for size in range(1, MAX_SIGNATURE + 1):
+    for size in range(1, X.shape[1] + 1):
         mask = np.zeros(X.shape[1], dtype=bool)
         mask[ranking[:size]] = True
         counts.append(scorer.score(mask).correct)
@@ -115,8 +116,9 @@ def test_the_rule_reads_the_training_samples_only_and_ignores_the_search():
     assert np.array_equal(first.refined.genes, relevance_prefix(scorer, X, y).genes)
 
 
-def test_a_final_signature_job_refines_by_relevance_unless_told_otherwise():
+def test_a_final_signature_job_refines_by_the_default_unless_told_otherwise():
     document = {"data": "builtin:srbct", "algorithm": "pso-lsrg", "protocol": "final-signature"}
-    assert build_job(dict(document), source="job.toml").refine == "relevance"
+    assert build_job(dict(document), source="job.toml").refine == DEFAULT
+    assert DEFAULT != "relevance"  # the filter reads no search: never the signature's default
     assert build_job({**document, "refine": "consensus"}, source="job.toml").refine == "consensus"
     assert build_job({**document, "protocol": "unbiased"}, source="job.toml").refine == "none"

@@ -1,4 +1,5 @@
-"""The report command: methods table with rank-sum tests, top genes, convergence, formats."""
+"""The report command: methods table with paired signed-rank tests, top genes, convergence,
+formats."""
 
 import csv
 import json
@@ -41,13 +42,37 @@ def files(tmp_path_factory):
     return paths
 
 
-def test_significance_symbols():
-    low, high = np.linspace(0.80, 0.85, 10), np.linspace(0.90, 0.95, 10)
-    assert significance(high, low)[0] == "+"
-    assert significance(low, high)[0] == "-"
-    assert significance(low, low + 1e-9)[0] == "="
-    assert significance([1.0, 1.0], [1.0, 1.0]) == ("=", 1.0)
-    assert significance([0.9], [0.8, 0.7]) == ("=", 1.0)
+def _fold_results(path, correct, runs, folds=5, indices=True):
+    """A MethodResults of ``runs`` x ``folds`` tasks of 8 held-out samples each, with
+    ``correct`` right per task (task t holds out samples 8 f .. 8 f + 7)."""
+    from hpcswarm.results import MethodResults
+
+    run = np.repeat(np.arange(runs), folds)
+    fold = np.tile(np.arange(folds), runs)
+    table = {"run": run, "fold": fold, "test_correct": np.asarray(correct),
+             "test_total": np.full(run.size, 8)}
+    test = [np.arange(8 * f, 8 * f + 8) for f in fold] if indices else None
+    return MethodResults(path, {"name": path}, [], [], table, [], [], [], test_indices=test)
+
+
+def test_paired_test_is_per_fold_and_matched():
+    # 2 runs x 5 folds: every fold one sample better -> 10 pairs, p = 2**-10, '+'
+    better, worse = _fold_results("a", [7] * 10, 2), _fold_results("b", [6] * 10, 2)
+    symbol, test = significance(better, "test", worse, "test")
+    assert symbol == "+" and test.nonzero == 10 and test.p_value == pytest.approx(2 ** -10)
+    # the rank-sum test of the 2 per-run accuracies could not go below p = 0.121
+    assert significance(worse, "test", better, "test")[0] == "-"
+    # 3 pairs only: 1/8 at best, '=' and not reachable
+    three_a, three_b = _fold_results("a", [7] * 3, 1, 3), _fold_results("b", [6] * 3, 1, 3)
+    symbol, test = significance(three_a, "test", three_b, "test")
+    assert symbol == "=" and test.min_p == pytest.approx(1 / 8) and not test.reachable(0.05)
+    # other held-out samples in every task: nothing is paired
+    shifted = _fold_results("c", [6] * 10, 2)
+    shifted.test_indices = [t + 1 for t in shifted.test_indices]
+    assert significance(better, "test", shifted, "test") == ("", None)
+    # without recorded held-out rows, tasks pair only within one file
+    assert significance(_fold_results("a", [7] * 10, 2, indices=False), "test",
+                        _fold_results("b", [6] * 10, 2, indices=False), "test") == ("", None)
 
 
 def test_methods_table_with_all_genes_and_reference(files):
@@ -67,8 +92,8 @@ def test_biased_rows_are_marked(files, capsys):
     assert cli.main(["report", str(files[0]), str(files[2])]) == 0
     out = capsys.readouterr().out
     assert "CBPSO-biased*" in out and "* optimistically biased" in out
-    assert "Most frequently selected genes: CBPSO (9 selections" in out
-    assert "Mean gbest fitness (accuracy) per round: CBPSO" in out
+    assert "Most frequently selected genes (CBPSO on " in out and "  9 selections; " in out
+    assert "Convergence (CBPSO on " in out and "  Mean gbest fitness (accuracy) per round" in out
 
 
 def test_text_csv_markdown_json_and_plots(files, tmp_path, capsys):
@@ -106,40 +131,16 @@ def test_report_errors(files, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
 
 
-def test_plots_through_a_stand_in_matplotlib(files, tmp_path, monkeypatch):
-    """The plotting path, with a stand-in for matplotlib (an optional extra)."""
-    import sys
-    import types
-
+def test_plots_of_every_method(files, tmp_path):
+    pytest.importorskip("matplotlib")
     from hpcswarm.report import write_plots
 
-    calls = []
-
-    class Axes:
-        def __getattr__(self, name):
-            return lambda *args, **kwargs: calls.append(name)
-
-    class Figure:
-        def tight_layout(self):
-            pass
-
-        def savefig(self, path, **kwargs):
-            assert kwargs.get("format") == "png"
-            with open(path, "wb") as handle:
-                handle.write(b"\x89PNG")
-
-    pyplot = types.SimpleNamespace(subplots=lambda **kwargs: (Figure(), Axes()),
-                                   close=lambda fig: None)
-    matplotlib = types.SimpleNamespace(use=lambda backend: None, pyplot=pyplot)
-    monkeypatch.setitem(sys.modules, "matplotlib", matplotlib)
-    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", pyplot)
     written = write_plots(build_report(files[:2]), tmp_path)
     assert [p.name for p in written] == [
         "convergence.png", "genes-1-sklearn-wine-CBPSO.png", "stability-1-sklearn-wine-CBPSO.png",
         "genes-2-sklearn-wine-BPSO.png", "stability-2-sklearn-wine-BPSO.png",
         "front-1-sklearn-wine-CBPSO.png", "front-2-sklearn-wine-BPSO.png"]
-    assert all(p.read_bytes() == b"\x89PNG" for p in written)
-    assert "plot" in calls and "barh" in calls and "imshow" in calls and "scatter" in calls
+    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in written)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in written)
 
 
@@ -189,11 +190,17 @@ def test_pruned_rows_fronts_stability_and_gene_list(pruned, tmp_path, capsys):
     genes = tmp_path / "genes.tsv"
     assert cli.main(["report", str(pruned), "--genes", str(genes), "--csv", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "Signatures by size: sklearn:wine: LSRG" in out and "Kuncheva" in out
-    lines = genes.read_text().splitlines()
-    assert lines[0].split("\t")[:3] == ["gene", "frequency", "mean_rank"]
-    methods = {line.split("\t")[-1] for line in lines[1:]}
-    assert methods == {"LSRG", "LSRG+prune"}
+    assert "Signatures by size (LSRG on sklearn:wine)" in out and "Kuncheva" in out
+    assert not genes.exists()  # two methods: one list each, never merged
+    for method in ("LSRG", "LSRG+prune"):
+        lines = (tmp_path / f"genes.{method}.tsv").read_text().splitlines()
+        assert lines[0].split("\t") == ["gene", "feature", "column", "frequency", "mean_rank",
+                                        "selections"]
+        assert f"ranked genes of {method}" in out
+    report = build_report([pruned])
+    selected = {g["name"] for g in report["genes"][1]["ranked"]}
+    pruned_list = (tmp_path / "genes.LSRG+prune.tsv").read_text().splitlines()[1:]
+    assert {line.split("\t")[0] for line in pruned_list} == selected
     with open(tmp_path / "methods.csv") as handle:
         assert {"kuncheva", "jaccard"} <= set(csv.DictReader(handle).fieldnames)
     assert (tmp_path / "signatures.csv").read_text().startswith("dataset,method,budget,")
@@ -326,7 +333,7 @@ def test_signature_sizes_come_from_the_fronts_or_are_asked_for():
 def test_sizes_option_gives_a_row_for_every_size(pruned, capsys):
     assert cli.main(["report", str(pruned), "--sizes", "20,1,2"]) == 0
     out = capsys.readouterr().out
-    table = out[out.index("Signatures by size"):].splitlines()[3:6]
+    table = out[out.index("Signatures by size ("):].splitlines()[4:7]
     assert [line.split()[0] for line in table] == ["1", "2", "20"]
     with pytest.raises(ParameterError, match="--sizes"):
         cli.main(["report", str(pruned), "--sizes", "0,5"])
@@ -345,8 +352,72 @@ def test_every_fitness_is_shown_as_an_accuracy():
     method = _method([], "error", [history, history[:1]])
     assert accuracy_curve(method) == pytest.approx([0.9, (0.9639 + 0.9) / 2])
     report = {"reference": "M", "alpha": 0.05, "rows": [], "notes": [], "genes": [],
-              "convergence": [{"method": "CSO", "objective": "error",
+              "convergence": [{"dataset": "toy", "method": "CSO", "objective": "error",
                                "best_fitness": [-0.1, -0.0361], "best_accuracy": [0.9, 0.9639]}]}
     text = "\n".join(text_lines(report))
-    assert "inner accuracy (from its error fitness) per round: CSO" in text
+    assert "Convergence (CSO on toy)" in text
+    assert "Mean gbest inner accuracy (from its error fitness) per round" in text
     assert "0.9639" in text and "-0.0361" not in text
+
+
+def test_rows_carry_the_paired_test_and_say_when_too_few(files, tmp_path):
+    report = build_report(files[:2], reference="BPSO")
+    rows = {row["method"]: row for row in report["rows"]}
+    tested = rows["CBPSO"]
+    assert tested["versus"] == "BPSO" and 0 <= tested["pairs"] <= 9
+    assert tested["min_p"] == pytest.approx(0.5 ** tested["pairs"])
+    assert rows["All"]["versus"] == "BPSO" and rows["BPSO"]["pairs"] is None
+    # one run of three folds with a refinement: the refined row is paired with its search
+    # row on at most 3 tasks, which cannot reach alpha = 0.05
+    job_file = tmp_path / "small.toml"
+    job_file.write_text(JOB.replace("runs = 3", "runs = 1").replace(
+        "[params]", 'refine = "prune"\n[params]').format(algorithm="bpso", name="B",
+                                                         protocol="unbiased"))
+    job = read_job(job_file, [f"output={tmp_path / 'small.h5'}"])
+    run_job(job)
+    report = build_report([job.output])
+    refined = next(r for r in report["rows"] if r["method"] == "B+prune")
+    assert refined["versus"] == "B" and refined["test"] == "="
+    assert refined["min_p"] >= 1 / 8
+    notes = " ".join(report["notes"])
+    assert "B+prune vs B: one-sided Wilcoxon signed-rank" in notes
+    assert "too few runs and folds to reach alpha = 0.05" in notes
+
+
+def test_results_store_gene_similarity_and_the_report_shows_sechidis(files, capsys):
+    from hpcswarm.data import load_dataset
+    from hpcswarm.stability import correlated_pairs, sechidis
+
+    method = read_results(files[0])
+    stored = method.similarity
+    expected = correlated_pairs(load_dataset("sklearn:wine").X, np.arange(13))
+    assert stored.genes.tolist() == list(range(13)) and stored.threshold == 0.9
+    for name in ("first", "second", "weight"):
+        assert np.array_equal(getattr(stored, name), getattr(expected, name))
+    report = build_report(files[:1])
+    detail = report["genes"][0]["stability_detail"]
+    assert detail["sechidis"] == pytest.approx(sechidis(method.genes, 13, stored))
+    summary = json.loads(files[0].with_suffix(".json").read_text())
+    assert summary["stability"]["sechidis"] == pytest.approx(detail["sechidis"])
+    assert cli.main(["report", str(files[0])]) == 0
+    assert "Sechidis" in capsys.readouterr().out
+
+
+def test_pooled_parts_keep_a_similarity_only_when_every_part_has_the_same(files):
+    from dataclasses import replace
+
+    from hpcswarm.report import pool_parts
+
+    whole = read_results(files[0])
+    parts = []
+    for run in (0, 1):
+        keep = whole.table["run"] == run
+        parts.append(replace(whole, table={k: v[keep] for k, v in whole.table.items()},
+                             genes=[g for g, k in zip(whole.genes, keep) if k],
+                             histories=[h for h, k in zip(whole.histories, keep) if k],
+                             fronts=[f for f, k in zip(whole.fronts, keep) if k],
+                             test_indices=[t for t, k in zip(whole.test_indices, keep) if k]))
+    (pooled,) = pool_parts(parts)
+    assert pooled.similarity is whole.similarity and len(pooled.test_indices) == 6
+    parts[1] = replace(parts[1], similarity=None)
+    assert pool_parts(parts)[0].similarity is None

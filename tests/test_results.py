@@ -47,7 +47,7 @@ def test_every_object_says_what_it_is(finished):
                 untagged.append(name)
 
         f.visititems(check)
-        assert sorted(f) == ["class_names", "gene_names", "runs", "tasks"]
+        assert sorted(f) == ["class_names", "gene_names", "gene_similarity", "runs", "tasks"]
         assert sorted(f["tasks"]) == sorted(TASK_COLUMNS)
         task = f["runs/run-001/fold-02"]
         assert sorted(task) == ["front", "history", "selected_genes", "test_index", "train_index"]

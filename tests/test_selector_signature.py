@@ -1,6 +1,9 @@
 """The selector's signature: ``n_features_to_select``, ``refine``, ``max_genes``, the swarm
-settings as its own keywords (for ``GridSearchCV``), ``front_``, ``verbose``."""
+settings as its own keywords (for ``GridSearchCV``), the search's other settings, ``front_``,
+``scores_`` and ``ranking_``, ``verbose``, the labels and columns it refuses."""
 
+import inspect
+import re
 from functools import partial
 
 import numpy as np
@@ -16,7 +19,8 @@ from hpcswarm.data import load_dataset
 from hpcswarm.errors import ParameterError
 from hpcswarm.refine import eliminate_to
 from hpcswarm.search import make_fitness, run_search
-from hpcswarm.selector import SETTINGS, choose_signature, signature_size
+from hpcswarm.selector import SEARCH_SETTINGS, SETTINGS, choose_signature, signature_size
+from hpcswarm.spec import SPEC_PARAMS
 from hpcswarm.methods import METHODS
 from hpcswarm.swarm.state import run_seed_sequence
 
@@ -56,7 +60,9 @@ def test_a_grid_over_swarms_and_greedy_methods_shares_the_swarm_settings():
 
 def test_settings_are_method_parameters_and_conflicts_are_refused():
     declared = {p.name for cls in METHODS.values() for p in cls.PARAMS}
-    assert set(SETTINGS) <= declared
+    keywords = set(inspect.signature(SwarmFeatureSelector.__init__).parameters)
+    assert set(SETTINGS) == keywords & declared and "n_particles" in SETTINGS
+    assert set(SEARCH_SETTINGS) == {p.name for p in SPEC_PARAMS} - {"algorithm"}
     selector = SwarmFeatureSelector("bpso", {"n_particles": 5}, n_particles=6)
     with pytest.raises(ValueError, match="n_particles is given both"):
         selector.fit(*informative())
@@ -162,7 +168,9 @@ def test_verbose_prints_rounds_and_a_summary(capsys):
     assert len(out) == 1 and "genes selected" in out[0] and "inner accuracy" in out[0]
     SwarmFeatureSelector("bpso", random_state=0, cv=3, verbose=2, **SMALL).fit(X, y)
     out = capsys.readouterr().out.splitlines()
-    assert sum(line.startswith("round ") for line in out) >= SMALL["n_iterations"]
+    rounds = [line for line in out if line.startswith("round ")]
+    assert len(rounds) >= SMALL["n_iterations"]
+    assert all(re.search(r"ETA \d+:\d\d:\d\d$", line) for line in rounds)  # time left
     with pytest.raises(ValueError, match="verbose"):
         SwarmFeatureSelector("sfs", verbose=-1).fit(X, y)
 
@@ -181,13 +189,63 @@ def test_the_signature_over_ranks_is_the_serial_one(capsys):
         assert len(lines) == (1 if comm.rank == 0 else 0)
         cut = SwarmFeatureSelector("pso-lsrg", random_state=3, n_features_to_select=2,
                                    comm=comm, **lsrg).fit(X, y)
-        selected = hpcswarm.select(X, y, algorithm="bpso", seed=3, refine="prune", comm=comm,
-                                   cv=3, **SMALL)
+        selected = hpcswarm.select(X, y, algorithm="bpso", random_state=3, refine="prune",
+                                   comm=comm, cv=3, **SMALL)
     assert np.array_equal(capped.support_, SwarmFeatureSelector(
         "bpso", random_state=3, n_features_to_select=4, cv=3, **SMALL).fit(X, y).support_)
     serial_cut = SwarmFeatureSelector("pso-lsrg", random_state=3, n_features_to_select=2,
                                       **lsrg).fit(X, y)
     assert np.array_equal(cut.support_, serial_cut.support_) and cut.support_.sum() <= 2
     assert cut.chosen_from_ == serial_cut.chosen_from_
-    serial = hpcswarm.select(X, y, algorithm="bpso", seed=3, refine="prune", cv=3, **SMALL)
+    serial = hpcswarm.select(X, y, algorithm="bpso", random_state=3, refine="prune", cv=3,
+                             **SMALL)
     assert selected.gene_names == serial.gene_names
+
+
+def test_the_search_settings_reach_the_search():
+    X, y = informative(seed=13)
+    fitted = SwarmFeatureSelector("bpso", random_state=0, refine="stability", subsamples=2,
+                                  cv=3, **SMALL).fit(X, y)
+    expected = run_search(X, y, "bpso", dict(SMALL, cv=3), seed=0, refine="stability",
+                          subsamples=2)
+    assert np.array_equal(fitted.support_, expected.refined.mask)
+    with pytest.raises(ParameterError, match="subsamples must be even"):
+        SwarmFeatureSelector("bpso", subsamples=3, **SMALL).fit(X, y)
+    with pytest.raises(ParameterError, match="device"):
+        SwarmFeatureSelector("bpso", device="tpu", **SMALL).fit(X, y)
+
+
+def test_scores_are_front_frequencies_and_the_ranking_puts_the_signature_first():
+    X, y = informative(seed=14)
+    fitted = SwarmFeatureSelector("sfs", random_state=0, n_features_to_select=2).fit(X, y)
+    front = fitted.front_["genes"]
+    for gene in range(X.shape[1]):
+        assert fitted.scores_[gene] == sum(gene in set(g.tolist()) for g in front) / len(front)
+    assert sorted(fitted.ranking_.tolist()) == list(range(1, X.shape[1] + 1))
+    size = int(fitted.support_.sum())
+    assert np.array_equal(fitted.ranking_ <= size, fitted.support_)
+    rest = np.argsort(fitted.ranking_)[size:]
+    assert np.all(np.diff(fitted.scores_[rest]) <= 0)  # then by decreasing score
+
+
+@pytest.mark.parametrize("labels, problem", [
+    (np.ones(36), "one class only \\(1.0\\)"),
+    ([None, "a", "b"] * 12, "12 sample\\(s\\) without a label"),
+    (np.linspace(0.0, 1.0, 36), "36 distinct float values"),
+])
+def test_fit_refuses_labels_that_name_no_classes(labels, problem):
+    X, _ = informative(n_samples=36)
+    with pytest.raises(ValueError, match=f"^y: ({problem})"):
+        SwarmFeatureSelector("sfs").fit(X, labels)
+
+
+def test_fit_names_a_text_column_and_a_gene_named_twice():
+    pandas = pytest.importorskip("pandas")
+    X, y = informative(seed=15)
+    frame = pandas.DataFrame(X, columns=[f"g{i}" for i in range(X.shape[1])])
+    frame["batch"] = "b1"
+    with pytest.raises(ValueError, match="X: column\\(s\\) 'batch' \\(object\\)"):
+        SwarmFeatureSelector("sfs").fit(frame, y)
+    frame = frame.drop(columns="batch").rename(columns={"g1": "g0"})
+    with pytest.raises(ValueError, match="X: gene 'g0' is named twice"):
+        SwarmFeatureSelector("sfs").fit(frame, y)

@@ -37,6 +37,7 @@ def _hpcswarm(env, *argv, cwd=None):
                           cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_every_serial_command_works_where_mpi_cannot_start(no_mpi, tmp_path):
     (tmp_path / "in.csv").write_text(CSV)
     for argv in (["--version"], ["--help"], ["convert", "in.csv", "d.h5"], ["info", "d.h5"],

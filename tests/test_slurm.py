@@ -376,6 +376,7 @@ def test_array_errors(fake, extra, message):
 
 # -- a real run: fake srun -> mpiexec -n 2 -> hpcswarm run on a tiny job --------------------
 
+@pytest.mark.slow
 def test_real_run_through_fake_srun(fake, tmp_path):
     if not MPIEXEC.exists():
         pytest.skip(f"no mpiexec next to {sys.executable}")

@@ -6,7 +6,8 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from hpcswarm.stability import nogueira, stability, stability_summary
+from hpcswarm.stability import (correlated_pairs, gene_similarity, nogueira, sechidis, stability,
+                                stability_summary)
 
 
 def _kuncheva_pair(a, b, n):
@@ -84,3 +85,80 @@ def test_summary_of_one_run_has_no_pairs_between_runs():
     summary = stability_summary([[0, 1], [0, 2], [1, 2]], [4, 4, 4], 10)
     assert summary["runs"] == {"kuncheva": None, "jaccard": None, "pairs": 0}
     assert summary["folds"]["pairs"] == 3
+
+
+def _phi_c_dense(Z, C):
+    """Sechidis et al.'s estimator with dense matrices, as the authors' MATLAB code
+    (effectiveStabilityWithRedundancy.m) computes it."""
+    M, d = Z.shape
+    k = Z.sum(axis=1)
+    q = k.mean() / d
+    sigma0 = np.full((d, d), np.mean(k * (k - 1)) / (d * (d - 1)) - q ** 2)
+    np.fill_diagonal(sigma0, q * (1 - q))
+    return 1 - np.sum(C * np.cov(Z, rowvar=False)) / np.sum(C * sigma0)
+
+
+def _indicators(subsets, n_genes):
+    Z = np.zeros((len(subsets), n_genes))
+    for row, genes in enumerate(subsets):
+        Z[row, genes] = 1
+    return Z
+
+
+def test_sechidis_is_nogueira_with_the_identity_and_one_for_identical_subsets():
+    rng = np.random.default_rng(4)
+    subsets = [rng.choice(30, size=rng.integers(2, 9), replace=False) for _ in range(7)]
+    assert sechidis(subsets, 30) == pytest.approx(nogueira(subsets, 30)["estimate"])
+    empty = correlated_pairs(rng.normal(size=(20, 30)), np.arange(30), threshold=0.99)
+    assert empty.first.size == 0
+    assert sechidis(subsets, 30, empty) == pytest.approx(nogueira(subsets, 30)["estimate"])
+    assert sechidis([[1, 4, 7]] * 5, 30) == pytest.approx(1.0)
+    assert sechidis([[1]], 30) is None and sechidis([[], []], 30) is None
+
+
+def test_sechidis_matches_the_dense_definition():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(25, 12))
+    X[:, 5] = X[:, 2] + 0.1 * rng.normal(size=25)
+    X[:, 9] = -X[:, 2] + 0.2 * rng.normal(size=25)
+    similarity = correlated_pairs(X, np.arange(12), threshold=0.8)
+    assert {(a, b) for a, b in zip(similarity.first, similarity.second)} == {(2, 5), (2, 9),
+                                                                           (5, 9)}
+    C = np.eye(12)
+    C[similarity.first, similarity.second] = C[similarity.second, similarity.first] = \
+        similarity.weight
+    r = np.abs(np.corrcoef(X, rowvar=False))
+    assert np.allclose(C[[2, 2, 5], [5, 9, 9]], r[[2, 2, 5], [5, 9, 9]])
+    subsets = [rng.choice(12, size=rng.integers(2, 6), replace=False) for _ in range(6)]
+    subsets += [[2, 0], [5, 0], [9, 1]]
+    assert sechidis(subsets, 12, similarity) == pytest.approx(
+        _phi_c_dense(_indicators(subsets, 12), C))
+
+
+def test_swapping_a_gene_for_its_correlated_copy_is_not_instability():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(40, 50))
+    X[:, 7] = 2 * X[:, 3] + 1  # a perfectly correlated copy of gene 3
+    similarity = gene_similarity(X, [])
+    assert list(zip(similarity.first, similarity.second)) == [(3, 7)]
+    subsets = [[0, 1, 3], [0, 1, 7], [0, 1, 3], [0, 1, 7]]
+    assert sechidis(subsets, 50, similarity) == pytest.approx(1.0)
+    assert nogueira(subsets, 50)["estimate"] < 0.8
+    summary = stability_summary(subsets, [0, 0, 1, 1], 50, similarity=similarity)
+    assert summary["sechidis"] == pytest.approx(1.0)
+    assert stability_summary(subsets, [0, 0, 1, 1], 50)["sechidis"] is None
+
+
+def test_gene_similarity_falls_back_to_the_selected_genes_then_to_none():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(10, 100))
+    X[:, 60] = X[:, 20]
+    whole = gene_similarity(X, [[20]], work=10 * 100 ** 2 / 2)
+    assert whole.genes.size == 100 and (20, 60) in set(zip(whole.first, whole.second))
+    chosen = gene_similarity(X, [[20, 1], [60]], work=10 * 3 ** 2 / 2)
+    assert chosen.genes.tolist() == [1, 20, 60] and chosen.first.tolist() == [20]
+    assert gene_similarity(X, [[20, 1], [60, 2]], work=10 * 3 ** 2 / 2) is None
+    # a selected gene outside the computed ones: its correlations are unknown
+    assert sechidis([[20, 1], [60, 5]], 100, chosen) is None
+    with pytest.raises(ValueError, match="threshold"):
+        correlated_pairs(X, [1, 2], threshold=0)

@@ -423,7 +423,7 @@ def test_repair_size_gives_exactly_d_genes_keeping_what_it_can():
             assert not (mask & ~repaired).any()
 
 
-@pytest.mark.parametrize("name", ["pso", "bpso", "cbpso", "pso-lsrg", "fsipso", "fsr"])
+@pytest.mark.parametrize("name", ["pso", "bpso", "cbpso", "pso-lsrg", "fsipso", "fsr", "vlpso"])
 def test_subsets_that_cannot_matter_are_not_scored_and_change_nothing(name, monkeypatch):
     """A particle whose subset could not beat its pbest even with every prediction right
     (nor enter the front) is not scored; the run is the one that scores every subset."""

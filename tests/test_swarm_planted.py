@@ -23,6 +23,7 @@ BUDGETS = {
     "cbpso": {"n_particles": 10, "n_iterations": 10},
     "sfr": {"max_size": 20},
     "fsr": {"n_particles": 10, "n_iterations": 10, "max_size": 5},
+    "vlpso": {"n_particles": 12, "n_iterations": 15, "n_divisions": 4, "change_after": 3},
 }
 
 
@@ -45,7 +46,7 @@ def test_every_method_beats_all_genes(planted, name):
     assert result.fitness > fitness(np.ones(X.shape[1], dtype=bool))
 
 
-@pytest.mark.parametrize("name", ["pso-lsrg", "cso", "fsipso"])
+@pytest.mark.parametrize("name", ["pso-lsrg", "cso", "fsipso", "vlpso"])
 def test_headline_methods_recover_most_planted_genes(planted, name):
     X, y = planted
     mask = run_search(X, y, name, BUDGETS[name], seed=0).mask

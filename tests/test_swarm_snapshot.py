@@ -2,7 +2,6 @@
 is restored; the CLI then prints one line and exits 2."""
 
 import os
-import pickle
 import subprocess
 import sys
 
@@ -18,6 +17,7 @@ from test_mpi_jobs import SCRIPTS
 from hpcswarm.errors import DataError
 from hpcswarm.search import run_search
 from hpcswarm.swarm.snapshot import SWARM_ARRAYS
+from hpcswarm.swarm.statetree import decode_state, encode_state
 
 
 def _snapshot(algorithm, stop_at=1):
@@ -97,9 +97,9 @@ def test_an_intact_snapshot_still_resumes_with_a_nan_fitness():
 
 def test_a_method_state_without_an_attribute_is_refused_naming_it():
     X, y, snapshot = _snapshot("pso-lsrg")
-    attributes = pickle.loads(snapshot["method_state"])
+    attributes = decode_state(snapshot["method_state"])
     del attributes["search"]["gbest_position"]
-    damaged = {**snapshot, "method_state": pickle.dumps(attributes)}
+    damaged = {**snapshot, "method_state": encode_state(attributes)}
     with pytest.raises(DataError, match="method state lacks 'gbest_position'"):
         _resume(X, y, "pso-lsrg", damaged)
 
@@ -111,6 +111,7 @@ def test_swarm_arrays_in_the_snapshot_of_a_method_without_a_swarm_are_refused():
         _resume(X, y, "sfr", {**sfr, "arrays": snapshot["arrays"]})
 
 
+@pytest.mark.slow
 def test_the_cli_reports_a_damaged_checkpoint_array_in_one_line(tmp_path):
     job = _write_job(tmp_path)
     output = tmp_path / "out.h5"
@@ -145,9 +146,21 @@ STATE_DAMAGES = {
 def test_a_damaged_array_of_the_method_state_is_refused_naming_it(name):
     algorithm, change, message = STATE_DAMAGES[name]
     X, y, snapshot = _snapshot(algorithm, stop_at=0)
-    attributes = pickle.loads(snapshot["method_state"])
+    attributes = decode_state(snapshot["method_state"])
     attributes["search"][name] = change(attributes["search"][name])
-    damaged = {**snapshot, "method_state": pickle.dumps(attributes)}
+    damaged = {**snapshot, "method_state": encode_state(attributes)}
     with pytest.raises(DataError, match="damaged checkpoint: the snapshot's method state "
                                         + message):
         _resume(X, y, algorithm, damaged)
+
+
+@pytest.mark.parametrize("part, key", [("archive", "keys"), ("front", "packed")])
+def test_a_damaged_archive_or_front_of_the_method_state_is_refused(part, key):
+    X, y, snapshot = _snapshot("cso")
+    attributes = decode_state(snapshot["method_state"])
+    attributes["search"][part][key] = attributes["search"][part][key][:, :-1]
+    damaged = {**snapshot, "method_state": encode_state(attributes),
+               "source": "run.checkpoint.h5"}
+    with pytest.raises(DataError, match="^run.checkpoint.h5: damaged checkpoint: the "
+                                        "snapshot's method state does not read back"):
+        _resume(X, y, "cso", damaged)

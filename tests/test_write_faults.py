@@ -16,7 +16,6 @@ import subprocess
 import sys
 
 import h5py
-import numpy as np
 import pytest
 
 from hpcswarm import atomic
@@ -238,7 +237,7 @@ def test_a_damaged_checkpoint_points_to_overwrite(tmp_path, capsys):
     with h5py.File(checkpoint, "r+") as f:
         assert len(f["finished"]) >= 1
         record = f["finished"][sorted(f["finished"])[0]]
-        record[...] = np.zeros(record.shape, dtype=np.uint8)  # not a pickle: invalid load key
+        del record["selected_genes"]
     before = folder_state(tmp_path)
     status, _, err = run_cli(capsys, "run", job, "--quiet", "--resume")
     assert_one_error(status, err, "job.checkpoint.h5", "damaged", "--overwrite")

@@ -21,12 +21,23 @@ from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
 
+def verbatim(text):
+    """A paragraph of text from the code (a help string, a parameter's doc) shown as written:
+    Sphinx's smart quotes would turn the ``--`` of ``--help`` into an en dash and curl the
+    quotes of a command to copy."""
+    para = nodes.paragraph(text=text)
+    para["support_smartquotes"] = False  # read by sphinx.util.nodes.is_smartquotable
+    return para
+
+
 def _cell(content, literal=False):
     entry = nodes.entry()
-    para = nodes.paragraph()
-    if content not in ("", None):
-        para += nodes.literal(text=content) if literal else nodes.Text(content)
-    entry += para
+    if content in ("", None):
+        entry += nodes.paragraph()
+    elif literal:
+        entry += nodes.paragraph("", "", nodes.literal(text=content))
+    else:
+        entry += verbatim(content)
     return entry
 
 
@@ -63,13 +74,23 @@ def _shown(value):
     return str(value)
 
 
+def _number(value):
+    """A bound as written in a job file: an integer in full (``2147483647``), a float in
+    its shortest form (``0.5``, ``1e-06``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int) or value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
+
+
 def _allowed(param):
     if param.choices:
         return ", ".join(param.choices)
     if param.low is not None and param.high is not None:
-        return f"{param.low:g} to {param.high:g}"
+        return f"{_number(param.low)} to {_number(param.high)}"
     if param.low is not None:
-        return f">= {param.low:g}"
+        return f">= {_number(param.low)}"
     return ""
 
 
@@ -145,14 +166,14 @@ class CliDirective(SphinxDirective):
 
         parser = build_parser()
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        out = [nodes.paragraph(text=parser.description)]
+        out = [verbatim(parser.description)]
         out.append(_table(["option", "default", "meaning"], _option_rows(parser), [24, 10, 66]))
         for name, subparser in sub.choices.items():
             rubric = nodes.rubric(text=f"hpcswarm {name}", ids=[f"cli-{name}"])
             out.append(rubric)
             usage = subparser.format_usage().replace("usage: ", "").strip()
             out.append(nodes.literal_block(text=" ".join(usage.split()), language="text"))
-            out.append(nodes.paragraph(text=subparser.description or ""))
+            out.append(verbatim(subparser.description or ""))
             out.append(_table(["argument or option", "default", "meaning"],
                               _option_rows(subparser), [24, 10, 66]))
         return out

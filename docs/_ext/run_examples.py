@@ -22,7 +22,6 @@ its folder holds the fingerprint of that run (``.examples-ok``).
 
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +31,8 @@ from pathlib import Path
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
 
+from markdown_blocks import blocks
+
 logger = logging.getLogger(__name__)
 
 RUN = ("bash", "console", "python")
@@ -39,36 +40,8 @@ CHECK = ("shell",)
 LINKED = ("jobs", "tests", "slurm")
 TIMEOUT = 600
 INPUTS = ("hpcswarm/**/*.py", "hpcswarm/datasets/*.h5", "jobs/*", "slurm/*", "tests/data/**/*",
-          "docs/_ext/run_examples.py")
+          "docs/_ext/run_examples.py", "docs/_ext/markdown_blocks.py")
 STAMP = ".examples-ok"
-_FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)\s*(?P<info>[^\n`]*)$")
-
-
-def blocks(text):
-    """``(line, language, code)`` of every fenced block of Markdown ``text`` (1-based line)."""
-    found = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        match = _FENCE.match(lines[i])
-        if not match:
-            i += 1
-            continue
-        fence, info, indent = match["fence"], match["info"].strip(), len(match["indent"])
-        start = i
-        body = []
-        i += 1
-        while i < len(lines) and not lines[i].strip().startswith(fence):
-            body.append(lines[i][indent:] if lines[i][:indent].strip() == "" else lines[i])
-            i += 1
-        language = info.split()[0] if info else ""
-        if language.startswith("{") and language.endswith("}"):  # MyST directive: {code-block} bash
-            parts = info.split()
-            language = parts[1] if parts[0] == "{code-block}" and len(parts) > 1 else ""
-            body = [line for line in body if not line.startswith(":")]
-        found.append((start + 1, language, "\n".join(body) + "\n"))
-        i += 1
-    return found
 
 
 def console_commands(code):

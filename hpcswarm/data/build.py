@@ -18,7 +18,7 @@ import numpy as np
 
 from hpcswarm.data.table import BLOCK_CELLS
 from hpcswarm.data.validate import (DTYPES, NAN_POLICIES, Cleaning, check_choice, check_unique,
-                                    encode_labels, label_text)
+                                    clean_names, encode_labels, label_text)
 from hpcswarm.errors import DataError, ParameterError
 
 MEMORY_FRACTION = 0.8
@@ -243,7 +243,11 @@ def build(source, path, destination, *, dtype="float64", drop_constant=False, tr
     n_samples, n_genes = (n_cols, n_rows) if genes_rows else (n_rows, n_cols)
     gene_names = source.row_names if genes_rows else source.col_names
     sample_names = source.col_names if genes_rows else source.row_names
-    gene_names = [f"g{j + 1}" for j in range(n_genes)] if gene_names is None else list(gene_names)
+    written = (None if gene_names is None else list(gene_names),
+               None if sample_names is None else list(sample_names))
+    gene_names = ([f"g{j + 1}" for j in range(n_genes)] if gene_names is None
+                  else clean_names(gene_names))
+    sample_names = None if sample_names is None else clean_names(sample_names)
     if n_samples == 0 or n_genes == 0:
         raise DataError(f"{path}: the matrix is empty ({n_samples} samples x {n_genes} genes)")
     labels = np.asarray(source.labels).ravel()
@@ -251,9 +255,9 @@ def build(source, path, destination, *, dtype="float64", drop_constant=False, tr
         hint = "; try --transpose" if labels.size == n_genes else ""
         raise DataError(f"{path}: {labels.size} labels for {n_samples} samples "
                         f"(the label count must match the sample count{hint})")
-    check_unique(gene_names, "gene", path)
+    check_unique(gene_names, "gene", path, written[0])
     if sample_names is not None:
-        check_unique(sample_names, "sample", path)
+        check_unique(sample_names, "sample", path, written[1])
     cleaning = Cleaning(notes=list(source.notes))
     labels = labels.astype(object)
     keep = _select_samples(labels, sample_names, path, source, drop_unlabelled,

@@ -10,7 +10,8 @@ from hpcswarm import __version__
 from hpcswarm.data.build import MemoryDestination, build
 from hpcswarm.data.dataset import Dataset, file_sha256
 from hpcswarm.data.formats import READER_OPTIONS, detect_format, read_source
-from hpcswarm.data.hdf5 import FileDestination, atomic_hdf5, write_labels_and_names
+from hpcswarm.data.hdf5 import (FileDestination, atomic_hdf5, seal,
+                                 write_labels_and_names)
 from hpcswarm.data.textio import check_readable
 from hpcswarm.data.validate import Cleaning
 from hpcswarm.errors import DataError
@@ -192,6 +193,7 @@ def convert_file(input, output, *, overwrite=False, **options):
                                built.class_names, [str(n) for n in built.gene_names],
                                None if built.sample_names is None
                                else [str(n) for n in built.sample_names])
+    seal(output)
     counts = np.bincount(built.y, minlength=len(built.class_names)).tolist()
     return ConvertReport(input=input, output=output, format=fmt, n_samples=built.y.size,
                          n_genes=len(built.gene_names), dtype=options["dtype"],

@@ -48,6 +48,11 @@ class Dataset:
         One-line notes for the user about how the dataset was opened (a matrix read into
         memory instead of mapped, values scaled); the data layer never prints them, the
         command does.
+    recorded_findings : ndarray of shape (4,) or None
+        The values check of every gene (:func:`hpcswarm.data.values.recorded`) as the
+        file's writer recorded it, set by :func:`hpcswarm.data.open_dataset` only while the
+        file is unchanged since; :func:`hpcswarm.data.values.checked` then trusts it instead
+        of reading every value. None: unknown, the values are read and checked.
 
     Attributes
     ----------
@@ -68,6 +73,7 @@ class Dataset:
     memory_mapped: bool = False
     values_finite: bool = False
     notes: list = field(default_factory=list)
+    recorded_findings: np.ndarray = None
 
     @property
     def n_samples(self):

@@ -2,10 +2,10 @@
 
 Layout (every object carries ``encoding-type`` and ``encoding-version``, as anndata does)::
 
-    /                 encoding-type "hpcswarm-dataset", provenance attributes, and
-                      values-finite (bool): whether every value of X is finite, checked
-                      as X_genes is written (open_dataset checks again all the same:
-                      another tool may have changed the values in place)
+    /                 encoding-type "hpcswarm-dataset", provenance attributes, and the
+                      writer's values check: values-finite (bool, whether every value of X
+                      is finite) and values-max-abs (float, the largest |value|), both
+                      found as the blocks are written
     /X                (n_samples, n_genes) float64 or float32, contiguous, uncompressed
     /X_genes          (n_genes, n_samples) the same values gene-major (X.T), same type and layout
     /y                (n_samples,) int64 class codes
@@ -15,6 +15,20 @@ Layout (every object carries ``encoding-type`` and ``encoding-version``, as annd
 
 Both matrices are written by blocks of rows (:class:`MatrixTarget`), so that a conversion
 streams a file of any size into them with bounded memory.
+
+The values check at opening (:func:`hpcswarm.data.values.checked`: finite, ``X_genes`` equal
+to ``X.T``, the largest value) reads both matrices, 0.5-1 s at 10,000 x 20,000. It is not
+read again from a file hpcswarm wrote and nothing changed since: its writer wrote both
+matrices from the same blocks and found the values finite and their largest magnitude as it
+wrote them, then sealed the complete file (:func:`seal`): it set the file's modification time
+to one whose fraction of a second is :data:`SEAL_NS`. Any later write, by any tool, gives the
+file the time of that write, whose fraction is :data:`SEAL_NS` only by chance (one in a
+million on a file system that keeps microseconds, one in a billion with nanoseconds); a copy
+gets its own time unless times are preserved (``cp -p``, ``rsync -a``: the same bytes). Such
+a file, every file another tool wrote (no ``values-max-abs``), and every file on a file
+system that keeps whole seconds only, is checked value by value at every opening, as
+before. The seal is in the file's metadata, not in its bytes: converting the same source
+twice still gives identical files.
 
 ``X`` and ``X_genes`` are contiguous and uncompressed so that every MPI rank maps the same
 page-cache pages (numpy memmap at the dataset's file offset) instead of reading a private copy.
@@ -30,6 +44,7 @@ version, so it converts them again by itself).
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import h5py
@@ -38,8 +53,8 @@ import numpy as np
 from hpcswarm.atomic import atomic_hdf5
 from hpcswarm.data.dataset import Dataset
 from hpcswarm.data.table import BLOCK_CELLS
-from hpcswarm.data.validate import check_unique
-from hpcswarm.data.values import checked
+from hpcswarm.data.validate import check_unique, clean_names
+from hpcswarm.data.values import checked, recorded
 from hpcswarm.encoding import check_tag, decode_value, read_tag, tag
 from hpcswarm.errors import DataError
 
@@ -50,6 +65,16 @@ _STRINGS = ("string-array", "0.2.0")
 _STR = h5py.string_dtype("utf-8")
 FINITE_ATTRIBUTE = "values-finite"
 """Root attribute: True when every value of ``X`` was found finite as the file was written."""
+
+MAX_ABS_ATTRIBUTE = "values-max-abs"
+"""Root attribute: the largest absolute value of ``X`` (of its finite values), found as the
+file was written."""
+
+CHECK_ATTRIBUTES = (FINITE_ATTRIBUTE, MAX_ABS_ATTRIBUTE)
+
+SEAL_NS = 271_828_000
+"""The fraction of a second (ns) of a sealed file's modification time (:func:`seal`): a
+multiple of 1,000, kept by file systems that store microseconds or finer."""
 
 
 def _attr_value(value):
@@ -82,6 +107,7 @@ def write_dataset(dataset, output, *, overwrite=False):
             target.put(start, X[start:start + step])
         write_labels_and_names(f, dataset.attrs, dataset.y, dataset.class_names,
                                dataset.gene_names, dataset.sample_names)
+    seal(output)
 
 
 def write_labels_and_names(f, attrs, y, class_names, gene_names, sample_names):
@@ -95,6 +121,18 @@ def write_labels_and_names(f, attrs, y, class_names, gene_names, sample_names):
         if names is not None:
             strings = np.array(names, dtype=object)
             tag(f.create_dataset(key, data=strings, dtype=_STR), _STRINGS)
+
+
+def seal(output):
+    """Mark the complete file ``output`` (closed and renamed) as unchanged since its writer
+    checked its values: its modification time becomes the last whole second before now plus
+    :data:`SEAL_NS`. Where the file system refuses, the file keeps its own time and is
+    checked value by value when opened."""
+    now = time.time_ns()
+    try:
+        os.utime(output, ns=(now, (now // 10**9 - 1) * 10**9 + SEAL_NS))
+    except OSError:
+        pass
 
 
 def _allocated(f, name, shape, dtype):
@@ -113,7 +151,8 @@ class MatrixTarget:
 
     A block of sample rows is one contiguous stretch of ``/X`` and one column block of
     ``/X_genes`` (and the reverse for gene rows); the file's ``values-finite`` records
-    whether every block was finite. Both are written with ``pwrite`` at the
+    whether every block was finite, ``values-max-abs`` their largest magnitude. Both are
+    written with ``pwrite`` at the
     datasets' file offsets: the contiguous one in one call, the other as one short write per
     row. Through h5py, a column block of a contiguous dataset costs a read-modify-write of
     HDF5's 64 KiB sieve buffer per row; memory-mapping it instead would count every touched
@@ -133,6 +172,7 @@ class MatrixTarget:
     def __init__(self, f, n_samples, n_genes, dtype, genes_rows):
         self.file = f
         f.attrs[FINITE_ATTRIBUTE] = True  # until a block says otherwise
+        f.attrs[MAX_ABS_ATTRIBUTE] = self.max_abs = 0.0
         self.path = f.filename
         self.dtype = np.dtype(dtype).newbyteorder("=")
         X = _allocated(f, "X", (n_samples, n_genes), self.dtype)
@@ -154,6 +194,9 @@ class MatrixTarget:
         block = np.ascontiguousarray(block, dtype=self.dtype)
         if not np.isfinite(block).all():
             self.file.attrs[FINITE_ATTRIBUTE] = False
+        elif block.size:
+            self.max_abs = max(self.max_abs, float(block.max()), -float(block.min()))
+            self.file.attrs[MAX_ABS_ATTRIBUTE] = self.max_abs
         columns = np.ascontiguousarray(block.T)
         fd = os.open(self.path, os.O_WRONLY)  # an OSError names the output (atomic_path)
         try:
@@ -219,12 +262,14 @@ def _placement(f, key, path):
     ------
     DataError
         The values are not in this file (an external link, external storage, a virtual
-        dataset): their bytes are not this file's, which the job's identity hashes. Or no
-        values were ever stored.
+        dataset; a soft link to a dataset of this file is followed): their bytes are not
+        this file's, which the job's identity hashes. Or no values were ever stored.
     """
-    if not isinstance(f.get(key, getlink=True), h5py.HardLink):
-        raise DataError(f"{path}: '{key}' is a link to another file; hpcswarm reads only "
-                        "datasets stored in the file itself (convert the source again)")
+    link = f.get(key, getlink=True)
+    if isinstance(link, h5py.ExternalLink):  # a soft link, within this file, is followed
+        raise DataError(f"{path}: '{key}' is a link to another file ({link.filename!r}, "
+                        f"{link.path!r}); hpcswarm reads only datasets stored in the file "
+                        "itself (convert the source again)")
     dset = f[key]
     plist = dset.id.get_create_plist()
     layout = plist.get_layout()
@@ -300,7 +345,9 @@ def open_dataset(path, *, check_values=True):
     check_values : bool, default True
         Check every value (:func:`hpcswarm.data.values.checked`: finite, ``X_genes`` equal to
         ``X`` transposed, scaled by a power of two where squares would overflow or
-        underflow). False leaves that to the caller, e.g. split between MPI ranks.
+        underflow), or take the check its writer recorded while the file is unchanged since
+        (:attr:`Dataset.recorded_findings`, see the module docstring). False leaves that to
+        the caller, e.g. split between MPI ranks.
 
     Returns
     -------
@@ -333,15 +380,19 @@ def open_dataset(path, *, check_values=True):
         gene_names = _strings(f, "gene_names", path, dset.shape[1])
         sample_names = _strings(f, "sample_names", path, dset.shape[0])
         attrs = {k: decode_value(v) for k, v in f.attrs.items()
-                 if k not in ("encoding-type", "encoding-version", FINITE_ATTRIBUTE)}
+                 if k not in ("encoding-type", "encoding-version", *CHECK_ATTRIBUTES)}
+        findings = _recorded_findings(f, path)
         if "options" in attrs:
             attrs["options"] = _json_or_text(attrs["options"])
         X, X_why = _mapped_or_read(f, "X", path)
         X_genes, genes_why = _mapped_or_read(f, "X_genes", path)
-    check_unique(gene_names, "gene", path)
+    written = (gene_names, sample_names, class_names)
+    gene_names, class_names = clean_names(gene_names), clean_names(class_names)
+    sample_names = None if sample_names is None else clean_names(sample_names)
+    check_unique(gene_names, "gene", path, written[0])
     if sample_names is not None:
-        check_unique(sample_names, "sample", path)
-    check_unique(class_names, "class", path)
+        check_unique(sample_names, "sample", path, written[1])
+    check_unique(class_names, "class", path, written[2])
     if y.size and (y.min() < 0 or y.max() >= len(class_names)):
         raise DataError(f"{path}: class codes in 'y' run outside 0..{len(class_names) - 1}")
     present = np.unique(y)
@@ -359,4 +410,18 @@ def open_dataset(path, *, check_values=True):
                       memory_mapped=not read, values_finite=True,  # checked, here or by the caller
                       notes=notes)
     dataset.X_genes = X_genes
+    dataset.recorded_findings = findings
     return checked(dataset, str(path)) if check_values else dataset
+
+
+def _recorded_findings(f, path):
+    """The writer's values check of the open file ``f`` at ``path`` (findings of
+    :func:`hpcswarm.data.values.recorded`) while the file is sealed (:func:`seal`); None
+    otherwise (another tool's file, or changed since)."""
+    attrs = f.attrs
+    if not all(key in attrs for key in CHECK_ATTRIBUTES) or not bool(attrs[FINITE_ATTRIBUTE]):
+        return None
+    if os.stat(path).st_mtime_ns % 10**9 != SEAL_NS:
+        return None
+    n_samples, n_genes = f["X"].shape
+    return recorded(float(attrs[MAX_ABS_ATTRIBUTE]), n_genes, n_samples)

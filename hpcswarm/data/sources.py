@@ -3,11 +3,14 @@
 - ``builtin:NAME``: a dataset bundled with hpcswarm, opened memory-mapped;
 - ``sklearn:NAME``: a dataset shipped inside the installed scikit-learn (never fetched),
   built in memory;
+- ``panel:NAME``: a generated design set of :mod:`hpcswarm.datasets.panel`, drawn from its
+  fixed seed in memory;
 - an hpcswarm HDF5 file (``.h5``, ``.hdf5``): opened memory-mapped;
 - any other file :func:`~hpcswarm.data.convert.read_dataset` reads: converted in memory
-  (:func:`load_dataset`, for the commands), or, for a job, converted once into the
-  conversion cache and memory-mapped from there (:func:`load_job_dataset`), so that every
-  rank maps one file and a later job with the same source and options converts nothing.
+  (:func:`open_data` for the commands, :func:`load_dataset` for users), or, for a job,
+  converted once into the conversion cache and memory-mapped from there
+  (:func:`load_job_dataset`), so that every rank maps one file and a later job with the same
+  source and options converts nothing.
 """
 
 import hashlib
@@ -27,17 +30,38 @@ import hpcswarm.data.hdf5 as hdf5
 from hpcswarm.data.hdf5 import open_dataset
 from hpcswarm.data.textio import check_readable
 from hpcswarm.data.values import checked
+from hpcswarm.datasets.panel import PANEL_SETS, panel_set
 from hpcswarm.errors import DataError, ParameterError
 
 BUILTIN_PREFIX = "builtin:"
 SKLEARN_PREFIX = "sklearn:"
 SKLEARN_DATASETS = ("wine", "breast_cancer")
 """``sklearn:NAME`` datasets: loaded from the installed scikit-learn package, never fetched."""
+PANEL_PREFIX = "panel:"
+
+
+def panel_dataset(name):
+    """The generated design set ``name`` (:data:`hpcswarm.datasets.panel.PANEL_SETS`) as a
+    Dataset in memory; its ``planted`` attribute names the planted genes by role."""
+    if name not in PANEL_SETS:
+        raise DataError(f"{PANEL_PREFIX}{name}: not a generated design set "
+                        f"(choose {', '.join(PANEL_PREFIX + n for n in PANEL_SETS)})")
+    drawn = panel_set(name)
+    digest = hashlib.sha256(drawn.X.tobytes() + drawn.y.tobytes()).hexdigest()
+    planted = {role: [drawn.gene_names[g] for g in genes]
+               for role, genes in drawn.informative.items()}
+    return Dataset(X=drawn.X, y=drawn.y, class_names=drawn.class_names,
+                   gene_names=drawn.gene_names,
+                   attrs={"source": f"{PANEL_PREFIX}{name}", "format": "panel",
+                          "source_sha256": digest, "description": drawn.description,
+                          "planted": json.dumps(planted),
+                          "sha256_of": "float64 X bytes then int64 y bytes (C order)"})
 
 
 def is_named(spec):
-    """Whether ``spec`` names a dataset (``builtin:NAME``, ``sklearn:NAME``), not a file."""
-    return str(spec).startswith((BUILTIN_PREFIX, SKLEARN_PREFIX))
+    """Whether ``spec`` names a dataset (``builtin:NAME``, ``sklearn:NAME``, ``panel:NAME``),
+    not a file."""
+    return str(spec).startswith((BUILTIN_PREFIX, SKLEARN_PREFIX, PANEL_PREFIX))
 
 
 def is_hdf5(spec):
@@ -52,15 +76,15 @@ def needs_conversion(spec):
 
 def source_path(spec):
     """The file behind a DATA argument (a bundled example's file for ``builtin:NAME``), or
-    None for a dataset that is not a file (``sklearn:NAME``, an unknown bundled name): what
-    no output of the same command may replace."""
+    None for a dataset that is not a file (``sklearn:NAME``, ``panel:NAME``, an unknown
+    bundled name): what no output of the same command may replace."""
     text = str(spec)
     if text.startswith(BUILTIN_PREFIX):
         try:
             return example_path(text[len(BUILTIN_PREFIX):])
         except DataError:  # no such bundled dataset: opening it will say so
             return None
-    if text.startswith(SKLEARN_PREFIX):
+    if text.startswith((SKLEARN_PREFIX, PANEL_PREFIX)):
         return None
     return Path(text)
 
@@ -114,14 +138,44 @@ def open_everywhere(path, comm=None):
 
 
 def load_dataset(spec, comm=None, **convert_options):
-    """The dataset named by a DATA argument.
+    """The dataset named by a DATA argument, for a user: ``X`` a plain ndarray.
+
+    As :func:`open_data`, except that ``X`` is an :class:`numpy.ndarray` view of the same
+    values (no copy: a memory-mapped file stays mapped), so that it behaves as any array
+    (``astype`` gives an ndarray; AnnData writes it); ``X_genes`` stays as opened.
 
     Parameters
     ----------
     spec : str or Path
-        ``builtin:NAME``, ``sklearn:NAME``, an hpcswarm ``.h5``/``.hdf5`` file (opened
-        memory-mapped), or any input file :func:`~hpcswarm.data.convert.read_dataset`
-        reads (converted in memory with ``convert_options``, nothing written).
+        ``builtin:NAME``, ``sklearn:NAME``, ``panel:NAME``, an hpcswarm ``.h5``/``.hdf5``
+        file or any input file :func:`~hpcswarm.data.convert.read_dataset` reads, as
+        ``spec`` of :func:`open_data`.
+    comm : Comm, optional
+        Ranks that all load ``spec`` (collective), as ``comm`` of :func:`open_data`; None:
+        serial.
+    **convert_options
+        Options of :func:`~hpcswarm.data.convert.read_dataset` for an input file to convert
+        in memory, as those of :func:`open_data`.
+
+    Returns
+    -------
+    Dataset
+    """
+    dataset = open_data(spec, comm, **convert_options)
+    dataset.X = np.asarray(dataset.X)
+    return dataset
+
+
+def open_data(spec, comm=None, **convert_options):
+    """The dataset named by a DATA argument, as the commands and jobs open it.
+
+    Parameters
+    ----------
+    spec : str or Path
+        ``builtin:NAME``, ``sklearn:NAME``, ``panel:NAME``, an hpcswarm ``.h5``/``.hdf5``
+        file (opened memory-mapped), or any input file
+        :func:`~hpcswarm.data.convert.read_dataset` reads (converted in memory with
+        ``convert_options``, nothing written).
     comm : Comm, optional
         Ranks that all load ``spec`` (collective) and share the check of its values (each
         a block of genes); None: serial.
@@ -132,6 +186,8 @@ def load_dataset(spec, comm=None, **convert_options):
     Returns
     -------
     Dataset
+        ``X`` and ``X_genes`` read-only :class:`numpy.memmap` of an HDF5 file where it can
+        be mapped.
     """
     text = str(spec)
     convert_options = {k: v for k, v in convert_options.items() if v is not None}
@@ -143,6 +199,8 @@ def load_dataset(spec, comm=None, **convert_options):
         return open_everywhere(example_path(text[len(BUILTIN_PREFIX):]), comm)
     if text.startswith(SKLEARN_PREFIX):
         return checked(sklearn_dataset(text[len(SKLEARN_PREFIX):]), text)
+    if text.startswith(PANEL_PREFIX):
+        return checked(panel_dataset(text[len(PANEL_PREFIX):]), text)
     if is_hdf5(text):
         return open_everywhere(text, comm)
     return checked(read_dataset(text, **convert_options)[0], text)
@@ -188,10 +246,11 @@ def load_job_dataset(job, comm=None):
     """The dataset of ``job`` on every rank of ``comm``; other files than HDF5 are converted
     once, into the cache.
 
-    ``builtin:NAME``, ``sklearn:NAME`` and ``.h5`` files are opened as :func:`load_dataset`
-    opens them; any other file is converted by rank 0 of ``comm`` into ``job.cache`` (named
-    by the source's SHA-256, the conversion options and the dataset encoding version), after
-    which every rank memory-maps the cached file. An error on rank 0 is raised on every rank.
+    ``builtin:NAME``, ``sklearn:NAME``, ``panel:NAME`` and ``.h5`` files are opened as
+    :func:`open_data` opens them; any other file is converted by rank 0 of ``comm`` into
+    ``job.cache`` (named by the source's SHA-256, the conversion options and the dataset
+    encoding version), after which every rank memory-maps the cached file. An error on
+    rank 0 is raised on every rank.
 
     Parameters
     ----------
@@ -206,7 +265,7 @@ def load_job_dataset(job, comm=None):
         if job.convert:
             raise ParameterError(f"{job.source}: [convert] options apply only to files that "
                                  f"are converted, not to {job.data}")
-        return load_dataset(job.data, comm)
+        return open_data(job.data, comm)
     outcome = None
     if comm.rank == 0:
         try:

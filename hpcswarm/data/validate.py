@@ -3,7 +3,7 @@ codes, unique names, and the record of what a conversion removed.
 
 Every problem of the data becomes a :class:`~hpcswarm.errors.DataError` naming the file and
 saying what is wrong and where (a bad option value, a :class:`~hpcswarm.errors.ParameterError`);
-nothing is normalised: values stay as distributed.
+nothing is normalised but names (:func:`clean_names`): values stay as distributed.
 """
 
 import math
@@ -116,16 +116,35 @@ def encode_labels(labels, class_order=None):
     return np.array([code[t] for t in text], dtype=np.int64), names
 
 
-def check_unique(names, what, path):
-    """Raise :class:`DataError` at the first repeated name of ``names``."""
-    seen = set()
+def clean_names(names):
+    """Gene, sample or class names as hpcswarm keeps them: text without surrounding spaces.
+
+    The one normalisation of names, applied by ``convert`` (every format) and by loading an
+    HDF5 file alike, so that a name matches the same genes whichever way the file was made.
+    """
+    return [str(name).strip() for name in names]
+
+
+def check_unique(names, what, path, written=None):
+    """Raise :class:`DataError` at the first repeated name of ``names``.
+
+    ``written``: the names as the file spells them, before :func:`clean_names`; when the
+    first repeated name is spelt differently there, the message shows how.
+    """
+    seen = {}
     duplicates = []
-    for name in names:
+    for i, name in enumerate(names):
         if name in seen:
-            duplicates.append(name)
-        seen.add(name)
+            duplicates.append((seen[name], i))
+        seen.setdefault(name, i)
     if duplicates:
+        first, second = duplicates[0]
+        spelt = ""
+        if written is not None and written[first] != written[second]:
+            spelt = (f" (written {written[first]!r} and {written[second]!r}; spaces around "
+                     "a name are not part of it)")
         raise DataError(
             f"{path}: duplicate {what} name{'s' if len(duplicates) > 1 else ''}: "
-            f"{duplicates[0]!r}" + (f" and {len(duplicates) - 1} more" if len(duplicates) > 1 else "")
+            f"{names[first]!r}" + (f" and {len(duplicates) - 1} more" if len(duplicates) > 1 else "")
+            + spelt
         )

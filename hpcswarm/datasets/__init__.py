@@ -11,4 +11,8 @@
         python -m hpcswarm convert SRBCT.arff hpcswarm/datasets/srbct.h5
 
     The file's ``source_sha256`` attribute is the SHA-256 of that ARFF file.
+
+:mod:`hpcswarm.datasets.panel`
+    The generated design sets (``panel:NAME``): many small classes, parity, correlated
+    modules, heavy imbalance, each drawn from a fixed seed with its planted genes known.
 """

@@ -12,6 +12,9 @@ from collections import OrderedDict
 
 import numpy as np
 
+KEY_BYTES = 16
+"""Bytes of a key (:func:`mask_key`)."""
+
 DEFAULT_ARCHIVE_SIZE = 100_000
 """Default bound on archived subsets of the methods that keep an archive (about 20 MB
 whatever the number of genes)."""
@@ -19,7 +22,7 @@ whatever the number of genes)."""
 
 def mask_key(mask):
     """Compact key of a boolean gene mask: 16-byte BLAKE2b digest of its packed bits."""
-    return hashlib.blake2b(np.packbits(mask).tobytes(), digest_size=16).digest()
+    return hashlib.blake2b(np.packbits(mask).tobytes(), digest_size=KEY_BYTES).digest()
 
 
 def mask_keys(masks):
@@ -57,9 +60,10 @@ def _digests(packed):
     """16-byte BLAKE2b digests of the rows of a 2-D uint8 array, as an (n_rows, 16) array."""
     width = packed.shape[1]
     data = np.ascontiguousarray(packed).tobytes()
-    digests = b"".join([hashlib.blake2b(data[start:start + width], digest_size=16).digest()
+    digests = b"".join([hashlib.blake2b(data[start:start + width],
+                                        digest_size=KEY_BYTES).digest()
                         for start in range(0, len(data), width)])
-    return np.frombuffer(digests, dtype=np.uint8).reshape(-1, 16)
+    return np.frombuffer(digests, dtype=np.uint8).reshape(-1, KEY_BYTES)
 
 
 class Archive:
@@ -103,3 +107,25 @@ class Archive:
         if len(self._entries) > self.maxsize:
             self._entries.popitem(last=False)
             self.evictions += 1
+
+    def state(self):
+        """What a snapshot keeps of the archive: its bound, its counters and its entries from
+        the least to the most recently used (``keys``: uint8 array of shape (n_entries, 16),
+        ``values``: float64 array of shape (n_entries,))."""
+        keys = np.frombuffer(b"".join(self._entries), dtype=np.uint8).reshape(-1, KEY_BYTES)
+        return {"maxsize": self.maxsize, "hits": self.hits, "misses": self.misses,
+                "evictions": self.evictions, "keys": keys,
+                "values": np.array(list(self._entries.values()), dtype=np.float64)}
+
+    @classmethod
+    def from_state(cls, state):
+        """The archive :meth:`state` describes (ValueError if its arrays do not match)."""
+        archive = cls(state["maxsize"])
+        archive.hits, archive.misses, archive.evictions = (
+            int(state[name]) for name in ("hits", "misses", "evictions"))
+        keys, values = state["keys"], state["values"]
+        if keys.shape != (values.size, KEY_BYTES) or values.size > archive.maxsize:
+            raise ValueError(f"archive keys of shape {keys.shape} for {values.size} values "
+                             f"(at most {archive.maxsize})")
+        archive._entries.update(zip((row.tobytes() for row in keys), values.tolist()))
+        return archive

@@ -170,6 +170,12 @@ class KnnEvaluator:
         return self._data
 
     @property
+    def codes(self):
+        """Class code of every sample (its label is ``classes[code]``), ndarray of int of
+        shape (n_samples,)."""
+        return self._rows.codes
+
+    @property
     def total(self):
         """Held-out predictions per evaluation (the ``total`` of every Score)."""
         return self._rows.total

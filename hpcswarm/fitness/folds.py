@@ -30,6 +30,8 @@ they draw from the same legacy ``RandomState`` seeded with the same ``random_sta
 """
 
 import math
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -101,20 +103,37 @@ def round_robin_folds(y, n_folds, rng):
 
 
 _WARNED = set()
-"""Messages of :class:`FoldWarning` already issued by this process (each is shown once:
-Python's own once-per-location rule forgets them whenever a filter changes)."""
+"""What :class:`FoldWarning` has been issued about in this process: ``(n_folds, the small
+classes)``, each shown once (Python's own once-per-location rule forgets them whenever a
+filter changes, and the outer folds of a protocol give the same classes different counts)."""
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+"""The folder of the ``hpcswarm`` package: frames under it are not the user's code."""
+
+
+def user_stacklevel():
+    """The ``stacklevel`` of a ``warnings.warn`` in the caller of this function that names
+    the first frame outside the ``hpcswarm`` package: the user's call (scikit-learn's when
+    a scikit-learn tool fits the selector), not the line of hpcswarm that warns."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _warn_small_classes(y, n_folds):
     classes, counts = np.unique(y, return_counts=True)
-    small = [f"{label!r} ({count})" for label, count in zip(classes.tolist(), counts.tolist())
+    small = [(label, count) for label, count in zip(classes.tolist(), counts.tolist())
              if count < n_folds]
-    message = (f"stratified {n_folds}-fold: class(es) {', '.join(small)} have fewer samples "
-                  f"than folds, so some test folds hold none of them (scikit-learn's "
-                  f"StratifiedKFold, kept as it accepts these labels)")
-    if message not in _WARNED:
-        _WARNED.add(message)
-        warnings.warn(message, FoldWarning, stacklevel=3)
+    key = (n_folds, tuple(label for label, _ in small))
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    named = ", ".join(f"{label!r} ({count})" for label, count in small)
+    warnings.warn(f"stratified {n_folds}-fold: class(es) {named} have fewer samples than "
+                  f"folds, so some test folds hold none of them (scikit-learn's "
+                  f"StratifiedKFold, kept as it accepts these labels)", FoldWarning,
+                  stacklevel=user_stacklevel())
 
 
 def random_state_from_seed(seed):
@@ -244,7 +263,8 @@ def make_folds(y, cv, seed):
     -----
     FoldWarning
         n-fold on labels with a class smaller than n, dealt by scikit-learn (see
-        :func:`fold_rule`); Python shows the same warning once.
+        :func:`fold_rule`), once per process for the same folds and small classes,
+        attributed to the caller's line outside hpcswarm.
     """
     y = np.asarray(y)
     if y.ndim != 1:

@@ -21,6 +21,7 @@ CPU path (:func:`gpu_array_module`, :data:`ARRAY_MODULE_VARIABLE`).
 """
 
 import os
+import sys
 
 import numpy as np
 
@@ -69,7 +70,8 @@ def gpu_array_module(name: str | None = None):
     """The array module of the GPU scorer: CuPy with a CUDA device, or numpy when asked.
 
     With CuPy, this process uses the device ``node_local_rank() % n_devices`` (one rank per
-    GPU when a node runs as many ranks as it has GPUs).
+    GPU when a node runs as many ranks as it has GPUs), and says which on stderr, with a
+    warning when it shares that device with another rank of its node (:func:`report_device`).
 
     Parameters
     ----------
@@ -96,15 +98,58 @@ def gpu_array_module(name: str | None = None):
         import cupy
     except ImportError:
         raise ParameterError("device 'gpu' needs CuPy, which is not installed: install the "
-                             "[gpu] extra (pip install 'hpcswarm[gpu]')") from None
+                             "[gpu] extra (pip install 'hpcswarm[gpu]'; 'hpcswarm[gpu-cuda13]' "
+                             "for CUDA 13)") from None
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # CUDARuntimeError without a driver: named below
         raise ParameterError(f"device 'gpu': CuPy finds no usable CUDA device ({exc})") from None
     if count < 1:
         raise ParameterError("device 'gpu': CuPy finds no CUDA device")
-    cupy.cuda.Device(node_local_rank() % count).use()
+    local_rank = node_local_rank()
+    index = local_rank % count
+    cupy.cuda.Device(index).use()
+    report_device(local_rank, index, count, device_name(cupy, index))
     return cupy
+
+
+_REPORTED = set()
+"""The ``(local rank, device)`` pairs :func:`report_device` has reported in this process."""
+
+
+def device_name(cupy, index) -> str:
+    """The name of CUDA device ``index``, or ``"unknown (reason)"``: never raises."""
+    try:
+        name = cupy.cuda.runtime.getDeviceProperties(index)["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+    except Exception as exc:  # a driver or CuPy version without the property: the name only
+        return f"unknown ({type(exc).__name__}: {exc})"
+
+
+def device_lines(local_rank, index, count, name):
+    """The stderr lines of a process that uses device ``index`` of the ``count`` of its node.
+
+    A note naming the device, and a warning when the node runs more ranks than it has
+    devices (local ranks ``index``, ``index + count``, ... share the device).
+    """
+    lines = [f"hpcswarm: note: GPU: local rank {local_rank} uses device {index} of {count} "
+             f"({name})"]
+    if local_rank >= count:
+        lines.append(f"hpcswarm: warning: GPU: local rank {local_rank} shares device {index} "
+                     f"with local rank {index}: this node runs more ranks than its {count} "
+                     f"device(s); run one rank per GPU (e.g. srun --ntasks-per-node equal "
+                     f"to --gpus-per-node)")
+    return lines
+
+
+def report_device(local_rank, index, count, name, stream=None):
+    """Write :func:`device_lines` to ``stream`` (default stderr), once per process and device."""
+    if (local_rank, index) in _REPORTED:
+        return
+    _REPORTED.add((local_rank, index))
+    stream = sys.stderr if stream is None else stream
+    for line in device_lines(local_rank, index, count, name):
+        print(line, file=stream, flush=True)
 
 
 def gpu_scorer(data, y, *, array_module: str | None = None, **settings) -> "DeviceScorer":
@@ -131,6 +176,12 @@ class DeviceScorer(KnnEvaluator):
     (:data:`DEVICE_BLOCK_BYTES`). The host keeps the evaluator's :class:`GeneMajor` for the
     exact refinement of near ties. Scores, states' masks and evaluation counts are those of
     :class:`KnnEvaluator`; a state's arrays live on the device.
+
+    Attributes
+    ----------
+    refined_rows : int
+        Rows (of every subset scored so far) that the bound left open and the host decided
+        by the exact refinement: the near ties, the part of the work that stays on the CPU.
     """
 
     use_compiled = False  # the host decides only the open rows, by the reference path
@@ -140,6 +191,7 @@ class DeviceScorer(KnnEvaluator):
         super().__init__(X, y, k=k, cv=cv, seed=seed, folds=folds, shard=shard,
                          sum_counts=sum_counts)
         self.xp = xp
+        self.refined_rows = 0
         data, rows = self._data, self._rows
         # float32 values stay float32 on the device (half the memory), widened exactly to
         # float64 when gathered, as the host's GeneMajor.take widens them
@@ -181,6 +233,7 @@ class DeviceScorer(KnnEvaluator):
         if not open_rows.any():
             return correct
         subsets, local = np.nonzero(open_rows)
+        self.refined_rows += int(subsets.size)
         distances = to_host(xp, dist2[xp.asarray(subsets), xp.asarray(local)])
         slacks = to_host(xp, slack)
         exact = {}

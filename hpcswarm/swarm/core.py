@@ -177,6 +177,12 @@ class SearchAlgorithm(abc.ABC):
         """Checks that involve several parameters (ParameterError); single keys are checked
         by ``PARAMS``."""
 
+    @classmethod
+    def swarm_size(cls, params, n_genes):
+        """Particles the method runs with ``params`` on ``n_genes`` genes (for the memory
+        estimate): ``params["n_particles"]``, 1 for a method without a swarm."""
+        return int(params.get("n_particles", 1))
+
     # ------------------------------------------------------------------ the loop
     def run(self, resume=None) -> "SearchResult":
         """Initialise, step until done, and return the :class:`SearchResult`.

@@ -290,10 +290,14 @@ class EvaluationService:
     # ------------------------------------------------------------------ snapshot
     def state(self) -> dict:
         """What a snapshot keeps of the account at a round's end (the keys of :data:`STATE`;
-        the same on every rank once the front is merged)."""
-        return {name: getattr(self, name) for name in self.STATE}
+        the same on every rank once the front is merged), as plain values: the archive and
+        the front by their own ``state()``."""
+        return {**{name: getattr(self, name) for name in self.STATE},
+                "archive": self.archive.state(), "front": self.front.state()}
 
     def restore(self, state: dict) -> None:
         """Take back what :meth:`state` returned."""
         for name in self.STATE:
             setattr(self, name, state[name])
+        self.archive = Archive.from_state(state["archive"])
+        self.front = FrontTracker.from_state(state["front"])

@@ -146,9 +146,39 @@ class FrontTracker:
         if self.monotone:
             for other in [s for s, (v, _) in self.best.items() if s > size and v <= value]:
                 del self.best[other]
+        self._index()
+
+    def _index(self):
+        # the sizes held, their fitness and the running best, for :meth:`open`
         self._sizes = np.array(sorted(self.best), dtype=np.int64)
         self._values = np.array([self.best[s][0] for s in self._sizes.tolist()])
         self._below = np.maximum.accumulate(np.concatenate(([-np.inf], self._values)))
+
+    def state(self):
+        """What a snapshot keeps of the tracker: ``n_genes``, ``monotone`` and its entries in
+        increasing size (``sizes`` int64, ``fitness`` float64, ``packed``: uint8 array of
+        shape (n_entries, ceil(n_genes / 8)) of the packed masks)."""
+        entries = self.entries()
+        width = (self.n_genes + 7) // 8
+        return {"n_genes": self.n_genes, "monotone": self.monotone,
+                "sizes": np.array([size for size, _, _ in entries], dtype=np.int64),
+                "fitness": np.array([value for _, value, _ in entries], dtype=np.float64),
+                "packed": np.frombuffer(b"".join(packed for _, _, packed in entries),
+                                        dtype=np.uint8).reshape(-1, width)}
+
+    @classmethod
+    def from_state(cls, state):
+        """The tracker :meth:`state` describes (ValueError if its arrays do not match)."""
+        front = cls(state["n_genes"], state["monotone"])
+        sizes, fitness, packed = state["sizes"], state["fitness"], state["packed"]
+        if not sizes.shape == fitness.shape == packed.shape[:1] or packed.shape[1:] != (
+                (front.n_genes + 7) // 8,):
+            raise ValueError(f"front arrays of shapes {sizes.shape}, {fitness.shape} and "
+                             f"{packed.shape} for {front.n_genes} genes")
+        front.best = {size: (value, row.tobytes()) for size, value, row
+                      in zip(sizes.tolist(), fitness.tolist(), packed)}
+        front._index()
+        return front
 
     def entries(self):
         """``[(size, fitness, packed bytes), ...]`` in increasing size."""

@@ -16,9 +16,10 @@ is in the snapshot:
   history, events, counters, the replicated archive and set of subsets seen,
   method-specific records such as FSIPSO's active genes or CSO's losers), plus the
   swarm-wide generator; all of it is the same on every rank of the group at a round's end
-  (:mod:`hpcswarm.swarm.core`), so rank 0's copy is pickled as it is (the front of subsets
-  met, :mod:`hpcswarm.swarm.front`, which each rank keeps for its own particles, is merged
-  over the ranks first). A cached distance
+  (:mod:`hpcswarm.swarm.core`), so rank 0's copy is kept, as plain data
+  (:func:`~hpcswarm.swarm.statetree.encode_state`: JSON text and numeric arrays, never a
+  pickle; the front of subsets met, :mod:`hpcswarm.swarm.front`, which each rank keeps for
+  its own particles, is merged over the ranks first). A cached distance
   state of the fitness engine (a greedy baseline's, SFR's prefix) is a cache: the method
   keeps its mask and rebuilds it in ``restore`` with one Gram product; every score computed
   from it is the same (the engine's scores are exact, see :mod:`hpcswarm.fitness.incremental`).
@@ -28,7 +29,6 @@ round's end), the bytes-sent counters (per rank; a resumed run counts its own) a
 particles this rank owns (recomputed).
 """
 
-import pickle
 import time
 from dataclasses import dataclass
 
@@ -37,6 +37,7 @@ import numpy as np
 from hpcswarm.errors import DataError
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.swarm.state import RNG_STATE_BYTES, SwarmState, pack_rng, unpack_rng
+from hpcswarm.swarm.statetree import decode_state, encode_state
 
 SWARM_ROWS = ("position", "velocity", "mask", "pbest_position", "pbest_mask")
 """Per-particle rows of a swarm that live only on the rank owning the particle."""
@@ -69,7 +70,8 @@ def take_snapshot(search):
         On the group's rank 0: ``iteration`` (the last round played), ``elapsed`` (seconds
         since the search started), ``arrays`` (the swarm's per-particle arrays, empty for a
         method without a swarm) and ``method_state`` (the search's ``method_state()`` and the
-        swarm-wide generator, pickled bytes). None on the other ranks.
+        swarm-wide generator, as :func:`~hpcswarm.swarm.statetree.encode_state` stores them:
+        a copy, which later rounds leave alone). None on the other ranks.
     """
     has_swarm = hasattr(search, "state")
     arrays = _gather_swarm(search) if has_swarm else {}
@@ -82,7 +84,7 @@ def take_snapshot(search):
     return {"iteration": int(search.iteration),
             "elapsed": time.perf_counter() - search.started,
             "arrays": arrays,
-            "method_state": pickle.dumps(attributes, protocol=pickle.HIGHEST_PROTOCOL)}
+            "method_state": encode_state(attributes)}
 
 
 @dataclass(frozen=True)
@@ -173,9 +175,12 @@ def check_state_arrays(state: dict, specs: dict, n_genes: int, source: str) -> N
 
 
 def _method_attributes(search, snapshot, source):
-    """The unpickled method state of ``snapshot``, checked to hold every attribute the
+    """The method state of ``snapshot`` read back, checked to hold every attribute the
     search lists (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_names`)."""
-    attributes = pickle.loads(snapshot["method_state"])
+    try:
+        attributes = decode_state(snapshot["method_state"])
+    except ValueError as exc:
+        raise _refuse(source, "method state", f"does not read back ({exc})") from None
     state = attributes.get("search") if isinstance(attributes, dict) else None
     missing = (["search"] if not isinstance(state, dict)
                else [name for name in search.state_names() if name not in state])
@@ -203,7 +208,10 @@ def restore_snapshot(search, snapshot):
     if shape is not None:
         check_swarm_arrays(arrays, *shape, source)
     attributes = _method_attributes(search, snapshot, source)
-    search.restore_method_state(attributes["search"])
+    try:  # the archive and the front are rebuilt from their arrays, checked there
+        search.restore_method_state(attributes["search"])
+    except (KeyError, ValueError, TypeError, AttributeError) as exc:
+        raise _refuse(source, "method state", f"does not read back ({exc!r})") from None
     if arrays:
         rngs = [unpack_rng(packed) for packed in arrays["rng_states"]]
         search.state = SwarmState(rngs=rngs, swarm_rng=attributes["swarm_rng"],

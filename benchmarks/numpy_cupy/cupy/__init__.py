@@ -1,0 +1,57 @@
+"""A stand-in for CuPy that forwards to numpy: the GPU scripts run end to end on a CPU.
+
+With ``benchmarks/numpy_cupy`` first on ``PYTHONPATH``, ``import cupy`` finds this module:
+every array function is numpy's (module ``__getattr__``), and the few CUDA calls that
+hpcswarm and its GPU benchmark make (device count, device selection and properties,
+synchronisation, ``asnumpy``) answer as one device named ``"numpy stand-in"`` would.
+``benchmarks/gpu_check.sh --small`` uses it on a machine without CuPy; nothing here is
+imported by hpcswarm itself.
+"""
+
+import types
+
+import numpy
+
+__version__ = f"numpy-stand-in ({numpy.__version__})"
+
+DEVICE_NAME = b"numpy stand-in"
+
+
+class CUDARuntimeError(RuntimeError):
+    """CuPy's error of a failing CUDA runtime call (never raised by the stand-in)."""
+
+
+class Device:
+    """One device, id 0: ``use`` and ``synchronize`` have nothing to do on the host."""
+
+    def __init__(self, device=0):
+        self.id = int(device)
+
+    def use(self):
+        return None
+
+    def synchronize(self):
+        return None
+
+
+def _device_count():
+    return 1
+
+
+def _device_properties(index):
+    return {"name": DEVICE_NAME, "totalGlobalMem": 0}
+
+
+runtime = types.SimpleNamespace(getDeviceCount=_device_count,
+                                getDeviceProperties=_device_properties,
+                                CUDARuntimeError=CUDARuntimeError)
+cuda = types.SimpleNamespace(Device=Device, runtime=runtime)
+
+
+def asnumpy(array):
+    """``array`` as a numpy array (already one)."""
+    return numpy.asarray(array)
+
+
+def __getattr__(name):
+    return getattr(numpy, name)

@@ -1,0 +1,106 @@
+"""Gene lists: the one tab-separated format hpcswarm writes, and the lists ``evaluate --genes``
+reads.
+
+The format (``OUT.signature.tsv``, ``report --genes FILE``): UTF-8 text, one header line whose
+first column is ``gene``, then one row per gene, fields separated by tabs, lines ended by
+``\\n``. The columns every list has:
+
+``gene``
+    The gene's name, exactly as the dataset holds it.
+``feature``
+    Its 1-based column in the dataset (the numbering of Tran et al.'s Table 6 and of most
+    papers' feature tables).
+``column``
+    Its 0-based column (numpy's, and the dataset file's ``X``).
+
+then the figures of the list (a selection frequency, a mean rank...). A field is written
+between double quotes, with every ``"`` inside doubled (the quoting of RFC 4180 and of Python's
+:mod:`csv`), when it holds a tab, a quote or a line end, starts with ``#`` or has a leading or
+trailing space; any other field is written as it is. Every name a dataset can hold therefore
+reads back exactly, including names that look like numbers or start with ``#``; a
+spreadsheet or :func:`pandas.read_csv` with ``sep="\\t"`` reads the file as it is.
+
+What ``evaluate --genes FILE`` reads (:func:`read_gene_list`):
+
+- a list in this format (a first line, after any ``#`` comment lines, of tab-separated fields
+  the first of which is ``gene``): the names of its ``gene`` column, as written, never
+  read as columns; or
+- a plain list written by hand: one gene per line, surrounding spaces ignored, blank lines
+  and lines starting with ``#`` skipped. An entry is a gene name or else a 0-based column.
+
+Either way a name matches a gene of the dataset compared without surrounding spaces, the one
+name rule of ``convert`` and loading (:func:`hpcswarm.fitness.genes.mask_from_genes`).
+"""
+
+import csv
+import re
+from typing import NamedTuple
+
+
+NAME_COLUMNS = ("gene", "feature", "column")
+"""The first columns of every gene list hpcswarm writes."""
+
+_QUOTED = re.compile(r'[\t"\r\n]|^#|^\s|\s$')
+
+
+def quote(field) -> str:
+    """One field of a gene list: as it is, or quoted (see the module's description)."""
+    text = str(field)
+    if _QUOTED.search(text):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def gene_table(columns, rows) -> str:
+    """A gene list in the format of this module.
+
+    Parameters
+    ----------
+    columns : sequence of str
+        The names of the figures after :data:`NAME_COLUMNS`.
+    rows : iterable of tuple
+        ``(name, column, *figures)`` per gene, ``column`` its 0-based column; figures are
+        written with ``str`` (format numbers before).
+
+    Returns
+    -------
+    str
+        The header and one line per row, each ended by ``\\n``.
+    """
+    lines = ["\t".join(NAME_COLUMNS + tuple(columns))]
+    for name, column, *figures in rows:
+        lines.append("\t".join([quote(name), str(int(column) + 1), str(int(column)),
+                                *map(quote, figures)]))
+    return "\n".join(lines) + "\n"
+
+
+class GeneList(NamedTuple):
+    """The entries of a gene list file and how to look them up."""
+
+    entries: list
+    """The names (or, in a plain list, names or 0-based columns), in the file's order."""
+    names_only: bool
+    """True for a list in this module's format: its entries are names, never columns."""
+
+
+def read_gene_list(path) -> GeneList:
+    """The genes of a gene list file: this module's format, or a plain list (see the module).
+
+    The file is read as any text input (:func:`hpcswarm.data.textio.read_text`: UTF-8,
+    UTF-16 or UTF-32); a missing, unreadable or binary file is a
+    :class:`~hpcswarm.errors.DataError` naming it.
+    """
+    from hpcswarm.data.textio import read_lines  # here: writing a list loads no data reader
+
+    lines = read_lines(path)
+    start = 0
+    while start < len(lines) and (not lines[start].strip()
+                                  or lines[start].lstrip().startswith("#")):
+        start += 1
+    header = lines[start].split("\t") if start < len(lines) else []
+    if len(header) > 1 and header[0].strip() == "gene":
+        rows = csv.reader((line + "\n" for line in lines[start + 1:]), delimiter="\t",
+                          quotechar='"', doublequote=True, strict=False)
+        return GeneList([row[0] for row in rows if row and row != [""]], names_only=True)
+    return GeneList([line.strip() for line in lines
+                     if line.strip() and not line.lstrip().startswith("#")], names_only=False)

@@ -1,0 +1,35 @@
+"""A fold warning names the user's line, not hpcswarm's, and is shown once per process."""
+
+import warnings
+
+import numpy as np
+
+from hpcswarm.fitness import FoldWarning, KnnEvaluator, make_folds
+
+SMALL_CLASS = np.repeat([0, 1], [4, 16])  # class 0 has fewer samples than 5 folds
+
+
+def _caught(call, monkeypatch):
+    monkeypatch.setattr("hpcswarm.fitness.folds._WARNED", set())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [w for w in caught if issubclass(w.category, FoldWarning)]
+
+
+def test_the_warning_points_at_the_callers_line(monkeypatch):
+    (direct,) = _caught(lambda: make_folds(SMALL_CLASS, 5, seed=0), monkeypatch)
+    assert direct.filename == __file__
+    X = np.random.default_rng(0).normal(size=(SMALL_CLASS.size, 3))
+    (nested,) = _caught(lambda: KnnEvaluator(X, SMALL_CLASS, k=1, cv=5, seed=0), monkeypatch)
+    assert nested.filename == __file__  # through the evaluator: still this line
+
+
+def test_the_outer_folds_training_parts_warn_once(monkeypatch):
+    def inner_folds_of_each_outer_fold():
+        y = np.repeat([0, 1], [7, 40])
+        for train, _ in make_folds(y, 2, seed=1):
+            make_folds(y[train], 5, seed=2)  # class 0: 3 samples in one part, 4 in the other
+
+    caught = _caught(inner_folds_of_each_outer_fold, monkeypatch)
+    assert len(caught) == 1 and "class(es) 0 (" in str(caught[0].message)

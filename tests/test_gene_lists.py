@@ -1,0 +1,130 @@
+"""Gene lists: the one format hpcswarm writes (``signature.tsv``, ``report --genes``) reads back
+every name a dataset can hold, through ``evaluate --genes``; plain lists typed by hand keep
+their rules; ``convert`` and loading a file share one name rule."""
+
+import json
+
+import numpy as np
+import pytest
+
+from cli_checks import assert_one_error, run_cli
+from hpcswarm.data import Dataset, open_dataset, write_dataset
+from hpcswarm.errors import ParameterError
+from hpcswarm.fitness.genes import mask_from_genes
+from hpcswarm.genelist import gene_table, read_gene_list
+from hpcswarm.signature import FinalSignature
+
+AWKWARD = ["#hash", "a\ttab", " lead", "trail ", 'say "hi"', '"', "ünïcødé-β", "12", "-3",
+           "1e5", "gene", "line\nbreak", "#", "plain"]
+"""Names a dataset can hold that a line-per-name list would misread."""
+
+
+def test_every_awkward_name_round_trips():
+    text = gene_table(("frequency",), [(name, j, "0.5000") for j, name in enumerate(AWKWARD)])
+    lines = text.splitlines()
+    assert lines[0] == "gene\tfeature\tcolumn\tfrequency"
+    assert lines[-1] == "plain\t14\t13\t0.5000"  # an ordinary name is written as it is
+    assert '"#hash"\t1\t0\t0.5000' in lines and '"say ""hi"""\t5\t4\t0.5000' in lines
+
+
+def test_a_written_list_reads_back_exactly(tmp_path):
+    path = tmp_path / "genes.tsv"
+    path.write_text(gene_table(("frequency",), [(n, j, "1") for j, n in enumerate(AWKWARD)]),
+                    encoding="utf-8")
+    listed = read_gene_list(path)
+    assert listed.names_only and listed.entries == AWKWARD
+    names = ["TP53", *AWKWARD, "hash", "a", "lead", "trail", "5"]
+    mask = mask_from_genes(listed.entries, names, names_only=True)
+    assert np.flatnonzero(mask).tolist() == list(range(1, len(AWKWARD) + 1))
+
+
+def test_names_of_a_written_list_are_never_indices(tmp_path):
+    path = tmp_path / "genes.tsv"
+    path.write_text(gene_table((), [("12", 0)]))
+    listed = read_gene_list(path)
+    with pytest.raises(ParameterError, match="unknown gene '12'.*names genes, not columns"):
+        mask_from_genes(listed.entries, [f"g{j}" for j in range(20)], names_only=listed.names_only)
+
+
+def test_a_plain_list_keeps_its_rules(tmp_path):
+    path = tmp_path / "mine.txt"
+    path.write_text("# my favourites\n\n  TP53  \n7\n#skipped\nMYC\n")
+    listed = read_gene_list(path)
+    assert not listed.names_only and listed.entries == ["TP53", "7", "MYC"]
+    names = ["MYC", " TP53"] + [f"g{j}" for j in range(6)]
+    # a hand-typed name matches a dataset name with surrounding spaces; 7 is a column
+    assert np.flatnonzero(mask_from_genes(listed.entries, names)).tolist() == [0, 1, 7]
+
+
+def test_a_list_written_by_an_earlier_version_still_reads(tmp_path):
+    path = tmp_path / "old.signature.tsv"
+    path.write_text("# final signature: 2 genes\n# estimate\ngene\tcolumn\tfold_frequency\n"
+                    "B\t1\t1.0000\nA\t0\t0.5000\n")
+    assert read_gene_list(path) == (["B", "A"], True)
+
+
+def _signature(genes):
+    genes = np.asarray(genes, dtype=np.int64)
+    return FinalSignature(genes, genes, "none", (0,), 1, 1, np.linspace(1, 0.5, genes.size),
+                          {"row": "M", "mean": 1.0, "n": 1}, {}, None)
+
+
+def test_the_signature_list_is_a_gene_table():
+    text = _signature([2, 0]).gene_list(["a", "b", "#c"])
+    assert text == 'gene\tfeature\tcolumn\tfold_frequency\n"#c"\t3\t2\t1.0000\na\t1\t0\t0.5000\n'
+
+
+@pytest.fixture
+def awkward_data(tmp_path):
+    """A dataset file (as another tool may write it) whose genes carry the awkward names."""
+    rng = np.random.default_rng(1)
+    names = [name.strip() for name in AWKWARD] + ["TP53"]
+    dataset = Dataset(X=rng.normal(size=(8, len(names))), y=np.array([0, 1] * 4),
+                      class_names=["a", "b"], gene_names=names, attrs={})
+    write_dataset(dataset, tmp_path / "d.h5")
+    return tmp_path / "d.h5", names
+
+
+def test_evaluate_reads_the_signature_list_the_tool_writes(awkward_data, tmp_path, capsys):
+    path, names = awkward_data
+    chosen = [0, 1, 2, 11, 7, 13]  # '#hash', 'a\ttab', 'lead', 'line\nbreak', '12', 'plain'
+    listed = tmp_path / "s.tsv"
+    listed.write_text(_signature(chosen).gene_list(names), encoding="utf-8")
+    status, out, err = run_cli(capsys, "evaluate", path, "--genes", listed, "--k", "1",
+                               "--cv", "2")
+    assert status == 0, err
+    assert json.loads(out)["genes_used"] == len(chosen)
+    expected = run_cli(capsys, "evaluate", path, "--genes", _indices(tmp_path, chosen),
+                       "--k", "1", "--cv", "2")[1]
+    assert json.loads(out)["accuracy"] == json.loads(expected)["accuracy"]
+
+
+def _indices(folder, columns):
+    path = folder / "columns.txt"
+    path.write_text("".join(f"{j}\n" for j in columns))
+    return path
+
+
+# ------------------------------------------------------------------ one name rule
+def test_loading_and_convert_share_the_name_rule(tmp_path, capsys):
+    """A name with surrounding spaces is the same name without them: a file holding both is
+    refused by loading as convert refuses it, and a lone such name is loaded as convert
+    would write it."""
+    rng = np.random.default_rng(2)
+    foreign = Dataset(X=rng.normal(size=(4, 3)), y=np.array([0, 1, 0, 1]),
+                      class_names=["a", "b"], gene_names=[" TP53", "TP53", "MYC "], attrs={})
+    write_dataset(foreign, tmp_path / "foreign.h5")
+    status, _, err = run_cli(capsys, "info", tmp_path / "foreign.h5")
+    assert_one_error(status, err, "duplicate gene name: 'TP53'", "written ' TP53' and 'TP53'")
+    (tmp_path / "t.csv").write_text("sample, TP53,TP53,label\ns1,1,2,a\ns2,3,4,b\ns3,5,6,a\n"
+                                    "s4,7,8,b\n")
+    status, _, err = run_cli(capsys, "convert", tmp_path / "t.csv", tmp_path / "t.h5",
+                             "--label", "label")
+    assert_one_error(status, err, "duplicate gene name: 'TP53'")
+    lone = Dataset(X=rng.normal(size=(4, 2)), y=np.array([0, 1, 0, 1]), class_names=[" a", "b"],
+                   gene_names=[" TP53", "MYC "], sample_names=["s1 ", "s2", "s3", "s4"],
+                   attrs={})
+    write_dataset(lone, tmp_path / "lone.h5")
+    opened = open_dataset(tmp_path / "lone.h5")
+    assert opened.gene_names == ["TP53", "MYC"] and opened.class_names == ["a", "b"]
+    assert opened.sample_names[0] == "s1"

@@ -1,0 +1,94 @@
+"""The registry of refinements (hpcswarm.refinements) and the default signature's promise:
+it is made from the swarm's answer, and it beats the filter where genes matter only together."""
+
+import numpy as np
+import pytest
+
+from hpcswarm.fitness import KnnEvaluator, score_split
+from hpcswarm.refine import TRIM_RULES
+from hpcswarm.refinements import CHOICES, DEFAULT, KINDS, REFINEMENTS, refinement, row_label
+from hpcswarm.relevance import (RANK_RULES, RELEVANCE_TRIMS, balanced_ranking, one_vs_rest,
+                                prefix_scores, relevance_subset)
+from hpcswarm.search import run_search
+from hpcswarm.subsample import SUBSAMPLE_RULES
+from synthetic import small_data
+
+SETTINGS = {"n_particles": 10, "n_iterations": 8, "ls_tries": 10}
+
+
+def parity_data(seed, n_samples, n_genes=40, copies=2):
+    """Two-bit parity: the class is the XOR of two binary states, each carried by ``copies``
+    noisy genes (0, 1; 2, 3; ...); every gene alone is independent of the class."""
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 2, size=(n_samples, 2))
+    X = rng.normal(size=(n_samples, n_genes))
+    for copy in range(copies):
+        X[:, 2 * copy:2 * copy + 2] = (2 * bits - 1) * 1.5 + rng.normal(scale=0.5,
+                                                                        size=(n_samples, 2))
+    return X, bits[:, 0] ^ bits[:, 1]
+
+
+def test_every_rule_has_a_kind_and_one_implementation_of_that_kind():
+    tables = {"trim": {**TRIM_RULES, **RELEVANCE_TRIMS}, "rank": RANK_RULES,
+              "subsample": SUBSAMPLE_RULES}
+    assert CHOICES == ("none", *REFINEMENTS)
+    for name, rule in REFINEMENTS.items():
+        assert rule.kind in KINDS and name in tables[rule.kind]
+    implemented = [name for table in tables.values() for name in table]
+    assert sorted(implemented) == sorted(REFINEMENTS)  # no rule outside the registry
+    with pytest.raises(ValueError, match="refine must be one of none, prune"):
+        refinement("relevance-all")
+
+
+def test_the_filter_is_a_baseline_row_and_the_others_are_the_methods_own():
+    assert row_label("relevance", "PSO-LSRG") == "Welch-RR filter"
+    assert row_label("prune-compact", "PSO-LSRG") == "PSO-LSRG+prune-compact"
+    assert REFINEMENTS[DEFAULT].kind != "rank" and "subset" in REFINEMENTS[DEFAULT].needs
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_relevance_subset_keeps_the_best_prefix_of_the_subsets_own_ranking(seed):
+    X, y = small_data(seed, n_samples=45, n_genes=60)
+    scorer = KnnEvaluator(X, y, k=1, cv="loo")
+    mask = np.zeros(60, dtype=bool)
+    mask[np.random.default_rng(seed).choice(60, size=25, replace=False)] = True
+    refined = relevance_subset(scorer, X, y, mask)
+    genes = np.flatnonzero(mask)
+    ranking = genes[balanced_ranking(one_vs_rest(X, y)[:, genes], genes.size)]
+    counts = []
+    for size in range(1, genes.size + 1):
+        prefix = np.zeros(60, dtype=bool)
+        prefix[ranking[:size]] = True
+        counts.append(scorer.score(prefix).correct)
+    assert refined.correct == max(counts) == scorer.score(refined.mask).correct
+    assert refined.genes.size == counts.index(max(counts)) + 1
+    assert set(refined.genes) <= set(genes)
+    assert sorted([*refined.genes, *refined.removed]) == genes.tolist()
+
+
+def test_prefixes_scored_one_gene_at_a_time_equal_full_evaluations():
+    X, y = small_data(3, n_samples=40, n_genes=50)
+    scorer = KnnEvaluator(X, y, k=1, cv="loo")
+    ranking = np.random.default_rng(1).permutation(50)
+    for size, score in enumerate(prefix_scores(scorer, ranking), 1):
+        mask = np.zeros(50, dtype=bool)
+        mask[ranking[:size]] = True
+        assert score == scorer.score(mask)
+
+
+def test_the_default_signature_is_the_swarms_and_beats_the_filter_on_parity():
+    X, y = parity_data(0, 80)
+    X_test, y_test = parity_data(1, 400)
+    signatures = {}
+    for seed in (1, 2):
+        result = run_search(X, y, "pso-lsrg", SETTINGS, seed=seed, refine=DEFAULT)
+        assert set(result.refined.genes) <= set(result.genes)
+        signatures[seed] = result.refined
+    assert not np.array_equal(signatures[1].genes, signatures[2].genes)
+    filtered = run_search(X, y, "pso-lsrg", SETTINGS, seed=1, refine="relevance").refined
+    same_filter = run_search(X, y, "pso-lsrg", SETTINGS, seed=2, refine="relevance").refined
+    assert np.array_equal(filtered.genes, same_filter.genes)  # a filter ignores the search
+    filter_accuracy = score_split(X, y, X_test, y_test, filtered.mask, 1).accuracy
+    for refined in signatures.values():
+        assert score_split(X, y, X_test, y_test, refined.mask, 1).accuracy > filter_accuracy
+        assert refined.genes.size < filtered.genes.size
