@@ -74,10 +74,10 @@ class Item:
 def test_the_listed_cases_are_marked_slow_and_a_missing_one_is_an_error():
     from conftest import SLOW_CASES, pytest_collection_modifyitems
 
-    case = SLOW_CASES[0]
+    case, *others = SLOW_CASES
     listed, sibling = Item(case), Item(case.split("[")[0] + "[another]")
-    pytest_collection_modifyitems(None, [listed, sibling])
+    pytest_collection_modifyitems(None, [listed, sibling, *map(Item, others)])
     assert listed.markers == ["slow"] and sibling.markers == []
     with pytest.raises(pytest.UsageError, match="not a collected case"):
-        pytest_collection_modifyitems(None, [sibling])
+        pytest_collection_modifyitems(None, [sibling, *map(Item, others)])
     pytest_collection_modifyitems(None, [Item("tests/test_other.py::test_x")])  # not collected
