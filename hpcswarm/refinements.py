@@ -102,14 +102,6 @@ see ``docs/signatures.md`` for the rule that chose it and the design panel it wa
 on."""
 
 
-def refinement(name):
-    """The :class:`Refinement` called ``name``; ValueError listing :data:`CHOICES`."""
-    try:
-        return REFINEMENTS[name]
-    except KeyError:
-        raise ValueError(f"refine must be one of {', '.join(CHOICES)}, got {name!r}") from None
-
-
 def row_label(name, method_label):
     """The report row of refinement ``name`` of the method ``method_label`` (a rule unknown
     to this version, read from an older or newer file, is shown as ``NAME+RULE``)."""

@@ -4,12 +4,14 @@ it is made from the swarm's answer, and it beats the filter where genes matter o
 import numpy as np
 import pytest
 
+from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import KnnEvaluator, score_split
 from hpcswarm.refine import TRIM_RULES
-from hpcswarm.refinements import CHOICES, DEFAULT, KINDS, REFINEMENTS, refinement, row_label
+from hpcswarm.refinements import CHOICES, DEFAULT, KINDS, REFINEMENTS, row_label
 from hpcswarm.relevance import (RANK_RULES, RELEVANCE_TRIMS, balanced_ranking, one_vs_rest,
                                 prefix_scores, relevance_subset)
 from hpcswarm.search import run_search
+from hpcswarm.spec import SearchSpec
 from hpcswarm.subsample import SUBSAMPLE_RULES
 from synthetic import small_data
 
@@ -36,8 +38,8 @@ def test_every_rule_has_a_kind_and_one_implementation_of_that_kind():
         assert rule.kind in KINDS and name in tables[rule.kind]
     implemented = [name for table in tables.values() for name in table]
     assert sorted(implemented) == sorted(REFINEMENTS)  # no rule outside the registry
-    with pytest.raises(ValueError, match="refine must be one of none, prune"):
-        refinement("relevance-all")
+    with pytest.raises(ParameterError, match="'refine' must be one of none, prune"):
+        SearchSpec.build("pso-lsrg", refine="relevance-all")
 
 
 def test_the_filter_is_a_baseline_row_and_the_others_are_the_methods_own():
