@@ -355,6 +355,7 @@ def _evaluate(args, shards=None, comm=None):
 
     from hpcswarm.data import load_dataset
     from hpcswarm.fitness import GeneMajor, make_scorer
+    from hpcswarm.fitness.compiled import worth_compiling
     from hpcswarm.fitness.genes import mask_from_genes
     from hpcswarm.genelist import read_gene_list
     from hpcswarm.preprocess import parse_steps, score_in_folds
@@ -378,9 +379,10 @@ def _evaluate(args, shards=None, comm=None):
             raise ParameterError(str(exc)) from exc
     else:
         device = {} if args.device == "cpu" else {"device": args.device}
+        rows = -(-dataset.n_samples // (1 if shards is None else shards.size))
         scorer = make_scorer(GeneMajor(dataset.X_genes, finite=dataset.values_finite),
                              dataset.y, k=args.k, cv=args.cv, seed=args.seed, shards=shards,
-                             **device)
+                             compiled=worth_compiling(rows * dataset.n_samples), **device)
         result = scorer.score(mask).as_dict()
     result.update(genes_used=int(mask.sum()), n_genes=dataset.n_genes, k=args.k,
                   cv=args.cv, seed=args.seed)

@@ -1,6 +1,8 @@
 """The compiled one-pass decision of 1-NN row blocks equals the numpy path: the same cached
 distances bit for bit and the same counts, on every validation scheme and sample shard."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -45,3 +47,32 @@ def test_k_above_one_keeps_the_numpy_path():
     rng = np.random.default_rng(2)
     evaluator = KnnEvaluator(rng.normal(size=(20, 6)), np.arange(20) % 2, k=3)
     assert not evaluator._rows.compiled
+
+
+def test_compiled_false_keeps_the_numpy_path_with_equal_scores():
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(40, 12)), np.arange(40) % 3
+    plain, compiled = (KnnEvaluator(X, y, compiled=flag) for flag in (False, None))
+    assert not plain._rows.compiled and compiled._rows.compiled
+    mask = rng.random(12) < 0.5
+    assert plain.score(mask) == compiled.score(mask)
+
+
+def test_one_scoring_compiles_only_past_the_breakeven():
+    from hpcswarm.fitness.compiled import BREAKEVEN_CELLS, worth_compiling
+
+    assert not worth_compiling(10_000 * 10_000)  # numba's one-off cost is not repaid
+    assert worth_compiling(BREAKEVEN_CELLS) and worth_compiling(50_000 * 50_000)
+
+
+def test_evaluate_scores_a_small_set_by_the_numpy_path(monkeypatch, capsys):
+    from hpcswarm import cli
+    from hpcswarm.fitness import scorer
+
+    made = []
+    real = scorer.cpu_scorer
+    monkeypatch.setitem(scorer.SCORERS, "cpu",
+                        lambda *a, **kw: made.append(real(*a, **kw)) or made[-1])
+    assert cli.main(["evaluate", "builtin:srbct", "--all"]) == 0
+    assert not made[0]._rows.compiled
+    assert json.loads(capsys.readouterr().out)["correct"] == 76  # 76/83, as the compiled path

@@ -13,6 +13,22 @@ import types
 AVAILABLE = importlib.util.find_spec("numba") is not None
 """Whether numba is installed (found without importing it)."""
 
+BREAKEVEN_CELLS = 3e8
+"""Row-by-sample distances one scoring must decide on a rank before the compiled scan gains
+more than numba costs a fresh process. Measured with ``benchmarks/bench_startup.py
+--evaluate 500`` (10,000 x 20,000, 500 genes, one evaluation; the 2-core VM, idle): the
+compiled path took 0.48 s longer than the numpy path on one rank (10^8 distances) and 0.62 s
+longer on each of two shards (5 x 10^7), its gain about 2.8 ns per distance against a
+one-off 0.76 s (importing numba, its target's set-up and loading the cached kernels), even
+at about 2.7 x 10^8 distances (16,000 samples on one rank)."""
+
+
+def worth_compiling(cells):
+    """Whether a process that scores once should decide its ``cells`` row-by-sample
+    distances by the compiled scan (:data:`BREAKEVEN_CELLS`); a search, which scores
+    thousands of subsets, always does. Either path gives the same Scores."""
+    return AVAILABLE and cells >= BREAKEVEN_CELLS
+
 
 class Kernel:
     """A function compiled by ``numba.njit`` at its first call.

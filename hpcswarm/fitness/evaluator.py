@@ -98,6 +98,10 @@ class KnnEvaluator:
         ``sum_counts(counts) -> counts``: the element-wise sum of an int64 array over the
         ``count`` shards of the same evaluation (an integer Allreduce over the shards'
         ranks); every shard makes the same calls in the same order. Default: no other shard.
+    compiled : bool, optional
+        False: decide the rows by the numpy path even where numba is installed (the same
+        Scores; what a process that scores once gains, :func:`~hpcswarm.fitness.compiled.worth_compiling`).
+        Default: :attr:`use_compiled`.
 
     Attributes
     ----------
@@ -134,7 +138,9 @@ class KnnEvaluator:
     where it applies; False keeps the numpy path (the reference, equal in every case)."""
 
     def __init__(self, X, y, *, k=1, cv="loo", seed=0, folds=None, shard=(0, 1),
-                 sum_counts=None):
+                 sum_counts=None, compiled=None):
+        if compiled is not None:  # False: the numpy path (this scorer's only)
+            self.use_compiled = self.use_compiled and compiled
         self._data = X if isinstance(X, GeneMajor) else GeneMajor.from_samples(X)
         y = np.asarray(y)
         if y.shape != (self._data.n_samples,):

@@ -152,9 +152,11 @@ def report_device(local_rank, index, count, name, stream=None):
         print(line, file=stream, flush=True)
 
 
-def gpu_scorer(data, y, *, array_module: str | None = None, **settings) -> "DeviceScorer":
+def gpu_scorer(data, y, *, array_module: str | None = None, compiled=True,
+               **settings) -> "DeviceScorer":
     """The :class:`DeviceScorer` of ``data, y`` on :func:`gpu_array_module`'s array module;
-    ``settings`` as :class:`~hpcswarm.fitness.evaluator.KnnEvaluator` takes them."""
+    ``settings`` as :class:`~hpcswarm.fitness.evaluator.KnnEvaluator` takes them
+    (``compiled`` does not apply: the host decides its open rows by the numpy path)."""
     return DeviceScorer(data, y, xp=gpu_array_module(array_module), **settings)
 
 

@@ -79,14 +79,15 @@ def cpu_scorer(data, y, *, array_module=None, **settings) -> KnnEvaluator:
 
 SCORERS = {"cpu": cpu_scorer, "gpu": gpu_scorer}
 """The scorer of each ``device``: ``builder(data, y, *, array_module, k, cv, seed, folds,
-shard, sum_counts) -> Scorer``. A new engine is one module of this package and one row here."""
+shard, sum_counts, compiled) -> Scorer``. A new engine is one module of this package and one row here."""
 
 DEVICES = tuple(SCORERS)
 """The values of ``device`` (the search specification's choices)."""
 
 
 def make_scorer(data, y, *, k: int = 1, cv="loo", seed=0, folds=None, shards=None,
-                device: str = "cpu", array_module: str | None = None) -> Scorer:
+                device: str = "cpu", array_module: str | None = None,
+                compiled: bool = True) -> Scorer:
     """The scorer of every search, job task and ``hpcswarm evaluate``.
 
     Parameters
@@ -114,6 +115,10 @@ def make_scorer(data, y, *, k: int = 1, cv="loo", seed=0, folds=None, shards=Non
         The array module of ``device="gpu"``; ``"numpy"`` runs the GPU code path on the
         host (tests). Default: the environment variable ``HPCSWARM_GPU_ARRAY_MODULE``, else
         ``"cupy"`` (:func:`~hpcswarm.fitness.gpu.gpu_array_module`). Ignored on the CPU.
+    compiled : bool, default True
+        False: the CPU decides the rows by the numpy path, without numba's one-off cost
+        (for a process that scores once: :func:`~hpcswarm.fitness.compiled.worth_compiling`).
+        The same Scores either way. The GPU's host decides its open rows by that path anyway.
 
     Returns
     -------
@@ -136,6 +141,6 @@ def make_scorer(data, y, *, k: int = 1, cv="loo", seed=0, folds=None, shards=Non
         sharded = {"shard": (shards.rank, shards.size), "sum_counts": shards.allreduce_sum}
     try:
         return SCORERS[device](data, y, array_module=array_module, k=k, cv=cv, seed=seed,
-                               folds=folds, **sharded)
+                               folds=folds, compiled=compiled, **sharded)
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
