@@ -9,25 +9,36 @@ significantly below PSO-LSRG on any panel set; among those the smallest mean siz
 most stable (Sechidis et al.'s correlation-aware estimate, then Kuncheva's index between
 folds). The test accuracy is read only by that comparison.
 
-Input: the results files of Tran et al.'s Experiment II job (``jobs/pso-lsrg-experiment-ii.toml``
-with ``runs = 3``; ``refine = "prune-compact"``, so the file holds that candidate) on each
-panel set, ``WORK/NAME.h5``. Every other candidate is computed here from what the file
-stores per task (the search's subset, the training and test rows) on the dataset the file
-names, exactly as a job's ``refine`` would compute it (same scorer, same training rows):
+Input, per panel set ``NAME``: the results file of Tran et al.'s Experiment II job
+(``jobs/pso-lsrg-experiment-ii.toml`` with ``runs = 3``; ``refine = "prune-compact"``, so the
+file holds that candidate), ``WORK/r-NAME.h5``, and where it exists the file of the VLPSO job
+(``jobs/vlpso-experiment.toml`` with ``runs = 3`` and ``refine = "relevance-subset"``, the same
+seed and so the same outer folds, checked task by task), ``WORK/v-NAME.h5``. Every other
+candidate is computed here from what the PSO-LSRG file stores per task (the search's subset,
+the training and test rows) on the dataset the file names, exactly as a job's ``refine``
+would compute it (same scorer, same training rows):
 
 - ``PSO-LSRG``: the search's subset;
 - ``+prune-compact``: read from the file;
 - ``+relevance-subset``: the search's subset ranked one class against the rest, cut by the
   inner validation (:func:`hpcswarm.relevance.relevance_subset`);
+- ``+relevance-subset-1se``: the same ranking cut by the one-standard-error rule
+  (:func:`hpcswarm.relevance.relevance_subset_1se`), added to the candidates before any of its
+  figures was read;
 - ``Welch-RR filter``: every gene so ranked and cut (:func:`hpcswarm.relevance.relevance_prefix`),
   the filter baseline.
+- ``+VLPSO`` and ``+VLPSO+relevance-subset``: VLPSO's own subset and that subset trimmed by
+  ``relevance-subset``, their test accuracies as the VLPSO job measured them (its features
+  scaled to [0, 1] on the training samples, as the paper's protocol does); their cost column
+  is VLPSO's seconds against PSO-LSRG's for the same tasks.
 
 Per set and row: mean test accuracy over runs (sd), the one-sided paired p against
 PSO-LSRG (with n and the smallest p that n can reach), mean size, Kuncheva's index between
 the folds of a run, Nogueira's and Sechidis et al.'s estimates, and the refinement's cost
 over the search (wall seconds here against the task's recorded search time).
 
-Run from the repository root: ``python benchmarks/study_signature.py WORK NAME [NAME ...]``;
+Run from the repository root: ``python benchmarks/study_signature.py WORK NAME [NAME ...]``
+(``--no-vlpso`` ignores the VLPSO files);
 ``--json FILE`` also writes every figure.
 """
 
@@ -41,13 +52,15 @@ import numpy as np
 
 from hpcswarm.data import load_dataset
 from hpcswarm.fitness import KnnEvaluator, score_split
-from hpcswarm.relevance import relevance_prefix, relevance_subset
+from hpcswarm.relevance import relevance_prefix, relevance_subset, relevance_subset_1se
 from hpcswarm.significance import signed_rank_test
 from hpcswarm.stability import gene_similarity, sechidis, stability_summary
 
 ALPHA = 0.05
 
 COMPUTED = {"+relevance-subset": lambda scorer, X, y, mask: relevance_subset(scorer, X, y, mask),
+            "+relevance-subset-1se": lambda scorer, X, y, mask: relevance_subset_1se(scorer, X, y,
+                                                                                 mask),
             "Welch-RR filter": lambda scorer, X, y, mask: relevance_prefix(scorer, X, y)}
 """The candidates computed here from each task's training rows (and the search's subset)."""
 
@@ -68,6 +81,29 @@ def tasks_of(path):
                           "seconds": float(seconds[index])})
         dataset = str(results.attrs["dataset"])
     return tasks, dataset
+
+
+def vlpso_rows(path, tasks):
+    """The VLPSO rows, per task of ``tasks`` (the PSO-LSRG file's order): (genes, test
+    accuracy, VLPSO's seconds for the task, its trim included)."""
+    rows = {"+VLPSO": [], "+VLPSO+relevance-subset": []}
+    with h5py.File(path, "r") as results:
+        table = results["tasks"]
+        place = {(int(run), int(fold)): index
+                 for index, (run, fold) in enumerate(zip(table["run"][()], table["fold"][()]))}
+        for task in tasks:
+            index = place[task["run"], task["fold"]]
+            group = results[f"runs/run-{task['run']:03d}/fold-{task['fold']:02d}"]
+            if not np.array_equal(group["test_index"][()], task["test"]):
+                raise ValueError(f"{path}: run {task['run']} fold {task['fold']} holds out "
+                                 f"other samples than the PSO-LSRG file")
+            rows["+VLPSO"].append((group["selected_genes"][()],
+                                   float(table["test_accuracy"][index]),
+                                   float(table["seconds"][index])))
+            rows["+VLPSO+relevance-subset"].append(
+                (group["refined_genes"][()], float(table["refined_test_accuracy"][index]),
+                 np.nan))  # its cost is inside VLPSO's seconds
+    return rows
 
 
 def rows_of(tasks, X, y):
@@ -133,12 +169,16 @@ def choose(table):
     """The default by the fixed rule: never significantly below PSO-LSRG on any set, then
     the smallest mean size (averaged over sets, each set's size relative to PSO-LSRG's),
     then the highest mean Sechidis estimate. Returns (name or None, reasons)."""
-    candidates = [name for name in next(iter(table.values())) if name.startswith("+")]
+    candidates = dict.fromkeys(name for rows in table.values() for name in rows
+                               if name.startswith("+"))
     reasons, kept = {}, []
     for name in candidates:
-        losses = [s for s, rows in table.items() if rows[name]["p"] < ALPHA]
-        reasons[name] = f"below PSO-LSRG on {', '.join(losses)}" if losses else "never below"
-        if not losses:
+        missing = [s for s, rows in table.items() if name not in rows]
+        losses = [s for s, rows in table.items() if name in rows and rows[name]["p"] < ALPHA]
+        reasons[name] = (f"not measured on {', '.join(missing)}" if missing
+                         else f"below PSO-LSRG on {', '.join(losses)}" if losses
+                         else "never below")
+        if not losses and not missing:
             kept.append(name)
     if not kept:
         return None, reasons
@@ -172,13 +212,18 @@ def main():
     parser.add_argument("work", type=Path)
     parser.add_argument("names", nargs="+")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--no-vlpso", action="store_true", help="ignore WORK/v-NAME.h5")
     args = parser.parse_args()
     table = {}
     for name in args.names:
-        tasks, dataset = tasks_of(args.work / f"{name}.h5")
+        tasks, dataset = tasks_of(args.work / f"r-{name}.h5")
         data = load_dataset(dataset)
         X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y)
-        table[name] = figures(tasks, rows_of(tasks, X, y), X)
+        rows = rows_of(tasks, X, y)
+        vlpso = args.work / f"v-{name}.h5"
+        if vlpso.exists() and not args.no_vlpso:
+            rows.update(vlpso_rows(vlpso, tasks))
+        table[name] = figures(tasks, rows, X)
     print_table(table)
     chosen, reasons = choose(table)
     for name, reason in reasons.items():

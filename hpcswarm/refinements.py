@@ -79,6 +79,9 @@ REFINEMENTS = {rule.name: rule for rule in (
                "ranks the search's genes one class against the rest, round robin over the "
                "classes, and keeps the shortest prefix that classifies the training samples "
                "best"),
+    Refinement("relevance-subset-1se", "trim", ("subset", "samples"),
+               "the same ranking cut at the shortest prefix within one standard error of the "
+               "best inner count (the one-standard-error rule)"),
     Refinement("relevance", "rank", ("samples",),
                "a filter, not the search's answer: every gene ranked one class against the "
                "rest, round robin over the classes, cut where the inner validation is best; "

@@ -1,6 +1,6 @@
 """Relevance rankings, one class against the rest, cut by the inner validation.
 
-Two rules of :data:`hpcswarm.refinements.REFINEMENTS` rank genes by how strongly each one
+Three rules of :data:`hpcswarm.refinements.REFINEMENTS` rank genes by how strongly each one
 separates a class from the others on the task's training samples, and let the search's own
 validation choose how many to keep:
 
@@ -9,6 +9,10 @@ validation choose how many to keep:
     with the most inner correct predictions. The swarm chooses which genes are candidates;
     the ranking orders them, so the kept prefix is a part of the swarm's answer, and two
     searches that kept different genes give different signatures.
+``refine = "relevance-subset-1se"`` (kind ``trim``)
+    the same ranking, cut at the shortest prefix within one standard error of the best
+    inner count (:func:`within_one_se`): fewer genes where the validation cannot tell them
+    from the best prefix.
 ``refine = "relevance"`` (kind ``rank``)
     ranks every gene the same way and cuts that ranking: a filter wrapped by the k-NN inner
     validation, the hybrid of the papers' filter and wrapper approaches (Tran et al. 2016,
@@ -175,20 +179,51 @@ def relevance_subset(scorer, data, y, mask):
         ``removed`` the genes of ``mask`` left out, in ranking order (an empty ``mask`` is
         returned as it is).
     """
+    return _ranked_subset(scorer, data, y, mask, "relevance-subset", shortest_best)
+
+
+def relevance_subset_1se(scorer, data, y, mask):
+    """The ``relevance-subset-1se`` rule: the ranking of :func:`relevance_subset`, cut at
+    the shortest prefix within one standard error of the best (:func:`within_one_se`).
+    Same parameters and result."""
+    return _ranked_subset(scorer, data, y, mask, "relevance-subset-1se", within_one_se)
+
+
+def _ranked_subset(scorer, data, y, mask, method, cut):
+    """The genes of ``mask`` ranked one class against the rest, round robin, cut by ``cut``
+    (as :func:`best_prefix`); ``removed`` the genes left out, in ranking order."""
     genes = np.flatnonzero(mask)
     if genes.size == 0:
         empty = scorer.score(mask)
-        return Refined("relevance-subset", np.array(mask, dtype=bool), int(empty.correct),
+        return Refined(method, np.array(mask, dtype=bool), int(empty.correct),
                        int(empty.total), np.zeros(0, dtype=np.int64))
     statistics = one_vs_rest(data, y, genes)
     ranking = genes[balanced_ranking(statistics, genes.size)]
-    kept = best_prefix(scorer, ranking, "relevance-subset")
+    kept = best_prefix(scorer, ranking, method, cut)
     kept.removed = ranking[np.count_nonzero(kept.mask):]
     return kept
 
 
-def best_prefix(scorer, ranking, method):
-    """The shortest prefix of ``ranking`` with the most inner correct predictions.
+def shortest_best(correct, total):
+    """The size of the shortest prefix with the most inner correct predictions
+    (``correct[i]`` the count of the ``i + 1`` first genes, out of ``total``)."""
+    return correct.index(max(correct)) + 1
+
+
+def within_one_se(correct, total):
+    """The size of the shortest prefix whose inner count is within one standard error of
+    the best: the one-standard-error rule (Breiman, Friedman, Olshen & Stone 1984, CART,
+    Sect. 3.4.3; Hastie, Tibshirani & Friedman 2009, Sect. 7.10), the most parsimonious
+    model the validation cannot tell from the best. The standard error is the binomial one
+    of the best count, ``sqrt(best (total - best) / total)``: none (the shortest best) when
+    the best prefix makes no mistake."""
+    best = max(correct)
+    floor = best - np.sqrt(best * (total - best) / total)
+    return next(size for size, count in enumerate(correct, 1) if count >= floor)
+
+
+def best_prefix(scorer, ranking, method, cut=shortest_best):
+    """The prefix of ``ranking`` that ``cut`` picks from the inner counts of every prefix.
 
     Parameters
     ----------
@@ -197,16 +232,17 @@ def best_prefix(scorer, ranking, method):
         Genes, best first (at least one).
     method : str
         The rule's name, recorded in the result.
+    cut : callable, default :func:`shortest_best`
+        ``cut(correct, total) -> size``: ``correct`` the list of the prefixes' inner counts.
 
     Returns
     -------
     Refined
-        ``removed`` empty (the genes are chosen, not removed); its inner count is the best of
-        the prefixes, and no shorter prefix reaches it.
+        ``removed`` empty (the genes are chosen, not removed), with the kept prefix's inner
+        count.
     """
     scores = prefix_scores(scorer, ranking)
-    correct = [score.correct for score in scores]
-    size = correct.index(max(correct)) + 1
+    size = cut([score.correct for score in scores], scores[0].total)
     mask = np.zeros(scorer.n_genes, dtype=bool)
     mask[ranking[:size]] = True
     return Refined(method, mask, int(scores[size - 1].correct), int(scores[size - 1].total),
@@ -226,8 +262,9 @@ def prefix_scores(scorer, ranking):
     return scores
 
 
-RELEVANCE_TRIMS = {"relevance-subset": relevance_subset}
-"""The rule of this module that trims the search's subset (kind ``trim``):
+RELEVANCE_TRIMS = {"relevance-subset": relevance_subset,
+                   "relevance-subset-1se": relevance_subset_1se}
+"""The rules of this module that trim the search's subset (kind ``trim``):
 ``rule(scorer, data, y, mask) -> Refined``."""
 
 RANK_RULES = {"relevance": relevance_prefix}

@@ -9,7 +9,8 @@ from hpcswarm.fitness import KnnEvaluator, score_split
 from hpcswarm.refine import TRIM_RULES
 from hpcswarm.refinements import CHOICES, DEFAULT, KINDS, REFINEMENTS, row_label
 from hpcswarm.relevance import (RANK_RULES, RELEVANCE_TRIMS, balanced_ranking, one_vs_rest,
-                                prefix_scores, relevance_subset)
+                                prefix_scores, relevance_subset, relevance_subset_1se,
+                                shortest_best, within_one_se)
 from hpcswarm.search import run_search
 from hpcswarm.spec import SearchSpec
 from hpcswarm.subsample import SUBSAMPLE_RULES
@@ -66,6 +67,30 @@ def test_relevance_subset_keeps_the_best_prefix_of_the_subsets_own_ranking(seed)
     assert refined.genes.size == counts.index(max(counts)) + 1
     assert set(refined.genes) <= set(genes)
     assert sorted([*refined.genes, *refined.removed]) == genes.tolist()
+
+
+def test_the_one_standard_error_cut():
+    # best 90 of 100: standard error sqrt(90 * 10 / 100) = 3, so 87 is within it, 86 is not
+    assert within_one_se([50, 86, 87, 89, 90, 90], 100) == 3
+    assert shortest_best([50, 86, 87, 89, 90, 90], 100) == 5
+    assert within_one_se([60, 99, 100, 100], 100) == 3  # no mistake: no standard error
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_the_1se_rule_keeps_a_prefix_of_the_same_ranking_no_longer(seed):
+    X, y = small_data(seed, n_samples=45, n_genes=60)
+    scorer = KnnEvaluator(X, y, k=1, cv="loo")
+    mask = np.zeros(60, dtype=bool)
+    mask[np.random.default_rng(seed).choice(60, size=25, replace=False)] = True
+    best, parsimonious = (rule(scorer, X, y, mask) for rule in (relevance_subset,
+                                                                relevance_subset_1se))
+    genes = np.flatnonzero(mask)
+    ranking = genes[balanced_ranking(one_vs_rest(X, y)[:, genes], genes.size)]
+    counts = [score.correct for score in prefix_scores(scorer, ranking)]
+    size = within_one_se(counts, 45)
+    assert np.array_equal(parsimonious.genes, np.sort(ranking[:size]))
+    assert size <= best.genes.size
+    assert parsimonious.correct == scorer.score(parsimonious.mask).correct
 
 
 def test_prefixes_scored_one_gene_at_a_time_equal_full_evaluations():
