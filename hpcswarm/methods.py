@@ -6,7 +6,6 @@ baselines run on the swarms' loop), so that neither package imports the other's 
 
 from hpcswarm.baselines.greedy import BASELINES
 from hpcswarm.errors import ParameterError
-from hpcswarm.preflight import estimate_memory
 from hpcswarm.swarm.bpso import BPSO, CBPSO
 from hpcswarm.swarm.cso import CSO
 from hpcswarm.swarm.fsipso import FSIPSO
@@ -59,15 +58,3 @@ def algorithm_params(name, overrides=None):
     params = resolve_params(name, cls.PARAMS, overrides)
     cls.validate(params)
     return params
-
-
-def memory_need(name: str, n_train: int, n_genes: int, params: dict,
-                sample_shards: int = 1) -> int:
-    """Bytes one rank needs to run the method ``name`` on ``n_train`` samples of ``n_genes``
-    genes (an estimate, :func:`hpcswarm.preflight.estimate_memory`): its swarm (the class's
-    ``swarm_size``), the cached evaluator state of a method with a local search,
-    its archive, a copy of the training rows."""
-    cls = algorithm_class(name)
-    return estimate_memory(n_train, n_genes, cls.swarm_size(params, n_genes),
-                           int(params.get("archive_size", 0) or 0),
-                           bool(getattr(cls, "use_local_search", False)), sample_shards)

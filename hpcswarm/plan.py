@@ -5,8 +5,16 @@ be written, opens the dataset, checks the job's size arithmetically, draws the t
 job's protocol (:mod:`hpcswarm.protocols`) and their folds, opens the checkpoint to resume,
 lays the ranks out in groups and sample shards, and checks the memory. Each check gives the
 same verdict on every rank (:func:`hpcswarm.preflight.agree`): no rank is left waiting in a
-collective. The memory a search needs is stated by its method and its preprocessing steps
-(:func:`hpcswarm.methods.memory_need`, :func:`hpcswarm.preprocess.transformed_bytes`).
+collective.
+
+The memory estimate is summed here and nowhere else (:func:`search_needs`,
+:func:`task_needs`, :func:`check_job_size`); each part states its own need beside the code
+that allocates it: the task list (:meth:`hpcswarm.protocols.Task.bytes_needed`), the swarm
+(:meth:`hpcswarm.swarm.state.SwarmState.bytes_needed`), the archive
+(:meth:`hpcswarm.fitness.archive.Archive.bytes_needed`), the scorer
+(:func:`hpcswarm.fitness.evaluator.scorer_bytes`), the preprocessing
+(:func:`hpcswarm.preprocess.transformed_bytes`) and the checkpoint's snapshots
+(:func:`hpcswarm.swarm.snapshot.snapshot_bytes`).
 """
 
 import sys
@@ -21,20 +29,24 @@ from hpcswarm.comm import as_comm
 from hpcswarm.data.sources import dataset_sha256, load_job_dataset, source_path
 from hpcswarm.errors import DataError, HpcswarmError, ParameterError
 from hpcswarm.fitness import FoldWarning, fold_rule
+from hpcswarm.fitness.archive import Archive
+from hpcswarm.fitness.evaluator import scorer_bytes
 from hpcswarm.joblock import JobLock
-from hpcswarm.methods import memory_need
+from hpcswarm.methods import algorithm_class
 from hpcswarm.outputs import check_not_inputs
-from hpcswarm.preflight import (MEMORY_SHARE, agree, check_device, check_inner_k,
-                                check_output_writable, checkpoint_memory)
+from hpcswarm.preflight import agree, check_device, check_inner_k, check_output_writable
 from hpcswarm.preprocess import transformed_bytes
 from hpcswarm.progress import progress_path
 from hpcswarm.system import available_memory
 from hpcswarm.subsample import SUBSAMPLE_RULES, halves_problem
-from hpcswarm.protocols import PROTOCOLS, make_tasks
+from hpcswarm.protocols import PROTOCOLS, Task, make_tasks
+from hpcswarm.swarm.evaluation import archive_size
+from hpcswarm.swarm.snapshot import snapshot_bytes
+from hpcswarm.swarm.state import SwarmState
 from hpcswarm.taskfarm import default_group_size, group_layout
 
-TASK_BYTES = 1024
-"""A task's bookkeeping besides its index arrays (objects, its result's history, ...)."""
+MEMORY_SHARE = 0.8
+"""Share of the available memory a rank may be estimated to use."""
 
 
 # ------------------------------------------------------------------ outputs
@@ -152,7 +164,7 @@ def check_job_size(job, n_samples, world, memory_limit=None):
     """DataError on every rank if the job's task list cannot fit a rank's memory, computed
     from the run and fold counts alone (before any task is drawn)."""
     n_tasks = job.n_tasks
-    need = n_tasks * (16 * n_samples + TASK_BYTES)
+    need = n_tasks * Task.bytes_needed(n_samples)
     have, what = available_memory(world.ranks_on_node(), memory_limit)
     problem = None
     if need > MEMORY_SHARE * have:
@@ -223,24 +235,54 @@ def shard_group_size(job, world_size, group_size, shards):
     return shards * max(1, group_size // shards)
 
 
+def search_needs(spec, n_train, n_genes, sample_shards=1):
+    """Bytes each part of one search of ``spec`` on ``n_train`` x ``n_genes`` holds on one
+    rank of ``sample_shards`` shards (an estimate), by part.
+
+    Returns
+    -------
+    dict of str to int
+        ``swarm``: the particles of the method's swarm (its ``swarm_size``), replicated on
+        the group's ranks; ``archive``: a full archive; ``scorer``: the values a full
+        evaluation of every gene gathers and the method's cached states of this rank's
+        shard; ``preprocessing``: the private transformed copies of the training rows. The
+        memory-mapped matrix, whose pages the ranks of a node share, is not counted.
+    """
+    method = algorithm_class(spec.algorithm)
+    return {
+        "swarm": SwarmState.bytes_needed(method.swarm_size(spec.params, n_genes), n_genes),
+        "archive": Archive.bytes_needed(archive_size(spec.params)),
+        "scorer": scorer_bytes(n_train, n_genes, sample_shards, method.cached_states()),
+        "preprocessing": transformed_bytes(spec.preprocess, n_train, n_genes),
+    }
+
+
 def search_memory(spec, n_train, n_genes, sample_shards=1):
-    """Bytes one rank needs for one search of ``spec`` on ``n_train`` x ``n_genes`` (an
-    estimate): its method's need and its preprocessing's private transformed rows."""
-    return (memory_need(spec.algorithm, n_train, n_genes, spec.params, sample_shards)
-            + transformed_bytes(spec.preprocess, n_train, n_genes))
+    """Bytes one rank needs for one search of ``spec`` (the sum of :func:`search_needs`)."""
+    return sum(search_needs(spec, n_train, n_genes, sample_shards).values())
 
 
-def task_memory(job, dataset, tasks, sample_shards, rank0_groups):
-    """``(estimated bytes of one rank of job with sample_shards shards, training samples)``.
+def task_needs(job, dataset, tasks, sample_shards, rank0_groups):
+    """``(bytes by part of one rank of job with sample_shards shards, training samples)``.
 
-    ``rank0_groups``: the rank groups whose snapshots the rank holds (world rank 0), or 0.
+    The parts of :func:`search_needs` for the largest training part of ``tasks``; on the
+    rank that holds the checkpoint (``rank0_groups``: the rank groups whose latest snapshots
+    world rank 0 holds, else 0), ``checkpoint``: one snapshot per group.
     """
     n_train = max((len(task.train) for task in tasks), default=0)
     n_genes = dataset.X.shape[1]
-    need = search_memory(job.spec, n_train, n_genes, sample_shards)
+    needs = search_needs(job.spec, n_train, n_genes, sample_shards)
     if rank0_groups:
-        need += checkpoint_memory(rank0_groups, int(job.params.get("n_particles", 1)), n_genes)
-    return need, n_train
+        needs["checkpoint"] = rank0_groups * snapshot_bytes(
+            int(job.params.get("n_particles", 1)), n_genes)
+    return needs, n_train
+
+
+def task_memory(job, dataset, tasks, sample_shards, rank0_groups):
+    """``(estimated bytes of one rank of job with sample_shards shards, training samples)``:
+    the sum of :func:`task_needs`."""
+    needs, n_train = task_needs(job, dataset, tasks, sample_shards, rank0_groups)
+    return sum(needs.values()), n_train
 
 
 def choose_sample_shards(job, dataset, tasks, group_size, comm, memory_limit=None):
@@ -285,7 +327,7 @@ def check_memory(job, dataset, tasks, group_size, comm, memory_limit=None):
     """DataError on every rank if the estimate exceeds 80 % of a rank's memory, with the
     sample shards of ``job`` (chosen: not 0).
 
-    World rank 0 also counts the checkpoint's snapshots (:func:`checkpoint_memory`). The
+    World rank 0 also counts the checkpoint's snapshots (:func:`task_needs`). The
     message names the sample shard count that would fit, when one would.
     """
     groups = -(-comm.size // max(1, group_size)) if comm.rank == 0 else 0

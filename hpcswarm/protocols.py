@@ -51,6 +51,10 @@ SPLIT, SEARCH, EXTRA = 0, 1, 2
 outside the runs (the final signature's)."""
 
 
+TASK_BYTES = 1024
+"""A task's bookkeeping besides its index arrays (objects, its result's history, ...)."""
+
+
 @dataclass(frozen=True)
 class Task:
     """One (run, fold): the training and test rows, the search's folds and seed.
@@ -87,6 +91,12 @@ class Task:
     job_seed: int = 0
     protocol: str = "unbiased"
     extra: bool = False
+
+    @staticmethod
+    def bytes_needed(n_samples):
+        """Bytes of one task of a dataset of ``n_samples``, at most: ``train``, ``test`` and
+        ``inner_fold_ids`` (int64, ``16 n_samples`` in all) and :data:`TASK_BYTES`."""
+        return 16 * n_samples + TASK_BYTES
 
     def seed_sequence(self, job_seed):
         """The search's :class:`numpy.random.SeedSequence`."""

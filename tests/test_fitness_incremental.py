@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from hpcswarm.fitness import KnnEvaluator, SubsetFitness, make_objective
+from hpcswarm.fitness.incremental import state_bytes
 
 
 def datasets():
@@ -73,4 +74,4 @@ def test_state_memory_is_quadratic_in_samples_only():
     evaluator = KnnEvaluator(rng.normal(size=(20, 3000)), np.repeat([0, 1], 10))
     state = evaluator.new_state(rng.random(3000) < 0.5)
     held = sum(a.nbytes for a in (state.mask, state.dist2, state.sq, state.drift))
-    assert held == 8 * 20 * 20 + 16 * 20 + 3000
+    assert held == 8 * 20 * 20 + 16 * 20 + 3000 == state_bytes(20, 20, 3000)

@@ -15,8 +15,10 @@ from hpcswarm.protocols import make_tasks
 from hpcswarm.comm import SerialComm
 from hpcswarm.data import load_dataset
 from hpcswarm.jobfile import read_job
-from hpcswarm.plan import choose_sample_shards, task_memory
-from hpcswarm.preflight import check_output_writable, checkpoint_memory, estimate_memory
+from hpcswarm.plan import (choose_sample_shards, search_memory, search_needs, task_memory,
+                           task_needs)
+from hpcswarm.preflight import check_output_writable
+from hpcswarm.spec import SearchSpec
 from hpcswarm.system import available_memory, cgroup_limit
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
@@ -134,14 +136,58 @@ def test_k_larger_than_an_inner_training_fold(tmp_path, capsys, no_computation):
 def test_memory_estimate_adds_its_parts():
     n, genes = 100, 1000
     swarm, rows = 26 * 10 * genes, 8 * n * genes
-    assert estimate_memory(n, genes, 10, 0) == swarm + rows
-    assert estimate_memory(n, genes, 10, 500) == swarm + rows + 200 * 500
+    assert search_memory(SearchSpec.build("pso", {"n_particles": 10}), n, genes) == swarm + rows
+    archived = SearchSpec.build("pso", {"n_particles": 10, "archive_size": 500})
+    assert search_memory(archived, n, genes) == swarm + rows + 200 * 500
     state = 8 * n * n + 16 * n + genes
-    assert estimate_memory(n, genes, 10, 0, local_search=True) == swarm + rows + state
+    local = SearchSpec.build("pso-lsrg", {"n_particles": 10})
+    assert search_memory(local, n, genes) == swarm + rows + state
     # a shard holds the distances of its share of the held-out rows (ceil(100 / 3) = 34)
     shard = 8 * 34 * n + 16 * n + genes
-    assert estimate_memory(n, genes, 10, 0, local_search=True, sample_shards=3) == \
-        swarm + rows + shard
+    assert search_memory(local, n, genes, sample_shards=3) == swarm + rows + shard
+    # preprocessing: a step's input and output while fitting
+    steps = SearchSpec.build("pso", {"n_particles": 10}, preprocess=[("zscore", True)])
+    assert search_memory(steps, n, genes) == swarm + rows + 2 * 8 * n * genes
+
+
+@pytest.mark.parametrize("algorithm, params, preprocess, shards", [
+    ("pso-lsrg", {}, [], 2),
+    ("vlpso", {}, [], 1),
+    ("cso", {"archive_size": 300}, [("log2", True), ("top_variance", 50)], 1),
+    ("sfs", {}, [], 3),
+])
+def test_the_plans_total_is_the_sum_of_each_parts_stated_need(algorithm, params, preprocess,
+                                                              shards):
+    from hpcswarm.fitness.archive import Archive
+    from hpcswarm.fitness.evaluator import scorer_bytes
+    from hpcswarm.methods import algorithm_class
+    from hpcswarm.preprocess import transformed_bytes
+    from hpcswarm.swarm.evaluation import archive_size
+    from hpcswarm.swarm.snapshot import snapshot_bytes
+    from hpcswarm.swarm.state import SwarmState
+
+    dataset = load_dataset("builtin:srbct")
+    spec = SearchSpec.build(algorithm, params, preprocess=preprocess)
+    job = replace(read_job(JOB, TINY), data="builtin:srbct", algorithm=algorithm,
+                  params=spec.params, preprocess=spec.preprocess)
+    tasks = make_tasks(dataset.y, job.protocol, 1, job.seed, inner_cv=job.params["cv"])
+    n_train, n_genes = max(len(task.train) for task in tasks), dataset.n_genes
+    method = algorithm_class(algorithm)
+    n_particles = method.swarm_size(spec.params, n_genes)
+    stated = {
+        "swarm": SwarmState.bytes_needed(n_particles, n_genes),
+        "archive": Archive.bytes_needed(archive_size(spec.params)),
+        "scorer": scorer_bytes(n_train, n_genes, shards, method.cached_states()),
+        "preprocessing": transformed_bytes(spec.preprocess, n_train, n_genes),
+    }
+    assert search_needs(spec, n_train, n_genes, shards) == stated
+    assert search_memory(spec, n_train, n_genes, shards) == sum(stated.values())
+    needs, n = task_needs(job, dataset, tasks, shards, 0)
+    assert (needs, n) == (stated, n_train)
+    assert task_memory(job, dataset, tasks, shards, 0) == (sum(stated.values()), n_train)
+    snapshot = snapshot_bytes(int(job.params.get("n_particles", 1)), n_genes)
+    assert task_memory(job, dataset, tasks, shards, 3) == (sum(stated.values()) + 3 * snapshot,
+                                                           n_train)
 
 
 def test_available_memory_is_shared_by_the_node_ranks():
@@ -227,8 +273,15 @@ def test_dataset_failing_on_rank_1_only_ends_every_rank_with_status_2(tmp_path):
 
 
 def test_rank_0_counts_one_swarm_snapshot_per_group():
-    assert checkpoint_memory(4, 100, 2308) == 4 * 26 * 100 * 2308
-    assert checkpoint_memory(1, 30, 10) == 26 * 30 * 10
+    from hpcswarm.swarm.snapshot import snapshot_bytes
+
+    assert snapshot_bytes(100, 2308) == 26 * 100 * 2308
+    assert snapshot_bytes(30, 10) == 26 * 30 * 10
+    dataset = load_dataset("sklearn:wine")
+    job = read_job(JOB, TINY)  # 4 particles of wine's 13 genes
+    tasks = make_tasks(dataset.y, job.protocol, 1, job.seed, inner_cv=job.params["cv"])
+    assert task_needs(job, dataset, tasks, 1, 4)[0]["checkpoint"] == 4 * 26 * 4 * 13
+    assert "checkpoint" not in task_needs(job, dataset, tasks, 1, 0)[0]
 
 
 # ------------------------------------------------------------------ job size

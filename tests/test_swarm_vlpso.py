@@ -169,10 +169,11 @@ def test_vlpso_finds_a_short_subset_with_the_planted_genes():
 
 
 def test_the_memory_estimate_counts_the_swarm_the_papers_rule_gives():
-    from hpcswarm.methods import algorithm_params, memory_need
+    from hpcswarm.plan import search_memory
+    from hpcswarm.spec import SearchSpec
 
-    default = algorithm_params("vlpso")  # n_particles = 0: genes / 20 within [100, 300]
-    explicit = algorithm_params("vlpso", {"n_particles": 200})
-    assert memory_need("vlpso", 80, 4000, default) == memory_need("vlpso", 80, 4000, explicit)
-    assert memory_need("vlpso", 80, 4000, default) > memory_need(
-        "vlpso", 80, 4000, algorithm_params("vlpso", {"n_particles": 100}))
+    default = SearchSpec.build("vlpso")  # n_particles = 0: genes / 20 within [100, 300]
+    explicit = SearchSpec.build("vlpso", {"n_particles": 200})
+    assert search_memory(default, 80, 4000) == search_memory(explicit, 80, 4000)
+    assert search_memory(default, 80, 4000) > search_memory(
+        SearchSpec.build("vlpso", {"n_particles": 100}), 80, 4000)

@@ -15,6 +15,10 @@ import numpy as np
 KEY_BYTES = 16
 """Bytes of a key (:func:`mask_key`)."""
 
+ENTRY_BYTES = 200
+"""Bytes of one entry, at most: the key (a 16-byte ``bytes``), the fitness and the ordered
+dict's overhead."""
+
 DEFAULT_ARCHIVE_SIZE = 100_000
 """Default bound on archived subsets of the methods that keep an archive (about 20 MB
 whatever the number of genes)."""
@@ -84,6 +88,11 @@ class Archive:
         self.misses = 0
         self.evictions = 0
         self._entries = OrderedDict()
+
+    @staticmethod
+    def bytes_needed(maxsize):
+        """Bytes a full archive of ``maxsize`` entries holds (:data:`ENTRY_BYTES` each)."""
+        return ENTRY_BYTES * maxsize
 
     def __len__(self):
         return len(self._entries)

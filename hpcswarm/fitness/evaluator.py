@@ -23,7 +23,7 @@ from hpcswarm.fitness.flip_kernel import (AVAILABLE as COMPILED_AVAILABLE, FlipS
                                           flip_scores_1nn, single_precision_safe)
 from hpcswarm.fitness.folds import fold_ids, folds_from_ids, ids_from_folds
 from hpcswarm.fitness.genemajor import GeneMajor
-from hpcswarm.fitness.incremental import DistanceState, flip_drift, slack_bound
+from hpcswarm.fitness.incremental import DistanceState, flip_drift, slack_bound, state_bytes
 from hpcswarm.fitness.knn import knn_predict, knn_predict_settled
 from hpcswarm.fitness.multi_flips import block_size as tries_per_block
 from hpcswarm.fitness.multi_flips import multi_flip_distances
@@ -67,6 +67,20 @@ def _check_shard(shard):
 
 def _own_sum(counts):
     return counts
+
+
+def scorer_bytes(n_samples, n_genes, sample_shards=1, cached_states=0):
+    """Bytes the scorer of one sample shard holds at most (the plan's estimate).
+
+    The values a full evaluation of every gene gathers, ``8 n_samples n_genes`` (the
+    selected genes' rows, at most all of them), and ``cached_states`` cached states of the
+    shard's ``ceil(n_samples / sample_shards)`` held-out rows
+    (:func:`~hpcswarm.fitness.incremental.state_bytes`). The matrix itself is not counted: a
+    :class:`GeneMajor` over a memory-mapped file is read from the page cache, which the ranks
+    of a node share.
+    """
+    rows = -(-n_samples // max(1, sample_shards))
+    return 8 * n_samples * n_genes + cached_states * state_bytes(rows, n_samples, n_genes)
 
 
 class KnnEvaluator:
@@ -130,7 +144,8 @@ class KnnEvaluator:
     a flip the flipped genes' values and one block. The scores do not depend on where the
     values come from: every product runs on the same C-contiguous float64 gene rows.
     ``score_single_flips`` and ``score_flips`` hold at most
-    :data:`~hpcswarm.fitness.single_flips.BLOCK_BYTES` (8 MiB) of candidate blocks.
+    :data:`~hpcswarm.fitness.single_flips.BLOCK_BYTES` (8 MiB) of candidate blocks. What a
+    job's plan counts of all this: :func:`scorer_bytes`.
     """
 
     use_compiled = COMPILED_AVAILABLE
@@ -324,7 +339,8 @@ class KnnEvaluator:
         Returns
         -------
         DistanceState
-            Holds ``8 n_rows n_samples + 16 n_samples + n_genes`` bytes.
+            Holds ``8 n_rows n_samples + 16 n_samples + n_genes`` bytes
+            (:func:`~hpcswarm.fitness.incremental.state_bytes`).
         """
         return self._full(_check_mask(mask, self.n_genes), keep=True, decide=False)[1]
 

@@ -26,6 +26,12 @@ import numpy as np
 from hpcswarm.fitness.distances import UNIT_ROUNDOFF, gram_bound_factor
 
 
+def state_bytes(n_rows, n_samples, n_genes):
+    """Bytes of one :class:`DistanceState` of ``n_rows`` held-out rows: its distance matrix,
+    ``sq`` and ``drift``, and its mask, ``8 n_rows n_samples + 16 n_samples + n_genes``."""
+    return 8 * n_rows * n_samples + 16 * n_samples + n_genes
+
+
 @dataclass(eq=False)
 class DistanceState:
     """Squared distances of the evaluator's rows to every sample over the genes of ``mask``.

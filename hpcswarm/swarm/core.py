@@ -110,6 +110,8 @@ class SearchAlgorithm(abc.ABC):
     name = None
     PARAMS = ()
     supports_max_genes = False
+    use_local_search = False
+    """Whether the method runs a local search on a cached distance state (one at a time)."""
     STATE = ("iteration", "history", "events")
     """Attributes a later round reads, kept by a snapshot (:meth:`method_state`) with the
     evaluator's account; each subclass lists its own in its ``STATE`` (the swarm's arrays
@@ -180,8 +182,16 @@ class SearchAlgorithm(abc.ABC):
     @classmethod
     def swarm_size(cls, params, n_genes):
         """Particles the method runs with ``params`` on ``n_genes`` genes (for the memory
-        estimate): ``params["n_particles"]``, 1 for a method without a swarm."""
+        estimate, :meth:`hpcswarm.swarm.state.SwarmState.bytes_needed`):
+        ``params["n_particles"]``, 1 for a method without a swarm."""
         return int(params.get("n_particles", 1))
+
+    @classmethod
+    def cached_states(cls):
+        """Cached distance states of the fitness engine the method holds at once (for the
+        memory estimate, :func:`hpcswarm.fitness.evaluator.scorer_bytes`): one with a local
+        search, else none."""
+        return int(cls.use_local_search)
 
     # ------------------------------------------------------------------ the loop
     def run(self, resume=None) -> "SearchResult":

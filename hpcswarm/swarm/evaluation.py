@@ -28,6 +28,11 @@ from hpcswarm.swarm.ordering import better
 from hpcswarm.swarm.snapshot import ArraySpec
 
 
+def archive_size(params: dict) -> int:
+    """Subsets the archive of a method with checked ``params`` holds at most (0: none)."""
+    return int(params.get("archive_size", 0) or 0)
+
+
 class EvaluationService:
     """Scores a search's subsets and keeps the run's account (best subset, counts, front).
 
@@ -83,7 +88,7 @@ class EvaluationService:
     @classmethod
     def for_params(cls, fitness, params: dict, comm=None) -> "EvaluationService":
         """The service a method's checked ``params`` ask for (``archive_size``, ``objective``)."""
-        return cls(fitness, comm, int(params.get("archive_size", 0) or 0),
+        return cls(fitness, comm, archive_size(params),
                    params.get("objective") in MONOTONE_OBJECTIVES)
 
     def nested(self) -> "EvaluationService":

@@ -46,6 +46,13 @@ SWARM_SCALARS = ("fitness", "size", "pbest_fitness", "pbest_size")
 """Per-particle scalars of a swarm, identical on every rank at a round's end."""
 
 
+def snapshot_bytes(n_particles, n_genes):
+    """Bytes of a snapshot's swarm rows (:data:`SWARM_ROWS`, gathered on the group's rank 0
+    by :func:`take_snapshot`): those of a :class:`~hpcswarm.swarm.state.SwarmState` of
+    ``n_particles`` x ``n_genes`` (the scalars, generators and method state not counted)."""
+    return SwarmState.bytes_needed(n_particles, n_genes)
+
+
 def _gather_swarm(search):
     """Full-size swarm arrays on the group's rank 0 (collective over ``search.comm``), else None."""
     state = search.state

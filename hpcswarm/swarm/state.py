@@ -67,6 +67,11 @@ def swarm_stream(root):
     return np.random.default_rng(child_sequence(root, SWARM))
 
 
+BYTES_PER_PARTICLE_GENE = 3 * 8 + 2 * 1
+"""Bytes a :class:`SwarmState` holds per particle and gene: ``position``, ``velocity`` and
+``pbest_position`` (float64), ``mask`` and ``pbest_mask`` (bool)."""
+
+
 @dataclass
 class SwarmState:
     """Per-particle arrays of a swarm (row ``i`` is particle ``i``).
@@ -92,8 +97,8 @@ class SwarmState:
     -----
     Under a communicator of several ranks every rank holds the full-shape arrays, but only
     the rows of the particles it owns are live in ``position``, ``velocity``, ``mask`` and
-    the pbest rows: per-rank memory is then ``O(n_particles x n_genes)`` (about
-    ``26 n_particles n_genes`` bytes, 27 MB for 100 particles of 10,367 genes), which keeps
+    the pbest rows: per-rank memory is then ``O(n_particles x n_genes)``
+    (:meth:`bytes_needed`: 27 MB for 100 particles of 10,367 genes), which keeps
     the per-particle code identical to the serial one. The per-particle scalars
     (``fitness``, ``size``, ``pbest_fitness``, ``pbest_size``) are kept identical on every
     rank by an allgather after each evaluation round (``O(n_particles)`` traffic).
@@ -130,6 +135,13 @@ class SwarmState:
             rngs=list(rngs),
             swarm_rng=swarm_rng,
         )
+
+    @staticmethod
+    def bytes_needed(n_particles, n_genes):
+        """Bytes of the per-particle rows :meth:`empty` allocates for ``n_particles`` x
+        ``n_genes`` (:data:`BYTES_PER_PARTICLE_GENE` each; the per-particle scalars and
+        generators are not counted)."""
+        return BYTES_PER_PARTICLE_GENE * n_particles * n_genes
 
     @property
     def n_particles(self):
