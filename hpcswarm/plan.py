@@ -267,14 +267,15 @@ def task_needs(job, dataset, tasks, sample_shards, rank0_groups):
 
     The parts of :func:`search_needs` for the largest training part of ``tasks``; on the
     rank that holds the checkpoint (``rank0_groups``: the rank groups whose latest snapshots
-    world rank 0 holds, else 0), ``checkpoint``: one snapshot per group.
+    world rank 0 holds, else 0), ``checkpoint``: one snapshot per group, of the swarm the
+    method runs (its ``swarm_size``, as ``swarm``).
     """
     n_train = max((len(task.train) for task in tasks), default=0)
     n_genes = dataset.X.shape[1]
     needs = search_needs(job.spec, n_train, n_genes, sample_shards)
     if rank0_groups:
-        needs["checkpoint"] = rank0_groups * snapshot_bytes(
-            int(job.params.get("n_particles", 1)), n_genes)
+        n_particles = algorithm_class(job.algorithm).swarm_size(job.params, n_genes)
+        needs["checkpoint"] = rank0_groups * snapshot_bytes(n_particles, n_genes)
     return needs, n_train
 
 

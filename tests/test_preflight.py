@@ -185,7 +185,7 @@ def test_the_plans_total_is_the_sum_of_each_parts_stated_need(algorithm, params,
     needs, n = task_needs(job, dataset, tasks, shards, 0)
     assert (needs, n) == (stated, n_train)
     assert task_memory(job, dataset, tasks, shards, 0) == (sum(stated.values()), n_train)
-    snapshot = snapshot_bytes(int(job.params.get("n_particles", 1)), n_genes)
+    snapshot = snapshot_bytes(n_particles, n_genes)
     assert task_memory(job, dataset, tasks, shards, 3) == (sum(stated.values()) + 3 * snapshot,
                                                            n_train)
 
@@ -282,6 +282,30 @@ def test_rank_0_counts_one_swarm_snapshot_per_group():
     tasks = make_tasks(dataset.y, job.protocol, 1, job.seed, inner_cv=job.params["cv"])
     assert task_needs(job, dataset, tasks, 1, 4)[0]["checkpoint"] == 4 * 26 * 4 * 13
     assert "checkpoint" not in task_needs(job, dataset, tasks, 1, 0)[0]
+
+
+def test_rank_0_counts_the_snapshot_of_the_swarm_the_papers_rule_gives():
+    from hpcswarm.swarm.snapshot import snapshot_bytes
+
+    dataset = load_dataset("builtin:srbct")  # VLPSO's n_particles = 0: 2308 // 20 = 115
+    job = replace(read_job(JOB, TINY), data="builtin:srbct", algorithm="vlpso",
+                  params=SearchSpec.build("vlpso").params)
+    tasks = make_tasks(dataset.y, job.protocol, 1, job.seed, inner_cv=job.params["cv"])
+    assert task_needs(job, dataset, tasks, 1, 2)[0]["checkpoint"] == 2 * snapshot_bytes(115, 2308)
+
+
+def test_a_snapshots_swarm_rows_are_its_stated_need():
+    from hpcswarm.fitness import GeneMajor
+    from hpcswarm.search import run_search
+    from hpcswarm.swarm.snapshot import SWARM_ROWS, snapshot_bytes, take_snapshot
+
+    dataset = load_dataset("sklearn:wine")  # VLPSO's n_particles = 0: at least 100
+    spec = SearchSpec.build("vlpso", {"n_iterations": 1})
+    snapshots = []
+    run_search(GeneMajor(dataset.X_genes, finite=dataset.values_finite), dataset.y, spec,
+               checkpoint=lambda search: snapshots.append(take_snapshot(search)))
+    arrays = snapshots[-1]["arrays"]
+    assert sum(arrays[name].nbytes for name in SWARM_ROWS) == snapshot_bytes(100, 13)
 
 
 # ------------------------------------------------------------------ job size
