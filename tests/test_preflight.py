@@ -145,6 +145,10 @@ def test_memory_estimate_adds_its_parts():
     # a shard holds the distances of its share of the held-out rows (ceil(100 / 3) = 34)
     shard = 8 * 34 * n + 16 * n + genes
     assert search_memory(local, n, genes, sample_shards=3) == swarm + rows + shard
+    # the greedy baselines and SFR keep one cached state from step to step; FSR none
+    for name in ("sfs", "sbs", "gsbs", "lfs", "sfr"):
+        assert search_needs(SearchSpec.build(name), n, genes)["scorer"] == rows + state, name
+    assert search_needs(SearchSpec.build("fsr"), n, genes)["scorer"] == rows
     # preprocessing: a step's input and output while fitting
     steps = SearchSpec.build("pso", {"n_particles": 10}, preprocess=[("zscore", True)])
     assert search_memory(steps, n, genes) == swarm + rows + 2 * 8 * n * genes

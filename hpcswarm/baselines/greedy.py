@@ -124,6 +124,11 @@ class GreedySearch(SearchAlgorithm):
              "candidates_scored")
     STATE_ARRAYS = {"mask": ArraySpec("b", ("genes",))}
 
+    @classmethod
+    def cached_states(cls):
+        """One: the current subset's cached state, kept from step to step (``cache``)."""
+        return 1
+
     # ------------------------------------------------------------------ the loop
     def initialise(self):
         self.mask = np.zeros(self.n_genes, dtype=bool) if self.forward else np.ones(

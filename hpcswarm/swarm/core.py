@@ -188,9 +188,9 @@ class SearchAlgorithm(abc.ABC):
 
     @classmethod
     def cached_states(cls):
-        """Cached distance states of the fitness engine the method holds at once (for the
-        memory estimate, :func:`hpcswarm.fitness.evaluator.scorer_bytes`): one with a local
-        search, else none."""
+        """Cached distance states of the fitness engine the method holds at once beside its
+        swarm (for the memory estimate, :func:`hpcswarm.fitness.evaluator.scorer_bytes`):
+        here one with a local search, else none; a method that keeps one otherwise says so."""
         return int(cls.use_local_search)
 
     # ------------------------------------------------------------------ the loop

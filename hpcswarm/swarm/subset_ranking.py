@@ -43,6 +43,12 @@ class SFR(SearchAlgorithm):
     PARAMS = (Param("max_size", "int", 0, _MAX_SIZE_DOC, low=0),) + override(
         FITNESS_PARAMS, k=5, cv=10
     )
+
+    @classmethod
+    def cached_states(cls):
+        """One: the prefix's cached state, kept for the whole search (``prefix_state``; the
+        ranking's state of the empty subset is dropped before it is made)."""
+        return 1
     STATE = ("order", "limit", "prefix", "curve")
     STATE_ARRAYS = {"order": ArraySpec("i", ("genes",), 0, "genes"),
                     "prefix": ArraySpec("b", ("genes",))}
