@@ -244,15 +244,16 @@ def search_needs(spec, n_train, n_genes, sample_shards=1):
     dict of str to int
         ``swarm``: the particles of the method's swarm (its ``swarm_size``), replicated on
         the group's ranks; ``archive``: a full archive; ``scorer``: the values a full
-        evaluation of every gene gathers and the method's cached states of this rank's
-        shard; ``preprocessing``: the private transformed copies of the training rows. The
+        evaluation of every gene gathers, the method's cached states of this rank's shard
+        and its largest block of work; ``preprocessing``: the private transformed copies of the training rows. The
         memory-mapped matrix, whose pages the ranks of a node share, is not counted.
     """
     method = algorithm_class(spec.algorithm)
     return {
         "swarm": SwarmState.bytes_needed(method.swarm_size(spec.params, n_genes), n_genes),
         "archive": Archive.bytes_needed(archive_size(spec.params)),
-        "scorer": scorer_bytes(n_train, n_genes, sample_shards, method.cached_states()),
+        "scorer": scorer_bytes(n_train, n_genes, sample_shards, method.cached_states(),
+                               method.scores_single_flips),
         "preprocessing": transformed_bytes(spec.preprocess, n_train, n_genes),
     }
 

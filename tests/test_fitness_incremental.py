@@ -75,3 +75,35 @@ def test_state_memory_is_quadratic_in_samples_only():
     state = evaluator.new_state(rng.random(3000) < 0.5)
     held = sum(a.nbytes for a in (state.mask, state.dist2, state.sq, state.drift))
     assert held == 8 * 20 * 20 + 16 * 20 + 3000 == state_bytes(20, 20, 3000)
+
+
+def _peak_bytes(call):
+    """Bytes ``call()`` allocates at its peak above what was held before (tracemalloc)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        held = tracemalloc.get_traced_memory()[0]
+        call()
+        return tracemalloc.get_traced_memory()[1] - held
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_scorers_blocks_hold_what_it_states():
+    from hpcswarm.fitness.evaluator import block_bytes
+
+    rng = np.random.default_rng(0)
+    n, genes = 1000, 20
+    evaluator = KnnEvaluator(rng.normal(size=(n, genes)), rng.integers(0, 2, n), cv="loo",
+                             compiled=False)
+    mask = np.ones(genes, dtype=bool)
+    evaluator.score(mask)
+    # a full evaluation: the gathered values, then a block of rows and its k-NN temporaries
+    full = _peak_bytes(lambda: evaluator.score(mask)) - 8 * n * genes
+    assert 0.9 * block_bytes(n, n) <= full <= block_bytes(n, n)
+    # one-gene flips of a state of 1000 rows: one candidate (25 MB) exceeds the 8 MiB budget
+    state = evaluator.new_state(mask)
+    flips = _peak_bytes(lambda: evaluator.score_single_flips(state, np.arange(3)))
+    assert block_bytes(n, n, single_flips=True) == 25 * n * n
+    assert 0.9 * 25 * n * n <= flips <= 25 * n * n + 10**5

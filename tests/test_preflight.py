@@ -135,7 +135,8 @@ def test_k_larger_than_an_inner_training_fold(tmp_path, capsys, no_computation):
 # ------------------------------------------------------------------ memory
 def test_memory_estimate_adds_its_parts():
     n, genes = 100, 1000
-    swarm, rows = 26 * 10 * genes, 8 * n * genes
+    # the gathered values and a full evaluation's block of rows with its k-NN temporaries
+    swarm, rows = 26 * 10 * genes, 8 * n * genes + 17 * 2**20
     assert search_memory(SearchSpec.build("pso", {"n_particles": 10}), n, genes) == swarm + rows
     archived = SearchSpec.build("pso", {"n_particles": 10, "archive_size": 500})
     assert search_memory(archived, n, genes) == swarm + rows + 200 * 500
@@ -145,10 +146,17 @@ def test_memory_estimate_adds_its_parts():
     # a shard holds the distances of its share of the held-out rows (ceil(100 / 3) = 34)
     shard = 8 * 34 * n + 16 * n + genes
     assert search_memory(local, n, genes, sample_shards=3) == swarm + rows + shard
-    # the greedy baselines and SFR keep one cached state from step to step; FSR none
-    for name in ("sfs", "sbs", "gsbs", "lfs", "sfr"):
+    # the greedy baselines and SFR keep one cached state from step to step, FSIPSO's ranking
+    # one at its start; FSR none
+    for name in ("sfs", "sbs", "gsbs", "lfs", "sfr", "fsipso"):
         assert search_needs(SearchSpec.build(name), n, genes)["scorer"] == rows + state, name
     assert search_needs(SearchSpec.build("fsr"), n, genes)["scorer"] == rows
+    # their one-gene flips: a block holds one candidate at least, 25 B per distance
+    big = 3000
+    for name, flips in (("sfs", 25 * big * big), ("pso-lsrg", 17 * 2**20)):
+        spec = SearchSpec.build(name)
+        assert search_needs(spec, big, genes)["scorer"] == (
+            8 * big * genes + 8 * big * big + 16 * big + genes + flips), name
     # preprocessing: a step's input and output while fitting
     steps = SearchSpec.build("pso", {"n_particles": 10}, preprocess=[("zscore", True)])
     assert search_memory(steps, n, genes) == swarm + rows + 2 * 8 * n * genes
@@ -159,6 +167,7 @@ def test_memory_estimate_adds_its_parts():
     ("vlpso", {}, [], 1),
     ("cso", {"archive_size": 300}, [("log2", True), ("top_variance", 50)], 1),
     ("sfs", {}, [], 3),
+    ("fsipso", {}, [], 2),
 ])
 def test_the_plans_total_is_the_sum_of_each_parts_stated_need(algorithm, params, preprocess,
                                                               shards):
@@ -181,7 +190,8 @@ def test_the_plans_total_is_the_sum_of_each_parts_stated_need(algorithm, params,
     stated = {
         "swarm": SwarmState.bytes_needed(n_particles, n_genes),
         "archive": Archive.bytes_needed(archive_size(spec.params)),
-        "scorer": scorer_bytes(n_train, n_genes, shards, method.cached_states()),
+        "scorer": scorer_bytes(n_train, n_genes, shards, method.cached_states(),
+                               method.scores_single_flips),
         "preprocessing": transformed_bytes(spec.preprocess, n_train, n_genes),
     }
     assert search_needs(spec, n_train, n_genes, shards) == stated

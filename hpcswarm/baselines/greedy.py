@@ -123,6 +123,7 @@ class GreedySearch(SearchAlgorithm):
     STATE = ("mask", "size", "value", "start_fitness", "path", "path_fitness", "stopped",
              "candidates_scored")
     STATE_ARRAYS = {"mask": ArraySpec("b", ("genes",))}
+    scores_single_flips = True
 
     @classmethod
     def cached_states(cls):

@@ -27,9 +27,10 @@ from hpcswarm.fitness.incremental import DistanceState, flip_drift, slack_bound,
 from hpcswarm.fitness.knn import knn_predict, knn_predict_settled
 from hpcswarm.fitness.multi_flips import block_size as tries_per_block
 from hpcswarm.fitness.multi_flips import multi_flip_distances
-from hpcswarm.fitness.rowblocks import HeldOutRows
+from hpcswarm.fitness.rowblocks import ROW_BLOCK_BYTES, HeldOutRows
 from hpcswarm.fitness.score import Score
-from hpcswarm.fitness.single_flips import block_size, new_scratch, single_flip_distances
+from hpcswarm.fitness.single_flips import (CANDIDATE_BYTES, block_size, new_scratch,
+                                          single_flip_distances)
 
 def _check_k(k):
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
@@ -69,18 +70,39 @@ def _own_sum(counts):
     return counts
 
 
-def scorer_bytes(n_samples, n_genes, sample_shards=1, cached_states=0):
+def block_bytes(n_rows, n_samples, single_flips=False):
+    """Bytes of the largest block of work a scorer of ``n_rows`` held-out rows holds at once.
+
+    A full evaluation's block of rows: its float64 distances
+    (:data:`~hpcswarm.fitness.rowblocks.ROW_BLOCK_BYTES`) and, in the numpy path, the k-NN
+    decision's float64 temporary and boolean near mask, 17 bytes per distance in all
+    (measured: 2.13 budgets at 3,000 samples). With ``single_flips`` (one-gene flips of a cached state scored in batches), one
+    block of candidates: :data:`~hpcswarm.fitness.single_flips.CANDIDATE_BYTES` per
+    candidate and distance, at least one candidate, so ``25 n_rows n_samples`` bytes once
+    one candidate exceeds the 8 MiB budget. A block of multi-gene tries stays within its
+    budget (:func:`~hpcswarm.fitness.multi_flips.block_size`: rows in blocks when one try
+    does not fit).
+    """
+    rows_block = 17 * ROW_BLOCK_BYTES // 8
+    if not single_flips:
+        return rows_block
+    per_candidate = CANDIDATE_BYTES * max(1, n_rows) * n_samples
+    return max(rows_block, block_size(n_rows, n_samples) * per_candidate)
+
+
+def scorer_bytes(n_samples, n_genes, sample_shards=1, cached_states=0, single_flips=False):
     """Bytes the scorer of one sample shard holds at most (the plan's estimate).
 
     The values a full evaluation of every gene gathers, ``8 n_samples n_genes`` (the
-    selected genes' rows, at most all of them), and ``cached_states`` cached states of the
+    selected genes' rows, at most all of them), ``cached_states`` cached states of the
     shard's ``ceil(n_samples / sample_shards)`` held-out rows
-    (:func:`~hpcswarm.fitness.incremental.state_bytes`). The matrix itself is not counted: a
-    :class:`GeneMajor` over a memory-mapped file is read from the page cache, which the ranks
-    of a node share.
+    (:func:`~hpcswarm.fitness.incremental.state_bytes`) and its largest block of work
+    (:func:`block_bytes`). The matrix itself is not counted: a :class:`GeneMajor` over a
+    memory-mapped file is read from the page cache, which the ranks of a node share.
     """
     rows = -(-n_samples // max(1, sample_shards))
-    return 8 * n_samples * n_genes + cached_states * state_bytes(rows, n_samples, n_genes)
+    return (8 * n_samples * n_genes + cached_states * state_bytes(rows, n_samples, n_genes)
+            + block_bytes(rows, n_samples, single_flips))
 
 
 class KnnEvaluator:

@@ -112,6 +112,10 @@ class SearchAlgorithm(abc.ABC):
     supports_max_genes = False
     use_local_search = False
     """Whether the method runs a local search on a cached distance state (one at a time)."""
+    scores_single_flips = False
+    """Whether the method scores one-gene flips of a cached state in batches (a greedy step's
+    candidates, a single-gene ranking), for the memory estimate
+    (:func:`hpcswarm.fitness.evaluator.block_bytes`)."""
     STATE = ("iteration", "history", "events")
     """Attributes a later round reads, kept by a snapshot (:meth:`method_state`) with the
     evaluator's account; each subclass lists its own in its ``STATE`` (the swarm's arrays

@@ -51,6 +51,13 @@ class FSIPSO(PSO):
         n_particles=30, n_iterations=101, objective="combined", alpha=0.9, k=5, cv=5,
     )
     STATE = ("order", "subspaces", "phase_length", "phase", "active")
+    scores_single_flips = True
+
+    @classmethod
+    def cached_states(cls):
+        """One: the single-gene ranking's state of the empty subset, held with its blocks of
+        flips at initialisation (then dropped)."""
+        return 1
 
     @classmethod
     def validate(cls, params):

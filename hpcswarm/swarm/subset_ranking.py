@@ -43,6 +43,7 @@ class SFR(SearchAlgorithm):
     PARAMS = (Param("max_size", "int", 0, _MAX_SIZE_DOC, low=0),) + override(
         FITNESS_PARAMS, k=5, cv=10
     )
+    scores_single_flips = True
 
     @classmethod
     def cached_states(cls):
