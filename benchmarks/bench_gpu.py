@@ -52,6 +52,7 @@ import hpcswarm.search
 from hpcswarm.fitness import GeneMajor, KnnEvaluator, make_scorer
 from hpcswarm.fitness.gpu import (ARRAY_MODULE_VARIABLE, DeviceScorer, device_name,
                                   gpu_array_module)
+from hpcswarm.swarm.core import SearchHooks
 
 N_CLASSES = 4
 SIGNAL_GENES = 50
@@ -269,7 +270,8 @@ def pso_figures(args, data, y, figures):
     hpcswarm.search.make_scorer = recorded
     try:
         result, seconds = once(lambda: hpcswarm.search.run_search(
-            data, y, "pso-lsrg", params, seed=3, device="gpu", progress=progress))
+            data, y, "pso-lsrg", params, seed=3, device="gpu",
+            hooks=SearchHooks(progress=progress)))
     finally:
         hpcswarm.search.make_scorer = make_scorer
     scorers = sorted({type(scorer).__name__ for scorer in built})

@@ -63,6 +63,7 @@ from threadpoolctl import threadpool_limits
 from hpcswarm.data import load_dataset
 from hpcswarm.search import make_fitness, run_search
 from hpcswarm.methods import algorithm_params
+from hpcswarm.swarm.core import SearchHooks
 
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")
 DATASETS = {"srbct": "builtin:srbct", "prostate": os.path.join(SHARED, "Prostate_GE.mat")}
@@ -115,7 +116,8 @@ def reporter(label, every):
 
 def run(name, data, params, every=0):
     start = clocks()
-    result = run_search(data.X, data.y, name, params, seed=0, progress=reporter(name, every))
+    result = run_search(data.X, data.y, name, params, seed=0,
+                        hooks=SearchHooks(progress=reporter(name, every)))
     wall, cpu = since(start)
     return {"wall_s": wall, "cpu_s": cpu, "steps": len(result.extra["path"]),
             "n_selected": int(result.mask.sum()), "fitness": result.fitness,

@@ -33,11 +33,13 @@ from hpcswarm.errors import HpcswarmError
 from hpcswarm.interrupt import StopRequest
 from hpcswarm.jobfile import read_job
 from hpcswarm.plan import plan_job
-from hpcswarm.progress import ProgressReporter, progress_path, task_record
-from hpcswarm.protocols import SearchHooks, protocol_of, run_task
+from hpcswarm.progress import (ProgressLines, ProgressReporter, Workload, progress_path,
+                               task_record)
+from hpcswarm.protocols import protocol_of, run_task
 from hpcswarm.results import job_similarity, summarise, write_results
+from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.swarm.snapshot import take_snapshot
-from hpcswarm.taskfarm import TaskInterrupted, farm
+from hpcswarm.taskfarm import FarmHooks, TaskInterrupted, farm
 
 
 class JobInterrupted(HpcswarmError):
@@ -103,10 +105,10 @@ class JobLifecycle:
         self.reporter = self.keeper = None
         self.finished = {}
         if world.rank == 0:
-            self.reporter = ProgressReporter(progress_path(job.output), len(plan.tasks),
-                                             plan.layout.n_groups, stream=progress_stream,
-                                             quiet=quiet,
-                                             n_rounds=plan.spec.params.get("n_iterations"))
+            workload = Workload(len(plan.tasks), plan.layout.n_groups,
+                                plan.spec.params.get("n_iterations"))
+            self.reporter = ProgressReporter(progress_path(job.output), workload,
+                                             ProgressLines(progress_stream, quiet))
             self.keeper = CheckpointKeeper(job.checkpoint, plan.identity, plan.tasks,
                                            plan.previous, min_seconds=job.checkpoint_seconds)
             for number, (task, result, group_index) in self.keeper.finished.items():
@@ -120,10 +122,9 @@ class JobLifecycle:
         snapshot = None
         if previous is not None and task.number in previous.inflight:
             snapshot = previous.snapshot(task.number)
-        hooks = TaskHooks(self, task, group, progress)
         return run_task(task, self.plan.dataset, self.plan.spec,
-                        SearchHooks(group, hooks.round, hooks.round_end, snapshot,
-                                    hooks.interrupt))
+                        TaskHooks(self, task, group, progress).search_hooks(), group=group,
+                        resume=snapshot)
 
     def round(self, task, row):
         """A round of a search this rank runs (``row`` its history row, or None)."""
@@ -148,11 +149,12 @@ class JobLifecycle:
         self.keeper.snapshot(*message)
 
     def farm_hooks(self):
-        """The keyword arguments of :func:`~hpcswarm.taskfarm.farm` bound to this lifecycle."""
+        """The :class:`~hpcswarm.taskfarm.FarmHooks` of :func:`~hpcswarm.taskfarm.farm` bound
+        to this lifecycle."""
         on_rank0 = self.keeper is not None
-        return {"summary": self.summary, "on_done": self.task_done if on_rank0 else None,
-                "on_message": self.snapshot_arrived if on_rank0 else None,
-                "stop": self.stopper.check}
+        return FarmHooks(summary=self.summary, on_done=self.task_done if on_rank0 else None,
+                         on_message=self.snapshot_arrived if on_rank0 else None,
+                         stop=self.stopper.check)
 
     def close(self):
         """Put back the signal handlers and close the progress file."""
@@ -176,6 +178,13 @@ class TaskHooks:
 
     def __init__(self, lifecycle, task, group, progress):
         self.lifecycle, self.task, self.group, self.progress = lifecycle, task, group, progress
+
+    def search_hooks(self):
+        """The :class:`~hpcswarm.swarm.core.SearchHooks` of the task's search, bound to these
+        methods: ``progress`` :meth:`round`, ``checkpoint`` :meth:`round_end`, ``interrupt``
+        :meth:`interrupt`."""
+        return SearchHooks(progress=self.round, checkpoint=self.round_end,
+                           interrupt=self.interrupt)
 
     def round(self, row=None):
         """After each round: let MPI progress, report it, write the checkpoint when due."""
@@ -289,7 +298,7 @@ def run_planned(job, plan, world, options, started):
                              progress_stream=options.progress_stream)
     try:
         results, assignments = farm(world, plan.pending, lifecycle.run,
-                                    group_size=plan.layout.group_size, **lifecycle.farm_hooks())
+                                    group_size=plan.layout.group_size, hooks=lifecycle.farm_hooks())
         stopped = lifecycle.stopper.finish()
     finally:
         lifecycle.close()

@@ -27,6 +27,8 @@ import math
 import os
 import sys
 import time
+from dataclasses import dataclass
+from typing import Optional
 
 from hpcswarm.errors import DataError
 
@@ -97,40 +99,93 @@ def format_line(record, bar_width=0):
     return "progress: " + " | ".join(parts)
 
 
-class ProgressReporter:
-    """World rank 0's progress: one JSON line per update in ``path``, one line on ``stream``.
+@dataclass(frozen=True)
+class Workload:
+    """What a job's progress counts down, for its ETA.
 
-    Parameters
+    Attributes
     ----------
-    path : path-like
-        The progress file (replaced).
     n_tasks, n_groups : int
-    stream : file, optional
-        Default ``sys.stderr``.
-    quiet : bool
-        Nothing on ``stream`` (the file is still written).
-    interval : float
-        Minimum seconds between two round updates.
-    clock : callable
-        Monotonic seconds (for tests).
-    tty : bool, optional
-        Rewrite one line in place; default: whether ``stream`` is a terminal.
     n_rounds : int, optional
         Rounds of one search (a swarm's ``n_iterations``), for an ETA before the first task
         ends (:func:`task_seconds`); None when a search stops by its own rule.
     """
 
-    def __init__(self, path, n_tasks, n_groups, *, stream=None, quiet=False, interval=2.0,
-                 clock=time.monotonic, tty=None, n_rounds=None):
+    n_tasks: int
+    n_groups: int
+    n_rounds: Optional[int] = None
+
+    def eta(self, durations, row=None):
+        """Seconds left with the tasks of ``durations`` done: from their mean (:func:`eta_seconds`)
+        or, before any is done, from ``row``, the history row of rank 0's search in a round."""
+        remaining = self.n_tasks - len(durations)
+        eta = eta_seconds(durations, remaining, self.n_groups)
+        if eta is None and row is not None:
+            estimate = task_seconds(row["seconds"], row["iteration"], self.n_rounds)
+            if estimate is not None:
+                eta = max(0.0, eta_seconds([estimate], remaining, self.n_groups)
+                          - row["seconds"])
+        return eta
+
+
+class ProgressLines:
+    """The human side of a job's progress: one line per record on ``stream``.
+
+    Parameters
+    ----------
+    stream : file, optional
+        Default ``sys.stderr``.
+    quiet : bool
+        Nothing on ``stream``.
+    tty : bool, optional
+        Rewrite one line in place (with a bar); default: whether ``stream`` is a terminal.
+    """
+
+    def __init__(self, stream=None, quiet=False, tty=None):
         self.stream = sys.stderr if stream is None else stream
         self.quiet = quiet
-        self.interval = interval
-        self.clock = clock
         self.tty = (self.stream.isatty() if hasattr(self.stream, "isatty") else False) \
             if tty is None else tty
-        self.n_tasks = n_tasks
-        self.n_groups = n_groups
-        self.n_rounds = n_rounds
+
+    def show(self, record):
+        """The line of a progress record (:func:`format_line`)."""
+        if self.quiet:
+            return
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + format_line(record, bar_width=20))
+        else:
+            self.stream.write(format_line(record) + "\n")
+        self.stream.flush()
+
+    def end(self):
+        """After the last record: leave a rewritten line on screen."""
+        if self.tty and not self.quiet:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+class ProgressReporter:
+    """World rank 0's progress: one JSON line per update in ``path``, one line on ``lines``.
+
+    Parameters
+    ----------
+    path : path-like
+        The progress file (replaced).
+    workload : Workload
+        Tasks, groups and rounds of a search, for the ETA.
+    lines : ProgressLines, optional
+        Where the human lines go (default: stderr).
+    interval : float
+        Minimum seconds between two round updates.
+    clock : callable
+        Monotonic seconds (for tests).
+    """
+
+    def __init__(self, path, workload, lines=None, *, interval=2.0, clock=time.monotonic):
+        self.workload = workload
+        self.lines = ProgressLines() if lines is None else lines
+        self.interval = interval
+        self.clock = clock
         self.durations = []
         self.started = clock()
         self.last_round = None
@@ -144,19 +199,13 @@ class ProgressReporter:
 
     def _record(self, event, row=None, **values):
         """A progress record; ``row``: the history row of rank 0's search in a round."""
-        done = len(self.durations)
-        eta = eta_seconds(self.durations, self.n_tasks - done, self.n_groups)
-        if eta is None and row is not None:
-            estimate = task_seconds(row["seconds"], row["iteration"], self.n_rounds)
-            if estimate is not None:
-                eta = max(0.0, eta_seconds([estimate], self.n_tasks - done, self.n_groups)
-                          - row["seconds"])
+        done, n_tasks = len(self.durations), self.workload.n_tasks
         record = dict.fromkeys(FIELDS)
         record.update(
             event=event, elapsed=round(self.clock() - self.started, 3),
             time=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            tasks_total=self.n_tasks, tasks_done=done, tasks_remaining=self.n_tasks - done,
-            eta_seconds=eta)
+            tasks_total=n_tasks, tasks_done=done, tasks_remaining=n_tasks - done,
+            eta_seconds=self.workload.eta(self.durations, row))
         record.update(values)
         return record
 
@@ -168,13 +217,7 @@ class ProgressReporter:
             self._abandon()
             raise DataError(f"{self.path}: cannot write the progress file "
                             f"({os.strerror(exc.errno) if exc.errno else exc})") from None
-        if self.quiet:
-            return
-        if self.tty:
-            self.stream.write("\r\x1b[2K" + format_line(record, bar_width=20))
-        else:
-            self.stream.write(format_line(record) + "\n")
-        self.stream.flush()
+        self.lines.show(record)
 
     def round(self, task, row):
         """A round of rank 0's own search on ``task`` (``row``: its history row); throttled."""
@@ -210,9 +253,7 @@ class ProgressReporter:
         if self.file.closed:
             return
         self._emit(self._record("end"))
-        if self.tty and not self.quiet:
-            self.stream.write("\n")
-            self.stream.flush()
+        self.lines.end()
         self.file.close()
 
 

@@ -28,6 +28,14 @@ runs the job holds. Every rank
 derives the same tasks from ``y`` and the seed alone, so results do not depend on the number
 of ranks or groups. The all-genes k-NN baseline is computed for every task under the same
 protocol.
+
+Memory of a task (:func:`run_task`): the search reads the training columns of ``X_genes``
+gene by gene (:class:`hpcswarm.fitness.GeneMajor`), so with a memory-mapped ``X_genes`` no
+rank holds a copy of the matrix while it searches. After the search, the biased all-genes
+score goes through the same evaluator (one Gram product over every gene, whose gather is
+``8 n_train n_genes`` bytes for that call); the PCA baseline (an SVD of the training rows)
+and the test-fold scores read a copy of the training rows (``8 n_train n_genes`` bytes) for
+their duration only.
 """
 
 import time
@@ -346,33 +354,7 @@ class TaskData:
     values_finite: bool = False
 
 
-@dataclass
-class SearchHooks:
-    """What a task's search reports to and resumes from (nothing by default: a serial task).
-
-    Attributes
-    ----------
-    group : communicator, optional
-        The rank group running the task.
-    progress : callable, optional
-        ``progress(row)`` once per round (see :func:`hpcswarm.taskfarm.farm`).
-    checkpoint : callable, optional
-        ``checkpoint(search)`` once per round: the job's snapshot hook.
-    resume : dict, optional
-        The snapshot to continue from (:func:`hpcswarm.search.run_search`).
-    interrupt : callable, optional
-        ``interrupt()`` once per round of a refinement's subsample search: the job's hook
-        that may stop the task.
-    """
-
-    group: object = None
-    progress: object = None
-    checkpoint: object = None
-    resume: dict = None
-    interrupt: object = None
-
-
-def run_task(task, data, spec, hooks=None):
+def run_task(task, data, spec, hooks=None, group=None, resume=None):
     """Select genes on ``task.train`` and test them as ``task``'s protocol says; also two
     baselines.
 
@@ -393,7 +375,12 @@ def run_task(task, data, spec, hooks=None):
         ``task.test``: the search, the baselines and the test score all see the transformed
         values.
     hooks : SearchHooks, optional
-        The rank group, round reports, snapshots and the snapshot to resume from.
+        What each round's end calls (:class:`hpcswarm.swarm.core.SearchHooks`), passed on
+        unchanged to the search.
+    group : communicator, optional
+        The rank group running the task (``None``: serial).
+    resume : dict, optional
+        The snapshot of the task's search to continue from.
 
     The search, the biased all-genes baseline and the PCA baseline validate on the folds
     ``params["cv"]`` draws from the task's seed (those of ``task.inner_fold_ids``).
@@ -406,25 +393,12 @@ def run_task(task, data, spec, hooks=None):
         front of inner accuracy and size, each point with its test counts, computed after
         the search, when the task has held-out rows); with a refinement, ``refined`` (its
         genes, inner and test counts).
-
-    Notes
-    -----
-    Memory: the search reads the training columns of ``X_genes`` gene by gene
-    (:class:`hpcswarm.fitness.GeneMajor`), so with a memory-mapped ``X_genes`` no rank holds a
-    copy of the matrix while it searches. After the search, the biased all-genes
-    score goes through the same evaluator (one Gram product over every gene, whose gather is
-    ``8 n_train n_genes`` bytes for that call); the PCA baseline (an SVD of the training rows)
-    and the test-fold scores read a copy of the training rows (``8 n_train n_genes`` bytes)
-    for their duration only.
     """
-    hooks = SearchHooks() if hooks is None else hooks
     started = time.perf_counter()
     seed = task.seed_sequence(task.job_seed)
     view = _training_view(data, task, spec.preprocess)
     result = run_search(view.genes, view.y, replace(spec, preprocess=()), seed=seed,
-                        comm=hooks.group, progress=hooks.progress,
-                        checkpoint=hooks.checkpoint, resume=hooks.resume,
-                        interrupt=hooks.interrupt)
+                        comm=group, hooks=hooks, resume=resume)
     if protocol_of(task.protocol).held_out(task):
         held_out = HeldOut(data, task, view, spec.params["k"])
         scores = held_out.scores(result.mask)

@@ -1,5 +1,13 @@
 """One search on one matrix: fitness from the parameters, the method, the result as JSON.
 
+The spec's ``sample_shards`` S, a divisor of the ranks of ``comm``, makes them
+``comm.size / S`` particle groups x S sample shards (:func:`hpcswarm.comm.split_grid`); its
+``refine`` refines the selected subset on the same samples (:mod:`hpcswarm.refine`),
+returned in ``refined``; its ``max_genes`` caps every evaluated subset (each method's
+``capped_position``). The search keeps its own archive of ``archive_size`` subsets,
+replicated on the ranks so that hits do not depend on how particles are spread (see
+:mod:`hpcswarm.swarm.core`); the scorer has none.
+
 >>> from sklearn.datasets import load_wine
 >>> X, y = load_wine(return_X_y=True)
 >>> result = run_search(X, y, "cbpso", {"n_iterations": 5}, seed=1)
@@ -7,7 +15,7 @@
 (13,)
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -22,7 +30,7 @@ from hpcswarm.refinements import REFINEMENTS
 from hpcswarm.relevance import RANK_RULES, RELEVANCE_TRIMS
 from hpcswarm.spec import SearchSpec
 from hpcswarm.subsample import SUBSAMPLE_RULES, search_subsamples
-from hpcswarm.swarm.core import RoundHooks
+from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.swarm.evaluation import EvaluationService
 from hpcswarm.swarm.front import pareto_front
 from hpcswarm.swarm.state import run_seed_sequence
@@ -61,12 +69,42 @@ def make_fitness(X, y, params, seed, shards=None, device="cpu"):
     return SubsetFitness(scorer, objective), scorer
 
 
-HOOKS = ("progress", "checkpoint", "resume", "interrupt")
-"""What a job passes a search besides its spec: round reports, snapshots, a snapshot to
-continue from."""
+@dataclass(frozen=True)
+class SearchRun:
+    """How one search runs, none of which changes its result: the keywords of
+    :func:`run_search` besides the spec's settings.
+
+    Attributes
+    ----------
+    comm : SerialComm or MPIComm, optional
+        The ranks that run this one swarm together (``None``: serial), e.g. a rank group of
+        :func:`hpcswarm.taskfarm.farm`. Every rank of ``comm`` calls :func:`run_search` with
+        the same arguments and gets the same result; particles are split across the ranks,
+        and each rank evaluates its own on its ``X`` (pass a ``GeneMajor`` over the
+        memory-mapped ``X_genes``: no matrix travels over MPI and no rank copies it).
+    hooks : SearchHooks, optional
+        What every round's end calls (:class:`hpcswarm.swarm.core.SearchHooks`): round
+        reports, the job's snapshots and stop; its ``interrupt`` also ends every round of the
+        subsample searches of the refinements ``stability`` and ``consensus``.
+    resume : dict, optional
+        A snapshot of this same search to continue from: the result is that of the
+        uninterrupted search.
+    """
+
+    comm: object = None
+    hooks: SearchHooks = None
+    resume: dict = None
+
+    @classmethod
+    def split(cls, options):
+        """``(SearchRun, settings)``: the keywords ``options`` of :func:`run_search` parted
+        into this run's and the rest, the spec's settings."""
+        names = {field.name for field in fields(cls)}
+        return (cls(**{name: value for name, value in options.items() if name in names}),
+                {name: value for name, value in options.items() if name not in names})
 
 
-def run_search(X, y, spec, params=None, seed=0, comm=None, **options):
+def run_search(X, y, spec, params=None, seed=0, **options):
     """Run one search of ``spec`` on all samples of ``X, y``.
 
     Parameters
@@ -86,21 +124,10 @@ def run_search(X, y, spec, params=None, seed=0, comm=None, **options):
     seed : int, default 0
         Run seed: the folds (as ``hpcswarm evaluate --seed``), the particle streams and the
         swarm stream all derive from it.
-    comm : SerialComm or MPIComm, optional
-        The ranks that run this one swarm together (``None``: serial), e.g. a rank group of
-        :func:`hpcswarm.taskfarm.farm`. Every rank of ``comm`` calls ``run_search`` with the
-        same arguments and gets the same result; particles are split across the ranks, and
-        each rank evaluates its own on its ``X`` (pass a ``GeneMajor`` over the memory-mapped
-        ``X_genes``: no matrix travels over MPI and no rank copies it).
     **options
-        The hooks of :data:`HOOKS`: ``progress(row)`` once per round on every rank (``row``
-        the history row just recorded); ``checkpoint(search)`` once per round on every rank
-        (the job's snapshot hook, see :class:`hpcswarm.swarm.core.SearchAlgorithm`);
-        ``resume``, a snapshot of this same search to continue from (the result is that of
-        the uninterrupted search); ``interrupt()`` once per round of each subsample search
-        of the refinements ``stability`` and ``consensus`` (every rank; the job's hook that
-        may stop the task by raising: those searches take no snapshots, and a resumed task
-        runs them again, to the same result). With a method name, also the spec's settings.
+        How the search runs, the fields of :class:`SearchRun`: ``comm`` (its ranks),
+        ``hooks`` (a :class:`~hpcswarm.swarm.core.SearchHooks`), ``resume`` (a snapshot);
+        with a method name, also the spec's settings.
 
     Returns
     -------
@@ -114,38 +141,22 @@ def run_search(X, y, spec, params=None, seed=0, comm=None, **options):
         the subsets evaluated, each point re-scored (``correct``, ``total``); ``refined`` the
         :class:`~hpcswarm.refine.Refined` subset, or None.
 
-    Notes
-    -----
-    The spec's ``sample_shards`` S, a divisor of ``comm.size``, makes the ranks
-    ``comm.size / S`` particle groups x S sample shards (:func:`hpcswarm.comm.split_grid`);
-    its ``refine`` refines the selected subset on the same samples (:mod:`hpcswarm.refine`),
-    returned in ``refined``; its ``max_genes`` caps every evaluated subset (each method's
-    ``capped_position``).
-
-    The search keeps its own archive of ``archive_size`` subsets, replicated on the ranks so
-    that hits do not depend on how particles are spread (see :mod:`hpcswarm.swarm.core`);
-    the scorer has none.
-
     Raises
     ------
     ParameterError
         Unknown algorithm or parameter, ill-typed value, bad seed, a shard count that does
         not divide the ranks.
     """
-    hooks = {name: options.pop(name, None) for name in HOOKS}
-    spec = _as_spec(spec, params, options)
+    run, settings = SearchRun.split(options)
+    spec = _as_spec(spec, params, settings)
     try:
         root = run_seed_sequence(seed)
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
-    comm = as_comm(comm)
+    grid = _grid(as_comm(run.comm), spec.sample_shards)
+    hooks = SearchHooks() if run.hooks is None else run.hooks
     try:
-        grid = split_grid(comm, spec.sample_shards)
-    except ValueError:
-        raise ParameterError(f"sample_shards={spec.sample_shards!r} must be a positive divisor "
-                             f"of the {comm.size} rank(s) that run the search") from None
-    try:
-        result, score = _search(X, y, spec, root, grid, hooks)
+        result, score = SpecSearch(spec, root, grid, hooks).run(X, y, run.resume)
     finally:
         grid.free()
     result.extra["score"] = {"correct": int(score.correct), "total": int(score.total),
@@ -167,22 +178,65 @@ def _as_spec(spec, params, settings):
     return SearchSpec.build(spec, params, **settings)
 
 
-def _search(X, y, spec, root, grid, hooks):
-    """The search of ``spec`` on ``grid``, its front scored and its subset refined; with the
-    returned subset's score."""
-    fitness, scorer = make_fitness(X, y, spec.params, root, grid.shards, spec.device)
-    evaluator = EvaluationService.for_params(fitness, spec.params, grid.particles)
-    search = algorithm_class(spec.algorithm)(
-        evaluator, spec.params, seed=root,
-        hooks=RoundHooks(hooks["progress"], hooks["checkpoint"]), max_genes=spec.max_genes)
-    result = search.run(hooks["resume"])
-    score = fitness.score(result.mask)
-    result.front = scored_front(scorer, result.front)
-    if spec.refine != "none":
-        inputs = RefineInputs(scorer, X, y, result.mask,
-                              lambda: _subsample_selections(X, y, spec, root, grid, hooks))
-        result.refined = _APPLY[REFINEMENTS[spec.refine].kind](spec.refine, inputs)
-    return result, score
+def _grid(comm, sample_shards):
+    """``comm`` split into particle groups x ``sample_shards`` sample shards
+    (:func:`hpcswarm.comm.split_grid`)."""
+    try:
+        return split_grid(comm, sample_shards)
+    except ValueError:
+        raise ParameterError(f"sample_shards={sample_shards!r} must be a positive divisor "
+                             f"of the {comm.size} rank(s) that run the search") from None
+
+
+@dataclass(frozen=True)
+class SpecSearch:
+    """The search of ``spec`` from the seed ``root`` on the ranks of ``grid``, its rounds
+    ending with ``hooks``.
+
+    Attributes
+    ----------
+    spec : SearchSpec
+    root : numpy.random.SeedSequence
+    grid : Grid
+        Particle groups x sample shards (:func:`hpcswarm.comm.split_grid`).
+    hooks : SearchHooks
+    """
+
+    spec: SearchSpec
+    root: np.random.SeedSequence
+    grid: object
+    hooks: SearchHooks
+
+    def run(self, X, y, resume=None):
+        """The search on ``X, y`` (from the snapshot ``resume``, if any), its front scored
+        and its subset refined; with the returned subset's score."""
+        spec = self.spec
+        fitness, scorer = make_fitness(X, y, spec.params, self.root, self.grid.shards,
+                                       spec.device)
+        evaluator = EvaluationService.for_params(fitness, spec.params, self.grid.particles)
+        search = algorithm_class(spec.algorithm)(evaluator, spec.params, seed=self.root,
+                                                 hooks=self.hooks, max_genes=spec.max_genes)
+        result = search.run(resume)
+        score = fitness.score(result.mask)
+        result.front = scored_front(scorer, result.front)
+        if spec.refine != "none":
+            inputs = RefineInputs(scorer, X, y, result.mask,
+                                  lambda: self.subsample_selections(X, y))
+            result.refined = _APPLY[REFINEMENTS[spec.refine].kind](spec.refine, inputs)
+        return result, score
+
+    def subsample_selections(self, X, y):
+        """What searches of this spec (then ``prune-compact``) on subsamples of ``X, y``
+        selected (:func:`hpcswarm.subsample.search_subsamples`), run one after the other on
+        the same grid; each round of each ends with the ``interrupt`` hook only
+        (:meth:`~hpcswarm.swarm.core.SearchHooks.without_snapshots`)."""
+        one = replace(self, spec=replace(self.spec, refine="prune-compact"),
+                      hooks=self.hooks.without_snapshots())
+
+        def search(part, labels, seed):
+            return replace(one, root=seed).run(part, labels)[0].refined.genes
+
+        return search_subsamples(search, X, y, self.spec.subsamples, self.root)
 
 
 @dataclass(frozen=True)
@@ -208,21 +262,6 @@ _APPLY = {
                                                             inputs.y, inputs.selections()),
 }
 """How each kind of :data:`hpcswarm.refinements.REFINEMENTS` applies its rule of ``name``."""
-
-
-def _subsample_selections(X, y, spec, root, grid, hooks):
-    """What searches of ``spec`` (then ``prune-compact``) on subsamples of ``X, y`` selected
-    (:func:`hpcswarm.subsample.search_subsamples`), run one after the other on ``grid``; the
-    job's ``interrupt`` hook is called once per round of each."""
-    one = replace(spec, refine="prune-compact")
-    interrupt = hooks["interrupt"]
-    quiet = {"progress": None, "resume": None, "interrupt": None,
-             "checkpoint": None if interrupt is None else lambda search: interrupt()}
-
-    def search(part, labels, seed):
-        return _search(part, labels, one, seed, grid, quiet)[0].refined.genes
-
-    return search_subsamples(search, X, y, spec.subsamples, root)
 
 
 def scored_front(scorer, front):

@@ -31,6 +31,7 @@ from hpcswarm.progress import format_seconds, task_seconds
 from hpcswarm.refine import eliminate_to
 from hpcswarm.search import make_fitness, run_search
 from hpcswarm.spec import REFINEMENTS, SPEC
+from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.swarm.state import run_seed_sequence
 
 _SEED_BOUND = np.iinfo(np.int32).max
@@ -291,10 +292,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         if budget is not None and algorithm_class(self.algorithm).supports_max_genes:
             cap = budget if cap is None else min(cap, budget)
         seed = run_seed(self.random_state)
-        settings = {name: getattr(self, name) for name in SEARCH_SETTINGS}
-        result = _search(X, y, self.algorithm, params, seed, self.comm,
-                         dict(settings, max_genes=cap),
-                         self._round_printer(algorithm_params(self.algorithm, params)))
+        result = self._search(X, y, params, seed, cap)
         mask, source, correct = choose_signature(result, budget)
         if mask is None:
             _, scorer = make_fitness(X, y, result.params, run_seed_sequence(seed),
@@ -313,6 +311,18 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         self._say(f"{self.algorithm}: {int(mask.sum())} of {mask.size} genes selected "
                   f"(from the {source}), inner accuracy {100 * self.inner_accuracy_:.2f}%", 1)
         return self
+
+    def _search(self, X, y, params, seed, max_genes):
+        """The one call of the search engine (all the selector needs of it), with the
+        settings of :data:`SEARCH_SETTINGS` that are not None (the others: the
+        specification's default) and ``verbose``'s round lines."""
+        settings = {name: getattr(self, name) for name in SEARCH_SETTINGS}
+        settings["max_genes"] = max_genes
+        hooks = SearchHooks(progress=self._round_printer(algorithm_params(self.algorithm,
+                                                                          params)))
+        return run_search(X, y, self.algorithm, params, seed=seed, comm=self.comm, hooks=hooks,
+                          **{name: value for name, value in settings.items()
+                             if value is not None})
 
     def _check_settings(self):
         if self.refine not in REFINEMENTS:
@@ -370,13 +380,6 @@ def exact_range(X):
 
     exponent = scale_exponent(float(np.abs(X).max(initial=0.0)), X.dtype, X.shape[1])
     return np.ldexp(X, exponent) if exponent else X
-
-
-def _search(X, y, algorithm, params, seed, comm, settings, progress):
-    """The one call of the search engine (all the selector needs of it); ``settings`` are
-    those of :data:`SEARCH_SETTINGS`, None for the specification's default."""
-    return run_search(X, y, algorithm, params, seed=seed, comm=comm, progress=progress,
-                      **{name: value for name, value in settings.items() if value is not None})
 
 
 def signature_size(n_features_to_select: Union[None, int, float], n_genes: int) -> Optional[int]:

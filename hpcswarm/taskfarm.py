@@ -52,11 +52,37 @@ class TaskInterrupted(Exception):
     """Raised by a task on every rank of its group to leave the farm before finishing it."""
 
 
-FARM_HOOKS = ("summary", "on_done", "on_message", "stop")
-"""The keyword hooks of :func:`farm` (each optional)."""
+@dataclass(frozen=True)
+class FarmHooks:
+    """What :func:`farm` calls back, each optional.
+
+    Attributes
+    ----------
+    summary : callable, optional
+        ``summary(task, result, group_index)`` -> a picklable record, the same function on
+        every rank. When given, each group leader hands the record of every task it
+        finishes to world rank 0 with a non-blocking send; world rank 0 passes every record
+        (its own group's at once, the others' as it polls for them in ``progress`` and
+        after its last task) to ``on_done``. World rank 0 never blocks on a record; a
+        sender waits on its requests only after its last task, and they complete as rank 0
+        polls.
+    on_done : callable, optional
+        ``on_done(record)`` on world rank 0, once per finished task, in the order rank 0
+        learns of them.
+    on_message : callable, optional
+        ``on_message(obj)`` on world rank 0 for every ``progress(message=obj)``.
+    stop : callable, optional
+        ``stop()`` -> bool, asked by each group leader before it draws a task: when true the
+        group draws no more.
+    """
+
+    summary: object = None
+    on_done: object = None
+    on_message: object = None
+    stop: object = None
 
 
-def farm(world, tasks, run_task, group_size=1, **hooks):
+def farm(world, tasks, run_task, group_size=1, hooks=None):
     """Run ``run_task(task, group, progress)`` for every task; results on world rank 0.
 
     Parameters
@@ -76,24 +102,8 @@ def farm(world, tasks, run_task, group_size=1, **hooks):
         :class:`TaskInterrupted` on every rank of the group ends the group's work.
     group_size : int
         Ranks per group (see :func:`default_group_size`).
-    **hooks
-        Those of :data:`FARM_HOOKS`, each optional:
-    summary : callable, optional
-        ``summary(task, result, group_index)`` -> a picklable record, the same function on
-        every rank. When given, each group leader hands the record of every task it
-        finishes to world rank 0 with a non-blocking send; world rank 0 passes every record
-        (its own group's at once, the others' as it polls for them in ``progress`` and
-        after its last task) to ``on_done``. World rank 0 never blocks on a record; a
-        sender waits on its requests only after its last task, and they complete as rank 0
-        polls.
-    on_done : callable, optional
-        ``on_done(record)`` on world rank 0, once per finished task, in the order rank 0
-        learns of them.
-    on_message : callable, optional
-        ``on_message(obj)`` on world rank 0 for every ``progress(message=obj)``.
-    stop : callable, optional
-        ``stop()`` -> bool, asked by each group leader before it draws a task: when true the
-        group draws no more.
+    hooks : FarmHooks, optional
+        What the farm calls back (none by default).
 
     Returns
     -------
@@ -104,13 +114,9 @@ def farm(world, tasks, run_task, group_size=1, **hooks):
     assignments : dict
         On world rank 0, task number -> index of the group that ran it.
     """
-    unknown = sorted(set(hooks) - set(FARM_HOOKS))
-    if unknown:
-        raise TypeError(f"farm() got unknown hooks {', '.join(unknown)}; hooks are "
-                        f"{', '.join(FARM_HOOKS)}")
-    stop = hooks.pop("stop", None)
-    rank_part = FarmRank(world, group_size, **hooks)
-    rank_part.run(tasks, run_task, stop)
+    hooks = FarmHooks() if hooks is None else hooks
+    rank_part = FarmRank(world, group_size, hooks)
+    rank_part.run(tasks, run_task, hooks.stop)
     finished = rank_part.finish()
     if world.rank != 0:
         return None, None
@@ -127,8 +133,8 @@ class FarmRank:
     ----------
     world : Comm
     group_size : int
-    summary, on_done, on_message : callable, optional
-        As for :func:`farm`.
+    hooks : FarmHooks
+        Its ``summary``, ``on_done`` and ``on_message`` (:func:`farm` asks ``stop``).
 
     Attributes
     ----------
@@ -139,19 +145,19 @@ class FarmRank:
         On a group leader: task number -> ``(group index, result)`` of its group's tasks.
     """
 
-    def __init__(self, world, group_size, *, summary=None, on_done=None, on_message=None):
+    def __init__(self, world, group_size, hooks):
         self.world = world
         self.layout = group_layout(world.size, world.rank, group_size)
         self.group = world.split(self.layout.group_index, world.rank)
         self.counter = world.counter()
-        self.summary, self.on_done, self.on_message = summary, on_done, on_message
+        self.hooks = hooks
         self.finished = {}
         self.sends = []  # requests of the records this rank sent to world rank 0
         self.received = 0  # records world rank 0 has taken from other ranks
 
     def deliver(self, kind, payload):
         """World rank 0: hand a record to ``on_done`` or ``on_message``."""
-        handler = self.on_done if kind == "done" else self.on_message
+        handler = self.hooks.on_done if kind == "done" else self.hooks.on_message
         if handler is not None:
             handler(payload)
 
@@ -193,9 +199,9 @@ class FarmRank:
                 break
             if self.group.rank == 0:
                 self.finished[number] = (self.layout.group_index, result)
-                if self.summary is not None:
-                    self.post("done", self.summary(tasks[number], result,
-                                                   self.layout.group_index))
+                if self.hooks.summary is not None:
+                    self.post("done", self.hooks.summary(tasks[number], result,
+                                                         self.layout.group_index))
 
     def finish(self):
         """Receive every record in flight, gather the results (collective); free the group.

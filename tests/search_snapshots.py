@@ -9,6 +9,7 @@ import pytest
 
 from hpcswarm.checkpoint import Checkpoint, write_checkpoint
 from hpcswarm.search import run_search
+from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.swarm.snapshot import take_snapshot
 
 
@@ -41,7 +42,7 @@ def taken_at(X, y, algorithm, params, stop_at, *, seed):
             raise _Stop
 
     with pytest.raises(_Stop):
-        run_search(X, y, algorithm, params, seed=seed, checkpoint=hook)
+        run_search(X, y, algorithm, params, seed=seed, hooks=SearchHooks(checkpoint=hook))
     return taken[0]
 
 

@@ -18,6 +18,7 @@ import pytest
 from hpcswarm.comm import world
 from hpcswarm.search import run_search
 from hpcswarm.methods import ALGORITHMS
+from hpcswarm.swarm.core import SearchHooks
 from synthetic import small_data
 
 pytestmark = pytest.mark.mpi
@@ -77,7 +78,7 @@ def test_any_rank_count_gives_the_serial_result(name, shards, comm):
     serial = run_search(X, y, name, settings, seed=1, refine="prune")
     rounds = []
     parallel = run_search(X, y, name, settings, seed=1, comm=comm, sample_shards=shards,
-                          refine="prune", progress=lambda row: rounds.append(row))
+                          refine="prune", hooks=SearchHooks(progress=rounds.append))
     same_everywhere = comm.allgather(digest(comparable(parallel)))
     assert len(set(same_everywhere)) == 1
     assert comparable(parallel) == comparable(serial)
@@ -188,7 +189,7 @@ def test_a_search_resumed_with_another_shard_count_ends_as_the_uninterrupted_one
 
         with pytest.raises(_Stop):
             run_search(X, y, name, params, seed=7, comm=comm, sample_shards=before,
-                       checkpoint=hook)
+                       hooks=SearchHooks(checkpoint=hook))
         snapshot = comm.bcast(taken[0], root=0)  # complete on world rank 0, as a checkpoint
         resumed = run_search(X, y, name, params, seed=7, comm=comm, sample_shards=after,
                              resume=snapshot)

@@ -10,10 +10,10 @@ import pytest
 
 from hpcswarm.comm import world
 from hpcswarm.jobfile import read_job
-from hpcswarm.progress import (FIELDS, ProgressReporter, eta_seconds, format_line,
-                               progress_path)
+from hpcswarm.progress import (FIELDS, ProgressLines, ProgressReporter, Workload, eta_seconds,
+                               format_line, progress_path)
 from hpcswarm.job import run_job
-from hpcswarm.taskfarm import farm
+from hpcswarm.taskfarm import FarmHooks, farm
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 TINY = ["runs=1", "params.n_iterations=2", "params.n_particles=4"]
@@ -52,8 +52,8 @@ def tiny_job(tmp_path, *more):
 # ------------------------------------------------------------------ the reporter
 def test_round_updates_are_throttled_and_task_completions_never(tmp_path):
     clock, stream = Clock(), io.StringIO()
-    reporter = ProgressReporter(tmp_path / "p.jsonl", 3, 1, stream=stream, interval=2.0,
-                                clock=clock, tty=False)
+    reporter = ProgressReporter(tmp_path / "p.jsonl", Workload(3, 1),
+                                ProgressLines(stream, tty=False), interval=2.0, clock=clock)
     task = SimpleNamespace(run=0, fold=0)
     reporter.round(task, row(0))
     clock.now = 1.0
@@ -72,8 +72,8 @@ def test_round_updates_are_throttled_and_task_completions_never(tmp_path):
 
 def test_records_carry_every_key_and_the_figures(tmp_path):
     clock = Clock()
-    reporter = ProgressReporter(tmp_path / "p.jsonl", 5, 2, stream=io.StringIO(), clock=clock,
-                                tty=False)
+    reporter = ProgressReporter(tmp_path / "p.jsonl", Workload(5, 2),
+                                ProgressLines(io.StringIO(), tty=False), clock=clock)
     reporter.round(SimpleNamespace(run=1, fold=3), row(7, evaluations=30, hits=10, seconds=2.0))
     reporter.task_done(record(0, 4.0))
     reporter.task_done(record(1, 6.0))
@@ -101,8 +101,8 @@ def test_eta_from_finished_durations_and_groups():
 
 def test_quiet_writes_the_file_but_nothing_on_the_stream(tmp_path):
     stream = io.StringIO()
-    reporter = ProgressReporter(tmp_path / "p.jsonl", 1, 1, stream=stream, quiet=True,
-                                tty=False)
+    reporter = ProgressReporter(tmp_path / "p.jsonl", Workload(1, 1),
+                                ProgressLines(stream, quiet=True, tty=False))
     reporter.task_done(record(0, 1.0))
     reporter.close()
     assert stream.getvalue() == ""
@@ -111,7 +111,8 @@ def test_quiet_writes_the_file_but_nothing_on_the_stream(tmp_path):
 
 def test_a_terminal_gets_one_line_that_rewrites_itself(tmp_path):
     stream = io.StringIO()
-    reporter = ProgressReporter(tmp_path / "p.jsonl", 2, 1, stream=stream, tty=True)
+    reporter = ProgressReporter(tmp_path / "p.jsonl", Workload(2, 1),
+                                ProgressLines(stream, tty=True))
     reporter.task_done(record(0, 1.0))
     text = stream.getvalue()
     assert "\n" not in text and text.count("\r") == 2  # start, task: rewritten in place
@@ -179,8 +180,8 @@ def test_every_task_completion_reaches_rank_zero_once():
         def summary(task, result, group_index):
             return {"task": task, "result": result, "group": group_index}
 
-        results, assignments = farm(comm, tasks, run_task, group_size=1, summary=summary,
-                                    on_done=seen.append)
+        results, assignments = farm(comm, tasks, run_task, group_size=1,
+                                    hooks=FarmHooks(summary=summary, on_done=seen.append))
         if comm.rank == 0:
             assert sorted(r["task"] for r in seen) == tasks
             assert all(r["result"] == 10 * r["task"] for r in seen)

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from hpcswarm.job import run_job
 from hpcswarm.jobfile import read_job
-from hpcswarm.progress import ProgressReporter, task_seconds
+from hpcswarm.progress import ProgressLines, ProgressReporter, Workload, task_seconds
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 
@@ -26,15 +26,17 @@ def test_a_search_is_timed_from_its_rounds_so_far():
 
 def test_the_first_rounds_give_an_eta(tmp_path):
     stream = io.StringIO()
-    reporter = ProgressReporter(tmp_path / "p.jsonl", 3, 1, stream=stream, tty=False,
-                                n_rounds=10)
+    reporter = ProgressReporter(tmp_path / "p.jsonl", Workload(3, 1, n_rounds=10),
+                                ProgressLines(stream, tty=False))
     reporter.round(SimpleNamespace(run=0, fold=0), first_round(1, 2.0))
     # 10 s per task, 3 tasks on one group, 2 s of them spent: 28 s left
     assert stream.getvalue().splitlines()[-1].endswith("ETA 0:00:28")
     reporter.close()
-    unknown = ProgressReporter(tmp_path / "q.jsonl", 3, 1, stream=io.StringIO(), tty=False)
+    lines = io.StringIO()
+    unknown = ProgressReporter(tmp_path / "q.jsonl", Workload(3, 1),
+                               ProgressLines(lines, tty=False))
     unknown.round(SimpleNamespace(run=0, fold=0), first_round(1, 2.0))
-    assert unknown.stream.getvalue().splitlines()[-1].endswith("ETA ?")
+    assert lines.getvalue().splitlines()[-1].endswith("ETA ?")
     unknown.close()
 
 

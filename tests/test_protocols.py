@@ -12,9 +12,10 @@ from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.jobfile import read_job
 from hpcswarm.data.sources import load_job_dataset
 from hpcswarm.job import run_job
-from hpcswarm.protocols import SearchHooks, TaskData, make_tasks, run_task
+from hpcswarm.protocols import TaskData, make_tasks, run_task
 from hpcswarm.spec import SearchSpec
 from hpcswarm.results import read_results
+from hpcswarm.swarm.core import SearchHooks
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 

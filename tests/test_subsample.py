@@ -9,12 +9,13 @@ import pytest
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import KnnEvaluator
 from hpcswarm.jobfile import build_job
-from hpcswarm.protocols import SearchHooks, make_tasks, run_task
+from hpcswarm.protocols import make_tasks, run_task
 from hpcswarm.search import run_search
 from hpcswarm.spec import SearchSpec
 from hpcswarm.subsample import (SubsampleSelections, complementary_halves,
                                 consensus_prune, search_subsamples, stability_prefix,
                                 standard_error, subsample_seed)
+from hpcswarm.swarm.core import SearchHooks
 from synthetic import informative_genes, small_data
 
 SETTINGS = {"n_particles": 8, "n_iterations": 6, "ls_tries": 5}

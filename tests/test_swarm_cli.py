@@ -55,7 +55,7 @@ def test_a_single_search_too_large_for_the_memory_is_refused_before_it_starts(tm
     def forbidden(*args, **kwargs):
         raise AssertionError("the search started before the memory check")
 
-    monkeypatch.setattr(search, "_search", forbidden)
+    monkeypatch.setattr(search.SpecSearch, "run", forbidden)
     out = tmp_path / "result.json"
     status = entry(["run", "--data", "builtin:srbct", "--algorithm", "cbpso", *TINY,
                     "--memory-limit", "0.000001", "--output", str(out)])

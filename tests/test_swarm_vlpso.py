@@ -8,6 +8,7 @@ from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor, score_split
 from hpcswarm.methods import algorithm_params
 from hpcswarm.search import run_search
+from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.swarm.divisions import (best_division, changed_lengths, division_lengths,
                                       division_of, swarm_size)
 from hpcswarm.swarm.exemplars import choose_exemplars, learning_probabilities
@@ -131,7 +132,8 @@ def test_particles_stay_within_their_length_and_the_length_change_follows_the_ru
         seen.append((search.iteration, search.lengths.copy(), search.max_length,
                      search.n_changes))
 
-    result = run_search(X, y, "vlpso", SETTINGS, seed=3, checkpoint=inspect)
+    result = run_search(X, y, "vlpso", SETTINGS, seed=3,
+                        hooks=SearchHooks(checkpoint=inspect))
     changes = [e for e in result.extra["events"] if e["event"] == "length_change"]
     assert changes and len(result.history) == SETTINGS["n_iterations"] + len(changes)
     assert seen[0][1].tolist() == [8, 8, 8, 16, 16, 16, 24, 24]

@@ -8,8 +8,9 @@ The methods by name are in :mod:`hpcswarm.methods`.
 """
 
 from hpcswarm.records import HISTORY_FIELDS
-from hpcswarm.swarm.core import RoundHooks, SearchAlgorithm
+from hpcswarm.swarm.core import SearchAlgorithm, SearchHooks
 from hpcswarm.swarm.result import SearchResult
 from hpcswarm.swarm.evaluation import EvaluationService
 
-__all__ = ["HISTORY_FIELDS", "EvaluationService", "RoundHooks", "SearchAlgorithm", "SearchResult"]
+__all__ = ["HISTORY_FIELDS", "EvaluationService", "SearchAlgorithm", "SearchHooks",
+           "SearchResult"]

@@ -57,12 +57,15 @@ from hpcswarm.swarm.snapshot import restore_snapshot
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence, swarm_stream
 from hpcswarm.swarm.termination import RoundLimit, Termination
 
-__all__ = ["RoundHooks", "SearchAlgorithm", "SearchResult"]
+__all__ = ["SearchAlgorithm", "SearchHooks", "SearchResult"]
 
 
 @dataclass(frozen=True)
-class RoundHooks:
-    """What the job runs on every rank at each round's end.
+class SearchHooks:
+    """What a search calls at each round's end, on every rank: the one shape of a job's hooks,
+    made once per task (:class:`hpcswarm.job.TaskHooks`) and passed unchanged from
+    :func:`hpcswarm.protocols.run_task` through :func:`hpcswarm.search.run_search` to the loop
+    (:meth:`SearchAlgorithm.advance`). Every hook is optional.
 
     Attributes
     ----------
@@ -74,10 +77,32 @@ class RoundHooks:
         ``checkpoint(search)`` after ``progress``: the job's hook that takes snapshots
         (:func:`hpcswarm.swarm.snapshot.take_snapshot`, collective) and may stop the search
         by raising.
+    interrupt : callable, optional
+        ``interrupt()`` at the round's end of a search without a ``checkpoint`` hook: the
+        job's hook that may stop the task by raising, called in the searches whose state the
+        job does not keep (a refinement's subsample searches, :meth:`without_snapshots`; a
+        resumed task runs them again, to the same result).
     """
 
     progress: Optional[Callable] = None
     checkpoint: Optional[Callable] = None
+    interrupt: Optional[Callable] = None
+
+    def round_end(self, search):
+        """What the loop calls after recording a round of ``search``: ``progress`` with its
+        row, then ``checkpoint`` with the search, or ``interrupt`` when there is none."""
+        if self.progress is not None:
+            self.progress(search.history[-1])
+        if self.checkpoint is not None:
+            self.checkpoint(search)
+        elif self.interrupt is not None:
+            self.interrupt()
+
+    def without_snapshots(self):
+        """The hooks of a search run inside this one whose state no snapshot keeps (a
+        refinement's subsample searches): no round reports, no snapshots, only
+        ``interrupt``."""
+        return SearchHooks(interrupt=self.interrupt)
 
 
 class SearchAlgorithm(abc.ABC):
@@ -94,7 +119,8 @@ class SearchAlgorithm(abc.ABC):
         Checked parameters (see :func:`hpcswarm.swarm.params.resolve_params`).
     seed : int or numpy.random.SeedSequence
         The run seed; particle and swarm streams are spawned from it.
-    hooks : RoundHooks, optional
+    hooks : SearchHooks, optional
+        What each round's end calls (none by default).
     max_genes : int, optional
         A cap on the genes of every subset the swarm evaluates, applied as a repair of the
         positions over it (methods with ``supports_max_genes``; see their ``capped_position``).
@@ -122,14 +148,14 @@ class SearchAlgorithm(abc.ABC):
     are kept by :mod:`hpcswarm.swarm.snapshot` itself)."""
 
     def __init__(self, evaluator: EvaluationService, params: dict, seed=0,
-                 hooks: Optional[RoundHooks] = None, max_genes: Optional[int] = None,
+                 hooks: Optional[SearchHooks] = None, max_genes: Optional[int] = None,
                  termination: Optional[Termination] = None):
         self.evaluator = evaluator
         self.fitness = evaluator.fitness
         self.comm = evaluator.comm
         self.params = dict(params)
         self.seed_sequence = run_seed_sequence(seed)
-        self.hooks = RoundHooks() if hooks is None else hooks
+        self.hooks = SearchHooks() if hooks is None else hooks
         self.max_genes = None if max_genes is None else int(max_genes)
         self.n_genes = int(self.fitness.n_genes)
         self.termination = self.default_termination() if termination is None else termination
@@ -223,10 +249,7 @@ class SearchAlgorithm(abc.ABC):
             self.iteration += 1
             self.step()
         self.record()
-        if self.hooks.progress is not None:
-            self.hooks.progress(self.history[-1])
-        if self.hooks.checkpoint is not None:
-            self.hooks.checkpoint(self)
+        self.hooks.round_end(self)
 
     @abc.abstractmethod
     def initialise(self):

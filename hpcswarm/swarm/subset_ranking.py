@@ -10,7 +10,7 @@ in ``extra``. One round of the shared loop is one value of d.
 import numpy as np
 
 from hpcswarm.swarm.bpso import BPSO
-from hpcswarm.swarm.core import RoundHooks, SearchAlgorithm
+from hpcswarm.swarm.core import SearchAlgorithm, SearchHooks
 from hpcswarm.swarm.operators import random_subset, repair_size
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param, override
 from hpcswarm.swarm.particle_swarm import SWARM_PARAMS
@@ -164,7 +164,7 @@ class FSR(SearchAlgorithm):
         inner_params = {k: v for k, v in self.params.items() if k != "max_size"}
         outer = self.evaluator
         inner = FixedSizeBPSO(outer.nested(), inner_params, size, self.subset, self.streams,
-                              hooks=RoundHooks(progress=self.hooks.progress))
+                              hooks=SearchHooks(progress=self.hooks.progress))
         found = inner.run()
         outer.new_subsets += sum(row["new_subsets"] for row in found.history)
         outer.evaluations = inner.evaluator.evaluations

@@ -1,9 +1,9 @@
 """Independent searches farmed out to rank groups, each search spread over its group's ranks.
 
 Used by tests/test_mpi_jobs.py under ``mpiexec -n 4`` with groups of 2: every task is one
-``run_search(..., comm=group, progress=progress)``. World rank 0 checks every result against
-a serial run of the same task and prints one JSON line: which group ran which task, and
-whether all results matched.
+``run_search(..., comm=group, hooks=SearchHooks(progress=progress))``. World rank 0 checks
+every result against a serial run of the same task and prints one JSON line: which group ran
+which task, and whether all results matched.
 """
 
 import json
@@ -13,6 +13,7 @@ import numpy as np
 
 from hpcswarm.comm import pin_threads, world
 from hpcswarm.search import run_search
+from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.taskfarm import farm
 
 TASKS = [("pso-lsrg", {"n_particles": 5, "n_iterations": 4, "ls_tries": 3}, seed)
@@ -40,7 +41,8 @@ def main():
 
         def run_task(task, group, progress):
             name, params, seed = task
-            result = run_search(X, y, name, params, seed=seed, comm=group, progress=progress)
+            result = run_search(X, y, name, params, seed=seed, comm=group,
+                                hooks=SearchHooks(progress=progress))
             return comparable(result) + (group.size,)
 
         results, assignments = farm(comm, TASKS, run_task, group_size=2)
