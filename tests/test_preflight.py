@@ -311,13 +311,15 @@ def test_rank_0_counts_the_snapshot_of_the_swarm_the_papers_rule_gives():
 def test_a_snapshots_swarm_rows_are_its_stated_need():
     from hpcswarm.fitness import GeneMajor
     from hpcswarm.search import run_search
+    from hpcswarm.swarm.core import SearchHooks
     from hpcswarm.swarm.snapshot import SWARM_ROWS, snapshot_bytes, take_snapshot
 
     dataset = load_dataset("sklearn:wine")  # VLPSO's n_particles = 0: at least 100
     spec = SearchSpec.build("vlpso", {"n_iterations": 1})
     snapshots = []
+    hooks = SearchHooks(checkpoint=lambda search: snapshots.append(take_snapshot(search)))
     run_search(GeneMajor(dataset.X_genes, finite=dataset.values_finite), dataset.y, spec,
-               checkpoint=lambda search: snapshots.append(take_snapshot(search)))
+               hooks=hooks)
     arrays = snapshots[-1]["arrays"]
     assert sum(arrays[name].nbytes for name in SWARM_ROWS) == snapshot_bytes(100, 13)
 
