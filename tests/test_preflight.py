@@ -183,7 +183,7 @@ def test_memory_refusal_names_the_shard_count_that_would_fit(tmp_path, capsys, n
     line = capsys.readouterr().err.strip()
     assert "1 sample shard(s)" in line and "layout.sample_shards = 2 would fit" in line
     assert not (tmp_path / "out.h5").exists()
-    automatic = replace(job, sample_shards=0)
+    automatic = replace(job, spec=replace(job.spec, sample_shards=0))
     assert choose_sample_shards(automatic, dataset, tasks, 4, SerialComm(), limit) == 2
     assert choose_sample_shards(automatic, dataset, tasks, 4, SerialComm(), 100.0) == 1
 
