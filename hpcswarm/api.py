@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 from hpcswarm.data.dataset import Dataset
 from hpcswarm.inputs import check_columns, check_gene_names, check_labels
 from hpcswarm.protocols import FinalSignature
-from hpcswarm.selector import SwarmFeatureSelector
+from hpcswarm.selector import PYTHON_NAMES, SEARCH_SETTINGS, SETTINGS, SwarmFeatureSelector
 
 UNS_KEY = "hpcswarm"
 """Default key of ``adata.uns`` and prefix of the ``adata.var`` column written back."""
@@ -249,6 +249,7 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
     ImportError
         A ``DataFrame`` view asked for without pandas.
     """
+    given = dict(locals())  # the keywords, before any is reassigned
     if seed is not None:
         warnings.warn("select(seed=...) is deprecated; use random_state=...",
                       DeprecationWarning, stacklevel=2)
@@ -256,10 +257,8 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
             raise TypeError("select() got both seed and random_state; give random_state only")
         random_state = seed
     X, y, shown, names, adata = _matrix(data, labels, layer, gene_names)
-    search = {"refine": refine, "max_genes": max_genes, "sample_shards": sample_shards,
-              "device": device, "subsamples": subsamples}
-    method = {"n_particles": n_particles, "n_iterations": n_iterations, "k": k, "cv": cv,
-              "objective": objective, "alpha": alpha, "archive_size": archive_size}
+    search = {name: given[name] for name in SEARCH_SETTINGS}
+    method = {name: given[name] for name in SETTINGS}
     selector = SwarmFeatureSelector(
         algorithm, params, random_state=random_state, comm=comm,
         n_features_to_select=n_features_to_select, verbose=verbose, **search,
@@ -268,7 +267,7 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
     front = dict(selector.front_, gene_names=[[names[g] for g in point]
                                               for point in selector.front_["genes"]])
     recorded = {"algorithm": algorithm, "n_features_to_select": n_features_to_select,
-                **search, "random_state": selector.seed_, "layer": layer,
+                **search, PYTHON_NAMES["seed"]: selector.seed_, "layer": layer,
                 "labels": labels if isinstance(labels, str) else None}
     result = Selection(genes=genes, gene_names=[names[g] for g in genes],
                        inner_accuracy=float(selector.inner_accuracy_),

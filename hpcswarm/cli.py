@@ -267,8 +267,8 @@ def _add_evaluate(subparsers):
                    "(default loo)")
     p.add_argument("--seed", type=_int_at_least(0), default=0, metavar="S",
                    help="seed fixing the folds of N-fold and holdout (default 0)")
-    _add_param_options(p, [SPEC["sample_shards"], SPEC["device"]],
-                       {"sample_shards": 1, "device": "cpu"})
+    scorer_rows = [SPEC["sample_shards"], SPEC["device"]]
+    _add_param_options(p, scorer_rows, {row.name: row.default for row in scorer_rows})
     p.add_argument("--preprocess", metavar="STEPS",
                    help="ordered steps fitted inside every fold on its training rows, e.g. "
                    "'log2,zscore,top_variance=500' (log2[=pseudocount], zscore, minmax, "

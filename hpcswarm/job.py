@@ -57,7 +57,7 @@ def opening_lines(job, plan, world):
     """What the job says when it starts (world rank 0 logs them)."""
     n_tasks, layout = len(plan.tasks), plan.layout
     n_extra = sum(task.extra for task in plan.tasks)
-    lines = [f"{job.name}: {job.algorithm} on {job.data}, {job.protocol} protocol, "
+    lines = [f"{job.name}: {job.spec.algorithm} on {job.data}, {job.protocol} protocol, "
              f"{job.runs} run(s) x {(n_tasks - n_extra) // job.runs} fold(s)"
              + (f" + {n_extra} search(es) on all samples" if n_extra else "")
              + f" = {n_tasks} tasks on "

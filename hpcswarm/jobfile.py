@@ -12,7 +12,7 @@ same keys given with ``--set`` are relative to the current folder, as command-li
 A relative ``output`` is always relative to the current folder (results go where you run).
 
 >>> job = read_job("jobs/pso-lsrg-srbct-unbiased.toml", ["runs=1"])  # doctest: +SKIP
->>> job.algorithm, job.protocol, job.runs                            # doctest: +SKIP
+>>> job.spec.algorithm, job.protocol, job.runs                       # doctest: +SKIP
 ('pso-lsrg', 'unbiased', 1)
 """
 
@@ -28,7 +28,7 @@ from hpcswarm.params import Param
 from hpcswarm.preprocess import parse_steps
 from hpcswarm.protocols import PROTOCOLS as PROTOCOL_REGISTRY
 from hpcswarm.refinements import DEFAULT as DEFAULT_REFINE
-from hpcswarm.spec import SPEC, SearchSpec
+from hpcswarm.spec import SPEC, SearchSpec, SettingError
 from hpcswarm.subsample import SUBSAMPLE_RULES
 from hpcswarm.swarm.params import FITNESS_PARAMS
 
@@ -104,7 +104,8 @@ _TABLES = ("fitness", "params", "convert", "layout", "preprocess")
 
 @dataclass(frozen=True)
 class Job:
-    """A checked job.
+    """A checked job: the search every task runs (:class:`~hpcswarm.spec.SearchSpec`) and how
+    the job runs it.
 
     Attributes
     ----------
@@ -114,21 +115,16 @@ class Job:
         The job file's text, stored verbatim with the results.
     overrides : tuple of str
         The ``--set`` assignments applied, in order.
-    name, description, algorithm, protocol : str
+    name, description, protocol : str
     data : str
         The dataset spec, a relative path made absolute as described in the module docstring.
-    params : dict
-        Complete, checked algorithm parameters (fitness included).
+    spec : SearchSpec
+        The search of every task: method and complete parameters (fitness included),
+        refinement (the job's ``refine``, else its protocol's default), size cap, in-fold
+        preprocessing (the ``[preprocess]`` table, in its order), sample shards
+        (``layout.sample_shards``; 0: chosen by the pre-flight memory check), subsamples
+        and device.
     folds, runs, first_run, seed, group_size : int
-    sample_shards : int
-        Sample shards per particle group (0: chosen by the pre-flight memory check).
-    refine : str
-        Refinement of each selected subset after its search (:mod:`hpcswarm.refine`,
-        :mod:`hpcswarm.subsample`).
-    subsamples : int
-        Subsample searches of the refinements that search subsamples.
-    max_genes : int
-        Size cap of the swarm methods (0: none).
     output : Path
     checkpoint : Path
         The checkpoint file.
@@ -139,11 +135,6 @@ class Job:
     cache : Path
     convert : dict
         Options for converting ``data`` (empty for HDF5 files and bundled datasets).
-    preprocess : tuple of (str, value)
-        In-fold preprocessing steps of the ``[preprocess]`` table, in its order (empty: none,
-        as in the papers' jobs).
-    device : {"cpu", "gpu"}
-        Where the searches' scorer runs.
     """
 
     source: str
@@ -152,8 +143,7 @@ class Job:
     name: str
     description: str
     data: str
-    algorithm: str
-    params: dict
+    spec: SearchSpec
     protocol: str
     folds: int
     runs: int
@@ -162,24 +152,10 @@ class Job:
     cache: Path
     group_size: int
     convert: dict = field(default_factory=dict)
-    sample_shards: int = 1
     first_run: int = 0
-    refine: str = "none"
-    subsamples: int = SPEC["subsamples"].default
-    max_genes: int = 0
     checkpoint: Path = None
     checkpoint_every: int = 10
     checkpoint_seconds: int = 60
-    preprocess: tuple = ()
-    device: str = "cpu"
-
-    @property
-    def spec(self) -> SearchSpec:
-        """The search every task runs (``sample_shards`` 0: chosen by the pre-flight)."""
-        return SearchSpec(self.algorithm, self.params, refine=self.refine,
-                          max_genes=self.max_genes or None, preprocess=self.preprocess,
-                          sample_shards=self.sample_shards, device=self.device,
-                          subsamples=self.subsamples)
 
     @property
     def biased(self) -> bool:
@@ -189,7 +165,7 @@ class Job:
     @property
     def protocol_note(self) -> str:
         """The warning the job's results carry ("" for none), from its protocol."""
-        return PROTOCOL_REGISTRY[self.protocol].note(self.preprocess)
+        return PROTOCOL_REGISTRY[self.protocol].note(self.spec.preprocess)
 
     @property
     def n_tasks(self) -> int:
@@ -212,20 +188,21 @@ class Job:
 
     def as_dict(self):
         """The resolved job as plain JSON types (recorded in the results)."""
+        spec = self.spec
         return {
             "source": self.source, "overrides": list(self.overrides), "name": self.name,
-            "description": self.description, "data": self.data, "algorithm": self.algorithm,
-            "params": dict(self.params), "protocol": self.protocol, "folds": self.folds,
+            "description": self.description, "data": self.data, "algorithm": spec.algorithm,
+            "params": dict(spec.params), "protocol": self.protocol, "folds": self.folds,
             "runs": self.runs, "first_run": self.first_run, "seed": self.seed,
-            "refine": self.refine, "max_genes": self.max_genes, "output": str(self.output),
-            "cache": str(self.cache), "group_size": self.group_size,
-            "sample_shards": self.sample_shards,
+            "refine": spec.refine, "max_genes": spec.max_genes or 0,
+            "output": str(self.output), "cache": str(self.cache),
+            "group_size": self.group_size, "sample_shards": spec.sample_shards,
             "checkpoint": str(self.checkpoint), "checkpoint_every": self.checkpoint_every,
             "checkpoint_seconds": self.checkpoint_seconds,
             "convert": dict(self.convert),
-        } | ({"preprocess": [list(step) for step in self.preprocess]} if self.preprocess else {}
-             ) | ({"device": self.device} if self.device != SPEC["device"].default else {}
-             ) | ({"subsamples": self.subsamples} if self.refine in SUBSAMPLE_RULES else {})
+        } | ({"preprocess": [list(step) for step in spec.preprocess]} if spec.preprocess else {}
+             ) | ({"device": spec.device} if spec.device != SPEC["device"].default else {}
+             ) | ({"subsamples": spec.subsamples} if spec.refine in SUBSAMPLE_RULES else {})
 
     def identity(self) -> dict:
         """What decides the job's results: :meth:`as_dict` without the keys of :data:`SCHEMA`
@@ -235,7 +212,7 @@ class Job:
         neutral = {key.name.rpartition(".")[2] for key in SCHEMA if key.neutral}
         described = self.as_dict()
         described.setdefault("preprocess", [])
-        described.setdefault("device", self.device)
+        described.setdefault("device", self.spec.device)
         return {key: value for key, value in described.items()
                 if key not in neutral | {"source", "overrides"}}
 
@@ -371,45 +348,63 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
 
     _check_tables(document, where_of)
     values = _fixed_values(document, source, where_of)
+    _check_run_range(values, where_of)
+    spec = _search_spec(document, values, source, where_of)
+    convert = _check_convert(document.get("convert", {}), where_of)
+    if "labels" in convert:
+        convert["labels"] = path_of("convert.labels", convert["labels"])
+    output, checkpoint = _output_paths(values, source, where_of)
+    cache = default_cache() if values["cache"] is None else Path(path_of("cache", values["cache"]))
+    return Job(
+        source=source, text=text, overrides=tuple(overrides),
+        name=values["name"] or spec.algorithm, description=values["description"],
+        data=path_of("data", values["data"]), spec=spec, protocol=values["protocol"],
+        folds=values["folds"], runs=values["runs"], seed=values["seed"], output=output,
+        cache=cache, group_size=values["layout.group_size"], convert=convert,
+        first_run=values["first_run"], checkpoint=checkpoint,
+        checkpoint_every=values["checkpoint_every"],
+        checkpoint_seconds=values["checkpoint_seconds"],
+    )
+
+
+def _check_run_range(values, where_of):
+    """Refuse runs ``first_run .. first_run+runs-1`` that end past :data:`MAX_RUN`."""
     if values["first_run"] + values["runs"] - 1 > MAX_RUN:
         raise ParameterError(f"{where_of('first_run')}: runs first_run .. first_run+runs-1 "
                              f"must end at run {MAX_RUN} at most, got "
                              f"{values['first_run']} + {values['runs']} - 1")
-    if values["subsamples"] % 2:
-        raise ParameterError(f"{where_of('subsamples')} must be even (complementary pairs of "
-                             f"halves), got {values['subsamples']}")
+
+
+def _search_spec(document, values, source, where_of):
+    """The job's :class:`~hpcswarm.spec.SearchSpec`: its method's parameters, its search
+    settings (their job keys, :data:`SCHEMA`, already checked one by one) and its
+    ``[preprocess]`` steps; a refusal of the spec's checks across settings names the key."""
     algorithm = values["algorithm"]
-    params = _method_params(document, algorithm, values["max_genes"], source, where_of)
-    convert = _check_convert(document.get("convert", {}), where_of)
-    if "labels" in convert:
-        convert["labels"] = path_of("convert.labels", convert["labels"])
+    params = _method_params(document, algorithm, source, where_of)
     try:
         preprocess = tuple(parse_steps(document.get("preprocess")))
     except ParameterError as exc:
         raise ParameterError(f"{source}: {exc}") from None
+    refine = (values["refine"] if "refine" in document
+              else PROTOCOL_REGISTRY[values["protocol"]].default_refine)
+    try:
+        return SearchSpec(algorithm, params, refine=refine, max_genes=values["max_genes"] or None,
+                          preprocess=preprocess, sample_shards=values["layout.sample_shards"],
+                          device=values["device"], subsamples=values["subsamples"])
+    except SettingError as exc:
+        key = _SPEC_KEYS.get(exc.setting, exc.setting)
+        raise ParameterError(f"{where_of(key)} {exc.problem}") from None
+
+
+def _output_paths(values, source, where_of):
+    """The results file and the checkpoint (:func:`_hdf5_path`), which must differ."""
     stem = Path(source).stem if source != "<job>" else "job"
     output = _hdf5_path(values, "output", Path.cwd() / f"{stem}.h5", where_of)
     checkpoint = _hdf5_path(values, "checkpoint",
                             output.with_name(f"{output.stem}.checkpoint.h5"), where_of)
     if checkpoint == output:
         raise ParameterError(f"{where_of('checkpoint')} must differ from the output")
-    cache = default_cache() if values["cache"] is None else Path(path_of("cache", values["cache"]))
-    return Job(
-        source=source, text=text, overrides=tuple(overrides),
-        name=values["name"] or algorithm, description=values["description"],
-        data=path_of("data", values["data"]),
-        algorithm=algorithm, params=params, protocol=values["protocol"],
-        folds=values["folds"], runs=values["runs"], seed=values["seed"], output=output,
-        cache=cache, group_size=values["layout.group_size"], convert=convert,
-        sample_shards=values["layout.sample_shards"],
-        first_run=values["first_run"],
-        refine=(values["refine"] if "refine" in document
-                else PROTOCOL_REGISTRY[values["protocol"]].default_refine),
-        subsamples=values["subsamples"], max_genes=values["max_genes"], checkpoint=checkpoint,
-        checkpoint_every=values["checkpoint_every"],
-        checkpoint_seconds=values["checkpoint_seconds"], preprocess=preprocess,
-        device=values["device"],
-    )
+    return output, checkpoint
 
 
 def _check_tables(document, where_of):
@@ -446,17 +441,14 @@ def _fixed_values(document, source, where_of):
     return values
 
 
-def _method_params(document, algorithm, max_genes, source, where_of):
+def _method_params(document, algorithm, source, where_of):
     """The algorithm's complete, checked parameters from ``[fitness]`` and ``[params]``."""
     from hpcswarm.methods import algorithm_class, algorithm_params
 
     try:
-        cls = algorithm_class(algorithm)
+        algorithm_class(algorithm)
     except ParameterError as exc:
         raise ParameterError(f"{where_of('algorithm')}: {exc}") from None
-    if max_genes and not cls.supports_max_genes:
-        raise ParameterError(f"{where_of('max_genes')}: the size cap applies to the swarm "
-                             f"methods, not to {algorithm}")
     params = {}
     for leaf, value in document.get("fitness", {}).items():
         if leaf not in FITNESS_KEYS:

@@ -182,16 +182,16 @@ def draw_tasks(job, y):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", FoldWarning)
         tasks = make_tasks(y, job.protocol, range(job.first_run, job.first_run + job.runs),
-                           job.seed, folds=job.folds, inner_cv=job.params["cv"])
+                           job.seed, folds=job.folds, inner_cv=job.spec.params["cv"])
     notes = list(dict.fromkeys(str(w.message) for w in caught
                                if issubclass(w.category, FoldWarning)))
-    check_inner_k(tasks, job.params["k"], job.params["cv"])
-    if job.refine in SUBSAMPLE_RULES:
+    check_inner_k(tasks, job.spec.params["k"], job.spec.params["cv"])
+    if job.spec.refine in SUBSAMPLE_RULES:
         for task in tasks:
-            problem = halves_problem(np.asarray(y)[task.train], job.subsamples,
-                                     task.seed_sequence(task.job_seed), job.params["cv"])
+            problem = halves_problem(np.asarray(y)[task.train], job.spec.subsamples,
+                                     task.seed_sequence(task.job_seed), job.spec.params["cv"])
             if problem is not None:
-                raise ParameterError(f"job key 'refine' = {job.refine!r}: run {task.run} fold "
+                raise ParameterError(f"job key 'refine' = {job.spec.refine!r}: run {task.run} fold "
                                      f"{task.fold}: {problem}")
     return tasks, notes
 
@@ -205,7 +205,7 @@ def fold_rules(y, tasks, job):
     on the tasks' training parts.
     """
     outer = PROTOCOLS[job.protocol].outer_rule(y, job.folds)
-    inner = sorted({fold_rule(y[task.train], job.params["cv"]) for task in tasks})
+    inner = sorted({fold_rule(y[task.train], job.spec.params["cv"]) for task in tasks})
     return {"outer": outer, "inner": inner}
 
 
@@ -275,7 +275,7 @@ def task_needs(job, dataset, tasks, sample_shards, rank0_groups):
     n_genes = dataset.X.shape[1]
     needs = search_needs(job.spec, n_train, n_genes, sample_shards)
     if rank0_groups:
-        n_particles = algorithm_class(job.algorithm).swarm_size(job.params, n_genes)
+        n_particles = algorithm_class(job.spec.algorithm).swarm_size(job.spec.params, n_genes)
         needs["checkpoint"] = rank0_groups * snapshot_bytes(n_particles, n_genes)
     return needs, n_train
 
@@ -288,15 +288,15 @@ def task_memory(job, dataset, tasks, sample_shards, rank0_groups):
 
 
 def choose_sample_shards(job, dataset, tasks, group_size, comm, memory_limit=None):
-    """The job's sample shards: ``job.sample_shards``, or for 0 the fewest that fit.
+    """The job's sample shards: ``job.spec.sample_shards``, or for 0 the fewest that fit.
 
     Automatic: the smallest divisor of ``group_size`` whose estimate (:func:`task_memory`)
     fits every rank's memory (the largest such choice over the ranks, so that every rank
     agrees); ``group_size`` when none does, which :func:`check_memory` then refuses with the
     count that would fit.
     """
-    if job.sample_shards:
-        return job.sample_shards
+    if job.spec.sample_shards:
+        return job.spec.sample_shards
     have, _ = available_memory(comm.ranks_on_node(), memory_limit)
     groups = -(-comm.size // max(1, group_size)) if comm.rank == 0 else 0
     divisors = [s for s in range(1, group_size + 1) if group_size % s == 0]
@@ -333,7 +333,7 @@ def check_memory(job, dataset, tasks, group_size, comm, memory_limit=None):
     message names the sample shard count that would fit, when one would.
     """
     groups = -(-comm.size // max(1, group_size)) if comm.rank == 0 else 0
-    sample_shards = job.sample_shards
+    sample_shards = job.spec.sample_shards
     need, n_train = task_memory(job, dataset, tasks, sample_shards, groups)
     have, what = available_memory(comm.ranks_on_node(), memory_limit)
     problem = None
@@ -349,7 +349,7 @@ def check_memory(job, dataset, tasks, group_size, comm, memory_limit=None):
         problem = ("DataError",
                    f"not enough memory{where}: a rank needs an estimated {need / 1e9:.3g} GB "
                    f"({n_train} training samples x {dataset.X.shape[1]} genes, "
-                   f"{job.params.get('n_particles', 1)} particles, {sample_shards} sample "
+                   f"{job.spec.params.get('n_particles', 1)} particles, {sample_shards} sample "
                    f"shard(s)), more than {int(100 * MEMORY_SHARE)}% of the {have / 1e9:.3g} "
                    f"GB per rank ({what}); {hint}")
     agree(comm, problem)
@@ -414,7 +414,7 @@ def plan_job(job, world, *, overwrite=False, resume=False, memory_limit=None):
     a failing check releases it.
     """
     world = as_comm(world)
-    check_device(job.device, world)
+    check_device(job.spec.device, world)
     lock = take_lock(job, world)
     try:
         return _plan(job, world, lock, overwrite, resume, memory_limit)
@@ -433,12 +433,12 @@ def _plan(job, world, lock, overwrite, resume, memory_limit):
     finished = previous.finished if previous is not None else set()
     pending = [task for task in tasks if task.number not in finished]
     group_size = job.group_size or default_group_size(world.size, len(pending),
-                                                      job.params.get("n_particles", 1))
+                                                      job.spec.params.get("n_particles", 1))
     shards = choose_sample_shards(job, dataset, tasks, group_size, world, memory_limit)
     group_size = shard_group_size(job, world.size, group_size, shards)
     layout = group_layout(world.size, world.rank, group_size)
-    check_memory(replace(job, sample_shards=shards), dataset, tasks, layout.group_size, world,
+    spec = replace(job.spec, sample_shards=shards)
+    check_memory(replace(job, spec=spec), dataset, tasks, layout.group_size, world,
                  memory_limit)
     return JobPlan(dataset, tasks, pending, identity, previous, layout,
-                   fold_rules(np.asarray(dataset.y), tasks, job), notes,
-                   replace(job.spec, sample_shards=shards), lock)
+                   fold_rules(np.asarray(dataset.y), tasks, job), notes, spec, lock)

@@ -156,11 +156,11 @@ def write_results(job, dataset, results, provenance, *, final=None, similarity=N
         biased = job.biased
         attrs = {
             "job_text": job.text, "job": json_text(job.as_dict()), "name": job.name,
-            "algorithm": job.algorithm, "protocol": job.protocol, "biased": biased,
-            "bias_note": job.protocol_note, "params": json_text(job.params),
+            "algorithm": job.spec.algorithm, "protocol": job.protocol, "biased": biased,
+            "bias_note": job.protocol_note, "params": json_text(job.spec.params),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "n_runs": job.runs, "n_samples": dataset.n_samples,
-            "refine": job.refine,
+            "refine": job.spec.refine,
         }
         attrs.update({k: ("" if v is None else v) for k, v in provenance.items()})
         for key, value in attrs.items():
@@ -497,7 +497,7 @@ def summarise(job, dataset, results, provenance, top=10, final=None, similarity=
                else {results[0].refined.method: [r.refined.genes for r in results]})
     summary = {
         **tags(SUMMARY_ENCODING),
-        "results": str(job.output), "name": job.name, "algorithm": job.algorithm,
+        "results": str(job.output), "name": job.name, "algorithm": job.spec.algorithm,
         "protocol": job.protocol, "biased": biased, "note": job.protocol_note or None,
         "dataset": job.data, "n_samples": dataset.n_samples, "n_genes": dataset.n_genes,
         "runs": job.runs, "tasks": len(results),
@@ -517,7 +517,7 @@ def summarise(job, dataset, results, provenance, top=10, final=None, similarity=
         "final_signature": None if final is None else final.as_json(dataset.gene_names),
         "convergence_best_fitness": mean_curve(histories,
                                                list(results[0].history.columns)).tolist(),
-        "objective": job.params.get("objective"),
-        "params": job.params, "provenance": provenance, "overrides": list(job.overrides),
+        "objective": job.spec.params.get("objective"),
+        "params": job.spec.params, "provenance": provenance, "overrides": list(job.overrides),
     }
     return finite(summary)

@@ -15,6 +15,7 @@ Tran et al. (2016, Experiment II): every selection sees the training folds only.
 import copy
 import inspect
 import numbers
+from dataclasses import replace
 from typing import Optional, Union
 
 import numpy as np
@@ -26,11 +27,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from hpcswarm.inputs import check_columns, check_labels
-from hpcswarm.methods import METHODS, algorithm_class, algorithm_params
+from hpcswarm.methods import METHODS, algorithm_class
 from hpcswarm.progress import format_seconds, task_seconds
 from hpcswarm.refine import eliminate_to
 from hpcswarm.search import make_fitness, run_search
-from hpcswarm.spec import REFINEMENTS, SPEC
+from hpcswarm.spec import SPEC, SearchSpec
 from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.swarm.state import run_seed_sequence
 
@@ -203,7 +204,8 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
 
     def __init__(self, algorithm: str = "pso-lsrg", params: Optional[dict] = None,
                  random_state: object = None, comm: object = None, *,
-                 n_features_to_select: Union[None, int, float] = None, refine: str = "none",
+                 n_features_to_select: Union[None, int, float] = None,
+                 refine: str = SPEC["refine"].default,
                  max_genes: Optional[int] = None, sample_shards: Optional[int] = None,
                  device: Optional[str] = None, subsamples: Optional[int] = None,
                  n_particles: Optional[int] = None,
@@ -277,9 +279,9 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         TypeError
             Sparse ``X``.
         """
-        params = self.method_params()
-        algorithm_params(self.algorithm, params)  # fail before touching the data
-        self._check_settings()
+        spec = self.search_spec()  # every setting checked before the data
+        if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
+            raise ValueError(f"verbose must be an int >= 0, got {self.verbose!r}")
         if hasattr(X, "columns") and hasattr(X, "dtypes"):  # a pandas DataFrame
             check_columns(X, "X")
         if y is not None:  # None: scikit-learn's own message
@@ -288,15 +290,15 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         X = exact_range(X)
         check_classification_targets(y)
         budget = signature_size(self.n_features_to_select, X.shape[1])
-        cap = self.max_genes
-        if budget is not None and algorithm_class(self.algorithm).supports_max_genes:
-            cap = budget if cap is None else min(cap, budget)
+        if budget is not None and algorithm_class(spec.algorithm).supports_max_genes:
+            spec = replace(spec, max_genes=min(spec.max_genes or budget, budget))
         seed = run_seed(self.random_state)
-        result = self._search(X, y, params, seed, cap)
+        result = run_search(X, y, spec, seed=seed, comm=self.comm,
+                            hooks=SearchHooks(progress=self._round_printer(spec.params)))
         mask, source, correct = choose_signature(result, budget)
         if mask is None:
             _, scorer = make_fitness(X, y, result.params, run_seed_sequence(seed),
-                                     device=self.device or SPEC["device"].default)
+                                     device=spec.device)
             cut = eliminate_to(scorer, smallest_subset(result), budget)
             mask, source, correct = cut.mask, "eliminate", cut.correct
         self.support_ = mask
@@ -312,24 +314,19 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
                   f"(from the {source}), inner accuracy {100 * self.inner_accuracy_:.2f}%", 1)
         return self
 
-    def _search(self, X, y, params, seed, max_genes):
-        """The one call of the search engine (all the selector needs of it), with the
-        settings of :data:`SEARCH_SETTINGS` that are not None (the others: the
-        specification's default) and ``verbose``'s round lines."""
-        settings = {name: getattr(self, name) for name in SEARCH_SETTINGS}
-        settings["max_genes"] = max_genes
-        hooks = SearchHooks(progress=self._round_printer(algorithm_params(self.algorithm,
-                                                                          params)))
-        return run_search(X, y, self.algorithm, params, seed=seed, comm=self.comm, hooks=hooks,
-                          **{name: value for name, value in settings.items()
-                             if value is not None})
+    def search_spec(self) -> SearchSpec:
+        """The search a fit runs: the method with :meth:`method_params`, and the settings of
+        :data:`SEARCH_SETTINGS` (None: the specification's default), checked by
+        :meth:`hpcswarm.spec.SearchSpec.build`.
 
-    def _check_settings(self):
-        if self.refine not in REFINEMENTS:
-            raise ValueError(f"refine must be one of {', '.join(REFINEMENTS)}, got "
-                             f"{self.refine!r}")
-        if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
-            raise ValueError(f"verbose must be an int >= 0, got {self.verbose!r}")
+        Raises
+        ------
+        ValueError
+            As :meth:`method_params`; a ``ParameterError`` for an unknown method, parameter
+            or setting value.
+        """
+        settings = {name: getattr(self, name) for name in SEARCH_SETTINGS}
+        return SearchSpec.build(self.algorithm, self.method_params(), **settings)
 
     def _say(self, line, level):
         rank = getattr(self.comm, "rank", 0) if self.comm is not None else 0
@@ -476,3 +473,8 @@ a method goes through ``params``. Read from the selector's signature."""
 SEARCH_SETTINGS = tuple(name for name in _KEYWORDS if name in SPEC and name != "algorithm")
 """The settings of :data:`hpcswarm.spec.SPEC_PARAMS` the selector takes as keyword arguments
 and passes to the search (``None``: the specification's default)."""
+
+PYTHON_NAMES = {"seed": "random_state"}
+"""The keyword of the selector and of :func:`hpcswarm.select` for a job key or ``run`` flag
+spelled otherwise: scikit-learn's ``random_state`` for the run seed (:func:`run_seed`). The
+settings of :data:`hpcswarm.spec.SPEC_PARAMS` keep their names (:data:`SEARCH_SETTINGS`)."""

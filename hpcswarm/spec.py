@@ -44,6 +44,10 @@ SPEC = {param.name: param for param in SPEC_PARAMS}
 class SearchSpec:
     """A checked search: everything that decides its result, given the data and the seed.
 
+    :meth:`build` checks each setting against its :data:`SPEC_PARAMS` row; the checks across
+    settings run whenever a spec is made (:meth:`__post_init__`), by :meth:`build`, by a job
+    file (:func:`hpcswarm.jobfile.build_job`) or by ``dataclasses.replace``.
+
     Attributes
     ----------
     algorithm : str
@@ -68,12 +72,12 @@ class SearchSpec:
 
     algorithm: str
     params: dict = field(default_factory=dict)
-    refine: str = "none"
-    max_genes: int = None
+    refine: str = SPEC["refine"].default
+    max_genes: int = None  # no cap (the row's 0)
     preprocess: tuple = ()
-    sample_shards: int = 1
-    device: str = "cpu"
-    subsamples: int = DEFAULT_SUBSAMPLES
+    sample_shards: int = SPEC["sample_shards"].default
+    device: str = SPEC["device"].default
+    subsamples: int = SPEC["subsamples"].default
 
     @classmethod
     def build(cls, algorithm: str, params: dict = None, **settings) -> "SearchSpec":
@@ -83,10 +87,10 @@ class SearchSpec:
         Raises
         ------
         ParameterError
-            Unknown method or setting, ill-typed or out-of-range value, a size cap on a
-            method without one.
+            Unknown method or setting, ill-typed or out-of-range value; a
+            :class:`SettingError` for a check across settings (:meth:`__post_init__`).
         """
-        from hpcswarm.methods import algorithm_class, algorithm_params
+        from hpcswarm.methods import algorithm_params
 
         unknown = sorted(set(settings) - set(SPEC) - {"preprocess"})
         if unknown:
@@ -94,16 +98,49 @@ class SearchSpec:
                                  f"{', '.join([*SPEC, 'preprocess'])}")
         checked = {name: SPEC[name].parse(value) for name, value in settings.items()
                    if name in SPEC and value is not None}
-        if checked.get("subsamples", DEFAULT_SUBSAMPLES) % 2:
-            raise ParameterError(f"subsamples must be even (complementary pairs of halves), "
-                                 f"got {checked['subsamples']}")
         max_genes = checked.pop("max_genes", 0) or None
-        if max_genes is not None and not algorithm_class(algorithm).supports_max_genes:
-            raise ParameterError(f"max_genes applies to the swarm methods without local "
-                                 f"search (pso, pso-rg, bpso, cbpso, cso, fsipso), not to "
-                                 f"{algorithm}")
         return cls(algorithm, algorithm_params(algorithm, params), max_genes=max_genes,
                    preprocess=tuple(settings.get("preprocess") or ()), **checked)
+
+    def __post_init__(self):
+        """The checks across settings, made by every spec however it is built.
+
+        Raises
+        ------
+        SettingError
+            An odd ``subsamples``, a size cap on a method without one.
+        """
+        from hpcswarm.methods import algorithm_class
+
+        if self.subsamples % 2:
+            raise SettingError("subsamples", f"must be even (complementary pairs of halves), "
+                                             f"got {self.subsamples}")
+        if self.max_genes is not None and not algorithm_class(self.algorithm).supports_max_genes:
+            raise SettingError("max_genes", f"applies to the swarm methods without local search "
+                                            f"(pso, pso-rg, bpso, cbpso, cso, fsipso), not to "
+                                            f"{self.algorithm}")
+
+
+class SettingError(ParameterError):
+    """A search setting refused by a check of :class:`SearchSpec` across settings.
+
+    Parameters
+    ----------
+    setting : str
+        The setting's name (a row of :data:`SPEC_PARAMS`).
+    problem : str
+        What is wrong with it, written to follow its name ("must be even, got 3").
+
+    Notes
+    -----
+    The message is ``"<setting> <problem>"``; a job file names its key instead
+    (:func:`hpcswarm.jobfile.build_job`).
+    """
+
+    def __init__(self, setting, problem):
+        super().__init__(f"{setting} {problem}")
+        self.setting = setting
+        self.problem = problem
 
 
 def search_arguments(algorithm: str = None) -> dict:

@@ -91,8 +91,9 @@ def test_the_reference_tables_list_every_key_and_option():
     from hpcswarm.data.formats import CONVERT_PARAMS
     from hpcswarm.jobfile import SCHEMA
     from hpcswarm.methods import METHODS
+    from hpcswarm.spec import SPEC_PARAMS
 
-    for params in (SCHEMA, CONVERT_PARAMS, METHODS["pso-lsrg"].PARAMS):
+    for params in (SCHEMA, SPEC_PARAMS, CONVERT_PARAMS, METHODS["pso-lsrg"].PARAMS):
         text = hpcswarm_reference.params_table(params).astext()
         assert all(param.name in text for param in params)
     parser = build_parser()

@@ -6,6 +6,7 @@ import pytest
 
 from hpcswarm.errors import ParameterError
 from hpcswarm.jobfile import SCHEMA, read_job
+from hpcswarm.spec import SearchSpec
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 BUNDLED = sorted(JOBS.glob("*.toml"))
@@ -27,7 +28,7 @@ MINIMAL = 'data = "builtin:srbct"\nalgorithm = "cbpso"\n'
 
 
 def test_there_are_bundled_jobs_for_every_paper():
-    algorithms = {read_bundled(path).algorithm for path in BUNDLED}
+    algorithms = {read_bundled(path).spec.algorithm for path in BUNDLED}
     assert {"pso-lsrg", "cso", "pso", "fsipso", "cbpso", "sfr", "fsr"} <= algorithms
 
 
@@ -36,7 +37,7 @@ def test_every_bundled_job_is_valid_and_names_its_paper_table(path):
     job = read_bundled(path)
     assert job.text.startswith("#") and any(w in job.text.split("\n")[0] for w in
                                             ("Table", "Fig."))
-    assert job.runs > 1 or job.algorithm == "sfr"
+    assert job.runs > 1 or job.spec.algorithm == "sfr"
     assert job.output.name == path.stem + ".h5"
     if not job.data.startswith(("sklearn:", "builtin:")):
         assert Path(job.data).parent.resolve() == (JOBS / "../../shared/data").resolve()
@@ -47,7 +48,7 @@ def test_experiment_ii_job_leaves_the_dataset_to_the_user():
     with pytest.raises(ParameterError, match="the required key 'data' is missing"):
         read_job(path)
     job = read_bundled(path)
-    assert (job.algorithm, job.protocol, job.folds, job.runs, job.refine) == \
+    assert (job.spec.algorithm, job.protocol, job.folds, job.runs, job.spec.refine) == \
         ("pso-lsrg", "unbiased", 10, 40, "prune-compact")
     assert "Experiment II" in (JOBS / "README.md").read_text()
 
@@ -58,7 +59,8 @@ def test_defaults_of_a_minimal_job(tmp_path, monkeypatch):
     assert (job.protocol, job.folds, job.runs, job.seed, job.group_size) == ("unbiased", 10, 1,
                                                                             0, 0)
     assert job.name == "cbpso" and job.output == tmp_path / "job.h5"
-    assert job.params["k"] == 1 and job.params["n_particles"] == 20  # the paper's defaults
+    params = job.spec.params
+    assert params["k"] == 1 and params["n_particles"] == 20  # the paper's defaults
     assert job.summary_path == tmp_path / "job.json"
     assert {key.name for key in SCHEMA} >= {"data", "algorithm", "protocol", "runs", "seed"}
 
@@ -68,8 +70,8 @@ def test_set_overrides_bare_and_dotted_keys(tmp_path):
                                               "k=3", "protocol=holdout", "group_size=2",
                                               "fitness.cv=5", "name=My CBPSO"])
     assert (job.runs, job.protocol, job.group_size, job.name) == (3, "holdout", 2, "My CBPSO")
-    assert job.params["n_iterations"] == 4 and job.params["n_particles"] == 6
-    assert job.params["k"] == 3 and job.params["cv"] == 5
+    assert job.spec.params["n_iterations"] == 4 and job.spec.params["n_particles"] == 6
+    assert job.spec.params["k"] == 3 and job.spec.params["cv"] == 5
     assert job.overrides[0] == "runs=3"
 
 
@@ -154,4 +156,17 @@ def test_a_job_gives_its_search_spec(tmp_path):
     spec = job.spec
     assert (spec.algorithm, spec.refine, spec.max_genes, spec.preprocess, spec.device) == (
         "cbpso", "prune", 7, (("zscore", None),), "cpu")
-    assert spec.params == job.params
+    assert spec == SearchSpec.build("cbpso", refine="prune", max_genes=7,
+                                    preprocess=(("zscore", None),))
+    assert job.as_dict()["params"] == spec.params and job.as_dict()["max_genes"] == 7
+
+
+@pytest.mark.parametrize("override, message", [
+    ("subsamples=3", "job.toml: key 'subsamples' \\(from --set\\) must be even \\(complementary "
+                     "pairs of halves\\), got 3$"),
+    ("algorithm=pso-lsrg", "job.toml: key 'max_genes' applies to the swarm methods without "
+                           "local search \\(.*\\), not to pso-lsrg$"),
+])
+def test_the_specs_checks_across_settings_name_the_job_key(tmp_path, override, message):
+    with pytest.raises(ParameterError, match=message):
+        read_job(write(tmp_path, MINIMAL + "max_genes = 4\n"), [override])

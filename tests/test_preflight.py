@@ -181,9 +181,8 @@ def test_the_plans_total_is_the_sum_of_each_parts_stated_need(algorithm, params,
 
     dataset = load_dataset("builtin:srbct")
     spec = SearchSpec.build(algorithm, params, preprocess=preprocess)
-    job = replace(read_job(JOB, TINY), data="builtin:srbct", algorithm=algorithm,
-                  params=spec.params, preprocess=spec.preprocess)
-    tasks = make_tasks(dataset.y, job.protocol, 1, job.seed, inner_cv=job.params["cv"])
+    job = replace(read_job(JOB, TINY), data="builtin:srbct", spec=spec)
+    tasks = make_tasks(dataset.y, job.protocol, 1, job.seed, inner_cv=job.spec.params["cv"])
     n_train, n_genes = max(len(task.train) for task in tasks), dataset.n_genes
     method = algorithm_class(algorithm)
     n_particles = method.swarm_size(spec.params, n_genes)
@@ -243,7 +242,7 @@ def test_memory_refusal_names_the_shard_count_that_would_fit(tmp_path, capsys, n
     line = capsys.readouterr().err.strip()
     assert "1 sample shard(s)" in line and "layout.sample_shards = 2 would fit" in line
     assert not (tmp_path / "out.h5").exists()
-    automatic = replace(job, sample_shards=0)
+    automatic = replace(job, spec=replace(job.spec, sample_shards=0))
     assert choose_sample_shards(automatic, dataset, tasks, 4, SerialComm(), limit) == 2
     assert choose_sample_shards(automatic, dataset, tasks, 4, SerialComm(), 100.0) == 1
 
@@ -293,7 +292,7 @@ def test_rank_0_counts_one_swarm_snapshot_per_group():
     assert snapshot_bytes(30, 10) == 26 * 30 * 10
     dataset = load_dataset("sklearn:wine")
     job = read_job(JOB, TINY)  # 4 particles of wine's 13 genes
-    tasks = make_tasks(dataset.y, job.protocol, 1, job.seed, inner_cv=job.params["cv"])
+    tasks = make_tasks(dataset.y, job.protocol, 1, job.seed, inner_cv=job.spec.params["cv"])
     assert task_needs(job, dataset, tasks, 1, 4)[0]["checkpoint"] == 4 * 26 * 4 * 13
     assert "checkpoint" not in task_needs(job, dataset, tasks, 1, 0)[0]
 
@@ -302,9 +301,8 @@ def test_rank_0_counts_the_snapshot_of_the_swarm_the_papers_rule_gives():
     from hpcswarm.swarm.snapshot import snapshot_bytes
 
     dataset = load_dataset("builtin:srbct")  # VLPSO's n_particles = 0: 2308 // 20 = 115
-    job = replace(read_job(JOB, TINY), data="builtin:srbct", algorithm="vlpso",
-                  params=SearchSpec.build("vlpso").params)
-    tasks = make_tasks(dataset.y, job.protocol, 1, job.seed, inner_cv=job.params["cv"])
+    job = replace(read_job(JOB, TINY), data="builtin:srbct", spec=SearchSpec.build("vlpso"))
+    tasks = make_tasks(dataset.y, job.protocol, 1, job.seed, inner_cv=job.spec.params["cv"])
     assert task_needs(job, dataset, tasks, 1, 2)[0]["checkpoint"] == 2 * snapshot_bytes(115, 2308)
 
 

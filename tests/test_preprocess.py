@@ -122,7 +122,7 @@ def test_job_records_fitted_steps_per_task_and_the_bias_note(tmp_path):
     job = read_job(jobs / "cbpso-wine-biased.toml", [
         "runs=1", "n_iterations=2", "n_particles=4", f"output={out}",
         "preprocess.zscore=true", "preprocess.top_anova=6"])
-    assert job.preprocess == (("zscore", None), ("top_anova", 6))
+    assert job.spec.preprocess == (("zscore", None), ("top_anova", 6))
     run_job(job)
     results = read_results(out)
     assert results.attrs["bias_note"].endswith(PREPROCESS_BIAS_NOTE)

@@ -33,7 +33,7 @@ FAST = {
 
 
 def fast_overrides(path, tmp_path, cache, runs=1):
-    algorithm = read_job(path, ["data=builtin:srbct"]).algorithm
+    algorithm = read_job(path, ["data=builtin:srbct"]).spec.algorithm
     return [f"runs={runs}", "folds=3", f"output={tmp_path / (path.stem + '.h5')}",
             f"cache={cache}", *FAST[algorithm]]
 
@@ -296,7 +296,7 @@ def test_every_bundled_job_runs_end_to_end(path, tmp_path, cache, request):
     job = read_job(path, user_data)  # a job that leaves the dataset to the user gets SRBCT
     if not job.data.startswith(("sklearn:", "builtin:")):
         request.getfixturevalue("shared_data")  # skips without ../shared/data
-    runs = 1 if job.algorithm == "fsipso" else 2  # fsipso ranks 5966 genes first: one run
+    runs = 1 if job.spec.algorithm == "fsipso" else 2  # fsipso ranks 5966 genes first: one run
     job = read_job(path, user_data + fast_overrides(path, tmp_path, cache, runs=runs))
     summary = run_job(job)
     results = read_results(job.output)

@@ -118,7 +118,7 @@ def test_the_rule_reads_the_training_samples_only_and_ignores_the_search():
 
 def test_a_final_signature_job_refines_by_the_default_unless_told_otherwise():
     document = {"data": "builtin:srbct", "algorithm": "pso-lsrg", "protocol": "final-signature"}
-    assert build_job(dict(document), source="job.toml").refine == DEFAULT
+    assert build_job(dict(document), source="job.toml").spec.refine == DEFAULT
     assert DEFAULT != "relevance"  # the filter reads no search: never the signature's default
-    assert build_job({**document, "refine": "consensus"}, source="job.toml").refine == "consensus"
-    assert build_job({**document, "protocol": "unbiased"}, source="job.toml").refine == "none"
+    assert build_job({**document, "refine": "consensus"}, source="job.toml").spec.refine == "consensus"
+    assert build_job({**document, "protocol": "unbiased"}, source="job.toml").spec.refine == "none"

@@ -136,7 +136,7 @@ def test_refine_gives_the_refined_subset_as_signature():
     assert fitted.chosen_from_ == "refine"
     assert np.array_equal(fitted.support_, fitted.result_.refined.mask)
     assert fitted.support_.sum() <= fitted.result_.mask.sum()
-    with pytest.raises(ValueError, match="refine must be one of"):
+    with pytest.raises(ValueError, match="parameter .refine. must be one of"):
         SwarmFeatureSelector("bpso", refine="trim").fit(X, y)
 
 

@@ -66,3 +66,55 @@ def test_run_search_takes_a_spec_or_a_name_and_its_settings():
     assert np.array_equal(by_spec.refined.genes, by_name.refined.genes)
     with pytest.raises(ParameterError, match="belong in the SearchSpec"):
         run_search(X, y, spec, {"k": 3})
+
+
+def _docstring_entries(obj):
+    """The names of the numpydoc ``Parameters`` entries of ``obj``'s docstring."""
+    import inspect
+    import re
+
+    text = inspect.getdoc(obj).split("Parameters\n----------\n", 1)[1]
+    text = re.split(r"\n\n[A-Z][a-z]+\n-+\n", text, maxsplit=1)[0]
+    return set(re.findall(r"^(\w+) : ", text, flags=re.MULTILINE))
+
+
+def test_every_search_setting_is_a_keyword_a_flag_and_a_job_key_with_its_default():
+    """Each row of SPEC_PARAMS is a parameter of the selector and a keyword of select, both
+    documented, with the row's default (None: the spec's default, as build reads it), a
+    ``run`` flag and a job key; the reference pages render the rows they are generated from."""
+    import inspect
+    from pathlib import Path
+
+    import hpcswarm
+    from hpcswarm import SwarmFeatureSelector
+    from hpcswarm.jobfile import SCHEMA
+    from hpcswarm.methods import METHODS
+    from hpcswarm.protocols import FinalSignature
+    from hpcswarm.selector import PYTHON_NAMES, SEARCH_SETTINGS
+
+    keys = {key.name.rpartition(".")[2]: key for key in SCHEMA}
+    flags = _run_options()
+    faces = {"the selector": (SwarmFeatureSelector.__init__, SwarmFeatureSelector),
+             "select": (hpcswarm.select, hpcswarm.select)}  # (signature, docstring)
+    own_defaults = {("select", "refine"): FinalSignature.default_refine}  # a final signature
+    for param in SPEC_PARAMS:
+        assert (keys[param.name].kind, keys[param.name].default) == (param.kind, param.default)
+        assert flags[param.name].default is None  # the spec's default, unless given
+        for face, (function, documented) in faces.items():
+            keyword = inspect.signature(function).parameters[param.name]
+            assert param.name in _docstring_entries(documented), (face, param.name)
+            if param.required:  # the method: the Python API picks one
+                assert keyword.default in METHODS
+                continue
+            expected = own_defaults.get((face, param.name), param.default)
+            assert keyword.default in (expected, None), (face, param.name)
+            if keyword.default is None:
+                assert SearchSpec.build("cbpso", **{param.name: None}) == SearchSpec.build(
+                    "cbpso", **{param.name: param.default})
+    assert set(SEARCH_SETTINGS) == {p.name for p in SPEC_PARAMS if not p.required}
+    for job_key, keyword in PYTHON_NAMES.items():
+        assert job_key in keys and job_key in flags
+        assert all(keyword in inspect.signature(f).parameters for f, _ in faces.values())
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    assert "```{hpcswarm-params} hpcswarm.spec.SPEC_PARAMS" in (docs / "api.md").read_text()
+    assert "```{hpcswarm-params} hpcswarm.jobfile.SCHEMA" in (docs / "reference.md").read_text()
