@@ -131,8 +131,27 @@ def job_similarity(dataset, results, final=None):
     return gene_similarity(dataset.X, subsets)
 
 
-def write_results(job, dataset, results, provenance, *, final=None, similarity=None,
-                  overwrite=False):
+@dataclass
+class JobRecords:
+    """What a job computed, as its results file and JSON summary hold it.
+
+    Attributes
+    ----------
+    tasks : list of TaskRecord
+        Task records in task order (:func:`hpcswarm.protocols.run_task`, with the ``group``
+        that ran each).
+    final : FinalSignature or None
+        The final signature (:mod:`hpcswarm.signature`), written as ``/final``.
+    similarity : GeneSimilarity or None
+        The correlated gene pairs (:func:`job_similarity`), written as ``/gene_similarity``.
+    """
+
+    tasks: list
+    final: FinalSignature = None
+    similarity: GeneSimilarity = None
+
+
+def write_results(job, dataset, records, provenance, overwrite=False):
     """Write the results file of ``job`` under a temporary name, then rename it to
     ``job.output``.
 
@@ -140,17 +159,12 @@ def write_results(job, dataset, results, provenance, *, final=None, similarity=N
     ----------
     job : hpcswarm.jobfile.Job
     dataset : Dataset
-    results : list of TaskRecord
-        Task records in task order (:func:`hpcswarm.protocols.run_task`, with the ``group``
-        that ran each).
+    records : JobRecords
     provenance : dict
         Version, seed, rank count, dataset SHA-256, timings.
-    final : FinalSignature, optional
-        The final signature (:mod:`hpcswarm.signature`), written as ``/final``.
-    similarity : GeneSimilarity, optional
-        The correlated gene pairs (:func:`job_similarity`), written as ``/gene_similarity``.
     overwrite : bool
     """
+    results = records.tasks
     with atomic_hdf5(job.output, overwrite=overwrite, in_memory=True) as f:
         tag(f, ENCODING)
         biased = job.biased
@@ -175,10 +189,10 @@ def write_results(job, dataset, results, provenance, *, final=None, similarity=N
         tag(runs, _GROUP)
         for result in results:
             result.to_hdf5(runs)
-        if final is not None:
-            final.to_hdf5(f)
-        if similarity is not None:
-            _write_similarity(f, similarity)
+        if records.final is not None:
+            records.final.to_hdf5(f)
+        if records.similarity is not None:
+            _write_similarity(f, records.similarity)
 
 
 def _write_similarity(f, similarity):
@@ -230,6 +244,9 @@ class MethodResults:
         out the same samples (:mod:`hpcswarm.significance`). None when not recorded.
     similarity : GeneSimilarity or None
         The correlated gene pairs of ``/gene_similarity`` (Sechidis et al.'s stability).
+    single_search : bool
+        Read from a single search's JSON document (:func:`read_search_document`): one
+        search on all samples, under no protocol (``attrs`` has no ``protocol``).
     """
 
     path: Path
@@ -245,6 +262,7 @@ class MethodResults:
     final: FinalSignature = None
     test_indices: list = None
     similarity: GeneSimilarity = None
+    single_search: bool = False
 
     @property
     def label(self):
@@ -363,14 +381,15 @@ def _search_results(path, document):
     front = [FrontPoint(np.asarray(p["genes"], dtype=np.int64), float(p["fitness"]),
                         int(p["correct"]), int(p["total"])) for p in document["front"]]
     attrs = {"name": document["algorithm"], "algorithm": document["algorithm"],
-             "protocol": "search", "biased": True, "bias_note": BIAS_NOTE,
+             "biased": True, "bias_note": BIAS_NOTE,
              "params": document["params"], "seed": document["seed"],
              "dataset": document.get("data"), "dataset_sha256": None, "n_runs": 1,
              "refine": "" if refined is None else refined["method"]}
     return MethodResults(path, attrs, names, [], table, [genes], [history.values],
                          list(history.columns), [front],
                          None if refined is None
-                         else [np.asarray(refined["genes"], dtype=np.int64)])
+                         else [np.asarray(refined["genes"], dtype=np.int64)],
+                         single_search=True)
 
 
 # ------------------------------------------------------------------ figures
@@ -426,8 +445,7 @@ def mean_curve(histories, columns, field="best_fitness"):
     return padded.mean(axis=0)
 
 
-def refined_rows(name, table, refined_genes, gene_names, top=10, known_stability=None,
-                 similarity=None):
+def refined_rows(name, table, refined_genes, gene_names, stabilities, top=10):
     """The rows of a job's refined subsets (one per refinement; a job has at most one today):
     each named ``NAME+METHOD``, with its accuracy over runs, sizes and most frequent genes,
     computed as the search's row is (:func:`run_accuracies` over ``refined_test_*``).
@@ -441,21 +459,14 @@ def refined_rows(name, table, refined_genes, gene_names, top=10, known_stability
     refined_genes : dict of str to list of ndarray
         Refinement -> the refined genes of every task, in task order.
     gene_names : sequence of str
+    stabilities : dict of str to dict
+        Refinement -> the :func:`~hpcswarm.stability.stability_summary` of its subsets.
     top : int, default 10
-    known_stability : dict of str to dict, optional
-        Refinement -> the :func:`~hpcswarm.stability.stability_summary` of its subsets where
-        it is already known (the final signature's); the others are computed.
-    similarity : GeneSimilarity, optional
-        For Sechidis et al.'s stability of the computed ones.
     """
-    known_stability = known_stability or {}
     rows = []
     for method, genes in refined_genes.items():
         accuracies = run_accuracies(table, "refined_test")
-        stable = known_stability.get(method)
-        if stable is None:
-            stable = stability_summary(genes, table["run"], len(gene_names),
-                                       similarity=similarity)
+        stable = stabilities[method]
         rows.append({"name": f"{name}+{method}", "refine": method,
                      "accuracy": describe(accuracies), "accuracy_per_run": accuracies.tolist(),
                      "subset_size": describe(table["refined_size"]), "stability": stable,
@@ -475,26 +486,45 @@ def signature_of(name, n_genes, folds, extra):
     return final_signature(extra, folds, n_genes, dict(describe(accuracies), row=row))
 
 
-def summarise(job, dataset, results, provenance, top=10, final=None, similarity=None):
+def _selection_stabilities(records, selections, runs, n_genes):
+    """The :func:`hpcswarm.stability.stability_summary` of each of ``selections`` (a name ->
+    the genes of every task; ``"none"``: the searches' own subsets, else a refinement's).
+
+    The final signature already holds the stability of the outer folds' selections it
+    follows (the refined subsets with a refinement, ``"none"`` without): that one is reused,
+    not computed again; the others are computed with ``records.similarity`` (Sechidis et
+    al.'s estimate)."""
+    final = records.final
+    known = {} if final is None else {final.refine: final.stability}
+    return {name: known[name] if name in known
+            else stability_summary(genes, runs, n_genes, similarity=records.similarity)
+            for name, genes in selections.items()}
+
+
+def summarise(job, dataset, records, provenance, top=10):
     """The JSON summary of a job's results (written beside the HDF5 file); ``refined`` lists
     the row of each refined subset (:func:`refined_rows`), empty without a refinement;
     ``stability`` the stability of the selections (:func:`hpcswarm.stability.stability_summary`)
-    and ``final_signature`` the final signature (``final``), or None.
+    and ``final_signature`` the final signature (``records.final``), or None.
 
-    The final signature already holds the stability of the outer folds' selections it
-    follows (the refined subsets with a refinement, ``refine`` ``"none"`` without): that one
-    is reused, not computed again. ``similarity`` (:func:`job_similarity`) gives the
-    stabilities computed here Sechidis et al.'s estimate."""
+    Parameters
+    ----------
+    job : hpcswarm.jobfile.Job
+    dataset : Dataset
+    records : JobRecords
+    provenance : dict
+    top : int, default 10
+        Genes listed as most often selected.
+    """
+    results, final = records.tasks, records.final
     table = task_table(results)
-    known_stability = {} if final is None else {final.refine: final.stability}
-    stability = known_stability.get("none")
-    if stability is None:
-        stability = stability_summary([r.genes for r in results], table["run"], dataset.n_genes,
-                                      similarity=similarity)
     histories = [r.history.values for r in results]
     biased = job.biased
     refined = ({} if not results or results[0].refined is None
                else {results[0].refined.method: [r.refined.genes for r in results]})
+    stabilities = _selection_stabilities(records, {"none": [r.genes for r in results],
+                                                   **refined},
+                                         table["run"], dataset.n_genes)
     summary = {
         **tags(SUMMARY_ENCODING),
         "results": str(job.output), "name": job.name, "algorithm": job.algorithm,
@@ -511,9 +541,9 @@ def summarise(job, dataset, results, provenance, top=10, final=None, similarity=
         "evaluations": describe(table["evaluations"]),
         "top_genes": gene_frequencies([r.genes for r in results], dataset.gene_names,
                                       len(results), top),
-        "refined": refined_rows(job.name, table, refined, dataset.gene_names, top,
-                                known_stability, similarity),
-        "stability": stability,
+        "refined": refined_rows(job.name, table, refined, dataset.gene_names,
+                                stabilities, top),
+        "stability": stabilities["none"],
         "final_signature": None if final is None else final.as_json(dataset.gene_names),
         "convergence_best_fitness": mean_curve(histories,
                                                list(results[0].history.columns)).tolist(),
