@@ -60,17 +60,17 @@ from hpcswarm.report.methods import (distinct_files, matched_accuracies, pool_pa
                                      refined_points, refined_view, significance, with_refined)
 from hpcswarm.report.model import (BudgetRow, ConvergenceEntry, FinalEntry, FrontEntry,
                                    FrontPointRow, GeneCount, GeneEntry, MethodRow, RankedGene,
-                                   Report, TaskFront)
+                                   Report, TaskFront, as_report, plain)
 from hpcswarm.report.text import markdown_text, text_lines
 
 __all__ = [
     "ALL_GENES", "BUDGETS", "CSV_FILES", "FRONT_NOTE", "METHOD_COLUMNS", "PCA_KNN",
     "REPORT_ENCODING", "SINGLE_SEARCH", "STABILITY_GENES", "BudgetRow", "ConvergenceEntry",
     "FinalEntry", "FrontEntry", "FrontPointRow", "GeneCount", "GeneEntry", "MethodRow",
-    "RankedGene", "Report", "ReportOptions", "ReportOutputs", "TaskFront", "accuracy_curve",
+    "RankedGene", "Report", "ReportOptions", "ReportOutputs", "TaskFront", "accuracy_curve", "as_report",
     "build_report", "csv_texts", "dataset_label", "default_budgets", "distinct_files",
     "fitness_accuracy", "gene_list_paths", "genes_text", "json_document", "markdown_text",
-    "matched_accuracies", "plot_files", "plotting_available", "pool_parts", "refined_points",
+    "matched_accuracies", "plain", "plot_files", "plotting_available", "pool_parts", "refined_points",
     "refined_view", "report_command", "signature_budgets", "significance", "text_lines",
     "with_refined", "write_plots",
 ]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hpcswarm.encoding import tags
 from hpcswarm.genelist import gene_table
-from hpcswarm.report.model import MethodRow, plain
+from hpcswarm.report.model import MethodRow, as_report, plain
 
 REPORT_ENCODING = ("hpcswarm-report", "0.2.0")
 """``encoding-type`` and ``encoding-version`` of the ``--json`` document."""
@@ -39,8 +39,9 @@ CSV_FILES = ("methods.csv", "genes.csv", "convergence.csv", "fronts.csv", "signa
 
 
 def csv_texts(report):
-    """``{"methods.csv": text, "genes.csv": text, "convergence.csv": text}``."""
-    """The text of each of :data:`CSV_FILES`, by file name."""
+    """The text of each of :data:`CSV_FILES`, by file name, of a report or its JSON form
+    (:func:`~hpcswarm.report.model.as_report`)."""
+    report = as_report(report)
     methods = _render(METHOD_COLUMNS, [[getattr(r, c) for c in METHOD_COLUMNS]
                                        for r in report.rows])
     genes = _render(["method", "rank", "index", "gene", "count", "frequency"],

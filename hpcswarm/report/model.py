@@ -3,9 +3,10 @@
 :func:`hpcswarm.report.build.build_report` fills a :class:`Report`; the text, Markdown, CSV,
 JSON and plot writers read its fields. Every class also reads as a mapping of its fields
 (``row["mean"]`` as well as ``row.mean``), the form ``build_report`` has returned to its
-callers, and :func:`plain` turns a report into the JSON document ``report --json`` writes.
-Parts that belong to other modules stay in their own form: a stability summary is the dict
-of :func:`hpcswarm.stability.stability_summary`, a final signature's genes, estimate and
+callers; :func:`plain` turns a report into the JSON document ``report --json`` writes, and
+:func:`as_report` reads that document back. Parts that belong to other modules stay in
+their own form: a stability summary is the dict of
+:func:`hpcswarm.stability.stability_summary`, a final signature's genes, estimate and
 stability those of :meth:`hpcswarm.signature.FinalSignature.as_json`.
 """
 
@@ -16,6 +17,9 @@ from typing import Optional
 IN_JSON = "in_json"
 """Field metadata key: False for fields that ``report --json`` leaves out (they feed the
 plots and gene lists only)."""
+
+OF = "of"
+"""Field metadata key: the report class of the field's value, or of each of its items."""
 
 
 class Fields(Mapping):
@@ -34,6 +38,20 @@ class Fields(Mapping):
 
     def _names(self):
         return [f.name for f in fields(self)]
+
+    @classmethod
+    def from_json(cls, data):
+        """The instance of ``data``, a mapping in this class's JSON form (:func:`plain`):
+        fields it lacks are empty lists (list fields) or None."""
+        values = {}
+        for f in fields(cls):
+            value = data.get(f.name, [] if f.type is list else None)
+            kind = f.metadata.get(OF)
+            if kind is not None and value is not None:
+                value = ([kind.from_json(item) for item in value] if f.type is list
+                         else kind.from_json(value))
+            values[f.name] = value
+        return cls(**values)
 
 
 def plain(value):
@@ -100,6 +118,11 @@ class RankedGene(Fields):
     mean_rank: float
 
 
+def _of(kind, **metadata):
+    """A field whose value, or each of whose items, is a ``kind``."""
+    return field(metadata={OF: kind, **metadata})
+
+
 @dataclass(eq=False)
 class GeneEntry(Fields):
     """A method's selections: its most often selected genes (``top``), every selected gene
@@ -115,8 +138,8 @@ class GeneEntry(Fields):
     runs: int
     stability: dict
     stability_detail: dict
-    top: list
-    ranked: list = field(metadata={IN_JSON: False})
+    top: list = _of(GeneCount)
+    ranked: list = _of(RankedGene, **{IN_JSON: False})
     task_runs: list = field(metadata={IN_JSON: False})
     task_folds: list = field(metadata={IN_JSON: False})
     top_tasks: list = field(metadata={IN_JSON: False})
@@ -164,8 +187,8 @@ class TaskFront(Fields):
 
     run: int
     fold: int
-    points: list
-    refined: Optional[FrontPointRow]
+    points: list = _of(FrontPointRow)
+    refined: Optional[FrontPointRow] = _of(FrontPointRow)
 
 
 @dataclass(eq=False)
@@ -176,9 +199,9 @@ class FrontEntry(Fields):
     method: str
     file: str
     biased: bool
-    budgets: list
+    budgets: list = _of(BudgetRow)
     refine: Optional[str]
-    tasks: list
+    tasks: list = _of(TaskFront)
 
 
 @dataclass(eq=False)
@@ -208,9 +231,15 @@ class Report(Fields):
 
     reference: str
     alpha: float
-    rows: list
-    genes: list
-    convergence: list
-    fronts: list
-    final_signatures: list
+    rows: list = _of(MethodRow)
+    genes: list = _of(GeneEntry)
+    convergence: list = _of(ConvergenceEntry)
+    fronts: list = _of(FrontEntry)
+    final_signatures: list = _of(FinalEntry)
     notes: list
+
+
+def as_report(report):
+    """``report`` as a :class:`Report`: itself, or read from its JSON form
+    (:meth:`Fields.from_json`, the document ``report --json`` writes)."""
+    return report if isinstance(report, Report) else Report.from_json(report)

@@ -4,6 +4,7 @@ read from the fields of a :class:`~hpcswarm.report.model.Report`."""
 import numpy as np
 
 from hpcswarm.report.build import ALL_GENES, PCA_KNN
+from hpcswarm.report.model import as_report
 from hpcswarm.significance import EXACT_PAIRS
 from hpcswarm.stability import SIMILARITY_THRESHOLD
 
@@ -166,7 +167,9 @@ def _test_legend(report):
 
 
 def text_lines(report):
-    """The report as terminal lines."""
+    """The report as terminal lines; ``report``: a :class:`~hpcswarm.report.model.Report` or
+    its JSON form (:func:`~hpcswarm.report.model.as_report`)."""
+    report = as_report(report)
     lines = [_heading("Accuracy by method"),
              f"  Accuracy (%) over runs; T: {_test_legend(report)}; stability over runs and "
              f"folds: Kuncheva's index, mean pairwise Jaccard"]
@@ -190,7 +193,10 @@ def text_lines(report):
 
 
 def markdown_text(report):
-    """The methods and genes tables as Markdown."""
+    """The methods and genes tables as Markdown (of a report or its JSON form, as
+    :func:`text_lines`)."""
+    report = as_report(report)
+
     def table(header, body):
         out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         out += ["| " + " | ".join(str(c) for c in line) + " |" for line in body]
