@@ -38,9 +38,11 @@ attribute ``refine``); a report shows them as their own method, ``NAME+prune``.
 """
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Optional
 
 import h5py
 import numpy as np
@@ -82,6 +84,67 @@ _INT_COLUMNS = {"run", "fold", "group", "train_correct", "train_total", "test_co
                 "refined_test_correct", "refined_test_total"}
 
 
+@dataclass(eq=False)
+class TaskTable(Mapping):
+    """The ``/tasks`` table: one ndarray of shape (n_tasks,) per column, in task order.
+
+    Every column of :data:`TASK_COLUMNS` and :data:`REFINED_COLUMNS` is a field; a column
+    the results do not hold is None (a single search's document has no baseline, PCA or
+    group columns; only a refined job has the refined ones). The table also reads as the
+    mapping of the columns it holds (``table["run"]``, ``"refined_size" in table``), which
+    is how a column named at run time (``f"{prefix}_correct"``) is read.
+    """
+
+    run: Optional[np.ndarray] = None
+    fold: Optional[np.ndarray] = None
+    group: Optional[np.ndarray] = None
+    train_fitness: Optional[np.ndarray] = None
+    train_correct: Optional[np.ndarray] = None
+    train_total: Optional[np.ndarray] = None
+    test_correct: Optional[np.ndarray] = None
+    test_total: Optional[np.ndarray] = None
+    test_accuracy: Optional[np.ndarray] = None
+    subset_size: Optional[np.ndarray] = None
+    seconds: Optional[np.ndarray] = None
+    evaluations: Optional[np.ndarray] = None
+    archive_hits: Optional[np.ndarray] = None
+    baseline_correct: Optional[np.ndarray] = None
+    baseline_total: Optional[np.ndarray] = None
+    baseline_accuracy: Optional[np.ndarray] = None
+    pca_correct: Optional[np.ndarray] = None
+    pca_total: Optional[np.ndarray] = None
+    pca_accuracy: Optional[np.ndarray] = None
+    pca_components: Optional[np.ndarray] = None
+    refined_size: Optional[np.ndarray] = None
+    refined_train_correct: Optional[np.ndarray] = None
+    refined_train_total: Optional[np.ndarray] = None
+    refined_test_correct: Optional[np.ndarray] = None
+    refined_test_total: Optional[np.ndarray] = None
+    refined_test_accuracy: Optional[np.ndarray] = None
+
+    def __getitem__(self, column):
+        value = getattr(self, column, None) if column in _TABLE_COLUMNS else None
+        if value is None:
+            raise KeyError(column)
+        return value
+
+    def __iter__(self):
+        return (column for column in _TABLE_COLUMNS if getattr(self, column) is not None)
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+    @classmethod
+    def concatenate(cls, tables):
+        """The rows of ``tables`` one after the other (the columns of the first)."""
+        return cls(**{column: np.concatenate([t[column] for t in tables])
+                      for column in tables[0]})
+
+
+_TABLE_COLUMNS = tuple(f.name for f in fields(TaskTable))
+"""The fields of :class:`TaskTable`: :data:`TASK_COLUMNS`, then :data:`REFINED_COLUMNS`."""
+
+
 def _array(parent, name, data):
     tag(parent.create_dataset(name, data=data), _ARRAY)
 
@@ -92,7 +155,7 @@ def _strings(parent, name, items):
 
 
 def task_table(results):
-    """The ``/tasks`` columns (dict of ndarray) from in-memory task records
+    """The ``/tasks`` columns (:class:`TaskTable`) from in-memory task records
     (:class:`~hpcswarm.records.TaskRecord`)."""
     table = {}
     for column in TASK_COLUMNS:
@@ -118,7 +181,7 @@ def task_table(results):
                 values = [getattr(r, column[len("refined_"):]) for r in refined]
             table[column] = np.array(values, dtype=np.int64 if column in _INT_COLUMNS
                                      else float)
-    return table
+    return TaskTable(**table)
 
 
 def job_similarity(dataset, results, final=None):
@@ -222,8 +285,8 @@ class MethodResults:
     attrs : dict
         Root provenance attributes (``job`` and ``params`` decoded from JSON).
     gene_names, class_names : list of str
-    table : dict of str to ndarray
-        The ``/tasks`` columns.
+    table : TaskTable
+        The ``/tasks`` columns (a mapping of columns given here is read into one).
     genes : list of ndarray
         Selected genes per task, in task order.
     histories : list of ndarray
@@ -253,7 +316,7 @@ class MethodResults:
     attrs: dict
     gene_names: list
     class_names: list
-    table: dict
+    table: TaskTable
     genes: list
     histories: list
     history_columns: list
@@ -263,6 +326,10 @@ class MethodResults:
     test_indices: list = None
     similarity: GeneSimilarity = None
     single_search: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.table, TaskTable):
+            self.table = TaskTable(**self.table)
 
     @property
     def label(self):
@@ -295,11 +362,11 @@ def read_results(path):
         for key in ("job", "params"):
             if isinstance(attrs.get(key), str) and attrs[key]:
                 attrs[key] = json.loads(attrs[key])
-        table = {k: f["tasks"][k][()] for k in f["tasks"]}
+        table = _read_table(f["tasks"], path)
         tasks = [TaskRecord.from_hdf5(f["runs"][f"run-{int(run):03d}"][f"fold-{int(fold):02d}"],
                                       {k: v[i] for k, v in table.items()},
                                       attrs.get("refine") or "")
-                 for i, (run, fold) in enumerate(zip(table["run"], table["fold"]))]
+                 for i, (run, fold) in enumerate(zip(table.run, table.fold))]
         gene_names = [decode_value(v) for v in f["gene_names"][()].tolist()]
         class_names = [decode_value(v) for v in f["class_names"][()].tolist()]
         final = FinalSignature.from_hdf5(f["final"], path) if "final" in f else None
@@ -311,6 +378,15 @@ def read_results(path):
                          list(tasks[-1].history.columns) if tasks else [],
                          [list(t.front) for t in tasks], refined if refined else None, final,
                          [t.test_index for t in tasks], similarity)
+
+
+def _read_table(group, path):
+    """The :class:`TaskTable` of a ``/tasks`` group; DataError for a column it does not know."""
+    unknown = sorted(set(group) - set(_TABLE_COLUMNS))
+    if unknown:
+        raise DataError(f"{path}: unknown task table column(s) {', '.join(unknown)} (written "
+                        f"by another hpcswarm version?)")
+    return TaskTable(**{column: group[column][()] for column in group})
 
 
 def _looks_like_json(path):
@@ -376,8 +452,8 @@ def _search_results(path, document):
                      refined_test_correct=[refined["correct"]],
                      refined_test_total=[refined["total"]],
                      refined_test_accuracy=[refined["correct"] / refined["total"]])
-    table = {k: np.array(v, dtype=np.int64 if k in _INT_COLUMNS else float)
-             for k, v in table.items()}
+    table = TaskTable(**{k: np.array(v, dtype=np.int64 if k in _INT_COLUMNS else float)
+                         for k, v in table.items()})
     front = [FrontPoint(np.asarray(p["genes"], dtype=np.int64), float(p["fitness"]),
                         int(p["correct"]), int(p["total"])) for p in document["front"]]
     attrs = {"name": document["algorithm"], "algorithm": document["algorithm"],
@@ -469,7 +545,7 @@ def refined_rows(name, table, refined_genes, gene_names, stabilities, top=10):
         stable = stabilities[method]
         rows.append({"name": f"{name}+{method}", "refine": method,
                      "accuracy": describe(accuracies), "accuracy_per_run": accuracies.tolist(),
-                     "subset_size": describe(table["refined_size"]), "stability": stable,
+                     "subset_size": describe(table.refined_size), "stability": stable,
                      "top_genes": gene_frequencies(genes, gene_names, len(genes), top)})
     return rows
 
@@ -524,7 +600,7 @@ def summarise(job, dataset, records, provenance, top=10):
                else {results[0].refined.method: [r.refined.genes for r in results]})
     stabilities = _selection_stabilities(records, {"none": [r.genes for r in results],
                                                    **refined},
-                                         table["run"], dataset.n_genes)
+                                         table.run, dataset.n_genes)
     summary = {
         **tags(SUMMARY_ENCODING),
         "results": str(job.output), "name": job.name, "algorithm": job.algorithm,
@@ -535,10 +611,10 @@ def summarise(job, dataset, records, provenance, top=10):
         "accuracy_per_run": run_accuracies(table).tolist(),
         "all_genes_accuracy": describe(run_accuracies(table, "baseline")),
         "pca_knn_accuracy": describe(run_accuracies(table, "pca")),
-        "pca_components": describe(table["pca_components"]),
-        "subset_size": describe(table["subset_size"]),
-        "task_seconds": describe(table["seconds"]),
-        "evaluations": describe(table["evaluations"]),
+        "pca_components": describe(table.pca_components),
+        "subset_size": describe(table.subset_size),
+        "task_seconds": describe(table.seconds),
+        "evaluations": describe(table.evaluations),
         "top_genes": gene_frequencies([r.genes for r in results], dataset.gene_names,
                                       len(results), top),
         "refined": refined_rows(job.name, table, refined, dataset.gene_names,

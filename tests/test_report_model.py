@@ -111,3 +111,17 @@ def test_every_part_reads_as_the_mapping_of_its_fields(sources):
     assert report["fronts"][0]["budgets"][0] == dict(report.fronts[0].budgets[0].items())
     assert BudgetRow(3, 0) == {"budget": 3, "tasks": 0, "size": None, "inner": None,
                                "test": None}
+
+
+def test_the_task_table_is_typed_and_holds_the_file_columns(sources):
+    from hpcswarm.results import REFINED_COLUMNS, TASK_COLUMNS, TaskTable
+
+    assert [f.name for f in fields(TaskTable)] == list(TASK_COLUMNS + REFINED_COLUMNS)
+    job, single = read_results(sources[0]), read_results(sources[1])
+    assert type(job.table) is type(single.table) is TaskTable
+    assert set(job.table) == set(TASK_COLUMNS + REFINED_COLUMNS)
+    assert single.table.baseline_correct is None and "baseline_correct" not in single.table
+    assert single.table.refined_size.tolist() == [single.refined_genes[0].size]
+    assert job.table.run is job.table["run"] and job.table.fold.tolist() == [0, 1, 2]
+    with pytest.raises(KeyError):
+        single.table["pca_correct"]

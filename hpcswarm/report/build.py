@@ -95,7 +95,7 @@ def build_report(paths, reference=None, alpha=0.05, top=10, sizes=None):
     paths, notes = distinct_files(paths)
     methods = with_refined(pool_parts([read_results(path) for path in paths]))
     ref = methods[_pick_reference(methods, reference)]
-    stabilities = [stability_summary(m.genes, m.table["run"], len(m.gene_names),
+    stabilities = [stability_summary(m.genes, m.table.run, len(m.gene_names),
                                      similarity=m.similarity)
                    for m in methods]
     rows = _methods_table(methods, stabilities, ref, alpha, notes)
@@ -158,14 +158,14 @@ def _row_sources(members, compare_to):
     method) when its results have them (a single search has neither), then every method."""
     base = compare_to or members[0][0]
     sources = []
-    if "baseline_correct" in base.table:
+    if base.table.baseline_correct is not None:
         sources.append(_RowSource(ALL_GENES, base, "baseline", len(base.gene_names), False,
                                   _NO_SELECTION))
-    if "pca_correct" in base.table:
+    if base.table.pca_correct is not None:
         sources.append(_RowSource(PCA_KNN, base, "pca",
-                                  float(base.table["pca_components"].mean()), False,
+                                  float(base.table.pca_components.mean()), False,
                                   _NO_SELECTION))
-    return sources + [_RowSource(m.label, m, "test", float(m.table["subset_size"].mean()),
+    return sources + [_RowSource(m.label, m, "test", float(m.table.subset_size.mean()),
                                  m is compare_to, stable["all"]) for m, stable in members]
 
 
@@ -201,7 +201,7 @@ def _method_row(source, dataset, versus, alpha, notes):
 def _gene_entry(method, stable, top):
     """A method's genes: the ``top`` most often selected, every selected gene ranked, the
     stability of the selections, and the tasks that selected each of the first ranked."""
-    runs = method.table["run"]
+    runs = method.table.run
     ranked = [RankedGene(**gene) for gene in ranked_genes(method.genes, runs, method.gene_names)]
     selected = [set(genes.tolist()) for genes in method.genes]
     return GeneEntry(
@@ -210,7 +210,7 @@ def _gene_entry(method, stable, top):
         stability_detail=stable,
         top=[GeneCount(**gene) for gene in gene_frequencies(method.genes, method.gene_names,
                                                             len(method.genes), top)],
-        ranked=ranked, task_runs=runs.tolist(), task_folds=method.table["fold"].tolist(),
+        ranked=ranked, task_runs=runs.tolist(), task_folds=method.table.fold.tolist(),
         top_tasks=[[t for t, genes in enumerate(selected) if gene.index in genes]
                    for gene in ranked[:STABILITY_GENES]])
 
@@ -230,7 +230,7 @@ def _front_entry(method, sizes):
     tasks = [TaskFront(int(run), int(fold),
                        [FrontPointRow(p.size, p.inner_accuracy, p.test_accuracy) for p in front],
                        refined)
-             for run, fold, front, refined in zip(method.table["run"], method.table["fold"],
+             for run, fold, front, refined in zip(method.table.run, method.table.fold,
                                                   method.fronts, refined_points(method))]
     return FrontEntry(
         dataset=dataset_label(method), method=method.label, file=str(method.path),

@@ -41,7 +41,7 @@ def signature_budgets(method, budgets=None):
     fronts = method.fronts or []
     if not fronts or not all(fronts):
         return []
-    runs = method.table["run"]
+    runs = method.table.run
     out = []
     for budget in (default_budgets(fronts) if budgets is None else sorted(set(budgets))):
         chosen = [(run, [p for p in front if p.size <= budget])

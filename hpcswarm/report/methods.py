@@ -2,12 +2,13 @@
 pooled, refined subsets shown as methods of their own, and the paired test of two rows."""
 
 import os
+from dataclasses import replace
 
 import numpy as np
 
 from hpcswarm.refinements import REFINEMENTS, row_label
 from hpcswarm.report.model import FrontPointRow
-from hpcswarm.results import MethodResults, task_accuracies
+from hpcswarm.results import MethodResults, TaskTable, task_accuracies
 from hpcswarm.significance import compare
 
 
@@ -28,11 +29,11 @@ def matched_accuracies(method, prefix, other, other_prefix):
         ``(x, y)``, one entry per matched task, in ``method``'s task order. Tasks of files
         that do not record their held-out rows are matched only within one file.
     """
-    where = {(int(r), int(f)): i for i, (r, f) in enumerate(zip(other.table["run"],
-                                                                other.table["fold"]))}
+    where = {(int(r), int(f)): i for i, (r, f) in enumerate(zip(other.table.run,
+                                                                other.table.fold))}
     own, theirs = task_accuracies(method.table, prefix), task_accuracies(other.table, other_prefix)
     x, y = [], []
-    for i, (run, fold) in enumerate(zip(method.table["run"], method.table["fold"])):
+    for i, (run, fold) in enumerate(zip(method.table.run, method.table.fold)):
         j = where.get((int(run), int(fold)))
         if j is None:
             continue
@@ -68,7 +69,7 @@ def _same_experiment(a, b):
     job_a, job_b = a.attrs.get("job") or {}, b.attrs.get("job") or {}
     return (all(a.attrs.get(k) == b.attrs.get(k) for k in keys)
             and job_a.get("folds") == job_b.get("folds")
-            and not set(a.table["run"].tolist()) & set(b.table["run"].tolist()))
+            and not set(a.table.run.tolist()) & set(b.table.run.tolist()))
 
 
 def pool_parts(methods):
@@ -92,12 +93,12 @@ def pool_parts(methods):
         if len(group) == 1:
             joined.append(group[0])
             continue
-        group.sort(key=lambda m: int(m.table["run"].min()))
+        group.sort(key=lambda m: int(m.table.run.min()))
         first = group[0]
         joined.append(MethodResults(
             path=first.path, attrs=dict(first.attrs, pooled_files=[str(m.path) for m in group]),
             gene_names=first.gene_names, class_names=first.class_names,
-            table={key: np.concatenate([m.table[key] for m in group]) for key in first.table},
+            table=TaskTable.concatenate([m.table for m in group]),
             genes=[g for m in group for g in m.genes],
             histories=[h for m in group for h in m.histories],
             history_columns=first.history_columns,
@@ -127,14 +128,15 @@ def refined_view(method):
 
     Same runs and folds; its accuracy, size and genes are those of the refined subsets.
     """
-    if method.refined_genes is None or "refined_test_correct" not in method.table:
+    table = method.table
+    if method.refined_genes is None or table.refined_test_correct is None:
         return None
     refine = method.attrs.get("refine") or "refined"
-    table = dict(method.table)
-    for column in ("test_correct", "test_total", "test_accuracy", "train_correct",
-                   "train_total"):
-        table[column] = method.table[f"refined_{column}"]
-    table["subset_size"] = method.table["refined_size"]
+    table = replace(table, test_correct=table.refined_test_correct,
+                    test_total=table.refined_test_total,
+                    test_accuracy=table.refined_test_accuracy,
+                    train_correct=table.refined_train_correct,
+                    train_total=table.refined_train_total, subset_size=table.refined_size)
     return MethodResults(
         path=method.path, attrs=dict(method.attrs, name=row_label(refine, method.label),
                                      refined_from=method.label),
@@ -148,14 +150,13 @@ def refined_points(method):
     """Per task, its refined subset as a point of the front plot
     (:class:`~hpcswarm.report.model.FrontPointRow`), or None without a refinement."""
     table = method.table
-    if "refined_size" not in table:
+    if table.refined_size is None:
         return [None] * len(method.genes)
     return [FrontPointRow(int(size), int(correct) / int(total),
                           int(test_correct) / int(test_total) if test_total > 0 else None)
             for size, correct, total, test_correct, test_total in zip(
-                table["refined_size"], table["refined_train_correct"],
-                table["refined_train_total"], table["refined_test_correct"],
-                table["refined_test_total"])]
+                table.refined_size, table.refined_train_correct, table.refined_train_total,
+                table.refined_test_correct, table.refined_test_total)]
 
 
 def with_refined(methods):
