@@ -4,6 +4,7 @@ signature."""
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -15,8 +16,8 @@ from hpcswarm.report.methods import (distinct_files, pool_parts, refined_points,
 from hpcswarm.report.model import (ConvergenceEntry, FinalEntry, FrontEntry, FrontPointRow,
                                    GeneCount, GeneEntry, MethodRow, RankedGene, Report,
                                    TaskFront)
-from hpcswarm.results import (describe, gene_frequencies, mean_curve, read_results,
-                              run_accuracies)
+from hpcswarm.results import (MethodResults, describe, gene_frequencies, mean_curve,
+                              read_results, run_accuracies)
 from hpcswarm.stability import ranked_genes, stability_summary
 
 ALL_GENES = "All"
@@ -44,7 +45,7 @@ _NO_SELECTION = {"kuncheva": None, "jaccard": None}
 class _Dataset:
     """A dataset of the report: its SHA-256 (None for a single search's) and its label."""
 
-    sha256: str
+    sha256: Optional[str]
     label: str
 
 
@@ -54,7 +55,7 @@ class _RowSource:
     ``prefix`` (``test``, or ``baseline`` / ``pca`` for the baseline rows)."""
 
     label: str
-    method: object
+    method: MethodResults
     prefix: str
     size: float
     is_reference: bool
