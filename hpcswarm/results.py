@@ -123,7 +123,7 @@ class TaskTable(Mapping):
     refined_test_accuracy: Optional[np.ndarray] = None
 
     def __getitem__(self, column):
-        value = getattr(self, column, None) if column in _TABLE_COLUMNS else None
+        value = getattr(self, column) if column in _TABLE_COLUMNS else None
         if value is None:
             raise KeyError(column)
         return value
