@@ -574,7 +574,7 @@ def _run_job_file(args, comm):
 
 
 # --------------------------------------------------------------------------- report
-# (owned by the results: hpcswarm/results.py, hpcswarm/report.py)
+# (owned by the results: hpcswarm/results.py, hpcswarm/report/)
 def _add_report(subparsers):
     p = subparsers.add_parser(
         "report",
@@ -636,14 +636,15 @@ def _sizes(text):
 
 
 def _run_report(args):
-    from hpcswarm.report import report_command
+    from hpcswarm.report import ReportOptions, ReportOutputs, report_command
 
+    options = ReportOptions(reference=args.reference, alpha=args.alpha, top=args.top,
+                            sizes=args.sizes)
+    outputs = ReportOutputs(csv_dir=args.csv_dir, markdown=args.markdown,
+                            json_path=args.json_path, plots=args.plots,
+                            genes_path=args.genes_path, overwrite=args.overwrite)
     lines = []
-    _on_rank0(lambda: report_command(
-        args.results, reference=args.reference, alpha=args.alpha, top=args.top,
-        csv_dir=args.csv_dir, markdown=args.markdown, json_path=args.json_path,
-        plots=args.plots, genes_path=args.genes_path, sizes=args.sizes, print0=lines.append,
-        overwrite=args.overwrite))
+    _on_rank0(lambda: report_command(args.results, options, outputs, print0=lines.append))
     _print0(*lines)
 
 

@@ -36,7 +36,7 @@ from hpcswarm.plan import plan_job
 from hpcswarm.progress import (ProgressLines, ProgressReporter, Workload, progress_path,
                                task_record)
 from hpcswarm.protocols import protocol_of, run_task
-from hpcswarm.results import job_similarity, summarise, write_results
+from hpcswarm.results import JobRecords, job_similarity, summarise, write_results
 from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.swarm.snapshot import take_snapshot
 from hpcswarm.taskfarm import FarmHooks, TaskInterrupted, farm
@@ -347,9 +347,9 @@ def finish_job(job, plan, lifecycle, provenance, overwrite):
     final = protocol_of(job.protocol).final_signature(job.name, dataset.n_genes, results,
                                                       extras)
     similarity = job_similarity(dataset, results, final)
-    write_results(job, dataset, results, provenance, final=final, similarity=similarity,
-                  overwrite=overwrite)
-    summary = summarise(job, dataset, results, provenance, final=final, similarity=similarity)
+    records = JobRecords(results, final, similarity)
+    write_results(job, dataset, records, provenance, overwrite=overwrite)
+    summary = summarise(job, dataset, records, provenance)
     write_json(job.summary_path, summary)
     if final is not None:
         write_text(job.signature_path, final.gene_list(dataset.gene_names), overwrite=overwrite)

@@ -11,7 +11,8 @@
   as a heatmap of z-scored values with the samples grouped by class, and one strip and box
   plot of the raw values per gene.
 
-Reads plain data (report dictionaries, arrays); imports no engine.
+Reads the fields of a report (:mod:`hpcswarm.report.model`) and plain arrays; imports no
+engine.
 """
 
 from pathlib import Path
@@ -23,27 +24,29 @@ from numpy.typing import ArrayLike
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from hpcswarm.report.model import FrontEntry, GeneEntry, Report
+
 from hpcswarm.atomic import atomic_path, reason
 from hpcswarm.errors import DataError
 from hpcswarm.outputs import check_outputs
 
 
-def plot_files(report: dict, folder: Union[str, Path]) -> list:
+def plot_files(report: "Report", folder: Union[str, Path]) -> list:
     """The PNG files :func:`write_plots` writes in ``folder``, in order."""
     folder = Path(folder)
     files = [folder / "convergence.png"]
-    for i, entry in enumerate(report["genes"]):
+    for i, entry in enumerate(report.genes):
         name = _entry_png(i, entry)
         files.append(folder / f"genes-{name}")
-        if entry["ranked"]:
+        if entry.ranked:
             files.append(folder / f"stability-{name}")
-    files += [folder / f"front-{_entry_png(i, e)}" for i, e in enumerate(report.get("fronts", []))]
+    files += [folder / f"front-{_entry_png(i, e)}" for i, e in enumerate(report.fronts)]
     return files
 
 
 def _entry_png(position, entry):
     """``N-DATASET-METHOD.png``: the file name of the plots of a report entry."""
-    return f"{position + 1}-{_safe(entry['dataset'])}-{_safe(entry['method'])}.png"
+    return f"{position + 1}-{_safe(entry.dataset)}-{_safe(entry.method)}.png"
 
 
 def _free_targets(folder, files, overwrite):
@@ -57,7 +60,8 @@ def _free_targets(folder, files, overwrite):
     check_outputs([("plot", path) for path in files], overwrite=overwrite)
 
 
-def write_plots(report: dict, folder: Union[str, Path], overwrite: bool = False) -> Optional[list]:
+def write_plots(report: "Report", folder: Union[str, Path],
+                overwrite: bool = False) -> Optional[list]:
     """PNG pictures of the report, each titled with its dataset and method; returns the files.
 
     ``convergence.png`` (:func:`convergence_figure`); per method ``genes-N-DATASET-METHOD.png``
@@ -74,53 +78,53 @@ def write_plots(report: dict, folder: Union[str, Path], overwrite: bool = False)
     files = plot_files(report, folder)
     _free_targets(folder, files, overwrite)
     figures = [convergence_figure(report)]
-    for entry in report["genes"]:
+    for entry in report.genes:
         figures.append(genes_figure(entry))
-        if entry["ranked"]:
+        if entry.ranked:
             figures.append(stability_figure(entry))
-    figures += [front_figure(entry) for entry in report.get("fronts", [])]
+    figures += [front_figure(entry) for entry in report.fronts]
     for fig, target in zip(figures, files):
         _save_png(fig, target, overwrite)
         plt.close(fig)
     return files
 
 
-def convergence_figure(report: dict) -> "Figure":
+def convergence_figure(report: "Report") -> "Figure":
     """Mean best fitness per round of every method (one line each, labelled dataset: method);
     rounds are whole numbers, the initial evaluation being round 0."""
     from matplotlib.ticker import MaxNLocator
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
-    objectives = sorted({str(e["objective"]) for e in report["convergence"]})
-    for entry in report["convergence"]:
-        curve = entry["best_fitness"]
+    objectives = sorted({str(e.objective) for e in report.convergence})
+    for entry in report.convergence:
+        curve = entry.best_fitness
         ax.plot(range(len(curve)), curve, marker="." if len(curve) <= 30 else None,
-                label=f"{entry['dataset']}: {entry['method']}")
+                label=f"{entry.dataset}: {entry.method}")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("round (0: the initial swarm)")
     ax.set_ylabel(f"mean best fitness ({', '.join(objectives)})")
     ax.set_title("Convergence: best inner-validation fitness per round, mean over runs and "
                  "folds", fontsize=9)
-    if report["convergence"]:
+    if report.convergence:
         ax.legend(fontsize=8)
     return fig
 
 
-def genes_figure(entry: dict) -> "Figure":
+def genes_figure(entry: "GeneEntry") -> "Figure":
     """Selection frequency of a method's most often selected genes (a report's genes entry)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
-    top = entry["top"]
-    ax.barh([g["name"] for g in top][::-1], [g["frequency"] for g in top][::-1])
-    ax.set_xlabel(f"selection frequency over {entry['tasks']} selections (runs x folds)")
+    top = entry.top
+    ax.barh([g.name for g in top][::-1], [g.frequency for g in top][::-1])
+    ax.set_xlabel(f"selection frequency over {entry.tasks} selections (runs x folds)")
     ax.set_xlim(0, 1)
-    ax.set_title(f"{entry['dataset']}: {entry['method']}: the {len(top)} most often "
+    ax.set_title(f"{entry.dataset}: {entry.method}: the {len(top)} most often "
                  f"selected genes", fontsize=10)
     return fig
 
 
-def front_figure(entry: dict) -> "Figure":
+def front_figure(entry: "FrontEntry") -> "Figure":
     """Every task's Pareto front against genes: the inner accuracy (training folds) in one
     panel and, unless the results are biased, the same points' test accuracy (held-out
     folds) in a second; in each, the signatures chosen by inner accuracy per size budget
@@ -128,25 +132,25 @@ def front_figure(entry: dict) -> "Figure":
     the same in both panels."""
     plt = _pyplot()
     panels = [("inner", "inner accuracy (training folds)")]
-    if not entry["biased"]:
+    if not entry.biased:
         panels.append(("test", "test accuracy (held-out fold, never used to choose)"))
     fig, axes = plt.subplots(1, len(panels), figsize=(5 + 3.5 * len(panels), 4.8),
                              sharey=True, squeeze=False, layout="constrained")
-    tasks, budgets = entry["tasks"], entry["budgets"]
-    refined = [t["refined"] for t in tasks if t.get("refined") is not None]
-    sizes = [p["size"] for t in tasks for p in t["points"]] + [r["size"] for r in refined]
+    tasks, budgets = entry.tasks, entry.budgets
+    refined = [t.refined for t in tasks if t.refined is not None]
+    sizes = [p.size for t in tasks for p in t.points] + [r.size for r in refined]
     wide = max(sizes) > 20 * min(sizes)
-    rule = entry.get("refine") or "refined"
+    rule = entry.refine or "refined"
     for ax, (key, title) in zip(axes[0], panels):
-        ax.scatter([p["size"] for t in tasks for p in t["points"]],
-                   [100 * p[key] for t in tasks for p in t["points"]], s=14, marker="o",
+        ax.scatter([p.size for t in tasks for p in t.points],
+                   [100 * getattr(p, key) for t in tasks for p in t.points], s=14, marker="o",
                    alpha=0.5, color="tab:blue", label="front points of the tasks")
-        chosen = [b for b in budgets if b["size"] is not None and b[key] is not None]
+        chosen = [b for b in budgets if b.size is not None and getattr(b, key) is not None]
         if chosen:
-            ax.plot([b["size"] for b in chosen], [b[key] for b in chosen], "-o", color="navy",
+            ax.plot([b.size for b in chosen], [getattr(b, key) for b in chosen], "-o", color="navy",
                     label="best inner accuracy per size budget (mean)")
         if refined:
-            ax.scatter([r["size"] for r in refined], [100 * r[key] for r in refined], s=46,
+            ax.scatter([r.size for r in refined], [100 * getattr(r, key) for r in refined], s=46,
                        marker="D", facecolors="none", edgecolors="green", linewidths=1.3,
                        label=f"{rule} signature of each task")
         if wide:
@@ -155,33 +159,33 @@ def front_figure(entry: dict) -> "Figure":
         ax.set_title(title, fontsize=9)
     axes[0][0].set_ylabel("accuracy (%)")
     axes[0][0].legend(fontsize=7, loc="best")
-    fig.suptitle(f"{entry['dataset']}: {entry['method']}: Pareto fronts of {len(tasks)} "
+    fig.suptitle(f"{entry.dataset}: {entry.method}: Pareto fronts of {len(tasks)} "
                  f"searches", fontsize=10)
     return fig
 
 
-def stability_figure(entry: dict) -> "Figure":
+def stability_figure(entry: "GeneEntry") -> "Figure":
     """Which of the most often selected genes each task selected: one column per task,
     labelled with its fold, the runs named above their folds (a report's genes entry)."""
     plt = _pyplot()
-    top = entry["ranked"][:len(entry["top_tasks"])]
-    tasks = entry["tasks"]
+    top = entry.ranked[:len(entry.top_tasks)]
+    tasks = entry.tasks
     fig, ax = plt.subplots(figsize=(max(8.0, 2.0 + 0.16 * tasks), 1.6 + 0.28 * len(top)),
                            layout="constrained")
     chosen = np.zeros((len(top), tasks))
-    for row, selected_in in enumerate(entry["top_tasks"]):
+    for row, selected_in in enumerate(entry.top_tasks):
         chosen[row, selected_in] = 1.0
     ax.imshow(chosen, aspect="auto", cmap="Greys", vmin=0, vmax=1, interpolation="nearest")
     ax.set_yticks(range(len(top)))
-    ax.set_yticklabels([f"{g['name']} ({100 * g['frequency']:.0f}%)" for g in top],
+    ax.set_yticklabels([f"{g.name} ({100 * g.frequency:.0f}%)" for g in top],
                        fontsize=7)
-    runs = np.asarray(entry["task_runs"])
+    runs = np.asarray(entry.task_runs)
     starts = np.flatnonzero(np.r_[True, runs[1:] != runs[:-1]])
     ends = np.r_[starts[1:], runs.size]
     for start in starts[1:]:
         ax.axvline(start - 0.5, color="tab:red", linewidth=0.8)
     ax.set_xticks(range(tasks))
-    ax.set_xticklabels([str(fold) for fold in entry["task_folds"]], fontsize=6)
+    ax.set_xticklabels([str(fold) for fold in entry.task_folds], fontsize=6)
     ax.set_xlabel("fold (black: gene selected in that fold's search); y labels: gene "
                   "(selection frequency)", fontsize=8)
     above = ax.secondary_xaxis("top")
@@ -189,8 +193,8 @@ def stability_figure(entry: dict) -> "Figure":
     above.set_xticklabels([f"run {runs[s]}" for s in starts], fontsize=7,
                           rotation=90 if starts.size > 12 else 0)
     above.tick_params(length=0)
-    stable = entry["stability"]
-    ax.set_title(f"{entry['dataset']}: {entry['method']}: selection of the top {len(top)} genes; "
+    stable = entry.stability
+    ax.set_title(f"{entry.dataset}: {entry.method}: selection of the top {len(top)} genes; "
                  f"Kuncheva {_index_label(stable['kuncheva'])}, Jaccard "
                  f"{_index_label(stable['jaccard'])}", fontsize=9)
     return fig

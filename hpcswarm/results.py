@@ -38,9 +38,11 @@ attribute ``refine``); a report shows them as their own method, ``NAME+prune``.
 """
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Optional
 
 import h5py
 import numpy as np
@@ -82,6 +84,67 @@ _INT_COLUMNS = {"run", "fold", "group", "train_correct", "train_total", "test_co
                 "refined_test_correct", "refined_test_total"}
 
 
+@dataclass(eq=False)
+class TaskTable(Mapping):
+    """The ``/tasks`` table: one ndarray of shape (n_tasks,) per column, in task order.
+
+    Every column of :data:`TASK_COLUMNS` and :data:`REFINED_COLUMNS` is a field; a column
+    the results do not hold is None (a single search's document has no baseline, PCA or
+    group columns; only a refined job has the refined ones). The table also reads as the
+    mapping of the columns it holds (``table["run"]``, ``"refined_size" in table``), which
+    is how a column named at run time (``f"{prefix}_correct"``) is read.
+    """
+
+    run: Optional[np.ndarray] = None
+    fold: Optional[np.ndarray] = None
+    group: Optional[np.ndarray] = None
+    train_fitness: Optional[np.ndarray] = None
+    train_correct: Optional[np.ndarray] = None
+    train_total: Optional[np.ndarray] = None
+    test_correct: Optional[np.ndarray] = None
+    test_total: Optional[np.ndarray] = None
+    test_accuracy: Optional[np.ndarray] = None
+    subset_size: Optional[np.ndarray] = None
+    seconds: Optional[np.ndarray] = None
+    evaluations: Optional[np.ndarray] = None
+    archive_hits: Optional[np.ndarray] = None
+    baseline_correct: Optional[np.ndarray] = None
+    baseline_total: Optional[np.ndarray] = None
+    baseline_accuracy: Optional[np.ndarray] = None
+    pca_correct: Optional[np.ndarray] = None
+    pca_total: Optional[np.ndarray] = None
+    pca_accuracy: Optional[np.ndarray] = None
+    pca_components: Optional[np.ndarray] = None
+    refined_size: Optional[np.ndarray] = None
+    refined_train_correct: Optional[np.ndarray] = None
+    refined_train_total: Optional[np.ndarray] = None
+    refined_test_correct: Optional[np.ndarray] = None
+    refined_test_total: Optional[np.ndarray] = None
+    refined_test_accuracy: Optional[np.ndarray] = None
+
+    def __getitem__(self, column):
+        value = getattr(self, column) if column in _TABLE_COLUMNS else None
+        if value is None:
+            raise KeyError(column)
+        return value
+
+    def __iter__(self):
+        return (column for column in _TABLE_COLUMNS if getattr(self, column) is not None)
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+    @classmethod
+    def concatenate(cls, tables):
+        """The rows of ``tables`` one after the other (the columns of the first)."""
+        return cls(**{column: np.concatenate([t[column] for t in tables])
+                      for column in tables[0]})
+
+
+_TABLE_COLUMNS = tuple(f.name for f in fields(TaskTable))
+"""The fields of :class:`TaskTable`: :data:`TASK_COLUMNS`, then :data:`REFINED_COLUMNS`."""
+
+
 def _array(parent, name, data):
     tag(parent.create_dataset(name, data=data), _ARRAY)
 
@@ -92,7 +155,7 @@ def _strings(parent, name, items):
 
 
 def task_table(results):
-    """The ``/tasks`` columns (dict of ndarray) from in-memory task records
+    """The ``/tasks`` columns (:class:`TaskTable`) from in-memory task records
     (:class:`~hpcswarm.records.TaskRecord`)."""
     table = {}
     for column in TASK_COLUMNS:
@@ -118,7 +181,7 @@ def task_table(results):
                 values = [getattr(r, column[len("refined_"):]) for r in refined]
             table[column] = np.array(values, dtype=np.int64 if column in _INT_COLUMNS
                                      else float)
-    return table
+    return TaskTable(**table)
 
 
 def job_similarity(dataset, results, final=None):
@@ -131,8 +194,27 @@ def job_similarity(dataset, results, final=None):
     return gene_similarity(dataset.X, subsets)
 
 
-def write_results(job, dataset, results, provenance, *, final=None, similarity=None,
-                  overwrite=False):
+@dataclass
+class JobRecords:
+    """What a job computed, as its results file and JSON summary hold it.
+
+    Attributes
+    ----------
+    tasks : list of TaskRecord
+        Task records in task order (:func:`hpcswarm.protocols.run_task`, with the ``group``
+        that ran each).
+    final : FinalSignature or None
+        The final signature (:mod:`hpcswarm.signature`), written as ``/final``.
+    similarity : GeneSimilarity or None
+        The correlated gene pairs (:func:`job_similarity`), written as ``/gene_similarity``.
+    """
+
+    tasks: list
+    final: FinalSignature = None
+    similarity: GeneSimilarity = None
+
+
+def write_results(job, dataset, records, provenance, overwrite=False):
     """Write the results file of ``job`` under a temporary name, then rename it to
     ``job.output``.
 
@@ -140,17 +222,12 @@ def write_results(job, dataset, results, provenance, *, final=None, similarity=N
     ----------
     job : hpcswarm.jobfile.Job
     dataset : Dataset
-    results : list of TaskRecord
-        Task records in task order (:func:`hpcswarm.protocols.run_task`, with the ``group``
-        that ran each).
+    records : JobRecords
     provenance : dict
         Version, seed, rank count, dataset SHA-256, timings.
-    final : FinalSignature, optional
-        The final signature (:mod:`hpcswarm.signature`), written as ``/final``.
-    similarity : GeneSimilarity, optional
-        The correlated gene pairs (:func:`job_similarity`), written as ``/gene_similarity``.
     overwrite : bool
     """
+    results = records.tasks
     with atomic_hdf5(job.output, overwrite=overwrite, in_memory=True) as f:
         tag(f, ENCODING)
         biased = job.biased
@@ -175,10 +252,10 @@ def write_results(job, dataset, results, provenance, *, final=None, similarity=N
         tag(runs, _GROUP)
         for result in results:
             result.to_hdf5(runs)
-        if final is not None:
-            final.to_hdf5(f)
-        if similarity is not None:
-            _write_similarity(f, similarity)
+        if records.final is not None:
+            records.final.to_hdf5(f)
+        if records.similarity is not None:
+            _write_similarity(f, records.similarity)
 
 
 def _write_similarity(f, similarity):
@@ -208,8 +285,8 @@ class MethodResults:
     attrs : dict
         Root provenance attributes (``job`` and ``params`` decoded from JSON).
     gene_names, class_names : list of str
-    table : dict of str to ndarray
-        The ``/tasks`` columns.
+    table : TaskTable
+        The ``/tasks`` columns (a mapping of columns given here is read into one).
     genes : list of ndarray
         Selected genes per task, in task order.
     histories : list of ndarray
@@ -230,13 +307,16 @@ class MethodResults:
         out the same samples (:mod:`hpcswarm.significance`). None when not recorded.
     similarity : GeneSimilarity or None
         The correlated gene pairs of ``/gene_similarity`` (Sechidis et al.'s stability).
+    single_search : bool
+        Read from a single search's JSON document (:func:`read_search_document`): one
+        search on all samples, under no protocol (``attrs`` has no ``protocol``).
     """
 
     path: Path
     attrs: dict
     gene_names: list
     class_names: list
-    table: dict
+    table: TaskTable
     genes: list
     histories: list
     history_columns: list
@@ -245,6 +325,11 @@ class MethodResults:
     final: FinalSignature = None
     test_indices: list = None
     similarity: GeneSimilarity = None
+    single_search: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.table, TaskTable):
+            self.table = TaskTable(**self.table)
 
     @property
     def label(self):
@@ -277,11 +362,11 @@ def read_results(path):
         for key in ("job", "params"):
             if isinstance(attrs.get(key), str) and attrs[key]:
                 attrs[key] = json.loads(attrs[key])
-        table = {k: f["tasks"][k][()] for k in f["tasks"]}
+        table = _read_table(f["tasks"], path)
         tasks = [TaskRecord.from_hdf5(f["runs"][f"run-{int(run):03d}"][f"fold-{int(fold):02d}"],
                                       {k: v[i] for k, v in table.items()},
                                       attrs.get("refine") or "")
-                 for i, (run, fold) in enumerate(zip(table["run"], table["fold"]))]
+                 for i, (run, fold) in enumerate(zip(table.run, table.fold))]
         gene_names = [decode_value(v) for v in f["gene_names"][()].tolist()]
         class_names = [decode_value(v) for v in f["class_names"][()].tolist()]
         final = FinalSignature.from_hdf5(f["final"], path) if "final" in f else None
@@ -293,6 +378,15 @@ def read_results(path):
                          list(tasks[-1].history.columns) if tasks else [],
                          [list(t.front) for t in tasks], refined if refined else None, final,
                          [t.test_index for t in tasks], similarity)
+
+
+def _read_table(group, path):
+    """The :class:`TaskTable` of a ``/tasks`` group; DataError for a column it does not know."""
+    unknown = sorted(set(group) - set(_TABLE_COLUMNS))
+    if unknown:
+        raise DataError(f"{path}: unknown task table column(s) {', '.join(unknown)} (written "
+                        f"by another hpcswarm version?)")
+    return TaskTable(**{column: group[column][()] for column in group})
 
 
 def _looks_like_json(path):
@@ -358,19 +452,20 @@ def _search_results(path, document):
                      refined_test_correct=[refined["correct"]],
                      refined_test_total=[refined["total"]],
                      refined_test_accuracy=[refined["correct"] / refined["total"]])
-    table = {k: np.array(v, dtype=np.int64 if k in _INT_COLUMNS else float)
-             for k, v in table.items()}
+    table = TaskTable(**{k: np.array(v, dtype=np.int64 if k in _INT_COLUMNS else float)
+                         for k, v in table.items()})
     front = [FrontPoint(np.asarray(p["genes"], dtype=np.int64), float(p["fitness"]),
                         int(p["correct"]), int(p["total"])) for p in document["front"]]
     attrs = {"name": document["algorithm"], "algorithm": document["algorithm"],
-             "protocol": "search", "biased": True, "bias_note": BIAS_NOTE,
+             "biased": True, "bias_note": BIAS_NOTE,
              "params": document["params"], "seed": document["seed"],
              "dataset": document.get("data"), "dataset_sha256": None, "n_runs": 1,
              "refine": "" if refined is None else refined["method"]}
     return MethodResults(path, attrs, names, [], table, [genes], [history.values],
                          list(history.columns), [front],
                          None if refined is None
-                         else [np.asarray(refined["genes"], dtype=np.int64)])
+                         else [np.asarray(refined["genes"], dtype=np.int64)],
+                         single_search=True)
 
 
 # ------------------------------------------------------------------ figures
@@ -426,8 +521,7 @@ def mean_curve(histories, columns, field="best_fitness"):
     return padded.mean(axis=0)
 
 
-def refined_rows(name, table, refined_genes, gene_names, top=10, known_stability=None,
-                 similarity=None):
+def refined_rows(name, table, refined_genes, gene_names, stabilities, top=10):
     """The rows of a job's refined subsets (one per refinement; a job has at most one today):
     each named ``NAME+METHOD``, with its accuracy over runs, sizes and most frequent genes,
     computed as the search's row is (:func:`run_accuracies` over ``refined_test_*``).
@@ -441,24 +535,17 @@ def refined_rows(name, table, refined_genes, gene_names, top=10, known_stability
     refined_genes : dict of str to list of ndarray
         Refinement -> the refined genes of every task, in task order.
     gene_names : sequence of str
+    stabilities : dict of str to dict
+        Refinement -> the :func:`~hpcswarm.stability.stability_summary` of its subsets.
     top : int, default 10
-    known_stability : dict of str to dict, optional
-        Refinement -> the :func:`~hpcswarm.stability.stability_summary` of its subsets where
-        it is already known (the final signature's); the others are computed.
-    similarity : GeneSimilarity, optional
-        For Sechidis et al.'s stability of the computed ones.
     """
-    known_stability = known_stability or {}
     rows = []
     for method, genes in refined_genes.items():
         accuracies = run_accuracies(table, "refined_test")
-        stable = known_stability.get(method)
-        if stable is None:
-            stable = stability_summary(genes, table["run"], len(gene_names),
-                                       similarity=similarity)
+        stable = stabilities[method]
         rows.append({"name": f"{name}+{method}", "refine": method,
                      "accuracy": describe(accuracies), "accuracy_per_run": accuracies.tolist(),
-                     "subset_size": describe(table["refined_size"]), "stability": stable,
+                     "subset_size": describe(table.refined_size), "stability": stable,
                      "top_genes": gene_frequencies(genes, gene_names, len(genes), top)})
     return rows
 
@@ -475,26 +562,45 @@ def signature_of(name, n_genes, folds, extra):
     return final_signature(extra, folds, n_genes, dict(describe(accuracies), row=row))
 
 
-def summarise(job, dataset, results, provenance, top=10, final=None, similarity=None):
+def _selection_stabilities(records, selections, runs, n_genes):
+    """The :func:`hpcswarm.stability.stability_summary` of each of ``selections`` (a name ->
+    the genes of every task; ``"none"``: the searches' own subsets, else a refinement's).
+
+    The final signature already holds the stability of the outer folds' selections it
+    follows (the refined subsets with a refinement, ``"none"`` without): that one is reused,
+    not computed again; the others are computed with ``records.similarity`` (Sechidis et
+    al.'s estimate)."""
+    final = records.final
+    known = {} if final is None else {final.refine: final.stability}
+    return {name: known[name] if name in known
+            else stability_summary(genes, runs, n_genes, similarity=records.similarity)
+            for name, genes in selections.items()}
+
+
+def summarise(job, dataset, records, provenance, top=10):
     """The JSON summary of a job's results (written beside the HDF5 file); ``refined`` lists
     the row of each refined subset (:func:`refined_rows`), empty without a refinement;
     ``stability`` the stability of the selections (:func:`hpcswarm.stability.stability_summary`)
-    and ``final_signature`` the final signature (``final``), or None.
+    and ``final_signature`` the final signature (``records.final``), or None.
 
-    The final signature already holds the stability of the outer folds' selections it
-    follows (the refined subsets with a refinement, ``refine`` ``"none"`` without): that one
-    is reused, not computed again. ``similarity`` (:func:`job_similarity`) gives the
-    stabilities computed here Sechidis et al.'s estimate."""
+    Parameters
+    ----------
+    job : hpcswarm.jobfile.Job
+    dataset : Dataset
+    records : JobRecords
+    provenance : dict
+    top : int, default 10
+        Genes listed as most often selected.
+    """
+    results, final = records.tasks, records.final
     table = task_table(results)
-    known_stability = {} if final is None else {final.refine: final.stability}
-    stability = known_stability.get("none")
-    if stability is None:
-        stability = stability_summary([r.genes for r in results], table["run"], dataset.n_genes,
-                                      similarity=similarity)
     histories = [r.history.values for r in results]
     biased = job.biased
     refined = ({} if not results or results[0].refined is None
                else {results[0].refined.method: [r.refined.genes for r in results]})
+    stabilities = _selection_stabilities(records, {"none": [r.genes for r in results],
+                                                   **refined},
+                                         table.run, dataset.n_genes)
     summary = {
         **tags(SUMMARY_ENCODING),
         "results": str(job.output), "name": job.name, "algorithm": job.spec.algorithm,
@@ -505,15 +611,15 @@ def summarise(job, dataset, results, provenance, top=10, final=None, similarity=
         "accuracy_per_run": run_accuracies(table).tolist(),
         "all_genes_accuracy": describe(run_accuracies(table, "baseline")),
         "pca_knn_accuracy": describe(run_accuracies(table, "pca")),
-        "pca_components": describe(table["pca_components"]),
-        "subset_size": describe(table["subset_size"]),
-        "task_seconds": describe(table["seconds"]),
-        "evaluations": describe(table["evaluations"]),
+        "pca_components": describe(table.pca_components),
+        "subset_size": describe(table.subset_size),
+        "task_seconds": describe(table.seconds),
+        "evaluations": describe(table.evaluations),
         "top_genes": gene_frequencies([r.genes for r in results], dataset.gene_names,
                                       len(results), top),
-        "refined": refined_rows(job.name, table, refined, dataset.gene_names, top,
-                                known_stability, similarity),
-        "stability": stability,
+        "refined": refined_rows(job.name, table, refined, dataset.gene_names,
+                                stabilities, top),
+        "stability": stabilities["none"],
         "final_signature": None if final is None else final.as_json(dataset.gene_names),
         "convergence_best_fitness": mean_curve(histories,
                                                list(results[0].history.columns)).tolist(),
