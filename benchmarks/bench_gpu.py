@@ -48,7 +48,7 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-import hpcswarm.search
+import hpcswarm.selection.search
 from hpcswarm.fitness import GeneMajor, KnnEvaluator, make_scorer
 from hpcswarm.fitness.gpu import (ARRAY_MODULE_VARIABLE, DeviceScorer, device_name,
                                   gpu_array_module)
@@ -267,13 +267,13 @@ def pso_figures(args, data, y, figures):
         built.append(make_scorer(*positional, **settings))
         return built[-1]
 
-    hpcswarm.search.make_scorer = recorded
+    hpcswarm.selection.search.make_scorer = recorded
     try:
-        result, seconds = once(lambda: hpcswarm.search.run_search(
+        result, seconds = once(lambda: hpcswarm.selection.search.run_search(
             data, y, "pso-lsrg", params, seed=3, device="gpu",
             hooks=SearchHooks(progress=progress)))
     finally:
-        hpcswarm.search.make_scorer = make_scorer
+        hpcswarm.selection.search.make_scorer = make_scorer
     scorers = sorted({type(scorer).__name__ for scorer in built})
     figures.emit("pso", f"PSO-LSRG with the scorer(s) {', '.join(scorers)}: {seconds:.2f} s, "
                  f"{result.history[-1]['evaluations']} evaluations, fitness {result.fitness}",

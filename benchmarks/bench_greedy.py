@@ -61,8 +61,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from hpcswarm.data import load_dataset
-from hpcswarm.search import make_fitness, run_search
-from hpcswarm.methods import algorithm_params
+from hpcswarm.selection.methods import algorithm_params
+from hpcswarm.selection.search import make_fitness, run_search
 from hpcswarm.swarm.core import SearchHooks
 
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")

@@ -50,7 +50,7 @@ from hpcswarm.data import Dataset, open_dataset, write_dataset
 from hpcswarm.fitness import GeneMajor, KnnEvaluator
 from hpcswarm.fitness.distances import flip_terms
 from hpcswarm.fitness.rowblocks import row_block_size
-from hpcswarm.search import run_search
+from hpcswarm.selection.search import run_search
 
 N_GENES = 20_000
 SELECTED = 500

@@ -43,8 +43,8 @@ import numpy as np
 from hpcswarm.comm import pin_threads, world
 from hpcswarm.data import Dataset, load_dataset, write_dataset
 from hpcswarm.fitness import GeneMajor
-from hpcswarm.search import make_fitness, run_search
-from hpcswarm.methods import algorithm_params
+from hpcswarm.selection.methods import algorithm_params
+from hpcswarm.selection.search import make_fitness, run_search
 
 ALPHA, BETA = 2e-6, 10e9  # assumed cluster latency (s) and bandwidth (bytes/s)
 

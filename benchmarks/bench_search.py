@@ -45,7 +45,7 @@ from threadpoolctl import threadpool_limits
 from hpcswarm.baselines import greedy
 from hpcswarm.data import load_dataset
 from hpcswarm.fitness.subset import SubsetFitness
-from hpcswarm.search import run_search
+from hpcswarm.selection.search import run_search
 from hpcswarm.swarm import local_search
 from hpcswarm.swarm.ordering import better
 

@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from hpcswarm.data import load_dataset
-from hpcswarm.search import run_search
+from hpcswarm.selection.search import run_search
 
 
 def main(n_seeds=5, first_seed=0):

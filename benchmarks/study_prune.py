@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from hpcswarm.fitness import KnnEvaluator, score_split
-from hpcswarm.refine import prune, prune_compact, prune_margin
+from hpcswarm.signatures.refine import prune, prune_compact, prune_margin
 
 N_CLASSES, TRAIN_PER_CLASS, TEST_PER_CLASS = 4, 15, 500
 N_GENES, N_INFORMATIVE, GIVEN_INFORMATIVE, GIVEN_NOISE = 1000, 30, 15, 100

@@ -1,12 +1,12 @@
 """Refinement study: which rule turns PSO-LSRG's subsets into signatures that hold and agree.
 
 Compares, on the design sets, the search's own subset (PSO-LSRG), ``prune-compact`` (one
-pruning of it), ``relevance`` (:mod:`hpcswarm.relevance`: the genes ranked one class against
-the rest, round robin over the classes, cut where the inner validation is best), the same cut
-of the genes ranked by one statistic for all classes (the ANOVA F: "F-ranking", a comparison,
+pruning of it), ``relevance`` (:mod:`hpcswarm.signatures.relevance`: the genes ranked one class
+against the rest, round robin over the classes, cut where the inner validation is best), the same
+cut of the genes ranked by one statistic for all classes (the ANOVA F: "F-ranking", a comparison,
 not a rule of the tool) and the two
-rules of :mod:`hpcswarm.subsample` that repeat the search on halves of the training samples:
-``stability`` (genes ranked by selection frequency, cut within one standard error of the
+rules of :mod:`hpcswarm.signatures.subsample` that repeat the search on halves of the training
+samples: ``stability`` (genes ranked by selection frequency, cut within one standard error of the
 best inner validation) and ``consensus`` (the union of the halves' signatures, pruned).
 Tran et al. (2016), Experiment II: outer stratified 10-fold cross-validation, 1-NN
 leave-one-out inside each search, the paper's parameters
@@ -17,7 +17,7 @@ Per dataset and rule: mean test accuracy over runs (each run's folds pooled) wit
 standard deviation; the one-sided rank-sum test (Mann-Whitney U) of the rule's 30 fold
 accuracies against PSO-LSRG's ("below?"); the mean and largest signature size; Kuncheva's
 index between the folds of a run and between runs, Jaccard's between folds, and Nogueira et
-al.'s estimate with its 95 % interval (:mod:`hpcswarm.stability`); the cost of the
+al.'s estimate with its 95 % interval (:mod:`hpcswarm.signatures.stability`); the cost of the
 refinement against the task's own search (wall seconds); and on the synthetic set, the
 planted and noise genes kept. Tran et al.'s Table 5 figure is printed where the paper has
 the dataset. A rule meets the bar where the rank-sum p is at least 0.05, the mean size at
@@ -28,9 +28,10 @@ The design sets: SRBCT, leukemia, colon, lymphoma, Prostate_GE and GLIOMA from
 ``../shared/data`` (outside the repository), and a synthetic planted-signal set (4 classes
 of 7, 10, 14 and 15 samples, 2000 genes of which the first 20 carry the class) written by
 this script. The figures are what ``refine = "stability"`` / ``"consensus"`` give in a job:
-the subsample searches use the seeds a job draws (:func:`hpcswarm.subsample.subsample_seed`
-under each task's seed). With ``--no-subsamples`` the subsample searches are skipped and the
-table has their rows only where they are cached.
+the subsample searches use the seeds a job draws
+(:func:`hpcswarm.signatures.subsample.subsample_seed` under each task's seed). With
+``--no-subsamples`` the subsample searches are skipped and the table has their rows only where they
+are cached.
 
 Run from the repository root; every step is cached in WORK, so a stopped study continues:
 
@@ -56,11 +57,11 @@ from hpcswarm import cli
 from hpcswarm.comm import world
 from hpcswarm.data import Dataset, load_dataset, write_dataset
 from hpcswarm.fitness import KnnEvaluator, score_split
-from hpcswarm.relevance import MAX_SIGNATURE, best_prefix, relevance_prefix
-from hpcswarm.search import run_search
-from hpcswarm.spec import SearchSpec
-from hpcswarm.stability import stability_summary
-from hpcswarm.subsample import (DEFAULT_SUBSAMPLES, SubsampleSelections, consensus_prune,
+from hpcswarm.selection.search import run_search
+from hpcswarm.selection.spec import SearchSpec
+from hpcswarm.signatures.relevance import MAX_SIGNATURE, best_prefix, relevance_prefix
+from hpcswarm.signatures.stability import stability_summary
+from hpcswarm.signatures.subsample import (DEFAULT_SUBSAMPLES, SubsampleSelections, consensus_prune,
                                 search_subsamples, stability_prefix)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,7 +220,7 @@ def tested(X, y, task, genes):
 def rule_figures(records, base, n_genes, name, compare=True):
     """One rule's figures on one set: test accuracy % per run (folds pooled), the one-sided
     rank-sum p of its fold accuracies against ``base`` (1 without ``compare``), the sizes,
-    :func:`~hpcswarm.stability.stability_summary`, Kuncheva's index between folds and
+    :func:`~hpcswarm.signatures.stability.stability_summary`, Kuncheva's index between folds and
     whether the bar is met.
 
     ``records``: per task, ``run``, ``correct``, ``total`` and ``genes``.

@@ -1,7 +1,7 @@
 """Variants of ``refine = "relevance"`` on the design sets: why its cut, statistic and order.
 
-``relevance`` (:mod:`hpcswarm.relevance`) ranks the genes by Welch's statistic of each class
-against the rest, takes them round robin over the classes (Forman 2004) and cuts the ranking
+``relevance`` (:mod:`hpcswarm.signatures.relevance`) ranks the genes by Welch's statistic of each
+class against the rest, takes them round robin over the classes (Forman 2004) and cuts the ranking
 at the shortest prefix with the most inner correct predictions. This study puts each of its
 three parts beside the alternatives a reader would ask about, on the searches that
 ``study_refine.py`` cached (Tran et al. 2016, Experiment II: 3 runs of outer stratified
@@ -56,8 +56,8 @@ from study_refine import DESIGN_SETS, data_path, rule_figures, tasks, tested  # 
 
 from hpcswarm.data import load_dataset
 from hpcswarm.fitness import KnnEvaluator
-from hpcswarm.relevance import (MAX_SIGNATURE, balanced_ranking, best_prefix, one_vs_rest,
-                                prefix_scores)
+from hpcswarm.signatures.relevance import (MAX_SIGNATURE, balanced_ranking, best_prefix,
+                                           one_vs_rest, prefix_scores)
 
 VARIANTS = ("most correct", "within one", "one SE", "paired one SE", "balanced", "pooled t",
             "moderated t", "SAM", "by need")

@@ -3,7 +3,7 @@
 The rule, fixed before any figure was read (``docs/signatures.md``): each candidate is
 compared with PSO-LSRG's own subset on every panel set by the per-fold paired one-sided
 Wilcoxon signed-rank test (is the candidate's test accuracy lower?) over the matched
-(run, fold) tasks (:func:`hpcswarm.significance.signed_rank_test`, the report's test), alpha
+(run, fold) tasks (:func:`hpcswarm.results.significance.signed_rank_test`, the report's test), alpha
 0.05, at least 3 runs x 10 folds. The default is a candidate never
 significantly below PSO-LSRG on any panel set; among those the smallest mean size, then the
 most stable (Sechidis et al.'s correlation-aware estimate, then Kuncheva's index between
@@ -21,12 +21,12 @@ would compute it (same scorer, same training rows):
 - ``PSO-LSRG``: the search's subset;
 - ``+prune-compact``: read from the file;
 - ``+relevance-subset``: the search's subset ranked one class against the rest, cut by the
-  inner validation (:func:`hpcswarm.relevance.relevance_subset`);
+  inner validation (:func:`hpcswarm.signatures.relevance.relevance_subset`);
 - ``+relevance-subset-1se``: the same ranking cut by the one-standard-error rule
-  (:func:`hpcswarm.relevance.relevance_subset_1se`), added to the candidates before any of its
-  figures was read;
-- ``Welch-RR filter``: every gene so ranked and cut (:func:`hpcswarm.relevance.relevance_prefix`),
-  the filter baseline.
+  (:func:`hpcswarm.signatures.relevance.relevance_subset_1se`), added to the candidates before any
+  of its figures was read;
+- ``Welch-RR filter``: every gene so ranked and cut
+  (:func:`hpcswarm.signatures.relevance.relevance_prefix`), the filter baseline.
 - ``+VLPSO`` and ``+VLPSO+relevance-subset``: VLPSO's own subset and that subset trimmed by
   ``relevance-subset``, their test accuracies as the VLPSO job measured them (its features
   scaled to [0, 1] on the training samples, as the paper's protocol does); their cost column
@@ -52,9 +52,9 @@ import numpy as np
 
 from hpcswarm.data import load_dataset
 from hpcswarm.fitness import KnnEvaluator, score_split
-from hpcswarm.relevance import relevance_prefix, relevance_subset, relevance_subset_1se
-from hpcswarm.significance import signed_rank_test
-from hpcswarm.stability import gene_similarity, sechidis, stability_summary
+from hpcswarm.results.significance import signed_rank_test
+from hpcswarm.signatures.relevance import relevance_prefix, relevance_subset, relevance_subset_1se
+from hpcswarm.signatures.stability import gene_similarity, sechidis, stability_summary
 
 ALPHA = 0.05
 
@@ -132,7 +132,7 @@ def rows_of(tasks, X, y):
 
 def paired_test(candidate, reference):
     """The one-sided per-fold paired test (is the candidate lower?) of
-    :func:`hpcswarm.significance.signed_rank_test`: p, its method, the pairs that differ and
+    :func:`hpcswarm.results.significance.signed_rank_test`: p, its method, the pairs that differ and
     the smallest p they can reach."""
     test = signed_rank_test(candidate, reference, "less")
     return test.p_value, test.method, test.nonzero, test.min_p

@@ -19,7 +19,7 @@ from sklearn.datasets import load_wine
 from sklearn.preprocessing import minmax_scale
 
 from hpcswarm.fitness import KnnEvaluator
-from hpcswarm.search import run_search
+from hpcswarm.selection.search import run_search
 
 
 def exhaustive(X, y):

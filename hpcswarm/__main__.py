@@ -2,7 +2,7 @@
 
 A user error (:class:`~hpcswarm.errors.HpcswarmError`) is raised identically on every rank,
 so rank 0 alone prints it as one line and every rank exits with status 2 (3 for a job stopped
-by a signal after writing its checkpoint, :class:`~hpcswarm.job.JobInterrupted`). A reader that
+by a signal after writing its checkpoint, :class:`~hpcswarm.run.job.JobInterrupted`). A reader that
 closes our standard output early (``hpcswarm info d.h5 | head -1``) ends the command with one
 line and status 2 as well. Any other exception on any rank is a bug or a system failure: that
 rank prints its traceback and aborts the whole MPI job, so that no other rank is left waiting
@@ -18,7 +18,7 @@ from hpcswarm.errors import HpcswarmError
 
 
 def main(argv=None):
-    from hpcswarm.interrupt import terminate_like_interrupt
+    from hpcswarm.run.interrupt import terminate_like_interrupt
 
     with terminate_like_interrupt():
         return _main(argv)
@@ -27,7 +27,7 @@ def main(argv=None):
 def _main(argv):
     from hpcswarm import cli
     from hpcswarm.comm import world_rank, abort_world
-    from hpcswarm.interrupt import Terminated
+    from hpcswarm.run.interrupt import Terminated
 
     try:
         return cli.main(argv)

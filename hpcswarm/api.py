@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike
 
 from hpcswarm.data.dataset import Dataset
 from hpcswarm.inputs import check_columns, check_gene_names, check_labels
-from hpcswarm.protocols import FinalSignature
+from hpcswarm.run.protocols import FinalSignature
 from hpcswarm.selector import PYTHON_NAMES, SEARCH_SETTINGS, SETTINGS, SwarmFeatureSelector
 
 UNS_KEY = "hpcswarm"
@@ -93,9 +93,9 @@ class Selection:
         its ``column`` (0-based index in the data), its ``score`` (selection frequency on
         the front, :attr:`~hpcswarm.selector.SwarmFeatureSelector.scores_`), its mean value
         in each class (``mean_CLASS``) and the one-way ANOVA F statistic of its values across
-        the classes (``anova_f``, :func:`hpcswarm.plots.separation`), computed on the
+        the classes (``anova_f``, :func:`hpcswarm.results.plots.separation`), computed on the
         samples given."""
-        from hpcswarm.plots import class_groups, separation
+        from hpcswarm.results.plots import class_groups, separation
 
         pandas = _pandas()
         values = np.asarray(self.data)[:, self.genes].astype(np.float64)
@@ -119,7 +119,7 @@ class Selection:
     def plot_expression(self, folder: Union[None, str, "os.PathLike[str]"] = None,
                         prefix: str = "signature", title: str = "",
                         overwrite: bool = False) -> Union[list, tuple]:
-        """The signature's expression by class (:mod:`hpcswarm.plots`).
+        """The signature's expression by class (:mod:`hpcswarm.results.plots`).
 
         Without ``folder``: the two matplotlib figures ``(heatmap, strips)`` to show; with
         it: the two PNG files written there, ``PREFIX-heatmap.png`` and
@@ -131,7 +131,7 @@ class Selection:
         ValueError
             A file to write exists and ``overwrite`` is False.
         """
-        from hpcswarm.plots import (expression_heatmap, expression_plot_files,
+        from hpcswarm.results.plots import (expression_heatmap, expression_plot_files,
                                     expression_strips, write_expression_plots)
 
         arguments = (self.data, self.labels, self.all_gene_names, self.genes)
@@ -176,17 +176,17 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         labelled; float labels with more than half of them distinct are refused as
         measurements unless categorical. None with a ``Dataset`` (it has its own).
     algorithm : str, default "pso-lsrg"
-        The search method, a name of :data:`hpcswarm.methods.METHODS`.
+        The search method, a name of :data:`hpcswarm.selection.methods.METHODS`.
     n_features_to_select : None, int or float, default None
         Cap on the signature's genes: at most this many (an int >= 1) or at most this
         fraction of the genes (a float in (0, 1]), chosen as
         :class:`~hpcswarm.selector.SwarmFeatureSelector` chooses (its Notes).
     max_genes : int, optional
         Cap on the genes of every subset the search evaluates, for the swarm methods that
-        have one (:data:`hpcswarm.spec.SPEC_PARAMS`).
+        have one (:data:`hpcswarm.selection.spec.SPEC_PARAMS`).
     sample_shards : int, optional
         Ranks of ``comm`` that split every evaluation's held-out samples between them
-        (:data:`hpcswarm.spec.SPEC_PARAMS`); None keeps the default, 1.
+        (:data:`hpcswarm.selection.spec.SPEC_PARAMS`); None keeps the default, 1.
     device : {"cpu", "gpu"}, optional
         Where the k-NN scorer runs; None keeps the default, ``"cpu"``.
     subsamples : int, optional
@@ -196,8 +196,8 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         Overrides of the method's other parameters, as ``--param`` on the command line.
     verbose : int, default 0
         ``0`` silent; ``1`` one line when the search ends; ``2`` also one line per round.
-    refine : str, default :attr:`hpcswarm.protocols.FinalSignature.default_refine`
-        The refinement of the search's subset (:data:`hpcswarm.refinements.REFINEMENTS`),
+    refine : str, default :attr:`hpcswarm.run.protocols.FinalSignature.default_refine`
+        The refinement of the search's subset (:data:`hpcswarm.signatures.refinements.REFINEMENTS`),
         by default that of a ``final-signature`` job: ``select`` on all samples is that
         job's last search.
     n_particles : int, optional

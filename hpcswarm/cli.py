@@ -10,7 +10,7 @@ import argparse
 
 from hpcswarm import __version__
 from hpcswarm.errors import ParameterError
-from hpcswarm.launch import hold_sigterm, refuse_split_world
+from hpcswarm.run.launch import hold_sigterm, refuse_split_world
 
 
 class _OneLineErrors(argparse.ArgumentParser):
@@ -259,7 +259,7 @@ def _add_evaluate(subparsers):
                        "starting 'gene'; names, never read as columns), or one gene per "
                        "line, by name or 0-based index")
     which.add_argument("--all", action="store_true", help="use every gene")
-    from hpcswarm.spec import SPEC
+    from hpcswarm.selection.spec import SPEC
 
     p.add_argument("--k", type=_int_at_least(1), default=1, metavar="K", help="neighbours (default 1)")
     p.add_argument("--cv", type=_cv_option, default="loo", metavar="loo|N|holdout",
@@ -312,8 +312,8 @@ def _check_plot_outputs(args):
     from pathlib import Path
 
     from hpcswarm.errors import DataError
-    from hpcswarm.outputs import check_not_inputs, check_outputs
-    from hpcswarm.plots import expression_plot_files, plotting_available
+    from hpcswarm.results.plots import expression_plot_files, plotting_available
+    from hpcswarm.store.outputs import check_not_inputs, check_outputs
 
     if not plotting_available():
         raise ParameterError("--plot needs matplotlib: pip install 'hpcswarm[plot]'")
@@ -336,8 +336,8 @@ def _plot_evaluated(args):
 
     from hpcswarm.data import load_dataset
     from hpcswarm.fitness.genes import mask_from_genes
-    from hpcswarm.genelist import read_gene_list
-    from hpcswarm.plots import write_expression_plots
+    from hpcswarm.results.plots import write_expression_plots
+    from hpcswarm.signatures.genelist import read_gene_list
 
     dataset = load_dataset(args.data)
     listed = None if args.all else read_gene_list(args.genes)
@@ -357,8 +357,8 @@ def _evaluate(args, shards=None, comm=None):
     from hpcswarm.fitness import GeneMajor, make_scorer
     from hpcswarm.fitness.compiled import worth_compiling
     from hpcswarm.fitness.genes import mask_from_genes
-    from hpcswarm.genelist import read_gene_list
-    from hpcswarm.preprocess import parse_steps, score_in_folds
+    from hpcswarm.selection.preprocess import parse_steps, score_in_folds
+    from hpcswarm.signatures.genelist import read_gene_list
 
     dataset = load_dataset(args.data, comm)
     _notes0(dataset)
@@ -394,15 +394,15 @@ def _evaluate(args, shards=None, comm=None):
 # --------------------------------------------------------------------------- run
 # (owned by the search: hpcswarm/swarm/)
 def _search_options():
-    """The search settings of :data:`hpcswarm.spec.SPEC_PARAMS` that ``run`` takes as flags
-    (the single search's; a job file sets them as job keys)."""
-    from hpcswarm.spec import SPEC_PARAMS
+    """The search settings of :data:`hpcswarm.selection.spec.SPEC_PARAMS` that ``run`` takes as
+    flags (the single search's; a job file sets them as job keys)."""
+    from hpcswarm.selection.spec import SPEC_PARAMS
 
     return [param for param in SPEC_PARAMS if param.name != "algorithm"]
 
 
 def _add_run(subparsers):
-    from hpcswarm.methods import ALGORITHMS, BASELINES
+    from hpcswarm.selection.methods import ALGORITHMS, BASELINES
 
     p = subparsers.add_parser(
         "run",
@@ -417,7 +417,7 @@ def _add_run(subparsers):
         "its outputs, dataset, folds and memory (exit status 2 with one message); world rank 0 "
         "then reports progress on stderr and in OUTPUT.progress.jsonl beside the results.",
     )
-    # job-file form (owned by hpcswarm/job.py and jobfile.py): run JOB.toml [--set ...]
+    # job-file form (owned by hpcswarm/run/job.py and jobfile.py): run JOB.toml [--set ...]
     p.add_argument("job", nargs="?", metavar="JOB.toml",
                    help="a job file (data, method, fitness, protocol, runs, output); "
                    "replaces --data/--algorithm/--param/--seed/--output")
@@ -468,14 +468,14 @@ def _run_run(args):
 
 
 def _run_one_search(args, comm):
-    from hpcswarm.atomic import write_json
     from hpcswarm.data import load_dataset
     from hpcswarm.data.sources import source_path
     from hpcswarm.fitness import GeneMajor
-    from hpcswarm.outputs import check_outputs
-    from hpcswarm.plan import check_search_memory
-    from hpcswarm.search import result_document, run_search
-    from hpcswarm.spec import SearchSpec
+    from hpcswarm.run.plan import check_search_memory
+    from hpcswarm.selection.search import result_document, run_search
+    from hpcswarm.selection.spec import SearchSpec
+    from hpcswarm.store.atomic import write_json
+    from hpcswarm.store.outputs import check_outputs
     from hpcswarm.swarm.params import parse_assignments
 
     if args.data is None or args.algorithm is None:
@@ -510,13 +510,13 @@ def _run_one_search(args, comm):
 
 def _out_of_memory(spec, dataset, comm, memory_limit):
     """The search ran out of memory: one line with the pre-flight's estimate and advice
-    (:func:`hpcswarm.plan.check_search_memory`); DataError in a serial run, else this rank
+    (:func:`hpcswarm.run.plan.check_search_memory`); DataError in a serial run, else this rank
     prints it and ends every rank with status 2 (the others may wait in a collective)."""
     import sys
 
     from hpcswarm.comm import abort_world
     from hpcswarm.errors import DataError
-    from hpcswarm.plan import search_memory
+    from hpcswarm.run.plan import search_memory
     from hpcswarm.system import available_memory
 
     need = search_memory(spec, dataset.n_samples, dataset.n_genes, max(1, spec.sample_shards))
@@ -558,7 +558,7 @@ def _search_lines(args, result, document):
 
 
 def _run_job_file(args, comm):
-    from hpcswarm.job import run_job_file
+    from hpcswarm.run.job import run_job_file
 
     if args.job is None:
         raise ParameterError("--set applies to a job file: run JOB.toml --set KEY=VALUE")
@@ -574,7 +574,7 @@ def _run_job_file(args, comm):
 
 
 # --------------------------------------------------------------------------- report
-# (owned by the results: hpcswarm/results.py, hpcswarm/report/)
+# (owned by the results: hpcswarm/results/files.py, hpcswarm/results/report/)
 def _add_report(subparsers):
     p = subparsers.add_parser(
         "report",
@@ -636,7 +636,7 @@ def _sizes(text):
 
 
 def _run_report(args):
-    from hpcswarm.report import ReportOptions, ReportOutputs, report_command
+    from hpcswarm.results.report import ReportOptions, ReportOutputs, report_command
 
     options = ReportOptions(reference=args.reference, alpha=args.alpha, top=args.top,
                             sizes=args.sizes)

@@ -2,7 +2,7 @@
 methods.
 
 A method lists its parameters (:mod:`hpcswarm.swarm.params`), a job file its keys
-(:data:`hpcswarm.jobfile.SCHEMA`), the data layer the options of a conversion
+(:data:`hpcswarm.run.jobfile.SCHEMA`), the data layer the options of a conversion
 (:data:`hpcswarm.data.formats.CONVERT_PARAMS`, also the options of ``hpcswarm convert``), each
 as ``Param`` rows with the name, kind, default, bounds or choices and a one-line description,
 checked once, with messages that name the key and the allowed values (as scikit-learn's

@@ -27,11 +27,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from hpcswarm.inputs import check_columns, check_labels
-from hpcswarm.methods import METHODS, algorithm_class
-from hpcswarm.progress import format_seconds, task_seconds
-from hpcswarm.refine import eliminate_to
-from hpcswarm.search import make_fitness, run_search
-from hpcswarm.spec import SPEC, SearchSpec
+from hpcswarm.run.progress import format_seconds, task_seconds
+from hpcswarm.selection.methods import METHODS, algorithm_class
+from hpcswarm.selection.search import make_fitness, run_search
+from hpcswarm.selection.spec import SPEC, SearchSpec
+from hpcswarm.signatures.refine import eliminate_to
 from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.swarm.state import run_seed_sequence
 
@@ -83,7 +83,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     Parameters
     ----------
     algorithm : str, default "pso-lsrg"
-        A name of :data:`hpcswarm.methods.METHODS`.
+        A name of :data:`hpcswarm.selection.methods.METHODS`.
     params : dict, default None
         Overrides of the method's parameters, fitness included (``k``, ``cv``,
         ``objective``, ...), as ``--param`` on the command line; checked at ``fit``.
@@ -102,17 +102,17 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         is given under Notes.
     refine : {"none", "prune", "prune-margin", "prune-compact", "relevance", "stability", \
 "consensus"}, default "none"
-        A refinement of the search's subset on the same samples (:mod:`hpcswarm.refine`), a
-        class-balanced ranking of the genes cut by the search's validation in its place
-        (``relevance``: :mod:`hpcswarm.relevance`), or from ten more searches on halves of
-        the samples (``stability``, ``consensus``: :mod:`hpcswarm.subsample`).
+        A refinement of the search's subset on the same samples (:mod:`hpcswarm.signatures.refine`),
+        a class-balanced ranking of the genes cut by the search's validation in its place
+        (``relevance``: :mod:`hpcswarm.signatures.relevance`), or from ten more searches on halves
+        of the samples (``stability``, ``consensus``: :mod:`hpcswarm.signatures.subsample`).
     max_genes : None or int, default None
         Cap on the genes of every subset the search evaluates, for the swarm methods that
         have one (``pso``, ``pso-rg``, ``bpso``, ``cbpso``, ``cso``, ``fsipso``); a
         ``ParameterError`` for the other methods.
     sample_shards : None or int, default None
         Ranks of ``comm`` that split every evaluation's held-out samples (and its cached
-        distances) between them (:data:`hpcswarm.spec.SPEC_PARAMS`); ``None`` keeps the
+        distances) between them (:data:`hpcswarm.selection.spec.SPEC_PARAMS`); ``None`` keeps the
         specification's default, 1.
     device : None, "cpu" or "gpu", default None
         Where the k-NN scorer runs; ``None`` keeps the specification's default, ``"cpu"``.
@@ -183,7 +183,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     ``min(b, max_genes)`` genes, so that every subset they score fits. When no scored
     subset has ``b`` genes or fewer (a search without a cap that only met larger subsets),
     the smallest of them is cut down to ``b`` genes by sequential backward elimination on
-    the same inner validation (:func:`hpcswarm.refine.eliminate_to`). Only the training
+    the same inner validation (:func:`hpcswarm.signatures.refine.eliminate_to`). Only the training
     data are read: the choice never sees a test sample.
 
     A wrapper search scores subsets, not single genes: ``front_`` holds those scores, one
@@ -317,7 +317,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     def search_spec(self) -> SearchSpec:
         """The search a fit runs: the method with :meth:`method_params`, and the settings of
         :data:`SEARCH_SETTINGS` (None: the specification's default), checked by
-        :meth:`hpcswarm.spec.SearchSpec.build`.
+        :meth:`hpcswarm.selection.spec.SearchSpec.build`.
 
         Raises
         ------
@@ -335,7 +335,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
 
     def _round_printer(self, params):
         """``verbose >= 2``: one line per round, with the search's estimated time left from
-        its rounds so far (:func:`hpcswarm.progress.task_seconds`)."""
+        its rounds so far (:func:`hpcswarm.run.progress.task_seconds`)."""
         if self.verbose < 2:
             return None
         n_rounds = params.get("n_iterations")
@@ -471,10 +471,11 @@ method's paper default), so that ``GridSearchCV`` can search them; every other p
 a method goes through ``params``. Read from the selector's signature."""
 
 SEARCH_SETTINGS = tuple(name for name in _KEYWORDS if name in SPEC and name != "algorithm")
-"""The settings of :data:`hpcswarm.spec.SPEC_PARAMS` the selector takes as keyword arguments
-and passes to the search (``None``: the specification's default)."""
+"""The settings of :data:`hpcswarm.selection.spec.SPEC_PARAMS` the selector takes as keyword
+arguments and passes to the search (``None``: the specification's default)."""
 
 PYTHON_NAMES = {"seed": "random_state"}
 """The keyword of the selector and of :func:`hpcswarm.select` for a job key or ``run`` flag
 spelled otherwise: scikit-learn's ``random_state`` for the run seed (:func:`run_seed`). The
-settings of :data:`hpcswarm.spec.SPEC_PARAMS` keep their names (:data:`SEARCH_SETTINGS`)."""
+settings of :data:`hpcswarm.selection.spec.SPEC_PARAMS` keep their names
+(:data:`SEARCH_SETTINGS`)."""

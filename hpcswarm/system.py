@@ -1,7 +1,7 @@
 """What the machine offers a process: its memory, or the limit its cgroup sets.
 
 Queries of the operating system only (no MPI, no hpcswarm state), shared by the job pre-flight
-(:mod:`hpcswarm.preflight`) and the converters' in-memory check (:mod:`hpcswarm.data.build`).
+(:mod:`hpcswarm.run.preflight`) and the converters' in-memory check (:mod:`hpcswarm.data.build`).
 """
 
 import os

@@ -93,7 +93,7 @@ def _default(value):
 
 def search_document(case):
     """Everything one search returns but its seconds and communicated bytes."""
-    from hpcswarm.search import run_search
+    from hpcswarm.selection.search import run_search
 
     X, y = _data(case["data"])
     result = run_search(X, y, case["algorithm"], dict(case["params"]), seed=case["seed"])
@@ -105,7 +105,7 @@ def search_document(case):
 
 def job_document(sets, folder):
     """Everything a job's results file holds but timings, group numbers and creation time."""
-    from hpcswarm.results import read_results
+    from hpcswarm.results.files import read_results
 
     job = os.path.join(folder, "job.toml")
     fields = dict(item.split("=", 1) for item in sets[:2])

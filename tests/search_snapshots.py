@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from hpcswarm.checkpoint import Checkpoint, write_checkpoint
-from hpcswarm.search import run_search
+from hpcswarm.run.checkpoint import Checkpoint, write_checkpoint
+from hpcswarm.selection.search import run_search
 from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.swarm.snapshot import take_snapshot
 

@@ -14,9 +14,9 @@ import hpcswarm
 from hpcswarm import SwarmFeatureSelector
 from hpcswarm.comm import SerialComm
 from hpcswarm.data import load_dataset
-from hpcswarm.methods import METHODS
-from hpcswarm.protocols import FinalSignature
-from hpcswarm.spec import SPEC_PARAMS, search_arguments
+from hpcswarm.run.protocols import FinalSignature
+from hpcswarm.selection.methods import METHODS
+from hpcswarm.selection.spec import SPEC_PARAMS, search_arguments
 
 pandas = pytest.importorskip("pandas")
 

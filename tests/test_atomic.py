@@ -1,4 +1,4 @@
-"""The one atomic writer (hpcswarm.atomic) and the encoding tags (hpcswarm.encoding)."""
+"""The one atomic writer (hpcswarm.store.atomic) and the encoding tags (hpcswarm.store.encoding)."""
 
 import json
 import os
@@ -6,9 +6,10 @@ import os
 import h5py
 import pytest
 
-from hpcswarm.atomic import atomic_path, temporaries_of, temporary_path, write_json, write_text
-from hpcswarm.encoding import check_tag, finite, read_tag, tag, tags
 from hpcswarm.errors import DataError
+from hpcswarm.store.atomic import (atomic_path, temporaries_of, temporary_path, write_json,
+                                   write_text)
+from hpcswarm.store.encoding import check_tag, finite, read_tag, tag, tags
 
 
 def test_a_written_file_takes_its_mode_from_the_umask(tmp_path):

@@ -12,8 +12,8 @@ from hpcswarm.comm import world
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import KnnEvaluator
 from hpcswarm.fitness.subset import SubsetFitness
-from hpcswarm.search import make_fitness, run_search
-from hpcswarm.methods import algorithm_class, algorithm_params
+from hpcswarm.selection.methods import algorithm_class, algorithm_params
+from hpcswarm.selection.search import make_fitness, run_search
 from hpcswarm.swarm import HISTORY_FIELDS
 
 GREEDY = ("sfs", "sbs", "lfs", "gsbs")

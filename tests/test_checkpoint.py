@@ -20,8 +20,8 @@ from test_mpi_jobs import MPIEXEC, SCRIPTS, launch
 from test_records import record
 
 from hpcswarm.baselines import BASELINES
-from hpcswarm.search import run_search
-from hpcswarm.methods import ALGORITHMS
+from hpcswarm.selection.methods import ALGORITHMS
+from hpcswarm.selection.search import run_search
 
 
 def _without_seconds(history):
@@ -259,8 +259,8 @@ def test_resume_needs_a_job_file():
 
 
 def test_checkpoint_writes_are_spaced_and_nothing_is_lost(tmp_path):
-    from hpcswarm.checkpoint import Checkpoint, CheckpointKeeper
-    from hpcswarm.protocols import make_tasks
+    from hpcswarm.run.checkpoint import Checkpoint, CheckpointKeeper
+    from hpcswarm.run.protocols import make_tasks
 
     tasks = make_tasks(np.arange(12) % 2, "unbiased", 1, seed=0, folds=3, inner_cv="loo")
     now = [0.0]
@@ -281,7 +281,7 @@ def test_checkpoint_writes_are_spaced_and_nothing_is_lost(tmp_path):
 
 def test_checkpoint_key_is_checked(tmp_path):
     from hpcswarm.errors import ParameterError
-    from hpcswarm.jobfile import read_job
+    from hpcswarm.run.jobfile import read_job
 
     job = _write_job(tmp_path)
     assert read_job(job, ["output=x.h5"]).checkpoint.name == "x.checkpoint.h5"
@@ -293,10 +293,10 @@ def test_checkpoint_key_is_checked(tmp_path):
 # ---------------------------------------------------------------------- identity
 def _checkpoint_of(job, tmp_path):
     """A checkpoint written by ``job`` (one finished task), as a resumed run would find it."""
-    from hpcswarm.checkpoint import CheckpointKeeper, checkpoint_identity
     from hpcswarm.data import load_dataset
     from hpcswarm.data.sources import dataset_sha256
-    from hpcswarm.plan import draw_tasks
+    from hpcswarm.run.checkpoint import CheckpointKeeper, checkpoint_identity
+    from hpcswarm.run.plan import draw_tasks
 
     dataset = load_dataset(job.data)
     tasks, _ = draw_tasks(job, dataset.y)
@@ -314,8 +314,8 @@ def test_a_resume_with_a_setting_that_changes_results_is_refused_and_keeps_the_c
     from hpcswarm.errors import ParameterError
 
     monkeypatch.setenv("HPCSWARM_GPU_ARRAY_MODULE", "numpy")  # the GPU path on the host
-    from hpcswarm.job import run_job
-    from hpcswarm.jobfile import read_job
+    from hpcswarm.run.job import run_job
+    from hpcswarm.run.jobfile import read_job
 
     path = _write_job(tmp_path)
     checkpoint = _checkpoint_of(read_job(path, [f"output={tmp_path / 'out.h5'}"]), tmp_path)
@@ -332,7 +332,7 @@ def test_a_resume_with_a_setting_that_changes_results_is_refused_and_keeps_the_c
 
 
 def test_settings_that_do_not_change_results_are_left_out_of_the_identity(tmp_path):
-    from hpcswarm.jobfile import SCHEMA, read_job
+    from hpcswarm.run.jobfile import SCHEMA, read_job
 
     path = _write_job(tmp_path)
     job = read_job(path, ["output=a.h5"])

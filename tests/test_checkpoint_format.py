@@ -17,8 +17,8 @@ from synthetic import SMALL, small_data
 from test_checkpoint import _checkpoint_of, _front, _write_job
 from test_records import record
 
-from hpcswarm.checkpoint import Checkpoint, write_checkpoint
-from hpcswarm.search import run_search
+from hpcswarm.run.checkpoint import Checkpoint, write_checkpoint
+from hpcswarm.selection.search import run_search
 from hpcswarm.swarm.statetree import decode_state, encode_state
 
 PICKLE_HEADERS = tuple(bytes([0x80, protocol, 0x95]) for protocol in (4, 5))
@@ -121,7 +121,7 @@ def test_a_damaged_method_state_does_not_read_back(tree, message):
 
 def test_an_old_pickled_checkpoint_is_refused_unread_saying_the_job_must_restart(
         tmp_path, capsys):
-    from hpcswarm.jobfile import read_job
+    from hpcswarm.run.jobfile import read_job
 
     job = _write_job(tmp_path)
     output = tmp_path / "out.h5"

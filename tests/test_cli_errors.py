@@ -151,7 +151,7 @@ def test_subsample_halves_too_small_for_the_folds_say_so(tmp_path, capsys):
 
 def test_a_search_out_of_memory_is_one_line_with_the_memory_advice(tmp_path, capsys,
                                                                      monkeypatch):
-    from hpcswarm import search
+    from hpcswarm.selection import search
 
     def exhausted(*args, **kwargs):
         raise MemoryError

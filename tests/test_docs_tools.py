@@ -89,9 +89,9 @@ def test_a_shell_block_is_checked_for_syntax(tmp_path):
 def test_the_reference_tables_list_every_key_and_option():
     from hpcswarm.cli import build_parser
     from hpcswarm.data.formats import CONVERT_PARAMS
-    from hpcswarm.jobfile import SCHEMA
-    from hpcswarm.methods import METHODS
-    from hpcswarm.spec import SPEC_PARAMS
+    from hpcswarm.run.jobfile import SCHEMA
+    from hpcswarm.selection.methods import METHODS
+    from hpcswarm.selection.spec import SPEC_PARAMS
 
     for params in (SCHEMA, SPEC_PARAMS, CONVERT_PARAMS, METHODS["pso-lsrg"].PARAMS):
         text = hpcswarm_reference.params_table(params).astext()
@@ -135,7 +135,7 @@ API_PAGE = '''# API
 .. autoclass:: docpage_module.Record
 ```
 
-```{hpcswarm-params} hpcswarm.jobfile.SCHEMA
+```{hpcswarm-params} hpcswarm.run.jobfile.SCHEMA
 ```
 '''
 

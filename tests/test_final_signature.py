@@ -10,10 +10,10 @@ import pytest
 
 from cli_checks import REPO, run_cli
 from hpcswarm.data import load_dataset
-from hpcswarm.jobfile import read_job
-from hpcswarm.plan import draw_tasks
-from hpcswarm.protocols import TaskData, run_task
-from hpcswarm.results import read_results
+from hpcswarm.results.files import read_results
+from hpcswarm.run.jobfile import read_job
+from hpcswarm.run.plan import draw_tasks
+from hpcswarm.run.protocols import TaskData, run_task
 
 SETTINGS = ["data=builtin:srbct", "protocol=final-signature", "runs=2", "folds=3",
             "n_particles=4", "n_iterations=2", "ls_tries=2", "refine=prune-compact"]
@@ -23,7 +23,7 @@ SETTINGS = ["data=builtin:srbct", "protocol=final-signature", "runs=2", "folds=3
 def finished(tmp_path_factory):
     """One small final-signature job on SRBCT (two runs of three folds, then the search on
     every sample), and its job."""
-    from hpcswarm.job import run_job
+    from hpcswarm.run.job import run_job
 
     folder = tmp_path_factory.mktemp("final")
     job = read_job(REPO / "jobs" / "pso-lsrg-srbct-unbiased.toml",
@@ -101,7 +101,7 @@ def test_json_summary_report_and_gene_list_carry_the_signature(finished, tmp_pat
 @pytest.mark.slow
 def test_the_gene_list_is_an_output_of_the_job(finished, tmp_path):
     from hpcswarm.errors import DataError
-    from hpcswarm.job import run_job
+    from hpcswarm.run.job import run_job
 
     job, _ = finished
     assert job.signature_path.name == "srbct.signature.tsv"

@@ -10,7 +10,7 @@ from hpcswarm.data import load_dataset
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.fitness import KnnEvaluator
 from hpcswarm.fitness.genes import mask_from_genes
-from hpcswarm.genelist import read_gene_list
+from hpcswarm.signatures.genelist import read_gene_list
 
 
 def run(capsys, *argv):

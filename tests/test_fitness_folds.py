@@ -224,7 +224,7 @@ def test_the_fitness_engine_imports_no_scikit_learn_scipy_or_numba():
     import subprocess
     import sys
 
-    code = ("import sys, hpcswarm.fitness, hpcswarm.search; print(sorted({m.split('.')[0] "
+    code = ("import sys, hpcswarm.fitness, hpcswarm.selection.search; print(sorted({m.split('.')[0] "
             "for m in sys.modules} & {'sklearn', 'scipy', 'numba'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout

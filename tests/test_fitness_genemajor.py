@@ -6,7 +6,7 @@ import pytest
 
 from hpcswarm.data import Dataset, open_dataset, write_dataset
 from hpcswarm.fitness import GeneMajor, KnnEvaluator
-from hpcswarm.search import run_search
+from hpcswarm.selection.search import run_search
 
 N_SAMPLES, N_GENES = 66, 120
 

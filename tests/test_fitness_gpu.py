@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pytest
 
-import hpcswarm.search
+import hpcswarm.selection.search
 from hpcswarm.comm import world
 from engine_probes import counting_decide, tie_prone_datasets
 from hpcswarm.errors import ParameterError
@@ -27,8 +27,8 @@ from hpcswarm.fitness.distances import gram_bound_factor
 from hpcswarm.fitness.gpu import (ARRAY_MODULE_VARIABLE, DeviceScorer, device_lines,
                                   device_name, gpu_array_module, node_local_rank,
                                   report_device)
-from hpcswarm.methods import METHODS
-from hpcswarm.search import run_search
+from hpcswarm.selection.methods import METHODS
+from hpcswarm.selection.search import run_search
 from reference_cases import SYNTHETIC_SETTINGS
 from synthetic import small_data
 
@@ -262,7 +262,7 @@ def _device_scorers(monkeypatch, array_module):
         built.append(make_scorer(*args, **kwargs, device="gpu", array_module=array_module))
         return built[-1]
 
-    monkeypatch.setattr(hpcswarm.search, "make_scorer", device_scorer)
+    monkeypatch.setattr(hpcswarm.selection.search, "make_scorer", device_scorer)
     return built
 
 
@@ -285,7 +285,7 @@ def test_the_search_specification_s_device_reaches_the_scorer(monkeypatch):
     expected = _search("pso-lsrg", params)
     monkeypatch.setenv(ARRAY_MODULE_VARIABLE, "numpy")
     built = []
-    monkeypatch.setattr(hpcswarm.search, "make_scorer",
+    monkeypatch.setattr(hpcswarm.selection.search, "make_scorer",
                         lambda *args, **kwargs: built.append(make_scorer(*args, **kwargs))
                         or built[-1])
     assert _search("pso-lsrg", params, device="gpu") == expected

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from hpcswarm.fitness import KnnEvaluator, make_objective
-from hpcswarm.refine import prune, prune_compact, prune_margin
-from hpcswarm.search import run_search
+from hpcswarm.selection.search import run_search
+from hpcswarm.signatures.refine import prune, prune_compact, prune_margin
 from hpcswarm.swarm.evaluation import EvaluationService
 from hpcswarm.swarm.front import FrontTracker, pareto_front
 from synthetic import SMALL, small_data
@@ -275,7 +275,7 @@ def test_single_search_cli_writes_front_and_pruned_subset(tmp_path):
 
     from hpcswarm import cli
     from hpcswarm.errors import ParameterError
-    from hpcswarm.jobfile import build_job
+    from hpcswarm.run.jobfile import build_job
 
     out = tmp_path / "out.json"
     assert cli.main(["run", "--data", "builtin:srbct",
@@ -307,7 +307,7 @@ def test_tracker_offered_a_batch_keeps_what_it_keeps_row_by_row():
 
 def test_run_offers_every_refinement():
     from hpcswarm import cli
-    from hpcswarm.spec import REFINEMENTS
+    from hpcswarm.selection.spec import REFINEMENTS
 
     run = cli.build_parser()._subparsers._group_actions[0].choices["run"]
     (refine,) = [action for action in run._actions if action.dest == "refine"]

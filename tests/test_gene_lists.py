@@ -11,8 +11,8 @@ from cli_checks import assert_one_error, run_cli
 from hpcswarm.data import Dataset, open_dataset, write_dataset
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness.genes import mask_from_genes
-from hpcswarm.genelist import gene_table, read_gene_list
-from hpcswarm.signature import FinalSignature
+from hpcswarm.signatures.final import FinalSignature
+from hpcswarm.signatures.genelist import gene_table, read_gene_list
 
 AWKWARD = ["#hash", "a\ttab", " lead", "trail ", 'say "hi"', '"', "ünïcødé-β", "12", "-3",
            "1e5", "gene", "line\nbreak", "#", "plain"]

@@ -7,8 +7,8 @@ import re
 import pytest
 
 from hpcswarm import cli
-from hpcswarm.job import run_job
-from hpcswarm.jobfile import read_job
+from hpcswarm.run.job import run_job
+from hpcswarm.run.jobfile import read_job
 
 JOB = """data = "sklearn:wine"
 algorithm = "cbpso"

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from hpcswarm.errors import ParameterError
-from hpcswarm.jobfile import SCHEMA, read_job
-from hpcswarm.spec import SearchSpec
+from hpcswarm.run.jobfile import SCHEMA, read_job
+from hpcswarm.selection.spec import SearchSpec
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 BUNDLED = sorted(JOBS.glob("*.toml"))
@@ -139,8 +139,8 @@ def test_integer_settings_are_range_checked(tmp_path, override, message):
 
 
 def test_protocol_choices_and_search_keys_come_from_their_registries():
-    from hpcswarm.protocols import PROTOCOLS
-    from hpcswarm.spec import SPEC_PARAMS
+    from hpcswarm.run.protocols import PROTOCOLS
+    from hpcswarm.selection.spec import SPEC_PARAMS
 
     rows = {key.name: key for key in SCHEMA}
     assert rows["protocol"].choices == tuple(PROTOCOLS)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcswarm.launch import launched_tasks, split_world_message
+from hpcswarm.run.launch import launched_tasks, split_world_message
 
 REPO = Path(__file__).resolve().parent.parent
 MPIEXEC = Path(sys.executable).parent / "mpiexec"

@@ -71,7 +71,7 @@ def test_buffer_collectives_across_ranks():
 def test_a_stop_heard_through_a_collective_still_names_the_signal_and_its_rank():
     """The last rank is signalled; rank 0 learns of the stop from the group's collective
     before it polls the message, and :meth:`StopRequest.finish` still names the signal."""
-    from hpcswarm.interrupt import StopRequest
+    from hpcswarm.run.interrupt import StopRequest
 
     with world() as comm:
         stopper = StopRequest(comm)

@@ -16,8 +16,8 @@ import json
 import pytest
 
 from hpcswarm.comm import world
-from hpcswarm.search import run_search
-from hpcswarm.methods import ALGORITHMS
+from hpcswarm.selection.methods import ALGORITHMS
+from hpcswarm.selection.search import run_search
 from hpcswarm.swarm.core import SearchHooks
 from synthetic import small_data
 

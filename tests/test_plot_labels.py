@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-from hpcswarm.jobfile import read_job
-from hpcswarm.job import run_job
-from hpcswarm.report import build_report
+from hpcswarm.results.report import build_report
+from hpcswarm.run.job import run_job
+from hpcswarm.run.jobfile import read_job
 
 pytest.importorskip("matplotlib")
 
-from hpcswarm.plots import convergence_figure, front_figure, stability_figure  # noqa: E402
+from hpcswarm.results.plots import convergence_figure, front_figure, stability_figure  # noqa: E402
 
 JOB = """data = "sklearn:wine"
 algorithm = "pso-lsrg"

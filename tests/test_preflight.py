@@ -9,16 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from hpcswarm import cli, job as job_module
-from hpcswarm.errors import DataError, ParameterError
-from hpcswarm.protocols import make_tasks
+from hpcswarm import cli
 from hpcswarm.comm import SerialComm
 from hpcswarm.data import load_dataset
-from hpcswarm.jobfile import read_job
-from hpcswarm.plan import (choose_sample_shards, search_memory, search_needs, task_memory,
+from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.run import job as job_module
+from hpcswarm.run.jobfile import read_job
+from hpcswarm.run.plan import (choose_sample_shards, search_memory, search_needs, task_memory,
                            task_needs)
-from hpcswarm.preflight import check_output_writable
-from hpcswarm.spec import SearchSpec
+from hpcswarm.run.preflight import check_output_writable
+from hpcswarm.run.protocols import make_tasks
+from hpcswarm.selection.spec import SearchSpec
 from hpcswarm.system import available_memory, cgroup_limit
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
@@ -173,8 +174,8 @@ def test_the_plans_total_is_the_sum_of_each_parts_stated_need(algorithm, params,
                                                               shards):
     from hpcswarm.fitness.archive import Archive
     from hpcswarm.fitness.evaluator import scorer_bytes
-    from hpcswarm.methods import algorithm_class
-    from hpcswarm.preprocess import transformed_bytes
+    from hpcswarm.selection.methods import algorithm_class
+    from hpcswarm.selection.preprocess import transformed_bytes
     from hpcswarm.swarm.evaluation import archive_size
     from hpcswarm.swarm.snapshot import snapshot_bytes
     from hpcswarm.swarm.state import SwarmState
@@ -308,7 +309,7 @@ def test_rank_0_counts_the_snapshot_of_the_swarm_the_papers_rule_gives():
 
 def test_a_snapshots_swarm_rows_are_its_stated_need():
     from hpcswarm.fitness import GeneMajor
-    from hpcswarm.search import run_search
+    from hpcswarm.selection.search import run_search
     from hpcswarm.swarm.core import SearchHooks
     from hpcswarm.swarm.snapshot import SWARM_ROWS, snapshot_bytes, take_snapshot
 
@@ -325,7 +326,7 @@ def test_a_snapshots_swarm_rows_are_its_stated_need():
 # ------------------------------------------------------------------ job size
 def test_a_job_too_large_for_the_machine_is_refused_at_once(tmp_path, capsys, monkeypatch,
                                                             no_computation):
-    import hpcswarm.plan as plan_module
+    import hpcswarm.run.plan as plan_module
 
     def forbidden(*args, **kwargs):
         raise AssertionError("the task list was drawn before the job size was checked")
@@ -351,7 +352,7 @@ def test_a_second_run_of_the_same_job_is_refused_naming_the_holder(tmp_path, cap
                                                                     no_computation):
     import socket
 
-    from hpcswarm.joblock import JobLock
+    from hpcswarm.run.joblock import JobLock
 
     holder = JobLock(tmp_path / "out.h5")
     assert holder.acquire() is None
@@ -368,7 +369,7 @@ def test_a_second_run_of_the_same_job_is_refused_naming_the_holder(tmp_path, cap
 def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path):
     import socket
 
-    from hpcswarm.joblock import JobLock
+    from hpcswarm.run.joblock import JobLock
 
     done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
@@ -390,7 +391,7 @@ def test_a_lock_held_by_a_dead_process_of_this_host_is_stale(tmp_path, monkeypat
     import fcntl
     import socket
 
-    from hpcswarm import joblock
+    from hpcswarm.run import joblock
 
     path = tmp_path / "out.h5.lock"
     path.write_text(f"{socket.gethostname()} 999999999\n")

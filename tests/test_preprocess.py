@@ -8,7 +8,7 @@ import pytest
 from sklearn.feature_selection import f_classif
 
 from hpcswarm.errors import DataError, ParameterError
-from hpcswarm.preprocess import fit, parse_steps
+from hpcswarm.selection.preprocess import fit, parse_steps
 
 
 def test_steps_keep_the_table_order_and_defaults():
@@ -112,10 +112,10 @@ def test_job_records_fitted_steps_per_task_and_the_bias_note(tmp_path):
     parameters are in the results file; genes are indices of the original dataset."""
     import h5py
 
-    from hpcswarm.job import run_job
-    from hpcswarm.protocols import PREPROCESS_BIAS_NOTE
-    from hpcswarm.jobfile import read_job
-    from hpcswarm.results import read_results
+    from hpcswarm.results.files import read_results
+    from hpcswarm.run.job import run_job
+    from hpcswarm.run.jobfile import read_job
+    from hpcswarm.run.protocols import PREPROCESS_BIAS_NOTE
 
     jobs = Path(__file__).resolve().parents[1] / "jobs"
     out = tmp_path / "wine.h5"

@@ -9,11 +9,11 @@ from types import SimpleNamespace
 import pytest
 
 from hpcswarm.comm import world
-from hpcswarm.jobfile import read_job
-from hpcswarm.progress import (FIELDS, ProgressLines, ProgressReporter, Workload, eta_seconds,
+from hpcswarm.run.job import run_job
+from hpcswarm.run.jobfile import read_job
+from hpcswarm.run.progress import (FIELDS, ProgressLines, ProgressReporter, Workload, eta_seconds,
                                format_line, progress_path)
-from hpcswarm.job import run_job
-from hpcswarm.taskfarm import FarmHooks, farm
+from hpcswarm.run.taskfarm import FarmHooks, farm
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 TINY = ["runs=1", "params.n_iterations=2", "params.n_particles=4"]

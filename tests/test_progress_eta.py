@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from hpcswarm.job import run_job
-from hpcswarm.jobfile import read_job
-from hpcswarm.progress import ProgressLines, ProgressReporter, Workload, task_seconds
+from hpcswarm.run.job import run_job
+from hpcswarm.run.jobfile import read_job
+from hpcswarm.run.progress import ProgressLines, ProgressReporter, Workload, task_seconds
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from hpcswarm.data import load_dataset
-from hpcswarm.errors import DataError, ParameterError
-from hpcswarm.jobfile import read_job
 from hpcswarm.data.sources import load_job_dataset
-from hpcswarm.job import run_job
-from hpcswarm.protocols import TaskData, make_tasks, run_task
-from hpcswarm.spec import SearchSpec
-from hpcswarm.results import read_results
+from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.results.files import read_results
+from hpcswarm.run.job import run_job
+from hpcswarm.run.jobfile import read_job
+from hpcswarm.run.protocols import TaskData, make_tasks, run_task
+from hpcswarm.selection.spec import SearchSpec
 from hpcswarm.swarm.core import SearchHooks
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
@@ -92,7 +92,7 @@ def test_schemes_the_samples_cannot_support_fail_on_every_rank_before_running():
 def test_experiment_ii_runs_on_gems_shaped_labels(counts, rule, note, tmp_path, monkeypatch):
     """Outer stratified 10-fold and an inner 10-fold fitness on Tran et al.'s smallest classes."""
     from hpcswarm.data import Dataset, write_dataset
-    from hpcswarm.jobfile import build_job
+    from hpcswarm.run.jobfile import build_job
 
     monkeypatch.setattr("hpcswarm.fitness.folds._WARNED", set())
     rng = np.random.default_rng(1)
@@ -120,7 +120,7 @@ PARAMS = {"n_particles": 6, "n_iterations": 4, "ls_tries": 5}
 
 def test_unbiased_selection_never_sees_the_held_out_fold():
     """Replacing the held-out rows by noise changes nothing the search did."""
-    from hpcswarm.methods import algorithm_params
+    from hpcswarm.selection.methods import algorithm_params
 
     data = load_dataset("builtin:srbct")
     X, y = np.array(data.X), data.y
@@ -142,8 +142,8 @@ def test_unbiased_selection_never_sees_the_held_out_fold():
 def test_in_fold_preprocessing_never_sees_the_held_out_fold():
     """With [preprocess] steps, noise in the held-out rows leaves the fitted preprocessing,
     the selected genes (indices of the original dataset) and the history unchanged."""
-    from hpcswarm.preprocess import parse_steps
-    from hpcswarm.methods import algorithm_params
+    from hpcswarm.selection.methods import algorithm_params
+    from hpcswarm.selection.preprocess import parse_steps
 
     data = load_dataset("builtin:srbct")
     X, y = np.array(data.X), data.y
@@ -163,7 +163,7 @@ def test_in_fold_preprocessing_never_sees_the_held_out_fold():
     assert (first.test_correct, first.baseline_correct) != (
         second.test_correct, second.baseline_correct)
     # the fit used the training rows only: refitting on them alone gives the same record
-    from hpcswarm.preprocess import fit
+    from hpcswarm.selection.preprocess import fit
 
     alone, _ = fit(steps, X[task.train], y[task.train])
     assert alone.record() == first.preprocessing
@@ -182,8 +182,8 @@ class WatchedRows(np.ndarray):
 @pytest.mark.parametrize("protocol", ["unbiased", "biased"])
 def test_the_search_reads_the_memory_mapped_gene_major_file(monkeypatch, protocol):
     """No copy of X[train] while the search runs; its evaluator reads the file's pages."""
-    import hpcswarm.search as search
-    from hpcswarm.methods import algorithm_params
+    import hpcswarm.selection.search as search
+    from hpcswarm.selection.methods import algorithm_params
 
     data = load_dataset("builtin:srbct")
     assert isinstance(data.X_genes, np.memmap)
@@ -222,7 +222,7 @@ def test_the_search_reads_the_memory_mapped_gene_major_file(monkeypatch, protoco
 
 
 def test_biased_task_reports_the_inner_score_of_all_samples():
-    from hpcswarm.methods import algorithm_params
+    from hpcswarm.selection.methods import algorithm_params
 
     data = load_dataset("builtin:srbct")
     params = algorithm_params("cbpso", {"n_particles": 4, "n_iterations": 3})
@@ -235,7 +235,7 @@ def test_biased_task_reports_the_inner_score_of_all_samples():
 
 # ------------------------------------------------------------------ whole jobs
 def test_existing_output_is_an_error_before_any_computation(tmp_path, monkeypatch):
-    import hpcswarm.plan as plan_module
+    import hpcswarm.run.plan as plan_module
 
     (tmp_path / "out.h5").write_text("keep me")
     job = read_job(JOBS / "cbpso-wine-biased.toml", [f"output={tmp_path / 'out.h5'}"])
@@ -341,7 +341,7 @@ def test_sklearn_datasets_come_from_the_installed_package():
 
 # ------------------------------------------------------------------ the registry
 def test_every_protocol_counts_its_tasks_without_drawing_them():
-    from hpcswarm.protocols import PROTOCOLS
+    from hpcswarm.run.protocols import PROTOCOLS
 
     y = np.repeat([0, 1, 2], 10)
     for name, protocol in PROTOCOLS.items():
@@ -358,7 +358,7 @@ def test_final_signature_adds_one_search_on_every_sample_to_the_unbiased_tasks()
     """The final-signature protocol: ``unbiased``'s tasks (same splits, same seeds), then
     one search on every sample whose seed does not depend on the runs, tested on its inner
     folds (no held-out rows)."""
-    from hpcswarm.methods import algorithm_params
+    from hpcswarm.selection.methods import algorithm_params
 
     data = load_dataset("builtin:srbct")
     params = algorithm_params("cbpso", {"n_particles": 4, "n_iterations": 2})

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hpcswarm.jobfile import read_job
-from hpcswarm.job import run_job
-from hpcswarm.results import read_results
+from hpcswarm.results.files import read_results
+from hpcswarm.run.job import run_job
+from hpcswarm.run.jobfile import read_job
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 MPIEXEC = Path(sys.executable).parent / "mpiexec"

@@ -9,15 +9,15 @@ import h5py
 import numpy as np
 import pytest
 
-from hpcswarm.records import (HISTORY_FIELDS, FrontPoint, History, RefinedSubset, TaskRecord,
+from hpcswarm.results.files import REFINED_COLUMNS, TASK_COLUMNS, task_table
+from hpcswarm.store.records import (HISTORY_FIELDS, FrontPoint, History, RefinedSubset, TaskRecord,
                               read_front)
-from hpcswarm.results import REFINED_COLUMNS, TASK_COLUMNS, task_table
 
-ENGINE = ("numba", "sklearn", "hpcswarm.search", "hpcswarm.swarm", "hpcswarm.fitness",
-          "hpcswarm.protocols", "hpcswarm.data")
+ENGINE = ("numba", "sklearn", "hpcswarm.selection.search", "hpcswarm.swarm", "hpcswarm.fitness",
+          "hpcswarm.run.protocols", "hpcswarm.data")
 
 
-@pytest.mark.parametrize("module", ["hpcswarm.records", "hpcswarm.results", "hpcswarm.report"])
+@pytest.mark.parametrize("module", ["hpcswarm.store.records", "hpcswarm.results.files", "hpcswarm.results.report"])
 def test_reading_results_loads_no_engine(module):
     """Importing a reader of results (in a fresh interpreter) loads neither numba nor
     scikit-learn, nor the search, the swarm, the fitness engine or the data readers."""

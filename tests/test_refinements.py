@@ -1,19 +1,20 @@
-"""The registry of refinements (hpcswarm.refinements) and the default signature's promise:
-it is made from the swarm's answer, and it beats the filter where genes matter only together."""
+"""The registry of refinements (hpcswarm.signatures.refinements) and the default signature's
+promise: it is made from the swarm's answer, and it beats the filter where genes matter only
+together."""
 
 import numpy as np
 import pytest
 
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import KnnEvaluator, score_split
-from hpcswarm.refine import TRIM_RULES
-from hpcswarm.refinements import CHOICES, DEFAULT, KINDS, REFINEMENTS, row_label
-from hpcswarm.relevance import (RANK_RULES, RELEVANCE_TRIMS, balanced_ranking, one_vs_rest,
-                                prefix_scores, relevance_subset, relevance_subset_1se,
-                                shortest_best, within_one_se)
-from hpcswarm.search import run_search
-from hpcswarm.spec import SearchSpec
-from hpcswarm.subsample import SUBSAMPLE_RULES
+from hpcswarm.selection.search import run_search
+from hpcswarm.selection.spec import SearchSpec
+from hpcswarm.signatures.refine import TRIM_RULES
+from hpcswarm.signatures.refinements import CHOICES, DEFAULT, KINDS, REFINEMENTS, row_label
+from hpcswarm.signatures.relevance import (RANK_RULES, RELEVANCE_TRIMS, balanced_ranking,
+                                           one_vs_rest, prefix_scores, relevance_subset,
+                                           relevance_subset_1se, shortest_best, within_one_se)
+from hpcswarm.signatures.subsample import SUBSAMPLE_RULES
 from synthetic import small_data
 
 SETTINGS = {"n_particles": 10, "n_iterations": 8, "ls_tries": 10}

@@ -1,15 +1,16 @@
-"""The relevance refinement (hpcswarm.relevance): statistics, ranking, known answers, promises."""
+"""The relevance refinement (hpcswarm.signatures.relevance): statistics, ranking, known answers,
+promises."""
 
 import numpy as np
 import pytest
 from scipy.stats import f_oneway, ttest_ind
 
 from hpcswarm.fitness import GeneMajor, KnnEvaluator
-from hpcswarm.jobfile import build_job
-from hpcswarm.refinements import DEFAULT
-from hpcswarm.relevance import (balanced_ranking, one_vs_rest, prefix_scores,
+from hpcswarm.run.jobfile import build_job
+from hpcswarm.selection.search import run_search
+from hpcswarm.signatures.refinements import DEFAULT
+from hpcswarm.signatures.relevance import (balanced_ranking, one_vs_rest, prefix_scores,
                                 relevance_prefix, relevance_subset)
-from hpcswarm.search import run_search
 from synthetic import small_data
 
 SETTINGS = {"n_particles": 6, "n_iterations": 4, "ls_tries": 5}

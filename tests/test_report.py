@@ -9,10 +9,10 @@ import pytest
 
 from hpcswarm import cli
 from hpcswarm.errors import DataError, ParameterError
-from hpcswarm.jobfile import read_job
-from hpcswarm.job import run_job
-from hpcswarm.report import build_report, significance
-from hpcswarm.results import read_results
+from hpcswarm.results.files import read_results
+from hpcswarm.results.report import build_report, significance
+from hpcswarm.run.job import run_job
+from hpcswarm.run.jobfile import read_job
 
 JOB = """# a test job
 data = "sklearn:wine"
@@ -45,7 +45,7 @@ def files(tmp_path_factory):
 def _fold_results(path, correct, runs, folds=5, indices=True):
     """A MethodResults of ``runs`` x ``folds`` tasks of 8 held-out samples each, with
     ``correct`` right per task (task t holds out samples 8 f .. 8 f + 7)."""
-    from hpcswarm.results import MethodResults
+    from hpcswarm.results.files import MethodResults
 
     run = np.repeat(np.arange(runs), folds)
     fold = np.tile(np.arange(folds), runs)
@@ -133,7 +133,7 @@ def test_report_errors(files, tmp_path):
 
 def test_plots_of_every_method(files, tmp_path):
     pytest.importorskip("matplotlib")
-    from hpcswarm.report import write_plots
+    from hpcswarm.results.report import write_plots
 
     written = write_plots(build_report(files[:2]), tmp_path)
     assert [p.name for p in written] == [
@@ -145,7 +145,7 @@ def test_plots_of_every_method(files, tmp_path):
 
 
 def test_stability_indices_by_hand():
-    from hpcswarm.stability import ranked_genes, stability
+    from hpcswarm.signatures.stability import ranked_genes, stability
 
     assert stability([[0, 1, 2], [0, 1, 2]], 10) == {"kuncheva": 1.0, "jaccard": 1.0, "pairs": 1}
     pair = stability([[0, 1, 2], [0, 1, 3]], 10)   # Kuncheva 2007 Eq. 4: (r n - k^2)/(k(n-k))
@@ -262,7 +262,7 @@ def test_gene_list_from_report_is_read_by_evaluate(files, tmp_path, capsys):
 
 
 def test_summary_and_last_lines_carry_the_refined_row(pruned):
-    from hpcswarm.job import summary_lines
+    from hpcswarm.run.job import summary_lines
 
     job = read_job(pruned.parent / "job.toml", [f"output={pruned}"])
     summary = json.loads(job.summary_path.read_text())
@@ -304,7 +304,7 @@ def test_report_reads_a_single_search_json(tmp_path, capsys):
 
 
 def _method(fronts, objective="accuracy", histories=()):
-    from hpcswarm.results import MethodResults
+    from hpcswarm.results.files import MethodResults
 
     runs = np.zeros(len(fronts), dtype=np.int64)
     return MethodResults("m.h5", {"name": "M", "params": {"objective": objective}},
@@ -313,8 +313,8 @@ def _method(fronts, objective="accuracy", histories=()):
 
 
 def test_signature_sizes_come_from_the_fronts_or_are_asked_for():
-    from hpcswarm.records import FrontPoint
-    from hpcswarm.report import default_budgets, signature_budgets
+    from hpcswarm.results.report import default_budgets, signature_budgets
+    from hpcswarm.store.records import FrontPoint
 
     def point(size, correct):
         return FrontPoint(np.arange(size), correct / 10, correct, 10, correct, 10)
@@ -340,7 +340,7 @@ def test_sizes_option_gives_a_row_for_every_size(pruned, capsys):
 
 
 def test_every_fitness_is_shown_as_an_accuracy():
-    from hpcswarm.report import accuracy_curve, fitness_accuracy, text_lines
+    from hpcswarm.results.report import accuracy_curve, fitness_accuracy, text_lines
 
     assert fitness_accuracy([-0.0361], [5], "error")[0] == pytest.approx(0.9639)
     assert fitness_accuracy([0.5], [5], "accuracy")[0] == 0.5
@@ -386,7 +386,7 @@ def test_rows_carry_the_paired_test_and_say_when_too_few(files, tmp_path):
 
 def test_results_store_gene_similarity_and_the_report_shows_sechidis(files, capsys):
     from hpcswarm.data import load_dataset
-    from hpcswarm.stability import correlated_pairs, sechidis
+    from hpcswarm.signatures.stability import correlated_pairs, sechidis
 
     method = read_results(files[0])
     stored = method.similarity
@@ -406,7 +406,7 @@ def test_results_store_gene_similarity_and_the_report_shows_sechidis(files, caps
 def test_pooled_parts_keep_a_similarity_only_when_every_part_has_the_same(files):
     from dataclasses import replace
 
-    from hpcswarm.report import pool_parts
+    from hpcswarm.results.report import pool_parts
 
     whole = read_results(files[0])
     parts = []

@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-from hpcswarm.jobfile import read_job
-from hpcswarm.job import run_job
-from hpcswarm.report import build_report, markdown_text, text_lines
+from hpcswarm.results.report import build_report, markdown_text, text_lines
+from hpcswarm.run.job import run_job
+from hpcswarm.run.jobfile import read_job
 
 JOB = """data = "sklearn:wine"
 algorithm = "cbpso"

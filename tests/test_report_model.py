@@ -1,4 +1,4 @@
-"""The report model (:mod:`hpcswarm.report.model`): a job's results file and a single
+"""The report model (:mod:`hpcswarm.results.report.model`): a job's results file and a single
 search's JSON read into the same typed model, the writers reading its fields, and its JSON
 form read back."""
 
@@ -8,14 +8,14 @@ from dataclasses import fields, make_dataclass, replace
 import pytest
 
 from hpcswarm import cli
-from hpcswarm.jobfile import read_job
-from hpcswarm.job import run_job
-from hpcswarm.report import (METHOD_COLUMNS, SINGLE_SEARCH, BudgetRow, ConvergenceEntry,
+from hpcswarm.results.files import MethodResults, read_results
+from hpcswarm.results.report import (METHOD_COLUMNS, SINGLE_SEARCH, BudgetRow, ConvergenceEntry,
                              FrontEntry, FrontPointRow, GeneCount, GeneEntry, MethodRow,
                              RankedGene, Report, TaskFront, as_report, build_report, csv_texts,
                              json_document, markdown_text, text_lines)
-from hpcswarm.report.model import Fields
-from hpcswarm.results import MethodResults, read_results
+from hpcswarm.results.report.model import Fields
+from hpcswarm.run.job import run_job
+from hpcswarm.run.jobfile import read_job
 
 JOB = """data = "sklearn:wine"
 algorithm = "cbpso"
@@ -114,7 +114,7 @@ def test_every_part_reads_as_the_mapping_of_its_fields(sources):
 
 
 def test_the_task_table_is_typed_and_holds_the_file_columns(sources):
-    from hpcswarm.results import REFINED_COLUMNS, TASK_COLUMNS, TaskTable
+    from hpcswarm.results.files import REFINED_COLUMNS, TASK_COLUMNS, TaskTable
 
     assert [f.name for f in fields(TaskTable)] == list(TASK_COLUMNS + REFINED_COLUMNS)
     job, single = read_results(sources[0]), read_results(sources[1])

@@ -8,10 +8,10 @@ import pytest
 
 from hpcswarm import __version__
 from hpcswarm.errors import DataError
-from hpcswarm.jobfile import read_job
-from hpcswarm.job import run_job
-from hpcswarm.results import (TASK_COLUMNS, describe, gene_frequencies, mean_curve,
+from hpcswarm.results.files import (TASK_COLUMNS, describe, gene_frequencies, mean_curve,
                               read_results, run_accuracies)
+from hpcswarm.run.job import run_job
+from hpcswarm.run.jobfile import read_job
 
 JOB = """# a test job
 name = "CB"

@@ -3,9 +3,9 @@
 from types import SimpleNamespace
 
 from hpcswarm.data import Dataset
-from hpcswarm.protocols import make_tasks, run_task
-from hpcswarm.search import SearchRun, run_search
-from hpcswarm.spec import SearchSpec
+from hpcswarm.run.protocols import make_tasks, run_task
+from hpcswarm.selection.search import SearchRun, run_search
+from hpcswarm.selection.spec import SearchSpec
 from hpcswarm.swarm.core import SearchHooks
 from synthetic import small_data
 

@@ -28,7 +28,7 @@ import hpcswarm
 from hpcswarm import SwarmFeatureSelector
 from hpcswarm.comm import SerialComm
 from hpcswarm.errors import ParameterError
-from hpcswarm.search import run_search
+from hpcswarm.selection.search import run_search
 
 FAST = [
     SwarmFeatureSelector(params={"n_particles": 4, "n_iterations": 3, "ls_tries": 2}),

@@ -17,11 +17,11 @@ from synthetic import informative_genes
 from hpcswarm import SwarmFeatureSelector
 from hpcswarm.data import load_dataset
 from hpcswarm.errors import ParameterError
-from hpcswarm.refine import eliminate_to
-from hpcswarm.search import make_fitness, run_search
+from hpcswarm.selection.methods import METHODS
+from hpcswarm.selection.search import make_fitness, run_search
+from hpcswarm.selection.spec import SPEC_PARAMS
 from hpcswarm.selector import SEARCH_SETTINGS, SETTINGS, choose_signature, signature_size
-from hpcswarm.spec import SPEC_PARAMS
-from hpcswarm.methods import METHODS
+from hpcswarm.signatures.refine import eliminate_to
 from hpcswarm.swarm.state import run_seed_sequence
 
 SMALL = {"n_particles": 6, "n_iterations": 4}

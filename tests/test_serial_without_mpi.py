@@ -88,7 +88,7 @@ def test_launch_is_read_from_the_environment(environ, launched):
 def test_the_data_layer_loads_neither_the_engine_nor_mpi_nor_the_job():
     code = ("import sys\nimport hpcswarm.data, hpcswarm.data.formats, hpcswarm.data.build\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mpi4py', 'numba', "
-            "'sklearn') or m in ('hpcswarm.fitness', 'hpcswarm.preflight', 'hpcswarm.job')))")
+            "'sklearn') or m in ('hpcswarm.fitness', 'hpcswarm.run.preflight', 'hpcswarm.run.job')))")
     done = subprocess.run([sys.executable, "-c", code], env=_environment(), capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr

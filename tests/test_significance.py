@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import rankdata, wilcoxon
 
-from hpcswarm.significance import EXACT_PAIRS, compare, signed_rank_null, signed_rank_test
+from hpcswarm.results.significance import EXACT_PAIRS, compare, signed_rank_null, signed_rank_test
 
 
 def _brute_force(d, alternative):

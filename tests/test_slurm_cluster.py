@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hpcswarm.report import build_report
-from hpcswarm.results import read_results
+from hpcswarm.results.files import read_results
+from hpcswarm.results.report import build_report
 
 REPO = Path(__file__).resolve().parent.parent
 MPIEXEC = Path(sys.executable).parent / "mpiexec"

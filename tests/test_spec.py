@@ -5,7 +5,7 @@ import pytest
 
 from hpcswarm import cli
 from hpcswarm.errors import ParameterError
-from hpcswarm.spec import SPEC_PARAMS, SearchSpec, search_arguments
+from hpcswarm.selection.spec import SPEC_PARAMS, SearchSpec, search_arguments
 
 
 def _run_options():
@@ -25,7 +25,7 @@ def test_every_search_setting_is_a_run_flag_checked_by_its_row():
 
 
 def test_the_algorithm_help_lists_the_registry():
-    from hpcswarm.methods import METHODS
+    from hpcswarm.selection.methods import METHODS
 
     assert all(name in _run_options()["algorithm"].help for name in METHODS)
 
@@ -54,7 +54,7 @@ def test_search_arguments_list_the_settings_and_the_method_parameters():
 def test_run_search_takes_a_spec_or_a_name_and_its_settings():
     import numpy as np
 
-    from hpcswarm.search import run_search
+    from hpcswarm.selection.search import run_search
 
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(20, 12)), np.repeat([0, 1], 10)
@@ -87,9 +87,9 @@ def test_every_search_setting_is_a_keyword_a_flag_and_a_job_key_with_its_default
 
     import hpcswarm
     from hpcswarm import SwarmFeatureSelector
-    from hpcswarm.jobfile import SCHEMA
-    from hpcswarm.methods import METHODS
-    from hpcswarm.protocols import FinalSignature
+    from hpcswarm.run.jobfile import SCHEMA
+    from hpcswarm.run.protocols import FinalSignature
+    from hpcswarm.selection.methods import METHODS
     from hpcswarm.selector import PYTHON_NAMES, SEARCH_SETTINGS
 
     keys = {key.name.rpartition(".")[2]: key for key in SCHEMA}
@@ -116,5 +116,5 @@ def test_every_search_setting_is_a_keyword_a_flag_and_a_job_key_with_its_default
         assert job_key in keys and job_key in flags
         assert all(keyword in inspect.signature(f).parameters for f, _ in faces.values())
     docs = Path(__file__).resolve().parent.parent / "docs"
-    assert "```{hpcswarm-params} hpcswarm.spec.SPEC_PARAMS" in (docs / "api.md").read_text()
-    assert "```{hpcswarm-params} hpcswarm.jobfile.SCHEMA" in (docs / "reference.md").read_text()
+    assert "```{hpcswarm-params} hpcswarm.selection.spec.SPEC_PARAMS" in (docs / "api.md").read_text()
+    assert "```{hpcswarm-params} hpcswarm.run.jobfile.SCHEMA" in (docs / "reference.md").read_text()

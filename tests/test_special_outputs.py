@@ -9,8 +9,8 @@ import stat
 import pytest
 
 from cli_checks import REPO, assert_one_error, run_cli
-from hpcswarm.atomic import write_text
 from hpcswarm.errors import DataError
+from hpcswarm.store.atomic import write_text
 
 JOB = REPO / "jobs" / "cbpso-wine-biased.toml"
 TINY = ["runs=1", "params.n_iterations=2", "params.n_particles=4"]
@@ -96,7 +96,7 @@ def test_the_atomic_writer_refuses_a_fifo_that_appears_meanwhile(tmp_path):
     """The last check before the rename: a FIFO made while the content was written stays."""
     target = tmp_path / "late"
     with pytest.raises(DataError, match="is a FIFO"):
-        from hpcswarm.atomic import atomic_path
+        from hpcswarm.store.atomic import atomic_path
 
         with atomic_path(target) as temporary:
             temporary.write_text("x")
@@ -108,7 +108,7 @@ def test_the_atomic_writer_refuses_a_fifo_that_appears_meanwhile(tmp_path):
 
 
 def test_report_never_replaces_a_special_file_in_its_csv_folder(results, tmp_path, capsys):
-    from hpcswarm.report import CSV_FILES
+    from hpcswarm.results.report import CSV_FILES
 
     target, still = _special(tmp_path, "fifo", CSV_FILES[-1])
     status, out, err = run_cli(capsys, "report", results, "--csv", tmp_path, "--overwrite")

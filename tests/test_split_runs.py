@@ -4,8 +4,8 @@ by ``report``, the same table as one job with every run."""
 import numpy as np
 
 from hpcswarm import cli
-from hpcswarm.protocols import make_tasks
-from hpcswarm.report import build_report
+from hpcswarm.results.report import build_report
+from hpcswarm.run.protocols import make_tasks
 
 
 def test_first_run_gives_the_tasks_of_the_longer_job():

@@ -6,8 +6,8 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from hpcswarm.stability import (correlated_pairs, gene_similarity, nogueira, sechidis, stability,
-                                stability_summary)
+from hpcswarm.signatures.stability import (correlated_pairs, gene_similarity, nogueira, sechidis,
+                                           stability, stability_summary)
 
 
 def _kuncheva_pair(a, b, n):

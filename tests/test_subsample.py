@@ -1,4 +1,5 @@
-"""Refinements by searches on subsamples (hpcswarm.subsample): halves, known answers, promises."""
+"""Refinements by searches on subsamples (hpcswarm.signatures.subsample): halves, known answers,
+promises."""
 
 import json
 
@@ -8,11 +9,11 @@ import pytest
 
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import KnnEvaluator
-from hpcswarm.jobfile import build_job
-from hpcswarm.protocols import make_tasks, run_task
-from hpcswarm.search import run_search
-from hpcswarm.spec import SearchSpec
-from hpcswarm.subsample import (SubsampleSelections, complementary_halves,
+from hpcswarm.run.jobfile import build_job
+from hpcswarm.run.protocols import make_tasks, run_task
+from hpcswarm.selection.search import run_search
+from hpcswarm.selection.spec import SearchSpec
+from hpcswarm.signatures.subsample import (SubsampleSelections, complementary_halves,
                                 consensus_prune, search_subsamples, stability_prefix,
                                 standard_error, subsample_seed)
 from hpcswarm.swarm.core import SearchHooks
@@ -162,8 +163,8 @@ def test_a_task_can_be_stopped_during_its_subsample_searches():
 def test_a_final_signature_by_consensus_lists_each_genes_subsample_frequency(tmp_path, capsys):
     from hpcswarm import cli
     from hpcswarm.data import Dataset, write_dataset
-    from hpcswarm.records import TaskRecord
-    from hpcswarm.results import read_results
+    from hpcswarm.results.files import read_results
+    from hpcswarm.store.records import TaskRecord
 
     X, y = informative_genes(1, n_samples=45, n_genes=60, n_informative=3, shift=4.0)
     write_dataset(Dataset(X, y, ["a", "b", "c"], [f"g{i}" for i in range(60)]),
@@ -197,8 +198,8 @@ def test_a_final_signature_by_consensus_lists_each_genes_subsample_frequency(tmp
 
 def _first_task_json(path):
     """The JSON form of the first task of a results file (what a checkpoint keeps)."""
-    from hpcswarm.records import TaskRecord
-    from hpcswarm.results import read_results
+    from hpcswarm.results.files import read_results
+    from hpcswarm.store.records import TaskRecord
 
     row = {k: v[0] for k, v in read_results(path).table.items()}
     with h5py.File(path, "r") as f:

@@ -7,7 +7,7 @@ import pytest
 from hpcswarm import cli
 from hpcswarm.__main__ import main as entry
 from hpcswarm.errors import ParameterError
-from hpcswarm.methods import ALGORITHMS
+from hpcswarm.selection.methods import ALGORITHMS
 
 TINY = ["--param", "n_particles=4", "--param", "n_iterations=3"]
 
@@ -50,7 +50,7 @@ def test_help_lists_every_algorithm(capsys):
 def test_a_single_search_too_large_for_the_memory_is_refused_before_it_starts(tmp_path,
                                                                               capsys,
                                                                               monkeypatch):
-    import hpcswarm.search as search
+    import hpcswarm.selection.search as search
 
     def forbidden(*args, **kwargs):
         raise AssertionError("the search started before the memory check")

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from hpcswarm.errors import DataError, ParameterError
-from hpcswarm.atomic import write_json
-from hpcswarm.search import make_fitness, result_document, run_search
-from hpcswarm.methods import ALGORITHMS, algorithm_params
-from hpcswarm.swarm import HISTORY_FIELDS
 from hpcswarm.fitness.archive import mask_key
+from hpcswarm.selection.methods import ALGORITHMS, algorithm_params
+from hpcswarm.selection.search import make_fitness, result_document, run_search
+from hpcswarm.store.atomic import write_json
+from hpcswarm.swarm import HISTORY_FIELDS
 from hpcswarm.swarm.ledger import RoundLedger
 from hpcswarm.swarm.mean import swarm_mean
 from hpcswarm.swarm.ordering import best_index, better

@@ -6,8 +6,8 @@ import pytest
 
 from synthetic import small_data
 
-from hpcswarm.methods import METHODS, algorithm_params
-from hpcswarm.search import make_fitness
+from hpcswarm.selection.methods import METHODS, algorithm_params
+from hpcswarm.selection.search import make_fitness
 from hpcswarm.swarm.bpso import Complement
 from hpcswarm.swarm.evaluation import EvaluationService
 from hpcswarm.swarm.local_search import LocalSearch

@@ -4,14 +4,14 @@ import numpy as np
 import pytest
 
 from hpcswarm.fitness.subset import SubsetFitness
-from hpcswarm.search import make_fitness, run_search
-from hpcswarm.methods import algorithm_params
+from hpcswarm.selection.methods import algorithm_params
+from hpcswarm.selection.search import make_fitness, run_search
 from hpcswarm.swarm.bpso import CBPSO
-from hpcswarm.swarm.evaluation import EvaluationService
-from hpcswarm.swarm.ordering import better
 from hpcswarm.swarm.cso import CSO
+from hpcswarm.swarm.evaluation import EvaluationService
 from hpcswarm.swarm.fsipso import FSIPSO
 from hpcswarm.swarm.local_search import draw_tries, local_search
+from hpcswarm.swarm.ordering import better
 from hpcswarm.swarm.pso import PSOLS, PSOLSRG, PSORG
 from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
 from hpcswarm.swarm.subset_ranking import FSR

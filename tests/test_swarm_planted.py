@@ -7,8 +7,8 @@ planted genes, at a rate well above that of the noise genes.
 import numpy as np
 import pytest
 
-from hpcswarm.search import make_fitness, run_search
-from hpcswarm.methods import algorithm_params
+from hpcswarm.selection.methods import algorithm_params
+from hpcswarm.selection.search import make_fitness, run_search
 
 PLANTED = np.array([5, 77, 123, 150, 199])
 

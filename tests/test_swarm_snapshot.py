@@ -15,7 +15,7 @@ from test_checkpoint import _interrupt, _write_job
 from test_mpi_jobs import SCRIPTS
 
 from hpcswarm.errors import DataError
-from hpcswarm.search import run_search
+from hpcswarm.selection.search import run_search
 from hpcswarm.swarm.snapshot import SWARM_ARRAYS
 from hpcswarm.swarm.statetree import decode_state, encode_state
 

@@ -6,8 +6,8 @@ import pytest
 
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor, score_split
-from hpcswarm.methods import algorithm_params
-from hpcswarm.search import run_search
+from hpcswarm.selection.methods import algorithm_params
+from hpcswarm.selection.search import run_search
 from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.swarm.divisions import (best_division, changed_lengths, division_lengths,
                                       division_of, swarm_size)
@@ -171,8 +171,8 @@ def test_vlpso_finds_a_short_subset_with_the_planted_genes():
 
 
 def test_the_memory_estimate_counts_the_swarm_the_papers_rule_gives():
-    from hpcswarm.plan import search_memory
-    from hpcswarm.spec import SearchSpec
+    from hpcswarm.run.plan import search_memory
+    from hpcswarm.selection.spec import SearchSpec
 
     default = SearchSpec.build("vlpso")  # n_particles = 0: genes / 20 within [100, 300]
     explicit = SearchSpec.build("vlpso", {"n_particles": 200})

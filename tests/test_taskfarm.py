@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hpcswarm.comm import world
-from hpcswarm.taskfarm import default_group_size, farm, group_layout
+from hpcswarm.run.taskfarm import default_group_size, farm, group_layout
 
 
 @pytest.fixture(scope="module")

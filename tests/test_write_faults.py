@@ -18,7 +18,7 @@ import sys
 import h5py
 import pytest
 
-from hpcswarm import atomic
+from hpcswarm.store import atomic
 from hpcswarm.data import Dataset, write_dataset
 
 from cli_checks import REPO, assert_one_error, folder_state, run_cli

@@ -4,10 +4,11 @@ Directives (usable from Markdown as ```{name} argument``` fences):
 
 ``hpcswarm-params DOTTED.NAME``
     A table of a tuple of :class:`hpcswarm.params.Param` rows: the job-file keys
-    (``hpcswarm.jobfile.SCHEMA``), the conversion options (``hpcswarm.data.formats.CONVERT_PARAMS``),
-    the fitness settings (``hpcswarm.swarm.params.FITNESS_PARAMS``).
+    (``hpcswarm.run.jobfile.SCHEMA``), the conversion options
+    (``hpcswarm.data.formats.CONVERT_PARAMS``), the fitness settings
+    (``hpcswarm.swarm.params.FITNESS_PARAMS``).
 ``hpcswarm-method METHOD``
-    The parameters of one method (``hpcswarm.methods.METHODS[METHOD].PARAMS``) with its
+    The parameters of one method (``hpcswarm.selection.methods.METHODS[METHOD].PARAMS``) with its
     paper defaults.
 ``hpcswarm-cli``
     Every subcommand of ``hpcswarm`` from the argparse parser of :mod:`hpcswarm.cli`: its
@@ -111,7 +112,7 @@ def _resolve(dotted):
 
 
 class ParamsDirective(SphinxDirective):
-    """``hpcswarm-params hpcswarm.jobfile.SCHEMA``."""
+    """``hpcswarm-params hpcswarm.run.jobfile.SCHEMA``."""
 
     required_arguments = 1
 
@@ -125,7 +126,7 @@ class MethodDirective(SphinxDirective):
     required_arguments = 1
 
     def run(self):
-        from hpcswarm.methods import METHODS
+        from hpcswarm.selection.methods import METHODS
 
         name = self.arguments[0]
         if name not in METHODS:

@@ -15,7 +15,7 @@ from hpcswarm.data.hdf5 import (FileDestination, atomic_hdf5, seal,
 from hpcswarm.data.textio import check_readable
 from hpcswarm.data.validate import Cleaning
 from hpcswarm.errors import DataError
-from hpcswarm.outputs import check_outputs
+from hpcswarm.store.outputs import check_outputs
 
 
 BUILD_DEFAULTS = {"dtype": "float64", "drop_constant": False, "transpose": False, "nan": "error",
@@ -171,7 +171,7 @@ def convert_file(input, output, *, overwrite=False, **options):
         Written under a temporary name in its folder, then renamed: a failure leaves no file.
     overwrite : bool
         Replace an existing ``output``; never the input or labels file
-        (:func:`hpcswarm.outputs.check_outputs`).
+        (:func:`hpcswarm.store.outputs.check_outputs`).
     **options
         Options of :func:`read_dataset`.
 

@@ -50,13 +50,13 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from hpcswarm.atomic import atomic_hdf5
 from hpcswarm.data.dataset import Dataset
 from hpcswarm.data.table import BLOCK_CELLS
 from hpcswarm.data.validate import check_unique, clean_names
 from hpcswarm.data.values import checked, recorded
-from hpcswarm.encoding import check_tag, decode_value, read_tag, tag
 from hpcswarm.errors import DataError
+from hpcswarm.store.atomic import atomic_hdf5
+from hpcswarm.store.encoding import check_tag, decode_value, read_tag, tag
 
 ENCODING_TYPE = "hpcswarm-dataset"
 ENCODING_VERSION = "0.2.0"

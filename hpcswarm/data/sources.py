@@ -254,7 +254,7 @@ def load_job_dataset(job, comm=None):
 
     Parameters
     ----------
-    job : hpcswarm.jobfile.Job
+    job : hpcswarm.run.jobfile.Job
         Reads ``data``, ``convert`` (options), ``cache`` and ``source`` (the job file, named
         in messages).
     comm : Comm, optional

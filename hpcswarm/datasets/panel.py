@@ -20,7 +20,7 @@ show *why* it fails when it does, because their signal is planted and known:
     0.9), the rest independent noise. The factor of module 0 carries the class; any gene of
     that module carries nearly the same information, so a rule that picks different members
     in different folds is not unstable in any useful sense (see
-    :func:`hpcswarm.stability.sechidis`).
+    :func:`hpcswarm.signatures.stability.sechidis`).
 ``imbalanced``
     100 samples in 3 classes of 62, 33 and 5, 2,000 genes, each class shifted on 5 marker
     genes of its own: a rule that maximises plain accuracy can drop the 5 % class for one

@@ -19,7 +19,7 @@ def mask_from_genes(entries, gene_names, *, names_only=False):
     gene_names : sequence of str
     names_only : bool, default False
         Entries are names, never indices (a list hpcswarm wrote,
-        :func:`hpcswarm.genelist.read_gene_list`).
+        :func:`hpcswarm.signatures.genelist.read_gene_list`).
 
     Returns
     -------

@@ -1,16 +1,16 @@
 """Swarm state, operators and the methods of the papers, over one shared loop.
 
-The methods by name are in :mod:`hpcswarm.methods`.
+The methods by name are in :mod:`hpcswarm.selection.methods`.
 
 >>> from hpcswarm.swarm import HISTORY_FIELDS
 >>> HISTORY_FIELDS[:2]
 ('iteration', 'best_fitness')
 """
 
-from hpcswarm.records import HISTORY_FIELDS
+from hpcswarm.store.records import HISTORY_FIELDS
 from hpcswarm.swarm.core import SearchAlgorithm, SearchHooks
-from hpcswarm.swarm.result import SearchResult
 from hpcswarm.swarm.evaluation import EvaluationService
+from hpcswarm.swarm.result import SearchResult
 
 __all__ = ["HISTORY_FIELDS", "EvaluationService", "SearchAlgorithm", "SearchHooks",
            "SearchResult"]

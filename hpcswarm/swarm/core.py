@@ -63,16 +63,16 @@ __all__ = ["SearchAlgorithm", "SearchHooks", "SearchResult"]
 @dataclass(frozen=True)
 class SearchHooks:
     """What a search calls at each round's end, on every rank: the one shape of a job's hooks,
-    made once per task (:class:`hpcswarm.job.TaskHooks`) and passed unchanged from
-    :func:`hpcswarm.protocols.run_task` through :func:`hpcswarm.search.run_search` to the loop
-    (:meth:`SearchAlgorithm.advance`). Every hook is optional.
+    made once per task (:class:`hpcswarm.run.job.TaskHooks`) and passed unchanged from
+    :func:`hpcswarm.run.protocols.run_task` through :func:`hpcswarm.selection.search.run_search` to
+    the loop (:meth:`SearchAlgorithm.advance`). Every hook is optional.
 
     Attributes
     ----------
     progress : callable, optional
         ``progress(row)`` with the history row just recorded (a dict of
-        :data:`~hpcswarm.records.HISTORY_FIELDS`): the task farm's hook that lets MPI progress
-        operations and lets world rank 0 report progress, see :func:`hpcswarm.taskfarm.farm`.
+        :data:`~hpcswarm.store.records.HISTORY_FIELDS`): the task farm's hook that lets MPI progress
+        operations and lets world rank 0 report progress, see :func:`hpcswarm.run.taskfarm.farm`.
     checkpoint : callable, optional
         ``checkpoint(search)`` after ``progress``: the job's hook that takes snapshots
         (:func:`hpcswarm.swarm.snapshot.take_snapshot`, collective) and may stop the search

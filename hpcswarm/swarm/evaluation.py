@@ -54,7 +54,7 @@ class EvaluationService:
         The best subset ever evaluated, its fitness, and the evaluation count at the end of
         the round that first scored it.
     evaluations, archive_hits, new_subsets : int
-        Counts of the history (:data:`~hpcswarm.records.HISTORY_FIELDS`).
+        Counts of the history (:data:`~hpcswarm.store.records.HISTORY_FIELDS`).
     front : FrontTracker
     blocks : Blocks or None
         Who owns which particle (:meth:`deal`).

@@ -1,7 +1,7 @@
 """What a search returns: its result, plain data.
 
 A search (:class:`~hpcswarm.swarm.core.SearchAlgorithm`) records one history row per round
-(the fields of :data:`hpcswarm.records.HISTORY_FIELDS`) and ends with a :class:`SearchResult`,
+(the fields of :data:`hpcswarm.store.records.HISTORY_FIELDS`) and ends with a :class:`SearchResult`,
 plain data readable without the engine.
 """
 
@@ -24,7 +24,7 @@ class SearchResult:
     fitness : float
         Its fitness (maximised; ``-error`` for the error objective).
     history : list of dict
-        One row per round with the keys of :data:`~hpcswarm.records.HISTORY_FIELDS`.
+        One row per round with the keys of :data:`~hpcswarm.store.records.HISTORY_FIELDS`.
     extra : dict
         Method-specific records (mechanism events, rankings).
     front : list of dict
@@ -32,7 +32,7 @@ class SearchResult:
         ones dropped where the objective allows (:mod:`hpcswarm.swarm.front`), in
         increasing size: ``size``, ``fitness`` (as scored during the search), ``genes``.
     refined : Refined or None
-        The subset refined after the search (:mod:`hpcswarm.refine`), when asked for.
+        The subset refined after the search (:mod:`hpcswarm.signatures.refine`), when asked for.
     """
 
     algorithm: str

@@ -1,6 +1,6 @@
 """A search's complete state at the end of a round, independent of the ranks, and its restoration.
 
-Checkpoint and restart (see :mod:`hpcswarm.checkpoint`): a search resumed from the snapshot
+Checkpoint and restart (see :mod:`hpcswarm.run.checkpoint`): a search resumed from the snapshot
 of round ``t`` plays rounds ``t + 1, ...`` exactly as the uninterrupted search would, bit for
 bit, whatever the number of ranks before and after, because everything a later round reads
 is in the snapshot:

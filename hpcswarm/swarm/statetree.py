@@ -2,7 +2,7 @@
 
 A snapshot (:mod:`hpcswarm.swarm.snapshot`) keeps what a method says a later round reads
 (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.method_state`) in this form, which a checkpoint
-stores as a string dataset and plain numeric datasets (:mod:`hpcswarm.checkpoint`): nothing in
+stores as a string dataset and plain numeric datasets (:mod:`hpcswarm.run.checkpoint`): nothing in
 it is ever unpickled, so reading a checkpoint runs no code from the file (the reason PyTorch's
 ``torch.load`` reads ``weights_only``).
 

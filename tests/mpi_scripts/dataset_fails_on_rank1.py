@@ -7,7 +7,7 @@ Arguments: the job file, then ``--set`` items.
 
 import sys
 
-from hpcswarm import plan as plan_module
+from hpcswarm.run import plan as plan_module
 from hpcswarm.comm import world_rank
 from hpcswarm.errors import DataError
 

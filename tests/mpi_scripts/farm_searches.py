@@ -12,9 +12,9 @@ import sys
 import numpy as np
 
 from hpcswarm.comm import pin_threads, world
-from hpcswarm.search import run_search
+from hpcswarm.run.taskfarm import farm
+from hpcswarm.selection.search import run_search
 from hpcswarm.swarm.core import SearchHooks
-from hpcswarm.taskfarm import farm
 
 TASKS = [("pso-lsrg", {"n_particles": 5, "n_iterations": 4, "ls_tries": 3}, seed)
          for seed in range(3)] + [("cso", {"n_particles": 6, "n_iterations": 5}, seed)

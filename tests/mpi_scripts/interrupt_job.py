@@ -17,8 +17,8 @@ import sys
 
 def main():
     mode, n, rank, run_args = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[5:]
-    from hpcswarm import checkpoint
-    from hpcswarm import job as job_module
+    from hpcswarm.run import checkpoint
+    from hpcswarm.run import job as job_module
     from hpcswarm.comm import world_rank
 
     calls = {"snapshots": 0, "writes": 0}

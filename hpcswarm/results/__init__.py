@@ -1,0 +1,1 @@
+"""Results files, the papers' tables and their plots."""

@@ -1,0 +1,153 @@
+"""The ``report`` command: build the report, check every file it would write, print the text
+tables and write the files asked for."""
+
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Optional, Sequence
+
+from hpcswarm.errors import DataError
+from hpcswarm.results.plots import plot_files, plotting_available, write_plots
+from hpcswarm.results.report.build import build_report
+from hpcswarm.results.report.files import (CSV_FILES, csv_texts, gene_list_paths, genes_text,
+                                   json_document)
+from hpcswarm.results.report.text import markdown_text, text_lines
+from hpcswarm.store.atomic import reason, write_json, write_text
+from hpcswarm.store.outputs import check_outputs
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What the report computes (:func:`~hpcswarm.results.report.build.build_report`'s keywords):
+    the ``reference`` method, the tests' ``alpha``, the ``top`` genes listed per method and
+    the signature ``sizes``."""
+
+    reference: Optional[str] = None
+    alpha: float = 0.05
+    top: int = 10
+    sizes: Optional[Sequence[int]] = None
+
+
+@dataclass(frozen=True)
+class ReportOutputs:
+    """The files a report writes besides its text (each None: not written): ``csv_dir``
+    (:data:`~hpcswarm.results.report.files.CSV_FILES`), ``markdown``, ``json_path``, ``plots`` (a
+    folder of PNG files) and ``genes_path`` (one ranked gene list per method,
+    :func:`~hpcswarm.results.report.files.gene_list_paths`); ``overwrite`` replaces existing
+    ones."""
+
+    csv_dir: Optional[Path] = None
+    markdown: Optional[Path] = None
+    json_path: Optional[Path] = None
+    plots: Optional[Path] = None
+    genes_path: Optional[Path] = None
+    overwrite: bool = False
+
+
+def _missing_folders(folder, option):
+    """The folders to create for ``folder`` (outermost first); DataError if ``folder`` or one
+    above it exists and is not a folder."""
+    missing = []
+    for path in [Path(folder), *Path(folder).parents]:
+        if path.is_dir():
+            break
+        if path.exists():
+            raise DataError(f"{option} {folder}: {path} exists and is not a folder")
+        missing.append(path)
+    return missing[::-1]
+
+
+@contextmanager
+def _folders(requested):
+    """Create the missing output folders (``(option, folder)`` pairs); remove those created
+    if the block fails."""
+    missing = [(option, folder, path) for option, folder in requested if folder is not None
+               for path in _missing_folders(folder, option)]
+    created = []
+    try:
+        for option, folder, path in missing:
+            if not path.is_dir():
+                try:
+                    path.mkdir()
+                except OSError as exc:
+                    raise DataError(f"{option} {folder}: cannot create the folder {path} "
+                                    f"({reason(exc)})") from None
+                created.append(path)
+        yield
+    except BaseException:
+        for path in reversed(created):
+            try:
+                path.rmdir()
+            except OSError:
+                pass
+        raise
+
+
+def _plot_view(report):
+    """The report without the size budgets no front reaches (the plots draw the others)."""
+    return replace(report, fronts=[replace(e, budgets=[b for b in e.budgets if b.tasks])
+                                   for e in report.fronts])
+
+
+def report_command(paths, options=ReportOptions(), outputs=ReportOutputs(), print0=print):
+    """The ``report`` command: print the text tables, write the files asked for.
+
+    Every file it would write is checked first (:func:`hpcswarm.store.outputs.check_outputs`): none
+    may be one of the results files read, and none may exist unless ``outputs.overwrite``.
+    The folders ``outputs.csv_dir`` and ``outputs.plots`` are created if missing (and removed
+    again if the checks fail). ``outputs.genes_path``: the ranked genes of each method
+    (:func:`~hpcswarm.results.report.files.genes_text`), one list per method, each a list
+    ``evaluate --genes`` reads. Returns the :class:`~hpcswarm.results.report.model.Report`.
+    """
+    for folder, option in ((outputs.csv_dir, "--csv"), (outputs.plots, "--plots")):
+        if folder is not None:
+            _missing_folders(folder, option)
+    report = build_report(paths, reference=options.reference, alpha=options.alpha,
+                          top=options.top, sizes=options.sizes)
+    with _folders([("--csv", outputs.csv_dir), ("--plots", outputs.plots)]):
+        _check_report_outputs(report, paths, outputs)
+    for line in text_lines(report):
+        print0(line)
+    _write_files(report, outputs, print0)
+    return report
+
+
+def _write_files(report, outputs, print0):
+    """Write the files of ``outputs`` (checked already), saying which."""
+    overwrite = outputs.overwrite
+    if outputs.csv_dir is not None:
+        for name, text in csv_texts(report).items():
+            write_text(Path(outputs.csv_dir) / name, text, overwrite=overwrite)
+        print0(f"wrote {', '.join(CSV_FILES)} in {outputs.csv_dir}")
+    if outputs.markdown is not None:
+        write_text(outputs.markdown, markdown_text(report), overwrite=overwrite)
+        print0(f"wrote {outputs.markdown}")
+    if outputs.json_path is not None:
+        write_json(outputs.json_path, json_document(report), indent=1, overwrite=overwrite)
+        print0(f"wrote {outputs.json_path}")
+    if outputs.genes_path is not None:
+        for path, entry in gene_list_paths(report, outputs.genes_path):
+            write_text(path, genes_text(entry), overwrite=overwrite)
+            print0(f"wrote {path}: {len(entry.ranked)} ranked genes of {entry.method}")
+    if outputs.plots is not None:
+        written = write_plots(_plot_view(report), outputs.plots, overwrite)
+        if written is None:
+            print0("note: matplotlib is not installed (pip install 'hpcswarm[plot]'); "
+                   "no plots written")
+        else:
+            print0(f"wrote {', '.join(p.name for p in written)} in {outputs.plots}")
+
+
+def _check_report_outputs(report, paths, outputs):
+    """:func:`hpcswarm.store.outputs.check_outputs` on every file the report would write."""
+    checked = ([("--csv", Path(outputs.csv_dir) / name) for name in CSV_FILES]
+               if outputs.csv_dir is not None else [])
+    checked += [(option, path) for option, path in (("--markdown", outputs.markdown),
+                                                    ("--json", outputs.json_path))
+                if path is not None]
+    if outputs.genes_path is not None:
+        checked += [("--genes", path) for path, _ in gene_list_paths(report, outputs.genes_path)]
+    if outputs.plots is not None and plotting_available():
+        checked += [("--plots", path) for path in plot_files(_plot_view(report), outputs.plots)]
+    check_outputs(checked, [("the results file", path) for path in paths],
+                  overwrite=outputs.overwrite)

@@ -1,0 +1,1 @@
+"""A job: job file, plan, protocols, task farm, checkpoint, lock, progress, stop."""

@@ -1,0 +1,444 @@
+"""A job's plan: every check and decision made before any computation, the same on every rank.
+
+:func:`plan_job` takes the job's lock (:mod:`hpcswarm.run.joblock`), checks that the outputs can
+be written, opens the dataset, checks the job's size arithmetically, draws the tasks of the
+job's protocol (:mod:`hpcswarm.run.protocols`) and their folds, opens the checkpoint to resume,
+lays the ranks out in groups and sample shards, and checks the memory. Each check gives the
+same verdict on every rank (:func:`hpcswarm.run.preflight.agree`): no rank is left waiting in a
+collective.
+
+The memory estimate is summed here and nowhere else (:func:`search_needs`,
+:func:`task_needs`, :func:`check_job_size`); each part states its own need beside the code
+that allocates it: the task list (:meth:`hpcswarm.run.protocols.Task.bytes_needed`), the swarm
+(:meth:`hpcswarm.swarm.state.SwarmState.bytes_needed`), the archive
+(:meth:`hpcswarm.fitness.archive.Archive.bytes_needed`), the scorer
+(:func:`hpcswarm.fitness.evaluator.scorer_bytes`), the preprocessing
+(:func:`hpcswarm.selection.preprocess.transformed_bytes`) and the checkpoint's snapshots
+(:func:`hpcswarm.swarm.snapshot.snapshot_bytes`).
+"""
+
+import sys
+import warnings
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from hpcswarm.comm import as_comm
+from hpcswarm.data.sources import dataset_sha256, load_job_dataset, source_path
+from hpcswarm.errors import DataError, HpcswarmError, ParameterError
+from hpcswarm.fitness import FoldWarning, fold_rule
+from hpcswarm.fitness.archive import Archive
+from hpcswarm.fitness.evaluator import scorer_bytes
+from hpcswarm.run.checkpoint import Checkpoint, checkpoint_identity
+from hpcswarm.run.joblock import JobLock
+from hpcswarm.run.preflight import agree, check_device, check_inner_k, check_output_writable
+from hpcswarm.run.progress import progress_path
+from hpcswarm.run.protocols import PROTOCOLS, Task, make_tasks
+from hpcswarm.run.taskfarm import default_group_size, group_layout
+from hpcswarm.selection.methods import algorithm_class
+from hpcswarm.selection.preprocess import transformed_bytes
+from hpcswarm.signatures.subsample import SUBSAMPLE_RULES, halves_problem
+from hpcswarm.store.atomic import refuse_special, remove_stale_temporaries
+from hpcswarm.store.outputs import check_not_inputs
+from hpcswarm.swarm.evaluation import archive_size
+from hpcswarm.swarm.snapshot import snapshot_bytes
+from hpcswarm.swarm.state import SwarmState
+from hpcswarm.system import available_memory
+
+MEMORY_SHARE = 0.8
+"""Share of the available memory a rank may be estimated to use."""
+
+
+# ------------------------------------------------------------------ outputs
+def final_outputs(job):
+    """``(what, path)`` of the files a finished job writes: the results file, its JSON
+    summary and, with a final signature, its gene list."""
+    outputs = [("job key 'output'", job.output), ("the JSON summary", job.summary_path)]
+    if job.signature_path is not None:
+        outputs.append(("the signature's gene list", job.signature_path))
+    return outputs
+
+
+def output_problem(job, overwrite=False, resume=False):
+    """Why the job's outputs cannot be written, or None (checked on one rank).
+
+    No output (:func:`final_outputs`, checkpoint, progress file) may be an input of the job
+    (dataset, job file, labels file), even with ``overwrite``
+    (:func:`hpcswarm.store.outputs.check_not_inputs`). An existing final output is a problem unless
+    ``overwrite``; a folder or special file in its place, a missing parent folder or one
+    where no file can be created always is. An existing checkpoint is a problem unless
+    ``resume`` (continue from it) or ``overwrite`` (start again, replacing it); ``resume``
+    with finished results and no checkpoint is one too (nothing is left to run).
+    """
+    finals = [path for _, path in final_outputs(job)]
+    try:
+        check_not_inputs(
+            [*final_outputs(job), ("job key 'checkpoint'", job.checkpoint),
+             ("the progress file", progress_path(job.output))],
+            [("the dataset", source_path(job.data)), ("the job file", job.source),
+             ("the labels file", job.convert.get("labels"))])
+    except DataError as exc:
+        return str(exc)
+    try:  # a device, FIFO, socket or folder: never replaced, even with --overwrite
+        for path in (*finals, job.checkpoint, progress_path(job.output)):
+            refuse_special(path)
+    except DataError as exc:
+        return str(exc)
+    if resume and not job.checkpoint.exists() and job.output.exists():
+        return (f"{job.output}: the job is already complete (no checkpoint "
+                f"{job.checkpoint.name} to resume)")
+    for path in finals:
+        if path.exists() and not overwrite:
+            return f"{path}: already exists (use --overwrite to replace it)"
+    if job.checkpoint.exists() and not (resume or overwrite):
+        return (f"{job.checkpoint}: a checkpoint of an unfinished run of this job exists; "
+                f"continue it with --resume, or start again with --overwrite")
+    for folder in dict.fromkeys((job.output.parent, job.checkpoint.parent)):
+        problem = check_output_writable(folder)
+        if problem is not None:
+            return problem
+    return None
+
+
+def check_output_free(job, comm=None, overwrite=False, resume=False):
+    """DataError on every rank if the job's outputs cannot be written (:func:`output_problem`
+    on rank 0, broadcast). When they can, rank 0 removes the temporaries that an earlier run of
+    the job, killed during a write, left beside them (and says so)."""
+    comm = as_comm(comm)
+    problem = output_problem(job, overwrite, resume) if comm.rank == 0 else None
+    if comm.rank == 0 and problem is None:
+        for path in (*[path for _, path in final_outputs(job)], job.checkpoint):
+            remove_stale_temporaries(path)
+    problem = comm.bcast(problem, root=0)
+    if problem:
+        raise DataError(problem)
+
+
+def take_lock(job, world):
+    """The job's :class:`~hpcswarm.run.joblock.JobLock`, held by world rank 0; DataError on
+    every rank when another run of the job holds it."""
+    lock = JobLock(job.output)
+    problem = lock.acquire() if world.rank == 0 else None
+    problem = world.bcast(problem, root=0)
+    if problem:
+        raise DataError(problem)
+    return lock
+
+
+# ------------------------------------------------------------------ dataset, checkpoint
+def open_job_dataset(job, world):
+    """:func:`~hpcswarm.data.sources.load_job_dataset` on every rank; if any rank fails,
+    every rank raises its message.
+
+    The outcome of every rank is allgathered (no rank is left waiting in a collective).
+    """
+    dataset, problem = None, None
+    try:
+        dataset = load_job_dataset(job, world)
+    except (HpcswarmError, OSError) as exc:
+        where = f" (on rank {world.rank})" if world.size > 1 else ""
+        text = str(exc) if job.data in str(exc) else f"{job.data}: {exc}"
+        problem = (type(exc).__name__, f"the dataset does not open{where}: {text}")
+    agree(world, problem)
+    if world.rank == 0:
+        for line in dataset.notes:
+            print(f"hpcswarm: note: {line}", file=sys.stderr, flush=True)
+    return dataset
+
+
+def open_checkpoint(job, identity, n_tasks, world, resume):
+    """The checkpoint to resume (every rank reads it), or None; a wrong one fails everywhere."""
+    if not (resume and job.checkpoint.exists()):
+        return None
+    previous, problem = None, None
+    try:
+        previous = Checkpoint(job.checkpoint, identity, n_tasks, read_all=world.rank == 0)
+    except (DataError, ParameterError) as exc:
+        problem = (type(exc).__name__, str(exc))
+    agree(world, problem)
+    return previous
+
+
+# ------------------------------------------------------------------ tasks and folds
+def check_job_size(job, n_samples, world, memory_limit=None):
+    """DataError on every rank if the job's task list cannot fit a rank's memory, computed
+    from the run and fold counts alone (before any task is drawn)."""
+    n_tasks = job.n_tasks
+    need = n_tasks * Task.bytes_needed(n_samples)
+    have, what = available_memory(world.ranks_on_node(), memory_limit)
+    problem = None
+    if need > MEMORY_SHARE * have:
+        problem = ("DataError",
+                   f"not enough memory: a rank needs an estimated {need / 1e9:.3g} GB for the "
+                   f"task list alone ({job.runs} run(s) make {n_tasks} tasks of {n_samples} "
+                   f"samples), more than {int(100 * MEMORY_SHARE)}% of the {have / 1e9:.3g} "
+                   f"GB per rank ({what}); lower job key 'runs' and split the runs over "
+                   f"several jobs (first_run)")
+    agree(world, problem)
+
+
+def draw_tasks(job, y):
+    """The job's tasks and the fold warnings drawing them raised (one note each)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", FoldWarning)
+        tasks = make_tasks(y, job.protocol, range(job.first_run, job.first_run + job.runs),
+                           job.seed, folds=job.folds, inner_cv=job.spec.params["cv"])
+    notes = list(dict.fromkeys(str(w.message) for w in caught
+                               if issubclass(w.category, FoldWarning)))
+    check_inner_k(tasks, job.spec.params["k"], job.spec.params["cv"])
+    if job.spec.refine in SUBSAMPLE_RULES:
+        for task in tasks:
+            problem = halves_problem(np.asarray(y)[task.train], job.spec.subsamples,
+                                     task.seed_sequence(task.job_seed), job.spec.params["cv"])
+            if problem is not None:
+                raise ParameterError(f"job key 'refine' = {job.spec.refine!r}: run {task.run} fold "
+                                     f"{task.fold}: {problem}")
+    return tasks, notes
+
+
+def fold_rules(y, tasks, job):
+    """How the job's folds were dealt (:func:`hpcswarm.fitness.fold_rule`), for the results.
+
+    Returns ``{"outer": rule or None, "inner": [rules of the searches' validation]}``: the
+    outer split's rule of the job's protocol (``"sklearn"``, ``"round-robin"`` or
+    ``"holdout"``; None without an outer split) and the distinct rules of the inner schemes
+    on the tasks' training parts.
+    """
+    outer = PROTOCOLS[job.protocol].outer_rule(y, job.folds)
+    inner = sorted({fold_rule(y[task.train], job.spec.params["cv"]) for task in tasks})
+    return {"outer": outer, "inner": inner}
+
+
+# ------------------------------------------------------------------ layout and memory
+def shard_group_size(job, world_size, group_size, shards):
+    """Ranks per group so that ``shards`` sample shards divide every group.
+
+    A group size given in the job must be a multiple of ``shards``; an automatic one is
+    rounded to one, at least ``shards``. ``shards`` must also divide the world, so that the
+    last group (smaller when the group size does not divide the world) is a multiple too.
+
+    Raises
+    ------
+    ParameterError
+        The shard count does not fit the ranks.
+    """
+    if shards == 1:
+        return group_size
+    if world_size % shards:
+        raise ParameterError(f"job key 'layout.sample_shards': {shards} shards must divide "
+                             f"the {world_size} rank(s) of the job")
+    if job.group_size:
+        if job.group_size % shards:
+            raise ParameterError(f"job key 'layout.sample_shards': {shards} shards must "
+                                 f"divide layout.group_size = {job.group_size}")
+        return group_size
+    return shards * max(1, group_size // shards)
+
+
+def search_needs(spec, n_train, n_genes, sample_shards=1):
+    """Bytes each part of one search of ``spec`` on ``n_train`` x ``n_genes`` holds on one
+    rank of ``sample_shards`` shards (an estimate), by part.
+
+    Returns
+    -------
+    dict of str to int
+        ``swarm``: the particles of the method's swarm (its ``swarm_size``), replicated on
+        the group's ranks; ``archive``: a full archive; ``scorer``: the values a full
+        evaluation of every gene gathers, the method's cached states of this rank's shard
+        and its largest block of work; ``preprocessing``: the private transformed copies of the training rows. The
+        memory-mapped matrix, whose pages the ranks of a node share, is not counted.
+    """
+    method = algorithm_class(spec.algorithm)
+    return {
+        "swarm": SwarmState.bytes_needed(method.swarm_size(spec.params, n_genes), n_genes),
+        "archive": Archive.bytes_needed(archive_size(spec.params)),
+        "scorer": scorer_bytes(n_train, n_genes, sample_shards, method.cached_states(),
+                               method.scores_single_flips),
+        "preprocessing": transformed_bytes(spec.preprocess, n_train, n_genes),
+    }
+
+
+def search_memory(spec, n_train, n_genes, sample_shards=1):
+    """Bytes one rank needs for one search of ``spec`` (the sum of :func:`search_needs`)."""
+    return sum(search_needs(spec, n_train, n_genes, sample_shards).values())
+
+
+def task_needs(job, dataset, tasks, sample_shards, rank0_groups):
+    """``(bytes by part of one rank of job with sample_shards shards, training samples)``.
+
+    The parts of :func:`search_needs` for the largest training part of ``tasks``; on the
+    rank that holds the checkpoint (``rank0_groups``: the rank groups whose latest snapshots
+    world rank 0 holds, else 0), ``checkpoint``: one snapshot per group, of the swarm the
+    method runs (its ``swarm_size``, as ``swarm``).
+    """
+    n_train = max((len(task.train) for task in tasks), default=0)
+    n_genes = dataset.X.shape[1]
+    needs = search_needs(job.spec, n_train, n_genes, sample_shards)
+    if rank0_groups:
+        n_particles = algorithm_class(job.spec.algorithm).swarm_size(job.spec.params, n_genes)
+        needs["checkpoint"] = rank0_groups * snapshot_bytes(n_particles, n_genes)
+    return needs, n_train
+
+
+def task_memory(job, dataset, tasks, sample_shards, rank0_groups):
+    """``(estimated bytes of one rank of job with sample_shards shards, training samples)``:
+    the sum of :func:`task_needs`."""
+    needs, n_train = task_needs(job, dataset, tasks, sample_shards, rank0_groups)
+    return sum(needs.values()), n_train
+
+
+def choose_sample_shards(job, dataset, tasks, group_size, comm, memory_limit=None):
+    """The job's sample shards: ``job.spec.sample_shards``, or for 0 the fewest that fit.
+
+    Automatic: the smallest divisor of ``group_size`` whose estimate (:func:`task_memory`)
+    fits every rank's memory (the largest such choice over the ranks, so that every rank
+    agrees); ``group_size`` when none does, which :func:`check_memory` then refuses with the
+    count that would fit.
+    """
+    if job.spec.sample_shards:
+        return job.spec.sample_shards
+    have, _ = available_memory(comm.ranks_on_node(), memory_limit)
+    groups = -(-comm.size // max(1, group_size)) if comm.rank == 0 else 0
+    divisors = [s for s in range(1, group_size + 1) if group_size % s == 0]
+    fitting = [s for s in divisors
+               if task_memory(job, dataset, tasks, s, groups)[0] <= MEMORY_SHARE * have]
+    mine = fitting[0] if fitting else group_size
+    return int(comm.allreduce_max(np.array([mine], dtype=np.int64))[0])
+
+
+def check_search_memory(spec, n_samples, n_genes, comm, memory_limit=None):
+    """DataError on every rank if one search of ``spec`` on all ``n_samples`` (the
+    single-search ``run``) needs more than 80 % of a rank's memory (its estimate:
+    :func:`search_memory`)."""
+    need = search_memory(spec, n_samples, n_genes, max(1, spec.sample_shards))
+    have, what = available_memory(comm.ranks_on_node(), memory_limit)
+    problem = None
+    if need > MEMORY_SHARE * have:
+        where = f" (on rank {comm.rank})" if comm.size > 1 else ""
+        problem = ("DataError",
+                   f"not enough memory{where}: the search needs an estimated "
+                   f"{need / 1e9:.3g} GB ({n_samples} samples x {n_genes} genes, "
+                   f"{spec.params.get('n_particles', 1)} particles, {spec.sample_shards} "
+                   f"sample shard(s)), more than {int(100 * MEMORY_SHARE)}% of the "
+                   f"{have / 1e9:.3g} GB per rank ({what}); use more sample shards, fewer "
+                   f"ranks per node or a larger --memory-limit")
+    agree(comm, problem)
+
+
+def check_memory(job, dataset, tasks, group_size, comm, memory_limit=None):
+    """DataError on every rank if the estimate exceeds 80 % of a rank's memory, with the
+    sample shards of ``job`` (chosen: not 0).
+
+    World rank 0 also counts the checkpoint's snapshots (:func:`task_needs`). The
+    message names the sample shard count that would fit, when one would.
+    """
+    groups = -(-comm.size // max(1, group_size)) if comm.rank == 0 else 0
+    sample_shards = job.spec.sample_shards
+    need, n_train = task_memory(job, dataset, tasks, sample_shards, groups)
+    have, what = available_memory(comm.ranks_on_node(), memory_limit)
+    problem = None
+    where = f" (on rank {comm.rank})" if comm.size > 1 else ""
+    if need > MEMORY_SHARE * have:
+        hint = "use more nodes, fewer ranks per node or a larger --memory-limit"
+        enough = next((s for s in range(sample_shards + 1, max(n_train, 1) + 1)
+                       if task_memory(job, dataset, tasks, s, groups)[0] <= MEMORY_SHARE * have),
+                      None)
+        if enough is not None:
+            hint = (f"layout.sample_shards = {enough} would fit (groups of a multiple of "
+                    f"{enough} ranks), or {hint}")
+        problem = ("DataError",
+                   f"not enough memory{where}: a rank needs an estimated {need / 1e9:.3g} GB "
+                   f"({n_train} training samples x {dataset.X.shape[1]} genes, "
+                   f"{job.spec.params.get('n_particles', 1)} particles, {sample_shards} sample "
+                   f"shard(s)), more than {int(100 * MEMORY_SHARE)}% of the {have / 1e9:.3g} "
+                   f"GB per rank ({what}); {hint}")
+    agree(comm, problem)
+    return need, have
+
+
+# ------------------------------------------------------------------ the plan
+@dataclass
+class JobPlan:
+    """What the pre-flight established, the same on every rank.
+
+    Attributes
+    ----------
+    dataset : Dataset
+    tasks : list of Task
+        Every task of the job.
+    pending : list of Task
+        Those still to run (all but the checkpoint's finished ones).
+    identity : dict
+        The checkpoint identity of the job.
+    previous : Checkpoint or None
+        The checkpoint being resumed.
+    layout : GroupLayout
+    fold_rules : dict
+        How the outer and inner folds were dealt (:func:`fold_rules`).
+    fold_notes : list of str
+        The fold warnings drawing the tasks raised (:class:`hpcswarm.fitness.FoldWarning`).
+    spec : SearchSpec
+        The search of every task, its sample shards chosen (:func:`hpcswarm.comm.split_grid`).
+    lock : JobLock
+        The job's lock, held by world rank 0 until :meth:`release`.
+    """
+
+    dataset: object
+    tasks: list
+    pending: list
+    identity: dict
+    previous: object
+    layout: object
+    fold_rules: dict
+    fold_notes: list
+    spec: object
+    lock: object = None
+
+    @property
+    def sample_shards(self):
+        """Sample shards of every group."""
+        return self.spec.sample_shards
+
+    def release(self):
+        """Close the resumed checkpoint and release the job's lock."""
+        if self.previous is not None:
+            self.previous.close()
+        if self.lock is not None:
+            self.lock.release()
+
+
+def plan_job(job, world, *, overwrite=False, resume=False, memory_limit=None):
+    """Every pre-flight check, before any computation; the same verdict on every rank.
+
+    The job's lock is taken first and kept by the returned plan (:meth:`JobPlan.release`);
+    a failing check releases it.
+    """
+    world = as_comm(world)
+    check_device(job.spec.device, world)
+    lock = take_lock(job, world)
+    try:
+        return _plan(job, world, lock, overwrite, resume, memory_limit)
+    except BaseException:
+        lock.release(refused=True)
+        raise
+
+
+def _plan(job, world, lock, overwrite, resume, memory_limit):
+    check_output_free(job, world, overwrite, resume)
+    dataset = open_job_dataset(job, world)
+    check_job_size(job, dataset.n_samples, world, memory_limit)
+    tasks, notes = draw_tasks(job, dataset.y)
+    identity = checkpoint_identity(job, dataset_sha256(dataset))
+    previous = open_checkpoint(job, identity, len(tasks), world, resume)
+    finished = previous.finished if previous is not None else set()
+    pending = [task for task in tasks if task.number not in finished]
+    group_size = job.group_size or default_group_size(world.size, len(pending),
+                                                      job.spec.params.get("n_particles", 1))
+    shards = choose_sample_shards(job, dataset, tasks, group_size, world, memory_limit)
+    group_size = shard_group_size(job, world.size, group_size, shards)
+    layout = group_layout(world.size, world.rank, group_size)
+    spec = replace(job.spec, sample_shards=shards)
+    check_memory(replace(job, spec=spec), dataset, tasks, layout.group_size, world,
+                 memory_limit)
+    return JobPlan(dataset, tasks, pending, identity, previous, layout,
+                   fold_rules(np.asarray(dataset.y), tasks, job), notes, spec, lock)

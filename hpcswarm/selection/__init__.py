@@ -1,0 +1,1 @@
+"""One search, declared and run: methods, specification, preprocessing."""

@@ -1,0 +1,324 @@
+"""One search on one matrix: fitness from the parameters, the method, the result as JSON.
+
+The spec's ``sample_shards`` S, a divisor of the ranks of ``comm``, makes them
+``comm.size / S`` particle groups x S sample shards (:func:`hpcswarm.comm.split_grid`); its
+``refine`` refines the selected subset on the same samples (:mod:`hpcswarm.signatures.refine`),
+returned in ``refined``; its ``max_genes`` caps every evaluated subset (each method's
+``capped_position``). The search keeps its own archive of ``archive_size`` subsets,
+replicated on the ranks so that hits do not depend on how particles are spread (see
+:mod:`hpcswarm.swarm.core`); the scorer has none.
+
+>>> from sklearn.datasets import load_wine
+>>> X, y = load_wine(return_X_y=True)
+>>> result = run_search(X, y, "cbpso", {"n_iterations": 5}, seed=1)
+>>> result.mask.shape
+(13,)
+"""
+
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+
+from hpcswarm.comm import as_comm, split_grid
+from hpcswarm.errors import ParameterError
+from hpcswarm.fitness import SubsetFitness, make_objective, make_scorer
+from hpcswarm.selection.methods import algorithm_class
+from hpcswarm.selection.spec import SearchSpec
+from hpcswarm.signatures.refine import TRIM_RULES
+from hpcswarm.signatures.refinements import REFINEMENTS
+from hpcswarm.signatures.relevance import RANK_RULES, RELEVANCE_TRIMS
+from hpcswarm.signatures.subsample import SUBSAMPLE_RULES, search_subsamples
+from hpcswarm.store.encoding import finite, tags
+from hpcswarm.store.records import SEARCH_ENCODING as RESULT_ENCODING
+from hpcswarm.swarm.core import SearchHooks
+from hpcswarm.swarm.evaluation import EvaluationService
+from hpcswarm.swarm.front import pareto_front
+from hpcswarm.swarm.state import run_seed_sequence
+
+
+def make_fitness(X, y, params, seed, shards=None, device="cpu"):
+    """The fitness of ``params`` (k, cv, objective, alpha) on ``X, y``, and its scorer.
+
+    Parameters
+    ----------
+    X : GeneMajor or ndarray of shape (n_samples, n_genes)
+        As :func:`~hpcswarm.fitness.scorer.make_scorer` takes it.
+    y : ndarray of shape (n_samples,)
+    params : dict
+        Checked algorithm parameters (:attr:`hpcswarm.selection.spec.SearchSpec.params`).
+    seed : int or numpy.random.SeedSequence
+        The run seed, which fixes the folds exactly as ``hpcswarm evaluate --seed`` does.
+    shards : SerialComm or MPIComm, optional
+        The ranks that split the held-out rows of every evaluation between them (sample
+        shards, :func:`hpcswarm.comm.split_grid`): this rank decides the ``shards.rank``-th
+        share and the correct counts are summed over ``shards`` (one integer Allreduce
+        per evaluation). None: no shards.
+    device : {"cpu", "gpu"}, default "cpu"
+        Where the scorer runs (:data:`hpcswarm.fitness.DEVICES`).
+
+    Returns
+    -------
+    (SubsetFitness, Scorer)
+    """
+    try:
+        objective = make_objective(params["objective"], params["alpha"])
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
+    scorer = make_scorer(X, y, k=params["k"], cv=params["cv"], seed=seed, shards=shards,
+                         device=device)
+    return SubsetFitness(scorer, objective), scorer
+
+
+@dataclass(frozen=True)
+class SearchRun:
+    """How one search runs, none of which changes its result: the keywords of
+    :func:`run_search` besides the spec's settings.
+
+    Attributes
+    ----------
+    comm : SerialComm or MPIComm, optional
+        The ranks that run this one swarm together (``None``: serial), e.g. a rank group of
+        :func:`hpcswarm.run.taskfarm.farm`. Every rank of ``comm`` calls :func:`run_search` with
+        the same arguments and gets the same result; particles are split across the ranks,
+        and each rank evaluates its own on its ``X`` (pass a ``GeneMajor`` over the
+        memory-mapped ``X_genes``: no matrix travels over MPI and no rank copies it).
+    hooks : SearchHooks, optional
+        What every round's end calls (:class:`hpcswarm.swarm.core.SearchHooks`): round
+        reports, the job's snapshots and stop; its ``interrupt`` also ends every round of the
+        subsample searches of the refinements ``stability`` and ``consensus``.
+    resume : dict, optional
+        A snapshot of this same search to continue from: the result is that of the
+        uninterrupted search.
+    """
+
+    comm: object = None
+    hooks: SearchHooks = None
+    resume: dict = None
+
+    @classmethod
+    def split(cls, options):
+        """``(SearchRun, settings)``: the keywords ``options`` of :func:`run_search` parted
+        into this run's and the rest, the spec's settings."""
+        names = {field.name for field in fields(cls)}
+        return (cls(**{name: value for name, value in options.items() if name in names}),
+                {name: value for name, value in options.items() if name not in names})
+
+
+def run_search(X, y, spec, params=None, seed=0, **options):
+    """Run one search of ``spec`` on all samples of ``X, y``.
+
+    Parameters
+    ----------
+    X : GeneMajor or array-like of shape (n_samples, n_genes)
+        The samples to search on: a :class:`~hpcswarm.fitness.GeneMajor` (e.g. over a
+        dataset's memory-mapped ``X_genes``, read without a copy), or a sample-major matrix
+        (the evaluator copies it gene-major).
+    y : array-like of shape (n_samples,)
+    spec : SearchSpec or str
+        The search (:class:`hpcswarm.selection.spec.SearchSpec`), or the name of a method of
+        :data:`hpcswarm.selection.methods.METHODS`, completed by ``params`` and the settings of
+        :data:`hpcswarm.selection.spec.SPEC_PARAMS` given as keywords (``refine``, ``max_genes``,
+        ``sample_shards``, ``device``; ``preprocess`` does not apply to one search).
+    params : mapping, optional
+        With a method name: overrides of its paper defaults (native values or strings).
+    seed : int, default 0
+        Run seed: the folds (as ``hpcswarm evaluate --seed``), the particle streams and the
+        swarm stream all derive from it.
+    **options
+        How the search runs, the fields of :class:`SearchRun`: ``comm`` (its ranks),
+        ``hooks`` (a :class:`~hpcswarm.swarm.core.SearchHooks`), ``resume`` (a snapshot);
+        with a method name, also the spec's settings.
+
+    Returns
+    -------
+    SearchResult
+        ``mask`` (the evaluated subset returned), ``fitness`` (its fitness), ``history``,
+        ``params`` (complete) and ``extra``; ``extra["score"]`` holds the correct/total
+        counts of ``mask``; ``extra["comm"]`` the bytes the particle groups communicated per
+        round (the shards' sums, 8 bytes per evaluation, are not counted). Everything but
+        ``extra["comm"]`` and the history's ``seconds`` is bit-identical for any number of
+        ranks and shards. ``front`` holds the Pareto front of (inner accuracy, size) among
+        the subsets evaluated, each point re-scored (``correct``, ``total``); ``refined`` the
+        :class:`~hpcswarm.signatures.refine.Refined` subset, or None.
+
+    Raises
+    ------
+    ParameterError
+        Unknown algorithm or parameter, ill-typed value, bad seed, a shard count that does
+        not divide the ranks.
+    """
+    run, settings = SearchRun.split(options)
+    spec = _as_spec(spec, params, settings)
+    try:
+        root = run_seed_sequence(seed)
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
+    grid = _grid(as_comm(run.comm), spec.sample_shards)
+    hooks = SearchHooks() if run.hooks is None else run.hooks
+    try:
+        result, score = SpecSearch(spec, root, grid, hooks).run(X, y, run.resume)
+    finally:
+        grid.free()
+    result.extra["score"] = {"correct": int(score.correct), "total": int(score.total),
+                             "accuracy": float(score.accuracy)}
+    return result
+
+
+def _as_spec(spec, params, settings):
+    """``spec`` itself, or the spec a method name, its parameters and settings make."""
+    if isinstance(spec, SearchSpec):
+        if params or settings:
+            raise ParameterError(f"run_search: parameters and settings "
+                                 f"({', '.join([*(params or ()), *settings])}) belong in the "
+                                 f"SearchSpec")
+        return spec
+    if "preprocess" in settings:
+        raise ParameterError("run_search: preprocess applies to a job's tasks "
+                             "(hpcswarm.run.protocols.run_task), not to one search")
+    return SearchSpec.build(spec, params, **settings)
+
+
+def _grid(comm, sample_shards):
+    """``comm`` split into particle groups x ``sample_shards`` sample shards
+    (:func:`hpcswarm.comm.split_grid`)."""
+    try:
+        return split_grid(comm, sample_shards)
+    except ValueError:
+        raise ParameterError(f"sample_shards={sample_shards!r} must be a positive divisor "
+                             f"of the {comm.size} rank(s) that run the search") from None
+
+
+@dataclass(frozen=True)
+class SpecSearch:
+    """The search of ``spec`` from the seed ``root`` on the ranks of ``grid``, its rounds
+    ending with ``hooks``.
+
+    Attributes
+    ----------
+    spec : SearchSpec
+    root : numpy.random.SeedSequence
+    grid : Grid
+        Particle groups x sample shards (:func:`hpcswarm.comm.split_grid`).
+    hooks : SearchHooks
+    """
+
+    spec: SearchSpec
+    root: np.random.SeedSequence
+    grid: object
+    hooks: SearchHooks
+
+    def run(self, X, y, resume=None):
+        """The search on ``X, y`` (from the snapshot ``resume``, if any), its front scored
+        and its subset refined; with the returned subset's score."""
+        spec = self.spec
+        fitness, scorer = make_fitness(X, y, spec.params, self.root, self.grid.shards,
+                                       spec.device)
+        evaluator = EvaluationService.for_params(fitness, spec.params, self.grid.particles)
+        search = algorithm_class(spec.algorithm)(evaluator, spec.params, seed=self.root,
+                                                 hooks=self.hooks, max_genes=spec.max_genes)
+        result = search.run(resume)
+        score = fitness.score(result.mask)
+        result.front = scored_front(scorer, result.front)
+        if spec.refine != "none":
+            inputs = RefineInputs(scorer, X, y, result.mask,
+                                  lambda: self.subsample_selections(X, y))
+            result.refined = _APPLY[REFINEMENTS[spec.refine].kind](spec.refine, inputs)
+        return result, score
+
+    def subsample_selections(self, X, y):
+        """What searches of this spec (then ``prune-compact``) on subsamples of ``X, y``
+        selected (:func:`hpcswarm.signatures.subsample.search_subsamples`), run one after the other
+        on the same grid; each round of each ends with the ``interrupt`` hook only
+        (:meth:`~hpcswarm.swarm.core.SearchHooks.without_snapshots`)."""
+        one = replace(self, spec=replace(self.spec, refine="prune-compact"),
+                      hooks=self.hooks.without_snapshots())
+
+        def search(part, labels, seed):
+            return replace(one, root=seed).run(part, labels)[0].refined.genes
+
+        return search_subsamples(search, X, y, self.spec.subsamples, self.root)
+
+
+@dataclass(frozen=True)
+class RefineInputs:
+    """What a refinement may read (:attr:`hpcswarm.signatures.refinements.Refinement.needs`): the
+    task's scorer and training samples, the search's subset, and the subsample searches (run only
+    when a rule asks for them, by calling ``selections()``)."""
+
+    scorer: object
+    data: object
+    y: np.ndarray
+    mask: np.ndarray
+    selections: object
+
+
+_TRIMS = {**TRIM_RULES, **RELEVANCE_TRIMS}
+
+_APPLY = {
+    "trim": lambda name, inputs: _TRIMS[name](inputs.scorer, inputs.data, inputs.y,
+                                              inputs.mask),
+    "rank": lambda name, inputs: RANK_RULES[name](inputs.scorer, inputs.data, inputs.y),
+    "subsample": lambda name, inputs: SUBSAMPLE_RULES[name](inputs.scorer, inputs.data,
+                                                            inputs.y, inputs.selections()),
+}
+"""How each kind of :data:`hpcswarm.signatures.refinements.REFINEMENTS` applies its rule of
+``name``."""
+
+
+def scored_front(scorer, front):
+    """The front entries scored again (``correct``, ``total``), dominated ones dropped.
+
+    The search's tracker keeps the best subset per size by fitness
+    (:mod:`hpcswarm.swarm.front`); their correct counts decide the front of (inner
+    accuracy, size), so that the combined objective's front is filtered here too.
+    """
+    scored = []
+    for entry in front:
+        mask = np.zeros(scorer.n_genes, dtype=bool)
+        mask[entry["genes"]] = True
+        score = scorer.score(mask)
+        scored.append({**entry, "correct": int(score.correct), "total": int(score.total)})
+    keep = pareto_front([(e["correct"], e["size"]) for e in scored])
+    return [scored[i] for i in keep]
+
+
+def result_document(result, seed, gene_names=None, data=None):
+    """The JSON-ready dict of a search result.
+
+    Parameters
+    ----------
+    result : SearchResult
+    seed : int
+    gene_names : sequence of str, optional
+        Names of all genes, to name the selected ones.
+    data : str, optional
+        The dataset as given on the command line.
+    """
+    genes = result.genes.tolist()
+    document = {
+        **tags(RESULT_ENCODING),
+        "data": data,
+        "algorithm": result.algorithm,
+        "seed": seed,
+        "params": result.params,
+        "n_genes_total": int(result.mask.size),
+        "selected_genes": genes,
+        "selected_gene_names": [str(gene_names[g]) for g in genes] if gene_names is not None
+        else None,
+        "n_selected": len(genes),
+        "fitness": result.fitness,
+        "history": result.history,
+        "extra": result.extra,
+        "front": [{"size": p["size"], "fitness": p["fitness"], "correct": p["correct"],
+                   "total": p["total"], "genes": np.asarray(p["genes"]).tolist()}
+                  for p in result.front],
+        "refined": None,
+    }
+    if result.refined is not None:
+        refined = result.refined.genes.tolist()
+        document["refined"] = {
+            "method": result.refined.method, "genes": refined,
+            "gene_names": [str(gene_names[g]) for g in refined] if gene_names is not None
+            else None, "correct": result.refined.correct, "total": result.refined.total,
+            "removed": result.refined.removed.tolist()}
+    return finite(document)

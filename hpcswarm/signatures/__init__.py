@@ -1,0 +1,1 @@
+"""From a search's subset to a signature: refinements, stability, gene lists."""

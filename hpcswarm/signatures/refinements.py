@@ -1,0 +1,122 @@
+"""The registry of refinements: what turns a task's search into the signature it reports.
+
+One row per rule (:class:`Refinement`), naming its kind, what it reads and its report label;
+the job key ``refine``, the selector's ``refine`` and the report's row names derive from
+:data:`REFINEMENTS`. The rules themselves live with their kind, each module holding a table
+of them by name: :data:`hpcswarm.signatures.refine.TRIM_RULES`,
+:data:`hpcswarm.signatures.relevance.RANK_RULES`,
+:data:`hpcswarm.signatures.subsample.SUBSAMPLE_RULES` (:func:`hpcswarm.selection.search.run_search`
+applies them). This module imports none of them, so that reading a results file never loads the
+engine.
+
+The kinds:
+
+``trim``
+    Trims the search's own subset on the task's training samples (pruning,
+    :mod:`hpcswarm.signatures.refine`; the subset ranked by relevance,
+    :mod:`hpcswarm.signatures.relevance`). The signature is a part of what the swarm selected.
+    Reported as ``NAME+RULE``.
+``rank``
+    Ranks every gene by a filter statistic and cuts the ranking by the inner validation; it
+    reads no subset, so two different searches on the same fold give the same genes. It is a
+    filter, not the swarm's answer, and is reported as a baseline row beside ``All`` and
+    ``PCA-kNN`` under its own label, never as ``NAME+RULE``.
+``subsample``
+    Runs the same search again on halves of the training samples and combines what they
+    selected (:mod:`hpcswarm.signatures.subsample`). Reported as ``NAME+RULE``.
+"""
+
+from dataclasses import dataclass
+
+KINDS = {
+    "trim": "trims the search's subset",
+    "rank": "ranks every gene by a filter statistic (reads no subset; a baseline)",
+    "subsample": "runs the search again on subsamples of the training samples",
+}
+"""What each kind of rule does, as the docs and ``--help`` say it."""
+
+
+@dataclass(frozen=True)
+class Refinement:
+    """One rule of :data:`REFINEMENTS`.
+
+    Attributes
+    ----------
+    name : str
+        The value of ``refine``.
+    kind : {"trim", "rank", "subsample"}
+        See the module notes (:data:`KINDS`).
+    needs : tuple of str
+        What the rule reads besides the scorer: ``"subset"`` (the search's selected
+        genes), ``"samples"`` (the training values and labels), ``"searches"`` (further
+        searches of the same spec on subsamples).
+    summary : str
+        One sentence for ``--help`` and the docs.
+    baseline_label : str
+        The report row of a ``rank`` rule ("" for the other kinds, reported as
+        ``NAME+RULE``).
+    """
+
+    name: str
+    kind: str
+    needs: tuple
+    summary: str
+    baseline_label: str = ""
+
+    def row_label(self, method_label):
+        """The report row of this rule applied to the method labelled ``method_label``."""
+        return self.baseline_label or f"{method_label}+{self.name}"
+
+
+REFINEMENTS = {rule.name: rule for rule in (
+    Refinement("prune", "trim", ("subset",),
+               "removes genes one at a time while the inner accuracy does not drop"),
+    Refinement("prune-margin", "trim", ("subset", "samples"),
+               "the same backward path with ties broken by the training samples' 1-NN "
+               "margins, keeping the best subset of the path"),
+    Refinement("prune-compact", "trim", ("subset", "samples"),
+               "keeps the subset of that path with the largest margin relative to the "
+               "samples' spread"),
+    Refinement("relevance-subset", "trim", ("subset", "samples"),
+               "ranks the search's genes one class against the rest, round robin over the "
+               "classes, and keeps the shortest prefix that classifies the training samples "
+               "best"),
+    Refinement("relevance-subset-1se", "trim", ("subset", "samples"),
+               "the same ranking cut at the shortest prefix within one standard error of the "
+               "best inner count (the one-standard-error rule)"),
+    Refinement("relevance", "rank", ("samples",),
+               "a filter, not the search's answer: every gene ranked one class against the "
+               "rest, round robin over the classes, cut where the inner validation is best; "
+               "reported as the baseline row 'Welch-RR filter'",
+               baseline_label="Welch-RR filter"),
+    Refinement("stability", "subsample", ("samples", "searches"),
+               "repeats the search (then prune-compact) on 'subsamples' halves of the "
+               "training samples and keeps the prefix of the genes ranked by how often they "
+               "were kept that the inner validation cannot tell from the best"),
+    Refinement("consensus", "subsample", ("samples", "searches"),
+               "prunes the union of those halves' genes by prune-compact"),
+)}
+"""Every refinement by its ``refine`` value."""
+
+CHOICES = ("none", *REFINEMENTS)
+"""The values of ``refine`` (``"none"``: the search's subset as it is)."""
+
+DEFAULT = "relevance-subset"
+"""The refinement of the final signature and of :func:`hpcswarm.select` when none is named:
+see ``docs/signatures.md`` for the rule that chose it and the design panel it was chosen
+on."""
+
+
+def row_label(name, method_label):
+    """The report row of refinement ``name`` of the method ``method_label`` (a rule unknown
+    to this version, read from an older or newer file, is shown as ``NAME+RULE``)."""
+    rule = REFINEMENTS.get(name)
+    return rule.row_label(method_label) if rule else f"{method_label}+{name}"
+
+
+def doc():
+    """The ``refine`` setting's help text, one clause per rule."""
+    return ("after each search: " + "; ".join(f"'{rule.name}' ({rule.kind}) {rule.summary}"
+                                             for rule in REFINEMENTS.values())
+            + f"; reported as its own row (NAME+RULE, or the filter's baseline row); "
+              f"default in the final-signature protocol and select(): '{DEFAULT}'")

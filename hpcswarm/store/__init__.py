@@ -1,0 +1,1 @@
+"""What hpcswarm writes and how: whole files, allowed outputs, tags, typed records."""

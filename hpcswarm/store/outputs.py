@@ -1,0 +1,110 @@
+"""Where a command may write: never over one of its own inputs, and over an existing file only
+when that file is named as an output and ``--overwrite`` is given.
+
+Every command that writes (``convert``, ``run`` with a job file or ``--output``, ``report``)
+checks all its output paths here, before any work, against all its input files. Two paths
+are the same file when they resolve to the same place through symbolic links and relative
+paths (:func:`os.path.realpath`) or, both existing, are one file under two names (a hard link,
+:func:`os.path.samefile`).
+"""
+
+import os
+from pathlib import Path
+
+from hpcswarm.errors import DataError
+from hpcswarm.store.atomic import MARKER, refuse_special
+
+
+def same_file(a, b):
+    """Whether paths ``a`` and ``b`` name the same file (links and relative paths resolved)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
+TEMPORARY_EXTRA = len(".") + len(f".{MARKER}-") + 7 + len("-") + 12 + len(".tmp")
+"""Bytes a temporary name (:func:`hpcswarm.store.atomic.temporary_path`) adds to its target's name
+at most: a process id of up to 7 digits (Linux's largest) and 12 hexadecimal digits."""
+
+
+def _name_max(folder):
+    """The longest file name, in bytes, of the file system of ``folder`` or the nearest
+    folder above it that exists (255 where it cannot say)."""
+    for path in [Path(folder), *Path(folder).parents]:
+        try:
+            return os.pathconf(path, "PC_NAME_MAX")
+        except (OSError, ValueError):
+            continue
+    return 255
+
+
+def check_name_length(what, path):
+    """Raise :class:`DataError` if ``path``, or the temporary name it is written under, is a
+    longer name than its folder's file system allows (typically 255 bytes)."""
+    path = Path(path)
+    length = len(os.fsencode(path.name))
+    limit = _name_max(path.parent)
+    if length + TEMPORARY_EXTRA > limit:
+        raise DataError(f"{what} {path}: the name is {length} bytes, and hpcswarm writes it "
+                        f"under a temporary name up to {TEMPORARY_EXTRA} bytes longer, over "
+                        f"the limit of {limit} bytes per name of its folder's file system; "
+                        "give the output a shorter name")
+
+
+def check_not_inputs(outputs, inputs):
+    """Raise :class:`DataError` if an output is one of the command's inputs, or two outputs
+    are one file: checked even with ``--overwrite``.
+
+    Parameters
+    ----------
+    outputs : sequence of (str, path)
+        What names each output (an option such as ``"--json"``, or a job key) and its path.
+    inputs : sequence of (str, path or None)
+        What each input is (``"the dataset"``, ``"the job file"``...) and its path; None for
+        inputs that are not files (``sklearn:wine``).
+    """
+    outputs = [(what, Path(path)) for what, path in outputs]
+    inputs = [(what, Path(path)) for what, path in inputs if path is not None]
+    for what, path in outputs:
+        check_name_length(what, path)
+    for position, (what, path) in enumerate(outputs):
+        for role, source in inputs:
+            if same_file(path, source):
+                raise DataError(f"{what} {path}: is {role} {source} of this command; an output "
+                                "never replaces an input, even with --overwrite")
+        for other_what, other in outputs[:position]:
+            if same_file(path, other):
+                raise DataError(f"{what} {path}: is also {other_what} {other}; give each "
+                                "output its own file")
+
+
+def check_outputs(outputs, inputs=(), *, overwrite=False):
+    """Raise :class:`DataError` unless every output can be written without losing data.
+
+    Parameters
+    ----------
+    outputs, inputs
+        As :func:`check_not_inputs` takes them.
+    overwrite : bool
+        Whether existing outputs may be replaced (``--overwrite``); inputs never may.
+
+    Raises
+    ------
+    DataError
+        At the first output that is an input of the command (even with ``overwrite``) or is
+        given twice (:func:`check_not_inputs`); then at the first that is not a regular file
+        (a folder, a device, a FIFO, a socket, or a link to one:
+        :func:`hpcswarm.store.atomic.refuse_special`, even with ``overwrite``), lies in a missing
+        folder, or exists (without ``overwrite``).
+    """
+    check_not_inputs(outputs, inputs)
+    for what, path in outputs:
+        path = Path(path)
+        refuse_special(path, what)
+        if not path.parent.is_dir():
+            raise DataError(f"{what} {path}: the folder {str(path.parent)!r} does not exist")
+        if (path.exists() or path.is_symlink()) and not overwrite:
+            raise DataError(f"{what} {path}: already exists (use --overwrite to replace it)")
