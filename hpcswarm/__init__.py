@@ -1,4 +1,27 @@
-"""hpcswarm: MPI-parallel particle-swarm gene selection with a k-NN wrapper fitness."""
+"""hpcswarm: MPI-parallel particle-swarm gene selection with a k-NN wrapper fitness.
+
+The public API is ``select``, ``Selection`` and ``SwarmFeatureSelector`` (imported on first
+use), and :func:`hpcswarm.data.load_dataset`; the command line is ``python -m hpcswarm``.
+
+The package is in layers, bottom first; a module imports its own layer and those below,
+never one above (``tests/test_import_graph.py`` checks it; each package's docstring says
+why it sits where it does):
+
+1. the root's foundation: :mod:`~hpcswarm.errors`, :mod:`~hpcswarm.system` (what the
+   machine offers) and :mod:`~hpcswarm.comm` (the only module that knows MPI);
+2. :mod:`hpcswarm.store`: atomic writes, allowed outputs, encoding tags, typed records;
+3. :mod:`hpcswarm.fitness`: the k-NN cross-validation engine;
+4. :mod:`hpcswarm.params`: one declaration per parameter;
+5. :mod:`hpcswarm.datasets`, then :mod:`hpcswarm.data`: bundled sets; the HDF5 format and
+   the readers;
+6. :mod:`hpcswarm.swarm`, then :mod:`hpcswarm.baselines`: the methods of the papers;
+7. :mod:`hpcswarm.signatures`: refinements, stability, the final signature, gene lists;
+8. :mod:`hpcswarm.results`: results files, the report, plots;
+9. :mod:`hpcswarm.selection`: one search (methods by name, its specification, preprocessing);
+10. :mod:`hpcswarm.run`: a job (job files, plan, protocols, task farm, checkpoint);
+11. the public face: :mod:`~hpcswarm.inputs`, :mod:`~hpcswarm.selector`, :mod:`~hpcswarm.api`;
+    then the command line, :mod:`~hpcswarm.cli` and ``__main__``.
+"""
 
 from typing import TYPE_CHECKING
 

@@ -5,6 +5,11 @@
 * :mod:`hpcswarm.baselines.pca`: PCA + k-NN keeping 95 % of the variance (Gu et al. 2018), not a
   gene selector, hence its own evaluation functions, PCA fitted on training rows only.
 
+May import: :mod:`hpcswarm.swarm` (the greedy baselines run on its loop) and every package
+below it (:mod:`hpcswarm.data`, :mod:`hpcswarm.datasets`, :mod:`hpcswarm.params`,
+:mod:`hpcswarm.fitness`, :mod:`hpcswarm.store`, the root's foundation). Never the method
+registry (:mod:`hpcswarm.selection`) or anything above.
+
 >>> from hpcswarm.baselines import BASELINES
 >>> sorted(BASELINES)
 ['all-genes', 'gsbs', 'lfs', 'sbs', 'sfs']

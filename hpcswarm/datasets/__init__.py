@@ -15,4 +15,7 @@
 :mod:`hpcswarm.datasets.panel`
     The generated design sets (``panel:NAME``): many small classes, parity, correlated
     modules, heavy imbalance, each drawn from a fixed seed with its planted genes known.
+
+May import: nothing of hpcswarm but the root's foundation (errors, system, comm); it uses none
+of it. The data layer (:mod:`hpcswarm.data.sources`) reads it.
 """

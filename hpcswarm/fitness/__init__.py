@@ -5,6 +5,10 @@ GPU, see :data:`DEVICES`) and :class:`SubsetFitness`.
 
 No MPI here: the engine is a function of plain arrays; the swarm and the protocols
 distribute its calls.
+
+May import: :mod:`hpcswarm.store` (below it, not used) and the root's foundation: errors,
+and :mod:`hpcswarm.comm` for its block partitions only. Never the parameters, the data layer,
+the swarm or anything above: the engine is a function of plain arrays.
 """
 
 from hpcswarm.fitness.archive import DEFAULT_ARCHIVE_SIZE, Archive

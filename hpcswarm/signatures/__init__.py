@@ -1,1 +1,29 @@
-"""From a search's subset to a signature: refinements, stability, gene lists."""
+"""From a search's subset to a signature: refinements, stability, the final signature, gene lists.
+
+- :mod:`~hpcswarm.signatures.refinements`: the registry of ``refine`` rules
+  (:data:`~hpcswarm.signatures.refinements.REFINEMENTS`), one row per rule naming its kind,
+  what it reads and its report label; it imports none of the rules.
+- :mod:`~hpcswarm.signatures.refine`: the ``trim`` rules (``prune``, ``prune-compact``,
+  ``prune-margin``).
+- :mod:`~hpcswarm.signatures.relevance`: relevance rankings, one class against the rest, cut
+  by the inner validation (the ``rank`` rules and ``relevance-subset``).
+- :mod:`~hpcswarm.signatures.subsample`: stability selection and a consensus from searches on
+  subsamples (the ``subsample`` rules).
+- :mod:`~hpcswarm.signatures.stability`: how far the selections of the folds and runs agree
+  (Kuncheva, Jaccard, Nogueira et al., Sechidis et al.).
+- :mod:`~hpcswarm.signatures.final`: the final signature of a job, one search on every
+  sample beside the estimate of the folds (``/final`` of a results file).
+- :mod:`~hpcswarm.signatures.genelist`: the gene lists a signature is written as and
+  ``evaluate --genes`` reads.
+
+Why together: what turns the genes a search selected into the signature a user publishes,
+and how far it can be trusted. A search applies the rules (:mod:`hpcswarm.selection.search`),
+so they sit below the search; the report reads their registry, the stability and the final
+signature, so they sit below the results too.
+
+May import: :mod:`hpcswarm.baselines`, :mod:`hpcswarm.swarm`, :mod:`hpcswarm.data`,
+:mod:`hpcswarm.datasets`, :mod:`hpcswarm.params`, :mod:`hpcswarm.fitness`,
+:mod:`hpcswarm.store` and the root's foundation (errors, system, comm). Never
+:mod:`hpcswarm.results`, :mod:`hpcswarm.selection`, :mod:`hpcswarm.run`, the public API or
+the command line.
+"""

@@ -1,1 +1,19 @@
-"""What hpcswarm writes and how: whole files, allowed outputs, tags, typed records."""
+"""What hpcswarm writes and how: whole files, allowed outputs, encoding tags, typed records.
+
+- :mod:`~hpcswarm.store.atomic`: the one file writer (a temporary name beside the target,
+  ``fsync``, rename); one-line errors for write faults.
+- :mod:`~hpcswarm.store.outputs`: where a command may write: never over one of its inputs,
+  over an existing file only with ``--overwrite``.
+- :mod:`~hpcswarm.store.encoding`: the ``encoding-type`` / ``encoding-version`` tags of every
+  stored object, values made plain for JSON and HDF5 attributes.
+- :mod:`~hpcswarm.store.records`: typed results (a task's record, its Pareto front, its refined
+  subset, its history) and their HDF5 and JSON encodings.
+
+Why together, and why at the bottom: every file hpcswarm writes, from a converted dataset to
+a job's results and checkpoint, goes through these four, so that the data layer (which writes
+datasets) and the swarm (whose history rows are the records' fields) use them without
+reaching up; reading a results file reads records and loads no engine.
+
+May import: the root's foundation only (:mod:`hpcswarm.errors`, :mod:`hpcswarm.system`,
+:mod:`hpcswarm.comm`); it uses :mod:`hpcswarm.errors`. Every other package may import it.
+"""

@@ -2,6 +2,11 @@
 
 The methods by name are in :mod:`hpcswarm.selection.methods`.
 
+May import: :mod:`hpcswarm.data` and :mod:`hpcswarm.datasets` (below it, not used),
+:mod:`hpcswarm.params`, :mod:`hpcswarm.fitness`, :mod:`hpcswarm.store` (the records' history
+fields) and the root's foundation (errors, system, comm). Never the baselines, the method
+registry (:mod:`hpcswarm.selection`), the job or anything above.
+
 >>> from hpcswarm.swarm import HISTORY_FIELDS
 >>> HISTORY_FIELDS[:2]
 ('iteration', 'best_fitness')
