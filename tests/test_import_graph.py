@@ -1,4 +1,5 @@
-"""The package's import graph, read from the source with ast: no cycles, no private imports.
+"""The package's import graph, read from the source with ast: no cycles, no private imports, no
+import of a layer above the importer's own (:data:`LAYERS`).
 
 Every ``import`` and ``from ... import`` of a module counts, at module level or inside a
 function alike (a deferred import is still a dependency), except under ``if TYPE_CHECKING:``
@@ -114,3 +115,65 @@ def test_no_module_imports_a_private_name_of_another():
                      for target, names in targets.items()
                      for name in names if name.startswith("_") and not name.startswith("__"))
     assert private == []
+
+
+
+LAYERS = (
+    ("hpcswarm", "hpcswarm.errors", "hpcswarm.system", "hpcswarm.comm"),
+    ("hpcswarm.store",),
+    ("hpcswarm.fitness",),
+    ("hpcswarm.params",),
+    ("hpcswarm.datasets",),
+    ("hpcswarm.data",),
+    ("hpcswarm.swarm",),
+    ("hpcswarm.baselines",),
+    ("hpcswarm.signatures",),
+    ("hpcswarm.results",),
+    ("hpcswarm.selection",),
+    ("hpcswarm.run",),
+    ("hpcswarm.inputs", "hpcswarm.selector", "hpcswarm.api"),
+    ("hpcswarm.cli", "hpcswarm.__main__"),
+)
+"""The layers of the package, bottom first (``hpcswarm/__init__.py`` lists them, each
+package's docstring says why it sits where it does): a module may import its own layer and
+those below, never one above. A unit is a root module or a whole package:
+``hpcswarm.run.job`` belongs to ``hpcswarm.run``; ``hpcswarm`` is the root package itself,
+whose public names are imported on first use (by name, not by an import statement)."""
+
+LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
+
+
+def unit_of(name):
+    """``hpcswarm.run.job`` -> ``hpcswarm.run``; a root module or ``hpcswarm`` as it is."""
+    return ".".join(name.split(".")[:2])
+
+
+def upward_imports(graph):
+    """``"source imports target"`` for every import of a unit in a layer above the
+    source's own."""
+    return sorted(f"{source} imports {target}"
+                  for source, targets in graph.items() for target in targets
+                  if LAYER[unit_of(target)] > LAYER[unit_of(source)])
+
+
+def test_every_module_has_a_layer():
+    unplaced = sorted({unit_of(name) for name in import_graph()} - set(LAYER))
+    assert unplaced == [], "add each to LAYERS, and say why in its package's docstring"
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    assert upward_imports(import_graph()) == []
+
+
+def test_an_import_of_a_layer_above_is_found():
+    graph = {"hpcswarm.store.records": {"hpcswarm.run.job": set()},
+             "hpcswarm.run.job": {"hpcswarm.store.records": set(), "hpcswarm.run": set()},
+             "hpcswarm.run": {}}
+    assert upward_imports(graph) == ["hpcswarm.store.records imports hpcswarm.run.job"]
+
+
+def test_every_package_says_what_it_may_import():
+    """The layers are written where a reader looks first: each package's docstring."""
+    silent = sorted(path.parent.name for path in PACKAGE.glob("*/__init__.py")
+                    if "May import:" not in ast.get_docstring(ast.parse(path.read_text())))
+    assert silent == []
