@@ -8,7 +8,7 @@ pruning holds 15 of the informative genes and 100 noise genes, as a search that 
 Per replicate and rule: test accuracy, genes, informative and noise genes kept. The
 ``jobs/README.md`` table of pruning variants reports the same design (30 replicates).
 
-Run: ``python benchmarks/study_prune.py [n_replicates] [s ...]`` (default 30 replicates,
+Run: ``python -m studies.study_prune [n_replicates] [s ...]`` (default 30 replicates,
 s = 1.6 and 1.2).
 """
 

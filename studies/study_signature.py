@@ -37,7 +37,7 @@ PSO-LSRG (with n and the smallest p that n can reach), mean size, Kuncheva's ind
 the folds of a run, Nogueira's and Sechidis et al.'s estimates, and the refinement's cost
 over the search (wall seconds here against the task's recorded search time).
 
-Run from the repository root: ``python benchmarks/study_signature.py WORK NAME [NAME ...]``
+Run from the repository root: ``python -m studies.study_signature WORK NAME [NAME ...]``
 (``--no-vlpso`` ignores the VLPSO files);
 ``--json FILE`` also writes every figure.
 """
@@ -207,23 +207,30 @@ def print_table(table):
             print("| " + " | ".join(cells) + " |", flush=True)
 
 
-def main():
+def study(work, names, vlpso=True):
+    """Every candidate's figures per set ``NAME`` of ``names``, from ``WORK/r-NAME.h5`` and,
+    with ``vlpso`` and where it exists, ``WORK/v-NAME.h5``: ``{NAME: {row: figures}}``."""
+    table = {}
+    for name in names:
+        tasks, dataset = tasks_of(work / f"r-{name}.h5")
+        data = load_dataset(dataset)
+        X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y)
+        rows = rows_of(tasks, X, y)
+        vlpso_file = work / f"v-{name}.h5"
+        if vlpso and vlpso_file.exists():
+            rows.update(vlpso_rows(vlpso_file, tasks))
+        table[name] = figures(tasks, rows, X)
+    return table
+
+
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("work", type=Path)
     parser.add_argument("names", nargs="+")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--no-vlpso", action="store_true", help="ignore WORK/v-NAME.h5")
-    args = parser.parse_args()
-    table = {}
-    for name in args.names:
-        tasks, dataset = tasks_of(args.work / f"r-{name}.h5")
-        data = load_dataset(dataset)
-        X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y)
-        rows = rows_of(tasks, X, y)
-        vlpso = args.work / f"v-{name}.h5"
-        if vlpso.exists() and not args.no_vlpso:
-            rows.update(vlpso_rows(vlpso, tasks))
-        table[name] = figures(tasks, rows, X)
+    args = parser.parse_args(argv)
+    table = study(args.work, args.names, vlpso=not args.no_vlpso)
     print_table(table)
     chosen, reasons = choose(table)
     for name, reason in reasons.items():

@@ -5,7 +5,7 @@ evaluations and the wall time, then their means, to set beside the paper's Table
 (SRBCT, PSO-LSRG: best 100%, mean 100%, 153.95 genes on average over 40 runs) and Table 4
 (77.70 s on average, their Java implementation).
 
-Run: ``python benchmarks/srbct_pso_lsrg.py [n_seeds] [first_seed]``.
+Run: ``python -m studies.srbct_pso_lsrg [n_seeds] [first_seed]``.
 """
 
 import sys
@@ -17,12 +17,14 @@ from hpcswarm.data import load_dataset
 from hpcswarm.selection.search import run_search
 
 
-def main(n_seeds=5, first_seed=0):
+def main(n_seeds=5, first_seed=0, params=None):
+    """Run and print the seeds ``first_seed`` ... (``params``: PSO-LSRG's parameters that
+    differ from the paper's, None for none)."""
     dataset = load_dataset("builtin:srbct")
     rows = []
     for seed in range(first_seed, first_seed + n_seeds):
         started = time.perf_counter()
-        result = run_search(dataset.X, dataset.y, "pso-lsrg", seed=seed)
+        result = run_search(dataset.X, dataset.y, "pso-lsrg", params, seed=seed)
         seconds = time.perf_counter() - started
         score = result.extra["score"]
         rows.append((score["accuracy"], int(result.mask.sum()),

@@ -4,7 +4,7 @@
 class against the rest, takes them round robin over the classes (Forman 2004) and cuts the ranking
 at the shortest prefix with the most inner correct predictions. This study puts each of its
 three parts beside the alternatives a reader would ask about, on the searches that
-``study_refine.py`` cached (Tran et al. 2016, Experiment II: 3 runs of outer stratified
+:mod:`studies.study_refine` cached (Tran et al. 2016, Experiment II: 3 runs of outer stratified
 10-fold cross-validation, seed 2016, 1-NN leave-one-out inside):
 
 Cuts of the same ranking
@@ -34,15 +34,15 @@ Per task, the inner counts that the count-based cuts read come from the task's s
 (:class:`~hpcswarm.fitness.KnnEvaluator`); the per-sample outcomes that the paired and
 balanced cuts and the order by need read are 1-NN leave-one-out on exact squared distances,
 summed gene by gene, ties to the lower training index (the tool's rule). Each row is scored
-on its fold's test samples, with the figures and the bar of ``study_refine.py``: test
+on its fold's test samples, with the figures and the bar of :mod:`studies.study_refine`: test
 accuracy % per run (sd), the one-sided rank-sum p of its fold accuracies against PSO-LSRG's,
 mean (largest) size, Kuncheva's index between folds, and the bar (p >= 0.05, at most 30
 genes, Kuncheva >= 0.3; on SRBCT also 93.26 % with at most 15 genes).
 
-Run from the repository root after ``study_refine.py`` has cached the searches of the sets
+Run from the repository root after :mod:`studies.study_refine` has cached the searches of the sets
 named (minutes per set, one process):
 
-    python benchmarks/study_relevance_variants.py WORK [NAME ...]
+    python -m studies.study_relevance_variants WORK [NAME ...]
 """
 
 import argparse
@@ -52,12 +52,11 @@ from pathlib import Path
 import numpy as np
 from scipy.special import digamma, polygamma
 
-from study_refine import DESIGN_SETS, data_path, rule_figures, tasks, tested  # this folder
-
 from hpcswarm.data import load_dataset
 from hpcswarm.fitness import KnnEvaluator
-from hpcswarm.signatures.relevance import (MAX_SIGNATURE, balanced_ranking, best_prefix,
-                                           one_vs_rest, prefix_scores)
+from hpcswarm.signatures.relevance import balanced_ranking, best_prefix, one_vs_rest, prefix_scores
+from studies.design_sets import (DESIGN_SETS, MAX_SIGNATURE, data_path, rule_figures, tasks,
+                                 tested)
 
 VARIANTS = ("most correct", "within one", "one SE", "paired one SE", "balanced", "pooled t",
             "moderated t", "SAM", "by need")
@@ -207,8 +206,8 @@ def signatures(X, y, train):
                   "moderated t": pooled_t(part, labels, moderate=True),
                   "SAM": sam(part, labels)}
     for variant, values in statistics.items():
-        chosen[variant] = best_prefix(scorer, balanced_ranking(values, MAX_SIGNATURE)).genes
-    chosen["by need"] = best_prefix(scorer, by_need(part, labels, welch)).genes
+        chosen[variant] = best_prefix(scorer, balanced_ranking(values, MAX_SIGNATURE), variant).genes
+    chosen["by need"] = best_prefix(scorer, by_need(part, labels, welch), "by need").genes
     return chosen
 
 
@@ -237,13 +236,13 @@ def table(name, work):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("work", type=Path, help="the folder study_refine.py cached into")
+    parser.add_argument("work", type=Path, help="the folder studies.study_refine cached into")
     parser.add_argument("names", nargs="*", choices=[[], *DESIGN_SETS], default=[],
                         metavar="NAME", help=f"design sets (default all: {', '.join(DESIGN_SETS)})")
     args = parser.parse_args(argv)
     for name in args.names or list(DESIGN_SETS):
         if not (args.work / f"{name}.h5").exists():
-            print(f"{name}: run study_refine.py first", flush=True)
+            print(f"{name}: run studies.study_refine first", flush=True)
             continue
         print("\n".join(table(name, args.work)), flush=True)
     return 0

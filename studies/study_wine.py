@@ -7,7 +7,7 @@ run as soon as that accuracy is reached (``target``), and prints how many runs r
 and after how many evaluations: when the subset was first scored (``best_found_at``; for a
 swarm batch, the count after the batch) and at the end of that round.
 
-Run: ``python benchmarks/study_wine.py [n_seeds]``.
+Run: ``python -m studies.study_wine [n_seeds]``.
 """
 
 import itertools
@@ -39,7 +39,9 @@ def exhaustive(X, y):
     return best, found, evaluator.evaluations
 
 
-def main(n_seeds=20):
+def main(n_seeds=20, params=None):
+    """Run and print the study over ``n_seeds`` seeds (``params``: the methods' parameters
+    that differ from the papers', None for none)."""
     X, y = load_wine(return_X_y=True)
     X = minmax_scale(X)
     started = time.perf_counter()
@@ -50,7 +52,7 @@ def main(n_seeds=20):
     for name in ("cbpso", "pso-lsrg"):
         hits, evaluations, found_at, rounds, seconds = 0, [], [], [], []
         for seed in range(n_seeds):
-            result = run_search(X, y, name, {"target": target}, seed=seed)
+            result = run_search(X, y, name, {**(params or {}), "target": target}, seed=seed)
             last = result.history[-1]
             seconds.append(last["seconds"])
             if result.fitness >= target:

@@ -27,7 +27,7 @@ the paper's 93.26 % with at most 15 genes.
 The design sets: SRBCT, leukemia, colon, lymphoma, Prostate_GE and GLIOMA from
 ``../shared/data`` (outside the repository), and a synthetic planted-signal set (4 classes
 of 7, 10, 14 and 15 samples, 2000 genes of which the first 20 carry the class) written by
-this script. The figures are what ``refine = "stability"`` / ``"consensus"`` give in a job:
+:func:`studies.design_sets.synthetic`. The figures are what ``refine = "stability"`` / ``"consensus"`` give in a job:
 the subsample searches use the seeds a job draws
 (:func:`hpcswarm.signatures.subsample.subsample_seed` under each task's seed). With
 ``--no-subsamples`` the subsample searches are skipped and the table has their rows only where they
@@ -35,7 +35,7 @@ are cached.
 
 Run from the repository root; every step is cached in WORK, so a stopped study continues:
 
-    mpiexec -n 2 python benchmarks/study_refine.py WORK [NAME ...]
+    mpiexec -n 2 python -m studies.study_refine WORK [NAME ...]
 
 1. the Experiment II job per dataset (``WORK/NAME.h5``, ``refine = "prune-compact"``);
 2. per task, the subsample searches (``WORK/subsamples/NAME/run-R-fold-F.npz``), tasks
@@ -51,84 +51,46 @@ from pathlib import Path
 
 import h5py
 import numpy as np
-from scipy.stats import f_oneway, mannwhitneyu
+from scipy.stats import f_oneway
 
-from hpcswarm import cli
 from hpcswarm.comm import world
-from hpcswarm.data import Dataset, load_dataset, write_dataset
-from hpcswarm.fitness import KnnEvaluator, score_split
+from hpcswarm.data import load_dataset
+from hpcswarm.fitness import KnnEvaluator
+from hpcswarm.run.job import run_job
+from hpcswarm.run.jobfile import read_job
 from hpcswarm.selection.search import run_search
 from hpcswarm.selection.spec import SearchSpec
-from hpcswarm.signatures.relevance import MAX_SIGNATURE, best_prefix, relevance_prefix
-from hpcswarm.signatures.stability import stability_summary
-from hpcswarm.signatures.subsample import (DEFAULT_SUBSAMPLES, SubsampleSelections, consensus_prune,
-                                search_subsamples, stability_prefix)
+from hpcswarm.signatures.relevance import best_prefix, relevance_prefix
+from hpcswarm.signatures.subsample import (DEFAULT_SUBSAMPLES, SubsampleSelections,
+                                           consensus_prune, search_subsamples,
+                                           stability_prefix)
+from studies.design_sets import (DESIGN_SETS, MAX_SIGNATURE, PLANTED, ROOT, data_path,
+                                 rule_figures, synthetic, tasks, tested)
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
-DESIGN_SETS = {"SRBCT": "SRBCT.arff", "leukemia": "leukemia.arff", "colon": "colon.mat",
-               "lymphoma": "lymphoma.mat", "Prostate_GE": "Prostate_GE.mat",
-               "GLIOMA": "GLIOMA.mat", "synthetic": None}
 TABLE_5 = {"SRBCT": "93.26 +/- 2.86, 15.01 genes", "leukemia": "87.84 +/- 2.89, 236.45 genes",
            "Prostate_GE": "81.79 +/- 2.18, 972.25 genes (Prostate Tumor, 10509 genes)",
            "GLIOMA": "73.85 +/- 4.57, 882.37 genes (Brain Tumor 2, 10367 genes)"}
-PAPER_BAR = {"SRBCT": (93.26, 15)}
-"""Where the bar also asks for the paper's figures: test accuracy %, genes."""
 RUNS, SEED = 3, 2016
-PLANTED = 20
 RULES = ("PSO-LSRG", "+prune-compact", "+relevance", "+F-ranking", "+stability", "+consensus")
 SUBSAMPLE_ROWS = ("+stability", "+consensus")
 
 
-def synthetic(path):
-    """The planted-signal design set: class means N(0, 1) on the first 20 genes, unit noise."""
-    rng = np.random.default_rng([2026, 27])
-    y = np.repeat(np.arange(4), [7, 10, 14, 15])
-    means = np.zeros((4, 2000))
-    means[:, :PLANTED] = rng.normal(size=(4, PLANTED))
-    X = means[y] + rng.normal(size=(y.size, 2000))
-    order = rng.permutation(y.size)
-    write_dataset(Dataset(X[order], y[order], ["A", "B", "C", "D"],
-                          [f"g{i:04d}" for i in range(2000)], None,
-                          {"source": "planted signal, benchmarks/study_refine.py"}), path)
-
-
-def data_path(name, work):
-    return (work / "synthetic-data.h5" if DESIGN_SETS[name] is None
-            else SHARED / DESIGN_SETS[name])
-
-
-def searches(name, work, comm):
-    """Step 1: the Experiment II job on ``name`` (every rank calls; skipped when done)."""
+def searches(name, work, comm, overrides=()):
+    """Step 1: the Experiment II job on ``name`` (every rank calls; skipped when done);
+    ``overrides``: more job keys (``"key=value"``, as ``--set`` takes them) after the
+    study's own."""
     output = work / f"{name}.h5"
     if output.exists():
         return output
     if DESIGN_SETS[name] is None and comm.rank == 0 and not data_path(name, work).exists():
         synthetic(data_path(name, work))
     comm.barrier()
-    cli.main(["run", str(ROOT / "jobs" / "pso-lsrg-experiment-ii.toml"), "--quiet",
-              "--set", f"data={data_path(name, work)}", "--set", f"output={output}",
-              "--set", f"runs={RUNS}", "--set", f"seed={SEED}",
-              "--set", "refine=prune-compact"])
+    job = read_job(ROOT / "jobs" / "pso-lsrg-experiment-ii.toml",
+                   [f"data={data_path(name, work)}", f"output={output}", f"runs={RUNS}",
+                    f"seed={SEED}", "refine=prune-compact", *overrides])
+    run_job(job, comm, quiet=True)
     comm.barrier()  # rank 0 writes the results after the other ranks have left the job
     return output
-
-
-def tasks(path):
-    """Each task of a results file: run, fold, spawn key, training and test rows, genes, refined
-    genes, seconds."""
-    found = []
-    with h5py.File(path, "r") as f:
-        seconds = f["tasks"]["seconds"][()]
-        for number, (run, fold) in enumerate(zip(f["tasks"]["run"][()], f["tasks"]["fold"][()])):
-            group = f["runs"][f"run-{int(run):03d}"][f"fold-{int(fold):02d}"]
-            found.append({"run": int(run), "fold": int(fold),
-                          "key": tuple(int(k) for k in group.attrs["spawn_key"]),
-                          "train": group["train_index"][()], "test": group["test_index"][()],
-                          "genes": group["selected_genes"][()],
-                          "pruned": group["refined_genes"][()],
-                          "seconds": float(seconds[number])})
-    return found
 
 
 def f_ranking(X, y):
@@ -190,13 +152,13 @@ def rows(name, work):
         chosen["+relevance"] = (relevance_prefix(scorer, X[train], y[train]).genes,
                                 time.perf_counter() - started)
         started = time.perf_counter()
-        chosen["+F-ranking"] = (best_prefix(scorer, f_ranking(X[train], y[train])).genes,
-                                time.perf_counter() - started)
+        ranked = best_prefix(scorer, f_ranking(X[train], y[train]), "F-ranking")
+        chosen["+F-ranking"] = (ranked.genes, time.perf_counter() - started)
         if searched:
             selections, seconds = _stored_selections(subsample_file(work, name, task), n_genes)
             started = time.perf_counter()
-            chosen["+stability"] = (stability_prefix(scorer, selections).genes,
-                                    seconds + time.perf_counter() - started)
+            kept = stability_prefix(scorer, X[train], y[train], selections)
+            chosen["+stability"] = (kept.genes, seconds + time.perf_counter() - started)
             started = time.perf_counter()
             chosen["+consensus"] = (consensus_prune(scorer, X[train], y[train],
                                                     selections).genes,
@@ -204,42 +166,6 @@ def rows(name, work):
         for rule, (genes, cost) in chosen.items():
             found[rule].append({**tested(X, y, task, genes), "cost": cost / task["seconds"]})
     return found, n_genes
-
-
-def tested(X, y, task, genes):
-    """``genes`` (chosen on the task's training samples) scored on its test samples by 1-NN:
-    the record :func:`rule_figures` reads (``run``, ``correct``, ``total``, ``genes``)."""
-    mask = np.zeros(X.shape[1], dtype=bool)
-    mask[genes] = True
-    score = score_split(X[task["train"]], y[task["train"]], X[task["test"]], y[task["test"]],
-                        mask, 1)
-    return {"run": task["run"], "correct": score.correct, "total": score.total,
-            "genes": np.asarray(genes)}
-
-
-def rule_figures(records, base, n_genes, name, compare=True):
-    """One rule's figures on one set: test accuracy % per run (folds pooled), the one-sided
-    rank-sum p of its fold accuracies against ``base`` (1 without ``compare``), the sizes,
-    :func:`~hpcswarm.signatures.stability.stability_summary`, Kuncheva's index between folds and
-    whether the bar is met.
-
-    ``records``: per task, ``run``, ``correct``, ``total`` and ``genes``.
-    """
-    runs = np.array([r["run"] for r in records])
-    per_run = [100 * sum(r["correct"] for r in records if r["run"] == run)
-               / sum(r["total"] for r in records if r["run"] == run)
-               for run in np.unique(runs)]
-    folds = np.array([r["correct"] / r["total"] for r in records])
-    below = mannwhitneyu(folds, base, alternative="less").pvalue if compare else 1.0
-    sizes = np.array([r["genes"].size for r in records])
-    summary = stability_summary([r["genes"] for r in records], runs, n_genes)
-    kuncheva = summary["folds"]["kuncheva"]
-    meets = below >= 0.05 and sizes.mean() <= 30 and kuncheva >= 0.3
-    if name in PAPER_BAR:  # and the paper's own figures
-        accuracy, genes = PAPER_BAR[name]
-        meets = meets and np.mean(per_run) >= accuracy and sizes.mean() <= genes
-    return {"per_run": per_run, "below": below, "sizes": sizes, "summary": summary,
-            "kuncheva": kuncheva, "meets": meets}
 
 
 def table(name, work):

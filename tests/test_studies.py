@@ -1,0 +1,84 @@
+"""The method-choice studies of ``studies/`` on tiny data: each still runs against the package
+and prints (or returns) its figures. The studies themselves take minutes to hours; these
+check that a change of the package has not left one behind."""
+
+import numpy as np
+import pytest
+
+from hpcswarm.comm import SerialComm
+from hpcswarm.data import Dataset, write_dataset
+from studies import (srbct_pso_lsrg, study_prune, study_refine, study_relevance_variants,
+                     study_signature, study_wine)
+from studies.design_sets import PLANTED, data_path
+
+TINY_SWARM = {"n_particles": 4, "n_iterations": 2}
+TINY_JOB = ("runs=2", "folds=3", "params.n_particles=4", "params.n_iterations=2",
+            "params.ls_tries=2")
+"""Experiment II reduced to 2 runs of 3 folds and a swarm of 4 particles for 2 rounds."""
+
+
+def test_the_pruning_study_prints_every_rule(capsys):
+    study_prune.main(2, (1.6,))
+    out = capsys.readouterr().out
+    assert "s = 1.6: 2 replicates" in out
+    for rule in study_prune.RULES:
+        assert f"  {rule} " in out
+
+
+def test_the_wine_study_finds_the_exhaustive_optimum(capsys):
+    study_wine.main(1, params=TINY_SWARM)
+    out = capsys.readouterr().out
+    assert "exhaustive: 8191 subsets, best 177/178" in out  # min-max scaled wine, 1-NN LOO
+    assert "cbpso: reached 177/178 in " in out and "pso-lsrg: reached 177/178 in " in out
+
+
+def test_the_srbct_reproduction_prints_its_means(capsys):
+    srbct_pso_lsrg.main(1, 3, {**TINY_SWARM, "ls_tries": 2})
+    out = capsys.readouterr().out
+    assert out.startswith("seed 3: accuracy ") and "mean over 1 seeds: accuracy " in out
+
+
+@pytest.fixture(scope="module")
+def refine_work(tmp_path_factory):
+    """The refinement study's cache after its two steps, on a small planted-signal set in
+    place of the synthetic design set (3 classes of 10 samples, 40 genes, the first
+    ``PLANTED`` informative)."""
+    work = tmp_path_factory.mktemp("study")
+    rng = np.random.default_rng(7)
+    y = np.repeat(np.arange(3), 10)
+    X = rng.normal(size=(30, 40))
+    X[:, :PLANTED] += rng.normal(0, 1.5, size=(3, PLANTED))[y]
+    write_dataset(Dataset(X, y, ["A", "B", "C"], [f"g{i:02d}" for i in range(40)], None, {}),
+                  data_path("synthetic", work))
+    comm = SerialComm()
+    output = study_refine.searches("synthetic", work, comm, overrides=TINY_JOB)
+    params = {"n_particles": 4, "n_iterations": 2, "ls_tries": 2}
+    study_refine.subsamples("synthetic", work, comm, params)
+    return work, output
+
+
+def test_the_refinement_study_tables_every_rule(refine_work):
+    work, _ = refine_work
+    lines = study_refine.table("synthetic", work)
+    assert lines[0].startswith("synthetic (40 genes")
+    assert [line.split()[0] for line in lines[2:]] == list(study_refine.RULES)
+
+
+def test_the_relevance_variants_read_the_cached_searches(refine_work):
+    work, _ = refine_work
+    lines = study_relevance_variants.table("synthetic", work)
+    rows = [line[2:16].strip() for line in lines[2:]]
+    assert rows == ["PSO-LSRG", *study_relevance_variants.VARIANTS]
+
+
+def test_the_signature_study_applies_its_rule(refine_work, capsys):
+    work, output = refine_work
+    (work / "r-synthetic.h5").symlink_to(output)
+    table = study_signature.study(work, ["synthetic"])
+    assert list(table["synthetic"]) == ["PSO-LSRG", "+prune-compact",
+                                        *study_signature.COMPUTED]
+    chosen, reasons = study_signature.choose(table)
+    assert set(reasons) == {"+prune-compact", "+relevance-subset", "+relevance-subset-1se"}
+    assert chosen is None or chosen in reasons
+    study_signature.print_table(table)
+    assert "| synthetic | PSO-LSRG |" in capsys.readouterr().out
