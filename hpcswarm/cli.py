@@ -354,7 +354,7 @@ def _evaluate(args, shards=None, comm=None):
     import numpy as np
 
     from hpcswarm.data import load_dataset
-    from hpcswarm.fitness import GeneMajor, make_scorer
+    from hpcswarm.fitness import GeneMajor, make_folds, make_scorer
     from hpcswarm.fitness.compiled import worth_compiling
     from hpcswarm.fitness.genes import mask_from_genes
     from hpcswarm.selection.preprocess import parse_steps, score_in_folds
@@ -373,8 +373,8 @@ def _evaluate(args, shards=None, comm=None):
     steps = parse_steps(args.preprocess, "--preprocess")
     if steps:
         try:
-            result = score_in_folds(dataset.X, dataset.y, mask, steps, k=args.k, cv=args.cv,
-                                    seed=args.seed)
+            folds = make_folds(dataset.y, args.cv, args.seed)
+            result = score_in_folds(dataset.X, dataset.y, mask, steps, folds, args.k)
         except ValueError as exc:
             raise ParameterError(str(exc)) from exc
     else:

@@ -229,13 +229,13 @@ def transformed_bytes(steps, n_train, n_genes):
     return 2 * 8 * n_train * n_genes
 
 
-def score_in_folds(X, y, mask, steps, *, k, cv, seed):
+def score_in_folds(X, y, mask, steps, folds, k):
     """k-NN validation of ``mask``'s genes with ``steps`` fitted inside every fold.
 
-    The folds are those the fitness engine makes for ``cv`` and ``seed``
-    (:func:`hpcswarm.fitness.make_folds`); in each, the steps are fitted on the training rows
-    of the chosen genes and applied to the held-out rows, which are then scored by k-NN on
-    every gene the steps keep (:func:`hpcswarm.fitness.score_split`).
+    In each fold (those the fitness engine makes, :func:`hpcswarm.fitness.make_folds`), the
+    steps are fitted on the training rows of the chosen genes and applied to the held-out
+    rows, which are then scored by k-NN on every gene the steps keep
+    (:func:`hpcswarm.fitness.score_split`).
 
     Parameters
     ----------
@@ -243,20 +243,19 @@ def score_in_folds(X, y, mask, steps, *, k, cv, seed):
     y : ndarray of shape (n_samples,)
     mask : ndarray of bool, shape (n_genes,)
     steps : list of (str, value)
+    folds : sequence of (train_idx, test_idx)
     k : int
-    cv : {"loo", "holdout"} or int
-    seed : int
 
     Returns
     -------
     dict
         ``correct``, ``total``, ``accuracy`` and ``error`` summed over the folds.
     """
-    from hpcswarm.fitness import make_folds, score_split
+    from hpcswarm.fitness import score_split
 
     genes = np.flatnonzero(mask)
     correct = total = 0
-    for train, test in make_folds(y, cv, seed):
+    for train, test in folds:
         fitted, train_rows = fit(steps, np.asarray(X[train])[:, genes], y[train])
         test_rows = fitted.transform(np.asarray(X[test])[:, genes])
         score = score_split(train_rows, y[train], test_rows, y[test],
