@@ -151,7 +151,8 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
            algorithm: str = "pso-lsrg", n_features_to_select: Union[None, int, float] = None,
            refine: str = FinalSignature.default_refine, max_genes: Optional[int] = None,
            sample_shards: Optional[int] = None, device: Optional[str] = None,
-           subsamples: Optional[int] = None, n_particles: Optional[int] = None,
+           subsamples: Optional[int] = None, preprocess: Union[None, dict, str] = None,
+           n_particles: Optional[int] = None,
            n_iterations: Optional[int] = None, k: Optional[int] = None,
            cv: Union[None, str, int] = None, objective: Optional[str] = None,
            alpha: Optional[float] = None, archive_size: Optional[int] = None,
@@ -192,6 +193,13 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
     subsamples : int, optional
         The number of searches on halves of the samples (an even number) for
         ``refine="stability"`` or ``"consensus"``; None keeps the specification's default.
+    preprocess : dict or str, optional
+        Steps the search reads the data through: a dict as the ``[preprocess]`` table of a
+        job (``{"log2": True, "top_variance": 500}``) or a text as ``hpcswarm evaluate
+        --preprocess`` (``"log2,top_variance=500"``), fitted on all the samples given (one
+        search, no outer folds, as the last search of a ``final-signature`` job; a
+        cross-validated estimate needs a job's protocols, which fit them in every fold). The
+        signature names original genes (:class:`~hpcswarm.selector.SwarmFeatureSelector`).
     params : dict, optional
         Overrides of the method's other parameters, as ``--param`` on the command line.
     verbose : int, default 0

@@ -29,7 +29,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from hpcswarm.inputs import check_columns, check_labels
 from hpcswarm.run.progress import format_seconds, task_seconds
 from hpcswarm.selection.methods import METHODS, algorithm_class
+from hpcswarm.selection.preprocess import fit as fit_steps
+from hpcswarm.selection.preprocess import parse_steps
 from hpcswarm.selection.search import make_fitness, run_search
+from hpcswarm.selection.spec import SETTINGS as SPEC_SETTINGS
 from hpcswarm.selection.spec import SPEC, SearchSpec
 from hpcswarm.signatures.refine import eliminate_to
 from hpcswarm.swarm.core import SearchHooks
@@ -99,7 +102,8 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         The size of the signature: at most this many genes (an int >= 1), or at most this
         fraction of the genes (a float in (0, 1], rounded down, at least 1 gene). ``None``:
         the subset the search returned (its refinement when ``refine`` is set). The rule
-        is given under Notes.
+        is given under Notes. Counted among the columns of ``X``; a ``preprocess`` filter
+        step that keeps fewer genes lowers it to their number.
     refine : {"none", "prune", "prune-margin", "prune-compact", "relevance", "stability", \
 "consensus"}, default "none"
         A refinement of the search's subset on the same samples (:mod:`hpcswarm.signatures.refine`),
@@ -120,6 +124,17 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         The number of searches on halves of the training samples (complementary pairs: an
         even number) for ``refine="stability"`` or ``"consensus"``; ``None`` keeps the
         specification's default.
+    preprocess : None, dict or str, default None
+        Preprocessing steps the search reads the data through: a dict of steps in order,
+        as the ``[preprocess]`` table of a job (``{"log2": True, "top_variance": 500}``),
+        or a text, as ``hpcswarm evaluate --preprocess`` (``"log2,top_variance=500"``),
+        read by :func:`hpcswarm.selection.preprocess.parse_steps`. ``fit`` fits them on all
+        the samples of its ``X`` (a single search has no outer folds) and searches the
+        transformed matrix; every gene-indexed attribute names original columns, and
+        ``transform`` selects those columns of the untransformed ``X`` (see Notes). For a
+        cross-validated estimate, cross-validate a pipeline holding the selector (each fit
+        then sees its training part only) or run a job, whose protocols fit the steps inside
+        every outer fold (:mod:`hpcswarm.run.protocols`).
     n_particles : None or int, default None
         Swarm size of a swarm method. This and the settings below are the method's
         parameters of these names (:data:`SETTINGS`), as keyword arguments for
@@ -146,7 +161,8 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     Attributes
     ----------
     support_ : ndarray of shape (n_features_in_,), bool
-        The selected genes: the signature.
+        The selected genes: the signature, among the columns of ``X`` (those the
+        preprocessing kept).
     inner_accuracy_ : float
         The signature's inner validation accuracy on the training data (the fitness
         engine's cross-validation, ``k`` and ``cv``).
@@ -169,7 +185,12 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     seed_ : int
         The run seed of the fit.
     result_ : SearchResult
-        The whole search result (history, parameters, method records).
+        The whole search result (history, parameters, method records); with
+        ``preprocess``, its gene indices are columns of the transformed matrix
+        (``preprocessing_.genes`` maps them to columns of ``X``).
+    preprocessing_ : Fitted or None
+        The fitted steps (:class:`hpcswarm.selection.preprocess.Fitted`), None without
+        ``preprocess``.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         When ``X`` has column names.
@@ -190,6 +211,13 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     per subset size, and ``scores_`` counts each gene's presence on that front (a gene that
     the best small subsets and the best large ones all keep scores 1).
 
+    With ``preprocess`` the selector still selects original genes: ``transform`` returns
+    the chosen columns of the ``X`` it is given, untransformed, as any scikit-learn
+    selector does; the steps only shape how the search saw the genes. A gene that a
+    filter step dropped is never selected and scores 0. The steps are fitted on the same
+    samples the search then reads, so ``inner_accuracy_`` is optimistic twice over
+    (Ambroise & McLachlan 2002).
+
     Examples
     --------
     >>> from sklearn.datasets import load_wine
@@ -208,7 +236,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
                  refine: str = SPEC["refine"].default,
                  max_genes: Optional[int] = None, sample_shards: Optional[int] = None,
                  device: Optional[str] = None, subsamples: Optional[int] = None,
-                 n_particles: Optional[int] = None,
+                 preprocess: Union[None, dict, str] = None, n_particles: Optional[int] = None,
                  n_iterations: Optional[int] = None, k: Optional[int] = None,
                  cv: Union[None, str, int] = None, objective: Optional[str] = None,
                  alpha: Optional[float] = None, archive_size: Optional[int] = None,
@@ -223,6 +251,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         self.sample_shards = sample_shards
         self.device = device
         self.subsamples = subsamples
+        self.preprocess = preprocess
         self.n_particles = n_particles
         self.n_iterations = n_iterations
         self.k = k
@@ -272,12 +301,14 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         ------
         ValueError
             Invalid data, unknown algorithm or parameter (``ParameterError``), bad
-            ``random_state``, ``n_features_to_select``, ``refine`` or ``verbose``. Labels
-            that do not name at least two classes (missing, one class, float values
-            that look continuous: :func:`hpcswarm.inputs.check_labels`); a ``DataFrame``
-            with columns that are not numbers or a name given twice.
+            ``random_state``, ``n_features_to_select``, ``refine``, ``preprocess`` or
+            ``verbose``. Labels that do not name at least two classes (missing, one class,
+            float values that look continuous: :func:`hpcswarm.inputs.check_labels`); a
+            ``DataFrame`` with columns that are not numbers or a name given twice.
         TypeError
             Sparse ``X``.
+        DataError
+            A ``log2`` step on a value with ``x + pseudocount <= 0``.
         """
         spec = self.search_spec()  # every setting checked before the data
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
@@ -287,13 +318,17 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         if y is not None:  # None: scikit-learn's own message
             y = check_labels(y, "y")
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        fitted, X = fit_steps(spec.preprocess, X, y) if spec.preprocess else (None, X)
+        genes = np.arange(X.shape[1]) if fitted is None else fitted.genes  # columns of X
         X = exact_range(X)
         check_classification_targets(y)
-        budget = signature_size(self.n_features_to_select, X.shape[1])
-        if budget is not None and algorithm_class(spec.algorithm).supports_max_genes:
-            spec = replace(spec, max_genes=min(spec.max_genes or budget, budget))
+        budget = signature_size(self.n_features_to_select, self.n_features_in_)
+        if budget is not None:
+            budget = min(budget, X.shape[1])  # at most the genes a filter step kept
+            if algorithm_class(spec.algorithm).supports_max_genes:
+                spec = replace(spec, max_genes=min(spec.max_genes or budget, budget))
         seed = run_seed(self.random_state)
-        result = run_search(X, y, spec, seed=seed, comm=self.comm,
+        result = run_search(X, y, replace(spec, preprocess=()), seed=seed, comm=self.comm,
                             hooks=SearchHooks(progress=self._round_printer(spec.params)))
         mask, source, correct = choose_signature(result, budget)
         if mask is None:
@@ -301,16 +336,18 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
                                      device=spec.device)
             cut = eliminate_to(scorer, smallest_subset(result), budget)
             mask, source, correct = cut.mask, "eliminate", cut.correct
-        self.support_ = mask
+        self.support_ = np.zeros(self.n_features_in_, dtype=bool)
+        self.support_[genes[mask]] = True
         self.chosen_from_ = source
         self.inner_accuracy_ = correct / result.extra["score"]["total"]
-        self.front_ = front_table(result.front)
-        self.scores_ = front_frequency(self.front_, mask.size)
-        self.ranking_ = ranking(self.scores_, mask)
+        self.front_ = front_table(result.front, genes)
+        self.scores_ = front_frequency(self.front_, self.n_features_in_)
+        self.ranking_ = ranking(self.scores_, self.support_)
         self.fitness_ = float(result.fitness)
         self.seed_ = seed
         self.result_ = result
-        self._say(f"{self.algorithm}: {int(mask.sum())} of {mask.size} genes selected "
+        self.preprocessing_ = fitted
+        self._say(f"{self.algorithm}: {int(mask.sum())} of {self.n_features_in_} genes selected "
                   f"(from the {source}), inner accuracy {100 * self.inner_accuracy_:.2f}%", 1)
         return self
 
@@ -323,9 +360,10 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         ------
         ValueError
             As :meth:`method_params`; a ``ParameterError`` for an unknown method, parameter
-            or setting value.
+            or setting value, or a bad ``preprocess`` step.
         """
         settings = {name: getattr(self, name) for name in SEARCH_SETTINGS}
+        settings["preprocess"] = parse_steps(self.preprocess)
         return SearchSpec.build(self.algorithm, self.method_params(), **settings)
 
     def _say(self, line, level):
@@ -455,11 +493,12 @@ def ranking(scores: np.ndarray, support: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def front_table(front) -> dict:
-    """A search's front as columns: ``size``, ``inner_accuracy``, ``genes``."""
+def front_table(front, genes: np.ndarray) -> dict:
+    """A search's front as columns: ``size``, ``inner_accuracy``, ``genes`` (each point's
+    indices into ``genes``, the columns of the data that the searched matrix holds)."""
     return {"size": np.array([int(p["size"]) for p in front], dtype=np.int64),
             "inner_accuracy": np.array([p["correct"] / p["total"] for p in front]),
-            "genes": [np.asarray(p["genes"], dtype=np.int64) for p in front]}
+            "genes": [genes[np.asarray(p["genes"], dtype=np.int64)] for p in front]}
 
 
 _KEYWORDS = tuple(inspect.signature(SwarmFeatureSelector.__init__).parameters)
@@ -470,8 +509,9 @@ SETTINGS = tuple(name for name in _KEYWORDS
 method's paper default), so that ``GridSearchCV`` can search them; every other parameter of
 a method goes through ``params``. Read from the selector's signature."""
 
-SEARCH_SETTINGS = tuple(name for name in _KEYWORDS if name in SPEC and name != "algorithm")
-"""The settings of :data:`hpcswarm.selection.spec.SPEC_PARAMS` the selector takes as keyword
+SEARCH_SETTINGS = tuple(name for name in _KEYWORDS if name in SPEC_SETTINGS)
+"""The settings of :data:`hpcswarm.selection.spec.SETTINGS` (the rows of
+:data:`~hpcswarm.selection.spec.SPEC_PARAMS` and ``preprocess``) the selector takes as keyword
 arguments and passes to the search (``None``: the specification's default)."""
 
 PYTHON_NAMES = {"seed": "random_state"}

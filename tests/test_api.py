@@ -16,7 +16,7 @@ from hpcswarm.comm import SerialComm
 from hpcswarm.data import load_dataset
 from hpcswarm.run.protocols import FinalSignature
 from hpcswarm.selection.methods import METHODS
-from hpcswarm.selection.spec import SPEC_PARAMS, search_arguments
+from hpcswarm.selection.spec import SETTINGS, SPEC_PARAMS, search_arguments
 
 pandas = pytest.importorskip("pandas")
 
@@ -65,6 +65,26 @@ def test_dataframe_gives_gene_names_from_its_columns():
     frame["tissue"] = np.where(y == 1, "tumour", "normal")  # the label as a column
     named = hpcswarm.select(frame, "tissue", algorithm="sfs", n_features_to_select=2)
     assert named.gene_names == result.gene_names and "tissue" not in named.all_gene_names
+
+
+def test_preprocess_names_original_genes_with_numpy_and_pandas():
+    X, y = informative(seed=3)
+    X[:, [0, 5]] *= 3.0  # noise of variance 9: kept by top_variance with genes 3 and 7
+    names = [f"ENSG{i:05d}" for i in range(X.shape[1])]
+    frame = pandas.DataFrame(X, columns=names)
+    by_array = hpcswarm.select(X, y, algorithm="sfs", preprocess="top_variance=4")
+    by_frame = hpcswarm.select(frame, y, algorithm="sfs", preprocess={"top_variance": 4})
+    assert by_array.genes.tolist() == by_frame.genes.tolist()
+    assert set(by_array.genes) <= {0, 3, 5, 7} and len(by_array.genes) >= 1
+    assert by_array.gene_names == [f"gene{g}" for g in by_array.genes]
+    assert by_frame.gene_names == [names[g] for g in by_frame.genes]
+    assert by_frame.front["gene_names"][0] == [names[g] for g in by_frame.front["genes"][0]]
+    assert by_frame.to_frame()["column"].tolist() == by_frame.genes.tolist()
+    assert np.array_equal(by_frame.selector.transform(X), frame[by_frame.gene_names].values)
+    assert by_frame.settings["preprocess"] == {"top_variance": 4}
+    frame["tissue"] = np.where(y == 1, "tumour", "normal")  # top_anova reads named classes
+    named = hpcswarm.select(frame, "tissue", algorithm="sfs", preprocess="top_anova=2")
+    assert set(named.gene_names) <= {"ENSG00003", "ENSG00007"} and named.gene_names
 
 
 def anndata_object(seed=2):
@@ -195,9 +215,13 @@ def test_select_takes_the_search_specification_as_typed_keywords():
     keywords = inspect.signature(hpcswarm.select).parameters
     hints = typing.get_type_hints(hpcswarm.select)
     derived = [name for name in keywords if name not in API_ONLY]
-    assert {param.name for param in SPEC_PARAMS} <= set(derived)
+    assert {param.name for param in SPEC_PARAMS} | set(SETTINGS) <= set(derived)
     assert all(parameter.kind is not parameter.VAR_KEYWORD for parameter in keywords.values())
     for name in derived:
+        if name == "preprocess":  # no row: a table of steps (dict) or their text
+            assert set(typing.get_args(hints[name])) == {type(None), dict, str}
+            assert keywords[name].default is None
+            continue
         row = rows[name]  # a KeyError: a keyword that is no setting of the specification
         accepted = typing.get_args(hints[name]) or (hints[name],)
         assert set(KIND_TYPES[row.kind]) <= set(accepted), name

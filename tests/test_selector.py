@@ -35,6 +35,7 @@ FAST = [
     SwarmFeatureSelector("sfs"),
     SwarmFeatureSelector("cso", {"n_particles": 4, "n_iterations": 3, "cv": 3,
                                  "archive_size": 100}),
+    SwarmFeatureSelector("sfs", preprocess="top_variance=3,zscore"),
 ]
 
 
@@ -114,6 +115,44 @@ def test_bad_algorithm_and_parameter_are_named():
         SwarmFeatureSelector("pso", {"n_particles": "many"}).fit(X, y)
     with pytest.raises(ValueError, match="params must be a dict"):
         SwarmFeatureSelector("pso", [("k", 1)]).fit(X, y)
+
+
+def test_preprocess_searches_the_kept_genes_and_reports_original_columns():
+    X, y = informative_genes(seed=5)
+    X[:, [4, 8, 10]] *= 3.0  # noise of variance 9: above the informative genes' (~4.6)
+    selector = SwarmFeatureSelector("sfs", random_state=0,
+                                    preprocess={"top_variance": 5, "zscore": True}).fit(X, y)
+    kept = selector.preprocessing_.genes
+    assert kept.tolist() == [0, 1, 4, 8, 10]
+    assert set(np.flatnonzero(selector.support_)) <= set(kept) and selector.support_.size == 12
+    assert selector.n_features_in_ == 12
+    # the same search as a plain fit on the transformed matrix, its indices mapped back
+    plain = SwarmFeatureSelector("sfs", random_state=0).fit(
+        selector.preprocessing_.transform(X), y)
+    assert np.array_equal(np.flatnonzero(selector.support_), kept[plain.support_])
+    assert all(np.array_equal(ours, kept[theirs]) for ours, theirs in
+               zip(selector.front_["genes"], plain.front_["genes"]))
+    assert np.array_equal(selector.scores_[kept], plain.scores_)
+    assert not selector.scores_[np.setdiff1d(np.arange(12), kept)].any()
+    assert np.array_equal(selector.ranking_[kept].argsort(), plain.ranking_.argsort())
+    assert selector.inner_accuracy_ == plain.inner_accuracy_
+    assert np.array_equal(selector.transform(X), X[:, selector.support_])  # untransformed
+    assert SwarmFeatureSelector("sfs").fit(X, y).preprocessing_ is None
+    capped = SwarmFeatureSelector("sfs", n_features_to_select=8, preprocess="top_variance=5")
+    assert set(np.flatnonzero(capped.fit(X, y).support_)) <= set(kept)  # 8 of X's 12 genes
+
+
+@pytest.mark.parametrize("bad, problem", [
+    ("top_variance=0", "preprocess.top_variance must be a number of genes >= 1, got 0"),
+    ({"zscore": 3}, "preprocess.zscore must be true or false, got 3"),
+    ("scale", "preprocess.scale is not a preprocessing step; steps: log2, zscore, minmax, "
+              "top_variance, top_anova"),
+    (5, "preprocess must be a table of steps, got 5"),
+])
+def test_bad_preprocess_steps_are_named(bad, problem):
+    with pytest.raises(ParameterError) as raised:
+        SwarmFeatureSelector("sfs", preprocess=bad).fit(*informative_genes())
+    assert isinstance(raised.value, ValueError) and str(raised.value) == problem
 
 
 class Uncopyable(SerialComm):

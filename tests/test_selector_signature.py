@@ -62,7 +62,7 @@ def test_settings_are_method_parameters_and_conflicts_are_refused():
     declared = {p.name for cls in METHODS.values() for p in cls.PARAMS}
     keywords = set(inspect.signature(SwarmFeatureSelector.__init__).parameters)
     assert set(SETTINGS) == keywords & declared and "n_particles" in SETTINGS
-    assert set(SEARCH_SETTINGS) == {p.name for p in SPEC_PARAMS} - {"algorithm"}
+    assert set(SEARCH_SETTINGS) == {p.name for p in SPEC_PARAMS} - {"algorithm"} | {"preprocess"}
     selector = SwarmFeatureSelector("bpso", {"n_particles": 5}, n_particles=6)
     with pytest.raises(ValueError, match="n_particles is given both"):
         selector.fit(*informative())

@@ -79,17 +79,20 @@ def _docstring_entries(obj):
 
 
 def test_every_search_setting_is_a_keyword_a_flag_and_a_job_key_with_its_default():
-    """Each row of SPEC_PARAMS is a parameter of the selector and a keyword of select, both
-    documented, with the row's default (None: the spec's default, as build reads it), a
-    ``run`` flag and a job key; the reference pages render the rows they are generated from."""
+    """Each search setting (the method, the rows of SPEC_PARAMS, preprocess) is a parameter of
+    the selector and a keyword of select, both documented, with the row's default (None: the
+    spec's default, as build reads it); a row is a ``run`` flag and a job key, ``preprocess``
+    a job table and an ``evaluate`` flag, whose forms the two faces read as the job does; the
+    reference pages render the rows they are generated from."""
     import inspect
     from pathlib import Path
 
     import hpcswarm
     from hpcswarm import SwarmFeatureSelector
-    from hpcswarm.run.jobfile import SCHEMA
+    from hpcswarm.run.jobfile import SCHEMA, build_job
     from hpcswarm.run.protocols import FinalSignature
     from hpcswarm.selection.methods import METHODS
+    from hpcswarm.selection.spec import SETTINGS, SPEC
     from hpcswarm.selector import PYTHON_NAMES, SEARCH_SETTINGS
 
     keys = {key.name.rpartition(".")[2]: key for key in SCHEMA}
@@ -97,21 +100,33 @@ def test_every_search_setting_is_a_keyword_a_flag_and_a_job_key_with_its_default
     faces = {"the selector": (SwarmFeatureSelector.__init__, SwarmFeatureSelector),
              "select": (hpcswarm.select, hpcswarm.select)}  # (signature, docstring)
     own_defaults = {("select", "refine"): FinalSignature.default_refine}  # a final signature
-    for param in SPEC_PARAMS:
-        assert (keys[param.name].kind, keys[param.name].default) == (param.kind, param.default)
-        assert flags[param.name].default is None  # the spec's default, unless given
+    for name in ("algorithm", *SETTINGS):
+        param = SPEC.get(name)  # None: preprocess, a table of steps
+        if param is not None:
+            assert (keys[name].kind, keys[name].default) == (param.kind, param.default)
+            assert flags[name].default is None  # the spec's default, unless given
         for face, (function, documented) in faces.items():
-            keyword = inspect.signature(function).parameters[param.name]
-            assert param.name in _docstring_entries(documented), (face, param.name)
-            if param.required:  # the method: the Python API picks one
+            keyword = inspect.signature(function).parameters[name]
+            assert name in _docstring_entries(documented), (face, name)
+            if param is not None and param.required:  # the method: the Python API picks one
                 assert keyword.default in METHODS
                 continue
-            expected = own_defaults.get((face, param.name), param.default)
-            assert keyword.default in (expected, None), (face, param.name)
+            default = SearchSpec.build("cbpso").preprocess if param is None else param.default
+            expected = own_defaults.get((face, name), default)
+            assert keyword.default in (expected, None), (face, name)
             if keyword.default is None:
-                assert SearchSpec.build("cbpso", **{param.name: None}) == SearchSpec.build(
-                    "cbpso", **{param.name: param.default})
-    assert set(SEARCH_SETTINGS) == {p.name for p in SPEC_PARAMS if not p.required}
+                assert SearchSpec.build("cbpso", **{name: None}) == SearchSpec.build(
+                    "cbpso", **{name: default})
+    assert set(SEARCH_SETTINGS) == set(SETTINGS) == {p.name for p in SPEC_PARAMS
+                                                     if not p.required} | {"preprocess"}
+    table = {"log2": 0.5, "zscore": False, "top_variance": 5}
+    job = build_job({"data": "builtin:srbct", "algorithm": "cbpso", "preprocess": table})
+    evaluate = cli.build_parser().parse_args(["evaluate", "x.h5", "--all", "--preprocess",
+                                              "log2=0.5,top_variance=5"])
+    for given in (table, evaluate.preprocess):
+        selector = SwarmFeatureSelector("cbpso", preprocess=given)
+        assert selector.search_spec().preprocess == job.spec.preprocess == (
+            ("log2", 0.5), ("top_variance", 5))
     for job_key, keyword in PYTHON_NAMES.items():
         assert job_key in keys and job_key in flags
         assert all(keyword in inspect.signature(f).parameters for f, _ in faces.values())

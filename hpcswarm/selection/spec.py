@@ -10,7 +10,7 @@ from these rows; a new setting is one row here and one field of :class:`SearchSp
 The method registry (:data:`hpcswarm.selection.methods.METHODS`) is read when a spec is built.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness.scorer import DEVICES
@@ -92,10 +92,10 @@ class SearchSpec:
         """
         from hpcswarm.selection.methods import algorithm_params
 
-        unknown = sorted(set(settings) - set(SPEC) - {"preprocess"})
+        unknown = sorted(set(settings) - set(SETTINGS))
         if unknown:
             raise ParameterError(f"unknown search setting(s) {', '.join(unknown)}; known: "
-                                 f"{', '.join([*SPEC, 'preprocess'])}")
+                                 f"{', '.join(SETTINGS)}")
         checked = {name: SPEC[name].parse(value) for name, value in settings.items()
                    if name in SPEC and value is not None}
         max_genes = checked.pop("max_genes", 0) or None
@@ -119,6 +119,12 @@ class SearchSpec:
             raise SettingError("max_genes", f"applies to the swarm methods without local search "
                                             f"(pso, pso-rg, bpso, cbpso, cso, fsipso), not to "
                                             f"{self.algorithm}")
+
+
+SETTINGS = tuple(f.name for f in fields(SearchSpec) if f.name not in ("algorithm", "params"))
+"""The settings of a search besides its method and the method's parameters: the fields of
+:class:`SearchSpec`, each a row of :data:`SPEC_PARAMS` but ``preprocess`` (a table of steps,
+:func:`hpcswarm.selection.preprocess.parse_steps`, the ``[preprocess]`` table of a job)."""
 
 
 class SettingError(ParameterError):
