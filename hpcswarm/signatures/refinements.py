@@ -101,7 +101,7 @@ REFINEMENTS = {rule.name: rule for rule in (
 CHOICES = ("none", *REFINEMENTS)
 """The values of ``refine`` (``"none"``: the search's subset as it is)."""
 
-DEFAULT = "relevance-subset"
+DEFAULT = "relevance-subset-1se"
 """The refinement of the final signature and of :func:`hpcswarm.select` when none is named:
 see ``docs/signatures.md`` for the rule that chose it and the design panel it was chosen
 on."""
