@@ -336,17 +336,7 @@ def expression_heatmap(X: ArrayLike, y: ArrayLike, gene_names: Optional[Sequence
     fig, (band, ax) = plt.subplots(2, 1, figsize=(max(7.0, 3.0 + 0.05 * n_samples), height),
                                    sharex=True, layout="constrained", gridspec_kw={
                                        "height_ratios": [0.35, max(n_genes * 0.17, 3.0)]})
-    colours = _class_colours(plt, len(names))
-    band.imshow(np.array([[colours[c] for c in grouped]]), aspect="auto",
-                interpolation="nearest")
-    band.set_yticks([])
-    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
-    ends = np.r_[starts[1:], n_samples]
-    for start, end in zip(starts, ends):
-        band.text((start + end - 1) / 2, -0.6, f"{names[grouped[start]]} (n={end - start})",
-                  ha="center", va="bottom", fontsize=9, fontweight="bold")
-    for spine in band.spines.values():
-        spine.set_visible(False)
+    starts = _class_band(band, grouped, names, _class_colours(plt, len(names)))
     image = ax.imshow(z[samples][:, order].T, aspect="auto", cmap="RdBu_r", vmin=-3, vmax=3,
                       interpolation="nearest")
     for start in starts[1:]:
@@ -364,6 +354,22 @@ def expression_heatmap(X: ArrayLike, y: ArrayLike, gene_names: Optional[Sequence
     heading = f"{title}: " if title else ""
     fig.suptitle(f"{heading}expression of the {n_genes}-gene signature by class", fontsize=11)
     return fig
+
+
+def _class_band(band, grouped, names, colours):
+    """Draw the coloured band of the samples' classes (``grouped``: their codes, grouped)
+    with each group's name and count above it; returns where each group starts."""
+    band.imshow(np.array([[colours[c] for c in grouped]]), aspect="auto",
+                interpolation="nearest")
+    band.set_yticks([])
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    ends = np.r_[starts[1:], grouped.size]
+    for start, end in zip(starts, ends):
+        band.text((start + end - 1) / 2, -0.6, f"{names[grouped[start]]} (n={end - start})",
+                  ha="center", va="bottom", fontsize=9, fontweight="bold")
+    for spine in band.spines.values():
+        spine.set_visible(False)
+    return starts
 
 
 def expression_strips(X: ArrayLike, y: ArrayLike, gene_names: Optional[Sequence[str]],

@@ -109,14 +109,10 @@ class GeneCount(Fields):
 
 
 @dataclass(eq=False)
-class RankedGene(Fields):
+class RankedGene(GeneCount):
     """A selected gene with its mean rank over runs
     (:func:`hpcswarm.signatures.stability.ranked_genes`)."""
 
-    index: int
-    name: str
-    count: int
-    frequency: float
     mean_rank: float
 
 
