@@ -29,8 +29,8 @@ from numpy.typing import ArrayLike
 
 from hpcswarm.data.dataset import Dataset
 from hpcswarm.inputs import check_columns, check_gene_names, check_labels
-from hpcswarm.run.protocols import FinalSignature
 from hpcswarm.selector import PYTHON_NAMES, SEARCH_SETTINGS, SETTINGS, SwarmFeatureSelector
+from hpcswarm.signatures.refinements import SIGNATURE_METHOD, final_refine
 
 UNS_KEY = "hpcswarm"
 """Default key of ``adata.uns`` and prefix of the ``adata.var`` column written back."""
@@ -148,8 +148,9 @@ class Selection:
 
 
 def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
-           algorithm: str = "pso-lsrg", n_features_to_select: Union[None, int, float] = None,
-           refine: str = FinalSignature.default_refine, max_genes: Optional[int] = None,
+           algorithm: str = SIGNATURE_METHOD,
+           n_features_to_select: Union[None, int, float] = None,
+           refine: Optional[str] = None, max_genes: Optional[int] = None,
            sample_shards: Optional[int] = None, device: Optional[str] = None,
            subsamples: Optional[int] = None, preprocess: Union[None, dict, str] = None,
            n_particles: Optional[int] = None,
@@ -176,8 +177,10 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         with a ``DataFrame`` is matched on its index. At least two classes, every sample
         labelled; float labels with more than half of them distinct are refused as
         measurements unless categorical. None with a ``Dataset`` (it has its own).
-    algorithm : str, default "pso-lsrg"
-        The search method, a name of :data:`hpcswarm.selection.methods.METHODS`.
+    algorithm : str, default "vlpso"
+        The search method, a name of :data:`hpcswarm.selection.methods.METHODS`. The default,
+        VLPSO (Tran, Xue & Zhang 2019), is the search whose own subset the design panel chose
+        as the default signature (:data:`hpcswarm.signatures.refinements.SIGNATURE_METHOD`).
     n_features_to_select : None, int or float, default None
         Cap on the signature's genes: at most this many (an int >= 1) or at most this
         fraction of the genes (a float in (0, 1]), chosen as
@@ -204,10 +207,12 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         Overrides of the method's other parameters, as ``--param`` on the command line.
     verbose : int, default 0
         ``0`` silent; ``1`` one line when the search ends; ``2`` also one line per round.
-    refine : str, default :attr:`hpcswarm.run.protocols.FinalSignature.default_refine`
-        The refinement of the search's subset (:data:`hpcswarm.signatures.refinements.REFINEMENTS`),
-        by default that of a ``final-signature`` job: ``select`` on all samples is that
-        job's last search.
+    refine : str, optional
+        The refinement of the search's subset (:data:`hpcswarm.signatures.refinements.REFINEMENTS`).
+        None: that of a ``final-signature`` job of the same method
+        (:func:`~hpcswarm.signatures.refinements.final_refine`: ``"none"`` for VLPSO, whose
+        subset is the signature, ``"relevance-subset-1se"`` for the other methods), since
+        ``select`` on all samples is that job's last search.
     n_particles : int, optional
         Swarm size of a swarm method; None keeps the method's paper default (every setting
         below likewise: :data:`~hpcswarm.selector.SETTINGS`; other parameters go in
@@ -265,6 +270,8 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
             raise TypeError("select() got both seed and random_state; give random_state only")
         random_state = seed
     X, y, shown, names, adata = _matrix(data, labels, layer, gene_names)
+    if refine is None:
+        given["refine"] = refine = final_refine(algorithm)
     search = {name: given[name] for name in SEARCH_SETTINGS}
     method = {name: given[name] for name in SETTINGS}
     selector = SwarmFeatureSelector(

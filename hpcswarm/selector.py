@@ -35,6 +35,7 @@ from hpcswarm.selection.search import make_fitness, run_search
 from hpcswarm.selection.spec import SETTINGS as SPEC_SETTINGS
 from hpcswarm.selection.spec import SPEC, SearchSpec
 from hpcswarm.signatures.refine import eliminate_to
+from hpcswarm.signatures.refinements import SIGNATURE_METHOD
 from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.swarm.state import run_seed_sequence
 
@@ -85,8 +86,10 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
 
     Parameters
     ----------
-    algorithm : str, default "pso-lsrg"
-        A name of :data:`hpcswarm.selection.methods.METHODS`.
+    algorithm : str, default "vlpso"
+        A name of :data:`hpcswarm.selection.methods.METHODS`. The default is the search whose
+        own subset the design panel chose as the default signature
+        (:data:`hpcswarm.signatures.refinements.SIGNATURE_METHOD`; ``docs/signatures.md``).
     params : dict, default None
         Overrides of the method's parameters, fitness included (``k``, ``cv``,
         ``objective``, ...), as ``--param`` on the command line; checked at ``fit``.
@@ -230,7 +233,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     (True, [1, 2, 3])
     """
 
-    def __init__(self, algorithm: str = "pso-lsrg", params: Optional[dict] = None,
+    def __init__(self, algorithm: str = SIGNATURE_METHOD, params: Optional[dict] = None,
                  random_state: object = None, comm: object = None, *,
                  n_features_to_select: Union[None, int, float] = None,
                  refine: str = SPEC["refine"].default,

@@ -6,6 +6,7 @@ import inspect
 import subprocess
 import sys
 import typing
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ import hpcswarm
 from hpcswarm import SwarmFeatureSelector
 from hpcswarm.comm import SerialComm
 from hpcswarm.data import load_dataset
-from hpcswarm.run.protocols import FinalSignature
+from hpcswarm.signatures.refinements import DEFAULT, SIGNATURE_METHOD, final_refine
 from hpcswarm.selection.methods import METHODS
 from hpcswarm.selection.spec import SETTINGS, SPEC_PARAMS, search_arguments
 
@@ -36,7 +37,7 @@ def informative(seed=0, n_samples=36, n_genes=12):
 def test_numpy_array_gives_the_selector_signature_with_default_names():
     X, y = informative()
     result = hpcswarm.select(X, y, algorithm="bpso", random_state=5, **SMALL)
-    selector = SwarmFeatureSelector("bpso", random_state=5, refine=FinalSignature.default_refine,
+    selector = SwarmFeatureSelector("bpso", random_state=5, refine=final_refine("bpso"),
                                     **SMALL).fit(X, y)
     assert result.genes.tolist() == np.flatnonzero(selector.support_).tolist()
     assert result.gene_names == [f"gene{g}" for g in result.genes]
@@ -114,7 +115,7 @@ def test_anndata_writes_var_and_uns_that_an_h5ad_file_keeps(tmp_path):
     assert params["algorithm"] == "sfs" and params["random_state"] == 1
     assert params["layer"] == "logcounts" and params["max_genes"] == "none"
     assert params["labels"] == "cell_type" and params["k"] == 1 and params["cv"] == "loo"
-    assert params["refine"] == FinalSignature.default_refine
+    assert params["refine"] == final_refine("sfs")
     uns = adata.uns["hpcswarm"]
     assert uns["inner_accuracy"] == result.inner_accuracy
     assert list(uns["selected_genes"]) == result.gene_names
@@ -227,20 +228,21 @@ def test_select_takes_the_search_specification_as_typed_keywords():
         assert set(KIND_TYPES[row.kind]) <= set(accepted), name
         default = keywords[name].default
         assert default is None or default == row.default or name in ("refine", "algorithm")
-    assert keywords["algorithm"].default in METHODS
-    assert keywords["refine"].default == FinalSignature.default_refine
+    assert keywords["algorithm"].default == SIGNATURE_METHOD in METHODS
+    assert keywords["refine"].default is None  # the final signature's, by method
     selector = inspect.signature(SwarmFeatureSelector.__init__).parameters
     assert set(selector) - {"self"} == set(derived) | {"params", "random_state", "comm",
                                                        "n_features_to_select", "verbose"}
     selector_hints = typing.get_type_hints(SwarmFeatureSelector.__init__)
-    assert all(selector_hints[name] == hints[name] for name in derived)
+    assert all(selector_hints[name] == hints[name] for name in derived if name != "refine")
+    assert hints["refine"] == Optional[selector_hints["refine"]]  # None: by method
 
 
 def test_the_default_refinement_is_the_final_signature_jobs():
     X, y = informative(seed=7)
     result = hpcswarm.select(X, y, algorithm="bpso", **SMALL)
-    assert result.settings["refine"] == FinalSignature.default_refine
-    assert result.selector.result_.refined.method == FinalSignature.default_refine
+    assert result.settings["refine"] == final_refine("bpso") == DEFAULT
+    assert result.selector.result_.refined.method == DEFAULT
 
 
 def test_seed_still_works_with_a_deprecation_warning_at_the_caller():

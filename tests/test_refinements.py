@@ -5,12 +5,14 @@ together."""
 import numpy as np
 import pytest
 
+import hpcswarm
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import KnnEvaluator, score_split
 from hpcswarm.selection.search import run_search
 from hpcswarm.selection.spec import SearchSpec
 from hpcswarm.signatures.refine import TRIM_RULES
-from hpcswarm.signatures.refinements import CHOICES, DEFAULT, KINDS, REFINEMENTS, row_label
+from hpcswarm.signatures.refinements import (CHOICES, DEFAULT, KINDS, REFINEMENTS,
+                                             SIGNATURE_METHOD, final_refine, row_label)
 from hpcswarm.signatures.relevance import (RANK_RULES, RELEVANCE_TRIMS, balanced_ranking,
                                            one_vs_rest, prefix_scores, relevance_subset,
                                            relevance_subset_1se, shortest_best, within_one_se)
@@ -120,3 +122,21 @@ def test_the_default_signature_is_the_swarms_and_beats_the_filter_on_parity():
     for refined in signatures.values():
         assert score_split(X, y, X_test, y_test, refined.mask, 1).accuracy > filter_accuracy
         assert refined.genes.size < filtered.genes.size
+
+
+def test_the_default_signature_is_vlpsos_own_subset_and_beats_the_filter_on_parity():
+    X, y = parity_data(0, 80)
+    X_test, y_test = parity_data(1, 400)
+    found = {seed: hpcswarm.select(X, y, random_state=seed, n_particles=12, n_iterations=10)
+             for seed in (1, 2)}
+    for result in found.values():
+        assert result.algorithm == SIGNATURE_METHOD and final_refine(SIGNATURE_METHOD) == "none"
+        assert result.chosen_from == "search" and result.selector.result_.refined is None
+        assert result.genes.tolist() == result.selector.result_.genes.tolist()
+    assert found[1].gene_names != found[2].gene_names  # the signature is each search's own
+    filtered = run_search(X, y, "pso-lsrg", SETTINGS, seed=1, refine="relevance").refined
+    filter_accuracy = score_split(X, y, X_test, y_test, filtered.mask, 1).accuracy
+    for result in found.values():
+        signature = result.selector.support_
+        assert score_split(X, y, X_test, y_test, signature, 1).accuracy > filter_accuracy
+        assert signature.sum() < filtered.genes.size

@@ -123,3 +123,5 @@ def test_a_final_signature_job_refines_by_the_default_unless_told_otherwise():
     assert DEFAULT != "relevance"  # the filter reads no search: never the signature's default
     assert build_job({**document, "refine": "consensus"}, source="job.toml").spec.refine == "consensus"
     assert build_job({**document, "protocol": "unbiased"}, source="job.toml").spec.refine == "none"
+    vlpso = build_job({**document, "algorithm": "vlpso"}, source="job.toml")
+    assert vlpso.spec.refine == "none"  # VLPSO's own subset is the default signature

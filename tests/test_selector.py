@@ -31,7 +31,8 @@ from hpcswarm.errors import ParameterError
 from hpcswarm.selection.search import run_search
 
 FAST = [
-    SwarmFeatureSelector(params={"n_particles": 4, "n_iterations": 3, "ls_tries": 2}),
+    SwarmFeatureSelector(params={"n_particles": 4, "n_iterations": 3, "n_divisions": 2}),
+    SwarmFeatureSelector("pso-lsrg", {"n_particles": 4, "n_iterations": 3, "ls_tries": 2}),
     SwarmFeatureSelector("sfs"),
     SwarmFeatureSelector("cso", {"n_particles": 4, "n_iterations": 3, "cv": 3,
                                  "archive_size": 100}),

@@ -90,16 +90,14 @@ def test_every_search_setting_is_a_keyword_a_flag_and_a_job_key_with_its_default
     import hpcswarm
     from hpcswarm import SwarmFeatureSelector
     from hpcswarm.run.jobfile import SCHEMA, build_job
-    from hpcswarm.run.protocols import FinalSignature
-    from hpcswarm.selection.methods import METHODS
     from hpcswarm.selection.spec import SETTINGS, SPEC
     from hpcswarm.selector import PYTHON_NAMES, SEARCH_SETTINGS
+    from hpcswarm.signatures.refinements import SIGNATURE_METHOD
 
     keys = {key.name.rpartition(".")[2]: key for key in SCHEMA}
     flags = _run_options()
     faces = {"the selector": (SwarmFeatureSelector.__init__, SwarmFeatureSelector),
              "select": (hpcswarm.select, hpcswarm.select)}  # (signature, docstring)
-    own_defaults = {("select", "refine"): FinalSignature.default_refine}  # a final signature
     for name in ("algorithm", *SETTINGS):
         param = SPEC.get(name)  # None: preprocess, a table of steps
         if param is not None:
@@ -109,11 +107,13 @@ def test_every_search_setting_is_a_keyword_a_flag_and_a_job_key_with_its_default
             keyword = inspect.signature(function).parameters[name]
             assert name in _docstring_entries(documented), (face, name)
             if param is not None and param.required:  # the method: the Python API picks one
-                assert keyword.default in METHODS
+                assert keyword.default == SIGNATURE_METHOD
+                continue
+            if (face, name) == ("select", "refine"):  # None: the final signature's, by method
+                assert keyword.default is None
                 continue
             default = SearchSpec.build("cbpso").preprocess if param is None else param.default
-            expected = own_defaults.get((face, name), default)
-            assert keyword.default in (expected, None), (face, name)
+            assert keyword.default in (default, None), (face, name)
             if keyword.default is None:
                 assert SearchSpec.build("cbpso", **{name: None}) == SearchSpec.build(
                     "cbpso", **{name: default})

@@ -28,7 +28,7 @@ from hpcswarm.params import Param
 from hpcswarm.run.protocols import PROTOCOLS as PROTOCOL_REGISTRY
 from hpcswarm.selection.preprocess import parse_steps
 from hpcswarm.selection.spec import SPEC, SearchSpec, SettingError
-from hpcswarm.signatures.refinements import DEFAULT as DEFAULT_REFINE
+from hpcswarm.signatures.refinements import DEFAULT as DEFAULT_REFINE, SIGNATURE_METHOD
 from hpcswarm.signatures.subsample import SUBSAMPLE_RULES
 from hpcswarm.swarm.params import FITNESS_PARAMS
 
@@ -66,7 +66,9 @@ SCHEMA = (
           "('unbiased', then one more search on all samples: the folds estimate how well the "
           "method generalises, the extra search gives the one signature to publish; the two "
           "come from different searches because a signature selected on every sample has no "
-          "sample left to test it on; its refine is '" + DEFAULT_REFINE + "' unless the job names one)",
+          "sample left to test it on; unless the job names one, its refine is 'none' for "
+          "method '" + SIGNATURE_METHOD + "', whose own subset is the default signature, and '"
+          + DEFAULT_REFINE + "' for the other methods)",
           choices=PROTOCOLS),
     Param("folds", "int", 10, "outer stratified folds of the unbiased and final-signature "
           "protocols", low=2,
@@ -386,7 +388,7 @@ def _search_spec(document, values, source, where_of):
     except ParameterError as exc:
         raise ParameterError(f"{source}: {exc}") from None
     refine = (values["refine"] if "refine" in document
-              else PROTOCOL_REGISTRY[values["protocol"]].default_refine)
+              else PROTOCOL_REGISTRY[values["protocol"]].default_refine(algorithm))
     try:
         return SearchSpec(algorithm, params, refine=refine, max_genes=values["max_genes"] or None,
                           preprocess=preprocess, sample_shards=values["layout.sample_shards"],

@@ -50,7 +50,7 @@ from hpcswarm.fitness.folds import fold_ids
 from hpcswarm.results.files import signature_of
 from hpcswarm.selection.preprocess import fit
 from hpcswarm.selection.search import make_fitness, run_search
-from hpcswarm.signatures.refinements import DEFAULT as DEFAULT_REFINE
+from hpcswarm.signatures.refinements import final_refine
 from hpcswarm.store.records import (BIAS_NOTE, PREPROCESS_BIAS_NOTE, FrontPoint, History,
                               RefinedSubset, TaskRecord)
 
@@ -136,15 +136,17 @@ class Protocol:
         samples (Ambroise & McLachlan 2002), flagged so in the results.
     split_key : str
         The job key named when the outer split cannot be drawn.
-    default_refine : str
-        The refinement a job of this protocol gets when its file names none.
     """
 
     name = ""
     biased = False
     split_key = "protocol"
     n_extra = 0
-    default_refine = "none"
+
+    def default_refine(self, algorithm):
+        """The refinement of a job of this protocol and method ``algorithm`` whose file names
+        none: its searches' subsets as they are."""
+        return "none"
 
     def extra_splits(self, y):
         """``(train, test)`` pairs of the tasks outside the runs (:attr:`n_extra` of them)."""
@@ -238,9 +240,11 @@ class FinalSignature(Unbiased):
     the signature to publish (see the module notes)."""
 
     name, n_extra = "final-signature", 1
-    default_refine = DEFAULT_REFINE
-    """The refinement chosen for the final signature on the design panel
-    (:data:`hpcswarm.signatures.refinements.DEFAULT`)."""
+
+    def default_refine(self, algorithm):
+        """The refinement chosen for the final signature on the design panel
+        (:func:`hpcswarm.signatures.refinements.final_refine`)."""
+        return final_refine(algorithm)
 
     def extra_splits(self, y):
         return [(np.arange(y.shape[0], dtype=np.int64), np.empty(0, dtype=np.int64))]

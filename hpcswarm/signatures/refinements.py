@@ -101,10 +101,24 @@ REFINEMENTS = {rule.name: rule for rule in (
 CHOICES = ("none", *REFINEMENTS)
 """The values of ``refine`` (``"none"``: the search's subset as it is)."""
 
+SIGNATURE_METHOD = "vlpso"
+"""The search that makes the default signature: :func:`hpcswarm.select`'s method, whose
+subset is the signature as it is. The rule fixed before the design panel was measured
+(``docs/signatures.md``) kept the candidates never significantly below PSO-LSRG on any panel
+set (per-fold paired one-sided Wilcoxon, alpha 0.05) and took the smallest mean size among
+them: VLPSO's own subset (Tran, Xue & Zhang 2019)."""
+
 DEFAULT = "relevance-subset-1se"
-"""The refinement of the final signature and of :func:`hpcswarm.select` when none is named:
-see ``docs/signatures.md`` for the rule that chose it and the design panel it was chosen
-on."""
+"""The refinement of the final signature of a search of any other method (a job or a call
+that names its method): among the candidates that read that search's subset, the one the
+same rule ranks first."""
+
+
+def final_refine(algorithm):
+    """The final signature's refinement of a search by ``algorithm`` when none is named:
+    ``"none"`` for :data:`SIGNATURE_METHOD` (its subset is the chosen signature),
+    :data:`DEFAULT` for the other methods."""
+    return "none" if algorithm == SIGNATURE_METHOD else DEFAULT
 
 
 def row_label(name, method_label):
@@ -119,4 +133,6 @@ def doc():
     return ("after each search: " + "; ".join(f"'{rule.name}' ({rule.kind}) {rule.summary}"
                                              for rule in REFINEMENTS.values())
             + f"; reported as its own row (NAME+RULE, or the filter's baseline row); "
-              f"default in the final-signature protocol and select(): '{DEFAULT}'")
+              f"default in the final-signature protocol and select(): none for "
+              f"'{SIGNATURE_METHOD}' (its own subset is the default signature), "
+              f"'{DEFAULT}' for the other methods")
