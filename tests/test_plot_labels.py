@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 
 from hpcswarm.results.report import build_report
-from hpcswarm.run.job import run_job
-from hpcswarm.run.jobfile import read_job
+from small_jobs import run_small_job
 
 pytest.importorskip("matplotlib")
 
@@ -28,10 +27,7 @@ ls_tries = 3
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("labels")
-    (folder / "job.toml").write_text(JOB)
-    job = read_job(folder / "job.toml", [f"output={folder / 'lsrg.h5'}"])
-    run_job(job)
+    job, _ = run_small_job(tmp_path_factory.mktemp("labels"), JOB, "lsrg.h5")
     return build_report([job.output])
 
 

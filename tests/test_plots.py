@@ -9,8 +9,7 @@ from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.results.files import read_results
 from hpcswarm.results.plots import class_groups, expression_plot_files, separation
 from hpcswarm.results.report import build_report
-from hpcswarm.run.job import run_job
-from hpcswarm.run.jobfile import read_job
+from small_jobs import run_small_job
 
 PNG = b"\x89PNG"
 
@@ -99,10 +98,7 @@ ls_tries = 5
 
 @pytest.fixture(scope="module")
 def pruned(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("front")
-    (folder / "job.toml").write_text(JOB)
-    job = read_job(folder / "job.toml", [f"output={folder / 'lsrg.h5'}"])
-    run_job(job)
+    job, _ = run_small_job(tmp_path_factory.mktemp("front"), JOB, "lsrg.h5")
     return job.output
 
 

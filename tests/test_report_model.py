@@ -14,8 +14,7 @@ from hpcswarm.results.report import (METHOD_COLUMNS, SINGLE_SEARCH, BudgetRow, C
                              RankedGene, Report, TaskFront, as_report, build_report, csv_texts,
                              json_document, markdown_text, text_lines)
 from hpcswarm.results.report.model import Fields
-from hpcswarm.run.job import run_job
-from hpcswarm.run.jobfile import read_job
+from small_jobs import run_small_job
 
 JOB = """data = "sklearn:wine"
 algorithm = "cbpso"
@@ -35,9 +34,7 @@ n_iterations = 2
 def sources(tmp_path_factory):
     """A job's results file and a single search's JSON document, both on wine."""
     folder = tmp_path_factory.mktemp("model")
-    (folder / "job.toml").write_text(JOB)
-    job = read_job(folder / "job.toml", [f"output={folder / 'job.h5'}"])
-    run_job(job, quiet=True)
+    job, _ = run_small_job(folder, JOB, "job.h5", quiet=True)
     search = folder / "search.json"
     assert cli.main(["run", "--data", "sklearn:wine", "--algorithm", "cbpso", "--param",
                      "n_particles=4", "--param", "n_iterations=2", "--refine", "prune",

@@ -10,8 +10,7 @@ from hpcswarm import __version__
 from hpcswarm.errors import DataError
 from hpcswarm.results.files import (TASK_COLUMNS, describe, gene_frequencies, mean_curve,
                               read_results, run_accuracies)
-from hpcswarm.run.job import run_job
-from hpcswarm.run.jobfile import read_job
+from small_jobs import run_small_job
 
 JOB = """# a test job
 name = "CB"
@@ -29,11 +28,7 @@ n_iterations = 4
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("results")
-    (folder / "job.toml").write_text(JOB)
-    job = read_job(folder / "job.toml", [f"output={folder / 'out.h5'}"])
-    summary = run_job(job)
-    return job, summary
+    return run_small_job(tmp_path_factory.mktemp("results"), JOB, "out.h5")
 
 
 def test_every_object_says_what_it_is(finished):
