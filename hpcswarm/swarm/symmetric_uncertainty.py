@@ -134,6 +134,49 @@ def gene_relevance(values, codes, n_classes) -> float:
     return symmetric_uncertainty(np.searchsorted(cuts, values, side="right"), codes)
 
 
+def discretised(values, codes, n_classes):
+    """The interval of each of a gene's values under its MDL cut points
+    (:func:`mdl_cut_points`), ndarray of int64 from 0: the discrete gene ``SU.java`` works on."""
+    cuts = mdl_cut_points(values, codes, n_classes)
+    return np.searchsorted(cuts, values, side="right")
+
+
+def mutual_symmetric_uncertainty(bins, others):
+    """SU between one discrete gene and each of several others (``SU.get_su`` of the authors'
+    ``SU.java``, Tran, Xue & Zhang 2019): :func:`symmetric_uncertainty` with another gene in
+    place of the class, for many genes at once.
+
+    Parameters
+    ----------
+    bins : ndarray of int of shape (n_samples,)
+        The intervals of one gene (:func:`discretised`), from 0.
+    others : ndarray of int of shape (n_others, n_samples)
+        The intervals of the other genes, from 0.
+
+    Returns
+    -------
+    ndarray of float64 of shape (n_others,)
+        In [0, 1]; 0 where both genes are constant (no information either way).
+    """
+    bins = np.asarray(bins, dtype=np.int64)
+    others = np.asarray(others, dtype=np.int64).reshape(-1, bins.size)
+    n_others = others.shape[0]
+    if n_others == 0:
+        return np.zeros(0)
+    k_x, k_y = int(bins.max()) + 1, int(others.max()) + 1
+    rows = np.arange(n_others)[:, None]
+    joint = np.bincount((rows * (k_x * k_y) + bins * k_y + others).ravel(),
+                        minlength=n_others * k_x * k_y).reshape(n_others, k_x * k_y)
+    marginal = np.bincount((rows * k_y + others).ravel(),
+                           minlength=n_others * k_y).reshape(n_others, k_y)
+    h_x = entropy(np.bincount(bins, minlength=k_x))
+    h_y = _row_entropies(marginal.astype(float))
+    h_xy = _row_entropies(joint.astype(float))
+    total = h_x + h_y
+    gain = total - h_xy
+    return np.divide(2.0 * gain, total, out=np.zeros(n_others), where=total > 0)
+
+
 def relevance_scores(data, codes, genes, comm=None):
     """SU with the class of each of ``genes`` (:func:`gene_relevance`), ndarray of float64.
 
