@@ -8,7 +8,9 @@ Sec. III-A): the relevance of a gene X to the class C is the symmetric uncertain
 with entropies in bits, computed on the gene's values discretised by the supervised MDL
 method of Fayyad & Irani (1993). The authors' code does the same with Weka's supervised
 ``Discretize`` filter on the training samples (``SU.java`` of ``xyjigsaw/VarLenPSO``).
-Everything here is a function of the training samples the search is given.
+VLPSO's local search also compares two discretised genes by the same SU
+(:func:`mutual_symmetric_uncertainty`, ``SU.get_su``). Everything here is a function of the
+training samples the search is given.
 """
 
 import numpy as np
