@@ -91,8 +91,10 @@ def test_the_gene_table_reads_each_gene_once_and_agrees_with_the_ranking():
     bins = [discretised(X[:, g], y, 3) for g in (0, 1, 2)]
     assert table.between(0, [1, 2]).tolist() == pytest.approx(
         [symmetric_uncertainty(bins[0], bins[1]), symmetric_uncertainty(bins[0], bins[2])])
-    assert sorted(table._bins) == [0, 1, 2]
-    assert GeneTable.bytes_needed(30, 12) == 12 * (4 * 30 + 8)
+    assert np.flatnonzero(table.known).tolist() == [0, 1, 2]
+    assert table.bins.dtype == np.uint8
+    assert GeneTable.bytes_needed(30, 12) == 12 * (30 + 17)
+    assert GeneTable.bytes_needed(300, 12) == 12 * (2 * 300 + 17)
 
 
 # ---------------------------------------------------------------- the search around a subset

@@ -143,7 +143,26 @@ def discretised(values, codes, n_classes):
     return np.searchsorted(cuts, values, side="right")
 
 
-def mutual_symmetric_uncertainty(bins, others):
+def interval_entropies(intervals):
+    """Entropy in bits of each row of discrete values (:func:`discretised` genes), ndarray of
+    float64 of shape (n_rows,).
+
+    Parameters
+    ----------
+    intervals : ndarray of int of shape (n_rows, n_samples)
+        Values from 0.
+    """
+    intervals = np.asarray(intervals, dtype=np.int64)
+    n_rows = intervals.shape[0]
+    if n_rows == 0:
+        return np.zeros(0)
+    k = int(intervals.max()) + 1
+    counts = np.bincount((np.arange(n_rows)[:, None] * k + intervals).ravel(),
+                         minlength=n_rows * k).reshape(n_rows, k)
+    return _row_entropies(counts.astype(float))
+
+
+def mutual_symmetric_uncertainty(bins, others, entropies=None):
     """SU between one discrete gene and each of several others (``SU.get_su`` of the authors'
     ``SU.java``, Tran, Xue & Zhang 2019): :func:`symmetric_uncertainty` with another gene in
     place of the class, for many genes at once.
@@ -154,6 +173,9 @@ def mutual_symmetric_uncertainty(bins, others):
         The intervals of one gene (:func:`discretised`), from 0.
     others : ndarray of int of shape (n_others, n_samples)
         The intervals of the other genes, from 0.
+    entropies : (float, ndarray of shape (n_others,)), optional
+        The entropies of ``bins`` and of each of ``others`` (:func:`interval_entropies`),
+        when the caller keeps them; computed here otherwise.
 
     Returns
     -------
@@ -165,17 +187,15 @@ def mutual_symmetric_uncertainty(bins, others):
     n_others = others.shape[0]
     if n_others == 0:
         return np.zeros(0)
+    if entropies is None:
+        entropies = interval_entropies(bins[None])[0], interval_entropies(others)
+    h_x, h_y = entropies
     k_x, k_y = int(bins.max()) + 1, int(others.max()) + 1
-    rows = np.arange(n_others)[:, None]
-    joint = np.bincount((rows * (k_x * k_y) + bins * k_y + others).ravel(),
+    rows = np.arange(n_others)[:, None] * (k_x * k_y)
+    joint = np.bincount((rows + bins * k_y + others).ravel(),
                         minlength=n_others * k_x * k_y).reshape(n_others, k_x * k_y)
-    marginal = np.bincount((rows * k_y + others).ravel(),
-                           minlength=n_others * k_y).reshape(n_others, k_y)
-    h_x = entropy(np.bincount(bins, minlength=k_x))
-    h_y = _row_entropies(marginal.astype(float))
-    h_xy = _row_entropies(joint.astype(float))
-    total = h_x + h_y
-    gain = total - h_xy
+    total = h_x + np.asarray(h_y, dtype=float)
+    gain = total - _row_entropies(joint.astype(float))
     return np.divide(2.0 * gain, total, out=np.zeros(n_others), where=total > 0)
 
 

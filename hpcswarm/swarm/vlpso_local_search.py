@@ -17,6 +17,7 @@ from hpcswarm.swarm.exchange import ship
 from hpcswarm.swarm.ordering import beats
 from hpcswarm.swarm.state import child_sequence
 from hpcswarm.swarm.symmetric_uncertainty import (discretised, gene_relevance,
+                                                  interval_entropies,
                                                   mutual_symmetric_uncertainty)
 
 LOCAL_SEARCH = 4
@@ -30,10 +31,10 @@ DRAWS = 10
 
 class GeneTable:
     """The genes as the local search reads them: each gene's MDL intervals
-    (:func:`~hpcswarm.swarm.symmetric_uncertainty.discretised`) and its SU with the class
-    (:func:`~hpcswarm.swarm.symmetric_uncertainty.gene_relevance`, the values VLPSO orders
-    the genes by), computed the first time a try draws the gene and kept; SU between genes
-    is computed for the pairs a try compares only.
+    (:func:`~hpcswarm.swarm.symmetric_uncertainty.discretised`), their entropy and the
+    gene's SU with the class (:func:`~hpcswarm.swarm.symmetric_uncertainty.gene_relevance`,
+    the values VLPSO orders the genes by), computed the first time a try draws the gene and
+    kept; SU between genes is computed for the pairs a try compares only.
 
     Parameters
     ----------
@@ -46,37 +47,49 @@ class GeneTable:
         self.data = data
         self.codes = np.asarray(codes)
         self.n_classes = int(self.codes.max()) + 1 if self.codes.size else 0
-        self._bins = {}
-        self._relevance = {}
+        n_genes, n_samples = int(data.n_genes), self.codes.size
+        self.bins = np.zeros((n_genes, n_samples), dtype=interval_dtype(n_samples))
+        self.scores = np.zeros(n_genes)
+        self.entropies = np.zeros(n_genes)
+        self.known = np.zeros(n_genes, dtype=bool)
 
     @staticmethod
     def bytes_needed(n_samples: int, n_genes: int) -> int:
-        """Bytes of the table once every gene is drawn: ``n_samples`` intervals (int32) and
-        a float64 relevance per gene."""
-        return int(n_genes) * (4 * int(n_samples) + 8)
+        """Bytes of the table: an interval per gene and sample (:func:`interval_dtype`), a
+        float64 relevance and entropy and a flag per gene."""
+        itemsize = np.dtype(interval_dtype(n_samples)).itemsize
+        return int(n_genes) * (itemsize * int(n_samples) + 17)
 
     def _learn(self, genes):
-        missing = [int(g) for g in dict.fromkeys(np.asarray(genes).tolist())
-                   if g not in self._bins]
-        if not missing:
+        if self.known[genes].all():
             return
-        for gene, row in zip(missing, self.data.take(np.array(missing, dtype=np.int64))):
-            self._bins[gene] = discretised(row, self.codes, self.n_classes).astype(np.int32)
-            self._relevance[gene] = gene_relevance(row, self.codes, self.n_classes)
+        missing = np.unique(genes)
+        missing = missing[~self.known[missing]]
+        for gene, row in zip(missing.tolist(), self.data.take(missing)):
+            self.bins[gene] = discretised(row, self.codes, self.n_classes)
+            self.scores[gene] = gene_relevance(row, self.codes, self.n_classes)
+        self.entropies[missing] = interval_entropies(self.bins[missing])
+        self.known[missing] = True
 
     def relevance(self, genes) -> np.ndarray:
         """SU with the class of each of ``genes``, ndarray of float64."""
+        genes = np.asarray(genes, dtype=np.int64)
         self._learn(genes)
-        return np.array([self._relevance[int(g)] for g in np.asarray(genes).tolist()],
-                        dtype=float)
+        return self.scores[genes]
 
     def between(self, gene: int, others) -> np.ndarray:
         """SU between ``gene`` and each of ``others`` (``SU.get_su``), ndarray of float64."""
-        others = np.asarray(others)
-        self._learn(np.concatenate([[gene], others]))
-        rows = np.array([self._bins[int(g)] for g in others.tolist()],
-                        dtype=np.int32).reshape(others.size, -1)
-        return mutual_symmetric_uncertainty(self._bins[int(gene)], rows)
+        others = np.asarray(others, dtype=np.int64)
+        self._learn(others)
+        self._learn(np.array([gene]))
+        return mutual_symmetric_uncertainty(self.bins[gene], self.bins[others],
+                                            (self.entropies[gene], self.entropies[others]))
+
+
+def interval_dtype(n_samples: int):
+    """The smallest unsigned integer type that holds the intervals of ``n_samples`` values
+    (at most ``n_samples`` intervals)."""
+    return np.min_scalar_type(max(int(n_samples) - 1, 0))
 
 
 def flip_set(ones, zeros, table) -> np.ndarray:
