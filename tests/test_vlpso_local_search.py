@@ -13,6 +13,7 @@ from hpcswarm.swarm.snapshot import take_snapshot
 from hpcswarm.swarm.symmetric_uncertainty import (discretised, gene_relevance,
                                                   mutual_symmetric_uncertainty,
                                                   symmetric_uncertainty)
+from hpcswarm.swarm.vlpso import searched_after
 from hpcswarm.swarm.vlpso_local_search import (GeneTable, draw_genes, flip_set,
                                                relevance_search)
 from synthetic import small_data
@@ -122,6 +123,10 @@ def test_the_search_is_never_worse_and_stays_within_the_length():
 
 
 # ---------------------------------------------------------------- in VLPSO's rounds
+def test_the_searched_moves_are_the_even_ones_before_the_20th():
+    assert [m for m in range(1, 40) if searched_after(m)] == list(range(2, 20, 2))
+
+
 def test_off_by_default_and_a_switch_from_text():
     assert algorithm_params("vlpso")["local_search"] is False
     params = algorithm_params("vlpso", {"local_search": "true", "ls_flip": "0.5"})
@@ -156,8 +161,11 @@ def test_the_pbests_after_a_search_round_are_never_worse_than_without_it():
     events = [e for e in result.extra["events"] if e["event"] == "local_search"]
     assert events[0]["iteration"] == 0 and events[0]["searches"] == SETTINGS["n_particles"]
     assert sum(e["kept"] for e in events) > 0
-    changes = {e["iteration"] for e in result.extra["events"] if e["event"] == "length_change"}
-    assert changes and not changes & {e["iteration"] for e in events}
+    changes = [e["iteration"] for e in result.extra["events"] if e["event"] == "length_change"]
+    assert changes and not set(changes) & {e["iteration"] for e in events}
+    for event in events[1:]:  # the round's move: rounds so far less the length changes
+        move = event["iteration"] - sum(1 for c in changes if c <= event["iteration"])
+        assert searched_after(move)
 
 
 def test_with_the_search_off_no_search_runs():

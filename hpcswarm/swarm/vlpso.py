@@ -38,9 +38,15 @@ subsample searches 2): the draws of particle ``i`` at round ``t`` come from the 
 ``(EXEMPLARS, i, t)``, so any rank can renew any particle's exemplars."""
 
 LOCAL_SEARCH_MOVES = 20
-"""With ``local_search`` on, the pbests are searched after the initial evaluation and after
-the moves ``m`` (from 1) with ``m < LOCAL_SEARCH_MOVES`` and ``m`` even, never after a
-length change (``VarLenPSOMain``: ``LOCAL_SEARCH && iter < 20 && iter % 2 == 0``)."""
+"""With ``local_search`` on, the new pbests are searched after the initial evaluation and
+after the even moves before this one (:func:`searched_after`), never after a length change."""
+
+
+def searched_after(move: int) -> bool:
+    """Whether the new pbests of the ``move``-th move (from 1) are searched, with
+    ``local_search`` on: an even move before :data:`LOCAL_SEARCH_MOVES` (``VarLenPSOMain``:
+    ``LOCAL_SEARCH && iter < 20 && iter % 2 == 0``, ``iter`` counting the moves)."""
+    return move < LOCAL_SEARCH_MOVES and move % 2 == 0
 
 
 @dataclass(frozen=True)
@@ -79,7 +85,7 @@ class VLPSO(ParticleSwarm):
     * Local search (``local_search``, off by default): ``VarLenPSOMain`` switches the
       Java's (``KNNopt.localsearchSU``) off among its "important parameter settings"
       (``LOCAL_SEARCH = false``), so the paper's runs have none. Switched on, every new
-      pbest of the initial evaluation and of the moves of :data:`LOCAL_SEARCH_MOVES` is
+      pbest of the initial evaluation and of the moves :func:`searched_after` names is
       searched (:class:`~hpcswarm.swarm.vlpso_local_search.RelevanceLocalSearch`):
       ``ls_tries`` tries, each drawing ``ls_flip`` of the pbest's genes, switching off drawn
       genes redundant with more relevant drawn ones and on drawn genes more relevant than
@@ -234,8 +240,7 @@ class VLPSO(ParticleSwarm):
             self.change_length()
             return
         move = self.iteration - self.n_changes - 1
-        self.searching = (self.local_search is not None and move + 1 < LOCAL_SEARCH_MOVES
-                          and (move + 1) % 2 == 0)
+        self.searching = self.local_search is not None and searched_after(move + 1)
         w = inertia(self.params["w"], self.params["w_final"], move,
                     max(self.params["n_iterations"] - 1, 1))
         for i in self.local:
