@@ -12,8 +12,8 @@ fitness, then fewer genes). :func:`relevance_search` is the search around one su
 import numpy as np
 
 from hpcswarm.params import Param
-from hpcswarm.swarm.local_search import deal_searches, pack_pbest, unpack_pbest
 from hpcswarm.swarm.exchange import ship
+from hpcswarm.swarm.local_search import deal_searches, pack_pbest, unpack_pbest
 from hpcswarm.swarm.ordering import beats
 from hpcswarm.swarm.state import child_sequence
 from hpcswarm.swarm.symmetric_uncertainty import (discretised, gene_relevance,
@@ -49,7 +49,7 @@ class GeneTable:
         self.n_classes = int(self.codes.max()) + 1 if self.codes.size else 0
         n_genes, n_samples = int(data.n_genes), self.codes.size
         self.bins = np.zeros((n_genes, n_samples), dtype=interval_dtype(n_samples))
-        self.scores = np.zeros(n_genes)
+        self.class_su = np.zeros(n_genes)
         self.entropies = np.zeros(n_genes)
         self.known = np.zeros(n_genes, dtype=bool)
 
@@ -67,7 +67,7 @@ class GeneTable:
         missing = missing[~self.known[missing]]
         for gene, row in zip(missing.tolist(), self.data.take(missing)):
             self.bins[gene] = discretised(row, self.codes, self.n_classes)
-            self.scores[gene] = gene_relevance(row, self.codes, self.n_classes)
+            self.class_su[gene] = gene_relevance(row, self.codes, self.n_classes)
         self.entropies[missing] = interval_entropies(self.bins[missing])
         self.known[missing] = True
 
@@ -75,7 +75,7 @@ class GeneTable:
         """SU with the class of each of ``genes``, ndarray of float64."""
         genes = np.asarray(genes, dtype=np.int64)
         self._learn(genes)
-        return self.scores[genes]
+        return self.class_su[genes]
 
     def between(self, gene: int, others) -> np.ndarray:
         """SU between ``gene`` and each of ``others`` (``SU.get_su``), ndarray of float64."""
