@@ -6,6 +6,7 @@ The interrupted runs are subprocesses (``tests/mpi_scripts/interrupt_job.py``), 
 directly or under ``mpiexec``, so these tests belong to the serial pass of ``make test``.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -57,7 +58,9 @@ def _write_job(folder, algorithm="pso-lsrg", **extra):
         write_dataset(Dataset(X=X, y=y, class_names=["a", "b", "c"],
                               gene_names=[f"g{i}" for i in range(X.shape[1])]), data)
     params = {"pso-lsrg": "n_particles = 8\nn_iterations = 14\nls_tries = 6\n",
-              "cso": "n_particles = 8\nn_iterations = 14\n[fitness]\ncv = 3\n"}[algorithm]
+              "cso": "n_particles = 8\nn_iterations = 14\n[fitness]\ncv = 3\n",
+              "vlpso": "n_particles = 6\nn_iterations = 8\nn_divisions = 3\nchange_after = 2\n"
+                       "local_search = true\nls_tries = 6\n"}[algorithm]
     lines = [f'data = "{data}"', f'algorithm = "{algorithm}"', 'protocol = "unbiased"',
              "folds = 3", "runs = 2", "seed = 11", "checkpoint_every = 2", "checkpoint_seconds = 0",
              *(f"{key} = {value}" for key, value in extra.items()), "[params]", params]
@@ -136,6 +139,22 @@ def test_a_job_interrupted_and_resumed_gives_the_uninterrupted_results(reference
     _run(job, output, "--resume")
     _assert_same_results(ref, output)
     assert not checkpoint.exists()  # removed once the results are written
+
+
+@pytest.mark.slow
+def test_a_job_with_vlpsos_local_search_interrupted_and_resumed_gives_the_same_results(
+        tmp_path):
+    job = _write_job(tmp_path, "vlpso")
+    _run(job, tmp_path / "ref.h5")
+    with h5py.File(tmp_path / "ref.h5", "r") as f:
+        events = [event for run in f["runs"].values() for fold in run.values()
+                  for event in json.loads(fold.attrs["extra"])["events"]]
+    assert sum(e["kept"] for e in events if e["event"] == "local_search") > 0
+    output = tmp_path / "out.h5"
+    done = _interrupt(job, output, "sigterm", 3)
+    assert done.returncode == 3, done.stderr
+    _run(job, output, "--resume")
+    _assert_same_results(tmp_path / "ref.h5", output)
 
 
 def test_the_checkpoint_holds_finished_tasks_and_the_swarms_of_running_ones(reference,

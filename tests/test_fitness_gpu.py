@@ -370,6 +370,18 @@ def test_cupy_search_finds_the_same_genes(method, monkeypatch):
     assert built
 
 
+@pytest.mark.parametrize("module", ["numpy", "cupy"])
+def test_vlpso_local_search_finds_the_same_genes_on_the_device_path(module, monkeypatch):
+    """VLPSO's local search scores its tries one at a time (``score_flip``) on the device."""
+    if module == "cupy":
+        _cupy_with_device()
+    params = {**SYNTHETIC_SETTINGS["vlpso"], "local_search": True, "ls_tries": 10}
+    expected = _search("vlpso", params)
+    built = _device_scorers(monkeypatch, module)
+    assert _search("vlpso", params) == expected
+    assert built and all(isinstance(scorer, DeviceScorer) for scorer in built)
+
+
 def _run_script(tmp_path, *command, stand_in=False):
     """Run ``command`` from the repository root with ``OUT=tmp_path``; its stdout and the
     figures it wrote to ``tmp_path / bench_gpu.jsonl``."""

@@ -153,6 +153,49 @@ def test_small_swarms_and_archive_settings_match_serial(name, settings, shards, 
         assert serial.history[-1]["archive_hits"] > 0
 
 
+#: VLPSO with its local search on (off by default): searches dealt over the ranks.
+VLPSO_LOCAL_SEARCH = {"n_particles": 7, "n_iterations": 7, "n_divisions": 3, "change_after": 2,
+                      "refresh_gap": 2, "local_search": True, "ls_tries": 6}
+
+
+@pytest.mark.parametrize("shards", [1, 2, 3])
+def test_vlpso_local_search_matches_serial(shards, comm):
+    if comm.size % shards:
+        pytest.skip(f"{shards} shards do not divide {comm.size} ranks")
+    X, y = small_data(n_genes=30)
+    serial = run_search(X, y, "vlpso", VLPSO_LOCAL_SEARCH, seed=4)
+    parallel = run_search(X, y, "vlpso", VLPSO_LOCAL_SEARCH, seed=4, comm=comm,
+                          sample_shards=shards)
+    assert len(set(comm.allgather(digest(comparable(parallel))))) == 1
+    assert comparable(parallel) == comparable(serial)
+    searched = [e for e in serial.extra["events"] if e["event"] == "local_search"]
+    assert sum(e["kept"] for e in searched) > 0
+
+
+def test_vlpso_local_search_resumed_with_another_shard_count_ends_as_the_uninterrupted_one(
+        comm):
+    from hpcswarm.swarm.snapshot import take_snapshot
+
+    X, y = small_data(3, 30, 24)
+    full = run_search(X, y, "vlpso", VLPSO_LOCAL_SEARCH, seed=7)
+    counts = _shard_counts(comm.size)
+    for before, after in zip(counts, counts[::-1]):
+        taken = []
+
+        def hook(search):
+            if search.iteration == 1:
+                taken.append(take_snapshot(search))
+                raise _Stop
+
+        with pytest.raises(_Stop):
+            run_search(X, y, "vlpso", VLPSO_LOCAL_SEARCH, seed=7, comm=comm,
+                       sample_shards=before, hooks=SearchHooks(checkpoint=hook))
+        snapshot = comm.bcast(taken[0], root=0)
+        resumed = run_search(X, y, "vlpso", VLPSO_LOCAL_SEARCH, seed=7, comm=comm,
+                             sample_shards=after, resume=snapshot)
+        assert comparable(resumed) == comparable(full)
+
+
 def test_a_shard_count_that_does_not_divide_the_ranks_is_refused(comm):
     from hpcswarm.errors import ParameterError
 

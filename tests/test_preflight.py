@@ -166,6 +166,7 @@ def test_memory_estimate_adds_its_parts():
 @pytest.mark.parametrize("algorithm, params, preprocess, shards", [
     ("pso-lsrg", {}, [], 2),
     ("vlpso", {}, [], 1),
+    ("vlpso", {"local_search": True}, [], 2),
     ("cso", {"archive_size": 300}, [("log2", True), ("top_variance", 50)], 1),
     ("sfs", {}, [], 3),
     ("fsipso", {}, [], 2),
@@ -190,9 +191,10 @@ def test_the_plans_total_is_the_sum_of_each_parts_stated_need(algorithm, params,
     stated = {
         "swarm": SwarmState.bytes_needed(n_particles, n_genes),
         "archive": Archive.bytes_needed(archive_size(spec.params)),
-        "scorer": scorer_bytes(n_train, n_genes, shards, method.cached_states(),
+        "scorer": scorer_bytes(n_train, n_genes, shards, method.cached_states(spec.params),
                                method.scores_single_flips),
         "preprocessing": transformed_bytes(spec.preprocess, n_train, n_genes),
+        "tables": method.table_bytes(spec.params, n_train, n_genes),
     }
     assert search_needs(spec, n_train, n_genes, shards) == stated
     assert search_memory(spec, n_train, n_genes, shards) == sum(stated.values())

@@ -126,7 +126,7 @@ class GreedySearch(SearchAlgorithm):
     scores_single_flips = True
 
     @classmethod
-    def cached_states(cls):
+    def cached_states(cls, params):
         """One: the current subset's cached state, kept from step to step (``cache``)."""
         return 1
 

@@ -245,16 +245,19 @@ def search_needs(spec, n_train, n_genes, sample_shards=1):
         ``swarm``: the particles of the method's swarm (its ``swarm_size``), replicated on
         the group's ranks; ``archive``: a full archive; ``scorer``: the values a full
         evaluation of every gene gathers, the method's cached states of this rank's shard
-        and its largest block of work; ``preprocessing``: the private transformed copies of the training rows. The
+        and its largest block of work; ``preprocessing``: the private transformed copies of
+        the training rows; ``tables``: what the method builds from the training rows
+        (its ``table_bytes``: VLPSO's local search keeps the genes' intervals). The
         memory-mapped matrix, whose pages the ranks of a node share, is not counted.
     """
     method = algorithm_class(spec.algorithm)
     return {
         "swarm": SwarmState.bytes_needed(method.swarm_size(spec.params, n_genes), n_genes),
         "archive": Archive.bytes_needed(archive_size(spec.params)),
-        "scorer": scorer_bytes(n_train, n_genes, sample_shards, method.cached_states(),
-                               method.scores_single_flips),
+        "scorer": scorer_bytes(n_train, n_genes, sample_shards,
+                               method.cached_states(spec.params), method.scores_single_flips),
         "preprocessing": transformed_bytes(spec.preprocess, n_train, n_genes),
+        "tables": method.table_bytes(spec.params, n_train, n_genes),
     }
 
 

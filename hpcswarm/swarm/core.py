@@ -217,11 +217,19 @@ class SearchAlgorithm(abc.ABC):
         return int(params.get("n_particles", 1))
 
     @classmethod
-    def cached_states(cls):
-        """Cached distance states of the fitness engine the method holds at once beside its
-        swarm (for the memory estimate, :func:`hpcswarm.fitness.evaluator.scorer_bytes`):
-        here one with a local search, else none; a method that keeps one otherwise says so."""
+    def cached_states(cls, params):
+        """Cached distance states of the fitness engine the method with checked ``params``
+        holds at once beside its swarm (for the memory estimate,
+        :func:`hpcswarm.fitness.evaluator.scorer_bytes`): here one with a local search, else
+        none; a method that keeps one otherwise says so."""
         return int(cls.use_local_search)
+
+    @classmethod
+    def table_bytes(cls, params, n_samples, n_genes):
+        """Bytes of the tables the method with checked ``params`` builds from the
+        ``n_samples`` x ``n_genes`` training matrix beside its swarm and the engine's states
+        (for the memory estimate): none here; a method that builds one says so."""
+        return 0
 
     # ------------------------------------------------------------------ the loop
     def run(self, resume=None) -> "SearchResult":

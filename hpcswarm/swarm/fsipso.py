@@ -54,7 +54,7 @@ class FSIPSO(PSO):
     scores_single_flips = True
 
     @classmethod
-    def cached_states(cls):
+    def cached_states(cls, params):
         """One: the single-gene ranking's state of the empty subset, held with its blocks of
         flips at initialisation (then dropped)."""
         return 1

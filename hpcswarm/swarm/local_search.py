@@ -113,20 +113,62 @@ def draw_tries(rng, n_genes: int, n_flip: int, n_tries: int) -> np.ndarray:
     return sorted_choices(rng, n_genes, n_flip, n_tries)
 
 
+def pack_pbest(mask, value):
+    """A subset and its fitness as bytes: packed mask, then the float64 (``n_genes / 8 + 8``
+    bytes)."""
+    return np.concatenate([np.packbits(mask),
+                           np.array([value], dtype=np.float64).view(np.uint8)])
+
+
+def unpack_pbest(row, n_genes):
+    """(mask, fitness) from the first ``n_genes / 8 + 8`` bytes :func:`pack_pbest` wrote."""
+    width = (n_genes + 7) // 8
+    mask = np.unpackbits(row[:width], count=n_genes).astype(bool)
+    value = float(np.ascontiguousarray(row[width:width + 8]).view(np.float64)[0])
+    return mask, value
+
+
 def pack_search(mask, value, rng):
-    """One local search's input or output as bytes: packed mask, fitness, generator state
-    (``n_genes / 8 + 56`` bytes)."""
-    return np.concatenate([np.packbits(mask), np.array([value], dtype=np.float64).view(
-        np.uint8), pack_rng(rng)])
+    """One local search's input or output as bytes: :func:`pack_pbest`, then the generator
+    state (``n_genes / 8 + 56`` bytes)."""
+    return np.concatenate([pack_pbest(mask, value), pack_rng(rng)])
 
 
 def unpack_search(row, n_genes, rng=None):
     """(mask, fitness, generator) from :func:`pack_search` bytes; ``rng`` is set to the
     packed state when given."""
-    width = (n_genes + 7) // 8
-    mask = np.unpackbits(row[:width], count=n_genes).astype(bool)
-    value = float(np.ascontiguousarray(row[width:width + 8]).view(np.float64)[0])
-    return mask, value, unpack_rng(row[width + 8:], rng)
+    mask, value = unpack_pbest(row, n_genes)
+    return mask, value, unpack_rng(row[(n_genes + 7) // 8 + 8:], rng)
+
+
+def deal_searches(search, improved):
+    """Every rank's new pbests and who searches each (collective).
+
+    The new pbests of the whole swarm (one flag byte per particle, allgathered) are dealt
+    to the ranks in contiguous runs of equal count in particle order
+    (:func:`~hpcswarm.swarm.exchange.balanced_blocks`): every search costs about the same.
+
+    Parameters
+    ----------
+    search : ParticleSwarm
+    improved : ndarray of int
+        This rank's particles whose pbest just improved.
+
+    Returns
+    -------
+    jobs, owner, worker : ndarray of int64
+        The improved particles of every rank in order, the rank owning each and the rank
+        that runs its search (the same on every rank).
+    """
+    comm = search.comm
+    lo, hi = search.bounds
+    flags = np.zeros(hi - lo, dtype=np.uint8)
+    flags[np.asarray(improved, dtype=np.int64) - lo] = 1
+    counts = search.blocks.counts(search.everyone)
+    jobs = np.flatnonzero(comm.allgatherv(flags, counts=counts))
+    worker = balanced_blocks(np.ones(jobs.size, dtype=np.int64), comm.size)
+    owner = np.repeat(np.arange(comm.size), counts)[jobs]
+    return jobs, owner, worker
 
 
 class LocalSearch(Mechanism):
@@ -181,14 +223,8 @@ class LocalSearch(Mechanism):
 
     def dealt(self, search, improved) -> None:
         """The parallel case of :meth:`after_pbests` (collective)."""
-        s, comm, everyone = search.state, search.comm, search.everyone
-        lo, hi = search.bounds
-        flags = np.zeros(hi - lo, dtype=np.uint8)
-        flags[np.asarray(improved, dtype=np.int64) - lo] = 1
-        counts = search.blocks.counts(everyone)
-        jobs = np.flatnonzero(comm.allgatherv(flags, counts=counts))
-        worker = balanced_blocks(np.ones(jobs.size, dtype=np.int64), comm.size)
-        owner = np.repeat(np.arange(comm.size), counts)[jobs]
+        s, comm = search.state, search.comm
+        jobs, owner, worker = deal_searches(search, improved)
         row_bytes = (search.n_genes + 7) // 8 + 8 + RNG_STATE_BYTES
         outgoing = (owner == comm.rank) & (worker != comm.rank)
         incoming = (worker == comm.rank) & (owner != comm.rank)

@@ -46,7 +46,7 @@ class SFR(SearchAlgorithm):
     scores_single_flips = True
 
     @classmethod
-    def cached_states(cls):
+    def cached_states(cls, params):
         """One: the prefix's cached state, kept for the whole search (``prefix_state``; the
         ranking's state of the empty subset is dropped before it is made)."""
         return 1

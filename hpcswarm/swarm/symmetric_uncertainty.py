@@ -8,7 +8,9 @@ Sec. III-A): the relevance of a gene X to the class C is the symmetric uncertain
 with entropies in bits, computed on the gene's values discretised by the supervised MDL
 method of Fayyad & Irani (1993). The authors' code does the same with Weka's supervised
 ``Discretize`` filter on the training samples (``SU.java`` of ``xyjigsaw/VarLenPSO``).
-Everything here is a function of the training samples the search is given.
+VLPSO's local search also compares two discretised genes by the same SU
+(:func:`mutual_symmetric_uncertainty`, ``SU.get_su``). Everything here is a function of the
+training samples the search is given.
 """
 
 import numpy as np
@@ -132,6 +134,69 @@ def gene_relevance(values, codes, n_classes) -> float:
     if cuts.size == 0:
         return 0.0
     return symmetric_uncertainty(np.searchsorted(cuts, values, side="right"), codes)
+
+
+def discretised(values, codes, n_classes):
+    """The interval of each of a gene's values under its MDL cut points
+    (:func:`mdl_cut_points`), ndarray of int64 from 0: the discrete gene ``SU.java`` works on."""
+    cuts = mdl_cut_points(values, codes, n_classes)
+    return np.searchsorted(cuts, values, side="right")
+
+
+def interval_entropies(intervals):
+    """Entropy in bits of each row of discrete values (:func:`discretised` genes), ndarray of
+    float64 of shape (n_rows,).
+
+    Parameters
+    ----------
+    intervals : ndarray of int of shape (n_rows, n_samples)
+        Values from 0.
+    """
+    intervals = np.asarray(intervals, dtype=np.int64)
+    n_rows = intervals.shape[0]
+    if n_rows == 0:
+        return np.zeros(0)
+    k = int(intervals.max()) + 1
+    counts = np.bincount((np.arange(n_rows)[:, None] * k + intervals).ravel(),
+                         minlength=n_rows * k).reshape(n_rows, k)
+    return _row_entropies(counts.astype(float))
+
+
+def mutual_symmetric_uncertainty(bins, others, entropies=None):
+    """SU between one discrete gene and each of several others (``SU.get_su`` of the authors'
+    ``SU.java``, Tran, Xue & Zhang 2019): :func:`symmetric_uncertainty` with another gene in
+    place of the class, for many genes at once.
+
+    Parameters
+    ----------
+    bins : ndarray of int of shape (n_samples,)
+        The intervals of one gene (:func:`discretised`), from 0.
+    others : ndarray of int of shape (n_others, n_samples)
+        The intervals of the other genes, from 0.
+    entropies : (float, ndarray of shape (n_others,)), optional
+        The entropies of ``bins`` and of each of ``others`` (:func:`interval_entropies`),
+        when the caller keeps them; computed here otherwise.
+
+    Returns
+    -------
+    ndarray of float64 of shape (n_others,)
+        In [0, 1]; 0 where both genes are constant (no information either way).
+    """
+    bins = np.asarray(bins, dtype=np.int64)
+    others = np.asarray(others, dtype=np.int64).reshape(-1, bins.size)
+    n_others = others.shape[0]
+    if n_others == 0:
+        return np.zeros(0)
+    if entropies is None:
+        entropies = interval_entropies(bins[None])[0], interval_entropies(others)
+    h_x, h_y = entropies
+    k_x, k_y = int(bins.max()) + 1, int(others.max()) + 1
+    rows = np.arange(n_others)[:, None] * (k_x * k_y)
+    joint = np.bincount((rows + bins * k_y + others).ravel(),
+                        minlength=n_others * k_x * k_y).reshape(n_others, k_x * k_y)
+    total = h_x + np.asarray(h_y, dtype=float)
+    gain = total - _row_entropies(joint.astype(float))
+    return np.divide(2.0 * gain, total, out=np.zeros(n_others), where=total > 0)
 
 
 def relevance_scores(data, codes, genes, comm=None):

@@ -9,7 +9,8 @@ particles move by comprehensive learning (CLPSO, Sec. III-D, :mod:`hpcswarm.swar
 
     v_d <- w v_d + c r_d (pbest_{f(d), d} - x_d),   |v_d| <= vmax,   x_d <- clip(x_d + v_d)
 
-with ``f(d)`` the exemplar of dimension ``d``.
+with ``f(d)`` the exemplar of dimension ``d``. An optional local search on new pbests
+(off by default, as in the authors' Java) is in :mod:`hpcswarm.swarm.vlpso_local_search`.
 """
 
 from dataclasses import dataclass
@@ -29,11 +30,23 @@ from hpcswarm.swarm.particle_swarm import ParticleSwarm, inertia
 from hpcswarm.swarm.snapshot import ArraySpec
 from hpcswarm.swarm.state import child_sequence
 from hpcswarm.swarm.symmetric_uncertainty import relevance_order, relevance_scores
+from hpcswarm.swarm.vlpso_local_search import GeneTable, RelevanceLocalSearch
 
 EXEMPLARS = 3
 """Child key of the exemplar draws under the run's seed (the swarm uses 0 and 1, the
 subsample searches 2): the draws of particle ``i`` at round ``t`` come from the child
 ``(EXEMPLARS, i, t)``, so any rank can renew any particle's exemplars."""
+
+LOCAL_SEARCH_MOVES = 20
+"""With ``local_search`` on, the new pbests are searched after the initial evaluation and
+after the even moves before this one (:func:`searched_after`), never after a length change."""
+
+
+def searched_after(move: int) -> bool:
+    """Whether the new pbests of the ``move``-th move (from 1) are searched, with
+    ``local_search`` on: an even move before :data:`LOCAL_SEARCH_MOVES` (``VarLenPSOMain``:
+    ``LOCAL_SEARCH && iter < 20 && iter % 2 == 0``, ``iter`` counting the moves)."""
+    return move < LOCAL_SEARCH_MOVES and move % 2 == 0
 
 
 @dataclass(frozen=True)
@@ -69,10 +82,19 @@ class VLPSO(ParticleSwarm):
     * Fitness: the authors score subsets with IB1 (1-NN) and 10-fold cross-validation
       (``problem.setNumFolds(10)`` in ``VarLenPSOMain.VECLPSO``). The paper balances the
       accuracy over the classes; the fitness engine offers plain accuracy, which is used.
-    * No local search: the Java has one (``KNNopt.localsearchSU``) but ``VarLenPSOMain``
-      switches it off among its "important parameter settings" (``LOCAL_SEARCH = false``),
-      and it scores with another fitness (leave-one-out, 0.8 balanced accuracy plus 0.2 of
-      a class-distance term) than the swarm's.
+    * Local search (``local_search``, off by default): ``VarLenPSOMain`` switches the
+      Java's (``KNNopt.localsearchSU``) off among its "important parameter settings"
+      (``LOCAL_SEARCH = false``), so the paper's runs have none. Switched on, every new
+      pbest of the initial evaluation and of the moves :func:`searched_after` names is
+      searched (:class:`~hpcswarm.swarm.vlpso_local_search.RelevanceLocalSearch`):
+      ``ls_tries`` tries, each drawing ``ls_flip`` of the pbest's genes, switching off drawn
+      genes redundant with more relevant drawn ones and on drawn genes more relevant than
+      the drawn selected ones, within the particle's length. The Java scores the tries with
+      another fitness (leave-one-out, Manhattan distance, 0.8 balanced accuracy plus 0.2 of
+      a class-distance term) and compares that number with pbest fitness values of 10-fold
+      accuracy, two scales that do not compare; here the tries are scored with the swarm's
+      own fitness (the engine's incremental k-NN cross-validation), so pbests, the best
+      subset and the front stay on one scale.
     * Divisions are contiguous runs of particles whose sizes differ by at most one, so the
       swarm has ``n_particles`` particles (the Java keeps ``n_particles // n_divisions``
       per division and drops the rest). Division ``j`` has length
@@ -109,7 +131,8 @@ class VLPSO(ParticleSwarm):
     every pbest position (CLPSO learns from other particles' pbests), so the rows of the
     pbests that improved in a round are allgathered (``8 n_genes`` bytes each). Lengths,
     ``Pc``, refresh counts and exemplars are computed identically on every rank from shared
-    values and the exemplar streams.
+    values and the exemplar streams. The local searches of a round are dealt evenly over
+    the ranks, each drawing from its own stream, so they too give the serial result.
     """
 
     name = "vlpso"
@@ -135,7 +158,7 @@ class VLPSO(ParticleSwarm):
               low=0, high=1),
         Param("pc_high", "float", 0.5, "learning probability Pc of the worst particle",
               low=0, high=1),
-    ) + override(FITNESS_PARAMS, k=1, cv=10)
+    ) + RelevanceLocalSearch.PARAMS + override(FITNESS_PARAMS, k=1, cv=10)
     STATE = ("order", "division", "lengths", "max_length", "n_changes", "pc", "exemplars",
              "stalled")
     STATE_ARRAYS = {"order": ArraySpec("i", ("genes",), 0, "genes")}
@@ -144,6 +167,16 @@ class VLPSO(ParticleSwarm):
     def swarm_size(cls, params, n_genes):
         """The paper's size for ``n_particles = 0`` (:func:`hpcswarm.swarm.divisions.swarm_size`)."""
         return swarm_size(params["n_particles"], n_genes)
+
+    @classmethod
+    def cached_states(cls, params):
+        """One with the local search on (the current subset's, during a search), else none."""
+        return int(params["local_search"])
+
+    @classmethod
+    def table_bytes(cls, params, n_samples, n_genes):
+        """The local search's :class:`~hpcswarm.swarm.vlpso_local_search.GeneTable` when on."""
+        return GeneTable.bytes_needed(n_samples, n_genes) if params["local_search"] else 0
 
     @classmethod
     def validate(cls, params):
@@ -165,6 +198,8 @@ class VLPSO(ParticleSwarm):
                  termination=None):
         super().__init__(evaluator, params, seed, hooks, max_genes, termination)
         self.params["n_particles"] = swarm_size(self.params["n_particles"], self.n_genes)
+        self.local_search = RelevanceLocalSearch() if self.params["local_search"] else None
+        self.searching = False
 
     def default_termination(self):
         return MoveLimit(self.params["n_iterations"], self.params.get("target"))
@@ -181,6 +216,7 @@ class VLPSO(ParticleSwarm):
         self.n_changes = 0
         self.stalled = np.zeros(n, dtype=np.int64)
         self.exemplars = np.full((n, self.n_genes), -1, dtype=np.int32)
+        self.searching = self.local_search is not None
         super().initialise()
         self.learn_afresh()
 
@@ -204,6 +240,7 @@ class VLPSO(ParticleSwarm):
             self.change_length()
             return
         move = self.iteration - self.n_changes - 1
+        self.searching = self.local_search is not None and searched_after(move + 1)
         w = inertia(self.params["w"], self.params["w_final"], move,
                     max(self.params["n_iterations"] - 1, 1))
         for i in self.local:
@@ -235,9 +272,17 @@ class VLPSO(ParticleSwarm):
         """Nothing: comprehensive learning has no gbest term (Liang et al. 2006, Eq. 8); the
         stall count follows the evaluator's best subset."""
 
+    def after_pbests(self, improved):
+        """The local search on the new pbests, in a round that has one (``searching``, set
+        before each evaluation: the initial one, a move's, a length change's)."""
+        super().after_pbests(improved)
+        if self.searching:
+            self.local_search.run(self, improved)
+
     def evaluate_round(self):
-        """:meth:`ParticleSwarm.evaluate_round`, then every rank takes the rows of the pbests
-        that improved and counts the rounds each pbest has not improved."""
+        """:meth:`ParticleSwarm.evaluate_round` (with the local search on the new pbests in
+        the rounds that have one), then every rank takes the rows of the pbests that
+        improved and counts the rounds each pbest has not improved."""
         s = self.state
         before = s.pbest_fitness.copy(), s.pbest_size.copy()
         super().evaluate_round()
@@ -294,6 +339,7 @@ class VLPSO(ParticleSwarm):
         self.lengths = new
         self.n_changes += 1
         self.event("length_change", best_division=best, max_length=self.max_length)
+        self.searching = False
         self.refresh_masks(self.local)
         self.evaluate_round()
         self.stagnation = 0
