@@ -172,30 +172,6 @@ def test_vlpso_local_search_matches_serial(shards, comm):
     assert sum(e["kept"] for e in searched) > 0
 
 
-def test_vlpso_local_search_resumed_with_another_shard_count_ends_as_the_uninterrupted_one(
-        comm):
-    from hpcswarm.swarm.snapshot import take_snapshot
-
-    X, y = small_data(3, 30, 24)
-    full = run_search(X, y, "vlpso", VLPSO_LOCAL_SEARCH, seed=7)
-    counts = _shard_counts(comm.size)
-    for before, after in zip(counts, counts[::-1]):
-        taken = []
-
-        def hook(search):
-            if search.iteration == 1:
-                taken.append(take_snapshot(search))
-                raise _Stop
-
-        with pytest.raises(_Stop):
-            run_search(X, y, "vlpso", VLPSO_LOCAL_SEARCH, seed=7, comm=comm,
-                       sample_shards=before, hooks=SearchHooks(checkpoint=hook))
-        snapshot = comm.bcast(taken[0], root=0)
-        resumed = run_search(X, y, "vlpso", VLPSO_LOCAL_SEARCH, seed=7, comm=comm,
-                             sample_shards=after, resume=snapshot)
-        assert comparable(resumed) == comparable(full)
-
-
 def test_a_shard_count_that_does_not_divide_the_ranks_is_refused(comm):
     from hpcswarm.errors import ParameterError
 
@@ -213,13 +189,22 @@ def _shard_counts(size):
     return [s for s in (1, 2, 3) if size % s == 0]
 
 
-@pytest.mark.parametrize("name", sorted(CASES) + ["sbs"])
-def test_a_search_resumed_with_another_shard_count_ends_as_the_uninterrupted_one(name, comm):
-    from hpcswarm.swarm.snapshot import take_snapshot
+def _resumed_cases():
+    """(method, params) of every method at its small settings, and VLPSO with its local
+    search on."""
     from synthetic import SMALL
 
+    return ([(name, SMALL.get(name, {})) for name in sorted(CASES) + ["sbs"]]
+            + [("vlpso", VLPSO_LOCAL_SEARCH)])
+
+
+@pytest.mark.parametrize("name, params", _resumed_cases(),
+                         ids=[*sorted(CASES), "sbs", "vlpso-local-search"])
+def test_a_search_resumed_with_another_shard_count_ends_as_the_uninterrupted_one(name, params,
+                                                                                 comm):
+    from hpcswarm.swarm.snapshot import take_snapshot
+
     X, y = small_data(3, 30, 24)
-    params = SMALL.get(name, {})
     full = run_search(X, y, name, params, seed=7)
     counts = _shard_counts(comm.size)
     for before, after in zip(counts, counts[::-1]):
@@ -238,4 +223,5 @@ def test_a_search_resumed_with_another_shard_count_ends_as_the_uninterrupted_one
                              resume=snapshot)
         assert comparable(resumed)["history"] == comparable(full)["history"]
         assert resumed.mask.tolist() == full.mask.tolist()
+        assert resumed.extra.get("events") == full.extra.get("events")
         assert resumed.fitness == full.fitness

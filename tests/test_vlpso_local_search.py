@@ -9,13 +9,13 @@ from hpcswarm.selection.methods import algorithm_params
 from hpcswarm.selection.search import make_fitness, run_search
 from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.swarm.ordering import better
-from hpcswarm.swarm.snapshot import take_snapshot
 from hpcswarm.swarm.symmetric_uncertainty import (discretised, gene_relevance,
                                                   mutual_symmetric_uncertainty,
                                                   symmetric_uncertainty)
 from hpcswarm.swarm.vlpso import searched_after
 from hpcswarm.swarm.vlpso_local_search import (GeneTable, draw_genes, flip_set,
                                                relevance_search)
+from search_snapshots import taken_at
 from synthetic import small_data
 
 SETTINGS = {"n_particles": 8, "n_iterations": 8, "n_divisions": 3, "change_after": 2,
@@ -173,24 +173,12 @@ def test_with_the_search_off_no_search_runs():
     assert not [e for e in result.extra["events"] if e["event"] == "local_search"]
 
 
-class _Stop(Exception):
-    pass
-
-
 @pytest.mark.parametrize("stop_at", [1, 2])
 def test_a_search_with_local_search_resumes_as_the_uninterrupted_one(stop_at):
     X, y = small_data(0, 30, 24)
     full = run_search(X, y, "vlpso", SETTINGS, seed=5)
-    taken = []
-
-    def hook(search):
-        if search.iteration == stop_at:
-            taken.append(take_snapshot(search))
-            raise _Stop
-
-    with pytest.raises(_Stop):
-        run_search(X, y, "vlpso", SETTINGS, seed=5, hooks=SearchHooks(checkpoint=hook))
-    resumed = run_search(X, y, "vlpso", SETTINGS, seed=5, resume=taken[0])
+    snapshot = taken_at(X, y, "vlpso", SETTINGS, stop_at, seed=5)
+    resumed = run_search(X, y, "vlpso", SETTINGS, seed=5, resume=snapshot)
     strip = [{k: v for k, v in row.items() if k != "seconds"} for row in full.history]
     assert [{k: v for k, v in row.items() if k != "seconds"} for row in resumed.history] == strip
     assert resumed.mask.tolist() == full.mask.tolist() and resumed.fitness == full.fitness
