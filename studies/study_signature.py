@@ -13,7 +13,9 @@ Input, per panel set ``NAME``: the results file of Tran et al.'s Experiment II j
 (``jobs/pso-lsrg-experiment-ii.toml`` with ``runs = 3``; ``refine = "prune-compact"``, so the
 file holds that candidate), ``WORK/r-NAME.h5``, and where it exists the file of the VLPSO job
 (``jobs/vlpso-experiment.toml`` with ``runs = 3`` and ``refine = "relevance-subset"``, the same
-seed and so the same outer folds, checked task by task), ``WORK/v-NAME.h5``. Every other
+seed and so the same outer folds, checked task by task), ``WORK/v-NAME.h5``, and that of the
+same job with VLPSO's local search on (``local_search = true``, ``refine = "none"``),
+``WORK/vls-NAME.h5``. Every other
 candidate is computed here from what the PSO-LSRG file stores per task (the search's subset,
 the training and test rows) on the dataset the file names, exactly as a job's ``refine``
 would compute it (same scorer, same training rows):
@@ -30,7 +32,9 @@ would compute it (same scorer, same training rows):
 - ``+VLPSO`` and ``+VLPSO+relevance-subset``: VLPSO's own subset and that subset trimmed by
   ``relevance-subset``, their test accuracies as the VLPSO job measured them (its features
   scaled to [0, 1] on the training samples, as the paper's protocol does); their cost column
-  is VLPSO's seconds against PSO-LSRG's for the same tasks.
+  is VLPSO's seconds against PSO-LSRG's for the same tasks;
+- ``+VLPSO-LS``: the subset of VLPSO with its local search on, likewise (declared a candidate
+  before any of its figures was read).
 
 Per set and row: mean test accuracy over runs (sd), the one-sided paired p against
 PSO-LSRG (with n and the smallest p that n can reach), mean size, Kuncheva's index between
@@ -83,10 +87,17 @@ def tasks_of(path):
     return tasks, dataset
 
 
-def vlpso_rows(path, tasks):
-    """The VLPSO rows, per task of ``tasks`` (the PSO-LSRG file's order): (genes, test
-    accuracy, VLPSO's seconds for the task, its trim included)."""
-    rows = {"+VLPSO": [], "+VLPSO+relevance-subset": []}
+VLPSO_FILES = {"v": "+VLPSO", "vls": "+VLPSO-LS"}
+"""The VLPSO jobs' files ``WORK/PREFIX-NAME.h5`` by prefix, and the row of each one's own
+subset: VLPSO (``local_search = false``, the paper's) and VLPSO with its local search on."""
+
+
+def vlpso_rows(path, tasks, label="+VLPSO"):
+    """The rows of a VLPSO job's file, per task of ``tasks`` (the PSO-LSRG file's order):
+    (genes, test accuracy, VLPSO's seconds for the task, its trim included), its own subset
+    as ``label`` and, when the job trimmed it (``refine = "relevance-subset"``), the trimmed
+    subset as ``label+relevance-subset``."""
+    own, trimmed = [], []
     with h5py.File(path, "r") as results:
         table = results["tasks"]
         place = {(int(run), int(fold)): index
@@ -97,13 +108,13 @@ def vlpso_rows(path, tasks):
             if not np.array_equal(group["test_index"][()], task["test"]):
                 raise ValueError(f"{path}: run {task['run']} fold {task['fold']} holds out "
                                  f"other samples than the PSO-LSRG file")
-            rows["+VLPSO"].append((group["selected_genes"][()],
-                                   float(table["test_accuracy"][index]),
-                                   float(table["seconds"][index])))
-            rows["+VLPSO+relevance-subset"].append(
-                (group["refined_genes"][()], float(table["refined_test_accuracy"][index]),
-                 np.nan))  # its cost is inside VLPSO's seconds
-    return rows
+            own.append((group["selected_genes"][()], float(table["test_accuracy"][index]),
+                        float(table["seconds"][index])))
+            if "refined_genes" in group:
+                trimmed.append((group["refined_genes"][()],
+                                float(table["refined_test_accuracy"][index]),
+                                np.nan))  # its cost is inside VLPSO's seconds
+    return {label: own, **({f"{label}+relevance-subset": trimmed} if trimmed else {})}
 
 
 def rows_of(tasks, X, y):
@@ -209,16 +220,17 @@ def print_table(table):
 
 def study(work, names, vlpso=True):
     """Every candidate's figures per set ``NAME`` of ``names``, from ``WORK/r-NAME.h5`` and,
-    with ``vlpso`` and where it exists, ``WORK/v-NAME.h5``: ``{NAME: {row: figures}}``."""
+    with ``vlpso`` and where they exist, the VLPSO files (:data:`VLPSO_FILES`):
+    ``{NAME: {row: figures}}``."""
     table = {}
     for name in names:
         tasks, dataset = tasks_of(work / f"r-{name}.h5")
         data = load_dataset(dataset)
         X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y)
         rows = rows_of(tasks, X, y)
-        vlpso_file = work / f"v-{name}.h5"
-        if vlpso and vlpso_file.exists():
-            rows.update(vlpso_rows(vlpso_file, tasks))
+        for prefix, label in VLPSO_FILES.items() if vlpso else ():
+            if (work / f"{prefix}-{name}.h5").exists():
+                rows.update(vlpso_rows(work / f"{prefix}-{name}.h5", tasks, label))
         table[name] = figures(tasks, rows, X)
     return table
 
@@ -228,7 +240,7 @@ def main(argv=None):
     parser.add_argument("work", type=Path)
     parser.add_argument("names", nargs="+")
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--no-vlpso", action="store_true", help="ignore WORK/v-NAME.h5")
+    parser.add_argument("--no-vlpso", action="store_true", help="ignore the VLPSO files (WORK/v-NAME.h5, WORK/vls-NAME.h5)")
     args = parser.parse_args(argv)
     table = study(args.work, args.names, vlpso=not args.no_vlpso)
     print_table(table)

@@ -71,9 +71,15 @@ def test_the_relevance_variants_read_the_cached_searches(refine_work):
     assert rows == ["PSO-LSRG", *study_relevance_variants.VARIANTS]
 
 
+def _with_experiment_ii(work, output):
+    """``work`` with the Experiment II file of the signature study, ``r-synthetic.h5``."""
+    if not (work / "r-synthetic.h5").exists():
+        (work / "r-synthetic.h5").symlink_to(output)
+    return work
+
+
 def test_the_signature_study_applies_its_rule(refine_work, capsys):
-    work, output = refine_work
-    (work / "r-synthetic.h5").symlink_to(output)
+    work = _with_experiment_ii(*refine_work)
     table = study_signature.study(work, ["synthetic"])
     assert list(table["synthetic"]) == ["PSO-LSRG", "+prune-compact",
                                         *study_signature.COMPUTED]
@@ -82,3 +88,23 @@ def test_the_signature_study_applies_its_rule(refine_work, capsys):
     assert chosen is None or chosen in reasons
     study_signature.print_table(table)
     assert "| synthetic | PSO-LSRG |" in capsys.readouterr().out
+
+
+def test_the_signature_study_reads_both_vlpso_jobs_on_the_same_folds(refine_work):
+    from hpcswarm.run.job import run_job
+    from hpcswarm.run.jobfile import read_job
+
+    work = _with_experiment_ii(*refine_work)
+    tiny = ["runs=2", "folds=3", f"data={data_path('synthetic', work)}", "n_particles=4",
+            "n_iterations=2", "n_divisions=2"]
+    for prefix, extra in (("v", ["refine=relevance-subset"]),
+                          ("vls", ["refine=none", "local_search=true", "ls_tries=3"])):
+        run_job(read_job("jobs/vlpso-experiment.toml",
+                         [*tiny, *extra, f"output={work / f'{prefix}-synthetic.h5'}"]),
+                quiet=True)
+    rows = study_signature.study(work, ["synthetic"])["synthetic"]
+    assert {"+VLPSO", "+VLPSO+relevance-subset", "+VLPSO-LS"} <= set(rows)
+    assert "+VLPSO-LS+relevance-subset" not in rows  # that job kept its own subset
+    _, reasons = study_signature.choose({"synthetic": rows})
+    assert "+VLPSO-LS" in reasons
+    assert "+VLPSO" not in study_signature.study(work, ["synthetic"], vlpso=False)["synthetic"]
