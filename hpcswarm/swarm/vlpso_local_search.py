@@ -69,7 +69,10 @@ class GeneTable:
         itemsize = np.dtype(interval_dtype(n_samples)).itemsize
         return int(n_genes) * (itemsize * int(n_samples) + 17)
 
-    def _learn(self, genes):
+    def learn(self, genes) -> None:
+        """Discretise those of ``genes`` not yet in the table (:meth:`relevance` and
+        :meth:`between` call it; VLPSO's ranking too, for its genes, with the local search
+        on)."""
         if self.known[genes].all():
             return
         missing = np.unique(genes)
@@ -86,14 +89,14 @@ class GeneTable:
     def relevance(self, genes) -> np.ndarray:
         """SU with the class of each of ``genes``, ndarray of float64."""
         genes = np.asarray(genes, dtype=np.int64)
-        self._learn(genes)
+        self.learn(genes)
         return self.class_su[genes]
 
     def between(self, gene: int, others) -> np.ndarray:
         """SU between ``gene`` and each of ``others`` (``SU.get_su``), ndarray of float64."""
         others = np.asarray(others, dtype=np.int64)
-        self._learn(others)
-        self._learn(np.array([gene]))
+        self.learn(others)
+        self.learn(np.array([gene]))
         return mutual_symmetric_uncertainty(self.bins[gene], self.bins[others],
                                             (self.entropies[gene], self.entropies[others]))
 
@@ -104,7 +107,7 @@ class GeneTable:
         if not self.compiled:
             return redundancy_pass(ones, relevance, self)
         ones = np.asarray(ones, dtype=np.int64)
-        self._learn(ones)
+        self.learn(ones)
         return kept_genes(ones, np.asarray(relevance, dtype=float), self.bins, self.entropies,
                           self.terms)
 
@@ -306,12 +309,17 @@ class RelevanceLocalSearch:
     def __init__(self):
         self.table = None
 
-    def run(self, search, improved) -> None:
-        """Search from the new pbests ``improved`` (this rank's) of VLPSO ``search``, dealt
-        over the ranks (collective), and record the event."""
+    def gene_table(self, search) -> GeneTable:
+        """The table of ``search``'s training samples, made at the first call."""
         if self.table is None:
             scorer = search.fitness.scorer
             self.table = GeneTable(scorer.data, scorer.codes)
+        return self.table
+
+    def run(self, search, improved) -> None:
+        """Search from the new pbests ``improved`` (this rank's) of VLPSO ``search``, dealt
+        over the ranks (collective), and record the event."""
+        self.gene_table(search)
         s, comm, n_genes = search.state, search.comm, search.n_genes
         jobs, owner, worker = deal_searches(search, improved)
         if jobs.size == 0:
