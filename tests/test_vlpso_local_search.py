@@ -9,12 +9,15 @@ from hpcswarm.selection.methods import algorithm_params
 from hpcswarm.selection.search import make_fitness, run_search
 from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.swarm.ordering import better
+from hpcswarm.swarm.redundancy_kernel import (AVAILABLE, _pairwise_sum_kernel, entropy_terms,
+                                              pair_su)
 from hpcswarm.swarm.symmetric_uncertainty import (discretised, gene_relevance,
+                                                  interval_entropies,
                                                   mutual_symmetric_uncertainty,
                                                   symmetric_uncertainty)
 from hpcswarm.swarm.vlpso import searched_after
 from hpcswarm.swarm.vlpso_local_search import (GeneTable, draw_genes, flip_set,
-                                               relevance_search)
+                                               redundancy_pass, relevance_search)
 from search_snapshots import taken_at
 from synthetic import small_data
 
@@ -98,6 +101,54 @@ def test_the_gene_table_reads_each_gene_once_and_agrees_with_the_ranking():
     assert GeneTable.bytes_needed(300, 12) == 12 * (2 * 300 + 17)
 
 
+# ---------------------------------------------------------------- the compiled pass
+compiled = pytest.mark.skipif(not AVAILABLE, reason="numba is not installed")
+
+
+@compiled
+def test_the_compiled_su_equals_numpys_bit_for_bit():
+    rng = np.random.default_rng(1)
+    for trial in range(400):
+        n = int(rng.integers(2, 120))
+        widths = rng.integers(1, int(rng.integers(1, 16)) + 1, 5)  # joint tables up to 225
+        bins = np.stack([rng.integers(0, k, n) for k in widths]).astype(np.uint8)
+        if trial % 3 == 0:  # skewed counts
+            bins[1] = np.where(rng.random(n) < 0.9, 0, bins[1])
+        h = interval_entropies(bins)
+        expected = mutual_symmetric_uncertainty(bins[0], bins[1:], (h[0], h[1:]))
+        k_x, k_y = int(bins[0].max()) + 1, int(bins[1:].max()) + 1
+        found = [pair_su(bins, 0, j, k_y, k_x * k_y, h[0], h[j], entropy_terms(n))
+                 for j in range(1, 5)]
+        assert found == expected.tolist()
+
+
+@compiled
+def test_the_compiled_sum_is_numpys_pairwise_sum():
+    rng = np.random.default_rng(2)
+    values = rng.random(3000) * 10.0 ** rng.integers(-8, 8, 3000)
+    for n in list(range(1, 300)) + [1000, 2999]:
+        assert 0.0 + _pairwise_sum_kernel(values, n) == values[None, :n].sum(axis=1)[0]
+
+
+@compiled
+def test_the_compiled_pass_keeps_the_genes_the_pair_by_pair_pass_keeps():
+    rng = np.random.default_rng(3)
+    y = np.arange(60) % 4
+    X = rng.normal(size=(60, 80)) + rng.uniform(0, 1.5, 80) * y[:, None]
+    table = GeneTable(GeneMajor.from_samples(X), y)
+    assert table.compiled
+    differ = 0
+    for _ in range(200):
+        ones = rng.choice(80, int(rng.integers(2, 40)), replace=False)
+        relevance = table.relevance(ones)
+        order = np.argsort(-relevance, kind="stable")
+        ones, relevance = ones[order], relevance[order]
+        kept = table.kept(ones, relevance)
+        assert kept.tolist() == redundancy_pass(ones, relevance, table).tolist()
+        differ += not kept.all()
+    assert differ > 100
+
+
 # ---------------------------------------------------------------- the search around a subset
 def test_the_search_is_never_worse_and_stays_within_the_length():
     X, y = small_data(2, 30, 24)
@@ -166,6 +217,29 @@ def test_the_pbests_after_a_search_round_are_never_worse_than_without_it():
     for event in events[1:]:  # the round's move: rounds so far less the length changes
         move = event["iteration"] - sum(1 for c in changes if c <= event["iteration"])
         assert searched_after(move)
+
+
+def _graded_data(seed=0, n_samples=48, n_genes=60):
+    """Four classes; the first half of the genes shifted by a random multiple of the class."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n_samples) % 4
+    X = rng.normal(size=(n_samples, n_genes))
+    X[:, :n_genes // 2] += rng.uniform(0.3, 1.2, n_genes // 2) * y[:, None]
+    return X, y
+
+
+def test_a_search_with_local_search_finds_what_it_found_before():
+    # pinned from the pair-by-pair pass (one numpy call per kept gene), before the compiled
+    # pass: its SU comparisons (joint tables of 4 to 12 cells) must give the same search
+    params = {"n_particles": 10, "n_iterations": 8, "n_divisions": 3, "change_after": 2,
+              "refresh_gap": 2, "local_search": True, "ls_tries": 20, "ls_flip": 0.5}
+    result = run_search(*_graded_data(), "vlpso", params, seed=11)
+    assert np.flatnonzero(result.mask).tolist() == [2, 4, 8, 9, 10, 13, 16, 20, 23, 25, 27,
+                                                     28, 29]
+    assert result.fitness == 0.9791666666666666
+    events = [(e["iteration"], e["searches"], e["improved"], e["kept"])
+              for e in result.extra["events"] if e["event"] == "local_search"]
+    assert events == [(0, 10, 10, 63), (5, 1, 0, 0), (8, 2, 2, 3)]
 
 
 def test_with_the_search_off_no_search_runs():

@@ -199,7 +199,7 @@ def mutual_symmetric_uncertainty(bins, others, entropies=None):
     return np.divide(2.0 * gain, total, out=np.zeros(n_others), where=total > 0)
 
 
-def relevance_scores(data, codes, genes, comm=None):
+def relevance_scores(data, codes, genes, comm=None, table=None):
     """SU with the class of each of ``genes`` (:func:`gene_relevance`), ndarray of float64.
 
     Parameters
@@ -212,6 +212,11 @@ def relevance_scores(data, codes, genes, comm=None):
         With P ranks the genes are split in contiguous blocks, each rank scores its block and
         the scores are allgathered (``8 len(genes)`` bytes): every rank ends with the same
         array, each value computed exactly as in a serial run.
+    table : GeneTable, optional
+        VLPSO's local-search table (:class:`~hpcswarm.swarm.vlpso_local_search.GeneTable`,
+        anything with ``learn(genes)`` and ``class_su``): this rank's genes are learned into
+        it (their intervals from the same MDL cut points) and their scores read from it,
+        the same values, so its search does not discretise them again.
     """
     comm = as_comm(comm)
     genes = np.asarray(genes, dtype=np.int64)
@@ -221,6 +226,10 @@ def relevance_scores(data, codes, genes, comm=None):
     scores = np.empty(stop - start)
     for first in range(start, stop, GENE_BLOCK):
         block = genes[first:min(first + GENE_BLOCK, stop)]
+        if table is not None:
+            table.learn(block)
+            scores[first - start:first - start + block.size] = table.class_su[block]
+            continue
         rows = data.take(block)
         for j, row in enumerate(rows):
             scores[first - start + j] = gene_relevance(row, codes, n_classes)

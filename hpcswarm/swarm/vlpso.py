@@ -207,7 +207,9 @@ class VLPSO(ParticleSwarm):
     # ------------------------------------------------------------------ rounds
     def initialise(self):
         scorer = self.fitness.scorer
-        scores = relevance_scores(scorer.data, scorer.codes, np.arange(self.n_genes), self.comm)
+        table = self.local_search.gene_table(self) if self.local_search else None
+        scores = relevance_scores(scorer.data, scorer.codes, np.arange(self.n_genes), self.comm,
+                                  table)
         self.order = relevance_order(scores)
         n, n_divisions = self.params["n_particles"], self.params["n_divisions"]
         self.division = division_of(n, n_divisions)

@@ -15,10 +15,12 @@ from hpcswarm.params import Param
 from hpcswarm.swarm.exchange import ship
 from hpcswarm.swarm.local_search import deal_searches, pack_pbest, unpack_pbest
 from hpcswarm.swarm.ordering import beats
+from hpcswarm.swarm.redundancy_kernel import AVAILABLE as COMPILED_AVAILABLE
+from hpcswarm.swarm.redundancy_kernel import entropy_terms, kept_genes
 from hpcswarm.swarm.state import child_sequence
-from hpcswarm.swarm.symmetric_uncertainty import (discretised, gene_relevance,
-                                                  interval_entropies,
-                                                  mutual_symmetric_uncertainty)
+from hpcswarm.swarm.symmetric_uncertainty import (interval_entropies, mdl_cut_points,
+                                                  mutual_symmetric_uncertainty,
+                                                  symmetric_uncertainty)
 
 LOCAL_SEARCH = 4
 """Child key of the local-search draws under the run's seed (the swarm uses 0 and 1, the
@@ -33,17 +35,21 @@ class GeneTable:
     """The genes as the local search reads them: each gene's MDL intervals
     (:func:`~hpcswarm.swarm.symmetric_uncertainty.discretised`), their entropy and the
     gene's SU with the class (:func:`~hpcswarm.swarm.symmetric_uncertainty.gene_relevance`,
-    the values VLPSO orders the genes by), computed the first time a try draws the gene and
-    kept; SU between genes is computed for the pairs a try compares only.
+    the values VLPSO orders the genes by), computed the first time VLPSO's ranking or a try
+    reads the gene (:meth:`learn`) and kept; SU between genes is computed for the pairs a try compares only, by the compiled
+    pass of :mod:`~hpcswarm.swarm.redundancy_kernel` (:meth:`kept`, the same values) where
+    numba is installed and ``compiled`` is left on, else pair by pair (:meth:`between`).
 
     Parameters
     ----------
     data : GeneMajor
         The training samples (the fitness engine's, ``scorer.data``).
     codes : ndarray of int of shape (n_samples,)
+    compiled : bool, default True
+        Whether :meth:`kept` may use the compiled pass (numba installed).
     """
 
-    def __init__(self, data, codes):
+    def __init__(self, data, codes, compiled=True):
         self.data = data
         self.codes = np.asarray(codes)
         self.n_classes = int(self.codes.max()) + 1 if self.codes.size else 0
@@ -52,38 +58,58 @@ class GeneTable:
         self.class_su = np.zeros(n_genes)
         self.entropies = np.zeros(n_genes)
         self.known = np.zeros(n_genes, dtype=bool)
+        self.compiled = bool(compiled and COMPILED_AVAILABLE)
+        self.terms = entropy_terms(n_samples) if self.compiled else None
 
     @staticmethod
     def bytes_needed(n_samples: int, n_genes: int) -> int:
         """Bytes of the table: an interval per gene and sample (:func:`interval_dtype`), a
-        float64 relevance and entropy and a flag per gene."""
+        float64 relevance and entropy and a flag per gene (the compiled pass's
+        ``n_samples + 1`` entropy terms and its scratch of a try, a few kilobytes, aside)."""
         itemsize = np.dtype(interval_dtype(n_samples)).itemsize
         return int(n_genes) * (itemsize * int(n_samples) + 17)
 
-    def _learn(self, genes):
+    def learn(self, genes) -> None:
+        """Discretise those of ``genes`` not yet in the table (:meth:`relevance` and
+        :meth:`between` call it; VLPSO's ranking too, for its genes, with the local search
+        on)."""
         if self.known[genes].all():
             return
         missing = np.unique(genes)
         missing = missing[~self.known[missing]]
         for gene, row in zip(missing.tolist(), self.data.take(missing)):
-            self.bins[gene] = discretised(row, self.codes, self.n_classes)
-            self.class_su[gene] = gene_relevance(row, self.codes, self.n_classes)
+            # discretised() and gene_relevance() from one set of MDL cut points
+            cuts = mdl_cut_points(row, self.codes, self.n_classes)
+            self.bins[gene] = np.searchsorted(cuts, row, side="right")
+            if cuts.size:
+                self.class_su[gene] = symmetric_uncertainty(self.bins[gene], self.codes)
         self.entropies[missing] = interval_entropies(self.bins[missing])
         self.known[missing] = True
 
     def relevance(self, genes) -> np.ndarray:
         """SU with the class of each of ``genes``, ndarray of float64."""
         genes = np.asarray(genes, dtype=np.int64)
-        self._learn(genes)
+        self.learn(genes)
         return self.class_su[genes]
 
     def between(self, gene: int, others) -> np.ndarray:
         """SU between ``gene`` and each of ``others`` (``SU.get_su``), ndarray of float64."""
         others = np.asarray(others, dtype=np.int64)
-        self._learn(others)
-        self._learn(np.array([gene]))
+        self.learn(others)
+        self.learn(np.array([gene]))
         return mutual_symmetric_uncertainty(self.bins[gene], self.bins[others],
                                             (self.entropies[gene], self.entropies[others]))
+
+    def kept(self, ones, relevance) -> np.ndarray:
+        """Which of the drawn selected genes ``ones``, sorted by decreasing ``relevance``
+        (their SU with the class), the flip rule keeps (:func:`redundancy_pass`), ndarray
+        of bool; one compiled call where :attr:`compiled`, the same genes as pair by pair."""
+        if not self.compiled:
+            return redundancy_pass(ones, relevance, self)
+        ones = np.asarray(ones, dtype=np.int64)
+        self.learn(ones)
+        return kept_genes(ones, np.asarray(relevance, dtype=float), self.bins, self.entropies,
+                          self.terms)
 
 
 def interval_dtype(n_samples: int):
@@ -109,7 +135,9 @@ def flip_set(ones, zeros, table) -> np.ndarray:
     ones, zeros : ndarray of int
         The drawn selected and unselected genes, in draw order.
     table : GeneTable
-        Anything with ``relevance(genes)`` and ``between(gene, others)``.
+        Or anything with ``relevance(genes)`` and ``between(gene, others)``, compared pair
+        by pair (:func:`redundancy_pass`); a table with ``kept(ones, relevance)`` (as
+        :meth:`GeneTable.kept`) makes the pass itself.
 
     Returns
     -------
@@ -123,6 +151,30 @@ def flip_set(ones, zeros, table) -> np.ndarray:
     mean = relevance.mean()
     order = np.argsort(-relevance, kind="stable")
     ones, relevance = ones[order], relevance[order]
+    kept = table.kept(ones, relevance) if hasattr(table, "kept") else redundancy_pass(
+        ones, relevance, table)
+    switched_on = zeros[table.relevance(zeros) > mean] if zeros.size else zeros
+    return np.sort(np.concatenate([ones[~kept], switched_on]))
+
+
+def redundancy_pass(ones, relevance, table) -> np.ndarray:
+    """The flip rule's pass over the drawn selected genes, one ``table.between`` call per
+    gene still kept (:func:`flip_set`; ``KNNopt.flip``).
+
+    Parameters
+    ----------
+    ones : ndarray of int64
+        The drawn selected genes by decreasing SU with the class.
+    relevance : ndarray of float64
+        Their SU with the class, in the same order.
+    table : GeneTable
+        Anything with ``between(gene, others)``.
+
+    Returns
+    -------
+    ndarray of bool
+        The genes kept.
+    """
     kept = np.ones(ones.size, dtype=bool)
     for i in range(ones.size - 1):
         if not kept[i]:
@@ -135,8 +187,7 @@ def flip_set(ones, zeros, table) -> np.ndarray:
         if compared.size:
             redundant[~irrelevant] = table.between(ones[i], ones[compared]) > relevance[compared]
         kept[later[redundant]] = False
-    switched_on = zeros[table.relevance(zeros) > mean] if zeros.size else zeros
-    return np.sort(np.concatenate([ones[~kept], switched_on]))
+    return kept
 
 
 def draw_genes(rng, mask, genes, n_ones: int, n_zeros: int):
@@ -258,12 +309,17 @@ class RelevanceLocalSearch:
     def __init__(self):
         self.table = None
 
-    def run(self, search, improved) -> None:
-        """Search from the new pbests ``improved`` (this rank's) of VLPSO ``search``, dealt
-        over the ranks (collective), and record the event."""
+    def gene_table(self, search) -> GeneTable:
+        """The table of ``search``'s training samples, made at the first call."""
         if self.table is None:
             scorer = search.fitness.scorer
             self.table = GeneTable(scorer.data, scorer.codes)
+        return self.table
+
+    def run(self, search, improved) -> None:
+        """Search from the new pbests ``improved`` (this rank's) of VLPSO ``search``, dealt
+        over the ranks (collective), and record the event."""
+        self.gene_table(search)
         s, comm, n_genes = search.state, search.comm, search.n_genes
         jobs, owner, worker = deal_searches(search, improved)
         if jobs.size == 0:
