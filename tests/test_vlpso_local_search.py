@@ -38,6 +38,9 @@ class HandTable:
         self.asked.append((int(gene), [int(g) for g in others]))
         return np.array([self._pairs[frozenset((int(gene), int(g)))] for g in others])
 
+    def kept(self, ones, relevance):
+        return redundancy_pass(ones, relevance, self)
+
 
 # ---------------------------------------------------------------- the flip rule
 def test_the_flip_rule_on_a_hand_made_table():

@@ -128,12 +128,9 @@ def symmetric_uncertainty(bins, codes) -> float:
 
 
 def gene_relevance(values, codes, n_classes) -> float:
-    """SU of one gene with the class after MDL discretisation of its values (0 when MDL
-    accepts no cut: one interval carries no information)."""
-    cuts = mdl_cut_points(values, codes, n_classes)
-    if cuts.size == 0:
-        return 0.0
-    return symmetric_uncertainty(np.searchsorted(cuts, values, side="right"), codes)
+    """SU of one gene with the class after MDL discretisation of its values
+    (:func:`interval_relevance` of :func:`discretised`)."""
+    return interval_relevance(discretised(values, codes, n_classes), codes)
 
 
 def discretised(values, codes, n_classes):
@@ -141,6 +138,15 @@ def discretised(values, codes, n_classes):
     (:func:`mdl_cut_points`), ndarray of int64 from 0: the discrete gene ``SU.java`` works on."""
     cuts = mdl_cut_points(values, codes, n_classes)
     return np.searchsorted(cuts, values, side="right")
+
+
+def interval_relevance(intervals, codes) -> float:
+    """SU with the class of a :func:`discretised` gene (0 when MDL accepted no cut: every
+    value in interval 0, one interval carries no information). A cut lies between two
+    values, so some value lies above it: a gene with a cut has a value in interval 1."""
+    if not np.any(intervals):
+        return 0.0
+    return symmetric_uncertainty(intervals, codes)
 
 
 def interval_entropies(intervals):

@@ -18,9 +18,9 @@ from hpcswarm.swarm.ordering import beats
 from hpcswarm.swarm.redundancy_kernel import AVAILABLE as COMPILED_AVAILABLE
 from hpcswarm.swarm.redundancy_kernel import entropy_terms, kept_genes
 from hpcswarm.swarm.state import child_sequence
-from hpcswarm.swarm.symmetric_uncertainty import (interval_entropies, mdl_cut_points,
-                                                  mutual_symmetric_uncertainty,
-                                                  symmetric_uncertainty)
+from hpcswarm.swarm.symmetric_uncertainty import (discretised, interval_entropies,
+                                                  interval_relevance,
+                                                  mutual_symmetric_uncertainty)
 
 LOCAL_SEARCH = 4
 """Child key of the local-search draws under the run's seed (the swarm uses 0 and 1, the
@@ -78,11 +78,8 @@ class GeneTable:
         missing = np.unique(genes)
         missing = missing[~self.known[missing]]
         for gene, row in zip(missing.tolist(), self.data.take(missing)):
-            # discretised() and gene_relevance() from one set of MDL cut points
-            cuts = mdl_cut_points(row, self.codes, self.n_classes)
-            self.bins[gene] = np.searchsorted(cuts, row, side="right")
-            if cuts.size:
-                self.class_su[gene] = symmetric_uncertainty(self.bins[gene], self.codes)
+            self.bins[gene] = discretised(row, self.codes, self.n_classes)
+            self.class_su[gene] = interval_relevance(self.bins[gene], self.codes)
         self.entropies[missing] = interval_entropies(self.bins[missing])
         self.known[missing] = True
 
@@ -135,9 +132,9 @@ def flip_set(ones, zeros, table) -> np.ndarray:
     ones, zeros : ndarray of int
         The drawn selected and unselected genes, in draw order.
     table : GeneTable
-        Or anything with ``relevance(genes)`` and ``between(gene, others)``, compared pair
-        by pair (:func:`redundancy_pass`); a table with ``kept(ones, relevance)`` (as
-        :meth:`GeneTable.kept`) makes the pass itself.
+        Or anything with ``relevance(genes)`` and ``kept(ones, relevance)``, the pass over
+        the drawn selected genes (:meth:`GeneTable.kept`, or :func:`redundancy_pass` pair by
+        pair).
 
     Returns
     -------
@@ -151,8 +148,7 @@ def flip_set(ones, zeros, table) -> np.ndarray:
     mean = relevance.mean()
     order = np.argsort(-relevance, kind="stable")
     ones, relevance = ones[order], relevance[order]
-    kept = table.kept(ones, relevance) if hasattr(table, "kept") else redundancy_pass(
-        ones, relevance, table)
+    kept = table.kept(ones, relevance)
     switched_on = zeros[table.relevance(zeros) > mean] if zeros.size else zeros
     return np.sort(np.concatenate([ones[~kept], switched_on]))
 
