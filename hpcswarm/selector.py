@@ -107,12 +107,14 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         the subset the search returned (its refinement when ``refine`` is set). The rule
         is given under Notes. Counted among the columns of ``X``; a ``preprocess`` filter
         step that keeps fewer genes lowers it to their number.
-    refine : {"none", "prune", "prune-margin", "prune-compact", "relevance", "stability", \
-"consensus"}, default "none"
-        A refinement of the search's subset on the same samples (:mod:`hpcswarm.signatures.refine`),
-        a class-balanced ranking of the genes cut by the search's validation in its place
-        (``relevance``: :mod:`hpcswarm.signatures.relevance`), or from ten more searches on halves
-        of the samples (``stability``, ``consensus``: :mod:`hpcswarm.signatures.subsample`).
+    refine : {"none", "prune", "prune-margin", "prune-compact", "relevance-subset", \
+"relevance-subset-1se", "relevance", "stability", "consensus"}, default "none"
+        A refinement of the search's subset on the same samples (``prune*``:
+        :mod:`hpcswarm.signatures.refine`; ``relevance-subset*``: its genes ranked by
+        class-balanced relevance, :mod:`hpcswarm.signatures.relevance`), the Welch filter in
+        its place (``relevance``, every gene ranked, the search not read), or from ten more
+        searches on halves of the samples (``stability``, ``consensus``:
+        :mod:`hpcswarm.signatures.subsample`); :data:`hpcswarm.signatures.refinements.REFINEMENTS`.
     max_genes : None or int, default None
         Cap on the genes of every subset the search evaluates, for the swarm methods that
         have one (``pso``, ``pso-rg``, ``bpso``, ``cbpso``, ``cso``, ``fsipso``); a
