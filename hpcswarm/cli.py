@@ -1,12 +1,15 @@
 """argparse subcommands, each turned into a plain function call.
 
-Sections below belong to one subcommand each: ``_add_<command>(subparsers)`` declares the
-subparser and its options and sets ``run_command=_run_<command>``, which calls into the package;
-``SUBCOMMANDS`` at the bottom lists the ``_add_*`` functions in help order. Output to the terminal is written by world rank 0
+Sections below belong to one subcommand each: ``_add_<command>(parser)`` gives the
+subcommand's parser its description and options and sets ``run_command=_run_<command>``, which
+calls into the package; ``SUBCOMMANDS`` at the bottom names them in help order. Output to the terminal is written by world rank 0
 only, so that ``mpiexec -n N`` prints every line once.
 """
 
 import argparse
+import sys
+from dataclasses import dataclass
+from typing import Callable
 
 from hpcswarm import __version__
 from hpcswarm.errors import ParameterError
@@ -62,17 +65,39 @@ def _add_param_options(parser, params, defaults=None):
                             help=param.doc + shown)
 
 
-def build_parser():
-    """The ``hpcswarm`` parser with every subcommand."""
+@dataclass(frozen=True)
+class Subcommand:
+    """A subcommand: its name, its line in ``hpcswarm --help``, and the function that gives
+    its parser a description and options (and imports what they need)."""
+
+    name: str
+    summary: str
+    add_options: Callable[[argparse.ArgumentParser], None]
+
+
+def build_parser(command=None):
+    """The ``hpcswarm`` parser with every subcommand, each with its options, or only
+    ``command``'s when it names one: the other subcommands are then listed with their
+    summary line alone, so that a command does not import the modules of another's options
+    (``run``'s method registry imports every swarm)."""
     parser = _OneLineErrors(
         prog="hpcswarm",
         description="Particle-swarm gene selection on gene-expression matrices, serial or under MPI.",
     )
     parser.add_argument("--version", action="version", version=f"hpcswarm {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add_command in SUBCOMMANDS:
-        add_command(sub)
+    named = command in {subcommand.name for subcommand in SUBCOMMANDS}
+    for subcommand in SUBCOMMANDS:
+        subparser = sub.add_parser(subcommand.name, help=subcommand.summary)
+        if not named or subcommand.name == command:
+            subcommand.add_options(subparser)
     return parser
+
+
+def _command_named(argv):
+    """The subcommand ``argv`` names: its first word that is not an option (the top-level
+    options, ``--help`` and ``--version``, take no value); None when there is none."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def main(argv=None):
@@ -85,7 +110,9 @@ def main(argv=None):
 
     hold_sigterm()  # until refuse_split_world has seen the world
     start_mpi()
-    args = build_parser().parse_args(argv)
+    if argv is None:
+        argv = sys.argv[1:]
+    args = build_parser(_command_named(argv)).parse_args(argv)
     refuse_split_world()  # before any subcommand reads or writes a file
     status = args.run_command(args)
     return 0 if status is None else status
@@ -101,8 +128,6 @@ def _print0(*lines):
 
 def _notes0(dataset):
     """The dataset's notes (how it was opened) on stderr, by world rank 0."""
-    import sys
-
     from hpcswarm.comm import world_rank
 
     if world_rank() == 0:
@@ -173,15 +198,11 @@ def _add_convert_options(parser):
         parser.add_argument(flag, dest=param.name, **options)
 
 
-def _add_convert(subparsers):
-    p = subparsers.add_parser(
-        "convert",
-        help="convert an ARFF, CSV/TSV, MATLAB, GCT, GEO series matrix or AnnData file to an "
-        "hpcswarm HDF5 dataset",
-        description="Convert a gene-expression file to an hpcswarm HDF5 dataset (X contiguous and "
+def _add_convert(p):
+    p.description = (
+        "Convert a gene-expression file to an hpcswarm HDF5 dataset (X contiguous and "
         "uncompressed, so that MPI ranks memory-map it), streamed block by block. Text formats "
-        "may be gzip-compressed. Values are stored as read: no normalisation.",
-    )
+        "may be gzip-compressed. Values are stored as read: no normalisation.")
     p.add_argument("input", metavar="INPUT",
                    help="ARFF, CSV, TSV, MATLAB .mat (v5 or v7.3), GCT, GEO series matrix or "
                    "AnnData .h5ad file (text formats also .gz)")
@@ -204,13 +225,10 @@ def _run_convert(args):
 
 # --------------------------------------------------------------------------- info
 # (owned by the data layer: hpcswarm/data/)
-def _add_info(subparsers):
-    p = subparsers.add_parser(
-        "info",
-        help="describe a dataset: shape, classes, names, memory mapping, provenance",
-        description="Describe an hpcswarm HDF5 dataset, a bundled one (builtin:srbct) or any file "
-        "'convert' reads. Under mpiexec world rank 0 alone reads it and prints.",
-    )
+def _add_info(p):
+    p.description = (
+        "Describe an hpcswarm HDF5 dataset, a bundled one (builtin:srbct) or any file 'convert' "
+        "reads. Under mpiexec world rank 0 alone reads it and prints.")
     p.add_argument("data", metavar="DATA",
                    help="FILE.h5, builtin:NAME, sklearn:NAME, or an input file")
     p.add_argument("--names", type=_int_at_least(0), default=5, metavar="N",
@@ -242,15 +260,12 @@ def _cv_option(text):
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
-def _add_evaluate(subparsers):
-    p = subparsers.add_parser(
-        "evaluate",
-        help="k-NN validation accuracy of a gene signature (or of all genes) as one JSON object",
-        description="Evaluate a gene subset with the fitness engine of the searches: k-NN on raw "
-        "values, Euclidean distance, leave-one-out, stratified n-fold (folds fixed by --seed) or "
-        "a stratified 70/30 holdout. Prints one JSON object: correct, total, accuracy, error, "
-        "genes_used, n_genes, k, cv, seed.",
-    )
+def _add_evaluate(p):
+    p.description = (
+        "Evaluate a gene subset with the fitness engine of the searches: k-NN on raw values, "
+        "Euclidean distance, leave-one-out, stratified n-fold (folds fixed by --seed) or a "
+        "stratified 70/30 holdout. Prints one JSON object: correct, total, accuracy, error, "
+        "genes_used, n_genes, k, cv, seed.")
     p.add_argument("data", metavar="DATA",
                    help="FILE.h5, builtin:NAME, sklearn:NAME, or an input file")
     which = p.add_mutually_exclusive_group(required=True)
@@ -401,22 +416,19 @@ def _search_options():
     return [param for param in SPEC_PARAMS if param.name != "algorithm"]
 
 
-def _add_run(subparsers):
+def _add_run(p):
     from hpcswarm.selection.methods import ALGORITHMS, BASELINES
 
-    p = subparsers.add_parser(
-        "run",
-        help="an experiment from a job file, or one gene-selection search on all samples",
-        description="With JOB.toml: run the experiment it describes (protocol, runs, folds; "
-        "results file and JSON summary written by world rank 0). Without: run one search on "
-        "all samples (the biased protocol of the papers' first experiments). Every algorithm "
-        "parameter, fitness settings included (k, cv, objective, "
-        "alpha, archive_size), defaults to the algorithm's paper setting and can be overridden "
-        "with --param key=value. Writes JSON with --output (atomically, world rank 0 only), "
-        "else prints a summary. A job first checks, on every rank and before any computation, "
-        "its outputs, dataset, folds and memory (exit status 2 with one message); world rank 0 "
-        "then reports progress on stderr and in OUTPUT.progress.jsonl beside the results.",
-    )
+    p.description = (
+        "With JOB.toml: run the experiment it describes (protocol, runs, folds; results file and "
+        "JSON summary written by world rank 0). Without: run one search on all samples (the "
+        "biased protocol of the papers' first experiments). Every algorithm parameter, fitness "
+        "settings included (k, cv, objective, alpha, archive_size), defaults to the algorithm's "
+        "paper setting and can be overridden with --param key=value. Writes JSON with --output "
+        "(atomically, world rank 0 only), else prints a summary. A job first checks, on every "
+        "rank and before any computation, its outputs, dataset, folds and memory (exit status 2 "
+        "with one message); world rank 0 then reports progress on stderr and in "
+        "OUTPUT.progress.jsonl beside the results.")
     # job-file form (owned by hpcswarm/run/job.py and jobfile.py): run JOB.toml [--set ...]
     p.add_argument("job", nargs="?", metavar="JOB.toml",
                    help="a job file (data, method, fitness, protocol, runs, output); "
@@ -512,8 +524,6 @@ def _out_of_memory(spec, dataset, comm, memory_limit):
     """The search ran out of memory: one line with the pre-flight's estimate and advice
     (:func:`hpcswarm.run.plan.check_search_memory`); DataError in a serial run, else this rank
     prints it and ends every rank with status 2 (the others may wait in a collective)."""
-    import sys
-
     from hpcswarm.comm import abort_world
     from hpcswarm.errors import DataError
     from hpcswarm.run.plan import search_memory
@@ -575,20 +585,16 @@ def _run_job_file(args, comm):
 
 # --------------------------------------------------------------------------- report
 # (owned by the results: hpcswarm/results/files.py, hpcswarm/results/report/)
-def _add_report(subparsers):
-    p = subparsers.add_parser(
-        "report",
-        help="the papers' tables from results files: accuracy, subset size, tests, top genes",
-        description="Summarise one or several results files written by 'run JOB.toml': per "
-        "dataset, the all-genes k-NN and each method's average subset size, best and mean +/- "
-        "std accuracy over runs, with a paired one-sided Wilcoxon signed-rank test of the "
-        "per-fold accuracies against a reference method (+ significantly higher, - lower, = "
-        "no significant difference); the genes most often selected across runs and folds, "
-        "the stability of the selection (Kuncheva, Jaccard, Nogueira, Sechidis); "
-        "the signatures of each size on the searches' Pareto fronts; the mean gbest "
-        "convergence curve. Text on the "
-        "terminal; CSV, Markdown, JSON and PNG plots on request.",
-    )
+def _add_report(p):
+    p.description = (
+        "Summarise one or several results files written by 'run JOB.toml': per dataset, the "
+        "all-genes k-NN and each method's average subset size, best and mean +/- std accuracy "
+        "over runs, with a paired one-sided Wilcoxon signed-rank test of the per-fold accuracies "
+        "against a reference method (+ significantly higher, - lower, = no significant "
+        "difference); the genes most often selected across runs and folds, the stability of the "
+        "selection (Kuncheva, Jaccard, Nogueira, Sechidis); the signatures of each size on the "
+        "searches' Pareto fronts; the mean gbest convergence curve. Text on the terminal; CSV, "
+        "Markdown, JSON and PNG plots on request.")
     p.add_argument("results", nargs="+", metavar="RESULTS.h5",
                    help="results files (or the JSON of one search: run --output FILE.json)")
     p.add_argument("--reference", metavar="NAME",
@@ -648,4 +654,16 @@ def _run_report(args):
     _print0(*lines)
 
 
-SUBCOMMANDS = (_add_convert, _add_info, _add_evaluate, _add_run, _add_report)
+SUBCOMMANDS = (
+    Subcommand("convert", "convert an ARFF, CSV/TSV, MATLAB, GCT, GEO series matrix or AnnData "
+               "file to an hpcswarm HDF5 dataset", _add_convert),
+    Subcommand("info", "describe a dataset: shape, classes, names, memory mapping, provenance",
+               _add_info),
+    Subcommand("evaluate", "k-NN validation accuracy of a gene signature (or of all genes) as "
+               "one JSON object", _add_evaluate),
+    Subcommand("run", "an experiment from a job file, or one gene-selection search on all "
+               "samples", _add_run),
+    Subcommand("report", "the papers' tables from results files: accuracy, subset size, tests, "
+               "top genes", _add_report),
+)
+"""The subcommands in help order."""

@@ -60,10 +60,10 @@ from hpcswarm.run.job import run_job
 from hpcswarm.run.jobfile import read_job
 from hpcswarm.selection.search import run_search
 from hpcswarm.selection.spec import SearchSpec
+from hpcswarm.signatures.refinements import DEFAULT_SUBSAMPLES
 from hpcswarm.signatures.relevance import best_prefix, relevance_prefix
-from hpcswarm.signatures.subsample import (DEFAULT_SUBSAMPLES, SubsampleSelections,
-                                           consensus_prune, search_subsamples,
-                                           stability_prefix)
+from hpcswarm.signatures.subsample import (SubsampleSelections, consensus_prune,
+                                           search_subsamples, stability_prefix)
 from studies.design_sets import (DESIGN_SETS, MAX_SIGNATURE, PLANTED, ROOT, data_path,
                                  rule_figures, synthetic, tasks, tested)
 

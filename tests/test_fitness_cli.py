@@ -1,6 +1,8 @@
 """``hpcswarm evaluate``: one JSON object per run, genes by name or index, clear errors."""
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -24,6 +26,27 @@ def test_all_genes_1nn_loo_on_srbct(capsys):
     result = run(capsys, "builtin:srbct", "--all", "--k", "1", "--cv", "loo")
     assert result == {"correct": 76, "total": 83, "accuracy": 76 / 83, "error": 7 / 83,
                       "genes_used": 2308, "n_genes": 2308, "k": 1, "cv": "loo", "seed": 0}
+
+
+def test_evaluate_builds_its_own_options_only_and_imports_no_search():
+    def options(parser, command):
+        sub = parser._subparsers._group_actions[0]
+        return {name: [(action.dest, action.option_strings, action.default, action.help)
+                       for action in subparser._actions]
+                for name, subparser in sub.choices.items() if name == command or not command}
+
+    full = options(cli.build_parser(), None)
+    for command in full:
+        assert options(cli.build_parser(command), command) == {command: full[command]}
+    assert cli._command_named(["--version"]) is None
+    assert cli._command_named(["evaluate", "run", "--all"]) == "evaluate"
+    code = ("import sys; from hpcswarm.cli import main; "
+            "main(['evaluate', 'sklearn:wine', '--all', '--cv', '3']); "
+            "print(sorted(m for m in sys.modules if m.startswith(('hpcswarm.swarm', "
+            "'hpcswarm.selection.methods'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert json.loads(out[0])["total"] == 178 and out[1] == "[]"
 
 
 def test_gene_file_by_name_and_index(capsys, tmp_path):

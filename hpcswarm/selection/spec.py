@@ -16,8 +16,8 @@ from hpcswarm.errors import ParameterError
 from hpcswarm.fitness.scorer import DEVICES
 from hpcswarm.params import Param
 from hpcswarm.signatures.refinements import CHOICES as REFINEMENTS
+from hpcswarm.signatures.refinements import DEFAULT_SUBSAMPLES
 from hpcswarm.signatures.refinements import doc as refine_doc
-from hpcswarm.signatures.subsample import DEFAULT_SUBSAMPLES
 
 SPEC_PARAMS = (
     Param("algorithm", "str", None, "search method (see 'hpcswarm run --help')", required=True),

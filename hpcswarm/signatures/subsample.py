@@ -64,10 +64,6 @@ from hpcswarm.swarm.state import child_sequence
 SUBSAMPLES = 2
 """Child key of the subsample seeds under a search's seed (the swarm uses 0 and 1)."""
 
-DEFAULT_SUBSAMPLES = 10
-"""Subsample searches per task (five complementary pairs) unless the job says otherwise."""
-
-
 def subsample_seed(root, index):
     """The seed of subsample ``index``'s search under the task's search seed ``root``."""
     return child_sequence(root, SUBSAMPLES, index)
