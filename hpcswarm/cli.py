@@ -2,8 +2,8 @@
 
 Sections below belong to one subcommand each: ``_add_<command>(parser)`` gives the
 subcommand's parser its description and options and sets ``run_command=_run_<command>``, which
-calls into the package; ``SUBCOMMANDS`` at the bottom names them in help order. Output to the terminal is written by world rank 0
-only, so that ``mpiexec -n N`` prints every line once.
+calls into the package; ``SUBCOMMANDS`` at the bottom names them in help order. Output to the
+terminal is written by world rank 0 only, so that ``mpiexec -n N`` prints every line once.
 """
 
 import argparse

@@ -112,9 +112,10 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         A refinement of the search's subset on the same samples (``prune*``:
         :mod:`hpcswarm.signatures.refine`; ``relevance-subset*``: its genes ranked by
         class-balanced relevance, :mod:`hpcswarm.signatures.relevance`), the Welch filter in
-        its place (``relevance``, every gene ranked, the search not read), or from ten more
-        searches on halves of the samples (``stability``, ``consensus``:
-        :mod:`hpcswarm.signatures.subsample`); :data:`hpcswarm.signatures.refinements.REFINEMENTS`.
+        its place (``relevance``, every gene ranked, the search not read), or from
+        ``subsamples`` more searches on halves of the samples (``stability``, ``consensus``:
+        :mod:`hpcswarm.signatures.subsample`). Every rule:
+        :data:`hpcswarm.signatures.refinements.REFINEMENTS`.
     max_genes : None or int, default None
         Cap on the genes of every subset the search evaluates, for the swarm methods that
         have one (``pso``, ``pso-rg``, ``bpso``, ``cbpso``, ``cso``, ``fsipso``); a

@@ -59,8 +59,7 @@ from hpcswarm.fitness import KnnEvaluator
 from hpcswarm.run.job import run_job
 from hpcswarm.run.jobfile import read_job
 from hpcswarm.selection.search import run_search
-from hpcswarm.selection.spec import SearchSpec
-from hpcswarm.signatures.refinements import DEFAULT_SUBSAMPLES
+from hpcswarm.selection.spec import SPEC, SearchSpec
 from hpcswarm.signatures.relevance import best_prefix, relevance_prefix
 from hpcswarm.signatures.subsample import (SubsampleSelections, consensus_prune,
                                            search_subsamples, stability_prefix)
@@ -121,7 +120,7 @@ def subsamples(name, work, comm, params):
         started = time.perf_counter()
         root = np.random.SeedSequence(SEED, spawn_key=task["key"])
         chosen = search_subsamples(search, X[task["train"]], dataset.y[task["train"]],
-                                   DEFAULT_SUBSAMPLES, root)
+                                   SPEC["subsamples"].default, root)
         np.savez(target, seconds=time.perf_counter() - started,
                  sizes=[genes.size for genes in chosen.signatures],
                  genes=np.concatenate(chosen.signatures))

@@ -11,7 +11,26 @@ import pytest
 
 from cli_checks import REPO, assert_one_error, folder_state, run_cli
 
+from hpcswarm import cli
+
 JOB = REPO / "jobs" / "cbpso-wine-biased.toml"
+
+
+def _subparsers(parser):
+    return parser._subparsers._group_actions[0].choices
+
+
+def test_a_command_builds_its_own_parser_as_the_full_parser_does():
+    full = cli.build_parser()
+    for name, subparser in _subparsers(full).items():
+        alone = cli.build_parser(name)
+        assert alone.format_help() == full.format_help()
+        built = _subparsers(alone)[name]
+        assert built.format_help() == subparser.format_help()
+        assert built.get_default("run_command") is subparser.get_default("run_command")
+        assert cli._command_named(["--help", name, "--all"]) == name
+    # the first word that is no option names the command: no top-level option takes a value
+    assert all(action.nargs == 0 for action in full._actions if action.option_strings)
 
 
 @pytest.mark.parametrize("argv, fragments", [

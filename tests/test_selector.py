@@ -11,6 +11,7 @@ search converts every input to a NumPy float64 matrix anyway. Methods whose pape
 is a property of the data, so they are checked here with ``cv=3``.
 """
 
+import re
 import subprocess
 import sys
 
@@ -29,6 +30,7 @@ from hpcswarm import SwarmFeatureSelector
 from hpcswarm.comm import SerialComm
 from hpcswarm.errors import ParameterError
 from hpcswarm.selection.search import run_search
+from hpcswarm.signatures.refinements import CHOICES
 
 FAST = [
     SwarmFeatureSelector(params={"n_particles": 4, "n_iterations": 3, "n_divisions": 2}),
@@ -86,6 +88,11 @@ def test_int_random_state_is_the_run_seed():
     assert selector.fitness_ == expected.fitness
     again = clone(selector).fit(X, y)
     assert np.array_equal(again.support_, selector.support_)
+
+
+def test_the_refine_docstring_lists_every_rule():
+    listed = re.search(r"refine : \{(.*?)\}", SwarmFeatureSelector.__doc__, re.S).group(1)
+    assert re.findall(r'"([a-z0-9-]+)"', listed) == list(CHOICES)
 
 
 def test_random_state_instances_draw_a_new_seed_per_fit():

@@ -16,7 +16,6 @@ from hpcswarm.errors import ParameterError
 from hpcswarm.fitness.scorer import DEVICES
 from hpcswarm.params import Param
 from hpcswarm.signatures.refinements import CHOICES as REFINEMENTS
-from hpcswarm.signatures.refinements import DEFAULT_SUBSAMPLES
 from hpcswarm.signatures.refinements import doc as refine_doc
 
 SPEC_PARAMS = (
@@ -29,7 +28,7 @@ SPEC_PARAMS = (
           "shards (0 in a job: automatic, the fewest that fit the pre-flight memory estimate)",
           low=0, high=2**20),
     Param("device", "choice", "cpu", "where the k-NN scorer runs", choices=DEVICES),
-    Param("subsamples", "int", DEFAULT_SUBSAMPLES, "searches on halves of the training "
+    Param("subsamples", "int", 10, "searches on halves of the training "
           "samples (complementary pairs: an even number) for refine = 'stability' or "
           "'consensus'", low=2, high=10_000),
 )

@@ -98,10 +98,6 @@ REFINEMENTS = {rule.name: rule for rule in (
 )}
 """Every refinement by its ``refine`` value."""
 
-DEFAULT_SUBSAMPLES = 10
-"""Searches on halves of the training samples per task (five complementary pairs) for the
-``subsample`` rules, unless the job says otherwise."""
-
 CHOICES = ("none", *REFINEMENTS)
 """The values of ``refine`` (``"none"``: the search's subset as it is)."""
 

@@ -56,7 +56,7 @@ def _membership(subsets, n_genes):
     return member
 
 
-def _selection_counts(subsets, n_genes):
+def _selection_frequencies(subsets, n_genes):
     """``(member, frequency, sizes)``: the tasks x genes 0/1 matrix ``Z`` of Nogueira et al.
     (2018), each gene's selection frequency ``p_f`` (its column means) and each task's size
     ``k_i`` (its row sums), the quantities both estimates start from."""
@@ -119,10 +119,10 @@ def nogueira(subsets, n_genes, alpha=0.05):
         normal interval of Corollary 9) and ``alpha``. None with fewer than two subsets, or
         when the mean size is 0 or ``n_genes`` (the estimate is undefined).
     """
-    if len(subsets) < 2:
-        return None
-    member, frequency, sizes = _selection_counts(subsets, n_genes)
     n_sets = len(subsets)
+    if n_sets < 2:
+        return None
+    member, frequency, sizes = _selection_frequencies(subsets, n_genes)
     mean_size = frequency.sum()
     spread = (mean_size / n_genes) * (1.0 - mean_size / n_genes)
     if spread <= 0:
@@ -254,10 +254,10 @@ def sechidis(subsets, n_genes, similarity=None):
         is 0 or ``n_genes``, or when a selected gene lies outside ``similarity.genes`` (its
         correlations are unknown).
     """
-    if len(subsets) < 2:
-        return None
-    member, frequency, sizes = _selection_counts(subsets, n_genes)
     n_sets = len(subsets)
+    if n_sets < 2:
+        return None
+    member, frequency, sizes = _selection_frequencies(subsets, n_genes)
     share = sizes.mean() / n_genes
     if share <= 0 or share >= 1:
         return None

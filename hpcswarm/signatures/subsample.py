@@ -64,6 +64,7 @@ from hpcswarm.swarm.state import child_sequence
 SUBSAMPLES = 2
 """Child key of the subsample seeds under a search's seed (the swarm uses 0 and 1)."""
 
+
 def subsample_seed(root, index):
     """The seed of subsample ``index``'s search under the task's search seed ``root``."""
     return child_sequence(root, SUBSAMPLES, index)
