@@ -81,7 +81,8 @@ def summary(label, result, times):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default="/work/shared/data/SRBCT.arff")
+    parser.add_argument("--data", default="builtin:srbct",
+                        help="dataset (default builtin:srbct, the bundled SRBCT)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--particles", type=int, default=30,
                         help="swarm size (0: the paper's n_genes / 20 within [100, 300])")

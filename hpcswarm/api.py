@@ -208,8 +208,8 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
     verbose : int, default 0
         ``0`` silent; ``1`` one line when the search ends; ``2`` also one line per round.
     refine : str, optional
-        The refinement of the search's subset (:data:`hpcswarm.signatures.refinements.REFINEMENTS`).
-        None: that of a ``final-signature`` job of the same method
+        The refinement of the search's subset
+        (:data:`hpcswarm.signatures.refinements.REFINEMENTS`). None: that of a ``final-signature`` job of the same method
         (:func:`~hpcswarm.signatures.refinements.final_refine`: ``"none"`` for VLPSO, whose
         subset is the signature, ``"relevance-subset-1se"`` for the other methods), since
         ``select`` on all samples is that job's last search.

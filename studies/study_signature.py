@@ -240,7 +240,8 @@ def main(argv=None):
     parser.add_argument("work", type=Path)
     parser.add_argument("names", nargs="+")
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--no-vlpso", action="store_true", help="ignore the VLPSO files (WORK/v-NAME.h5, WORK/vls-NAME.h5)")
+    parser.add_argument("--no-vlpso", action="store_true",
+                        help="ignore the VLPSO files (WORK/v-NAME.h5, WORK/vls-NAME.h5)")
     args = parser.parse_args(argv)
     table = study(args.work, args.names, vlpso=not args.no_vlpso)
     print_table(table)

@@ -36,9 +36,10 @@ class GeneTable:
     (:func:`~hpcswarm.swarm.symmetric_uncertainty.discretised`), their entropy and the
     gene's SU with the class (:func:`~hpcswarm.swarm.symmetric_uncertainty.gene_relevance`,
     the values VLPSO orders the genes by), computed the first time VLPSO's ranking or a try
-    reads the gene (:meth:`learn`) and kept; SU between genes is computed for the pairs a try compares only, by the compiled
-    pass of :mod:`~hpcswarm.swarm.redundancy_kernel` (:meth:`kept`, the same values) where
-    numba is installed and ``compiled`` is left on, else pair by pair (:meth:`between`).
+    reads the gene (:meth:`learn`) and kept; SU between genes is computed for the pairs a
+    try compares only, by the compiled pass of :mod:`~hpcswarm.swarm.redundancy_kernel`
+    (:meth:`kept`, the same values) where numba is installed and ``compiled`` is left on,
+    else pair by pair (:meth:`between`).
 
     Parameters
     ----------
