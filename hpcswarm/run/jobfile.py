@@ -28,7 +28,7 @@ from hpcswarm.params import Param
 from hpcswarm.run.protocols import PROTOCOLS as PROTOCOL_REGISTRY
 from hpcswarm.selection.preprocess import parse_steps
 from hpcswarm.selection.spec import SPEC, SearchSpec, SettingError
-from hpcswarm.signatures.refinements import DEFAULT as DEFAULT_REFINE, SIGNATURE_METHOD
+from hpcswarm.signatures.refinements import final_refine_doc
 from hpcswarm.signatures.subsample import SUBSAMPLE_RULES
 from hpcswarm.swarm.params import FITNESS_PARAMS
 
@@ -66,9 +66,8 @@ SCHEMA = (
           "('unbiased', then one more search on all samples: the folds estimate how well the "
           "method generalises, the extra search gives the one signature to publish; the two "
           "come from different searches because a signature selected on every sample has no "
-          "sample left to test it on; unless the job names one, its refine is 'none' for "
-          "method '" + SIGNATURE_METHOD + "', whose own subset is the default signature, and '"
-          + DEFAULT_REFINE + "' for the other methods)",
+          "sample left to test it on; unless the job names one, its refine is "
+          + final_refine_doc() + ")",
           choices=PROTOCOLS),
     Param("folds", "int", 10, "outer stratified folds of the unbiased and final-signature "
           "protocols", low=2,

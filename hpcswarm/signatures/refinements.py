@@ -121,6 +121,12 @@ def final_refine(algorithm):
     return "none" if algorithm == SIGNATURE_METHOD else DEFAULT
 
 
+def final_refine_doc():
+    """The sentence of the help texts that says :func:`final_refine`'s rule."""
+    return (f"none for method '{SIGNATURE_METHOD}' (its own subset is the default signature), "
+            f"'{DEFAULT}' for the other methods")
+
+
 def row_label(name, method_label):
     """The report row of refinement ``name`` of the method ``method_label`` (a rule unknown
     to this version, read from an older or newer file, is shown as ``NAME+RULE``)."""
@@ -133,6 +139,4 @@ def doc():
     return ("after each search: " + "; ".join(f"'{rule.name}' ({rule.kind}) {rule.summary}"
                                              for rule in REFINEMENTS.values())
             + f"; reported as its own row (NAME+RULE, or the filter's baseline row); "
-              f"default in the final-signature protocol and select(): none for "
-              f"'{SIGNATURE_METHOD}' (its own subset is the default signature), "
-              f"'{DEFAULT}' for the other methods")
+              f"default in the final-signature protocol and select(): {final_refine_doc()}")
