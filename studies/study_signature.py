@@ -154,7 +154,7 @@ def figures(tasks, rows, X):
     runs = np.array([task["run"] for task in tasks])
     reference = [accuracy for _, accuracy, _ in rows["PSO-LSRG"]]
     search_seconds = np.array([task["seconds"] for task in tasks])
-    similarity = gene_similarity(X, [genes for row in rows.values() for genes, _, _ in row])
+    similarity = gene_similarity(X)
     out = {}
     for name, row in rows.items():
         genes = [g for g, _, _ in row]

@@ -139,7 +139,7 @@ def test_swapping_a_gene_for_its_correlated_copy_is_not_instability():
     rng = np.random.default_rng(6)
     X = rng.normal(size=(40, 50))
     X[:, 7] = 2 * X[:, 3] + 1  # a perfectly correlated copy of gene 3
-    similarity = gene_similarity(X, [])
+    similarity = gene_similarity(X)
     assert list(zip(similarity.first, similarity.second)) == [(3, 7)]
     subsets = [[0, 1, 3], [0, 1, 7], [0, 1, 3], [0, 1, 7]]
     assert sechidis(subsets, 50, similarity) == pytest.approx(1.0)
@@ -149,16 +149,31 @@ def test_swapping_a_gene_for_its_correlated_copy_is_not_instability():
     assert stability_summary(subsets, [0, 0, 1, 1], 50)["sechidis"] is None
 
 
-def test_gene_similarity_falls_back_to_the_selected_genes_then_to_none():
+def test_correlated_genes_no_subset_holds_still_count():
+    """tr(C Sigma_0) sums C over every pair: a C over the selected genes only is wrong."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(30, 40))
+    for copy in range(20, 40):  # genes 20..39: copies of gene 20, selected by no subset
+        X[:, copy] = X[:, 20] + 0.01 * rng.normal(size=30)
+    subsets = [[0, 1], [2, 3, 4, 5, 6, 7], [1], [8, 9, 10, 11], [0, 12, 13, 14, 15, 16, 17]]
+    whole = gene_similarity(X)
+    assert whole.genes.size == 40 and whole.first.size == 20 * 19 // 2
+    C = np.eye(40)
+    C[whole.first, whole.second] = C[whole.second, whole.first] = whole.weight
+    expected = _phi_c_dense(_indicators(subsets, 40), C)
+    assert sechidis(subsets, 40, whole) == pytest.approx(expected)
+    assert abs(expected - nogueira(subsets, 40)["estimate"]) > 0.01
+    # a matrix over part of the genes (files of earlier versions) gives no figure
+    part = correlated_pairs(X, np.arange(18))
+    assert sechidis(subsets, 40, part) is None
+
+
+def test_gene_similarity_is_none_when_the_whole_matrix_costs_too_much():
     rng = np.random.default_rng(7)
     X = rng.normal(size=(10, 100))
     X[:, 60] = X[:, 20]
-    whole = gene_similarity(X, [[20]], work=10 * 100 ** 2 / 2)
+    whole = gene_similarity(X, work=10 * 100 ** 2 / 2)
     assert whole.genes.size == 100 and (20, 60) in set(zip(whole.first, whole.second))
-    chosen = gene_similarity(X, [[20, 1], [60]], work=10 * 3 ** 2 / 2)
-    assert chosen.genes.tolist() == [1, 20, 60] and chosen.first.tolist() == [20]
-    assert gene_similarity(X, [[20, 1], [60, 2]], work=10 * 3 ** 2 / 2) is None
-    # a selected gene outside the computed ones: its correlations are unknown
-    assert sechidis([[20, 1], [60, 5]], 100, chosen) is None
+    assert gene_similarity(X, work=10 * 100 ** 2 / 2 - 1) is None
     with pytest.raises(ValueError, match="threshold"):
         correlated_pairs(X, [1, 2], threshold=0)

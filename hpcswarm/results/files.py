@@ -184,14 +184,10 @@ def task_table(results):
     return TaskTable(**table)
 
 
-def job_similarity(dataset, results, final=None):
-    """Sechidis et al.'s gene similarity (:func:`hpcswarm.signatures.stability.gene_similarity`) for
-    the selections of a job: its tasks' subsets, refined subsets and final signature."""
-    subsets = [r.genes for r in results] + [r.refined.genes for r in results
-                                            if r.refined is not None]
-    if final is not None:
-        subsets += [final.genes, final.search_genes]
-    return gene_similarity(dataset.X, subsets)
+def job_similarity(dataset):
+    """Sechidis et al.'s gene similarity of ``dataset``'s genes
+    (:func:`hpcswarm.signatures.stability.gene_similarity`), or None when too large."""
+    return gene_similarity(dataset.X)
 
 
 @dataclass

@@ -346,7 +346,7 @@ def finish_job(job, plan, lifecycle, provenance, overwrite):
     dataset = plan.dataset
     final = protocol_of(job.protocol).final_signature(job.name, dataset.n_genes, results,
                                                       extras)
-    similarity = job_similarity(dataset, results, final)
+    similarity = job_similarity(dataset)
     records = JobRecords(results, final, similarity)
     write_results(job, dataset, records, provenance, overwrite=overwrite)
     summary = summarise(job, dataset, records, provenance)

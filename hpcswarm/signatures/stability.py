@@ -209,16 +209,20 @@ def correlated_pairs(X, genes, threshold=SIMILARITY_THRESHOLD, block_cells=1 << 
                           np.concatenate(weight) if weight else np.zeros(0), float(threshold))
 
 
-def gene_similarity(X, subsets, threshold=SIMILARITY_THRESHOLD, work=SIMILARITY_WORK):
-    """Sechidis et al.'s ``C`` for the selections ``subsets`` of the genes of ``X``.
+def gene_similarity(X, threshold=SIMILARITY_THRESHOLD, work=SIMILARITY_WORK):
+    """Sechidis et al.'s ``C`` over every gene of ``X``, or None when that costs more than
+    ``work`` multiply-adds (``n_samples x n_genes^2 / 2``; the measure is then not reported).
 
-    Over every gene when ``n_samples x n_genes^2 / 2 <= work``; else over the genes that
-    some subset holds, when that fits; else None (the measure is then not reported).
+    There is no cheaper matrix over the selected genes only: ``tr(C Sigma_0)`` sums ``C``
+    over every pair of genes (``Sigma_0``'s off-diagonal entries are all equal and not 0
+    when the subsets' sizes differ), so correlated pairs that no subset holds still move the
+    estimate. On modules of 100 correlated genes (2,000 genes, ten subsets of 2 to 400
+    genes) ``C`` restricted to the selected genes gives -2.34 where the whole ``C`` gives
+    -0.92.
 
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_genes)
-    subsets : sequence of array-like of int
     threshold : float, default :data:`SIMILARITY_THRESHOLD`
     work : float, default :data:`SIMILARITY_WORK`
 
@@ -227,13 +231,9 @@ def gene_similarity(X, subsets, threshold=SIMILARITY_THRESHOLD, work=SIMILARITY_
     GeneSimilarity or None
     """
     n_samples, n_genes = X.shape
-    if n_samples * n_genes ** 2 / 2 <= work:
-        return correlated_pairs(X, np.arange(n_genes), threshold)
-    chosen = np.unique(np.concatenate([np.asarray(g, dtype=np.int64) for g in subsets]
-                                      or [np.zeros(0, dtype=np.int64)]))
-    if n_samples * chosen.size ** 2 / 2 <= work:
-        return correlated_pairs(X, chosen, threshold)
-    return None
+    if n_samples * n_genes ** 2 / 2 > work:
+        return None
+    return correlated_pairs(X, np.arange(n_genes), threshold)
 
 
 def sechidis(subsets, n_genes, similarity=None):
@@ -251,8 +251,9 @@ def sechidis(subsets, n_genes, similarity=None):
     -------
     float or None
         ``1 - tr(C S) / tr(C Sigma_0)``; None with fewer than two subsets, when the mean size
-        is 0 or ``n_genes``, or when a selected gene lies outside ``similarity.genes`` (its
-        correlations are unknown).
+        is 0 or ``n_genes``, or when ``similarity`` was computed over part of the genes only
+        (results files of earlier versions: ``tr(C Sigma_0)`` needs every pair,
+        :func:`gene_similarity`).
     """
     n_sets = len(subsets)
     if n_sets < 2:
@@ -263,8 +264,7 @@ def sechidis(subsets, n_genes, similarity=None):
         return None
     numerator = n_sets / (n_sets - 1) * float(np.sum(frequency * (1 - frequency)))
     denominator = n_genes * share * (1 - share)
-    if similarity is not None and not np.all(np.isin(np.flatnonzero(frequency),
-                                                     similarity.genes)):
+    if similarity is not None and similarity.genes.size != n_genes:
         return None
     if similarity is not None and similarity.first.size:
         centred = member - frequency
