@@ -28,9 +28,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from hpcswarm.data.dataset import Dataset
-from hpcswarm.inputs import check_columns, check_gene_names, check_labels
+from hpcswarm.inputs import (check_columns, check_finite, check_gene_names, check_labels,
+                             check_matrix)
 from hpcswarm.selector import PYTHON_NAMES, SEARCH_SETTINGS, SETTINGS, SwarmFeatureSelector
 from hpcswarm.signatures.refinements import SIGNATURE_METHOD, final_refine
+from hpcswarm.store.encoding import finite
 
 UNS_KEY = "hpcswarm"
 """Default key of ``adata.uns`` and prefix of the ``adata.var`` column written back."""
@@ -106,6 +108,21 @@ class Selection:
             columns[f"mean_{name}"] = values[codes == code].mean(axis=0)
         columns["anova_f"] = separation(values, codes)
         return pandas.DataFrame(columns, index=pandas.Index(self.gene_names, name="gene"))
+
+    def to_dict(self) -> dict:
+        """The signature as plain Python values, ready for ``json.dumps``: ``gene_names``,
+        ``genes`` (column indices), ``inner_accuracy``, ``chosen_from``, ``algorithm``,
+        ``params``, ``settings``, ``front`` (``size``, ``inner_accuracy``, ``genes`` and
+        ``gene_names`` of each point, as lists) and ``history`` (one dict per round)."""
+        front = {"size": np.asarray(self.front["size"]).tolist(),
+                 "inner_accuracy": np.asarray(self.front["inner_accuracy"]).tolist(),
+                 "genes": [np.asarray(point).tolist() for point in self.front["genes"]],
+                 "gene_names": [list(point) for point in self.front["gene_names"]]}
+        return finite({"gene_names": list(self.gene_names), "genes": self.genes.tolist(),
+                       "inner_accuracy": self.inner_accuracy, "chosen_from": self.chosen_from,
+                       "algorithm": self.algorithm, "params": dict(self.params),
+                       "settings": dict(self.settings), "front": front,
+                       "history": [dict(row) for row in self.history]})
 
     def front_frame(self) -> "pandas.DataFrame":
         """The front as a ``pandas.DataFrame``: ``size``, ``inner_accuracy``, ``gene_names``."""
@@ -254,11 +271,16 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
     Raises
     ------
     ValueError
-        Missing, unknown or unusable labels (one class, missing ones, a measurement), layer
-        or column; a gene named twice; columns that are not numbers; data that is not
-        samples x genes; invalid settings (``ParameterError`` for the method's parameters).
+        Missing, unknown or unusable labels (one class, missing ones, mixed types, a
+        measurement: :func:`hpcswarm.inputs.check_labels`), layer or column; a gene named
+        twice or not named; columns that are not numbers; data that is not samples x genes
+        of finite real numbers (:func:`~hpcswarm.inputs.check_matrix`,
+        :func:`~hpcswarm.inputs.check_finite`); ``gene_names`` with an ``AnnData``; invalid
+        settings (``ParameterError`` for the method's parameters).
     TypeError
-        Data of another type; ``seed`` and ``random_state`` both given.
+        Data of another type; ``seed`` and ``random_state`` both given; ``gene_names`` that
+        is not a sequence of names, ``inplace`` not a bool, ``key_added`` not a str; ``comm``
+        that is not a communicator.
     ImportError
         A ``DataFrame`` view asked for without pandas.
     """
@@ -269,6 +291,12 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         if not (isinstance(random_state, int) and random_state == 0):
             raise TypeError("select() got both seed and random_state; give random_state only")
         random_state = seed
+    if not isinstance(inplace, (bool, np.bool_)):
+        raise TypeError(f"inplace must be True or False, got {inplace!r}")
+    if not isinstance(key_added, str):
+        raise TypeError(f"key_added must be a str, got {key_added!r}")
+    if not key_added:
+        raise ValueError("key_added must name the key to write, got ''")
     X, y, shown, names, adata = _matrix(data, labels, layer, gene_names)
     if refine is None:
         given["refine"] = refine = final_refine(algorithm)
@@ -281,9 +309,9 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
     genes = np.flatnonzero(selector.support_)
     front = dict(selector.front_, gene_names=[[names[g] for g in point]
                                               for point in selector.front_["genes"]])
-    recorded = {"algorithm": algorithm, "n_features_to_select": n_features_to_select,
-                **search, PYTHON_NAMES["seed"]: selector.seed_, "layer": layer,
-                "labels": labels if isinstance(labels, str) else None}
+    recorded = finite({"algorithm": algorithm, "n_features_to_select": n_features_to_select,
+                       **search, PYTHON_NAMES["seed"]: selector.seed_, "layer": layer,
+                       "labels": labels if isinstance(labels, str) else None})
     result = Selection(genes=genes, gene_names=[names[g] for g in genes],
                        inner_accuracy=float(selector.inner_accuracy_),
                        chosen_from=selector.chosen_from_, front=front,
@@ -299,6 +327,8 @@ def _matrix(data, labels, layer, gene_names):
     """``(X, y, shown labels, gene names, AnnData or None)`` of the data ``select`` was given:
     ``y`` is what the search reads, ``shown`` the class of each sample by name."""
     if _is_anndata(data):
+        if gene_names is not None:
+            raise ValueError("gene_names: an AnnData's genes are named by its var_names")
         X, y, names = _from_anndata(data, labels, layer)
         return X, y, y, names, data
     if layer is not None:
@@ -323,18 +353,19 @@ def _matrix(data, labels, layer, gene_names):
         else:
             y = labels
         names = check_columns(data, "data")
-        X = data.to_numpy(dtype=np.float64)
+        X = data.to_numpy(dtype=np.float64, na_value=np.nan)
+        check_finite(X, "data", names)
     elif isinstance(data, np.ndarray):
         if isinstance(labels, str):
             raise ValueError("labels: a column name needs a DataFrame or an AnnData; give "
                              "the labels of a NumPy array as an array")
         X, y = data, labels
-        if X.ndim != 2:
-            raise ValueError(f"data must be samples x genes (2-D), got shape {X.shape}")
+        check_matrix(X, "data")
         names = (check_gene_names(gene_names, "gene_names") if gene_names is not None
                  else [f"gene{i}" for i in range(X.shape[1])])
         if len(names) != X.shape[1]:
             raise ValueError(f"gene_names: {len(names)} names for {X.shape[1]} genes")
+        check_finite(X, "data", names)
     else:
         raise TypeError(f"data must be a NumPy array, a pandas DataFrame, an AnnData or a "
                         f"hpcswarm Dataset, got {type(data).__name__}")
@@ -368,9 +399,9 @@ def _from_anndata(adata, labels, layer):
     if labels not in adata.obs.columns:
         raise ValueError(f"labels: no obs column {labels!r} in the AnnData (columns: {columns})")
     if layer is None:
-        values = adata.X
+        values, where = adata.X, "data.X"
     elif layer in adata.layers:
-        values = adata.layers[layer]
+        values, where = adata.layers[layer], f"data.layers[{layer!r}]"
     else:
         raise ValueError(f"layer: no layer {layer!r} in the AnnData (layers: "
                          f"{', '.join(adata.layers.keys()) or 'none'})")
@@ -378,6 +409,8 @@ def _from_anndata(adata, labels, layer):
         raise ValueError("the AnnData has no X; name a layer")
     names = check_gene_names(adata.var_names, "data.var_names")
     y = check_labels(adata.obs[labels], f"labels (obs column {labels!r})").astype(str)
+    check_matrix(values, where)
+    check_finite(values, where, names)
     if hasattr(values, "toarray"):  # scipy.sparse: the engine reads dense columns
         values = values.toarray()
     return np.asarray(values, dtype=np.float64), y, names

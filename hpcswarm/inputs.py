@@ -1,12 +1,20 @@
 """Data given in Python, checked once for :func:`hpcswarm.select` and
-:class:`~hpcswarm.selector.SwarmFeatureSelector`: class labels, gene names, table columns.
+:class:`~hpcswarm.selector.SwarmFeatureSelector`: the matrix, class labels, gene names,
+table columns.
 
-A selection separates classes, so the labels must name at least two of them, every sample
+The matrix must hold finite real numbers, samples x genes (2-D): complex numbers, text,
+dates and missing or infinite values are refused before any conversion could hide them. A
+selection separates classes, so the labels must name at least two of them, every sample
 must have one, and they must look like classes: a float column with more values distinct
-than not (ages, a score) is a measurement, refused unless it is declared categorical (a
-pandas ``Categorical``). Errors are ``ValueError`` naming the Python argument. pandas is
-never imported here: its objects are recognised by their attributes.
+than not (ages, a score), or with values that are not whole numbers (0.5, 1.5), is a
+measurement, refused unless it is declared categorical (a pandas ``Categorical``). Labels
+of one Python type each (text, whole numbers, booleans) keep their values as the class
+names; labels mixing types (``1`` and ``"1"``, ``1`` and ``1.0``) are refused. Errors are
+``ValueError`` (``TypeError`` for a value of the wrong type) naming the Python argument.
+pandas is never imported here: its objects are recognised by their attributes.
 """
+
+import numbers
 
 import numpy as np
 
@@ -28,6 +36,111 @@ def _shown(values, limit=5):
     return listed + (", ..." if len(values) > limit else "")
 
 
+_NOT_NUMBERS = {"c": "complex numbers", "U": "text",
+                "S": "text (bytes)", "M": "dates", "m": "time spans",
+                "V": "records (a structured array)"}
+"""The dtype kinds a matrix of expression values cannot have, as the error names them."""
+
+
+def check_matrix(values, argument: str = "X") -> None:
+    """Refuse an array that is not samples x genes of real numbers, before any conversion.
+
+    Only objects with a ``dtype`` (NumPy arrays, memory maps, scipy.sparse matrices) are
+    looked at; a list is converted by scikit-learn, then checked by :func:`check_finite`.
+
+    Raises
+    ------
+    ValueError
+        An array that is not 2-D, without samples, or of complex numbers, text, dates or
+        records.
+    """
+    kind = getattr(getattr(values, "dtype", None), "kind", None)
+    if kind is None:
+        return
+    shape = getattr(values, "shape", ())
+    if len(shape) != 2:
+        raise ValueError(f"{argument} must be samples x genes (2-D), got shape {shape}")
+    if shape[0] == 0:
+        raise ValueError(f"{argument}: no samples (shape {shape}); a selection needs samples "
+                         f"of at least two classes")
+    if kind in _NOT_NUMBERS:
+        unsupported = " (Complex data not supported)" if kind == "c" else ""
+        raise ValueError(f"{argument}: {_NOT_NUMBERS[kind]} ({values.dtype}) are not "
+                         f"expression values{unsupported}; give real numbers")
+
+
+def check_finite(values, argument: str = "X", gene_names=None) -> None:
+    """Refuse missing or infinite values of a matrix of numbers, naming the first one.
+
+    Parameters
+    ----------
+    values : ndarray or scipy.sparse matrix of shape (n_samples, n_genes)
+        Numbers; other dtypes (``object``) are left to the conversion that follows.
+    argument : str
+        The Python argument named in the error.
+    gene_names : sequence of str, optional
+        Names of the columns, to name the first gene with a missing value.
+
+    Raises
+    ------
+    ValueError
+        NaN or infinite values, counted, with the sample and gene of the first.
+    """
+    stored = getattr(values, "data", values) if hasattr(values, "tocoo") else values
+    if getattr(getattr(stored, "dtype", None), "kind", None) != "f":
+        return
+    bad = ~np.isfinite(stored)
+    if not bad.any():
+        return
+    if hasattr(values, "tocoo"):  # scipy.sparse: the stored values' rows and columns
+        coo = values.tocoo()
+        positions = np.column_stack([coo.row, coo.col])[~np.isfinite(coo.data)]
+    else:
+        positions = np.argwhere(bad)
+    row, column = (int(v) for v in positions[0])
+    gene = f" ({gene_names[column]!r})" if gene_names is not None else ""
+    raise ValueError(f"{argument}: {len(positions)} value(s) are missing or infinite (NaN or "
+                     f"inf), the first at sample {row}, gene {column}{gene}; drop or impute "
+                     f"them first")
+
+
+def _label_group(value) -> str:
+    """The kind of one label: text, bytes, bool, integer, real, or the type's name."""
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, bytes):
+        return "bytes"
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, numbers.Integral):
+        return "integer"
+    if isinstance(value, numbers.Real):
+        return "real"
+    return type(value).__name__
+
+
+def _typed_labels(values, argument):
+    """Object labels as an array of their one type (text, bytes, bool, integer, real);
+    ValueError when they mix types, which classes cannot (1, 1.0 and True are one value)."""
+    groups = {_label_group(v) for v in values}
+    if len(groups) > 1:
+        kinds = sorted({type(v).__name__ for v in values})
+        raise ValueError(f"{argument}: mixed types ({', '.join(kinds)}) cannot be ordered "
+                         f"into classes; give every label as text or every one as a number")
+    (group,) = groups or {"text"}
+    if group == "bool":
+        return values.astype(bool)
+    if group == "real":
+        return values.astype(np.float64)
+    if group == "integer":
+        typed = np.array(values.tolist())
+        if typed.dtype.kind not in "iu":
+            raise ValueError(f"{argument}: whole-number labels beyond 64 bits; give the "
+                             f"classes as text or small numbers")
+        return typed
+    return values
+
+
 def check_labels(labels, argument: str = "y") -> np.ndarray:
     """The labels as a 1-D ndarray, refused unless they name classes.
 
@@ -45,9 +158,10 @@ def check_labels(labels, argument: str = "y") -> np.ndarray:
     Raises
     ------
     ValueError
-        Missing labels (None, NaN, pandas ``NA``), labels of types that cannot be ordered
-        together, a single class, or float labels that look continuous (more than
-        :data:`CONTINUOUS_SHARE` of them distinct) and are not categorical.
+        Missing labels (None, NaN, pandas ``NA``), labels of mixed types, complex labels, a
+        single class, or float labels that look continuous (more than
+        :data:`CONTINUOUS_SHARE` of them distinct, or values that are not whole numbers)
+        and are not categorical. Bytes are read as UTF-8 text.
     """
     categorical = getattr(getattr(labels, "dtype", None), "name", None) == "category"
     values = labels.to_numpy() if hasattr(labels, "to_numpy") else np.asarray(labels)
@@ -68,6 +182,18 @@ def check_labels(labels, argument: str = "y") -> np.ndarray:
                          f"or give them a class")
     if categorical:  # the categories are the classes, whatever their type
         values = values.astype(str)
+    elif values.dtype.kind == "O":
+        values = _typed_labels(values, argument)
+    if values.dtype.kind == "c":
+        raise ValueError(f"{argument}: complex labels cannot be classes (Complex data not "
+                         f"supported)")
+    if values.dtype.kind == "S" or (values.dtype.kind == "O" and values.size
+                                    and isinstance(values[0], bytes)):
+        try:
+            values = np.array([bytes(v).decode("utf-8") for v in values])
+        except UnicodeDecodeError:
+            raise ValueError(f"{argument}: labels given as bytes that are not UTF-8 text; "
+                             f"give them as str") from None
     try:
         classes = np.unique(values)
     except TypeError:
@@ -84,17 +210,38 @@ def check_labels(labels, argument: str = "y") -> np.ndarray:
         raise ValueError(f"{argument}: {classes.size} distinct float values among "
                          f"{values.size} samples look like a measurement, not classes; give "
                          f"class labels (bin the values, or make them categorical)")
+    if values.dtype.kind == "f" and not categorical:
+        fractional = classes[~np.isfinite(classes) | (classes != np.round(classes))]
+        if fractional.size:
+            raise ValueError(f"{argument}: float values that are not whole numbers "
+                             f"({_shown(fractional.tolist())}) look like a measurement, not "
+                             f"classes; give class labels (bin the values, or make them "
+                             f"categorical)")
     return values
 
 
 def check_gene_names(names, argument: str) -> list:
-    """``names`` as a list of str, refused if one is given twice.
+    """``names`` as a list of str, refused if one is missing or given twice.
 
     Raises
     ------
+    TypeError
+        ``names`` given as one string (its characters are not names).
     ValueError
-        A repeated name, named with its positions.
+        A missing name (None, NaN) or a repeated one, named with its positions.
     """
+    if isinstance(names, (str, bytes)):
+        raise TypeError(f"{argument}: give a sequence of names, one per gene, not the one "
+                        f"string {names!r}")
+    try:
+        names = list(names)
+    except TypeError:
+        raise TypeError(f"{argument}: give a sequence of names, one per gene, got "
+                        f"{type(names).__name__}") from None
+    missing = [position for position, name in enumerate(names) if is_missing(name)]
+    if missing:
+        raise ValueError(f"{argument}: {len(missing)} gene(s) without a name (None or NaN) at "
+                         f"column(s) {_shown(missing)}; name every gene")
     names = [str(name) for name in names]
     first = {}
     for position, name in enumerate(names):
@@ -112,8 +259,11 @@ def check_columns(frame, argument: str = "X") -> list:
     Raises
     ------
     ValueError
-        Columns that are not numbers (named, with their types), or a repeated name.
+        No columns, columns that are not numbers (named, with their types), or a missing or
+        repeated name.
     """
+    if len(frame.columns) == 0:
+        raise ValueError(f"{argument}: no columns; give at least one gene")
     kinds = getattr(frame, "dtypes", ())
     other = [(str(name), str(kind)) for name, kind in zip(frame.columns, kinds)
              if getattr(kind, "kind", "O") not in "biuf"]

@@ -26,7 +26,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from hpcswarm.inputs import check_columns, check_labels
+from hpcswarm.comm import Comm
+from hpcswarm.inputs import check_columns, check_finite, check_labels, check_matrix
 from hpcswarm.run.progress import format_seconds, task_seconds
 from hpcswarm.selection.methods import METHODS, algorithm_class
 from hpcswarm.selection.preprocess import fit as fit_steps
@@ -60,20 +61,23 @@ def run_seed(random_state: object) -> int:
     Raises
     ------
     ValueError
-        A negative int, or any other type.
+        A negative int, or any other type (a bool, a float, a ``SeedSequence``).
     """
+    shown = (repr(random_state) if isinstance(random_state, (numbers.Number, str, bytes))
+             else f"a {type(random_state).__name__}")
     problem = (f"random_state must be None, an int >= 0, a RandomState or a Generator, "
-               f"got {random_state!r}")
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+               f"got {shown}")
+    if isinstance(random_state, (bool, np.bool_)):
+        raise ValueError(problem)
+    if isinstance(random_state, numbers.Integral):
         if random_state < 0:
             raise ValueError(problem)
         return int(random_state)
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(_SEED_BOUND))
-    try:
-        state = check_random_state(random_state)  # None: NumPy's global RandomState
-    except ValueError:
-        raise ValueError(problem) from None
+    if random_state is not None and not isinstance(random_state, np.random.RandomState):
+        raise ValueError(problem)
+    state = check_random_state(random_state)  # None: NumPy's global RandomState
     return int(state.randint(_SEED_BOUND))
 
 
@@ -306,24 +310,32 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            Invalid data, unknown algorithm or parameter (``ParameterError``), bad
-            ``random_state``, ``n_features_to_select``, ``refine``, ``preprocess`` or
-            ``verbose``. Labels that do not name at least two classes (missing, one class,
-            float values that look continuous: :func:`hpcswarm.inputs.check_labels`); a
+            Invalid data (not 2-D; complex numbers, text or dates; missing or infinite
+            values: :func:`hpcswarm.inputs.check_matrix`, :func:`~hpcswarm.inputs.
+            check_finite`), unknown algorithm or parameter (``ParameterError``), bad
+            ``random_state``, ``n_features_to_select``, ``refine``, ``preprocess`` (a ``log2``
+            step on a value with ``x + pseudocount <= 0`` included) or ``verbose``. Labels
+            that do not name at least two classes (missing, mixed types, one class, float
+            values that look continuous: :func:`hpcswarm.inputs.check_labels`); a
             ``DataFrame`` with columns that are not numbers or a name given twice.
         TypeError
-            Sparse ``X``.
-        DataError
-            A ``log2`` step on a value with ``x + pseudocount <= 0``.
+            Sparse ``X``; ``comm`` that is not a communicator.
         """
         spec = self.search_spec()  # every setting checked before the data
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
             raise ValueError(f"verbose must be an int >= 0, got {self.verbose!r}")
+        if self.comm is not None and not isinstance(self.comm, Comm):
+            raise TypeError(f"comm must be None or a communicator of hpcswarm.comm (world(), "
+                            f"SerialComm, MPIComm), got {type(self.comm).__name__}")
         if hasattr(X, "columns") and hasattr(X, "dtypes"):  # a pandas DataFrame
             check_columns(X, "X")
+        else:
+            check_matrix(X, "X")
         if y is not None:  # None: scikit-learn's own message
             y = check_labels(y, "y")
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
+                             ensure_all_finite=False)
+        check_finite(X, "X", getattr(self, "feature_names_in_", None))
         fitted, X = fit_steps(spec.preprocess, X, y) if spec.preprocess else (None, X)
         genes = np.arange(X.shape[1]) if fitted is None else fitted.genes  # columns of X
         X = exact_range(X)

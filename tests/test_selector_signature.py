@@ -232,6 +232,9 @@ def test_scores_are_front_frequencies_and_the_ranking_puts_the_signature_first()
     (np.ones(36), "one class only \\(1.0\\)"),
     ([None, "a", "b"] * 12, "12 sample\\(s\\) without a label"),
     (np.linspace(0.0, 1.0, 36), "36 distinct float values"),
+    (np.array([0, 1.0, True] * 12, dtype=object), "mixed types \\(bool, float, int\\)"),
+    (np.arange(36) % 4 / 2, "float values that are not whole numbers \\(0.5, 1.5\\)"),
+    (np.array([10**30, 1] * 18, dtype=object), "whole-number labels beyond 64 bits"),
 ])
 def test_fit_refuses_labels_that_name_no_classes(labels, problem):
     X, _ = informative(n_samples=36)
@@ -249,3 +252,43 @@ def test_fit_names_a_text_column_and_a_gene_named_twice():
     frame = frame.drop(columns="batch").rename(columns={"g1": "g0"})
     with pytest.raises(ValueError, match="X: gene 'g0' is named twice"):
         SwarmFeatureSelector("sfs").fit(frame, y)
+
+
+@pytest.mark.parametrize("make, problem", [
+    (lambda X: X[:, 0], "X must be samples x genes \\(2-D\\), got shape \\(36,\\)"),
+    (lambda X: X.astype(str), "X: text \\(<U\\d+\\) are not expression values"),
+    (lambda X: X.astype("datetime64[s]"), "X: dates"),
+    (lambda X: X + 1j, "X: complex numbers \\(complex128\\) .*Complex data not supported"),
+    (lambda X: np.where(X > 2.5, np.inf, X), "X: \\d+ value\\(s\\) are missing or infinite"),
+])
+def test_fit_refuses_a_matrix_of_other_values_by_name(make, problem):
+    X, y = informative()
+    with pytest.raises(ValueError, match=f"^{problem}"):
+        SwarmFeatureSelector("sfs").fit(make(X), y)
+
+
+def test_fit_names_the_column_of_a_missing_value_and_refuses_a_frame_without_columns():
+    pandas = pytest.importorskip("pandas")
+    X, y = informative(seed=16)
+    frame = pandas.DataFrame(X, columns=[f"g{i}" for i in range(X.shape[1])])
+    frame.iloc[7, 4] = np.nan
+    with pytest.raises(ValueError, match="^X: 1 value.* sample 7, gene 4 \\('g4'\\)"):
+        SwarmFeatureSelector("sfs").fit(frame, y)
+    with pytest.raises(ValueError, match="^X: no columns"):
+        SwarmFeatureSelector("sfs").fit(frame.iloc[:, :0], y)
+
+
+def test_labels_of_one_type_keep_their_values_whatever_the_container():
+    X, y = informative(seed=17)
+    plain = SwarmFeatureSelector("sfs", random_state=0).fit(X, y)
+    for same in (y.astype(object), np.array(["c0", "c1", "c2"])[y].astype("S2")):
+        again = SwarmFeatureSelector("sfs", random_state=0).fit(X, same)
+        assert np.array_equal(again.support_, plain.support_)
+
+
+def test_a_communicator_and_an_algorithm_of_the_wrong_type_are_named():
+    X, y = informative()
+    with pytest.raises(TypeError, match="comm must be None or a communicator.*got int"):
+        SwarmFeatureSelector("sfs", comm=3).fit(X, y)
+    with pytest.raises(ParameterError, match="unknown algorithm \\['sfs'\\]; choose one of"):
+        SwarmFeatureSelector(["sfs"]).fit(X, y)
