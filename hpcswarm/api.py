@@ -19,6 +19,7 @@ its last search. With an ``AnnData`` the result is written back as scanpy's
 only when such an object is given.
 """
 
+import numbers
 import os
 import warnings
 from dataclasses import dataclass, field
@@ -146,13 +147,20 @@ class Selection:
         Raises
         ------
         ValueError
-            A file to write exists and ``overwrite`` is False.
+            A file to write exists and ``overwrite`` is False; ``folder`` names a file;
+            ``prefix`` is empty or names a folder.
         """
         from hpcswarm.results.plots import (expression_heatmap, expression_plot_files,
                                     expression_strips, write_expression_plots)
 
         arguments = (self.data, self.labels, self.all_gene_names, self.genes)
+        if not isinstance(prefix, str) or not prefix or os.sep in prefix or (
+                os.altsep and os.altsep in prefix):
+            raise ValueError(f"prefix must be the start of a file name, without a folder, got "
+                             f"{prefix!r}; give the folder as folder")
         if folder is not None:
+            if os.path.exists(folder) and not os.path.isdir(folder):
+                raise ValueError(f"folder: {folder} exists and is not a folder")
             existing = [path for path in expression_plot_files(folder, prefix)
                         if path.exists() or path.is_symlink()]
             if existing and not overwrite:
@@ -190,10 +198,12 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         :func:`~hpcswarm.data.load_dataset` brings its labels, class names and gene names).
     labels : str or array-like of shape (n_samples,)
         The class of each sample, or the name of an ``obs`` column (``AnnData``) or of a
-        column of the ``DataFrame`` (that column is then not a gene). A pandas ``Series``
-        with a ``DataFrame`` is matched on its index. At least two classes, every sample
-        labelled; float labels with more than half of them distinct are refused as
-        measurements unless categorical. None with a ``Dataset`` (it has its own).
+        column of the ``DataFrame`` (a str, or a number for a frame with numbered columns;
+        that column is then not a gene). A pandas ``Series`` with a ``DataFrame`` is matched
+        on its index (labels of samples that are not rows are left out). At least two
+        classes, every sample labelled, labels of one type; float labels with more than
+        half of them distinct, or not whole numbers, are refused as measurements unless
+        categorical. None with a ``Dataset`` (it has its own).
     algorithm : str, default "vlpso"
         The search method, a name of :data:`hpcswarm.selection.methods.METHODS`. The default,
         VLPSO (Tran, Xue & Zhang 2019), is the search whose own subset the design panel chose
@@ -311,7 +321,7 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
                                               for point in selector.front_["genes"]])
     recorded = finite({"algorithm": algorithm, "n_features_to_select": n_features_to_select,
                        **search, PYTHON_NAMES["seed"]: selector.seed_, "layer": layer,
-                       "labels": labels if isinstance(labels, str) else None})
+                       "labels": labels if _names_a_column(labels) else None})
     result = Selection(genes=genes, gene_names=[names[g] for g in genes],
                        inner_accuracy=float(selector.inner_accuracy_),
                        chosen_from=selector.chosen_from_, front=front,
@@ -343,7 +353,7 @@ def _matrix(data, labels, layer, gene_names):
     if _is_dataframe(data):
         if gene_names is not None:
             raise ValueError("gene_names: a DataFrame's genes are named by its columns")
-        if isinstance(labels, str):
+        if _names_a_column(labels):
             if labels not in data.columns:
                 raise ValueError(f"labels: no column {labels!r} in the DataFrame")
             y = check_labels(data[labels], f"labels (column {labels!r})")
@@ -377,18 +387,38 @@ def _matrix(data, labels, layer, gene_names):
     return X, y, y, names, None
 
 
+def _names_a_column(labels) -> bool:
+    """Whether ``labels`` is one name (a str, or a number such as the int column names of a
+    DataFrame made from an array) rather than one label per sample."""
+    return (isinstance(labels, (str, numbers.Number, np.generic))
+            and not isinstance(labels, (bool, np.bool_)))
+
+
 def _aligned(series, index):
-    """A labels ``Series`` in the order of the DataFrame's ``index``; ValueError when the two
-    indexes do not hold the same samples."""
+    """A labels ``Series`` in the order of the DataFrame's ``index`` (labels of samples that
+    are not rows are left out, as a phenotype table of more samples has them); ValueError
+    when a row has no label or either index names a sample twice."""
     if series.index.equals(index):
         return series
-    if series.index.is_unique and index.is_unique and set(series.index) == set(index):
-        return series.reindex(index)
-    missing = [name for name in index if name not in set(series.index)]
-    shown = ", ".join(repr(name) for name in missing[:3]) or "none"
-    raise ValueError(f"labels: the Series's index does not match the DataFrame's index "
-                     f"(samples without a label: {shown}); index the labels by the "
-                     f"DataFrame's rows, or give an array in their order")
+    for holder, names in (("DataFrame", index), ("labels Series", series.index)):
+        if not names.is_unique:
+            twice = names[names.duplicated()][0]
+            raise ValueError(f"labels: the {holder}'s index names sample {twice!r} more than "
+                             f"once, so the labels cannot be matched to the rows by name; "
+                             f"give them as an array in the rows' order")
+    labelled = set(series.index)
+    missing = [name for name in index if name not in labelled]
+    if missing:
+        raise ValueError(f"labels: the Series's index does not match the DataFrame's index "
+                         f"({len(missing)} sample(s) without a label: {_listed(missing)}); "
+                         f"index the labels by the DataFrame's rows, or give an array in "
+                         f"their order")
+    return series.reindex(index)
+
+
+def _listed(names, limit=3):
+    return ", ".join(repr(name) for name in names[:limit]) + (", ..." if len(names) > limit
+                                                              else "")
 
 
 def _from_anndata(adata, labels, layer):

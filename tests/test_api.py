@@ -190,6 +190,11 @@ def test_plot_expression_creates_its_folder_and_replaces_a_file_only_when_told(t
     assert heatmap.read_bytes() == before and not strips.exists()  # both checked first
     assert result.plot_expression(folder, title="again", overwrite=True) == [heatmap, strips]
     assert heatmap.read_bytes() != before and strips.exists()
+    with pytest.raises(ValueError, match="prefix must be the start of a file name"):
+        result.plot_expression(tmp_path, prefix="../elsewhere")
+    with pytest.raises(ValueError, match="folder: .* exists and is not a folder"):
+        result.plot_expression(heatmap)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["figures"]
 
 
 def test_import_hpcswarm_stays_light_and_lists_select():
@@ -310,6 +315,21 @@ def test_a_labels_series_is_matched_on_the_frames_index():
     assert second.labels.tolist() == in_order.tolist()
     with pytest.raises(ValueError, match="Series's index does not match.*'s0'"):
         hpcswarm.select(frame, in_order.reset_index(drop=True), algorithm="sfs")
+    table = pandas.concat([shuffled, pandas.Series(["B"], index=["not-a-row"])])  # more samples
+    assert hpcswarm.select(frame, table, algorithm="bpso", **SMALL).gene_names == first.gene_names
+    twice = frame.set_axis(["s0"] * len(y), axis=0)
+    with pytest.raises(ValueError, match="DataFrame's index names sample 's0' more than once"):
+        hpcswarm.select(twice, in_order, algorithm="sfs")
+
+
+def test_an_int_column_of_a_frame_made_from_an_array_names_the_labels():
+    X, y = informative(seed=15)
+    frame = pandas.DataFrame(np.column_stack([X, y]))  # columns 0..12, the labels last
+    result = hpcswarm.select(frame, 12, algorithm="sfs")
+    assert "12" not in result.all_gene_names and result.settings["labels"] == 12
+    assert result.genes.tolist() == hpcswarm.select(X, y, algorithm="sfs").genes.tolist()
+    with pytest.raises(ValueError, match="labels: no column 13 in the DataFrame"):
+        hpcswarm.select(frame, 13, algorithm="sfs")
 
 
 def test_an_anndata_with_a_missing_label_or_genes_named_twice_is_refused():
