@@ -99,7 +99,9 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         ``objective``, ...), as ``--param`` on the command line; checked at ``fit``.
     random_state : None, int, RandomState or Generator, default None
         Seed of each fit (folds and random streams), see :func:`run_seed`; an int gives
-        reproducible fits.
+        reproducible fits. Under ``comm`` a seed drawn from a random state (``None``, a
+        ``RandomState`` or a ``Generator``) is rank 0's, so that every rank runs the same
+        search.
     comm : communicator, default None
         ``None`` runs the search serially; a communicator of :mod:`hpcswarm.comm` runs it over
         its ranks (every rank calls ``fit`` with the same data, collectively). Clones share
@@ -346,6 +348,8 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
             if algorithm_class(spec.algorithm).supports_max_genes:
                 spec = replace(spec, max_genes=min(spec.max_genes or budget, budget))
         seed = run_seed(self.random_state)
+        if self.comm is not None:  # a seed drawn from a random state: rank 0's, on every rank
+            seed = self.comm.bcast(seed, root=0)
         result = run_search(X, y, replace(spec, preprocess=()), seed=seed, comm=self.comm,
                             hooks=SearchHooks(progress=self._round_printer(spec.params)))
         mask, source, correct = choose_signature(result, budget)

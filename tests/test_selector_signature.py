@@ -202,6 +202,20 @@ def test_the_signature_over_ranks_is_the_serial_one(capsys):
     assert selected.gene_names == serial.gene_names
 
 
+@pytest.mark.mpi
+def test_a_seed_drawn_from_a_random_state_is_rank_zeros_on_every_rank():
+    """Each rank's own Generator (or global RandomState) would draw its own seed: folds and
+    streams would differ between the ranks of one search."""
+    from hpcswarm.comm import world
+
+    X, y = informative(seed=18)
+    with world() as comm:
+        own = np.random.default_rng(comm.rank)
+        fitted = SwarmFeatureSelector("sfs", random_state=own, comm=comm).fit(X, y)
+        seeds = comm.allgather(fitted.seed_)
+    assert seeds == [np.random.default_rng(0).integers(np.iinfo(np.int32).max)] * len(seeds)
+
+
 def test_the_search_settings_reach_the_search():
     X, y = informative(seed=13)
     fitted = SwarmFeatureSelector("bpso", random_state=0, refine="stability", subsamples=2,
