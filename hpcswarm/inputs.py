@@ -3,15 +3,18 @@
 table columns.
 
 The matrix must hold finite real numbers, samples x genes (2-D): complex numbers, text,
-dates and missing or infinite values are refused before any conversion could hide them. A
-selection separates classes, so the labels must name at least two of them, every sample
-must have one, and they must look like classes: a float column with more values distinct
-than not (ages, a score), or with values that are not whole numbers (0.5, 1.5), is a
-measurement, refused unless it is declared categorical (a pandas ``Categorical``). Labels
-of one Python type each (text, whole numbers, booleans) keep their values as the class
-names; labels mixing types (``1`` and ``"1"``, ``1`` and ``1.0``) are refused. Errors are
-``ValueError`` (``TypeError`` for a value of the wrong type) naming the Python argument.
-pandas is never imported here: its objects are recognised by their attributes.
+dates and missing or infinite values are refused before any conversion could hide them.
+
+A selection separates classes, so the labels must name at least two of them, every sample
+must have one, some class must hold two samples (labels all distinct are sample names),
+and they must look like classes: a float column with more values distinct than not (ages,
+a score), or with values that are not whole numbers (0.5, 1.5), is a measurement, refused
+unless it is declared categorical (a pandas ``Categorical``). Labels of one Python type
+(text, whole numbers, booleans) keep their values as the class names; labels mixing types
+(``1`` and ``"1"``, ``1`` and ``1.0``) are refused.
+
+Errors are ``ValueError`` (``TypeError`` for a value of the wrong type) naming the Python
+argument. pandas is never imported here: its objects are recognised by their attributes.
 """
 
 import numbers
@@ -159,7 +162,7 @@ def check_labels(labels, argument: str = "y") -> np.ndarray:
     ------
     ValueError
         Missing labels (None, NaN, pandas ``NA``), labels of mixed types, complex labels, a
-        single class, or float labels that look continuous (more than
+        single class, a class of its own for every sample (sample names), or float labels that look continuous (more than
         :data:`CONTINUOUS_SHARE` of them distinct, or values that are not whole numbers)
         and are not categorical. Bytes are read as UTF-8 text.
     """
@@ -210,6 +213,10 @@ def check_labels(labels, argument: str = "y") -> np.ndarray:
         raise ValueError(f"{argument}: {classes.size} distinct float values among "
                          f"{values.size} samples look like a measurement, not classes; give "
                          f"class labels (bin the values, or make them categorical)")
+    if classes.size == values.size:
+        raise ValueError(f"{argument}: every sample has a class of its own ({values.size} "
+                         f"distinct labels), as sample names would; no sample could be "
+                         f"classified by another of its class: give class labels")
     if values.dtype.kind == "f" and not categorical:
         fractional = classes[~np.isfinite(classes) | (classes != np.round(classes))]
         if fractional.size:

@@ -274,6 +274,7 @@ def test_seed_still_works_with_a_deprecation_warning_at_the_caller():
     (np.arange(36) % 4 / 2, "float values that are not whole numbers \\(0.5, 1.5\\)"),
     (np.where(np.arange(36) % 2, np.inf, 0.0), "float values that are not whole numbers \\(inf\\)"),
     (np.arange(36) % 2 + 1j, "complex labels cannot be classes"),
+    ([f"patient{i}" for i in range(36)], "every sample has a class of its own"),
 ])
 def test_labels_that_name_no_classes_are_refused(labels, problem):
     X, _ = informative()

@@ -249,6 +249,7 @@ def test_scores_are_front_frequencies_and_the_ranking_puts_the_signature_first()
     (np.array([0, 1.0, True] * 12, dtype=object), "mixed types \\(bool, float, int\\)"),
     (np.arange(36) % 4 / 2, "float values that are not whole numbers \\(0.5, 1.5\\)"),
     (np.array([10**30, 1] * 18, dtype=object), "whole-number labels beyond 64 bits"),
+    (np.arange(36), "every sample has a class of its own \\(36 distinct labels\\)"),
 ])
 def test_fit_refuses_labels_that_name_no_classes(labels, problem):
     X, _ = informative(n_samples=36)
