@@ -15,6 +15,7 @@ Tran et al. (2016, Experiment II): every selection sees the training folds only.
 import copy
 import inspect
 import numbers
+import warnings
 from dataclasses import replace
 from typing import Optional, Union
 
@@ -27,6 +28,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from hpcswarm.comm import Comm
+from hpcswarm.fitness.folds import user_stacklevel
 from hpcswarm.inputs import check_columns, check_finite, check_labels, check_matrix
 from hpcswarm.run.progress import format_seconds, task_seconds
 from hpcswarm.selection.methods import METHODS, algorithm_class
@@ -369,6 +371,11 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         self.seed_ = seed
         self.result_ = result
         self.preprocessing_ = fitted
+        if not self.support_.any():
+            why = (f"the {source} holds no gene" if len(self.front_["size"])
+                   else "the search scored no subset of genes (more particles or rounds?)")
+            warnings.warn(f"{self.algorithm}: the signature is empty: {why}; transform "
+                          f"returns no columns", UserWarning, stacklevel=user_stacklevel())
         self._say(f"{self.algorithm}: {int(mask.sum())} of {self.n_features_in_} genes selected "
                   f"(from the {source}), inner accuracy {100 * self.inner_accuracy_:.2f}%", 1)
         return self

@@ -307,3 +307,14 @@ def test_a_communicator_and_an_algorithm_of_the_wrong_type_are_named():
         SwarmFeatureSelector("sfs", comm=3).fit(X, y)
     with pytest.raises(ParameterError, match="unknown algorithm \\['sfs'\\]; choose one of"):
         SwarmFeatureSelector(["sfs"]).fit(X, y)
+
+
+def test_an_empty_signature_is_a_warning_at_fit():
+    """Four particles of PSO-RG on one gene may never select it (theta = 0.6)."""
+    X, y = informative(seed=19)
+    tiny = {"random_state": 0, "n_particles": 4, "n_iterations": 2, "cv": 3}
+    with pytest.warns(UserWarning, match="^pso-rg: the signature is empty: the search scored "
+                                         "no subset of genes") as caught:
+        fitted = SwarmFeatureSelector("pso-rg", **tiny).fit(X[:, :1], y)
+    assert caught[0].filename == __file__ and not fitted.support_.any()
+    assert len(fitted.front_["size"]) == 0
