@@ -55,7 +55,9 @@ def check_matrix(values, argument: str = "X") -> None:
     ------
     ValueError
         An array that is not 2-D, without samples, or of complex numbers, text, dates or
-        records.
+        records; an object array with a text cell that is no number (named by position).
+    TypeError
+        An object array with a cell of another type (a dict, a list), named by position.
     """
     kind = getattr(getattr(values, "dtype", None), "kind", None)
     if kind is None:
@@ -70,6 +72,25 @@ def check_matrix(values, argument: str = "X") -> None:
         unsupported = " (Complex data not supported)" if kind == "c" else ""
         raise ValueError(f"{argument}: {_NOT_NUMBERS[kind]} ({values.dtype}) are not "
                          f"expression values{unsupported}; give real numbers")
+    if kind == "O" and isinstance(values, np.ndarray):
+        try:
+            values.astype(np.float64)
+        except (TypeError, ValueError) as exc:  # the first cell that is no number, named
+            cells = ((at, cell) for at, cell in np.ndenumerate(values) if not _is_number(cell))
+            where = ""
+            for (row, column), cell in cells:
+                where = f" the value at sample {row}, gene {column} is {cell!r},"
+                break
+            raise type(exc)(f"{argument}:{where} not a number ({exc}); drop the columns that "
+                            f"are not genes") from None
+
+
+def _is_number(cell) -> bool:
+    try:
+        float(cell)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def check_finite(values, argument: str = "X", gene_names=None) -> None:
@@ -162,9 +183,9 @@ def check_labels(labels, argument: str = "y") -> np.ndarray:
     ------
     ValueError
         Missing labels (None, NaN, pandas ``NA``), labels of mixed types, complex labels, a
-        single class, a class of its own for every sample (sample names), or float labels that look continuous (more than
-        :data:`CONTINUOUS_SHARE` of them distinct, or values that are not whole numbers)
-        and are not categorical. Bytes are read as UTF-8 text.
+        single class, a class of its own for every sample (sample names), or float labels
+        that look continuous (more than :data:`CONTINUOUS_SHARE` of them distinct, or values
+        that are not whole numbers) and are not categorical. Bytes are read as UTF-8 text.
     """
     categorical = getattr(getattr(labels, "dtype", None), "name", None) == "category"
     values = labels.to_numpy() if hasattr(labels, "to_numpy") else np.asarray(labels)

@@ -282,6 +282,24 @@ def test_fit_refuses_a_matrix_of_other_values_by_name(make, problem):
         SwarmFeatureSelector("sfs").fit(make(X), y)
 
 
+def test_an_object_array_is_read_as_numbers_and_its_first_other_cell_is_named():
+    X, y = informative(seed=20)
+    plain = SwarmFeatureSelector("sfs", random_state=0).fit(X, y).support_
+    as_text = X.astype(str).astype(object)  # numbers as text: read as scikit-learn reads them
+    assert np.array_equal(SwarmFeatureSelector("sfs", random_state=0).fit(as_text, y).support_,
+                          plain)
+    mixed = np.column_stack([X, np.where(y == 1, "tumour", "normal")])  # frame.values
+    mixed = mixed.astype(object)
+    mixed[:, :-1] = X
+    with pytest.raises(ValueError, match="^X: the value at sample 0, gene 30 is '(normal|tumour)'"
+                                         ", not a number"):
+        SwarmFeatureSelector("sfs").fit(mixed, y)
+    mixed[:, -1] = [{"batch": 1}] * len(y)
+    with pytest.raises(TypeError, match="^X: the value at sample 0, gene 30 is \\{'batch': 1\\}"
+                                        ", not a number \\(float\\(\\) argument must be"):
+        SwarmFeatureSelector("sfs").fit(mixed, y)
+
+
 def test_fit_names_the_column_of_a_missing_value_and_refuses_a_frame_without_columns():
     pandas = pytest.importorskip("pandas")
     X, y = informative(seed=16)
