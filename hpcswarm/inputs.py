@@ -1,6 +1,9 @@
 """Data given in Python, checked once for :func:`hpcswarm.select` and
 :class:`~hpcswarm.selector.SwarmFeatureSelector`: the matrix, class labels, gene names,
-table columns.
+table columns. :func:`hpcswarm.selection.search.run_search`, the engine's own entry, reads
+the matrix and label checks that hold for any search (:func:`check_matrix`,
+:func:`label_values`); this module needs numpy only, so it sits in the root's foundation
+layer, below every package.
 
 The matrix must hold finite real numbers, samples x genes (2-D): complex numbers, text,
 dates and missing or infinite values are refused before any conversion could hide them.
@@ -168,15 +171,17 @@ def _typed_labels(values, argument):
     return values
 
 
-def check_labels(labels, argument: str = "y") -> np.ndarray:
-    """The labels as a 1-D ndarray, refused unless they name classes.
+def label_values(labels, argument: str = "y") -> np.ndarray:
+    """The labels as a 1-D ndarray, every one present and all of one type; the classes they
+    make are not judged (:func:`check_labels` does).
 
     Parameters
     ----------
     labels : array-like of shape (n_samples,)
-        A sequence, an ndarray, a pandas ``Series`` or ``Categorical``.
+        A sequence, an ndarray, a pandas ``Series`` or ``Categorical`` (its categories as
+        text).
     argument : str
-        The Python argument named in errors (``"y"``, ``"labels"``, ``"obs['cell_type']"``).
+        The Python argument named in errors.
 
     Returns
     -------
@@ -185,10 +190,9 @@ def check_labels(labels, argument: str = "y") -> np.ndarray:
     Raises
     ------
     ValueError
-        Missing labels (None, NaN, pandas ``NA``), labels of mixed types, complex labels, a
-        single class, a class of its own for every sample (sample names), or float labels
-        that look continuous (more than :data:`CONTINUOUS_SHARE` of them distinct, or values
-        that are not whole numbers) and are not categorical. Bytes are read as UTF-8 text.
+        Not one label per sample, missing labels (None, NaN, pandas ``NA``), labels of
+        mixed types, complex labels, bytes that are not UTF-8 text (other bytes are read
+        as text).
     """
     categorical = getattr(getattr(labels, "dtype", None), "name", None) == "category"
     values = labels.to_numpy() if hasattr(labels, "to_numpy") else np.asarray(labels)
@@ -208,8 +212,8 @@ def check_labels(labels, argument: str = "y") -> np.ndarray:
                          f"NA) at position(s) {_shown(missing.tolist())}; drop those samples "
                          f"or give them a class")
     if categorical:  # the categories are the classes, whatever their type
-        values = values.astype(str)
-    elif values.dtype.kind == "O":
+        return values.astype(str)
+    if values.dtype.kind == "O":
         values = _typed_labels(values, argument)
     if values.dtype.kind == "c":
         raise ValueError(f"{argument}: complex labels cannot be classes (Complex data not "
@@ -222,12 +226,40 @@ def check_labels(labels, argument: str = "y") -> np.ndarray:
             raise ValueError(f"{argument}: labels given as bytes that are not UTF-8 text; "
                              f"give them as str") from None
     try:
-        classes = np.unique(values)
+        np.unique(values)
     except TypeError:
         kinds = sorted({type(v).__name__ for v in values})
         raise ValueError(f"{argument}: mixed types ({', '.join(kinds)}) cannot be ordered "
                          f"into classes; give every label as text or every one as a number") \
             from None
+    return values
+
+
+def check_labels(labels, argument: str = "y") -> np.ndarray:
+    """The labels as a 1-D ndarray, refused unless they name classes.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_samples,)
+        A sequence, an ndarray, a pandas ``Series`` or ``Categorical``.
+    argument : str
+        The Python argument named in errors (``"y"``, ``"labels"``, ``"obs['cell_type']"``).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        As :func:`label_values`; a single class, a class of its own for every sample
+        (sample names), or float labels that look continuous (more than
+        :data:`CONTINUOUS_SHARE` of them distinct, or values that are not whole numbers)
+        and are not categorical.
+    """
+    categorical = getattr(getattr(labels, "dtype", None), "name", None) == "category"
+    values = label_values(labels, argument)
+    classes = np.unique(values)
     if classes.size < 2:
         shown = f" ({classes.tolist()[0]!r})" if classes.size else ""
         raise ValueError(f"{argument}: one class only{shown}; a selection needs samples of at "
