@@ -324,6 +324,12 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
             ``DataFrame`` with columns that are not numbers or a name given twice.
         TypeError
             Sparse ``X``; ``comm`` that is not a communicator.
+
+        Warns
+        -----
+        UserWarning
+            ``y`` a ``Series`` holding the samples of ``X``'s index in another order (labels
+            are read by position); an empty signature.
         """
         spec = self.search_spec()  # every setting checked before the data
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
@@ -333,6 +339,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
                             f"SerialComm, MPIComm), got {type(self.comm).__name__}")
         if hasattr(X, "columns") and hasattr(X, "dtypes"):  # a pandas DataFrame
             check_columns(X, "X")
+            _warn_if_reordered(X, y)
         else:
             check_matrix(X, "X")
         if y is not None:  # None: scikit-learn's own message
@@ -433,6 +440,19 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         twin = bare.__sklearn_clone__()
         twin.comm = self.comm
         return twin
+
+
+def _warn_if_reordered(X, y):
+    """Warn when a labels ``Series`` holds the samples of ``X``'s index in another order: fit
+    reads labels by position, as scikit-learn does, so they would be misassigned
+    (:func:`hpcswarm.select` matches them on the index instead)."""
+    index = getattr(y, "index", None)
+    if index is None or index.equals(X.index) or not (index.is_unique and X.index.is_unique):
+        return
+    if len(index) == len(X.index) and set(index) == set(X.index):
+        warnings.warn("y holds the samples of X's index in another order; fit reads labels by "
+                      "position (scikit-learn's convention), so align them first "
+                      "(y.loc[X.index])", UserWarning, stacklevel=user_stacklevel())
 
 
 def exact_range(X):

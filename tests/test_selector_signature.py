@@ -4,6 +4,7 @@ settings as its own keywords (for ``GridSearchCV``), the search's other settings
 
 import inspect
 import re
+import warnings
 from functools import partial
 
 import numpy as np
@@ -309,6 +310,20 @@ def test_fit_names_the_column_of_a_missing_value_and_refuses_a_frame_without_col
         SwarmFeatureSelector("sfs").fit(frame, y)
     with pytest.raises(ValueError, match="^X: no columns"):
         SwarmFeatureSelector("sfs").fit(frame.iloc[:, :0], y)
+
+
+def test_labels_of_the_frames_samples_in_another_order_are_a_warning():
+    pandas = pytest.importorskip("pandas")
+    X, y = informative(seed=21)
+    samples = [f"s{i}" for i in range(len(y))]
+    frame = pandas.DataFrame(X, index=samples)
+    labels = pandas.Series(y, index=samples)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SwarmFeatureSelector("sfs", random_state=0).fit(frame, labels)  # aligned: silent
+        SwarmFeatureSelector("sfs", random_state=0).fit(frame, labels.reset_index(drop=True))
+    with pytest.warns(UserWarning, match="y holds the samples of X's index in another order"):
+        SwarmFeatureSelector("sfs", random_state=0).fit(frame, labels.iloc[::-1])
 
 
 def test_labels_of_one_type_keep_their_values_whatever_the_container():
