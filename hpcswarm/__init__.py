@@ -8,7 +8,9 @@ never one above (``tests/test_import_graph.py`` checks it; each package's docstr
 why it sits where it does):
 
 1. the root's foundation: :mod:`~hpcswarm.errors`, :mod:`~hpcswarm.system` (what the
-   machine offers) and :mod:`~hpcswarm.comm` (the only module that knows MPI);
+   machine offers), :mod:`~hpcswarm.comm` (the only module that knows MPI) and
+   :mod:`~hpcswarm.inputs` (data given in Python, checked for ``select``, the selector and
+   ``run_search``);
 2. :mod:`hpcswarm.store`: atomic writes, allowed outputs, encoding tags, typed records;
 3. :mod:`hpcswarm.fitness`: the k-NN cross-validation engine;
 4. :mod:`hpcswarm.params`: one declaration per parameter;
@@ -19,8 +21,8 @@ why it sits where it does):
 8. :mod:`hpcswarm.results`: results files, the report, plots;
 9. :mod:`hpcswarm.selection`: one search (methods by name, its specification, preprocessing);
 10. :mod:`hpcswarm.run`: a job (job files, plan, protocols, task farm, checkpoint);
-11. the public face: :mod:`~hpcswarm.inputs`, :mod:`~hpcswarm.selector`, :mod:`~hpcswarm.api`;
-    then the command line, :mod:`~hpcswarm.cli` and ``__main__``.
+11. the public face: :mod:`~hpcswarm.selector`, :mod:`~hpcswarm.api`; then the command
+    line, :mod:`~hpcswarm.cli` and ``__main__``.
 """
 
 from typing import TYPE_CHECKING

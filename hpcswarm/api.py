@@ -19,6 +19,7 @@ its last search. With an ``AnnData`` the result is written back as scanpy's
 only when such an object is given.
 """
 
+import numbers
 import os
 import warnings
 from dataclasses import dataclass, field
@@ -28,9 +29,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from hpcswarm.data.dataset import Dataset
-from hpcswarm.inputs import check_columns, check_gene_names, check_labels
+from hpcswarm.inputs import (check_columns, check_finite, check_gene_names, check_labels,
+                             check_matrix)
 from hpcswarm.selector import PYTHON_NAMES, SEARCH_SETTINGS, SETTINGS, SwarmFeatureSelector
 from hpcswarm.signatures.refinements import SIGNATURE_METHOD, final_refine
+from hpcswarm.store.encoding import finite
 
 UNS_KEY = "hpcswarm"
 """Default key of ``adata.uns`` and prefix of the ``adata.var`` column written back."""
@@ -107,6 +110,21 @@ class Selection:
         columns["anova_f"] = separation(values, codes)
         return pandas.DataFrame(columns, index=pandas.Index(self.gene_names, name="gene"))
 
+    def to_dict(self) -> dict:
+        """The signature as plain Python values, ready for ``json.dumps``: ``gene_names``,
+        ``genes`` (column indices), ``inner_accuracy``, ``chosen_from``, ``algorithm``,
+        ``params``, ``settings``, ``front`` (``size``, ``inner_accuracy``, ``genes`` and
+        ``gene_names`` of each point, as lists) and ``history`` (one dict per round)."""
+        front = {"size": np.asarray(self.front["size"]).tolist(),
+                 "inner_accuracy": np.asarray(self.front["inner_accuracy"]).tolist(),
+                 "genes": [np.asarray(point).tolist() for point in self.front["genes"]],
+                 "gene_names": [list(point) for point in self.front["gene_names"]]}
+        return finite({"gene_names": list(self.gene_names), "genes": self.genes.tolist(),
+                       "inner_accuracy": self.inner_accuracy, "chosen_from": self.chosen_from,
+                       "algorithm": self.algorithm, "params": dict(self.params),
+                       "settings": dict(self.settings), "front": front,
+                       "history": [dict(row) for row in self.history]})
+
     def front_frame(self) -> "pandas.DataFrame":
         """The front as a ``pandas.DataFrame``: ``size``, ``inner_accuracy``, ``gene_names``."""
         return _pandas().DataFrame({key: self.front[key]
@@ -129,13 +147,20 @@ class Selection:
         Raises
         ------
         ValueError
-            A file to write exists and ``overwrite`` is False.
+            A file to write exists and ``overwrite`` is False; ``folder`` names a file;
+            ``prefix`` is empty or names a folder.
         """
         from hpcswarm.results.plots import (expression_heatmap, expression_plot_files,
                                     expression_strips, write_expression_plots)
 
         arguments = (self.data, self.labels, self.all_gene_names, self.genes)
+        if not isinstance(prefix, str) or not prefix or os.sep in prefix or (
+                os.altsep and os.altsep in prefix):
+            raise ValueError(f"prefix must be the start of a file name, without a folder, got "
+                             f"{prefix!r}; give the folder as folder")
         if folder is not None:
+            if os.path.exists(folder) and not os.path.isdir(folder):
+                raise ValueError(f"folder: {folder} exists and is not a folder")
             existing = [path for path in expression_plot_files(folder, prefix)
                         if path.exists() or path.is_symlink()]
             if existing and not overwrite:
@@ -173,10 +198,12 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         :func:`~hpcswarm.data.load_dataset` brings its labels, class names and gene names).
     labels : str or array-like of shape (n_samples,)
         The class of each sample, or the name of an ``obs`` column (``AnnData``) or of a
-        column of the ``DataFrame`` (that column is then not a gene). A pandas ``Series``
-        with a ``DataFrame`` is matched on its index. At least two classes, every sample
-        labelled; float labels with more than half of them distinct are refused as
-        measurements unless categorical. None with a ``Dataset`` (it has its own).
+        column of the ``DataFrame`` (a str, or a number for a frame with numbered columns;
+        that column is then not a gene). A pandas ``Series`` with a ``DataFrame`` is matched
+        on its index (labels of samples that are not rows are left out). At least two
+        classes, every sample labelled, labels of one type; float labels with more than
+        half of them distinct, or not whole numbers, are refused as measurements unless
+        categorical. None with a ``Dataset`` (it has its own).
     algorithm : str, default "vlpso"
         The search method, a name of :data:`hpcswarm.selection.methods.METHODS`. The default,
         VLPSO (Tran, Xue & Zhang 2019), is the search whose own subset the design panel chose
@@ -254,11 +281,16 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
     Raises
     ------
     ValueError
-        Missing, unknown or unusable labels (one class, missing ones, a measurement), layer
-        or column; a gene named twice; columns that are not numbers; data that is not
-        samples x genes; invalid settings (``ParameterError`` for the method's parameters).
+        Missing, unknown or unusable labels (one class, missing ones, mixed types, a
+        measurement: :func:`hpcswarm.inputs.check_labels`), layer or column; a gene named
+        twice or not named; columns that are not numbers; data that is not samples x genes
+        of finite real numbers (:func:`~hpcswarm.inputs.check_matrix`,
+        :func:`~hpcswarm.inputs.check_finite`); ``gene_names`` with an ``AnnData``; invalid
+        settings (``ParameterError`` for the method's parameters).
     TypeError
-        Data of another type; ``seed`` and ``random_state`` both given.
+        Data of another type; ``seed`` and ``random_state`` both given; ``gene_names`` that
+        is not a sequence of names, ``inplace`` not a bool, ``key_added`` not a str; ``comm``
+        that is not a communicator.
     ImportError
         A ``DataFrame`` view asked for without pandas.
     """
@@ -269,6 +301,12 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         if not (isinstance(random_state, int) and random_state == 0):
             raise TypeError("select() got both seed and random_state; give random_state only")
         random_state = seed
+    if not isinstance(inplace, (bool, np.bool_)):
+        raise TypeError(f"inplace must be True or False, got {inplace!r}")
+    if not isinstance(key_added, str):
+        raise TypeError(f"key_added must be a str, got {key_added!r}")
+    if not key_added:
+        raise ValueError("key_added must name the key to write, got ''")
     X, y, shown, names, adata = _matrix(data, labels, layer, gene_names)
     if refine is None:
         given["refine"] = refine = final_refine(algorithm)
@@ -281,9 +319,9 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
     genes = np.flatnonzero(selector.support_)
     front = dict(selector.front_, gene_names=[[names[g] for g in point]
                                               for point in selector.front_["genes"]])
-    recorded = {"algorithm": algorithm, "n_features_to_select": n_features_to_select,
-                **search, PYTHON_NAMES["seed"]: selector.seed_, "layer": layer,
-                "labels": labels if isinstance(labels, str) else None}
+    recorded = finite({"algorithm": algorithm, "n_features_to_select": n_features_to_select,
+                       **search, PYTHON_NAMES["seed"]: selector.seed_, "layer": layer,
+                       "labels": labels if _names_a_column(labels) else None})
     result = Selection(genes=genes, gene_names=[names[g] for g in genes],
                        inner_accuracy=float(selector.inner_accuracy_),
                        chosen_from=selector.chosen_from_, front=front,
@@ -299,6 +337,8 @@ def _matrix(data, labels, layer, gene_names):
     """``(X, y, shown labels, gene names, AnnData or None)`` of the data ``select`` was given:
     ``y`` is what the search reads, ``shown`` the class of each sample by name."""
     if _is_anndata(data):
+        if gene_names is not None:
+            raise ValueError("gene_names: an AnnData's genes are named by its var_names")
         X, y, names = _from_anndata(data, labels, layer)
         return X, y, y, names, data
     if layer is not None:
@@ -313,7 +353,7 @@ def _matrix(data, labels, layer, gene_names):
     if _is_dataframe(data):
         if gene_names is not None:
             raise ValueError("gene_names: a DataFrame's genes are named by its columns")
-        if isinstance(labels, str):
+        if _names_a_column(labels):
             if labels not in data.columns:
                 raise ValueError(f"labels: no column {labels!r} in the DataFrame")
             y = check_labels(data[labels], f"labels (column {labels!r})")
@@ -323,18 +363,19 @@ def _matrix(data, labels, layer, gene_names):
         else:
             y = labels
         names = check_columns(data, "data")
-        X = data.to_numpy(dtype=np.float64)
+        X = data.to_numpy(dtype=np.float64, na_value=np.nan)
+        check_finite(X, "data", names)
     elif isinstance(data, np.ndarray):
         if isinstance(labels, str):
             raise ValueError("labels: a column name needs a DataFrame or an AnnData; give "
                              "the labels of a NumPy array as an array")
         X, y = data, labels
-        if X.ndim != 2:
-            raise ValueError(f"data must be samples x genes (2-D), got shape {X.shape}")
+        check_matrix(X, "data")
         names = (check_gene_names(gene_names, "gene_names") if gene_names is not None
                  else [f"gene{i}" for i in range(X.shape[1])])
         if len(names) != X.shape[1]:
             raise ValueError(f"gene_names: {len(names)} names for {X.shape[1]} genes")
+        check_finite(X, "data", names)
     else:
         raise TypeError(f"data must be a NumPy array, a pandas DataFrame, an AnnData or a "
                         f"hpcswarm Dataset, got {type(data).__name__}")
@@ -346,18 +387,38 @@ def _matrix(data, labels, layer, gene_names):
     return X, y, y, names, None
 
 
+def _names_a_column(labels) -> bool:
+    """Whether ``labels`` is one name (a str, or a number such as the int column names of a
+    DataFrame made from an array) rather than one label per sample."""
+    return (isinstance(labels, (str, numbers.Number, np.generic))
+            and not isinstance(labels, (bool, np.bool_)))
+
+
 def _aligned(series, index):
-    """A labels ``Series`` in the order of the DataFrame's ``index``; ValueError when the two
-    indexes do not hold the same samples."""
+    """A labels ``Series`` in the order of the DataFrame's ``index`` (labels of samples that
+    are not rows are left out, as a phenotype table of more samples has them); ValueError
+    when a row has no label or either index names a sample twice."""
     if series.index.equals(index):
         return series
-    if series.index.is_unique and index.is_unique and set(series.index) == set(index):
-        return series.reindex(index)
-    missing = [name for name in index if name not in set(series.index)]
-    shown = ", ".join(repr(name) for name in missing[:3]) or "none"
-    raise ValueError(f"labels: the Series's index does not match the DataFrame's index "
-                     f"(samples without a label: {shown}); index the labels by the "
-                     f"DataFrame's rows, or give an array in their order")
+    for holder, names in (("DataFrame", index), ("labels Series", series.index)):
+        if not names.is_unique:
+            twice = names[names.duplicated()][0]
+            raise ValueError(f"labels: the {holder}'s index names sample {twice!r} more than "
+                             f"once, so the labels cannot be matched to the rows by name; "
+                             f"give them as an array in the rows' order")
+    labelled = set(series.index)
+    missing = [name for name in index if name not in labelled]
+    if missing:
+        raise ValueError(f"labels: the Series's index does not match the DataFrame's index "
+                         f"({len(missing)} sample(s) without a label: {_listed(missing)}); "
+                         f"index the labels by the DataFrame's rows, or give an array in "
+                         f"their order")
+    return series.reindex(index)
+
+
+def _listed(names, limit=3):
+    return ", ".join(repr(name) for name in names[:limit]) + (", ..." if len(names) > limit
+                                                              else "")
 
 
 def _from_anndata(adata, labels, layer):
@@ -368,9 +429,9 @@ def _from_anndata(adata, labels, layer):
     if labels not in adata.obs.columns:
         raise ValueError(f"labels: no obs column {labels!r} in the AnnData (columns: {columns})")
     if layer is None:
-        values = adata.X
+        values, where = adata.X, "data.X"
     elif layer in adata.layers:
-        values = adata.layers[layer]
+        values, where = adata.layers[layer], f"data.layers[{layer!r}]"
     else:
         raise ValueError(f"layer: no layer {layer!r} in the AnnData (layers: "
                          f"{', '.join(adata.layers.keys()) or 'none'})")
@@ -378,6 +439,8 @@ def _from_anndata(adata, labels, layer):
         raise ValueError("the AnnData has no X; name a layer")
     names = check_gene_names(adata.var_names, "data.var_names")
     y = check_labels(adata.obs[labels], f"labels (obs column {labels!r})").astype(str)
+    check_matrix(values, where)
+    check_finite(values, where, names)
     if hasattr(values, "toarray"):  # scipy.sparse: the engine reads dense columns
         values = values.toarray()
     return np.asarray(values, dtype=np.float64), y, names

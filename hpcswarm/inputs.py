@@ -1,12 +1,26 @@
 """Data given in Python, checked once for :func:`hpcswarm.select` and
-:class:`~hpcswarm.selector.SwarmFeatureSelector`: class labels, gene names, table columns.
+:class:`~hpcswarm.selector.SwarmFeatureSelector`: the matrix, class labels, gene names,
+table columns. :func:`hpcswarm.selection.search.run_search`, the engine's own entry, reads
+the matrix and label checks that hold for any search (:func:`check_matrix`,
+:func:`label_values`); this module needs numpy only, so it sits in the root's foundation
+layer, below every package.
+
+The matrix must hold finite real numbers, samples x genes (2-D): complex numbers, text,
+dates and missing or infinite values are refused before any conversion could hide them.
 
 A selection separates classes, so the labels must name at least two of them, every sample
-must have one, and they must look like classes: a float column with more values distinct
-than not (ages, a score) is a measurement, refused unless it is declared categorical (a
-pandas ``Categorical``). Errors are ``ValueError`` naming the Python argument. pandas is
-never imported here: its objects are recognised by their attributes.
+must have one, some class must hold two samples (labels all distinct are sample names),
+and they must look like classes: a float column with more values distinct than not (ages,
+a score), or with values that are not whole numbers (0.5, 1.5), is a measurement, refused
+unless it is declared categorical (a pandas ``Categorical``). Labels of one Python type
+(text, whole numbers, booleans) keep their values as the class names; labels mixing types
+(``1`` and ``"1"``, ``1`` and ``1.0``) are refused.
+
+Errors are ``ValueError`` (``TypeError`` for a value of the wrong type) naming the Python
+argument. pandas is never imported here: its objects are recognised by their attributes.
 """
+
+import numbers
 
 import numpy as np
 
@@ -28,15 +42,146 @@ def _shown(values, limit=5):
     return listed + (", ..." if len(values) > limit else "")
 
 
-def check_labels(labels, argument: str = "y") -> np.ndarray:
-    """The labels as a 1-D ndarray, refused unless they name classes.
+_NOT_NUMBERS = {"c": "complex numbers", "U": "text",
+                "S": "text (bytes)", "M": "dates", "m": "time spans",
+                "V": "records (a structured array)"}
+"""The dtype kinds a matrix of expression values cannot have, as the error names them."""
+
+
+def check_matrix(values, argument: str = "X") -> None:
+    """Refuse an array that is not samples x genes of real numbers, before any conversion.
+
+    Only objects with a ``dtype`` (NumPy arrays, memory maps, scipy.sparse matrices) are
+    looked at; a list is converted by scikit-learn, then checked by :func:`check_finite`.
+
+    Raises
+    ------
+    ValueError
+        An array that is not 2-D, without samples, or of complex numbers, text, dates or
+        records; an object array with a text cell that is no number (named by position).
+    TypeError
+        An object array with a cell of another type (a dict, a list), named by position.
+    """
+    kind = getattr(getattr(values, "dtype", None), "kind", None)
+    if kind is None:
+        return
+    shape = getattr(values, "shape", ())
+    if len(shape) != 2:
+        raise ValueError(f"{argument} must be samples x genes (2-D), got shape {shape}")
+    if shape[0] == 0:
+        raise ValueError(f"{argument}: no samples (shape {shape}); a selection needs samples "
+                         f"of at least two classes")
+    if kind in _NOT_NUMBERS:
+        unsupported = " (Complex data not supported)" if kind == "c" else ""
+        raise ValueError(f"{argument}: {_NOT_NUMBERS[kind]} ({values.dtype}) are not "
+                         f"expression values{unsupported}; give real numbers")
+    if kind == "O" and isinstance(values, np.ndarray):
+        try:
+            values.astype(np.float64)
+        except (TypeError, ValueError) as exc:  # the first cell that is no number, named
+            cells = ((at, cell) for at, cell in np.ndenumerate(values) if not _is_number(cell))
+            where = ""
+            for (row, column), cell in cells:
+                where = f" the value at sample {row}, gene {column} is {cell!r},"
+                break
+            raise type(exc)(f"{argument}:{where} not a number ({exc}); drop the columns that "
+                            f"are not genes") from None
+
+
+def _is_number(cell) -> bool:
+    try:
+        float(cell)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def check_finite(values, argument: str = "X", gene_names=None) -> None:
+    """Refuse missing or infinite values of a matrix of numbers, naming the first one.
+
+    Parameters
+    ----------
+    values : ndarray or scipy.sparse matrix of shape (n_samples, n_genes)
+        Numbers; other dtypes (``object``) are left to the conversion that follows.
+    argument : str
+        The Python argument named in the error.
+    gene_names : sequence of str, optional
+        Names of the columns, to name the first gene with a missing value.
+
+    Raises
+    ------
+    ValueError
+        NaN or infinite values, counted, with the sample and gene of the first.
+    """
+    stored = getattr(values, "data", values) if hasattr(values, "tocoo") else values
+    if getattr(getattr(stored, "dtype", None), "kind", None) != "f":
+        return
+    with np.errstate(over="ignore", invalid="ignore"):  # a finite sum: all finite, no copy
+        if np.isfinite(np.sum(stored, dtype=np.float64)):
+            return
+    bad = ~np.isfinite(stored)
+    if not bad.any():
+        return
+    if hasattr(values, "tocoo"):  # scipy.sparse: the stored values' rows and columns
+        coo = values.tocoo()
+        positions = np.column_stack([coo.row, coo.col])[~np.isfinite(coo.data)]
+    else:
+        positions = np.argwhere(bad)
+    row, column = (int(v) for v in positions[0])
+    gene = f" ({gene_names[column]!r})" if gene_names is not None else ""
+    raise ValueError(f"{argument}: {len(positions)} value(s) are missing or infinite (NaN or "
+                     f"inf), the first at sample {row}, gene {column}{gene}; drop or impute "
+                     f"them first")
+
+
+def _label_group(value) -> str:
+    """The kind of one label: text, bytes, bool, integer, real, or the type's name."""
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, bytes):
+        return "bytes"
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, numbers.Integral):
+        return "integer"
+    if isinstance(value, numbers.Real):
+        return "real"
+    return type(value).__name__
+
+
+def _typed_labels(values, argument):
+    """Object labels as an array of their one type (text, bytes, bool, integer, real);
+    ValueError when they mix types, which classes cannot (1, 1.0 and True are one value)."""
+    groups = {_label_group(v) for v in values}
+    if len(groups) > 1:
+        kinds = sorted({type(v).__name__ for v in values})
+        raise ValueError(f"{argument}: mixed types ({', '.join(kinds)}) cannot be ordered "
+                         f"into classes; give every label as text or every one as a number")
+    (group,) = groups or {"text"}
+    if group == "bool":
+        return values.astype(bool)
+    if group == "real":
+        return values.astype(np.float64)
+    if group == "integer":
+        typed = np.array(values.tolist())
+        if typed.dtype.kind not in "iu":
+            raise ValueError(f"{argument}: whole-number labels beyond 64 bits; give the "
+                             f"classes as text or small numbers")
+        return typed
+    return values
+
+
+def label_values(labels, argument: str = "y") -> np.ndarray:
+    """The labels as a 1-D ndarray, every one present and all of one type; the classes they
+    make are not judged (:func:`check_labels` does).
 
     Parameters
     ----------
     labels : array-like of shape (n_samples,)
-        A sequence, an ndarray, a pandas ``Series`` or ``Categorical``.
+        A sequence, an ndarray, a pandas ``Series`` or ``Categorical`` (its categories as
+        text).
     argument : str
-        The Python argument named in errors (``"y"``, ``"labels"``, ``"obs['cell_type']"``).
+        The Python argument named in errors.
 
     Returns
     -------
@@ -45,9 +190,9 @@ def check_labels(labels, argument: str = "y") -> np.ndarray:
     Raises
     ------
     ValueError
-        Missing labels (None, NaN, pandas ``NA``), labels of types that cannot be ordered
-        together, a single class, or float labels that look continuous (more than
-        :data:`CONTINUOUS_SHARE` of them distinct) and are not categorical.
+        Not one label per sample, missing labels (None, NaN, pandas ``NA``), labels of
+        mixed types, complex labels, bytes that are not UTF-8 text (other bytes are read
+        as text).
     """
     categorical = getattr(getattr(labels, "dtype", None), "name", None) == "category"
     values = labels.to_numpy() if hasattr(labels, "to_numpy") else np.asarray(labels)
@@ -67,14 +212,54 @@ def check_labels(labels, argument: str = "y") -> np.ndarray:
                          f"NA) at position(s) {_shown(missing.tolist())}; drop those samples "
                          f"or give them a class")
     if categorical:  # the categories are the classes, whatever their type
-        values = values.astype(str)
+        return values.astype(str)
+    if values.dtype.kind == "O":
+        values = _typed_labels(values, argument)
+    if values.dtype.kind == "c":
+        raise ValueError(f"{argument}: complex labels cannot be classes (Complex data not "
+                         f"supported)")
+    if values.dtype.kind == "S" or (values.dtype.kind == "O" and values.size
+                                    and isinstance(values[0], bytes)):
+        try:
+            values = np.array([bytes(v).decode("utf-8") for v in values])
+        except UnicodeDecodeError:
+            raise ValueError(f"{argument}: labels given as bytes that are not UTF-8 text; "
+                             f"give them as str") from None
     try:
-        classes = np.unique(values)
+        np.unique(values)
     except TypeError:
         kinds = sorted({type(v).__name__ for v in values})
         raise ValueError(f"{argument}: mixed types ({', '.join(kinds)}) cannot be ordered "
                          f"into classes; give every label as text or every one as a number") \
             from None
+    return values
+
+
+def check_labels(labels, argument: str = "y") -> np.ndarray:
+    """The labels as a 1-D ndarray, refused unless they name classes.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_samples,)
+        A sequence, an ndarray, a pandas ``Series`` or ``Categorical``.
+    argument : str
+        The Python argument named in errors (``"y"``, ``"labels"``, ``"obs['cell_type']"``).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        As :func:`label_values`; a single class, a class of its own for every sample
+        (sample names), or float labels that look continuous (more than
+        :data:`CONTINUOUS_SHARE` of them distinct, or values that are not whole numbers)
+        and are not categorical.
+    """
+    categorical = getattr(getattr(labels, "dtype", None), "name", None) == "category"
+    values = label_values(labels, argument)
+    classes = np.unique(values)
     if classes.size < 2:
         shown = f" ({classes.tolist()[0]!r})" if classes.size else ""
         raise ValueError(f"{argument}: one class only{shown}; a selection needs samples of at "
@@ -84,17 +269,42 @@ def check_labels(labels, argument: str = "y") -> np.ndarray:
         raise ValueError(f"{argument}: {classes.size} distinct float values among "
                          f"{values.size} samples look like a measurement, not classes; give "
                          f"class labels (bin the values, or make them categorical)")
+    if classes.size == values.size:
+        raise ValueError(f"{argument}: every sample has a class of its own ({values.size} "
+                         f"distinct labels), as sample names would; no sample could be "
+                         f"classified by another of its class: give class labels")
+    if values.dtype.kind == "f" and not categorical:
+        fractional = classes[~np.isfinite(classes) | (classes != np.round(classes))]
+        if fractional.size:
+            raise ValueError(f"{argument}: float values that are not whole numbers "
+                             f"({_shown(fractional.tolist())}) look like a measurement, not "
+                             f"classes; give class labels (bin the values, or make them "
+                             f"categorical)")
     return values
 
 
 def check_gene_names(names, argument: str) -> list:
-    """``names`` as a list of str, refused if one is given twice.
+    """``names`` as a list of str, refused if one is missing or given twice.
 
     Raises
     ------
+    TypeError
+        ``names`` given as one string (its characters are not names).
     ValueError
-        A repeated name, named with its positions.
+        A missing name (None, NaN) or a repeated one, named with its positions.
     """
+    if isinstance(names, (str, bytes)):
+        raise TypeError(f"{argument}: give a sequence of names, one per gene, not the one "
+                        f"string {names!r}")
+    try:
+        names = list(names)
+    except TypeError:
+        raise TypeError(f"{argument}: give a sequence of names, one per gene, got "
+                        f"{type(names).__name__}") from None
+    missing = [position for position, name in enumerate(names) if is_missing(name)]
+    if missing:
+        raise ValueError(f"{argument}: {len(missing)} gene(s) without a name (None or NaN) at "
+                         f"column(s) {_shown(missing)}; name every gene")
     names = [str(name) for name in names]
     first = {}
     for position, name in enumerate(names):
@@ -112,8 +322,11 @@ def check_columns(frame, argument: str = "X") -> list:
     Raises
     ------
     ValueError
-        Columns that are not numbers (named, with their types), or a repeated name.
+        No columns, columns that are not numbers (named, with their types), or a missing or
+        repeated name.
     """
+    if len(frame.columns) == 0:
+        raise ValueError(f"{argument}: no columns; give at least one gene")
     kinds = getattr(frame, "dtypes", ())
     other = [(str(name), str(kind)) for name, kind in zip(frame.columns, kinds)
              if getattr(kind, "kind", "O") not in "biuf"]

@@ -15,6 +15,7 @@ Tran et al. (2016, Experiment II): every selection sees the training folds only.
 import copy
 import inspect
 import numbers
+import warnings
 from dataclasses import replace
 from typing import Optional, Union
 
@@ -26,7 +27,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from hpcswarm.inputs import check_columns, check_labels
+from hpcswarm.comm import Comm
+from hpcswarm.fitness.folds import user_stacklevel
+from hpcswarm.inputs import check_columns, check_finite, check_labels, check_matrix
 from hpcswarm.run.progress import format_seconds, task_seconds
 from hpcswarm.selection.methods import METHODS, algorithm_class
 from hpcswarm.selection.preprocess import fit as fit_steps
@@ -60,20 +63,23 @@ def run_seed(random_state: object) -> int:
     Raises
     ------
     ValueError
-        A negative int, or any other type.
+        A negative int, or any other type (a bool, a float, a ``SeedSequence``).
     """
+    shown = (repr(random_state) if isinstance(random_state, (numbers.Number, str, bytes))
+             else f"a {type(random_state).__name__}")
     problem = (f"random_state must be None, an int >= 0, a RandomState or a Generator, "
-               f"got {random_state!r}")
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+               f"got {shown}")
+    if isinstance(random_state, (bool, np.bool_)):
+        raise ValueError(problem)
+    if isinstance(random_state, numbers.Integral):
         if random_state < 0:
             raise ValueError(problem)
         return int(random_state)
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(_SEED_BOUND))
-    try:
-        state = check_random_state(random_state)  # None: NumPy's global RandomState
-    except ValueError:
-        raise ValueError(problem) from None
+    if random_state is not None and not isinstance(random_state, np.random.RandomState):
+        raise ValueError(problem)
+    state = check_random_state(random_state)  # None: NumPy's global RandomState
     return int(state.randint(_SEED_BOUND))
 
 
@@ -95,7 +101,9 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         ``objective``, ...), as ``--param`` on the command line; checked at ``fit``.
     random_state : None, int, RandomState or Generator, default None
         Seed of each fit (folds and random streams), see :func:`run_seed`; an int gives
-        reproducible fits.
+        reproducible fits. Under ``comm`` a seed drawn from a random state (``None``, a
+        ``RandomState`` or a ``Generator``) is rank 0's, so that every rank runs the same
+        search.
     comm : communicator, default None
         ``None`` runs the search serially; a communicator of :mod:`hpcswarm.comm` runs it over
         its ranks (every rank calls ``fit`` with the same data, collectively). Clones share
@@ -306,24 +314,39 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            Invalid data, unknown algorithm or parameter (``ParameterError``), bad
-            ``random_state``, ``n_features_to_select``, ``refine``, ``preprocess`` or
-            ``verbose``. Labels that do not name at least two classes (missing, one class,
-            float values that look continuous: :func:`hpcswarm.inputs.check_labels`); a
+            Invalid data (not 2-D; complex numbers, text or dates; missing or infinite
+            values: :func:`hpcswarm.inputs.check_matrix`, :func:`~hpcswarm.inputs.
+            check_finite`), unknown algorithm or parameter (``ParameterError``), bad
+            ``random_state``, ``n_features_to_select``, ``refine``, ``preprocess`` (a ``log2``
+            step on a value with ``x + pseudocount <= 0`` included) or ``verbose``. Labels
+            that do not name at least two classes (missing, mixed types, one class, float
+            values that look continuous: :func:`hpcswarm.inputs.check_labels`); a
             ``DataFrame`` with columns that are not numbers or a name given twice.
         TypeError
-            Sparse ``X``.
-        DataError
-            A ``log2`` step on a value with ``x + pseudocount <= 0``.
+            Sparse ``X``; ``comm`` that is not a communicator.
+
+        Warns
+        -----
+        UserWarning
+            ``y`` a ``Series`` holding the samples of ``X``'s index in another order (labels
+            are read by position); an empty signature.
         """
         spec = self.search_spec()  # every setting checked before the data
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
             raise ValueError(f"verbose must be an int >= 0, got {self.verbose!r}")
+        if self.comm is not None and not isinstance(self.comm, Comm):
+            raise TypeError(f"comm must be None or a communicator of hpcswarm.comm (world(), "
+                            f"SerialComm, MPIComm), got {type(self.comm).__name__}")
         if hasattr(X, "columns") and hasattr(X, "dtypes"):  # a pandas DataFrame
             check_columns(X, "X")
+            _warn_if_reordered(X, y)
+        else:
+            check_matrix(X, "X")
         if y is not None:  # None: scikit-learn's own message
             y = check_labels(y, "y")
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
+                             ensure_all_finite=False)
+        check_finite(X, "X", getattr(self, "feature_names_in_", None))
         fitted, X = fit_steps(spec.preprocess, X, y) if spec.preprocess else (None, X)
         genes = np.arange(X.shape[1]) if fitted is None else fitted.genes  # columns of X
         X = exact_range(X)
@@ -334,6 +357,8 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
             if algorithm_class(spec.algorithm).supports_max_genes:
                 spec = replace(spec, max_genes=min(spec.max_genes or budget, budget))
         seed = run_seed(self.random_state)
+        if self.comm is not None:  # a seed drawn from a random state: rank 0's, on every rank
+            seed = self.comm.bcast(seed, root=0)
         result = run_search(X, y, replace(spec, preprocess=()), seed=seed, comm=self.comm,
                             hooks=SearchHooks(progress=self._round_printer(spec.params)))
         mask, source, correct = choose_signature(result, budget)
@@ -353,6 +378,11 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         self.seed_ = seed
         self.result_ = result
         self.preprocessing_ = fitted
+        if not self.support_.any():
+            why = (f"the {source} holds no gene" if len(self.front_["size"])
+                   else "the search scored no subset of genes (more particles or rounds?)")
+            warnings.warn(f"{self.algorithm}: the signature is empty: {why}; transform "
+                          f"returns no columns", UserWarning, stacklevel=user_stacklevel())
         self._say(f"{self.algorithm}: {int(mask.sum())} of {self.n_features_in_} genes selected "
                   f"(from the {source}), inner accuracy {100 * self.inner_accuracy_:.2f}%", 1)
         return self
@@ -410,6 +440,19 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         twin = bare.__sklearn_clone__()
         twin.comm = self.comm
         return twin
+
+
+def _warn_if_reordered(X, y):
+    """Warn when a labels ``Series`` holds the samples of ``X``'s index in another order: fit
+    reads labels by position, as scikit-learn does, so they would be misassigned
+    (:func:`hpcswarm.select` matches them on the index instead)."""
+    index = getattr(y, "index", None)
+    if index is None or index.equals(X.index) or not (index.is_unique and X.index.is_unique):
+        return
+    if len(index) == len(X.index) and set(index) == set(X.index):
+        warnings.warn("y holds the samples of X's index in another order; fit reads labels by "
+                      "position (scikit-learn's convention), so align them first "
+                      "(y.loc[X.index])", UserWarning, stacklevel=user_stacklevel())
 
 
 def exact_range(X):

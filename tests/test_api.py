@@ -3,6 +3,7 @@ back), a Dataset, the result's views and plots, the errors that name the missing
 unusable labels, and its keywords against the search specification."""
 
 import inspect
+import json
 import subprocess
 import sys
 import typing
@@ -189,6 +190,11 @@ def test_plot_expression_creates_its_folder_and_replaces_a_file_only_when_told(t
     assert heatmap.read_bytes() == before and not strips.exists()  # both checked first
     assert result.plot_expression(folder, title="again", overwrite=True) == [heatmap, strips]
     assert heatmap.read_bytes() != before and strips.exists()
+    with pytest.raises(ValueError, match="prefix must be the start of a file name"):
+        result.plot_expression(tmp_path, prefix="../elsewhere")
+    with pytest.raises(ValueError, match="folder: .* exists and is not a folder"):
+        result.plot_expression(heatmap)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["figures"]
 
 
 def test_import_hpcswarm_stays_light_and_lists_select():
@@ -264,6 +270,11 @@ def test_seed_still_works_with_a_deprecation_warning_at_the_caller():
     (np.r_[np.nan, np.arange(35) % 2.0], "1 sample\\(s\\) without a label"),
     (np.linspace(20.0, 80.0, 36), "36 distinct float values among 36 samples"),
     (np.array(["a", 1] * 18, dtype=object), "mixed types"),
+    (np.array([0, 1.0, True] * 12, dtype=object), "mixed types \\(bool, float, int\\)"),
+    (np.arange(36) % 4 / 2, "float values that are not whole numbers \\(0.5, 1.5\\)"),
+    (np.where(np.arange(36) % 2, np.inf, 0.0), "float values that are not whole numbers \\(inf\\)"),
+    (np.arange(36) % 2 + 1j, "complex labels cannot be classes"),
+    ([f"patient{i}" for i in range(36)], "every sample has a class of its own"),
 ])
 def test_labels_that_name_no_classes_are_refused(labels, problem):
     X, _ = informative()
@@ -305,6 +316,21 @@ def test_a_labels_series_is_matched_on_the_frames_index():
     assert second.labels.tolist() == in_order.tolist()
     with pytest.raises(ValueError, match="Series's index does not match.*'s0'"):
         hpcswarm.select(frame, in_order.reset_index(drop=True), algorithm="sfs")
+    table = pandas.concat([shuffled, pandas.Series(["B"], index=["not-a-row"])])  # more samples
+    assert hpcswarm.select(frame, table, algorithm="bpso", **SMALL).gene_names == first.gene_names
+    twice = frame.set_axis(["s0"] * len(y), axis=0)
+    with pytest.raises(ValueError, match="DataFrame's index names sample 's0' more than once"):
+        hpcswarm.select(twice, in_order, algorithm="sfs")
+
+
+def test_an_int_column_of_a_frame_made_from_an_array_names_the_labels():
+    X, y = informative(seed=15)
+    frame = pandas.DataFrame(np.column_stack([X, y]))  # columns 0..12, the labels last
+    result = hpcswarm.select(frame, 12, algorithm="sfs")
+    assert "12" not in result.all_gene_names and result.settings["labels"] == 12
+    assert result.genes.tolist() == hpcswarm.select(X, y, algorithm="sfs").genes.tolist()
+    with pytest.raises(ValueError, match="labels: no column 13 in the DataFrame"):
+        hpcswarm.select(frame, 13, algorithm="sfs")
 
 
 def test_an_anndata_with_a_missing_label_or_genes_named_twice_is_refused():
@@ -339,3 +365,79 @@ def test_a_dataset_keeps_its_class_names_and_load_dataset_gives_an_ndarray(tmp_p
     assert codes.genes.tolist() == result.genes.tolist()  # the search reads the same labels
     with pytest.raises(ValueError, match="labels: a Dataset brings its own"):
         hpcswarm.select(dataset, dataset.y, algorithm="sfs")
+
+
+@pytest.mark.parametrize("make, problem", [
+    (lambda X: X.astype(complex), "complex numbers \\(complex128\\) are not expression values"),
+    (lambda X: X.astype(str), "text \\(<U\\d+\\) are not expression values"),
+    (lambda X: X.astype("datetime64[s]"), "dates \\(datetime64\\[s\\]\\) are not"),
+    (lambda X: X[:0], "no samples"),
+    (lambda X: np.where(np.arange(12) == 5, np.nan, X), "36 value\\(s\\) are missing or infinite "
+                                                      "\\(NaN or inf\\), the first at sample 0, "
+                                                      "gene 5 \\('gene5'\\)"),
+])
+def test_data_that_is_no_matrix_of_finite_numbers_is_refused_as_data(make, problem):
+    """Checked before any conversion, which would drop imaginary parts or read the text."""
+    X, y = informative()
+    with pytest.raises(ValueError, match=f"^data: {problem}"):
+        hpcswarm.select(make(X), y, algorithm="sfs")
+
+
+def test_a_missing_value_of_a_frame_or_an_anndata_layer_names_its_gene():
+    X, y = informative(seed=12)
+    frame = pandas.DataFrame(X, columns=[f"g{i}" for i in range(X.shape[1])])
+    frame["g4"] = pandas.array([1.0] * 35 + [None], dtype="Float64")
+    with pytest.raises(ValueError, match="^data: 1 value.* sample 35, gene 4 \\('g4'\\)"):
+        hpcswarm.select(frame, y, algorithm="sfs")
+    adata = anndata_object(seed=12)
+    adata.layers["logcounts"][3, 2] = np.inf
+    with pytest.raises(ValueError, match="^data.layers\\['logcounts'\\]: 1 value.* gene 2 "
+                                         "\\('G2'\\)"):
+        hpcswarm.select(adata, "cell_type", layer="logcounts", algorithm="sfs")
+    adata.X = adata.X.astype(complex)
+    with pytest.raises(ValueError, match="^data.X: complex numbers"):
+        hpcswarm.select(adata, "cell_type", algorithm="sfs")
+
+
+def test_gene_names_and_write_back_arguments_of_the_wrong_kind_are_refused():
+    X, y = informative()
+    with pytest.raises(TypeError, match="gene_names: give a sequence of names.*'abcdefghijkl'"):
+        hpcswarm.select(X, y, algorithm="sfs", gene_names="abcdefghijkl")
+    with pytest.raises(TypeError, match="gene_names: give a sequence of names.*got int"):
+        hpcswarm.select(X, y, algorithm="sfs", gene_names=12)
+    with pytest.raises(ValueError, match="gene_names: 1 gene\\(s\\) without a name .* "
+                                         "column\\(s\\) 3"):
+        hpcswarm.select(X, y, algorithm="sfs",
+                        gene_names=[None if i == 3 else f"g{i}" for i in range(12)])
+    with pytest.raises(TypeError, match="inplace must be True or False, got 'no'"):
+        hpcswarm.select(X, y, algorithm="sfs", inplace="no")
+    with pytest.raises(TypeError, match="key_added must be a str, got 3"):
+        hpcswarm.select(X, y, algorithm="sfs", key_added=3)
+    adata = anndata_object(seed=13)
+    with pytest.raises(ValueError, match="gene_names: an AnnData's genes are named by its "
+                                         "var_names"):
+        hpcswarm.select(adata, "cell_type", algorithm="sfs", gene_names=list(adata.var_names))
+
+
+def test_the_result_keeps_class_names_and_is_plain_json():
+    X, y = informative(seed=14)
+    as_bytes = np.where(y == 1, b"tumour", b"normal")  # as h5py reads text
+    result = hpcswarm.select(X, as_bytes, algorithm="sfs", n_features_to_select=np.int64(2),
+                             random_state=np.random.default_rng(1), k=np.int64(1))
+    assert sorted(set(result.labels.tolist())) == ["normal", "tumour"]
+    assert [c for c in result.to_frame().columns if c.startswith("mean_")] == [
+        "mean_normal", "mean_tumour"]
+    assert all(type(name) is str for name in result.gene_names)
+    settings = json.loads(json.dumps(result.settings))
+    assert settings["n_features_to_select"] == 2
+    assert settings["random_state"] == result.selector.seed_
+    plain = json.loads(json.dumps(result.to_dict()))
+    assert plain["gene_names"] == result.gene_names and plain["genes"] == result.genes.tolist()
+    assert plain["front"]["size"] == result.front["size"].tolist()
+    assert plain["front"]["gene_names"] == result.front["gene_names"]
+    assert len(plain["history"]) == len(result.history) and plain["params"]["k"] == 1
+    boolean = hpcswarm.select(X, y == 1, algorithm="sfs")
+    assert [c for c in boolean.to_frame().columns if c.startswith("mean_")] == [
+        "mean_False", "mean_True"]
+    as_objects = hpcswarm.select(X, y.astype(object), algorithm="sfs")  # a pandas object column
+    assert as_objects.gene_names == hpcswarm.select(X, y, algorithm="sfs").gene_names

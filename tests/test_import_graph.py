@@ -119,7 +119,7 @@ def test_no_module_imports_a_private_name_of_another():
 
 
 LAYERS = (
-    ("hpcswarm", "hpcswarm.errors", "hpcswarm.system", "hpcswarm.comm"),
+    ("hpcswarm", "hpcswarm.errors", "hpcswarm.system", "hpcswarm.comm", "hpcswarm.inputs"),
     ("hpcswarm.store",),
     ("hpcswarm.fitness",),
     ("hpcswarm.params",),
@@ -131,7 +131,7 @@ LAYERS = (
     ("hpcswarm.results",),
     ("hpcswarm.selection",),
     ("hpcswarm.run",),
-    ("hpcswarm.inputs", "hpcswarm.selector", "hpcswarm.api"),
+    ("hpcswarm.selector", "hpcswarm.api"),
     ("hpcswarm.cli", "hpcswarm.__main__"),
 )
 """The layers of the package, bottom first (``hpcswarm/__init__.py`` lists them, each

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.feature_selection import f_classif
 
-from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.errors import ParameterError
 from hpcswarm.selection.preprocess import fit, parse_steps
 
 
@@ -75,10 +75,13 @@ def test_filters_keep_original_gene_indices():
 
 
 def test_log2_of_log_scale_data_is_an_error():
+    """A ParameterError: one line on the command line, a ValueError to Python callers."""
     X, y = data()
     X[4, 2] = -3.0
-    with pytest.raises(DataError, match=r"preprocess\.log2: 1 value\(s\) with x \+ 1 <= 0"):
+    with pytest.raises(ParameterError, match=r"preprocess\.log2: 1 value\(s\) with x \+ 1 <= 0") \
+            as raised:
         fit(parse_steps("log2"), X, y)
+    assert isinstance(raised.value, ValueError)
 
 
 def test_evaluate_fits_the_steps_inside_each_fold_as_a_pipeline_does(capsys):

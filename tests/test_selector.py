@@ -108,10 +108,15 @@ def test_random_state_instances_draw_a_new_seed_per_fit():
     assert drawn == np.random.RandomState(9).randint(np.iinfo(np.int32).max)
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, "seed"])
-def test_bad_random_state(bad):
+@pytest.mark.parametrize("bad, shown", [
+    (-1, "-1"), (1.5, "1.5"), ("seed", "'seed'"), (True, "True"),
+    (np.random.SeedSequence(1), "a SeedSequence"), (np.random.PCG64(1), "a PCG64"),
+])
+def test_bad_random_state(bad, shown):
+    """A bool is no seed (scikit-learn's ``check_random_state`` would take True as 1)."""
     X, y = informative_genes()
-    with pytest.raises(ValueError, match="random_state"):
+    with pytest.raises(ValueError, match=f"^random_state must be None, an int >= 0, a "
+                                         f"RandomState or a Generator, got {re.escape(shown)}$"):
         SwarmFeatureSelector("sfs", random_state=bad).fit(X, y)
 
 

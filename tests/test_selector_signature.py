@@ -4,6 +4,7 @@ settings as its own keywords (for ``GridSearchCV``), the search's other settings
 
 import inspect
 import re
+import warnings
 from functools import partial
 
 import numpy as np
@@ -202,6 +203,20 @@ def test_the_signature_over_ranks_is_the_serial_one(capsys):
     assert selected.gene_names == serial.gene_names
 
 
+@pytest.mark.mpi
+def test_a_seed_drawn_from_a_random_state_is_rank_zeros_on_every_rank():
+    """Each rank's own Generator (or global RandomState) would draw its own seed: folds and
+    streams would differ between the ranks of one search."""
+    from hpcswarm.comm import world
+
+    X, y = informative(seed=18)
+    with world() as comm:
+        own = np.random.default_rng(comm.rank)
+        fitted = SwarmFeatureSelector("sfs", random_state=own, comm=comm).fit(X, y)
+        seeds = comm.allgather(fitted.seed_)
+    assert seeds == [np.random.default_rng(0).integers(np.iinfo(np.int32).max)] * len(seeds)
+
+
 def test_the_search_settings_reach_the_search():
     X, y = informative(seed=13)
     fitted = SwarmFeatureSelector("bpso", random_state=0, refine="stability", subsamples=2,
@@ -232,6 +247,10 @@ def test_scores_are_front_frequencies_and_the_ranking_puts_the_signature_first()
     (np.ones(36), "one class only \\(1.0\\)"),
     ([None, "a", "b"] * 12, "12 sample\\(s\\) without a label"),
     (np.linspace(0.0, 1.0, 36), "36 distinct float values"),
+    (np.array([0, 1.0, True] * 12, dtype=object), "mixed types \\(bool, float, int\\)"),
+    (np.arange(36) % 4 / 2, "float values that are not whole numbers \\(0.5, 1.5\\)"),
+    (np.array([10**30, 1] * 18, dtype=object), "whole-number labels beyond 64 bits"),
+    (np.arange(36), "every sample has a class of its own \\(36 distinct labels\\)"),
 ])
 def test_fit_refuses_labels_that_name_no_classes(labels, problem):
     X, _ = informative(n_samples=36)
@@ -249,3 +268,86 @@ def test_fit_names_a_text_column_and_a_gene_named_twice():
     frame = frame.drop(columns="batch").rename(columns={"g1": "g0"})
     with pytest.raises(ValueError, match="X: gene 'g0' is named twice"):
         SwarmFeatureSelector("sfs").fit(frame, y)
+
+
+@pytest.mark.parametrize("make, problem", [
+    (lambda X: X[:, 0], "X must be samples x genes \\(2-D\\), got shape \\(36,\\)"),
+    (lambda X: X.astype(str), "X: text \\(<U\\d+\\) are not expression values"),
+    (lambda X: X.astype("datetime64[s]"), "X: dates"),
+    (lambda X: X + 1j, "X: complex numbers \\(complex128\\) .*Complex data not supported"),
+    (lambda X: np.where(X > 2.5, np.inf, X), "X: \\d+ value\\(s\\) are missing or infinite"),
+])
+def test_fit_refuses_a_matrix_of_other_values_by_name(make, problem):
+    X, y = informative()
+    with pytest.raises(ValueError, match=f"^{problem}"):
+        SwarmFeatureSelector("sfs").fit(make(X), y)
+
+
+def test_an_object_array_is_read_as_numbers_and_its_first_other_cell_is_named():
+    X, y = informative(seed=20)
+    plain = SwarmFeatureSelector("sfs", random_state=0).fit(X, y).support_
+    as_text = X.astype(str).astype(object)  # numbers as text: read as scikit-learn reads them
+    assert np.array_equal(SwarmFeatureSelector("sfs", random_state=0).fit(as_text, y).support_,
+                          plain)
+    mixed = np.column_stack([X, np.where(y == 1, "tumour", "normal")])  # frame.values
+    mixed = mixed.astype(object)
+    mixed[:, :-1] = X
+    with pytest.raises(ValueError, match="^X: the value at sample 0, gene 30 is '(normal|tumour)'"
+                                         ", not a number"):
+        SwarmFeatureSelector("sfs").fit(mixed, y)
+    mixed[:, -1] = [{"batch": 1}] * len(y)
+    with pytest.raises(TypeError, match="^X: the value at sample 0, gene 30 is \\{'batch': 1\\}"
+                                        ", not a number \\(float\\(\\) argument must be"):
+        SwarmFeatureSelector("sfs").fit(mixed, y)
+
+
+def test_fit_names_the_column_of_a_missing_value_and_refuses_a_frame_without_columns():
+    pandas = pytest.importorskip("pandas")
+    X, y = informative(seed=16)
+    frame = pandas.DataFrame(X, columns=[f"g{i}" for i in range(X.shape[1])])
+    frame.iloc[7, 4] = np.nan
+    with pytest.raises(ValueError, match="^X: 1 value.* sample 7, gene 4 \\('g4'\\)"):
+        SwarmFeatureSelector("sfs").fit(frame, y)
+    with pytest.raises(ValueError, match="^X: no columns"):
+        SwarmFeatureSelector("sfs").fit(frame.iloc[:, :0], y)
+
+
+def test_labels_of_the_frames_samples_in_another_order_are_a_warning():
+    pandas = pytest.importorskip("pandas")
+    X, y = informative(seed=21)
+    samples = [f"s{i}" for i in range(len(y))]
+    frame = pandas.DataFrame(X, index=samples)
+    labels = pandas.Series(y, index=samples)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SwarmFeatureSelector("sfs", random_state=0).fit(frame, labels)  # aligned: silent
+        SwarmFeatureSelector("sfs", random_state=0).fit(frame, labels.reset_index(drop=True))
+    with pytest.warns(UserWarning, match="y holds the samples of X's index in another order"):
+        SwarmFeatureSelector("sfs", random_state=0).fit(frame, labels.iloc[::-1])
+
+
+def test_labels_of_one_type_keep_their_values_whatever_the_container():
+    X, y = informative(seed=17)
+    plain = SwarmFeatureSelector("sfs", random_state=0).fit(X, y)
+    for same in (y.astype(object), np.array(["c0", "c1", "c2"])[y].astype("S2")):
+        again = SwarmFeatureSelector("sfs", random_state=0).fit(X, same)
+        assert np.array_equal(again.support_, plain.support_)
+
+
+def test_a_communicator_and_an_algorithm_of_the_wrong_type_are_named():
+    X, y = informative()
+    with pytest.raises(TypeError, match="comm must be None or a communicator.*got int"):
+        SwarmFeatureSelector("sfs", comm=3).fit(X, y)
+    with pytest.raises(ParameterError, match="unknown algorithm \\['sfs'\\]; choose one of"):
+        SwarmFeatureSelector(["sfs"]).fit(X, y)
+
+
+def test_an_empty_signature_is_a_warning_at_fit():
+    """Four particles of PSO-RG on one gene may never select it (theta = 0.6)."""
+    X, y = informative(seed=19)
+    tiny = {"random_state": 0, "n_particles": 4, "n_iterations": 2, "cv": 3}
+    with pytest.warns(UserWarning, match="^pso-rg: the signature is empty: the search scored "
+                                         "no subset of genes") as caught:
+        fitted = SwarmFeatureSelector("pso-rg", **tiny).fit(X[:, :1], y)
+    assert caught[0].filename == __file__ and not fitted.support_.any()
+    assert len(fitted.front_["size"]) == 0

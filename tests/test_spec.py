@@ -1,6 +1,7 @@
 """The search specification: one declaration, from which the job schema, the command line and
 the selector's arguments derive."""
 
+import numpy as np
 import pytest
 
 from hpcswarm import cli
@@ -66,6 +67,22 @@ def test_run_search_takes_a_spec_or_a_name_and_its_settings():
     assert np.array_equal(by_spec.refined.genes, by_name.refined.genes)
     with pytest.raises(ParameterError, match="belong in the SearchSpec"):
         run_search(X, y, spec, {"k": 3})
+
+
+@pytest.mark.parametrize("X_of, y_of, problem", [
+    (lambda X: X, lambda y: np.r_[np.nan, y[1:]], "y: 1 sample\\(s\\) without a label"),
+    (lambda X: X, lambda y: np.where(y == 1, None, y), "y: 10 sample\\(s\\) without a label"),
+    (lambda X: X, lambda y: np.array([0, "1"] * 10, dtype=object), "y: mixed types"),
+    (lambda X: X + 1j, lambda y: y, "X: complex numbers"),
+    (lambda X: X.astype(str), lambda y: y, "X: text"),
+])
+def test_run_search_refuses_a_matrix_or_labels_no_search_can_read(X_of, y_of, problem):
+    """A NaN label was one more class; a complex matrix lost its imaginary parts."""
+    from hpcswarm.selection.search import run_search
+
+    X, y = np.random.default_rng(1).normal(size=(20, 6)), np.repeat([0, 1], 10)
+    with pytest.raises(ValueError, match=f"^{problem}"):
+        run_search(X_of(X), y_of(y), "sfs")
 
 
 def _docstring_entries(obj):

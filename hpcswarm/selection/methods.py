@@ -28,12 +28,9 @@ METHODS = {**ALGORITHMS, **BASELINES}
 def algorithm_class(name):
     """The class of the method called ``name`` (:data:`METHODS`); ParameterError listing
     the known names."""
-    try:
+    if isinstance(name, str) and name in METHODS:
         return METHODS[name]
-    except KeyError:
-        raise ParameterError(
-            f"unknown algorithm {name!r}; choose one of {', '.join(METHODS)}"
-        ) from None
+    raise ParameterError(f"unknown algorithm {name!r}; choose one of {', '.join(METHODS)}")
 
 
 def algorithm_params(name, overrides=None):

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.errors import ParameterError
 
 VALUE_STEPS = ("log2", "zscore", "minmax")
 FILTER_STEPS = ("top_variance", "top_anova")
@@ -152,9 +152,9 @@ def _apply(step, values, kept):
     if name == "log2":
         shifted = values + step["pseudocount"]
         if not (shifted > 0).all():
-            raise DataError(f"preprocess.log2: {int((shifted <= 0).sum())} value(s) with "
-                            f"x + {step['pseudocount']:g} <= 0 (already on a log scale, or "
-                            "negative values?)")
+            raise ParameterError(f"preprocess.log2: {int((shifted <= 0).sum())} value(s) "
+                                 f"with x + {step['pseudocount']:g} <= 0 (already on a log "
+                                 f"scale, or negative values?)")
         return np.log2(shifted), kept
     if name == "zscore":
         return (values - step["mean"]) / step["scale"], kept

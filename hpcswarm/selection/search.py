@@ -21,7 +21,8 @@ import numpy as np
 
 from hpcswarm.comm import as_comm, split_grid
 from hpcswarm.errors import ParameterError
-from hpcswarm.fitness import SubsetFitness, make_objective, make_scorer
+from hpcswarm.fitness import GeneMajor, SubsetFitness, make_objective, make_scorer
+from hpcswarm.inputs import check_matrix, label_values
 from hpcswarm.selection.methods import algorithm_class
 from hpcswarm.selection.spec import SearchSpec
 from hpcswarm.signatures.refine import TRIM_RULES
@@ -146,9 +147,16 @@ def run_search(X, y, spec, params=None, seed=0, **options):
     ParameterError
         Unknown algorithm or parameter, ill-typed value, bad seed, a shard count that does
         not divide the ranks.
+    ValueError
+        ``X`` not samples x genes of real numbers (:func:`hpcswarm.inputs.check_matrix`);
+        ``y`` with a missing label or labels of mixed types
+        (:func:`hpcswarm.inputs.label_values`).
     """
     run, settings = SearchRun.split(options)
     spec = _as_spec(spec, params, settings)
+    if not isinstance(X, GeneMajor):
+        check_matrix(X, "X")
+    y = label_values(y, "y")
     try:
         root = run_seed_sequence(seed)
     except ValueError as exc:
