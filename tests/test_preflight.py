@@ -76,14 +76,14 @@ def test_missing_output_folder(tmp_path, capsys, no_computation):
 
 
 def test_unwritable_output_folder_is_refused(tmp_path, capsys, no_computation, monkeypatch):
-    real = Path.write_bytes
+    real = os.open
 
-    def deny_probe(self, data):
-        if self.name.startswith(".hpcswarm-write-test"):
+    def deny_probe(path, flags, *args, **kwargs):
+        if Path(path).name.startswith(".write-test."):  # the folder's probe
             raise PermissionError(13, "Permission denied")
-        return real(self, data)
+        return real(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "write_bytes", deny_probe)
+    monkeypatch.setattr(os, "open", deny_probe)
     line = refused(tmp_path, capsys)
     assert f"{tmp_path}: the output folder is not writable (Permission denied)" in line
 

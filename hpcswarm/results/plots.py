@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from hpcswarm.results.report.model import FrontEntry, GeneEntry, Report
 
 from hpcswarm.errors import DataError
-from hpcswarm.store.atomic import atomic_path, reason
+from hpcswarm.store.atomic import all_or_nothing, atomic_path, reason
 from hpcswarm.store.outputs import check_outputs
 
 
@@ -69,7 +69,8 @@ def write_plots(report: "Report", folder: Union[str, Path],
     (:func:`front_figure`) and ``stability-N-...png`` (:func:`stability_figure`). Needs
     matplotlib (the optional ``plot`` extra); returns None without it. ``folder`` is created
     if missing; an existing file is replaced only with ``overwrite`` (all are checked before
-    any is written).
+    any is written); a write that fails leaves none of them
+    (:func:`hpcswarm.store.atomic.all_or_nothing`).
     """
     if not plotting_available():
         return None
@@ -83,9 +84,13 @@ def write_plots(report: "Report", folder: Union[str, Path],
         if entry.ranked:
             figures.append(stability_figure(entry))
     figures += [front_figure(entry) for entry in report.fronts]
-    for fig, target in zip(figures, files):
-        _save_png(fig, target, overwrite)
-        plt.close(fig)
+    try:
+        with all_or_nothing():
+            for fig, target in zip(figures, files):
+                _save_png(fig, target, overwrite)
+    finally:
+        for fig in figures:
+            plt.close(fig)
     return files
 
 
@@ -432,15 +437,18 @@ def write_expression_plots(X: ArrayLike, y: ArrayLike, gene_names: Optional[Sequ
 
     Returns the paths: ``FOLDER/PREFIX-heatmap.png`` and ``FOLDER/PREFIX-by-class.png``.
     ``folder`` is created if missing; an existing file is replaced only with ``overwrite``
-    (both are checked before either is written).
+    (both are checked before either is written); a write that fails leaves neither.
     """
     plt = _pyplot()
     written = expression_plot_files(folder, prefix)
     _free_targets(folder, written, overwrite)
-    for target, draw in zip(written, (expression_heatmap, expression_strips)):
-        fig = draw(X, y, gene_names, genes, class_names, title)
-        _save_png(fig, target, overwrite)
-        plt.close(fig)
+    with all_or_nothing():
+        for target, draw in zip(written, (expression_heatmap, expression_strips)):
+            fig = draw(X, y, gene_names, genes, class_names, title)
+            try:
+                _save_png(fig, target, overwrite)
+            finally:
+                plt.close(fig)
     return written
 
 

@@ -37,7 +37,7 @@ from hpcswarm.run.progress import (ProgressLines, ProgressReporter, Workload, pr
                                task_record)
 from hpcswarm.run.protocols import protocol_of, run_task
 from hpcswarm.run.taskfarm import FarmHooks, TaskInterrupted, farm
-from hpcswarm.store.atomic import write_json, write_text
+from hpcswarm.store.atomic import all_or_nothing, write_json, write_text
 from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.swarm.snapshot import take_snapshot
 
@@ -335,7 +335,8 @@ def finish_job(job, plan, lifecycle, provenance, overwrite):
     """World rank 0, every task done: write the results and the summary; remove the checkpoint.
 
     The checkpoint is brought up to date first, so that a failure while the results are
-    written costs no finished task. Returns the JSON summary.
+    written costs no finished task; the results file, its summary and the signature's gene
+    list appear together, or none of them. Returns the JSON summary.
     """
     if lifecycle.keeper.dirty:
         lifecycle.keeper.write()
@@ -348,11 +349,13 @@ def finish_job(job, plan, lifecycle, provenance, overwrite):
                                                       extras)
     similarity = job_similarity(dataset)
     records = JobRecords(results, final, similarity)
-    write_results(job, dataset, records, provenance, overwrite=overwrite)
-    summary = summarise(job, dataset, records, provenance)
-    write_json(job.summary_path, summary)
-    if final is not None:
-        write_text(job.signature_path, final.gene_list(dataset.gene_names), overwrite=overwrite)
+    with all_or_nothing():  # a failing write leaves none of them
+        write_results(job, dataset, records, provenance, overwrite=overwrite)
+        summary = summarise(job, dataset, records, provenance)
+        write_json(job.summary_path, summary, overwrite=overwrite)
+        if final is not None:
+            write_text(job.signature_path, final.gene_list(dataset.gene_names),
+                       overwrite=overwrite)
     lifecycle.keeper.remove()
     return summary
 

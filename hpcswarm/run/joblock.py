@@ -8,7 +8,8 @@ replaced too. Released at the end of the run, the lock file is removed.
 
 The lock file is created with ``O_EXCL`` and opened with ``O_NOFOLLOW``: a symbolic link (or
 a folder, FIFO or device) in its place is refused, naming it, and never written through, so
-that a link to the job's dataset cannot empty it. Content that is not one host name and
+that a link to the job's dataset cannot empty it; so is a file with other names (a hard link
+of the job file, say), before anything is written to it. Content that is not one host name and
 process id (unreadable bytes, a truncated write), or a lock file this user may not open in a
 writable folder, is a stale lock left by an earlier run and is replaced like one.
 """
@@ -101,9 +102,16 @@ class JobLock:
                 continue
             except OSError as exc:
                 return f"{self.path}: cannot open the job's lock file ({exc.strerror})"
-            if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced by a special file meanwhile
+            status = os.fstat(fd)
+            # replaced by a special file, or removed, meanwhile: open the new one
+            if not stat.S_ISREG(status.st_mode) or status.st_nlink == 0:
                 os.close(fd)
                 continue
+            if status.st_nlink > 1:  # truncating it would empty another file too
+                os.close(fd)
+                return (f"{self.path}: the job's lock file has {status.st_nlink} names (hard "
+                        "links), so it is another file too; hpcswarm never writes a lock over "
+                        "another file: remove this name and run again")
             os.set_blocking(fd, True)
             return fd
         return f"{self.path}: the job's lock file keeps being replaced by another run"

@@ -88,7 +88,7 @@ def output_problem(job, overwrite=False, resume=False):
         return (f"{job.output}: the job is already complete (no checkpoint "
                 f"{job.checkpoint.name} to resume)")
     for path in finals:
-        if path.exists() and not overwrite:
+        if (path.exists() or path.is_symlink()) and not overwrite:  # a dangling link too
             return f"{path}: already exists (use --overwrite to replace it)"
     if job.checkpoint.exists() and not (resume or overwrite):
         return (f"{job.checkpoint}: a checkpoint of an unfinished run of this job exists; "
@@ -107,7 +107,8 @@ def check_output_free(job, comm=None, overwrite=False, resume=False):
     comm = as_comm(comm)
     problem = output_problem(job, overwrite, resume) if comm.rank == 0 else None
     if comm.rank == 0 and problem is None:
-        for path in (*[path for _, path in final_outputs(job)], job.checkpoint):
+        for path in (*[path for _, path in final_outputs(job)], job.checkpoint,
+                     progress_path(job.output)):
             remove_stale_temporaries(path)
     problem = comm.bcast(problem, root=0)
     if problem:

@@ -6,10 +6,11 @@ check made on each rank (the dataset opens, the memory suffices) is allgathered 
 first failing rank's message raised everywhere, so that no rank is left in a collective.
 """
 
-import uuid
 from pathlib import Path
 
 from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.store.atomic import creation_refused
+
 
 def agree(comm, problem):
     """Raise on every rank the first rank's ``(kind, message)`` problem (None: no problem)."""
@@ -41,12 +42,9 @@ def check_output_writable(folder):
     folder = Path(folder)
     if not folder.is_dir():
         return f"{folder}: the output folder does not exist"
-    probe = folder / f".hpcswarm-write-test-{uuid.uuid4().hex}"
-    try:
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        return f"{folder}: the output folder is not writable ({exc.strerror})"
+    refused = creation_refused(folder / "write-test")
+    if refused is not None:
+        return f"{folder}: the output folder is not writable ({refused})"
     return None
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from hpcswarm.errors import DataError
+from hpcswarm.store.atomic import open_replacing
 
 FIELDS = ("event", "time", "elapsed", "tasks_total", "tasks_done", "tasks_remaining", "run",
           "fold", "group", "iteration", "best_fitness", "best_size",
@@ -170,7 +171,8 @@ class ProgressReporter:
     Parameters
     ----------
     path : path-like
-        The progress file (replaced).
+        The progress file: replaced by a new file (a symbolic or hard link in its place is
+        replaced, never written through: :func:`hpcswarm.store.atomic.open_replacing`).
     workload : Workload
         Tasks, groups and rounds of a search, for the ETA.
     lines : ProgressLines, optional
@@ -190,11 +192,7 @@ class ProgressReporter:
         self.started = clock()
         self.last_round = None
         self.path = path
-        try:
-            self.file = open(path, "w", encoding="utf-8")
-        except OSError as exc:
-            raise DataError(f"{path}: cannot write the progress file "
-                            f"({os.strerror(exc.errno) if exc.errno else exc})") from None
+        self.file = open_replacing(path)  # a link in its place is replaced, never followed
         self._emit(self._record("start"))
 
     def _record(self, event, row=None, **values):

@@ -20,9 +20,21 @@ target and the system's reason, e.g. ``res.h5: cannot write (No space left on de
 
 Only a regular file (or a symbolic link, which the rename replaces, not its target) is ever
 replaced: a target that is, or links to, a device (``/dev/null``, ``/dev/stdout``), a FIFO, a
-socket or a folder is refused (:func:`special_kind`), with or without ``overwrite``.
+socket or a folder is refused (:func:`special_kind`), with or without ``overwrite``. A file
+with other names (hard links) keeps its content: the rename gives the target's name a new
+file.
+
+A command that writes several files writes them inside :func:`all_or_nothing`: each is
+written whole under its temporary name, and the renames all happen at the end, so that a
+write failing half-way (a full disk, a folder that refuses a file) leaves none of them, nor
+any temporary, and the files they would replace as they were.
+
+A file written as it grows (a job's progress log) is created by :func:`open_replacing`: a new
+file under a temporary name, renamed over the target at once and then written, so that a
+symbolic or hard link in its place is replaced, never written through.
 """
 
+import contextvars
 import io
 import json
 import os
@@ -53,6 +65,22 @@ def temporaries_of(path):
     """
     path = Path(path)
     return sorted(path.parent.glob(f".{path.name}.{MARKER}-*-*.tmp"))
+
+
+def creation_refused(path):
+    """Why ``path``'s folder refuses a new file (the system's one-line reason, e.g.
+    ``"Permission denied"``), or None: tried with an empty temporary file of ``path``
+    (:func:`temporary_path`), removed at once; ``path`` itself is not touched."""
+    temporary = temporary_path(path)
+    try:
+        os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except OSError as exc:
+        return reason(exc)
+    try:
+        os.unlink(temporary)
+    except OSError as exc:
+        return reason(exc)
+    return None
 
 
 def _writer_pid(temporary):
@@ -149,7 +177,8 @@ def atomic_path(path, *, overwrite=True):
 
     The block writes the yielded path (an empty file already created, e.g. with
     ``h5py.File(temporary, "w")`` or ``open(temporary, "w")``); when it ends without error
-    the file is flushed to disk and renamed to ``path``.
+    the file is flushed to disk and renamed to ``path`` (inside :func:`all_or_nothing`: when
+    that block ends, with the other files written in it).
 
     Parameters
     ----------
@@ -165,6 +194,27 @@ def atomic_path(path, *, overwrite=True):
         (:func:`refuse_special`), or exists (without ``overwrite``); nothing is left behind.
     """
     path = Path(path)
+    temporary = _create_temporary(path)
+    try:
+        yield temporary
+        _fsync_path(temporary)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise DataError(f"{path}: cannot write ({reason(exc)})") from None
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    pending = _BATCH.get()
+    if pending is not None:  # renamed with the others of the batch, at its end
+        pending.append((temporary, path, overwrite))
+        return
+    _rename(temporary, path, overwrite)
+    _fsync_folder(path.parent)
+
+
+def _create_temporary(path):
+    """Create the empty temporary file of a write of ``path`` (refused where ``path`` is
+    not a regular file), removing those of earlier writes whose process is gone."""
     refuse_special(path)
     remove_stale_temporaries(path)
     temporary = temporary_path(path)
@@ -172,10 +222,13 @@ def atomic_path(path, *, overwrite=True):
         os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     except OSError as exc:
         raise DataError(f"{path}: cannot write in {str(path.parent)!r} ({reason(exc)})") from None
+    return temporary
+
+
+def _rename(temporary, path, overwrite):
+    """Rename the complete ``temporary`` to ``path``; on any error it is removed."""
     try:
-        yield temporary
-        _fsync_path(temporary)
-        if not overwrite and path.exists():
+        if not overwrite and os.path.lexists(path):  # a dangling link exists too
             raise DataError(f"{path}: already exists (use --overwrite to replace it)")
         refuse_special(path)  # it may have appeared while the content was written
         os.replace(temporary, path)
@@ -185,10 +238,88 @@ def atomic_path(path, *, overwrite=True):
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def _fsync_folder(folder):
     try:
-        _fsync_path(path.parent)
+        _fsync_path(folder)
     except OSError:  # a folder some file systems cannot flush; the rename itself is done
         pass
+
+
+_BATCH = contextvars.ContextVar("hpcswarm_atomic_batch", default=None)
+"""The writes of the innermost :func:`all_or_nothing` block: ``(temporary, path, overwrite)``
+of each file written whole and not yet renamed; None outside such a block."""
+
+
+@contextmanager
+def all_or_nothing():
+    """The files that :func:`atomic_path` writes inside the block appear together at its end,
+    or none of them.
+
+    Each file is written whole under its temporary name as the block goes; when the block
+    ends without error, every one is renamed to its target, in the order written. When it
+    fails (a full disk, a folder that refuses a file, an interruption), every temporary is
+    removed, and no target has changed. A block inside another joins the outer one.
+
+    Raises
+    ------
+    DataError
+        A rename fails (a target that became a folder or a device, or appeared without
+        ``overwrite``): the targets renamed before it are written, the others are not, and
+        no temporary is left.
+    """
+    if _BATCH.get() is not None:
+        yield
+        return
+    pending = []
+    token = _BATCH.set(pending)
+    try:
+        yield
+    except BaseException:
+        for temporary, _, _ in pending:
+            temporary.unlink(missing_ok=True)
+        raise
+    finally:
+        _BATCH.reset(token)
+    for position, (temporary, path, overwrite) in enumerate(pending):
+        try:
+            _rename(temporary, path, overwrite)
+        except BaseException:
+            for left, _, _ in pending[position + 1:]:
+                left.unlink(missing_ok=True)
+            raise
+    for folder in dict.fromkeys(path.parent for _, path, _ in pending):
+        _fsync_folder(folder)
+
+
+def open_replacing(path):
+    """A new, empty file at ``path``, open for writing text (UTF-8), for a file written as it
+    grows (a progress log).
+
+    The file is created under a temporary name in ``path``'s folder and at once renamed over
+    ``path``: a regular file there is replaced, and a symbolic link (dangling or not) or a
+    file with other names (hard links) is replaced by the new file, never written through.
+
+    Raises
+    ------
+    DataError
+        ``path`` is not a regular file (:func:`refuse_special`), or its folder is missing or
+        refuses the file; nothing is left behind.
+    """
+    path = Path(path)
+    temporary = _create_temporary(path)
+    try:
+        handle = open(temporary, "w", encoding="utf-8")
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise DataError(f"{path}: cannot write ({reason(exc)})") from None
+    try:
+        _rename(temporary, path, overwrite=True)
+    except BaseException:
+        handle.close()
+        raise
+    return handle
 
 
 def write_text(path, text, *, overwrite=True):

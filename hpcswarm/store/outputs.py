@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from hpcswarm.errors import DataError
-from hpcswarm.store.atomic import MARKER, refuse_special
+from hpcswarm.store.atomic import MARKER, creation_refused, refuse_special
 
 
 def same_file(a, b):
@@ -98,9 +98,11 @@ def check_outputs(outputs, inputs=(), *, overwrite=False):
         given twice (:func:`check_not_inputs`); then at the first that is not a regular file
         (a folder, a device, a FIFO, a socket, or a link to one:
         :func:`hpcswarm.store.atomic.refuse_special`, even with ``overwrite``), lies in a missing
-        folder, or exists (without ``overwrite``).
+        folder or one that refuses a new file (read-only: tried with an empty temporary file,
+        removed at once), or exists (without ``overwrite``).
     """
     check_not_inputs(outputs, inputs)
+    tried = set()
     for what, path in outputs:
         path = Path(path)
         refuse_special(path, what)
@@ -108,3 +110,10 @@ def check_outputs(outputs, inputs=(), *, overwrite=False):
             raise DataError(f"{what} {path}: the folder {str(path.parent)!r} does not exist")
         if (path.exists() or path.is_symlink()) and not overwrite:
             raise DataError(f"{what} {path}: already exists (use --overwrite to replace it)")
+        folder = os.path.realpath(path.parent)
+        if folder not in tried:
+            tried.add(folder)
+            refused = creation_refused(path)
+            if refused is not None:
+                raise DataError(f"{what} {path}: cannot write in {str(path.parent)!r} "
+                                f"({refused})")

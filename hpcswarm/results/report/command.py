@@ -12,7 +12,7 @@ from hpcswarm.results.report.build import build_report
 from hpcswarm.results.report.files import (CSV_FILES, csv_texts, gene_list_paths, genes_text,
                                    json_document)
 from hpcswarm.results.report.text import markdown_text, text_lines
-from hpcswarm.store.atomic import reason, write_json, write_text
+from hpcswarm.store.atomic import all_or_nothing, reason, write_json, write_text
 from hpcswarm.store.outputs import check_outputs
 
 
@@ -113,29 +113,34 @@ def report_command(paths, options=ReportOptions(), outputs=ReportOutputs(), prin
 
 
 def _write_files(report, outputs, print0):
-    """Write the files of ``outputs`` (checked already), saying which."""
+    """Write the files of ``outputs`` (checked already), all or none of them
+    (:func:`hpcswarm.store.atomic.all_or_nothing`); then say which."""
     overwrite = outputs.overwrite
-    if outputs.csv_dir is not None:
-        for name, text in csv_texts(report).items():
-            write_text(Path(outputs.csv_dir) / name, text, overwrite=overwrite)
-        print0(f"wrote {', '.join(CSV_FILES)} in {outputs.csv_dir}")
-    if outputs.markdown is not None:
-        write_text(outputs.markdown, markdown_text(report), overwrite=overwrite)
-        print0(f"wrote {outputs.markdown}")
-    if outputs.json_path is not None:
-        write_json(outputs.json_path, json_document(report), indent=1, overwrite=overwrite)
-        print0(f"wrote {outputs.json_path}")
-    if outputs.genes_path is not None:
-        for path, entry in gene_list_paths(report, outputs.genes_path):
-            write_text(path, genes_text(entry), overwrite=overwrite)
-            print0(f"wrote {path}: {len(entry.ranked)} ranked genes of {entry.method}")
-    if outputs.plots is not None:
-        written = write_plots(_plot_view(report), outputs.plots, overwrite)
-        if written is None:
-            print0("note: matplotlib is not installed (pip install 'hpcswarm[plot]'); "
-                   "no plots written")
-        else:
-            print0(f"wrote {', '.join(p.name for p in written)} in {outputs.plots}")
+    said = []
+    with all_or_nothing():
+        if outputs.csv_dir is not None:
+            for name, text in csv_texts(report).items():
+                write_text(Path(outputs.csv_dir) / name, text, overwrite=overwrite)
+            said.append(f"wrote {', '.join(CSV_FILES)} in {outputs.csv_dir}")
+        if outputs.markdown is not None:
+            write_text(outputs.markdown, markdown_text(report), overwrite=overwrite)
+            said.append(f"wrote {outputs.markdown}")
+        if outputs.json_path is not None:
+            write_json(outputs.json_path, json_document(report), indent=1, overwrite=overwrite)
+            said.append(f"wrote {outputs.json_path}")
+        if outputs.genes_path is not None:
+            for path, entry in gene_list_paths(report, outputs.genes_path):
+                write_text(path, genes_text(entry), overwrite=overwrite)
+                said.append(f"wrote {path}: {len(entry.ranked)} ranked genes of {entry.method}")
+        if outputs.plots is not None:
+            written = write_plots(_plot_view(report), outputs.plots, overwrite)
+            if written is None:
+                said.append("note: matplotlib is not installed (pip install 'hpcswarm[plot]'); "
+                            "no plots written")
+            else:
+                said.append(f"wrote {', '.join(p.name for p in written)} in {outputs.plots}")
+    for line in said:
+        print0(line)
 
 
 def _check_report_outputs(report, paths, outputs):
