@@ -7,8 +7,8 @@ import h5py
 import pytest
 
 from hpcswarm.errors import DataError
-from hpcswarm.store.atomic import (atomic_path, temporaries_of, temporary_path, write_json,
-                                   write_text)
+from hpcswarm.store.atomic import (all_or_nothing, atomic_path, open_replacing, temporaries_of,
+                                   temporary_path, write_json, write_text)
 from hpcswarm.store.encoding import check_tag, finite, read_tag, tag, tags
 
 
@@ -42,6 +42,72 @@ def test_without_overwrite_an_existing_target_is_an_error(tmp_path):
     with pytest.raises(DataError, match="out.json: already exists"):
         write_json(target, {"a": 1}, overwrite=False)
     assert target.read_text() == "{}" and [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_without_overwrite_a_dangling_link_is_an_existing_target(tmp_path):
+    os.symlink("elsewhere.json", tmp_path / "out.json")
+    with pytest.raises(DataError, match="out.json: already exists"):
+        write_json(tmp_path / "out.json", {"a": 1}, overwrite=False)
+    assert os.readlink(tmp_path / "out.json") == "elsewhere.json"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+
+
+def test_the_files_of_a_batch_appear_together_at_its_end(tmp_path):
+    with all_or_nothing():
+        write_text(tmp_path / "a.txt", "a")
+        with all_or_nothing():  # joins the outer batch
+            write_json(tmp_path / "b.json", {"b": 1})
+        assert not (tmp_path / "a.txt").exists() and not (tmp_path / "b.json").exists()
+    assert (tmp_path / "a.txt").read_text() == "a" and json.loads(
+        (tmp_path / "b.json").read_text()) == {"b": 1}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.json"]
+
+
+def test_a_batch_failing_half_way_leaves_none_of_its_files(tmp_path):
+    (tmp_path / "a.txt").write_text("keep me")
+    with pytest.raises(RuntimeError):
+        with all_or_nothing():
+            write_text(tmp_path / "a.txt", "new")
+            write_text(tmp_path / "b.txt", "new")
+            raise RuntimeError("the third write fails")
+    assert (tmp_path / "a.txt").read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+
+
+def test_a_batch_whose_target_appeared_meanwhile_keeps_it_and_leaves_no_temporary(tmp_path):
+    with pytest.raises(DataError, match="b.txt: already exists"):
+        with all_or_nothing():
+            write_text(tmp_path / "a.txt", "a", overwrite=False)
+            write_text(tmp_path / "b.txt", "b", overwrite=False)
+            write_text(tmp_path / "c.txt", "c", overwrite=False)
+            (tmp_path / "b.txt").write_text("theirs")
+    assert (tmp_path / "b.txt").read_text() == "theirs"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
+
+
+@pytest.mark.parametrize("kind", ["symbolic", "hard", "dangling"])
+def test_a_file_opened_replacing_a_link_never_writes_through_it(tmp_path, kind):
+    other = tmp_path / "other.txt"
+    other.write_text("mine")
+    target = tmp_path / "log.jsonl"
+    if kind == "symbolic":
+        os.symlink(other.name, target)
+    elif kind == "hard":
+        os.link(other, target)
+    else:
+        os.symlink("missing.txt", target)
+    with open_replacing(target) as handle:
+        handle.write("new\n")
+    assert other.read_text() == "mine" and not (tmp_path / "missing.txt").exists()
+    assert not target.is_symlink() and target.read_text() == "new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.jsonl", "other.txt"]
+
+
+def test_a_file_opened_replacing_a_fifo_is_refused(tmp_path):
+    os.mkfifo(tmp_path / "log.jsonl")
+    with pytest.raises(DataError, match="log.jsonl: is a FIFO"):
+        open_replacing(tmp_path / "log.jsonl")
+    assert [p.name for p in tmp_path.iterdir()] == ["log.jsonl"]
 
 
 def test_a_later_run_recognises_the_temporaries_of_a_target(tmp_path):

@@ -143,3 +143,30 @@ def test_an_old_pickled_checkpoint_is_refused_unread_saying_the_job_must_restart
     assert_one_error(status, err, str(checkpoint), "encoding-version '0.1.0'", "pickled",
                      "the job must restart", "--overwrite")
     assert not marker.exists() and folder_state(tmp_path) == before
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda f: f.move("inflight/task-000001", "inflight/task-000002"),
+     "'inflight/task-000002' names no task of this job"),
+    (lambda f: f.move("inflight/task-000001", "inflight/task--00001"),
+     "'inflight/task--00001' names no task of this job"),
+    (lambda f: f.move("finished/task-000000", "finished/task-0"),
+     "'finished/task-0' names no task of this job"),
+    (lambda f: f.copy("inflight/task-000001", "finished/task-000001"),
+     "task task-000001 is both finished and running"),
+    (lambda f: (f.__delitem__("inflight"), f.create_dataset("inflight", data=[1, 2])),
+     "'inflight' is not a group"),
+], ids=["past-the-tasks", "negative", "unpadded", "finished-and-running", "not-a-group"])
+def test_a_checkpoint_naming_tasks_the_job_has_not_is_damaged(tmp_path, damage, message):
+    """A crafted checkpoint's task entries (past the job's tasks, negative, a task both
+    finished and running, a dataset for the group) are one DataError, never an IndexError
+    from deep inside the resume."""
+    from hpcswarm.errors import DataError
+
+    path = tmp_path / "job.checkpoint.h5"
+    _checkpoint(path)
+    with h5py.File(path, "r+") as f:
+        damage(f)
+    with pytest.raises(DataError, match="damaged checkpoint: its layout") as caught:
+        Checkpoint(path, {"job": 1}, 2)
+    assert message in str(caught.value) and "--overwrite" in str(caught.value)

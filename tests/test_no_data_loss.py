@@ -203,3 +203,144 @@ def test_report_into_a_folder_it_cannot_create_is_one_line(results, capsys, monk
     monkeypatch.setattr(pathlib.Path, "mkdir", read_only)
     refused(capsys, results, ["report", "res.h5", option, "locked/new/out"],
             f"{option} locked/new/out: cannot create the folder locked/new (Permission denied)")
+
+
+@pytest.mark.parametrize("name", ["good.csv", "job.toml"])
+def test_a_lock_file_that_is_a_hard_link_is_refused_and_never_written(folder, capsys, name):
+    """A lock file with another name (here an input of the job) is refused before anything
+    is written to it: that other file keeps every byte."""
+    os.link(folder / name, folder / "res.h5.lock")
+    line = refused(capsys, folder, _job_argv(folder, "output=res.h5"), "res.h5.lock",
+                   "has 2 names (hard links)")
+    assert "remove this name" in line
+
+
+# ------------------------------------------------------------------ the job's progress file
+@pytest.mark.parametrize("kind", ["link", "hard link", "dangling link"])
+def test_a_progress_file_that_is_a_link_is_replaced_never_written_through(folder, capsys,
+                                                                          kind):
+    """The progress file is a new file: a link in its place, to a file the job does not
+    read, is replaced by it, and what it pointed to keeps every byte (or stays missing)."""
+    (folder / "notes.txt").write_text("mine\n")
+    progress = folder / "res.progress.jsonl"
+    if kind == "link":
+        os.symlink("notes.txt", progress)
+    elif kind == "hard link":
+        os.link(folder / "notes.txt", progress)
+    else:
+        os.symlink("elsewhere.txt", progress)
+    status, _, err = run_cli(capsys, *_job_argv(folder, "output=res.h5"), "--quiet")
+    assert status == 0, err
+    assert (folder / "notes.txt").read_text() == "mine\n"
+    assert not (folder / "elsewhere.txt").exists()
+    assert not progress.is_symlink() and progress.stat().st_nlink == 1
+    assert json.loads(progress.read_text().splitlines()[-1])["event"] == "end"
+
+
+# ------------------------------------------------------------------ folders that refuse files
+def _refusing(monkeypatch, folder_name):
+    """New files in folders named ``folder_name`` are refused, as in a read-only folder
+    (simulated: root writes anywhere)."""
+    import errno
+
+    real = os.open
+
+    def refuse(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT and os.path.basename(os.path.dirname(path)) == folder_name:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
+
+
+def test_report_with_one_output_in_a_folder_that_refuses_files_writes_none(results, capsys,
+                                                                           monkeypatch):
+    """Every output's folder is tried before any file is written: the other outputs are not
+    left behind."""
+    (results / "locked").mkdir()
+    _refusing(monkeypatch, "locked")
+    refused(capsys, results, ["report", "res.h5", "--markdown", "r.md", "--json",
+                              "locked/r.json"],
+            "--json locked/r.json: cannot write in 'locked' (Permission denied)")
+
+
+def test_a_search_into_a_folder_that_refuses_files_is_refused_before_it_runs(
+        folder, capsys, monkeypatch):
+    import hpcswarm.selection.search as search
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("the search ran")
+
+    (folder / "locked").mkdir()
+    _refusing(monkeypatch, "locked")
+    monkeypatch.setattr(search, "run_search", no_search)
+    refused(capsys, folder, ["run", "--data", "data.h5", *SEARCH, "--output",
+                             "locked/result.json"],
+            "--output locked/result.json: cannot write in 'locked' (Permission denied)")
+
+
+def test_a_write_failing_half_way_leaves_none_of_the_reports_files(results, capsys,
+                                                                   monkeypatch):
+    """The report's files appear together or not at all: a write failing after others are
+    complete (here the JSON's, as on a full disk) leaves none, no temporary, and an existing
+    file as it was."""
+    import errno
+
+    from hpcswarm.store import atomic
+
+    (results / "r.md").write_text("mine\n")
+    real = atomic._fsync_path
+
+    def full_at_json(path, *args):
+        if ".r.json." in str(path):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(path, *args)
+
+    monkeypatch.setattr(atomic, "_fsync_path", full_at_json)
+    refused(capsys, results, ["report", "res.h5", "--markdown", "r.md", "--csv", "tables",
+                              "--json", "r.json", "--genes", "g.tsv", "--overwrite"],
+            "r.json: cannot write (No space left on device)")
+
+
+def test_a_job_whose_summary_write_fails_leaves_no_results_file(folder, capsys, monkeypatch):
+    """The results file, its summary and the signature appear together: a failing summary
+    write leaves no results file, and the checkpoint keeps the finished tasks."""
+    import errno
+
+    from hpcswarm.store import atomic
+
+    real = atomic._fsync_path
+
+    def full_at_summary(path, *args):
+        if ".res.json." in str(path):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(path, *args)
+
+    monkeypatch.setattr(atomic, "_fsync_path", full_at_summary)
+    status, _, err = run_cli(capsys, *_job_argv(folder, "output=res.h5"), "--quiet")
+    assert_one_error(status, err, "res.json: cannot write (No space left on device)")
+    names = {path.name for path in folder.iterdir()}
+    assert "res.h5" not in names and "res.json" not in names
+    assert "res.checkpoint.h5" in names
+    assert not [name for name in names if name.endswith(".tmp")]
+
+
+def test_evaluate_plots_failing_half_way_leave_no_plot_nor_folder(folder, capsys,
+                                                                  monkeypatch):
+    """The two plots of ``evaluate --plot`` appear together: the second failing (as on a
+    full disk) leaves neither, nor the folder created for them."""
+    pytest.importorskip("matplotlib")
+    import errno
+
+    from hpcswarm.store import atomic
+
+    real = atomic._fsync_path
+
+    def full_at_second(path, *args):
+        if "signature-by-class.png" in str(path):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(path, *args)
+
+    monkeypatch.setattr(atomic, "_fsync_path", full_at_second)
+    refused(capsys, folder, ["evaluate", "data.h5", "--all", "--plot", "new/plots"],
+            "signature-by-class.png: cannot write (No space left on device)")

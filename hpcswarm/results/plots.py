@@ -15,6 +15,7 @@ Reads the fields of a report (:mod:`hpcswarm.results.report.model`) and plain ar
 engine.
 """
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence, Union
 
@@ -26,9 +27,8 @@ if TYPE_CHECKING:
 
     from hpcswarm.results.report.model import FrontEntry, GeneEntry, Report
 
-from hpcswarm.errors import DataError
-from hpcswarm.store.atomic import all_or_nothing, atomic_path, reason
-from hpcswarm.store.outputs import check_outputs
+from hpcswarm.store.atomic import all_or_nothing, atomic_path
+from hpcswarm.store.outputs import check_outputs, created_folders
 
 
 def plot_files(report: "Report", folder: Union[str, Path]) -> list:
@@ -49,17 +49,6 @@ def _entry_png(position, entry):
     return f"{position + 1}-{_safe(entry.dataset)}-{_safe(entry.method)}.png"
 
 
-def _free_targets(folder, files, overwrite):
-    """Create ``folder`` (with its parents) if missing; then raise :class:`DataError` if one
-    of ``files`` exists, unless ``overwrite`` (:func:`hpcswarm.store.outputs.check_outputs`):
-    every file is checked before any is written."""
-    try:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DataError(f"{folder}: cannot create the folder ({reason(exc)})") from None
-    check_outputs([("plot", path) for path in files], overwrite=overwrite)
-
-
 def write_plots(report: "Report", folder: Union[str, Path],
                 overwrite: bool = False) -> Optional[list]:
     """PNG pictures of the report, each titled with its dataset and method; returns the files.
@@ -77,21 +66,32 @@ def write_plots(report: "Report", folder: Union[str, Path],
     plt = _pyplot()
     folder = Path(folder)
     files = plot_files(report, folder)
-    _free_targets(folder, files, overwrite)
-    figures = [convergence_figure(report)]
-    for entry in report.genes:
-        figures.append(genes_figure(entry))
-        if entry.ranked:
-            figures.append(stability_figure(entry))
-    figures += [front_figure(entry) for entry in report.fronts]
-    try:
-        with all_or_nothing():
+    with _free_targets(folder, files, overwrite):
+        figures = [convergence_figure(report)]
+        for entry in report.genes:
+            figures.append(genes_figure(entry))
+            if entry.ranked:
+                figures.append(stability_figure(entry))
+        figures += [front_figure(entry) for entry in report.fronts]
+        try:
             for fig, target in zip(figures, files):
                 _save_png(fig, target, overwrite)
-    finally:
-        for fig in figures:
-            plt.close(fig)
+        finally:
+            for fig in figures:
+                plt.close(fig)
     return files
+
+
+@contextmanager
+def _free_targets(folder, files, overwrite):
+    """For the block that writes ``files``: ``folder`` created (with its parents) if missing,
+    and every file checked (:func:`hpcswarm.store.outputs.check_outputs`: none exists unless
+    ``overwrite``) before any is written. The files appear together when the block ends, or
+    none of them, and the folders created are removed again
+    (:func:`hpcswarm.store.atomic.all_or_nothing`)."""
+    with created_folders([("plot", folder)]), all_or_nothing():
+        check_outputs([("plot", path) for path in files], overwrite=overwrite)
+        yield
 
 
 def convergence_figure(report: "Report") -> "Figure":
@@ -441,8 +441,7 @@ def write_expression_plots(X: ArrayLike, y: ArrayLike, gene_names: Optional[Sequ
     """
     plt = _pyplot()
     written = expression_plot_files(folder, prefix)
-    _free_targets(folder, written, overwrite)
-    with all_or_nothing():
+    with _free_targets(folder, written, overwrite):
         for target, draw in zip(written, (expression_heatmap, expression_strips)):
             fig = draw(X, y, gene_names, genes, class_names, title)
             try:

@@ -67,6 +67,23 @@ def _name(number):
     return f"task-{int(number):06d}"
 
 
+def _task_numbers(f, group, n_tasks):
+    """The task numbers that ``f[group]`` holds (entries :func:`_name` names, each a task
+    of the job); ValueError or TypeError naming the first entry that is not one."""
+    entries = f[group]
+    if not isinstance(entries, h5py.Group):
+        raise TypeError(f"'{group}' is not a group")
+    numbers = set()
+    for name in entries:
+        number = name[len("task-"):]
+        if not (name.startswith("task-") and number.isdigit() and name == _name(number)
+                and int(number) < n_tasks):
+            raise ValueError(f"'{group}/{name}' names no task of this job (task-000000 to "
+                             f"{_name(n_tasks - 1)})")
+        numbers.add(int(number))
+    return numbers
+
+
 def _array(parent, name, data):
     tag(parent.create_dataset(name, data=data), _ARRAY)
 
@@ -170,8 +187,11 @@ class Checkpoint:
         try:
             try:
                 self._check(identity, n_tasks)
-                self.finished = {int(name[5:]) for name in self._file["finished"]}
-                self.inflight = {int(name[5:]) for name in self._file["inflight"]}
+                self.finished = _task_numbers(self._file, "finished", n_tasks)
+                self.inflight = _task_numbers(self._file, "inflight", n_tasks)
+                both = self.finished & self.inflight
+                if both:
+                    raise ValueError(f"task {_name(min(both))} is both finished and running")
             except HpcswarmError:
                 raise
             except (KeyError, OSError, ValueError, TypeError, AttributeError) as exc:

@@ -9,10 +9,11 @@ paths (:func:`os.path.realpath`) or, both existing, are one file under two names
 """
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 from hpcswarm.errors import DataError
-from hpcswarm.store.atomic import MARKER, creation_refused, refuse_special
+from hpcswarm.store.atomic import MARKER, creation_refused, reason, refuse_special
 
 
 def same_file(a, b):
@@ -117,3 +118,43 @@ def check_outputs(outputs, inputs=(), *, overwrite=False):
             if refused is not None:
                 raise DataError(f"{what} {path}: cannot write in {str(path.parent)!r} "
                                 f"({refused})")
+
+
+def missing_folders(folder, what):
+    """The folders to create for ``folder`` (outermost first); DataError if ``folder`` or one
+    above it exists and is not a folder (``what``: the option naming it)."""
+    missing = []
+    for path in [Path(folder), *Path(folder).parents]:
+        if path.is_dir():
+            break
+        if path.exists() or path.is_symlink():
+            raise DataError(f"{what} {folder}: {path} exists and is not a folder")
+        missing.append(path)
+    return missing[::-1]
+
+
+@contextmanager
+def created_folders(requested):
+    """Create the missing output folders of ``requested`` (``(what, folder)`` pairs, folder
+    None: none) for the block; if the block fails, remove again those it created (once
+    empty: the block's writes leave nothing in them on failure)."""
+    missing = [(what, folder, path) for what, folder in requested if folder is not None
+               for path in missing_folders(folder, what)]
+    created = []
+    try:
+        for what, folder, path in missing:
+            if not path.is_dir():
+                try:
+                    path.mkdir()
+                except OSError as exc:
+                    raise DataError(f"{what} {folder}: cannot create the folder {path} "
+                                    f"({reason(exc)})") from None
+                created.append(path)
+        yield
+    except BaseException:
+        for path in reversed(created):
+            try:
+                path.rmdir()
+            except OSError:
+                pass
+        raise

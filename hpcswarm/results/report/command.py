@@ -1,19 +1,17 @@
 """The ``report`` command: build the report, check every file it would write, print the text
 tables and write the files asked for."""
 
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
-from hpcswarm.errors import DataError
 from hpcswarm.results.plots import plot_files, plotting_available, write_plots
 from hpcswarm.results.report.build import build_report
 from hpcswarm.results.report.files import (CSV_FILES, csv_texts, gene_list_paths, genes_text,
                                    json_document)
 from hpcswarm.results.report.text import markdown_text, text_lines
-from hpcswarm.store.atomic import all_or_nothing, reason, write_json, write_text
-from hpcswarm.store.outputs import check_outputs
+from hpcswarm.store.atomic import all_or_nothing, write_json, write_text
+from hpcswarm.store.outputs import check_outputs, created_folders, missing_folders
 
 
 @dataclass(frozen=True)
@@ -44,45 +42,6 @@ class ReportOutputs:
     overwrite: bool = False
 
 
-def _missing_folders(folder, option):
-    """The folders to create for ``folder`` (outermost first); DataError if ``folder`` or one
-    above it exists and is not a folder."""
-    missing = []
-    for path in [Path(folder), *Path(folder).parents]:
-        if path.is_dir():
-            break
-        if path.exists():
-            raise DataError(f"{option} {folder}: {path} exists and is not a folder")
-        missing.append(path)
-    return missing[::-1]
-
-
-@contextmanager
-def _folders(requested):
-    """Create the missing output folders (``(option, folder)`` pairs); remove those created
-    if the block fails."""
-    missing = [(option, folder, path) for option, folder in requested if folder is not None
-               for path in _missing_folders(folder, option)]
-    created = []
-    try:
-        for option, folder, path in missing:
-            if not path.is_dir():
-                try:
-                    path.mkdir()
-                except OSError as exc:
-                    raise DataError(f"{option} {folder}: cannot create the folder {path} "
-                                    f"({reason(exc)})") from None
-                created.append(path)
-        yield
-    except BaseException:
-        for path in reversed(created):
-            try:
-                path.rmdir()
-            except OSError:
-                pass
-        raise
-
-
 def _plot_view(report):
     """The report without the size budgets no front reaches (the plots draw the others)."""
     return replace(report, fronts=[replace(e, budgets=[b for b in e.budgets if b.tasks])
@@ -94,21 +53,22 @@ def report_command(paths, options=ReportOptions(), outputs=ReportOutputs(), prin
 
     Every file it would write is checked first (:func:`hpcswarm.store.outputs.check_outputs`): none
     may be one of the results files read, and none may exist unless ``outputs.overwrite``.
-    The folders ``outputs.csv_dir`` and ``outputs.plots`` are created if missing (and removed
-    again if the checks fail). ``outputs.genes_path``: the ranked genes of each method
-    (:func:`~hpcswarm.results.report.files.genes_text`), one list per method, each a list
-    ``evaluate --genes`` reads. Returns the :class:`~hpcswarm.results.report.model.Report`.
+    The files are written all or none (:func:`hpcswarm.store.atomic.all_or_nothing`); the
+    folders ``outputs.csv_dir`` and ``outputs.plots`` are created if missing (and removed
+    again if the checks or a write fail). ``outputs.genes_path``: the ranked genes of each
+    method (:func:`~hpcswarm.results.report.files.genes_text`), one list per method, each a
+    list ``evaluate --genes`` reads. Returns the :class:`~hpcswarm.results.report.model.Report`.
     """
     for folder, option in ((outputs.csv_dir, "--csv"), (outputs.plots, "--plots")):
         if folder is not None:
-            _missing_folders(folder, option)
+            missing_folders(folder, option)
     report = build_report(paths, reference=options.reference, alpha=options.alpha,
                           top=options.top, sizes=options.sizes)
-    with _folders([("--csv", outputs.csv_dir), ("--plots", outputs.plots)]):
+    with created_folders([("--csv", outputs.csv_dir), ("--plots", outputs.plots)]):
         _check_report_outputs(report, paths, outputs)
-    for line in text_lines(report):
-        print0(line)
-    _write_files(report, outputs, print0)
+        for line in text_lines(report):
+            print0(line)
+        _write_files(report, outputs, print0)
     return report
 
 
