@@ -115,3 +115,19 @@ def test_report_never_replaces_a_special_file_in_its_csv_folder(results, tmp_pat
     assert_one_error(status, err, str(target), "not a regular file")
     assert still(os.stat(target).st_mode)
     assert [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "devnull-link", "folder"])
+@pytest.mark.parametrize("command, fragment", [(["run"], "the job file is {}, not a regular"),
+                                               (["report"], "is {}, not a results file")])
+def test_an_input_that_is_not_a_regular_file_is_refused_unread(tmp_path, kind, command,
+                                                                fragment):
+    """A job file or results file that is a FIFO (whose read would block until a writer
+    comes), a device or a folder: one line naming it, never a read."""
+    from cli_checks import run_subprocess
+
+    path, _ = _special(tmp_path, kind)
+    done = run_subprocess(*command, path, timeout=60)
+    described = {"fifo": "a FIFO (named pipe)", "devnull-link": "a character device",
+                 "folder": "a directory"}[kind]
+    assert_one_error(done.returncode, done.stderr, path, fragment.format(described))

@@ -51,7 +51,7 @@ from hpcswarm.errors import DataError
 from hpcswarm.signatures.final import FinalSignature, final_signature
 from hpcswarm.signatures.refinements import row_label
 from hpcswarm.signatures.stability import GeneSimilarity, gene_similarity, stability_summary
-from hpcswarm.store.atomic import atomic_hdf5
+from hpcswarm.store.atomic import atomic_hdf5, special_kind
 from hpcswarm.store.encoding import check_tag, decode_value, finite, json_text, tag, tags
 from hpcswarm.store.records import (BIAS_NOTE, SEARCH_ENCODING, FrontPoint, History,
                               TaskRecord)
@@ -345,7 +345,9 @@ def read_results(path):
     """
     path = Path(path)
     if not path.is_file():
-        raise DataError(f"{path}: no such results file")
+        kind = special_kind(path)  # a FIFO is never opened: reading it would block
+        raise DataError(f"{path}: is {kind}, not a results file" if kind is not None
+                        else f"{path}: no such results file")
     if not h5py.is_hdf5(path) and _looks_like_json(path):
         return read_search_document(path)
     try:

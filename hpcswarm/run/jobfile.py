@@ -30,6 +30,7 @@ from hpcswarm.selection.preprocess import parse_steps
 from hpcswarm.selection.spec import SPEC, SearchSpec, SettingError
 from hpcswarm.signatures.refinements import final_refine_doc
 from hpcswarm.signatures.subsample import SUBSAMPLE_RULES
+from hpcswarm.store.atomic import special_kind
 from hpcswarm.swarm.params import FITNESS_PARAMS
 
 PROTOCOLS = tuple(PROTOCOL_REGISTRY)
@@ -520,6 +521,9 @@ def read_job(path, overrides=()):
     """
     source = str(path)
     path = Path(path)
+    kind = special_kind(path)
+    if kind is not None:  # a FIFO would block the read, a device never end it
+        raise ParameterError(f"{source}: the job file is {kind}, not a regular file")
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
