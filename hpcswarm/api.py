@@ -148,10 +148,13 @@ class Selection:
         ------
         ValueError
             A file to write exists and ``overwrite`` is False; ``folder`` names a file;
-            ``prefix`` is empty or names a folder.
+            ``prefix`` is empty or names a folder; a file to write is not a regular file (a
+            FIFO, a device: never replaced), or the files cannot be written.
         """
+        from hpcswarm.errors import DataError
         from hpcswarm.results.plots import (expression_heatmap, expression_plot_files,
                                     expression_strips, write_expression_plots)
+        from hpcswarm.store.atomic import special_kind
 
         arguments = (self.data, self.labels, self.all_gene_names, self.genes)
         if not isinstance(prefix, str) or not prefix or os.sep in prefix or (
@@ -159,15 +162,23 @@ class Selection:
             raise ValueError(f"prefix must be the start of a file name, without a folder, got "
                              f"{prefix!r}; give the folder as folder")
         if folder is not None:
-            if os.path.exists(folder) and not os.path.isdir(folder):
+            if os.path.lexists(folder) and not os.path.isdir(folder):
                 raise ValueError(f"folder: {folder} exists and is not a folder")
-            existing = [path for path in expression_plot_files(folder, prefix)
-                        if path.exists() or path.is_symlink()]
+            files = expression_plot_files(folder, prefix)
+            for path in files:
+                kind = special_kind(path)
+                if kind is not None:
+                    raise ValueError(f"folder: {path} is {kind}, not a regular file; it is "
+                                     "never replaced, even with overwrite=True")
+            existing = [path for path in files if path.exists() or path.is_symlink()]
             if existing and not overwrite:
                 raise ValueError(f"folder: {existing[0]} already exists; pass overwrite=True "
                                  f"to replace it, or another folder or prefix")
-            return write_expression_plots(*arguments, folder, title=title, prefix=prefix,
-                                          overwrite=overwrite)
+            try:
+                return write_expression_plots(*arguments, folder, title=title, prefix=prefix,
+                                              overwrite=overwrite)
+            except DataError as exc:  # the writer's one-line reason, as the API's error type
+                raise ValueError(f"folder: {exc}") from None
         return (expression_heatmap(*arguments, title=title),
                 expression_strips(*arguments, title=title))
 

@@ -4,6 +4,7 @@ unusable labels, and its keywords against the search specification."""
 
 import inspect
 import json
+import os
 import subprocess
 import sys
 import typing
@@ -195,6 +196,28 @@ def test_plot_expression_creates_its_folder_and_replaces_a_file_only_when_told(t
     with pytest.raises(ValueError, match="folder: .* exists and is not a folder"):
         result.plot_expression(heatmap)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["figures"]
+
+
+def test_plot_expression_never_replaces_a_special_file(tmp_path):
+    """ValueError naming the argument, before anything is written: a FIFO or a link to a
+    device among the files, with or without overwrite; a folder that is a file."""
+    pytest.importorskip("matplotlib")
+    result = hpcswarm.select(*informative(), algorithm="sfs")
+    (tmp_path / "fifo").mkdir()
+    os.mkfifo(tmp_path / "fifo" / "signature-heatmap.png")
+    (tmp_path / "device").mkdir()
+    os.symlink(os.devnull, tmp_path / "device" / "signature-by-class.png")
+    (tmp_path / "a-file").write_text("mine")
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    for folder, overwrite, message in [
+            ("fifo", False, "signature-heatmap.png is a FIFO"),
+            ("fifo", True, "signature-heatmap.png is a FIFO"),
+            ("device", True, "signature-by-class.png is a character device"),
+            ("a-file", False, "a-file exists and is not a folder")]:
+        with pytest.raises(ValueError, match=f"^folder: .*{message}") as refused:
+            result.plot_expression(tmp_path / folder, overwrite=overwrite)
+        assert "--overwrite" not in str(refused.value)
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before
 
 
 def test_import_hpcswarm_stays_light_and_lists_select():
