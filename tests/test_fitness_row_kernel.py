@@ -76,3 +76,29 @@ def test_evaluate_scores_a_small_set_by_the_numpy_path(monkeypatch, capsys):
     assert cli.main(["evaluate", "builtin:srbct", "--all"]) == 0
     assert not made[0]._rows.compiled
     assert json.loads(capsys.readouterr().out)["correct"] == 76  # 76/83, as the compiled path
+
+
+def test_a_kernel_numba_cannot_cache_is_compiled_without_a_cache(monkeypatch):
+    """Where numba finds no folder it may write its cache in (a read-only install and home:
+    its RuntimeError 'cannot cache function ... no locator available'), the kernel is
+    compiled without a cache and gives the same result."""
+    pytest.importorskip("numba")
+    from numba.core.dispatcher import Dispatcher
+
+    from hpcswarm.fitness.compiled import Kernel
+
+    def no_locator(self):
+        raise RuntimeError(f"cannot cache function {self.py_func.__name__!r}: no locator "
+                           "available for file 'kernels.py'")
+
+    monkeypatch.setattr(Dispatcher, "enable_caching", no_locator)
+
+    def total(values):
+        out = 0.0
+        for value in values:
+            out += value
+        return out
+
+    kernel = Kernel(total)
+    assert kernel(np.arange(5.0)) == 10.0
+    assert type(kernel.compiled()._cache).__name__ == "NullCache"  # numba's "no cache"

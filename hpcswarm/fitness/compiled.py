@@ -33,6 +33,10 @@ def worth_compiling(cells):
 class Kernel:
     """A function compiled by ``numba.njit`` at its first call.
 
+    The compiled code is cached on disk where numba finds a folder it may write (beside the
+    package, else in the user's cache folder); where it finds none (a read-only install and
+    home), the kernel is compiled without a cache, the same code, at every first call.
+
     Parameters
     ----------
     function : callable
@@ -63,7 +67,12 @@ class Kernel:
                 function = types.FunctionType(function.__code__, namespace, function.__name__,
                                               function.__defaults__, function.__closure__)
                 function.__qualname__ = self.function.__qualname__
-            self._compiled = numba.njit(**self.options)(function)
+            try:
+                self._compiled = numba.njit(**self.options)(function)
+            except RuntimeError as exc:  # no folder numba may keep its cache in
+                if "cannot cache" not in str(exc):
+                    raise
+                self._compiled = numba.njit(**{**self.options, "cache": False})(function)
         return self._compiled
 
     def __call__(self, *args):
