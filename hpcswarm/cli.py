@@ -25,6 +25,14 @@ class _OneLineErrors(argparse.ArgumentParser):
         raise ParameterError(f"{message} (see '{self.prog} --help')")
 
 
+def _path(text):
+    """An argparse type: a file or folder path, never empty (an empty ``--output=`` would
+    otherwise be ignored, and an empty folder read as the current one)."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a path, got an empty string")
+    return text
+
+
 def _int_at_least(low):
     """An argparse type: an integer >= ``low`` (the option is named by argparse's message)."""
     def integer(text):
@@ -203,10 +211,10 @@ def _add_convert(p):
         "Convert a gene-expression file to an hpcswarm HDF5 dataset (X contiguous and "
         "uncompressed, so that MPI ranks memory-map it), streamed block by block. Text formats "
         "may be gzip-compressed. Values are stored as read: no normalisation.")
-    p.add_argument("input", metavar="INPUT",
+    p.add_argument("input", metavar="INPUT", type=_path,
                    help="ARFF, CSV, TSV, MATLAB .mat (v5 or v7.3), GCT, GEO series matrix or "
                    "AnnData .h5ad file (text formats also .gz)")
-    p.add_argument("output", metavar="OUTPUT.h5", help="dataset file to write")
+    p.add_argument("output", metavar="OUTPUT.h5", type=_path, help="dataset file to write")
     _add_convert_options(p)
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     p.set_defaults(run_command=_run_convert)
@@ -229,7 +237,7 @@ def _add_info(p):
     p.description = (
         "Describe an hpcswarm HDF5 dataset, a bundled one (builtin:srbct) or any file 'convert' "
         "reads. Under mpiexec world rank 0 alone reads it and prints.")
-    p.add_argument("data", metavar="DATA",
+    p.add_argument("data", metavar="DATA", type=_path,
                    help="FILE.h5, builtin:NAME, sklearn:NAME, or an input file")
     p.add_argument("--names", type=_int_at_least(0), default=5, metavar="N",
                    help="gene and sample names shown (default 5)")
@@ -266,10 +274,10 @@ def _add_evaluate(p):
         "Euclidean distance, leave-one-out, stratified n-fold (folds fixed by --seed) or a "
         "stratified 70/30 holdout. Prints one JSON object: correct, total, accuracy, error, "
         "genes_used, n_genes, k, cv, seed.")
-    p.add_argument("data", metavar="DATA",
+    p.add_argument("data", metavar="DATA", type=_path,
                    help="FILE.h5, builtin:NAME, sklearn:NAME, or an input file")
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--genes", metavar="FILE",
+    which.add_argument("--genes", metavar="FILE", type=_path,
                        help="gene list: what 'run' and 'report --genes' write (a header line "
                        "starting 'gene'; names, never read as columns), or one gene per "
                        "line, by name or 0-based index")
@@ -288,7 +296,7 @@ def _add_evaluate(p):
                    help="ordered steps fitted inside every fold on its training rows, e.g. "
                    "'log2,zscore,top_variance=500' (log2[=pseudocount], zscore, minmax, "
                    "top_variance=N, top_anova=N), as the [preprocess] table of a job")
-    p.add_argument("--plot", metavar="DIR",
+    p.add_argument("--plot", metavar="DIR", type=_path,
                    help="also draw the genes' expression by class into DIR (created if "
                    "missing): signature-heatmap.png (z-scores, samples grouped by class) and "
                    "signature-by-class.png (values per gene and class); needs matplotlib")
@@ -430,7 +438,7 @@ def _add_run(p):
         "with one message); world rank 0 then reports progress on stderr and in "
         "OUTPUT.progress.jsonl beside the results.")
     # job-file form (owned by hpcswarm/run/job.py and jobfile.py): run JOB.toml [--set ...]
-    p.add_argument("job", nargs="?", metavar="JOB.toml",
+    p.add_argument("job", nargs="?", metavar="JOB.toml", type=_path,
                    help="a job file (data, method, fitness, protocol, runs, output); "
                    "replaces --data/--algorithm/--param/--seed/--output")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
@@ -449,7 +457,7 @@ def _add_run(p):
                    help="memory of a node in GB for the pre-flight check (default: detected "
                    "physical memory or cgroup limit); the run is refused when its estimate "
                    "exceeds 80%% of this divided by the ranks on the node")
-    p.add_argument("--data", metavar="DATA",
+    p.add_argument("--data", metavar="DATA", type=_path,
                    help="FILE.h5, builtin:NAME, sklearn:NAME, or an input file")
     p.add_argument("--algorithm", metavar="NAME",
                    help=f"one of: {', '.join(ALGORITHMS)}; baselines: {', '.join(BASELINES)}")
@@ -457,7 +465,8 @@ def _add_run(p):
                    help="override a parameter (repeatable), e.g. --param n_iterations=20")
     p.add_argument("--seed", type=_int_at_least(0), default=0, metavar="S",
                    help="run seed: folds, particle and swarm streams (default 0)")
-    p.add_argument("--output", metavar="OUT.json", help="result file (default: print a summary)")
+    p.add_argument("--output", metavar="OUT.json", type=_path,
+                   help="result file (default: print a summary)")
     p.add_argument("--threads", type=_int_at_least(1), metavar="N",
                    help="BLAS/OpenMP threads per rank (default: the rank's cores, or the node's "
                    "cores shared by its ranks, so that ranks x threads never exceed the cores)")
@@ -595,7 +604,7 @@ def _add_report(p):
         "selection (Kuncheva, Jaccard, Nogueira, Sechidis); the signatures of each size on the "
         "searches' Pareto fronts; the mean gbest convergence curve. Text on the terminal; CSV, "
         "Markdown, JSON and PNG plots on request.")
-    p.add_argument("results", nargs="+", metavar="RESULTS.h5",
+    p.add_argument("results", nargs="+", metavar="RESULTS.h5", type=_path,
                    help="results files (or the JSON of one search: run --output FILE.json)")
     p.add_argument("--reference", metavar="NAME",
                    help="method the tests compare against: job name, algorithm or file name "
@@ -604,17 +613,17 @@ def _add_report(p):
                    help="significance level (default 0.05)")
     p.add_argument("--top", type=_int_at_least(1), default=10, metavar="N",
                    help="most frequent genes listed per method (default 10)")
-    p.add_argument("--csv", metavar="DIR", dest="csv_dir",
+    p.add_argument("--csv", metavar="DIR", dest="csv_dir", type=_path,
                    help="write methods.csv, genes.csv, convergence.csv, fronts.csv and "
                    "signatures.csv in DIR (created if missing)")
-    p.add_argument("--markdown", metavar="FILE.md", help="write the tables as Markdown")
-    p.add_argument("--json", metavar="FILE.json", dest="json_path",
+    p.add_argument("--markdown", metavar="FILE.md", type=_path, help="write the tables as Markdown")
+    p.add_argument("--json", metavar="FILE.json", dest="json_path", type=_path,
                    help="write every table as JSON")
-    p.add_argument("--plots", metavar="DIR",
+    p.add_argument("--plots", metavar="DIR", type=_path,
                    help="write convergence.png, gene-frequency, stability and Pareto-front "
                    "charts in DIR, created if missing (needs matplotlib: pip install "
                    "'hpcswarm[plot]')")
-    p.add_argument("--genes", metavar="FILE.tsv", dest="genes_path",
+    p.add_argument("--genes", metavar="FILE.tsv", dest="genes_path", type=_path,
                    help="write the selected genes of each method, ranked: name, 1-based "
                    "feature and 0-based column, selection frequency, mean rank over runs "
                    "(a tab-separated gene list, for enrichment tools; 'evaluate --genes' "

@@ -49,6 +49,16 @@ def test_a_command_builds_its_own_parser_as_the_full_parser_does():
     (["convert", "in.csv"], ["OUTPUT.h5", "required"]),
     (["evaluate", "builtin:srbct", "--all", "--fast"], ["unrecognized arguments: --fast"]),
     (["frobnicate"], ["argument COMMAND", "'frobnicate'"]),
+    # an empty path: never ignored (--output=) nor read as the current folder (--csv=)
+    (["run", "--data", "builtin:srbct", "--algorithm", "sfs", "--output="],
+     ["argument --output", "expected a path, got an empty string"]),
+    (["run", ""], ["argument JOB.toml", "empty string"]),
+    (["convert", "in.csv", ""], ["argument OUTPUT.h5", "empty string"]),
+    (["report", "x.h5", "--csv="], ["argument --csv", "empty string"]),
+    (["report", "x.h5", "--plots="], ["argument --plots", "empty string"]),
+    (["report", "x.h5", "--markdown="], ["argument --markdown", "empty string"]),
+    (["evaluate", "builtin:srbct", "--all", "--plot="], ["argument --plot", "empty string"]),
+    (["info", ""], ["argument DATA", "empty string"]),
 ])
 def test_an_option_mistake_is_one_line(tmp_path, capsys, monkeypatch, argv, fragments):
     monkeypatch.chdir(tmp_path)

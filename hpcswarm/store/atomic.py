@@ -400,7 +400,7 @@ def check_output(output, *, overwrite=False):
     """Raise :class:`DataError` if ``output`` cannot be written as a new dataset file."""
     output = Path(output)
     refuse_special(output)
-    if output.exists() and not overwrite:
+    if os.path.lexists(output) and not overwrite:  # a dangling link too
         raise DataError(f"{output}: already exists (use --overwrite to replace it)")
     if not output.parent.is_dir():
         raise DataError(f"{output}: the folder {str(output.parent)!r} does not exist")
