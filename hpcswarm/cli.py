@@ -334,15 +334,13 @@ def _check_plot_outputs(args):
     """``evaluate --plot``: matplotlib present, and the plot files free, before any work."""
     from pathlib import Path
 
-    from hpcswarm.errors import DataError
     from hpcswarm.results.plots import expression_plot_files, plotting_available
-    from hpcswarm.store.outputs import check_not_inputs, check_outputs
+    from hpcswarm.store.outputs import check_not_inputs, check_outputs, missing_folders
 
     if not plotting_available():
         raise ParameterError("--plot needs matplotlib: pip install 'hpcswarm[plot]'")
     folder = Path(args.plot)
-    if folder.exists() and not folder.is_dir():
-        raise DataError(f"--plot {folder}: is a file, expected a folder")
+    missing_folders(folder, "--plot")  # DataError: it, or a folder above, is not a folder
     outputs = [("--plot", path) for path in expression_plot_files(folder)]
     inputs = [("the dataset", args.data), ("the gene list", args.genes)]
     if folder.is_dir():

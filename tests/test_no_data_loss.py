@@ -344,3 +344,13 @@ def test_evaluate_plots_failing_half_way_leave_no_plot_nor_folder(folder, capsys
     monkeypatch.setattr(atomic, "_fsync_path", full_at_second)
     refused(capsys, folder, ["evaluate", "data.h5", "--all", "--plot", "new/plots"],
             "signature-by-class.png: cannot write (No space left on device)")
+
+
+@pytest.mark.parametrize("plot", ["notes.txt", "notes.txt/sub", "dangling"])
+def test_evaluate_plot_into_something_that_is_no_folder_is_refused_first(folder, capsys, plot):
+    pytest.importorskip("matplotlib")
+    (folder / "notes.txt").write_text("mine\n")
+    os.symlink("elsewhere", folder / "dangling")
+    name = plot.split("/")[0]
+    refused(capsys, folder, ["evaluate", "data.h5", "--all", "--plot", plot],
+            f"--plot {plot}: {name} exists and is not a folder")
