@@ -205,14 +205,15 @@ def test_report_into_a_folder_it_cannot_create_is_one_line(results, capsys, monk
             f"{option} locked/new/out: cannot create the folder locked/new (Permission denied)")
 
 
-@pytest.mark.parametrize("name", ["good.csv", "job.toml"])
-def test_a_lock_file_that_is_a_hard_link_is_refused_and_never_written(folder, capsys, name):
-    """A lock file with another name (here an input of the job) is refused before anything
-    is written to it: that other file keeps every byte."""
+@pytest.mark.parametrize("name, fragments", [
+    ("good.csv", ["has 2 names (hard links)", "remove this name"]),
+    ("job.toml", ["is the job file", "give the job another output"])])
+def test_a_lock_file_that_is_a_hard_link_is_refused_and_never_written(folder, capsys, name,
+                                                                      fragments):
+    """A lock file with another name (a file the job does not read, or its job file) is
+    refused before anything is written to it: that other file keeps every byte."""
     os.link(folder / name, folder / "res.h5.lock")
-    line = refused(capsys, folder, _job_argv(folder, "output=res.h5"), "res.h5.lock",
-                   "has 2 names (hard links)")
-    assert "remove this name" in line
+    refused(capsys, folder, _job_argv(folder, "output=res.h5"), "res.h5.lock", *fragments)
 
 
 # ------------------------------------------------------------------ the job's progress file
@@ -354,3 +355,15 @@ def test_evaluate_plot_into_something_that_is_no_folder_is_refused_first(folder,
     name = plot.split("/")[0]
     refused(capsys, folder, ["evaluate", "data.h5", "--all", "--plot", plot],
             f"--plot {plot}: {name} exists and is not a folder")
+
+
+def test_a_job_file_in_the_lock_files_place_is_refused_and_kept(folder, capsys):
+    """A job file named ``OUTPUT.lock`` is an input: the lock is never taken on it (taking
+    it emptied the job file, and releasing it removed the file)."""
+    shutil.copy(folder / "job.toml", folder / "res.h5.lock")
+    argv = ["run", "res.h5.lock", "--set", "data=data.h5", "--set", "output=res.h5"]
+    for item in TINY:
+        argv += ["--set", item]
+    line = refused(capsys, folder, argv, "the job's lock file", "res.h5.lock: is the job file",
+                   "give the job another output")
+    assert "res.h5.lock" in line

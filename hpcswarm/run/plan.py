@@ -59,6 +59,13 @@ def final_outputs(job):
     return outputs
 
 
+def job_inputs(job):
+    """``(what, path)`` of the files a job reads: its dataset (None for a bundled one), the
+    job file and the labels file of its conversion (None without one)."""
+    return [("the dataset", source_path(job.data)), ("the job file", job.source),
+            ("the labels file", job.convert.get("labels"))]
+
+
 def output_problem(job, overwrite=False, resume=False):
     """Why the job's outputs cannot be written, or None (checked on one rank).
 
@@ -74,9 +81,7 @@ def output_problem(job, overwrite=False, resume=False):
     try:
         check_not_inputs(
             [*final_outputs(job), ("job key 'checkpoint'", job.checkpoint),
-             ("the progress file", progress_path(job.output))],
-            [("the dataset", source_path(job.data)), ("the job file", job.source),
-             ("the labels file", job.convert.get("labels"))])
+             ("the progress file", progress_path(job.output))], job_inputs(job))
     except DataError as exc:
         return str(exc)
     try:  # a device, FIFO, socket or folder: never replaced, even with --overwrite
@@ -117,9 +122,19 @@ def check_output_free(job, comm=None, overwrite=False, resume=False):
 
 def take_lock(job, world):
     """The job's :class:`~hpcswarm.run.joblock.JobLock`, held by world rank 0; DataError on
-    every rank when another run of the job holds it."""
+    every rank when another run of the job holds it, or when the lock file would be one of
+    the job's inputs (a job file named ``OUTPUT.lock``: the lock would empty it), checked
+    before the lock file is opened."""
     lock = JobLock(job.output)
-    problem = lock.acquire() if world.rank == 0 else None
+    problem = None
+    if world.rank == 0:
+        try:  # a link in its place is refused by the lock itself, naming the link
+            if not lock.path.is_symlink():
+                check_not_inputs([("the job's lock file", lock.path)], job_inputs(job))
+        except DataError as exc:
+            problem = f"{exc}; give the job another output"
+        else:
+            problem = lock.acquire()
     problem = world.bcast(problem, root=0)
     if problem:
         raise DataError(problem)
