@@ -244,3 +244,18 @@ def test_a_damaged_checkpoint_points_to_overwrite(tmp_path, capsys):
     assert folder_state(tmp_path) == before
     status, _, err = run_cli(capsys, "run", job, "--quiet", "--overwrite")
     assert status == 0, err
+
+
+def test_a_conversions_scratch_copy_has_no_name_a_killed_process_could_leave(tmp_path):
+    """The scratch copy of a conversion that drops genes or samples (a copy of the whole
+    matrix) lives in a file without a name in the output's folder: nothing to leave behind
+    when the process is killed."""
+    import numpy as np
+
+    from hpcswarm.data.build import file_stage
+
+    with file_stage(tmp_path, 3) as stage:
+        stage.put(0, np.arange(6.0).reshape(2, 3))
+        assert list(tmp_path.iterdir()) == []
+        assert [block.tolist() for _, block in stage.blocks()] == [[[0, 1, 2], [3, 4, 5]]]
+    assert list(tmp_path.iterdir()) == []

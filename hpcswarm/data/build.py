@@ -9,10 +9,9 @@ scratch copy (memory, or a raw file beside the output) from which the kept part 
 Memory is therefore one block plus per-gene and per-sample flags, whatever the matrix's size.
 """
 
-import uuid
+import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -346,8 +345,8 @@ class ArrayStage:
 
 
 class FileStage:
-    """A scratch copy of the streamed rows as raw float64 in a hidden file of ``folder``,
-    removed when the conversion ends (see :meth:`hpcswarm.data.build.FileDestination`)."""
+    """A scratch copy of the streamed rows as raw float64 in an unnamed file of ``folder``,
+    gone when the conversion ends, however it ends (:func:`file_stage`)."""
 
     def __init__(self, handle, n_cols):
         self.handle = handle
@@ -372,17 +371,15 @@ class FileStage:
 
 @contextmanager
 def file_stage(folder, n_cols):
-    """A :class:`FileStage` in ``folder``; its file is removed however the block ends."""
-    path = Path(folder) / f".hpcswarm-stage-{uuid.uuid4().hex[:12]}.tmp"
+    """A :class:`FileStage` in a file of ``folder`` that has no name
+    (:func:`tempfile.TemporaryFile`: created unnamed, or removed as soon as it is opened), so
+    that it is gone however the block ends, a killed process included."""
     try:
-        handle = open(path, "xb+")
+        handle = tempfile.TemporaryFile("w+b", dir=folder)
     except OSError as exc:
         raise DataError(f"{folder}: cannot write a scratch file ({exc.strerror})") from None
-    try:
-        with handle:
-            yield FileStage(handle, n_cols)
-    finally:
-        path.unlink(missing_ok=True)
+    with handle:
+        yield FileStage(handle, n_cols)
 
 
 def _gb(n_bytes):

@@ -226,7 +226,7 @@ class FileDestination:
                             f"{free / 1e9:.3g} GB free")
 
     def stage(self, n_cols):
-        """A scratch copy in a hidden file of the output's folder."""
+        """A scratch copy in an unnamed file of the output's folder."""
         from hpcswarm.data.build import file_stage
 
         return file_stage(self.folder, n_cols)
