@@ -63,6 +63,7 @@ from hpcswarm.selection.spec import SPEC, SearchSpec
 from hpcswarm.signatures.relevance import best_prefix, relevance_prefix
 from hpcswarm.signatures.subsample import (SubsampleSelections, consensus_prune,
                                            search_subsamples, stability_prefix)
+from hpcswarm.store.atomic import atomic_path
 from studies.design_sets import (DESIGN_SETS, MAX_SIGNATURE, PLANTED, ROOT, data_path,
                                  rule_figures, synthetic, tasks, tested)
 
@@ -121,9 +122,11 @@ def subsamples(name, work, comm, params):
         root = np.random.SeedSequence(SEED, spawn_key=task["key"])
         chosen = search_subsamples(search, X[task["train"]], dataset.y[task["train"]],
                                    SPEC["subsamples"].default, root)
-        np.savez(target, seconds=time.perf_counter() - started,
-                 sizes=[genes.size for genes in chosen.signatures],
-                 genes=np.concatenate(chosen.signatures))
+        # whole or not at all: a file that exists is a task done (a killed study resumes)
+        with atomic_path(target) as temporary, open(temporary, "wb") as handle:
+            np.savez(handle, seconds=time.perf_counter() - started,
+                     sizes=[genes.size for genes in chosen.signatures],
+                     genes=np.concatenate(chosen.signatures))
         print(f"{name} run {task['run']} fold {task['fold']}: "
               f"{time.perf_counter() - started:.0f} s", flush=True)
 
