@@ -1,9 +1,10 @@
 """What hpcswarm writes and how: whole files, allowed outputs, encoding tags, typed records.
 
 - :mod:`~hpcswarm.store.atomic`: the one file writer (a temporary name beside the target,
-  ``fsync``, rename); one-line errors for write faults.
+  ``fsync``, rename; a command's several files together or none); one-line errors for write
+  faults.
 - :mod:`~hpcswarm.store.outputs`: where a command may write: never over one of its inputs,
-  over an existing file only with ``--overwrite``.
+  over an existing file only with ``--overwrite``, in a folder that takes a new file.
 - :mod:`~hpcswarm.store.encoding`: the ``encoding-type`` / ``encoding-version`` tags of every
   stored object, values made plain for JSON and HDF5 attributes.
 - :mod:`~hpcswarm.store.records`: typed results (a task's record, its Pareto front, its refined

@@ -1,11 +1,13 @@
 """Where a command may write: never over one of its own inputs, and over an existing file only
 when that file is named as an output and ``--overwrite`` is given.
 
-Every command that writes (``convert``, ``run`` with a job file or ``--output``, ``report``)
-checks all its output paths here, before any work, against all its input files. Two paths
-are the same file when they resolve to the same place through symbolic links and relative
-paths (:func:`os.path.realpath`) or, both existing, are one file under two names (a hard link,
-:func:`os.path.samefile`).
+Every command that writes (``convert``, ``run`` with a job file or ``--output``, ``report``,
+``evaluate --plot``) checks all its output paths here, before any work, against all its input
+files, and tries each output folder for a new file (a read-only folder is refused before any
+work, not after it). Two paths are the same file when they resolve to the same place through
+symbolic links and relative paths (:func:`os.path.realpath`) or, both existing, are one file
+under two names (a hard link, :func:`os.path.samefile`). Output folders a command creates are
+removed again when it fails (:func:`created_folders`).
 """
 
 import os
