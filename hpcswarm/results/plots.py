@@ -66,14 +66,15 @@ def write_plots(report: "Report", folder: Union[str, Path],
     plt = _pyplot()
     folder = Path(folder)
     files = plot_files(report, folder)
+    figures = []
     with _free_targets(folder, files, overwrite):
-        figures = [convergence_figure(report)]
-        for entry in report.genes:
-            figures.append(genes_figure(entry))
-            if entry.ranked:
-                figures.append(stability_figure(entry))
-        figures += [front_figure(entry) for entry in report.fronts]
         try:
+            figures.append(convergence_figure(report))
+            for entry in report.genes:
+                figures.append(genes_figure(entry))
+                if entry.ranked:
+                    figures.append(stability_figure(entry))
+            figures += [front_figure(entry) for entry in report.fronts]
             for fig, target in zip(figures, files):
                 _save_png(fig, target, overwrite)
         finally:
