@@ -207,7 +207,7 @@ def test_report_into_a_folder_it_cannot_create_is_one_line(results, capsys, monk
 
 @pytest.mark.parametrize("name, fragments", [
     ("good.csv", ["has 2 names (hard links)", "remove this name"]),
-    ("job.toml", ["is the job file", "give the job another output"])])
+    ("job.toml", ["is the job file", "give the job another output or checkpoint"])])
 def test_a_lock_file_that_is_a_hard_link_is_refused_and_never_written(folder, capsys, name,
                                                                       fragments):
     """A lock file with another name (a file the job does not read, or its job file) is
@@ -365,5 +365,5 @@ def test_a_job_file_in_the_lock_files_place_is_refused_and_kept(folder, capsys):
     for item in TINY:
         argv += ["--set", item]
     line = refused(capsys, folder, argv, "the job's lock file", "res.h5.lock: is the job file",
-                   "give the job another output")
+                   "give the job another output or checkpoint")
     assert "res.h5.lock" in line

@@ -368,6 +368,26 @@ def test_a_second_run_of_the_same_job_is_refused_naming_the_holder(tmp_path, cap
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_second_run_writing_the_same_checkpoint_is_refused(tmp_path, capsys,
+                                                             no_computation):
+    """Two runs with different outputs but one checkpoint (a job array whose job file names
+    it) would replace each other's checkpoint, and the first to finish would delete it."""
+    import socket
+
+    from hpcswarm.run.joblock import JobLock
+
+    holder = JobLock(tmp_path / "shared.h5", role="checkpoint")
+    assert holder.acquire() is None
+    try:
+        line = refused(tmp_path, capsys, sets=[f"checkpoint={tmp_path / 'shared.h5'}"])
+        assert "shared.h5.lock: another run writes this checkpoint" in line
+        assert f"host {socket.gethostname()}, PID {os.getpid()}" in line
+        assert "give this run another checkpoint" in line
+    finally:
+        holder.release()
+    assert list(tmp_path.iterdir()) == []  # the output's lock, taken first, was given back
+
+
 def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path):
     import socket
 

@@ -1,7 +1,10 @@
-"""One job, one writer: an advisory lock file beside a job's output.
+"""One job, one writer: an advisory lock file beside a job's output, and one beside its
+checkpoint.
 
 The lock is ``fcntl.flock`` on ``<output>.lock``, which holds the holder's host name and
-process id. The kernel drops a ``flock`` when its process dies, so a lock file left by a
+process id; the checkpoint's, on ``<checkpoint>.lock``, keeps two runs with different outputs
+but one checkpoint (a job array whose job file names it) from replacing each other's
+checkpoint, and then deleting it (:class:`JobLocks`). The kernel drops a ``flock`` when its process dies, so a lock file left by a
 killed run is simply taken over; where a lock is still reported held by a process of this
 host that no longer exists (a network file system that lost track of it), the file is
 replaced too. Released at the end of the run, the lock file is removed.
@@ -65,11 +68,14 @@ class JobLock:
     Parameters
     ----------
     output : Path
-        The job's results file.
+        The job's results file, or the checkpoint (``role="checkpoint"``).
+    role : {"output", "checkpoint"}
+        What ``output`` is to the job, for the message naming a run that holds the lock.
     """
 
-    def __init__(self, output: Path):
+    def __init__(self, output: Path, role: str = "output"):
         self.path = lock_path(output)
+        self.role = role
         self._fd = None
         self._found = None  # (bytes, stat) of a lock file a dead run left
 
@@ -159,15 +165,21 @@ class JobLock:
                         return problem
                     continue
                 host, pid = holder or ("an unknown host", "unknown")
-                return (f"{self.path}: another run of this job is under way (host {host}, "
-                        f"PID {pid}); wait for it to end, or give this run another output")
+                running = ("another run of this job is under way" if self.role == "output"
+                           else "another run writes this checkpoint")
+                return (f"{self.path}: {running} (host {host}, PID {pid}); wait for it to "
+                        f"end, or give this run another {self.role}")
             found = self._content(fd)  # None: unreadable, replaced and not put back
             self._found = (found, os.fstat(fd)) if found else None
             try:
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, f"{socket.gethostname()} {os.getpid()}\n".encode(), 0)
-            except OSError as exc:
-                os.close(fd)
+            except OSError as exc:  # a full disk: the folder is left as it was
+                self._fd = fd
+                try:
+                    self.release(refused=True)
+                except OSError:  # the content found could not be put back either
+                    pass
                 return f"{self.path}: cannot write the job's lock file ({exc.strerror})"
             self._fd = fd
             return None
@@ -198,12 +210,48 @@ class JobLock:
         was (content and times), leaving the folder untouched."""
         if self._fd is None:
             return
-        if refused and self._found is not None:
-            content, status = self._found
-            os.ftruncate(self._fd, 0)
-            os.pwrite(self._fd, content, 0)
-            os.utime(self._fd, ns=(status.st_atime_ns, status.st_mtime_ns))
-        else:
-            self.path.unlink(missing_ok=True)
-        os.close(self._fd)
-        self._fd = None
+        fd, self._fd = self._fd, None
+        try:
+            if refused and self._found is not None:
+                content, status = self._found
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, content, 0)
+                os.utime(fd, ns=(status.st_atime_ns, status.st_mtime_ns))
+            else:
+                self.path.unlink(missing_ok=True)
+        finally:
+            os.close(fd)
+
+
+class JobLocks:
+    """The locks of a job: its results file's, then its checkpoint's (:class:`JobLock`).
+
+    Parameters
+    ----------
+    output, checkpoint : Path
+        The job's results file and checkpoint.
+    """
+
+    def __init__(self, output: Path, checkpoint: Path):
+        self.locks = (JobLock(output), JobLock(checkpoint, role="checkpoint"))
+
+    @property
+    def paths(self):
+        """The lock files."""
+        return [lock.path for lock in self.locks]
+
+    def acquire(self) -> str:
+        """Take both locks; None when taken, else why not (:meth:`JobLock.acquire`), with
+        none held."""
+        for position, lock in enumerate(self.locks):
+            problem = lock.acquire()
+            if problem is not None:
+                for held in self.locks[:position]:
+                    held.release(refused=True)
+                return problem
+        return None
+
+    def release(self, refused: bool = False) -> None:
+        """Release both (:meth:`JobLock.release`)."""
+        for lock in reversed(self.locks):
+            lock.release(refused)

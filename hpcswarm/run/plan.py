@@ -30,7 +30,7 @@ from hpcswarm.fitness import FoldWarning, fold_rule
 from hpcswarm.fitness.archive import Archive
 from hpcswarm.fitness.evaluator import scorer_bytes
 from hpcswarm.run.checkpoint import Checkpoint, checkpoint_identity
-from hpcswarm.run.joblock import JobLock
+from hpcswarm.run.joblock import JobLocks
 from hpcswarm.run.preflight import agree, check_device, check_inner_k, check_output_writable
 from hpcswarm.run.progress import progress_path
 from hpcswarm.run.protocols import PROTOCOLS, Task, make_tasks
@@ -121,18 +121,18 @@ def check_output_free(job, comm=None, overwrite=False, resume=False):
 
 
 def take_lock(job, world):
-    """The job's :class:`~hpcswarm.run.joblock.JobLock`, held by world rank 0; DataError on
-    every rank when another run of the job holds it, or when the lock file would be one of
-    the job's inputs (a job file named ``OUTPUT.lock``: the lock would empty it), checked
-    before the lock file is opened."""
-    lock = JobLock(job.output)
+    """The job's :class:`~hpcswarm.run.joblock.JobLocks` (its output's and its checkpoint's),
+    held by world rank 0; DataError on every rank when another run holds one, or when a lock
+    file would be one of the job's inputs (a job file named ``OUTPUT.lock``: the lock would
+    empty it), checked before the lock files are opened."""
+    lock = JobLocks(job.output, job.checkpoint)
     problem = None
     if world.rank == 0:
-        try:  # a link in its place is refused by the lock itself, naming the link
-            if not lock.path.is_symlink():
-                check_not_inputs([("the job's lock file", lock.path)], job_inputs(job))
+        try:  # a link in their place is refused by the lock itself, naming the link
+            check_not_inputs([("the job's lock file", path) for path in lock.paths
+                              if not path.is_symlink()], job_inputs(job))
         except DataError as exc:
-            problem = f"{exc}; give the job another output"
+            problem = f"{exc}; give the job another output or checkpoint"
         else:
             problem = lock.acquire()
     problem = world.bcast(problem, root=0)
@@ -398,8 +398,8 @@ class JobPlan:
         The fold warnings drawing the tasks raised (:class:`hpcswarm.fitness.FoldWarning`).
     spec : SearchSpec
         The search of every task, its sample shards chosen (:func:`hpcswarm.comm.split_grid`).
-    lock : JobLock
-        The job's lock, held by world rank 0 until :meth:`release`.
+    lock : JobLocks
+        The job's locks, held by world rank 0 until :meth:`release`.
     """
 
     dataset: object
