@@ -367,3 +367,18 @@ def test_a_job_file_in_the_lock_files_place_is_refused_and_kept(folder, capsys):
     line = refused(capsys, folder, argv, "the job's lock file", "res.h5.lock: is the job file",
                    "give the job another output or checkpoint")
     assert "res.h5.lock" in line
+
+
+def test_evaluate_plot_into_a_folder_it_cannot_create_is_refused_before_evaluating(
+        folder, capsys, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import hpcswarm.cli as cli
+
+    def no_evaluation(*args, **kwargs):
+        raise AssertionError("evaluated")
+
+    (folder / "locked").mkdir()
+    _refusing(monkeypatch, "locked")
+    monkeypatch.setattr(cli, "_evaluate", no_evaluation)
+    refused(capsys, folder, ["evaluate", "data.h5", "--all", "--plot", "locked/new/plots"],
+            "--plot locked/new/plots: cannot create the folder locked/new (Permission denied)")

@@ -124,7 +124,8 @@ def check_outputs(outputs, inputs=(), *, overwrite=False):
 
 def missing_folders(folder, what):
     """The folders to create for ``folder`` (outermost first); DataError if ``folder`` or one
-    above it exists and is not a folder (``what``: the option naming it)."""
+    above it exists and is not a folder, or the folder that would hold the outermost refuses
+    a new entry (``what``: the option naming it)."""
     missing = []
     for path in [Path(folder), *Path(folder).parents]:
         if path.is_dir():
@@ -132,6 +133,11 @@ def missing_folders(folder, what):
         if path.exists() or path.is_symlink():
             raise DataError(f"{what} {folder}: {path} exists and is not a folder")
         missing.append(path)
+    if missing:
+        refused = creation_refused(missing[-1])
+        if refused is not None:
+            raise DataError(f"{what} {folder}: cannot create the folder {missing[-1]} "
+                            f"({refused})")
     return missing[::-1]
 
 
