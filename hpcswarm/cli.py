@@ -27,9 +27,15 @@ class _OneLineErrors(argparse.ArgumentParser):
 
 def _path(text):
     """An argparse type: a file or folder path, never empty (an empty ``--output=`` would
-    otherwise be ignored, and an empty folder read as the current one)."""
+    otherwise be ignored, and an empty folder read as the current one), nor holding a name
+    longer than its file system allows (which no file can have)."""
+    from hpcswarm.store.outputs import name_too_long
+
     if not text:
         raise argparse.ArgumentTypeError("expected a path, got an empty string")
+    problem = name_too_long(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
     return text
 
 

@@ -59,6 +59,13 @@ def test_a_command_builds_its_own_parser_as_the_full_parser_does():
     (["report", "x.h5", "--markdown="], ["argument --markdown", "empty string"]),
     (["evaluate", "builtin:srbct", "--all", "--plot="], ["argument --plot", "empty string"]),
     (["info", ""], ["argument DATA", "empty string"]),
+    # a name no file system holds: one line, never an OSError from deep inside pathlib
+    (["report", "x.h5", "--csv", "d" * 300], ["argument --csv", "a name in the path is 300 "
+                                              "bytes, over the limit of"]),
+    (["evaluate", "builtin:srbct", "--all", "--plot", "ok/" + "d" * 300],
+     ["argument --plot", "300 bytes"]),
+    (["evaluate", "builtin:srbct", "--genes", "g" * 300], ["argument --genes", "300 bytes"]),
+    (["report", "r" * 300 + ".h5"], ["argument RESULTS.h5", "303 bytes"]),
 ])
 def test_an_option_mistake_is_one_line(tmp_path, capsys, monkeypatch, argv, fragments):
     monkeypatch.chdir(tmp_path)

@@ -207,7 +207,8 @@ def test_report_into_a_folder_it_cannot_create_is_one_line(results, capsys, monk
 
 @pytest.mark.parametrize("name, fragments", [
     ("good.csv", ["has 2 names (hard links)", "remove this name"]),
-    ("job.toml", ["is the job file", "give the job another output or checkpoint"])])
+    ("job.toml", ["is the job file", "which the lock would empty",
+                  "give the job another output or checkpoint"])])
 def test_a_lock_file_that_is_a_hard_link_is_refused_and_never_written(folder, capsys, name,
                                                                       fragments):
     """A lock file with another name (a file the job does not read, or its job file) is

@@ -17,6 +17,7 @@ that allocates it: the task list (:meth:`hpcswarm.run.protocols.Task.bytes_neede
 (:func:`hpcswarm.swarm.snapshot.snapshot_bytes`).
 """
 
+import os
 import sys
 import warnings
 from dataclasses import dataclass, replace
@@ -39,7 +40,7 @@ from hpcswarm.selection.methods import algorithm_class
 from hpcswarm.selection.preprocess import transformed_bytes
 from hpcswarm.signatures.subsample import SUBSAMPLE_RULES, halves_problem
 from hpcswarm.store.atomic import refuse_special, remove_stale_temporaries
-from hpcswarm.store.outputs import check_not_inputs
+from hpcswarm.store.outputs import check_not_inputs, input_at
 from hpcswarm.swarm.evaluation import archive_size
 from hpcswarm.swarm.snapshot import snapshot_bytes
 from hpcswarm.swarm.state import SwarmState
@@ -128,11 +129,13 @@ def take_lock(job, world):
     lock = JobLocks(job.output, job.checkpoint)
     problem = None
     if world.rank == 0:
-        try:  # a link in their place is refused by the lock itself, naming the link
-            check_not_inputs([("the job's lock file", path) for path in lock.paths
-                              if not path.is_symlink()], job_inputs(job))
-        except DataError as exc:
-            problem = f"{exc}; give the job another output or checkpoint"
+        for path in lock.paths:  # a link in its place is refused by the lock, naming the link
+            found = None if os.path.islink(path) else input_at(path, job_inputs(job))
+            if found is not None:
+                problem = (f"the job's lock file {path}: is {found[0]} {found[1]} of this "
+                           "command, which the lock would empty; give the job another "
+                           "output or checkpoint")
+                break
         else:
             problem = lock.acquire()
     problem = world.bcast(problem, root=0)

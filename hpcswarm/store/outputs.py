@@ -44,6 +44,19 @@ def _name_max(folder):
     return 255
 
 
+def name_too_long(path):
+    """Why ``path`` can name no file (a name in it longer than the file system of its folder
+    allows, typically 255 bytes), in one line; None when every name fits."""
+    path = Path(path)
+    limit = _name_max(path.parent)
+    for part in path.parts:
+        length = len(os.fsencode(part))
+        if length > limit:
+            return (f"a name in the path is {length} bytes, over the limit of {limit} bytes "
+                    "per name of its file system")
+    return None
+
+
 def check_name_length(what, path):
     """Raise :class:`DataError` if ``path``, or the temporary name it is written under, is a
     longer name than its folder's file system allows (typically 255 bytes)."""
@@ -55,6 +68,15 @@ def check_name_length(what, path):
                         f"under a temporary name up to {TEMPORARY_EXTRA} bytes longer, over "
                         f"the limit of {limit} bytes per name of its folder's file system; "
                         "give the output a shorter name")
+
+
+def input_at(path, inputs):
+    """The ``(what, path)`` of ``inputs`` (as :func:`check_not_inputs` takes them) that is
+    the same file as ``path`` (:func:`same_file`), or None."""
+    for role, source in inputs:
+        if source is not None and same_file(path, source):
+            return role, Path(source)
+    return None
 
 
 def check_not_inputs(outputs, inputs):
@@ -70,14 +92,14 @@ def check_not_inputs(outputs, inputs):
         inputs that are not files (``sklearn:wine``).
     """
     outputs = [(what, Path(path)) for what, path in outputs]
-    inputs = [(what, Path(path)) for what, path in inputs if path is not None]
     for what, path in outputs:
         check_name_length(what, path)
     for position, (what, path) in enumerate(outputs):
-        for role, source in inputs:
-            if same_file(path, source):
-                raise DataError(f"{what} {path}: is {role} {source} of this command; an output "
-                                "never replaces an input, even with --overwrite")
+        found = input_at(path, inputs)
+        if found is not None:
+            role, source = found
+            raise DataError(f"{what} {path}: is {role} {source} of this command; an output "
+                            "never replaces an input, even with --overwrite")
         for other_what, other in outputs[:position]:
             if same_file(path, other):
                 raise DataError(f"{what} {path}: is also {other_what} {other}; give each "
