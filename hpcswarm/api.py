@@ -170,7 +170,7 @@ class Selection:
                 if kind is not None:
                     raise ValueError(f"folder: {path} is {kind}, not a regular file; it is "
                                      "never replaced, even with overwrite=True")
-            existing = [path for path in files if path.exists() or path.is_symlink()]
+            existing = [path for path in files if os.path.lexists(path)]
             if existing and not overwrite:
                 raise ValueError(f"folder: {existing[0]} already exists; pass overwrite=True "
                                  f"to replace it, or another folder or prefix")

@@ -217,6 +217,8 @@ def test_plot_expression_never_replaces_a_special_file(tmp_path):
         with pytest.raises(ValueError, match=f"^folder: .*{message}") as refused:
             result.plot_expression(tmp_path / folder, overwrite=overwrite)
         assert "--overwrite" not in str(refused.value)
+    with pytest.raises(ValueError, match="^folder: .*cannot create the folder .*too long"):
+        result.plot_expression(tmp_path / "new" / ("d" * 300))  # not an OSError of pathlib
     assert sorted(str(p) for p in tmp_path.rglob("*")) == before
 
 

@@ -402,5 +402,5 @@ def check_output(output, *, overwrite=False):
     refuse_special(output)
     if os.path.lexists(output) and not overwrite:  # a dangling link too
         raise DataError(f"{output}: already exists (use --overwrite to replace it)")
-    if not output.parent.is_dir():
+    if not os.path.isdir(output.parent):
         raise DataError(f"{output}: the folder {str(output.parent)!r} does not exist")

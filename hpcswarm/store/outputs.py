@@ -131,9 +131,9 @@ def check_outputs(outputs, inputs=(), *, overwrite=False):
     for what, path in outputs:
         path = Path(path)
         refuse_special(path, what)
-        if not path.parent.is_dir():
+        if not os.path.isdir(path.parent):
             raise DataError(f"{what} {path}: the folder {str(path.parent)!r} does not exist")
-        if (path.exists() or path.is_symlink()) and not overwrite:
+        if os.path.lexists(path) and not overwrite:  # a dangling link too
             raise DataError(f"{what} {path}: already exists (use --overwrite to replace it)")
         folder = os.path.realpath(path.parent)
         if folder not in tried:
@@ -150,13 +150,13 @@ def missing_folders(folder, what):
     a new entry (``what``: the option naming it)."""
     missing = []
     for path in [Path(folder), *Path(folder).parents]:
-        if path.is_dir():
+        if os.path.isdir(path):
             break
-        if path.exists() or path.is_symlink():
+        if os.path.lexists(path):  # a file, a special file or a link, dangling or not
             raise DataError(f"{what} {folder}: {path} exists and is not a folder")
         missing.append(path)
-    if missing:
-        refused = creation_refused(missing[-1])
+    if missing:  # tried with a short name: the folder's own may be as long as allowed
+        refused = creation_refused(missing[-1].parent / "folder")
         if refused is not None:
             raise DataError(f"{what} {folder}: cannot create the folder {missing[-1]} "
                             f"({refused})")
@@ -173,7 +173,7 @@ def created_folders(requested):
     created = []
     try:
         for what, folder, path in missing:
-            if not path.is_dir():
+            if not os.path.isdir(path):
                 try:
                     path.mkdir()
                 except OSError as exc:
