@@ -383,3 +383,10 @@ def test_evaluate_plot_into_a_folder_it_cannot_create_is_refused_before_evaluati
     monkeypatch.setattr(cli, "_evaluate", no_evaluation)
     refused(capsys, folder, ["evaluate", "data.h5", "--all", "--plot", "locked/new/plots"],
             "--plot locked/new/plots: cannot create the folder locked/new (Permission denied)")
+
+
+def test_a_checkpoint_that_is_the_output_spelled_otherwise_is_refused_as_such(folder, capsys):
+    """One file for two keys is named as such, not as a lock held by this very run."""
+    (folder / "sub").mkdir()
+    refused(capsys, folder, _job_argv(folder, "output=res.h5", "checkpoint=sub/../res.h5"),
+            "job key 'checkpoint'", "is also job key 'output'")

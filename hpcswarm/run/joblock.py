@@ -25,6 +25,7 @@ import stat
 from pathlib import Path
 
 from hpcswarm.store.atomic import special_kind
+from hpcswarm.store.outputs import same_file
 
 
 def lock_path(output: Path) -> Path:
@@ -233,7 +234,10 @@ class JobLocks:
     """
 
     def __init__(self, output: Path, checkpoint: Path):
-        self.locks = (JobLock(output), JobLock(checkpoint, role="checkpoint"))
+        locks = [JobLock(output), JobLock(checkpoint, role="checkpoint")]
+        if same_file(locks[0].path, locks[1].path):  # one file spelled twice: the output
+            del locks[1]  # checks refuse it, naming both keys
+        self.locks = tuple(locks)
 
     @property
     def paths(self):
