@@ -76,13 +76,15 @@ def _binary(path):
 
 
 @contextmanager
-def text_lines(path):
+def text_lines(path, keep_ends=False):
     """The lines of a text file, plain or gzip, without line ends: UTF-8 (with or without a
     byte-order mark), UTF-16 or UTF-32 (with a byte-order mark, or UTF-16 of ASCII text
     without one), or else Latin-1.
 
     Yields an iterator of ``str``. Lines are decoded one at a time, so a large file is never
-    held whole.
+    held whole. With ``keep_ends`` each line keeps its end (``\n``, ``\r\n`` or ``\r``) as
+    the file spells it, for a reader of quoted fields (:mod:`csv`) whose values may hold line
+    ends.
 
     Raises
     ------
@@ -93,16 +95,16 @@ def text_lines(path):
     with _binary(path) as stream:
         wide = _wide_encoding(_peek(stream, path))
         if wide is None:
-            yield _decoded_lines(stream, path)
+            yield _decoded_lines(stream, path, keep_ends)
         else:
-            yield _wide_lines(stream, wide, path)
+            yield _wide_lines(stream, wide, path, keep_ends)
 
 
-def _wide_lines(stream, encoding, path):
-    text = io.TextIOWrapper(stream, encoding=encoding, newline=None)
+def _wide_lines(stream, encoding, path, keep_ends):
+    text = io.TextIOWrapper(stream, encoding=encoding, newline="" if keep_ends else None)
     try:
         for line in _checked(text, path):
-            yield line.rstrip("\r\n")
+            yield line if keep_ends else line.rstrip("\r\n")
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not valid {encoding.upper()} text (byte {exc.start})") from None
     finally:
@@ -136,7 +138,7 @@ def _checked(lines, path):
         yield line
 
 
-def _decoded_lines(stream, path):
+def _decoded_lines(stream, path, keep_ends):
     first = True
     for raw in _checked(stream, path):
         if first:
@@ -145,12 +147,13 @@ def _decoded_lines(stream, path):
             if raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             first = False
-        yield _decode(raw).rstrip("\r\n")
+        line = _decode(raw)
+        yield line if keep_ends else line.rstrip("\r\n")
 
 
-def read_lines(path):
-    """All lines of a text file (see :func:`text_lines`) as a list."""
-    with text_lines(path) as lines:
+def read_lines(path, keep_ends=False):
+    """All lines of a text file (see :func:`text_lines`, ``keep_ends`` included) as a list."""
+    with text_lines(path, keep_ends) as lines:
         return list(lines)
 
 
