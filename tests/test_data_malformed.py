@@ -39,6 +39,10 @@ CASES = [
     ("trailing_separator.csv", [], ["line 3", "5 fields, expected 4", "ends with a separator"]),
     ("conflicting_labels.csv", ["--labels", str(MALFORMED / "conflicting_labels.labels.txt")],
      ["conflicting_labels.labels.txt: line 5", "sample 's2' labelled 'A', but 'B' on line 3"]),
+    ("blank_gene_name.csv", [], ["gene 2 of 2 has an empty name", "give every gene a name"]),
+    ("blank_sample_name.csv", [], ["sample 2 of 3 has an empty name"]),
+    ("digit_grouping.csv", [], ["non-numeric cell '1_000'", "line 3", "'g1'"]),
+    ("wide_digits.arff", [], ["non-numeric cell '２'", "line 7", "'g1'"]),
 ]
 
 
@@ -109,3 +113,15 @@ def test_nan_policies(tmp_path, capsys, policy, shape, dropped):
     ds = open_dataset(output)
     assert ds.X.shape == shape
     assert np.isfinite(ds.X).all()
+
+
+def test_a_dataset_file_with_a_blank_name_is_refused_as_convert_refuses_it(tmp_path, capsys):
+    """Loading an HDF5 file another tool wrote applies convert's name rule: no empty name."""
+    from hpcswarm.data import Dataset, write_dataset
+
+    write_dataset(Dataset(X=np.arange(8.0).reshape(4, 2), y=np.array([0, 1, 0, 1]),
+                          class_names=["a", "b"], gene_names=["g1", " "], attrs={}),
+                  tmp_path / "blank.h5")
+    status = main(["info", str(tmp_path / "blank.h5")])
+    assert_one_error(status, capsys.readouterr().err,
+                     "blank.h5: gene 2 of 2 has an empty name (written ' ')")

@@ -52,7 +52,7 @@ import numpy as np
 
 from hpcswarm.data.dataset import Dataset
 from hpcswarm.data.table import BLOCK_CELLS
-from hpcswarm.data.validate import check_unique, clean_names
+from hpcswarm.data.validate import check_names, clean_names
 from hpcswarm.data.values import checked, recorded
 from hpcswarm.errors import DataError
 from hpcswarm.store.atomic import atomic_hdf5
@@ -389,10 +389,10 @@ def open_dataset(path, *, check_values=True):
     written = (gene_names, sample_names, class_names)
     gene_names, class_names = clean_names(gene_names), clean_names(class_names)
     sample_names = None if sample_names is None else clean_names(sample_names)
-    check_unique(gene_names, "gene", path, written[0])
+    check_names(gene_names, "gene", path, written[0])
     if sample_names is not None:
-        check_unique(sample_names, "sample", path, written[1])
-    check_unique(class_names, "class", path, written[2])
+        check_names(sample_names, "sample", path, written[1])
+    check_names(class_names, "class", path, written[2])
     if y.size and (y.min() < 0 or y.max() >= len(class_names)):
         raise DataError(f"{path}: class codes in 'y' run outside 0..{len(class_names) - 1}")
     present = np.unique(y)
