@@ -468,9 +468,9 @@ def _add_run(p):
 def _run_run(args):
     from hpcswarm.comm import launch_world, pinned_threads
 
-    if args.memory_limit is not None and not args.memory_limit > 0:
-        raise ParameterError(f"--memory-limit must be a positive number of GB, got "
-                             f"{args.memory_limit}")
+    from hpcswarm.system import check_memory_limit
+
+    check_memory_limit(args.memory_limit)
     # MPI starts under mpiexec (only world rank 0 writes and prints); ranks x BLAS threads
     # stay within the cores from before any work until the command returns
     with launch_world() as comm, pinned_threads(args.threads):
