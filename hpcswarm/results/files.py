@@ -419,11 +419,54 @@ def read_search_document(path):
     if version.split(".")[0] != SEARCH_ENCODING[1].split(".")[0]:
         raise DataError(f"{path}: search document encoding-version {version!r} is not "
                         f"supported (this hpcswarm reads {SEARCH_ENCODING[1]})")
+    _check_search_fields(path, document)
     try:
         return _search_results(path, document)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise DataError(f"{path}: a damaged search document ({type(exc).__name__}: "
                         f"{exc})") from None
+
+
+_SEARCH_FIELDS = (
+    ("algorithm", str, "a method name"), ("seed", int, "an integer"),
+    ("params", dict, "a table of parameters"), ("n_genes_total", int, "an integer"),
+    ("selected_genes", list, "a list of gene columns"), ("fitness", (int, float), "a number"),
+    ("history", list, "a list of rounds"), ("extra", dict, "a table"),
+    ("front", list, "a list of front points"),
+    ("data", (str, type(None)), "a dataset or null"),
+    ("selected_gene_names", (list, type(None)), "a list of names or null"),
+    ("refined", (dict, type(None)), "a table or null"),
+)
+"""The fields of a search's JSON document that a report reads, with their types."""
+
+
+def _check_search_fields(path, document):
+    """Refuse a search document (``run --output``) whose fields a report reads are missing or
+    of the wrong type, or whose gene lists name columns outside the dataset: a
+    :class:`DataError` naming the field."""
+    def refuse(key, what, value):
+        raise DataError(f"{path}: a damaged search document: {key!r} must be {what}, got "
+                        f"{value!r:.60}")
+
+    for key, kind, what in _SEARCH_FIELDS:
+        value = document.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            refuse(key, what, value)
+    n_genes = document["n_genes_total"]
+    if n_genes < 1:
+        refuse("n_genes_total", "a positive integer", n_genes)
+    refined = document["refined"] or {}
+    lists = [("selected_genes", document["selected_genes"]),
+             *([("refined.genes", refined.get("genes"))] if refined else []),
+             *((f"front[{i}].genes", point.get("genes") if isinstance(point, dict) else point)
+               for i, point in enumerate(document["front"]))]
+    for key, genes in lists:
+        if not (isinstance(genes, list) and all(
+                isinstance(g, int) and not isinstance(g, bool) and 0 <= g < n_genes
+                for g in genes)):
+            refuse(key, f"a list of gene columns in [0, {n_genes})", genes)
+    if not document["history"] or not all(isinstance(row, dict) for row in document["history"]):
+        refuse("history", "a list of rounds (tables)", document["history"])
 
 
 def _search_results(path, document):
