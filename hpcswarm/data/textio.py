@@ -16,6 +16,8 @@ from pathlib import Path
 from hpcswarm.errors import DataError
 
 GZIP_MAGIC = b"\x1f\x8b"
+HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+"""The signature an HDF5 file starts with (a file without a user block)."""
 
 _BYTE_ORDER_MARKS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
                      (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
@@ -93,8 +95,10 @@ def text_lines(path, keep_ends=False):
         a truncated or damaged gzip file.
     """
     with _binary(path) as stream:
-        wide = _wide_encoding(_peek(stream, path))
+        head = _peek(stream, path)
+        wide = _wide_encoding(head)
         if wide is None:
+            _check_text(head, path)
             yield _decoded_lines(stream, path, keep_ends)
         else:
             yield _wide_lines(stream, wide, path, keep_ends)
@@ -138,12 +142,20 @@ def _checked(lines, path):
         yield line
 
 
+def _check_text(head, path):
+    """Refuse a byte-oriented file whose first bytes hold a NUL byte: binary content, which
+    no text format holds (an HDF5 file, whose first line has none, included)."""
+    if head.startswith(HDF5_MAGIC):
+        raise DataError(f"{path}: an HDF5 file where text was expected (an hpcswarm dataset "
+                        "is opened by the extension .h5 or .hdf5)")
+    if b"\x00" in head:
+        raise DataError(f"{path}: binary content where text was expected")
+
+
 def _decoded_lines(stream, path, keep_ends):
     first = True
     for raw in _checked(stream, path):
         if first:
-            if b"\x00" in raw[:8192]:
-                raise DataError(f"{path}: binary content where text was expected")
             if raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             first = False
