@@ -206,7 +206,8 @@ def _add_convert(p):
     p.add_argument("input", metavar="INPUT",
                    help="ARFF, CSV, TSV, MATLAB .mat (v5 or v7.3), GCT, GEO series matrix or "
                    "AnnData .h5ad file (text formats also .gz)")
-    p.add_argument("output", metavar="OUTPUT.h5", help="dataset file to write")
+    p.add_argument("output", metavar="OUTPUT.h5",
+                   help="dataset file to write (named .h5 or .hdf5)")
     _add_convert_options(p)
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     p.set_defaults(run_command=_run_convert)

@@ -125,3 +125,30 @@ def test_a_dataset_file_with_a_blank_name_is_refused_as_convert_refuses_it(tmp_p
     status = main(["info", str(tmp_path / "blank.h5")])
     assert_one_error(status, capsys.readouterr().err,
                      "blank.h5: gene 2 of 2 has an empty name (written ' ')")
+
+
+@pytest.mark.parametrize("name, fragment", [("out.csv", " ('.csv' names csv input)"),
+                                            ("out.tsv.gz", " ('.tsv' names tsv input)"),
+                                            ("out.h5ad", " ('.h5ad' names h5ad input)"),
+                                            ("out.dat", ""), ("out", "")])
+def test_a_dataset_is_named_as_one(tmp_path, capsys, name, fragment):
+    """A dataset named otherwise could not be opened by any command (out.csv would be read as
+    CSV text, out.dat not at all)."""
+    status, err = run_convert(capsys, MALFORMED.parent / "good.csv", tmp_path / name)
+    assert_one_error(status, err, f"OUTPUT {tmp_path / name}: an hpcswarm dataset is an HDF5 "
+                     "file named .h5 or .hdf5" + fragment)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_binary_content_past_the_first_line_is_refused_as_binary(tmp_path, capsys):
+    """An HDF5 file renamed .csv (its first line holds no NUL byte) or a text file with a NUL
+    on a later line: the file's first bytes decide, not its first line."""
+    assert run_convert(capsys, MALFORMED.parent / "good.csv", tmp_path / "d.h5")[0] == 0
+    (tmp_path / "d.csv").write_bytes((tmp_path / "d.h5").read_bytes())
+    status = main(["info", str(tmp_path / "d.csv")])
+    assert_one_error(status, capsys.readouterr().err,
+                     "d.csv: an HDF5 file where text was expected")
+    (tmp_path / "nul.csv").write_bytes(b"sample,class,g1\ns1,A,1\x00\ns2,B,2\n")
+    status = main(["info", str(tmp_path / "nul.csv")])
+    assert_one_error(status, capsys.readouterr().err,
+                     "nul.csv: binary content where text was expected")
