@@ -39,6 +39,14 @@ def _int_at_least(low):
     return integer
 
 
+def _path(text):
+    """An argparse type: a file or folder named by a non-blank string (an empty one would
+    silently mean the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a file or folder name, got {text!r}")
+    return text
+
+
 def _param_type(param):
     """An argparse type checking a value as the :class:`~hpcswarm.params.Param` ``param``."""
     def parse(text):
@@ -170,7 +178,7 @@ def _separator(text):
 
 _CONVERT_OPTIONS = {
     "label": {"metavar": "NAME|INDEX"},
-    "labels": {"metavar": "FILE"},
+    "labels": {"metavar": "FILE", "type": _path},
     "sample_column": {"metavar": "NAME"},
     "min_class_size": {"metavar": "N", "type": int},
     "layer": {"metavar": "NAME"},
@@ -203,10 +211,10 @@ def _add_convert(p):
         "Convert a gene-expression file to an hpcswarm HDF5 dataset (X contiguous and "
         "uncompressed, so that MPI ranks memory-map it), streamed block by block. Text formats "
         "may be gzip-compressed. Values are stored as read: no normalisation.")
-    p.add_argument("input", metavar="INPUT",
+    p.add_argument("input", type=_path, metavar="INPUT",
                    help="ARFF, CSV, TSV, MATLAB .mat (v5 or v7.3), GCT, GEO series matrix or "
                    "AnnData .h5ad file (text formats also .gz)")
-    p.add_argument("output", metavar="OUTPUT.h5",
+    p.add_argument("output", type=_path, metavar="OUTPUT.h5",
                    help="dataset file to write (named .h5 or .hdf5)")
     _add_convert_options(p)
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
@@ -230,7 +238,7 @@ def _add_info(p):
     p.description = (
         "Describe an hpcswarm HDF5 dataset, a bundled one (builtin:srbct) or any file 'convert' "
         "reads. Under mpiexec world rank 0 alone reads it and prints.")
-    p.add_argument("data", metavar="DATA",
+    p.add_argument("data", type=_path, metavar="DATA",
                    help="FILE.h5, builtin:NAME, sklearn:NAME, or an input file")
     p.add_argument("--names", type=_int_at_least(0), default=5, metavar="N",
                    help="gene and sample names shown (default 5)")
@@ -267,10 +275,10 @@ def _add_evaluate(p):
         "Euclidean distance, leave-one-out, stratified n-fold (folds fixed by --seed) or a "
         "stratified 70/30 holdout. Prints one JSON object: correct, total, accuracy, error, "
         "genes_used, n_genes, k, cv, seed.")
-    p.add_argument("data", metavar="DATA",
+    p.add_argument("data", type=_path, metavar="DATA",
                    help="FILE.h5, builtin:NAME, sklearn:NAME, or an input file")
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--genes", metavar="FILE",
+    which.add_argument("--genes", type=_path, metavar="FILE",
                        help="gene list: what 'run' and 'report --genes' write (a header line "
                        "starting 'gene'; names, never read as columns), or one gene per "
                        "line, by name or 0-based index")
@@ -289,7 +297,7 @@ def _add_evaluate(p):
                    help="ordered steps fitted inside every fold on its training rows, e.g. "
                    "'log2,zscore,top_variance=500' (log2[=pseudocount], zscore, minmax, "
                    "top_variance=N, top_anova=N), as the [preprocess] table of a job")
-    p.add_argument("--plot", metavar="DIR",
+    p.add_argument("--plot", type=_path, metavar="DIR",
                    help="also draw the genes' expression by class into DIR (created if "
                    "missing): signature-heatmap.png (z-scores, samples grouped by class) and "
                    "signature-by-class.png (values per gene and class); needs matplotlib")
@@ -431,7 +439,7 @@ def _add_run(p):
         "with one message); world rank 0 then reports progress on stderr and in "
         "OUTPUT.progress.jsonl beside the results.")
     # job-file form (owned by hpcswarm/run/job.py and jobfile.py): run JOB.toml [--set ...]
-    p.add_argument("job", nargs="?", metavar="JOB.toml",
+    p.add_argument("job", nargs="?", type=_path, metavar="JOB.toml",
                    help="a job file (data, method, fitness, protocol, runs, output); "
                    "replaces --data/--algorithm/--param/--seed/--output")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
@@ -450,7 +458,7 @@ def _add_run(p):
                    help="memory of a node in GB for the pre-flight check (default: detected "
                    "physical memory or cgroup limit); the run is refused when its estimate "
                    "exceeds 80%% of this divided by the ranks on the node")
-    p.add_argument("--data", metavar="DATA",
+    p.add_argument("--data", type=_path, metavar="DATA",
                    help="FILE.h5, builtin:NAME, sklearn:NAME, or an input file")
     p.add_argument("--algorithm", metavar="NAME",
                    help=f"one of: {', '.join(ALGORITHMS)}; baselines: {', '.join(BASELINES)}")
@@ -458,7 +466,8 @@ def _add_run(p):
                    help="override a parameter (repeatable), e.g. --param n_iterations=20")
     p.add_argument("--seed", type=_int_at_least(0), default=0, metavar="S",
                    help="run seed: folds, particle and swarm streams (default 0)")
-    p.add_argument("--output", metavar="OUT.json", help="result file (default: print a summary)")
+    p.add_argument("--output", type=_path, metavar="OUT.json",
+                   help="result file (default: print a summary)")
     p.add_argument("--threads", type=_int_at_least(1), metavar="N",
                    help="BLAS/OpenMP threads per rank (default: the rank's cores, or the node's "
                    "cores shared by its ranks, so that ranks x threads never exceed the cores)")
@@ -596,7 +605,7 @@ def _add_report(p):
         "selection (Kuncheva, Jaccard, Nogueira, Sechidis); the signatures of each size on the "
         "searches' Pareto fronts; the mean gbest convergence curve. Text on the terminal; CSV, "
         "Markdown, JSON and PNG plots on request.")
-    p.add_argument("results", nargs="+", metavar="RESULTS.h5",
+    p.add_argument("results", nargs="+", type=_path, metavar="RESULTS.h5",
                    help="results files (or the JSON of one search: run --output FILE.json)")
     p.add_argument("--reference", metavar="NAME",
                    help="method the tests compare against: job name, algorithm or file name "
@@ -605,17 +614,17 @@ def _add_report(p):
                    help="significance level (default 0.05)")
     p.add_argument("--top", type=_int_at_least(1), default=10, metavar="N",
                    help="most frequent genes listed per method (default 10)")
-    p.add_argument("--csv", metavar="DIR", dest="csv_dir",
+    p.add_argument("--csv", type=_path, metavar="DIR", dest="csv_dir",
                    help="write methods.csv, genes.csv, convergence.csv, fronts.csv and "
                    "signatures.csv in DIR (created if missing)")
-    p.add_argument("--markdown", metavar="FILE.md", help="write the tables as Markdown")
-    p.add_argument("--json", metavar="FILE.json", dest="json_path",
+    p.add_argument("--markdown", type=_path, metavar="FILE.md", help="write the tables as Markdown")
+    p.add_argument("--json", type=_path, metavar="FILE.json", dest="json_path",
                    help="write every table as JSON")
-    p.add_argument("--plots", metavar="DIR",
+    p.add_argument("--plots", type=_path, metavar="DIR",
                    help="write convergence.png, gene-frequency, stability and Pareto-front "
                    "charts in DIR, created if missing (needs matplotlib: pip install "
                    "'hpcswarm[plot]')")
-    p.add_argument("--genes", metavar="FILE.tsv", dest="genes_path",
+    p.add_argument("--genes", type=_path, metavar="FILE.tsv", dest="genes_path",
                    help="write the selected genes of each method, ranked: name, 1-based "
                    "feature and 0-based column, selection frequency, mean rank over runs "
                    "(a tab-separated gene list, for enrichment tools; 'evaluate --genes' "

@@ -49,6 +49,11 @@ def test_a_command_builds_its_own_parser_as_the_full_parser_does():
     (["convert", "in.csv"], ["OUTPUT.h5", "required"]),
     (["evaluate", "builtin:srbct", "--all", "--fast"], ["unrecognized arguments: --fast"]),
     (["frobnicate"], ["argument COMMAND", "'frobnicate'"]),
+    (["report", "x.h5", "--csv", ""], ["argument --csv: expected a file or folder name, got ''"]),
+    (["evaluate", "builtin:srbct", "--all", "--plot", " "], ["argument --plot", "got ' '"]),
+    (["info", ""], ["argument DATA: expected a file or folder name"]),
+    (["convert", "in.csv", ""], ["argument OUTPUT.h5: expected a file or folder name"]),
+    (["run", "--data", "", "--algorithm", "pso"], ["argument --data: expected a file"]),
 ])
 def test_an_option_mistake_is_one_line(tmp_path, capsys, monkeypatch, argv, fragments):
     monkeypatch.chdir(tmp_path)

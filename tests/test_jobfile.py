@@ -1,5 +1,6 @@
 """Job files: schema, --set overrides, errors that name the key and the file, paths."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -170,3 +171,16 @@ def test_a_job_gives_its_search_spec(tmp_path):
 def test_the_specs_checks_across_settings_name_the_job_key(tmp_path, override, message):
     with pytest.raises(ParameterError, match=message):
         read_job(write(tmp_path, MINIMAL + "max_genes = 4\n"), [override])
+
+
+@pytest.mark.parametrize("text, override, key", [
+    ('cache = ""\n', None, "'cache'"),
+    ("", 'cache=" "', "'cache' (from --set)"),
+    ("", 'data=""', "'data' (from --set)"),
+    ('[convert]\nlabels = ""\n', None, "'convert.labels'"),
+])
+def test_an_empty_path_is_refused_not_read_as_the_jobs_folder(tmp_path, text, override, key):
+    """'' resolved to the job's folder: cache = "" wrote the converted dataset beside the job."""
+    with pytest.raises(ParameterError, match=f"job.toml: key {re.escape(key)} must name a file "
+                                             "or folder, got"):
+        read_job(write(tmp_path, MINIMAL + text), [override] if override else [])

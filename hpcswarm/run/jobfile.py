@@ -346,6 +346,8 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         return _where(key, source, key in from_set)
 
     def path_of(key, value):
+        if not value.strip():  # '' would silently mean the job's folder
+            raise ParameterError(f"{where_of(key)} must name a file or folder, got {value!r}")
         return _resolve_path(value, Path.cwd() if key in from_set else base)
 
     _check_tables(document, where_of)
