@@ -97,6 +97,16 @@ class Param:
                 )
         return parsed
 
+    def parse_typed(self, value):
+        """:meth:`parse` of a value a typed file gives (a TOML job): text is refused where
+        this parameter takes a number or a boolean (``w = "0.5"``), as the file's own types
+        say; ``cv`` takes the text 'loo' or 'holdout', an optional number the text 'none'."""
+        if isinstance(value, str) and self.kind in _TYPED_KINDS and (
+                self.kind != "cv" or value not in ("loo", "holdout")):
+            raise ParameterError(f"parameter '{self.name}' expects {self._expected()}, got "
+                                 f"{value!r}")
+        return self.parse(value)
+
     def check(self, value, where):
         """``value`` (already typed, e.g. from TOML) if it is of this kind and in bounds.
 
@@ -129,6 +139,10 @@ class Param:
             "str": "a string",
             "str|int": "str or int",
         }[self.kind]
+
+
+_TYPED_KINDS = ("int", "float", "bool", "cv")
+"""Kinds whose values a typed file writes as numbers or booleans, never as text."""
 
 
 def _parse_int(param, value):

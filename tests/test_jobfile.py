@@ -184,3 +184,17 @@ def test_an_empty_path_is_refused_not_read_as_the_jobs_folder(tmp_path, text, ov
     with pytest.raises(ParameterError, match=f"job.toml: key {re.escape(key)} must name a file "
                                              "or folder, got"):
         read_job(write(tmp_path, MINIMAL + text), [override] if override else [])
+
+
+@pytest.mark.parametrize("table, fragment", [
+    ('[params]\nn_particles = "8"\n',
+     "key 'params.n_particles': parameter 'n_particles' expects an integer, got '8'"),
+    ('[params]\nw = "0.5"\n', "key 'params.w': parameter 'w' expects a number, got '0.5'"),
+    ('[fitness]\ncv = "3"\n', "key 'fitness.cv': parameter 'cv' expects 'loo', 'holdout' or an"),
+])
+def test_a_number_written_as_text_is_refused_in_every_table(tmp_path, table, fragment):
+    """As runs = "1" is: a job file's numbers are TOML numbers."""
+    with pytest.raises(ParameterError, match=re.escape(fragment)):
+        read_job(write(tmp_path, MINIMAL + table))
+    job = read_job(write(tmp_path, MINIMAL + '[fitness]\ncv = "loo"\n'))
+    assert job.spec.params["cv"] == "loo"

@@ -468,6 +468,13 @@ def _method_params(document, algorithm, source, where_of):
             raise ParameterError(f"{where_of('params.' + leaf)} is not a parameter of "
                                  f"{algorithm}; allowed: {', '.join(sorted(allowed))}")
         params[leaf] = value
+    declared = {param.name: param for param in algorithm_class(algorithm).PARAMS}
+    for leaf, value in params.items():  # TOML types its values: '0.5' is text, not a number
+        try:
+            declared[leaf].parse_typed(value)
+        except ParameterError as exc:
+            table = "fitness" if leaf in FITNESS_KEYS else "params"
+            raise ParameterError(f"{where_of(f'{table}.{leaf}')}: {exc}") from None
     try:
         return algorithm_params(algorithm, params)
     except ParameterError as exc:
