@@ -28,8 +28,10 @@ class _OneLineErrors(argparse.ArgumentParser):
 def _int_at_least(low):
     """An argparse type: an integer >= ``low`` (the option is named by argparse's message)."""
     def integer(text):
+        from hpcswarm.params import number_text
+
         try:
-            value = int(text)
+            value = int(number_text(text))
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
         if value < low:
@@ -37,6 +39,16 @@ def _int_at_least(low):
         return value
 
     return integer
+
+
+def _float(text):
+    """An argparse type: a number in ASCII (:func:`hpcswarm.params.number_text`)."""
+    from hpcswarm.params import number_text
+
+    try:
+        return float(number_text(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
 
 
 def _path(text):
@@ -454,7 +466,7 @@ def _add_run(p):
                    "checkpoint the job starts from the beginning")
     p.add_argument("--quiet", action="store_true",
                    help="no progress lines on stderr (OUTPUT.progress.jsonl is still written)")
-    p.add_argument("--memory-limit", type=float, metavar="GB", dest="memory_limit",
+    p.add_argument("--memory-limit", type=_float, metavar="GB", dest="memory_limit",
                    help="memory of a node in GB for the pre-flight check (default: detected "
                    "physical memory or cgroup limit); the run is refused when its estimate "
                    "exceeds 80%% of this divided by the ranks on the node")
@@ -610,7 +622,7 @@ def _add_report(p):
     p.add_argument("--reference", metavar="NAME",
                    help="method the tests compare against: job name, algorithm or file name "
                    "(default: the first file)")
-    p.add_argument("--alpha", type=float, default=0.05, metavar="A",
+    p.add_argument("--alpha", type=_float, default=0.05, metavar="A",
                    help="significance level (default 0.05)")
     p.add_argument("--top", type=_int_at_least(1), default=10, metavar="N",
                    help="most frequent genes listed per method (default 10)")
@@ -641,8 +653,10 @@ def _add_report(p):
 
 def _sizes(text):
     """``--sizes 10,20,50``: positive integers."""
+    from hpcswarm.params import number_text
+
     try:
-        sizes = [int(part) for part in text.split(",")]
+        sizes = [int(number_text(part)) for part in text.split(",")]
     except ValueError:
         sizes = []
     if not sizes or min(sizes) < 1:

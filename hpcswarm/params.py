@@ -145,11 +145,20 @@ _TYPED_KINDS = ("int", "float", "bool", "cv")
 """Kinds whose values a typed file writes as numbers or booleans, never as text."""
 
 
+def number_text(text):
+    """``text`` stripped, if it may spell a number: ASCII (Python's ``int`` and ``float`` also
+    read digits of other scripts and full-width ones); else ValueError."""
+    text = text.strip()
+    if not text.isascii():
+        raise ValueError(text)
+    return text
+
+
 def _parse_int(param, value):
     if isinstance(value, bool):
         raise TypeError
     if isinstance(value, str):
-        return int(value.strip())
+        return int(number_text(value))
     if isinstance(value, float) and not value.is_integer():
         raise ValueError
     return int(value)
@@ -158,7 +167,7 @@ def _parse_int(param, value):
 def _parse_float(param, value):
     if isinstance(value, bool):
         raise TypeError
-    parsed = float(value)
+    parsed = float(number_text(value) if isinstance(value, str) else value)
     if parsed != parsed or parsed in (float("inf"), float("-inf")):
         raise ValueError
     return parsed

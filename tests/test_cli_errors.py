@@ -54,6 +54,14 @@ def test_a_command_builds_its_own_parser_as_the_full_parser_does():
     (["info", ""], ["argument DATA: expected a file or folder name"]),
     (["convert", "in.csv", ""], ["argument OUTPUT.h5: expected a file or folder name"]),
     (["run", "--data", "", "--algorithm", "pso"], ["argument --data: expected a file"]),
+    (["evaluate", "builtin:srbct", "--all", "--k", "５"], ["argument --k", "got '５'"]),
+    (["evaluate", "builtin:srbct", "--all", "--cv", "٣"], ["argument --cv", "got '٣'"]),
+    (["run", "--data", "builtin:srbct", "--algorithm", "pso", "--max-genes", "١٠"],
+     ["argument --max-genes", "expects an integer, got '١٠'"]),
+    (["report", "x.h5", "--alpha", "０.1"], ["argument --alpha: expected a number, got '０.1'"]),
+    (["report", "x.h5", "--sizes", "5,１０"], ["argument --sizes", "got '5,１０'"]),
+    (["run", "--data", "builtin:srbct", "--algorithm", "pso", "--memory-limit", "８"],
+     ["argument --memory-limit: expected a number"]),
 ])
 def test_an_option_mistake_is_one_line(tmp_path, capsys, monkeypatch, argv, fragments):
     monkeypatch.chdir(tmp_path)
@@ -109,6 +117,15 @@ def test_a_closed_pipe_is_one_line(tmp_path, argv):
         os.close(write_end)
     assert_one_error(done.returncode, done.stderr, "standard output", "broken pipe")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("param", ["n_iterations=１０", "w=٠.5"])
+def test_a_number_in_other_digits_is_refused(tmp_path, capsys, param):
+    """Python's int and float read full-width digits and other scripts'; the options don't."""
+    _refused(tmp_path, capsys, ["run", "--data", "builtin:srbct", "--algorithm", "pso",
+                                "--param", param, "--output", tmp_path / "r.json"],
+             f"expects {'an integer' if param[0] == 'n' else 'a number'}, got "
+             f"{param.partition('=')[2]!r}")
 
 
 def test_a_job_key_mistake_names_the_key(tmp_path, capsys):
