@@ -8,6 +8,7 @@ terminal is written by world rank 0 only, so that ``mpiexec -n N`` prints every 
 
 import argparse
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
@@ -134,8 +135,34 @@ def main(argv=None):
         argv = sys.argv[1:]
     args = build_parser(_command_named(argv)).parse_args(argv)
     refuse_split_world()  # before any subcommand reads or writes a file
-    status = args.run_command(args)
+    with _one_line_warnings():
+        status = args.run_command(args)
     return 0 if status is None else status
+
+
+@contextmanager
+def _one_line_warnings():
+    """hpcswarm's own warnings (a :class:`~hpcswarm.fitness.folds.FoldWarning`) as one line
+    ``hpcswarm: warning: ...`` on stderr by world rank 0, like the notes; Python shows them
+    after the frame they name, which for the command line is the interpreter's own
+    (``<frozen runpy>:88``). Other warnings are shown as Python shows them."""
+    import warnings
+
+    from hpcswarm.comm import world_rank
+
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if not category.__module__.startswith("hpcswarm."):
+            shown(message, category, filename, lineno, file, line)
+        elif world_rank() == 0:
+            print(f"hpcswarm: warning: {message}", file=sys.stderr, flush=True)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
 
 
 def _print0(*lines):
