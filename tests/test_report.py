@@ -310,7 +310,9 @@ def test_report_reads_a_single_search_json(tmp_path, capsys):
     ("algorithm", None, "'algorithm' must be a method name, got None"),
     ("seed", "0", "'seed' must be an integer, got '0'"),
     ("params", [], "'params' must be a table of parameters"),
-    ("n_genes_total", 0, "'n_genes_total' must be a positive integer, got 0"),
+    ("n_genes_total", 0, "'n_genes_total' must be a gene count in [1, 16777216], got 0"),
+    ("n_genes_total", 10**21, "'n_genes_total' must be a gene count in [1, 16777216], got 1"),
+    ("refined", {"genes": [13]}, "'refined.genes' must be a list of gene columns in [0, 13)"),
     ("selected_genes", [-1], "'selected_genes' must be a list of gene columns in [0, 13)"),
     ("selected_genes", [13], "'selected_genes' must be a list of gene columns in [0, 13)"),
     ("selected_genes", [True], "'selected_genes' must be a list of gene columns"),
@@ -331,6 +333,17 @@ def test_a_damaged_search_document_names_the_field(tmp_path, capsys, key, value,
     assert main(["report", str(output)]) == 2
     assert_one_error(2, capsys.readouterr().err, "single.json: a damaged search document: "
                      + fragment)
+
+
+def test_a_search_document_without_its_optional_fields_is_read(tmp_path):
+    output = tmp_path / "single.json"
+    assert cli.main(["run", "--data", "sklearn:wine", "--algorithm", "sfs", "--output",
+                     str(output)]) == 0
+    document = json.loads(output.read_text())
+    for key in ("refined", "data", "selected_gene_names"):
+        document.pop(key)
+    output.write_text(json.dumps(document))
+    assert main(["report", str(output)]) == 0
 
 
 def _method(fronts, objective="accuracy", histories=()):

@@ -439,6 +439,12 @@ _SEARCH_FIELDS = (
 )
 """The fields of a search's JSON document that a report reads, with their types."""
 
+_MOST_GENES = 2**24
+"""The largest ``n_genes_total`` a search document may give: the report holds arrays of that
+length per task, and a results file holds its names, but a document only the number (16.7
+million genes, beyond any expression or methylation platform; a damaged number would
+otherwise exhaust the memory)."""
+
 
 def _check_search_fields(path, document):
     """Refuse a search document (``run --output``) whose fields a report reads are missing or
@@ -453,9 +459,9 @@ def _check_search_fields(path, document):
         if not isinstance(value, kind) or isinstance(value, bool):
             refuse(key, what, value)
     n_genes = document["n_genes_total"]
-    if n_genes < 1:
-        refuse("n_genes_total", "a positive integer", n_genes)
-    refined = document["refined"] or {}
+    if not 1 <= n_genes <= _MOST_GENES:
+        refuse("n_genes_total", f"a gene count in [1, {_MOST_GENES}]", n_genes)
+    refined = document.get("refined") or {}
     lists = [("selected_genes", document["selected_genes"]),
              *([("refined.genes", refined.get("genes"))] if refined else []),
              *((f"front[{i}].genes", point.get("genes") if isinstance(point, dict) else point)
