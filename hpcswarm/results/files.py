@@ -52,7 +52,8 @@ from hpcswarm.signatures.final import FinalSignature, final_signature
 from hpcswarm.signatures.refinements import row_label
 from hpcswarm.signatures.stability import GeneSimilarity, gene_similarity, stability_summary
 from hpcswarm.store.atomic import atomic_hdf5
-from hpcswarm.store.encoding import check_tag, decode_value, finite, json_text, tag, tags
+from hpcswarm.store.encoding import (check_tag, damaged_file, decode_value, finite, json_text, tag,
+                                     tags)
 from hpcswarm.store.records import (BIAS_NOTE, SEARCH_ENCODING, FrontPoint, History,
                               TaskRecord)
 
@@ -356,7 +357,7 @@ def read_results(path):
         f = h5py.File(path, "r")
     except OSError as exc:
         raise DataError(f"{path}: cannot open as HDF5 ({exc})") from None
-    with f:
+    with f, damaged_file(path, "results file"):
         check_tag(f, ENCODING, path, "results file")
         attrs = {k: decode_value(v) for k, v in f.attrs.items()}
         for key in ("job", "params"):
@@ -372,12 +373,35 @@ def read_results(path):
         final = FinalSignature.from_hdf5(f["final"], path) if "final" in f else None
         similarity = (_read_similarity(f["gene_similarity"], path)
                       if "gene_similarity" in f else None)
+    _check_gene_columns(path, len(gene_names), tasks, final)
     refined = [t.refined.genes for t in tasks if t.refined is not None]
     return MethodResults(path, attrs, gene_names, class_names, table, [t.genes for t in tasks],
                          [t.history.values for t in tasks],
                          list(tasks[-1].history.columns) if tasks else [],
                          [list(t.front) for t in tasks], refined if refined else None, final,
                          [t.test_index for t in tasks], similarity)
+
+
+def _check_gene_columns(path, n_genes, tasks, final):
+    """Refuse a results file whose selections (of a task, its refinement, its front, the
+    final signature) name a gene column outside its ``n_genes`` gene names."""
+    for task in tasks:
+        lists = [("selected genes", task.genes),
+                 *([("refined genes", task.refined.genes)] if task.refined is not None else []),
+                 *(("front", point.genes) for point in task.front)]
+        for what, genes in lists:
+            _check_columns(path, f"run {task.run} fold {task.fold}: {what}", genes, n_genes)
+    if final is not None:
+        for what, genes in (("genes", final.genes), ("search genes", final.search_genes)):
+            _check_columns(path, f"the final signature's {what}", genes, n_genes)
+
+
+def _check_columns(path, where, genes, n_genes):
+    genes = np.asarray(genes)
+    if genes.size and (genes.min() < 0 or genes.max() >= n_genes):
+        raise DataError(f"{path}: a damaged results file: {where} name gene column "
+                        f"{int(genes.max() if genes.max() >= n_genes else genes.min())}, "
+                        f"outside the {n_genes} genes")
 
 
 def _read_table(group, path):
