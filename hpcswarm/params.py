@@ -141,6 +141,15 @@ class Param:
         }[self.kind]
 
 
+def did_you_mean(word, known):
+    """`` (did you mean 'X'?)`` for the name of ``known`` closest to a mistyped ``word``
+    (:func:`difflib.get_close_matches`), or ``""`` when none is close."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(name) for name in known], n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 _TYPED_KINDS = ("int", "float", "bool", "cv")
 """Kinds whose values a typed file writes as numbers or booleans, never as text."""
 

@@ -103,6 +103,23 @@ def test_errors_name_the_key_and_the_file(tmp_path, text, overrides, message):
         read_job(write(tmp_path, text), overrides)
 
 
+@pytest.mark.parametrize("text, overrides, message", [
+    (MINIMAL + "seeed = 3\n", [], "key 'seeed' is unknown (did you mean 'seed'?); known keys: "),
+    (MINIMAL + "[params]\nn_particle = 4\n", [],
+     "key 'params.n_particle' is not a parameter of cbpso (did you mean 'n_particles'?)"),
+    (MINIMAL + "[fitness]\nobjectve = 'error'\n", [], "(did you mean 'objective'?)"),
+    (MINIMAL + "[fitnes]\nk = 1\n", [], "unknown table [fitnes] (did you mean 'fitness'?)"),
+    (MINIMAL + "[convert]\nlable = 'x'\n", [], "(did you mean 'label'?)"),
+    (MINIMAL + "[layout]\ngroupsize = 1\n", [], "(did you mean 'group_size'?)"),
+    (MINIMAL, ["rnus=2"], "unknown key 'rnus' (from --set) (did you mean 'runs'?)"),
+    (MINIMAL, ["n_iteration=2"], "(did you mean 'n_iterations'?)"),
+    (MINIMAL, ["algorithm=cbps"], "unknown algorithm 'cbps' (did you mean 'cbpso'?)"),
+])
+def test_a_mistyped_key_gets_a_suggestion(tmp_path, text, overrides, message):
+    with pytest.raises(ParameterError, match=re.escape(message)):
+        read_job(write(tmp_path, text), overrides)
+
+
 def test_missing_job_file(tmp_path):
     with pytest.raises(ParameterError, match="no such job file"):
         read_job(tmp_path / "absent.toml")

@@ -6,6 +6,7 @@ baselines run on the swarms' loop), so that neither package imports the other's 
 
 from hpcswarm.baselines.greedy import BASELINES
 from hpcswarm.errors import ParameterError
+from hpcswarm.params import did_you_mean
 from hpcswarm.swarm.bpso import BPSO, CBPSO
 from hpcswarm.swarm.cso import CSO
 from hpcswarm.swarm.fsipso import FSIPSO
@@ -32,7 +33,8 @@ def algorithm_class(name):
         return METHODS[name]
     except KeyError:
         raise ParameterError(
-            f"unknown algorithm {name!r}; choose one of {', '.join(METHODS)}"
+            f"unknown algorithm {name!r}{did_you_mean(name, METHODS)}; choose one of "
+            f"{', '.join(METHODS)}"
         ) from None
 
 
