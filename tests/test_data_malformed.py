@@ -152,3 +152,19 @@ def test_binary_content_past_the_first_line_is_refused_as_binary(tmp_path, capsy
     status = main(["info", str(tmp_path / "nul.csv")])
     assert_one_error(status, capsys.readouterr().err,
                      "nul.csv: binary content where text was expected")
+
+
+def test_a_bare_carriage_return_ends_a_line(tmp_path, capsys):
+    """Excel's 'CSV (Macintosh)' ends lines with a bare \\r: read as the same table (UTF-16
+    text always was); a stray \\r in a quoted line no longer reaches csv's reader, which
+    refused it with a traceback."""
+    good = (MALFORMED.parent / "good.csv").read_bytes()
+    (tmp_path / "mac.csv").write_bytes(good.replace(b"\n", b"\r"))
+    assert run_convert(capsys, tmp_path / "mac.csv", tmp_path / "mac.h5")[0] == 0
+    assert run_convert(capsys, MALFORMED.parent / "good.csv", tmp_path / "unix.h5")[0] == 0
+    mac, unix = open_dataset(tmp_path / "mac.h5"), open_dataset(tmp_path / "unix.h5")
+    assert (mac.gene_names, mac.sample_names) == (unix.gene_names, unix.sample_names)
+    assert np.array_equal(mac.X, unix.X) and np.array_equal(mac.y, unix.y)
+    (tmp_path / "stray.tsv").write_bytes(b'sample\tcla\rss\tg1\t"g2"\ns1\tA\t1\t2\n')
+    status, err = run_convert(capsys, tmp_path / "stray.tsv", tmp_path / "stray.h5")
+    assert_one_error(status, err, "stray.tsv: line 2: 3 fields, expected 2 like the header")

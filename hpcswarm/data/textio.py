@@ -83,8 +83,9 @@ def text_lines(path, keep_ends=False):
     byte-order mark), UTF-16 or UTF-32 (with a byte-order mark, or UTF-16 of ASCII text
     without one), or else Latin-1.
 
-    Yields an iterator of ``str``. Lines are decoded one at a time, so a large file is never
-    held whole. With ``keep_ends`` each line keeps its end (``\n``, ``\r\n`` or ``\r``) as
+    Yields an iterator of ``str``. Lines end at ``\\n``, ``\\r\\n`` or a bare ``\\r``
+    (Python's universal newlines). Lines are decoded one at a time, so a large file is never
+    held whole. With ``keep_ends`` each line keeps its end (``\\n``, ``\\r\\n`` or ``\\r``) as
     the file spells it, for a reader of quoted fields (:mod:`csv`) whose values may hold line
     ends.
 
@@ -160,7 +161,10 @@ def _decoded_lines(stream, path, keep_ends):
                 raw = raw[3:]
             first = False
         line = _decode(raw)
-        yield line if keep_ends else line.rstrip("\r\n")
+        if keep_ends:
+            yield line
+        else:  # a bare carriage return ends a line too (old Mac OS), as in the wide encodings
+            yield from line.rstrip("\r\n").split("\r")
 
 
 def read_lines(path, keep_ends=False):
