@@ -8,6 +8,7 @@ terminal is written by world rank 0 only, so that ``mpiexec -n N`` prints every 
 
 import argparse
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
@@ -26,13 +27,13 @@ class _OneLineErrors(argparse.ArgumentParser):
 
 
 def _path(text):
-    """An argparse type: a file or folder path, never empty (an empty ``--output=`` would
-    otherwise be ignored, and an empty folder read as the current one), nor holding a name
+    """An argparse type: a file or folder named by a non-blank string (an empty ``--output=``
+    would otherwise be ignored, and an empty folder read as the current one), holding no name
     longer than its file system allows (which no file can have)."""
     from hpcswarm.store.outputs import name_too_long
 
-    if not text:
-        raise argparse.ArgumentTypeError("expected a path, got an empty string")
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a file or folder name, got {text!r}")
     problem = name_too_long(text)
     if problem is not None:
         raise argparse.ArgumentTypeError(problem)
@@ -42,8 +43,10 @@ def _path(text):
 def _int_at_least(low):
     """An argparse type: an integer >= ``low`` (the option is named by argparse's message)."""
     def integer(text):
+        from hpcswarm.params import number_text
+
         try:
-            value = int(text)
+            value = int(number_text(text))
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
         if value < low:
@@ -51,6 +54,16 @@ def _int_at_least(low):
         return value
 
     return integer
+
+
+def _float(text):
+    """An argparse type: a number in ASCII (:func:`hpcswarm.params.number_text`)."""
+    from hpcswarm.params import number_text
+
+    try:
+        return float(number_text(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
 
 
 def _param_type(param):
@@ -128,8 +141,34 @@ def main(argv=None):
         argv = sys.argv[1:]
     args = build_parser(_command_named(argv)).parse_args(argv)
     refuse_split_world()  # before any subcommand reads or writes a file
-    status = args.run_command(args)
+    with _one_line_warnings():
+        status = args.run_command(args)
     return 0 if status is None else status
+
+
+@contextmanager
+def _one_line_warnings():
+    """hpcswarm's own warnings (a :class:`~hpcswarm.fitness.folds.FoldWarning`) as one line
+    ``hpcswarm: warning: ...`` on stderr by world rank 0, like the notes; Python shows them
+    after the frame they name, which for the command line is the interpreter's own
+    (``<frozen runpy>:88``). Other warnings are shown as Python shows them."""
+    import warnings
+
+    from hpcswarm.comm import world_rank
+
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if not category.__module__.startswith("hpcswarm."):
+            shown(message, category, filename, lineno, file, line)
+        elif world_rank() == 0:
+            print(f"hpcswarm: warning: {message}", file=sys.stderr, flush=True)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
 
 
 def _print0(*lines):
@@ -184,7 +223,7 @@ def _separator(text):
 
 _CONVERT_OPTIONS = {
     "label": {"metavar": "NAME|INDEX"},
-    "labels": {"metavar": "FILE"},
+    "labels": {"metavar": "FILE", "type": _path},
     "sample_column": {"metavar": "NAME"},
     "min_class_size": {"metavar": "N", "type": int},
     "layer": {"metavar": "NAME"},
@@ -220,7 +259,8 @@ def _add_convert(p):
     p.add_argument("input", metavar="INPUT", type=_path,
                    help="ARFF, CSV, TSV, MATLAB .mat (v5 or v7.3), GCT, GEO series matrix or "
                    "AnnData .h5ad file (text formats also .gz)")
-    p.add_argument("output", metavar="OUTPUT.h5", type=_path, help="dataset file to write")
+    p.add_argument("output", metavar="OUTPUT.h5", type=_path,
+                   help="dataset file to write (named .h5 or .hdf5)")
     _add_convert_options(p)
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     p.set_defaults(run_command=_run_convert)
@@ -457,7 +497,7 @@ def _add_run(p):
                    "checkpoint the job starts from the beginning")
     p.add_argument("--quiet", action="store_true",
                    help="no progress lines on stderr (OUTPUT.progress.jsonl is still written)")
-    p.add_argument("--memory-limit", type=float, metavar="GB", dest="memory_limit",
+    p.add_argument("--memory-limit", type=_float, metavar="GB", dest="memory_limit",
                    help="memory of a node in GB for the pre-flight check (default: detected "
                    "physical memory or cgroup limit); the run is refused when its estimate "
                    "exceeds 80%% of this divided by the ranks on the node")
@@ -481,9 +521,9 @@ def _add_run(p):
 def _run_run(args):
     from hpcswarm.comm import launch_world, pinned_threads
 
-    if args.memory_limit is not None and not args.memory_limit > 0:
-        raise ParameterError(f"--memory-limit must be a positive number of GB, got "
-                             f"{args.memory_limit}")
+    from hpcswarm.system import check_memory_limit
+
+    check_memory_limit(args.memory_limit)
     # MPI starts under mpiexec (only world rank 0 writes and prints); ranks x BLAS threads
     # stay within the cores from before any work until the command returns
     with launch_world() as comm, pinned_threads(args.threads):
@@ -613,7 +653,7 @@ def _add_report(p):
     p.add_argument("--reference", metavar="NAME",
                    help="method the tests compare against: job name, algorithm or file name "
                    "(default: the first file)")
-    p.add_argument("--alpha", type=float, default=0.05, metavar="A",
+    p.add_argument("--alpha", type=_float, default=0.05, metavar="A",
                    help="significance level (default 0.05)")
     p.add_argument("--top", type=_int_at_least(1), default=10, metavar="N",
                    help="most frequent genes listed per method (default 10)")
@@ -644,8 +684,10 @@ def _add_report(p):
 
 def _sizes(text):
     """``--sizes 10,20,50``: positive integers."""
+    from hpcswarm.params import number_text
+
     try:
-        sizes = [int(part) for part in text.split(",")]
+        sizes = [int(number_text(part)) for part in text.split(",")]
     except ValueError:
         sizes = []
     if not sizes or min(sizes) < 1:

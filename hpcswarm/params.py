@@ -97,6 +97,16 @@ class Param:
                 )
         return parsed
 
+    def parse_typed(self, value):
+        """:meth:`parse` of a value a typed file gives (a TOML job): text is refused where
+        this parameter takes a number or a boolean (``w = "0.5"``), as the file's own types
+        say; ``cv`` takes the text 'loo' or 'holdout', an optional number the text 'none'."""
+        if isinstance(value, str) and self.kind in _TYPED_KINDS and (
+                self.kind != "cv" or value not in ("loo", "holdout")):
+            raise ParameterError(f"parameter '{self.name}' expects {self._expected()}, got "
+                                 f"{value!r}")
+        return self.parse(value)
+
     def check(self, value, where):
         """``value`` (already typed, e.g. from TOML) if it is of this kind and in bounds.
 
@@ -131,11 +141,33 @@ class Param:
         }[self.kind]
 
 
+def did_you_mean(word, known):
+    """`` (did you mean 'X'?)`` for the name of ``known`` closest to a mistyped ``word``
+    (:func:`difflib.get_close_matches`), or ``""`` when none is close."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(name) for name in known], n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+_TYPED_KINDS = ("int", "float", "bool", "cv")
+"""Kinds whose values a typed file writes as numbers or booleans, never as text."""
+
+
+def number_text(text):
+    """``text`` stripped, if it may spell a number: ASCII (Python's ``int`` and ``float`` also
+    read digits of other scripts and full-width ones); else ValueError."""
+    text = text.strip()
+    if not text.isascii():
+        raise ValueError(text)
+    return text
+
+
 def _parse_int(param, value):
     if isinstance(value, bool):
         raise TypeError
     if isinstance(value, str):
-        return int(value.strip())
+        return int(number_text(value))
     if isinstance(value, float) and not value.is_integer():
         raise ValueError
     return int(value)
@@ -144,7 +176,7 @@ def _parse_int(param, value):
 def _parse_float(param, value):
     if isinstance(value, bool):
         raise TypeError
-    parsed = float(value)
+    parsed = float(number_text(value) if isinstance(value, str) else value)
     if parsed != parsed or parsed in (float("inf"), float("-inf")):
         raise ValueError
     return parsed

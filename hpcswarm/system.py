@@ -4,8 +4,11 @@ Queries of the operating system only (no MPI, no hpcswarm state), shared by the 
 (:mod:`hpcswarm.run.preflight`) and the converters' in-memory check (:mod:`hpcswarm.data.build`).
 """
 
+import math
 import os
 from pathlib import Path
+
+from hpcswarm.errors import ParameterError
 
 
 def cgroup_limit(path="/sys/fs/cgroup/memory.max"):
@@ -17,10 +20,20 @@ def cgroup_limit(path="/sys/fs/cgroup/memory.max"):
     return int(text) if text.isdigit() else None
 
 
+def check_memory_limit(limit_gb):
+    """``limit_gb`` (``--memory-limit``, a job's ``memory_limit`` option) if it is None or a
+    finite number of GB above zero; else :class:`~hpcswarm.errors.ParameterError`."""
+    if limit_gb is not None and not (isinstance(limit_gb, (int, float))
+                                     and not isinstance(limit_gb, bool)
+                                     and 0 < limit_gb < math.inf):
+        raise ParameterError(f"--memory-limit must be a positive number of GB, got {limit_gb}")
+    return limit_gb
+
+
 def available_memory(ranks_on_node, limit_gb=None):
     """``(bytes for one rank, description)``: the node's memory (or cgroup limit, or
-    ``limit_gb``) divided by the ranks on the node."""
-    if limit_gb is not None:
+    ``limit_gb``, checked by :func:`check_memory_limit`) divided by the ranks on the node."""
+    if check_memory_limit(limit_gb) is not None:
         total, what = int(limit_gb * 1e9), "--memory-limit"
     else:
         total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")

@@ -51,14 +51,14 @@ def test_a_command_builds_its_own_parser_as_the_full_parser_does():
     (["frobnicate"], ["argument COMMAND", "'frobnicate'"]),
     # an empty path: never ignored (--output=) nor read as the current folder (--csv=)
     (["run", "--data", "builtin:srbct", "--algorithm", "sfs", "--output="],
-     ["argument --output", "expected a path, got an empty string"]),
-    (["run", ""], ["argument JOB.toml", "empty string"]),
-    (["convert", "in.csv", ""], ["argument OUTPUT.h5", "empty string"]),
-    (["report", "x.h5", "--csv="], ["argument --csv", "empty string"]),
-    (["report", "x.h5", "--plots="], ["argument --plots", "empty string"]),
-    (["report", "x.h5", "--markdown="], ["argument --markdown", "empty string"]),
-    (["evaluate", "builtin:srbct", "--all", "--plot="], ["argument --plot", "empty string"]),
-    (["info", ""], ["argument DATA", "empty string"]),
+     ["argument --output", "expected a file or folder name, got ''"]),
+    (["run", ""], ["argument JOB.toml", "got ''"]),
+    (["convert", "in.csv", ""], ["argument OUTPUT.h5", "got ''"]),
+    (["report", "x.h5", "--csv="], ["argument --csv", "got ''"]),
+    (["report", "x.h5", "--plots="], ["argument --plots", "got ''"]),
+    (["report", "x.h5", "--markdown="], ["argument --markdown", "got ''"]),
+    (["evaluate", "builtin:srbct", "--all", "--plot="], ["argument --plot", "got ''"]),
+    (["info", ""], ["argument DATA", "got ''"]),
     # a name no file system holds: one line, never an OSError from deep inside pathlib
     (["report", "x.h5", "--csv", "d" * 300], ["argument --csv", "a name in the path is 300 "
                                               "bytes, over the limit of"]),
@@ -66,6 +66,17 @@ def test_a_command_builds_its_own_parser_as_the_full_parser_does():
      ["argument --plot", "300 bytes"]),
     (["evaluate", "builtin:srbct", "--genes", "g" * 300], ["argument --genes", "300 bytes"]),
     (["report", "r" * 300 + ".h5"], ["argument RESULTS.h5", "303 bytes"]),
+    (["report", "x.h5", "--csv", ""], ["argument --csv: expected a file or folder name, got ''"]),
+    (["evaluate", "builtin:srbct", "--all", "--plot", " "], ["argument --plot", "got ' '"]),
+    (["run", "--data", "", "--algorithm", "pso"], ["argument --data: expected a file"]),
+    (["evaluate", "builtin:srbct", "--all", "--k", "５"], ["argument --k", "got '５'"]),
+    (["evaluate", "builtin:srbct", "--all", "--cv", "٣"], ["argument --cv", "got '٣'"]),
+    (["run", "--data", "builtin:srbct", "--algorithm", "pso", "--max-genes", "١٠"],
+     ["argument --max-genes", "expects an integer, got '١٠'"]),
+    (["report", "x.h5", "--alpha", "０.1"], ["argument --alpha: expected a number, got '０.1'"]),
+    (["report", "x.h5", "--sizes", "5,１０"], ["argument --sizes", "got '5,１０'"]),
+    (["run", "--data", "builtin:srbct", "--algorithm", "pso", "--memory-limit", "８"],
+     ["argument --memory-limit: expected a number"]),
 ])
 def test_an_option_mistake_is_one_line(tmp_path, capsys, monkeypatch, argv, fragments):
     monkeypatch.chdir(tmp_path)
@@ -121,6 +132,15 @@ def test_a_closed_pipe_is_one_line(tmp_path, argv):
         os.close(write_end)
     assert_one_error(done.returncode, done.stderr, "standard output", "broken pipe")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("param", ["n_iterations=１０", "w=٠.5"])
+def test_a_number_in_other_digits_is_refused(tmp_path, capsys, param):
+    """Python's int and float read full-width digits and other scripts'; the options don't."""
+    _refused(tmp_path, capsys, ["run", "--data", "builtin:srbct", "--algorithm", "pso",
+                                "--param", param, "--output", tmp_path / "r.json"],
+             f"expects {'an integer' if param[0] == 'n' else 'a number'}, got "
+             f"{param.partition('=')[2]!r}")
 
 
 def test_a_job_key_mistake_names_the_key(tmp_path, capsys):

@@ -169,6 +169,19 @@ def test_inconsistent_file_is_refused(tmp_path):
         open_dataset(path)
 
 
+def test_a_damaged_file_is_one_error_naming_it(tmp_path):
+    """What h5py raises on a damaged file (here names that are not UTF-8) is a DataError."""
+    path = tmp_path / "d.h5"
+    write_dataset(small_dataset(), path)
+    with h5py.File(path, "r+") as f:
+        del f["gene_names"]
+        f.create_dataset("gene_names", data=np.array([b"g", b"\xff\xfe", b"h", b"i", b"j"],
+                                                     dtype=object),
+                         dtype=h5py.string_dtype("utf-8"))
+    with pytest.raises(DataError, match="d.h5: a damaged dataset \\(UnicodeDecodeError: "):
+        open_dataset(path)
+
+
 def test_builtin_srbct():
     assert example_path().name == "srbct.h5" and example_path().is_file()
     dataset = load_dataset("builtin:srbct")

@@ -39,6 +39,10 @@ CASES = [
     ("trailing_separator.csv", [], ["line 3", "5 fields, expected 4", "ends with a separator"]),
     ("conflicting_labels.csv", ["--labels", str(MALFORMED / "conflicting_labels.labels.txt")],
      ["conflicting_labels.labels.txt: line 5", "sample 's2' labelled 'A', but 'B' on line 3"]),
+    ("blank_gene_name.csv", [], ["gene 2 of 2 has an empty name", "give every gene a name"]),
+    ("blank_sample_name.csv", [], ["sample 2 of 3 has an empty name"]),
+    ("digit_grouping.csv", [], ["non-numeric cell '1_000'", "line 3", "'g1'"]),
+    ("wide_digits.arff", [], ["non-numeric cell '２'", "line 7", "'g1'"]),
 ]
 
 
@@ -109,3 +113,58 @@ def test_nan_policies(tmp_path, capsys, policy, shape, dropped):
     ds = open_dataset(output)
     assert ds.X.shape == shape
     assert np.isfinite(ds.X).all()
+
+
+def test_a_dataset_file_with_a_blank_name_is_refused_as_convert_refuses_it(tmp_path, capsys):
+    """Loading an HDF5 file another tool wrote applies convert's name rule: no empty name."""
+    from hpcswarm.data import Dataset, write_dataset
+
+    write_dataset(Dataset(X=np.arange(8.0).reshape(4, 2), y=np.array([0, 1, 0, 1]),
+                          class_names=["a", "b"], gene_names=["g1", " "], attrs={}),
+                  tmp_path / "blank.h5")
+    status = main(["info", str(tmp_path / "blank.h5")])
+    assert_one_error(status, capsys.readouterr().err,
+                     "blank.h5: gene 2 of 2 has an empty name (written ' ')")
+
+
+@pytest.mark.parametrize("name, fragment", [("out.csv", " ('.csv' names csv input)"),
+                                            ("out.tsv.gz", " ('.tsv' names tsv input)"),
+                                            ("out.h5ad", " ('.h5ad' names h5ad input)"),
+                                            ("out.dat", ""), ("out", "")])
+def test_a_dataset_is_named_as_one(tmp_path, capsys, name, fragment):
+    """A dataset named otherwise could not be opened by any command (out.csv would be read as
+    CSV text, out.dat not at all)."""
+    status, err = run_convert(capsys, MALFORMED.parent / "good.csv", tmp_path / name)
+    assert_one_error(status, err, f"OUTPUT {tmp_path / name}: an hpcswarm dataset is an HDF5 "
+                     "file named .h5 or .hdf5" + fragment)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_binary_content_past_the_first_line_is_refused_as_binary(tmp_path, capsys):
+    """An HDF5 file renamed .csv (its first line holds no NUL byte) or a text file with a NUL
+    on a later line: the file's first bytes decide, not its first line."""
+    assert run_convert(capsys, MALFORMED.parent / "good.csv", tmp_path / "d.h5")[0] == 0
+    (tmp_path / "d.csv").write_bytes((tmp_path / "d.h5").read_bytes())
+    status = main(["info", str(tmp_path / "d.csv")])
+    assert_one_error(status, capsys.readouterr().err,
+                     "d.csv: an HDF5 file where text was expected")
+    (tmp_path / "nul.csv").write_bytes(b"sample,class,g1\ns1,A,1\x00\ns2,B,2\n")
+    status = main(["info", str(tmp_path / "nul.csv")])
+    assert_one_error(status, capsys.readouterr().err,
+                     "nul.csv: binary content where text was expected")
+
+
+def test_a_bare_carriage_return_ends_a_line(tmp_path, capsys):
+    """Excel's 'CSV (Macintosh)' ends lines with a bare \\r: read as the same table (UTF-16
+    text always was); a stray \\r in a quoted line no longer reaches csv's reader, which
+    refused it with a traceback."""
+    good = (MALFORMED.parent / "good.csv").read_bytes()
+    (tmp_path / "mac.csv").write_bytes(good.replace(b"\n", b"\r"))
+    assert run_convert(capsys, tmp_path / "mac.csv", tmp_path / "mac.h5")[0] == 0
+    assert run_convert(capsys, MALFORMED.parent / "good.csv", tmp_path / "unix.h5")[0] == 0
+    mac, unix = open_dataset(tmp_path / "mac.h5"), open_dataset(tmp_path / "unix.h5")
+    assert (mac.gene_names, mac.sample_names) == (unix.gene_names, unix.sample_names)
+    assert np.array_equal(mac.X, unix.X) and np.array_equal(mac.y, unix.y)
+    (tmp_path / "stray.tsv").write_bytes(b'sample\tcla\rss\tg1\t"g2"\ns1\tA\t1\t2\n')
+    status, err = run_convert(capsys, tmp_path / "stray.tsv", tmp_path / "stray.h5")
+    assert_one_error(status, err, "stray.tsv: line 2: 3 fields, expected 2 like the header")

@@ -285,6 +285,20 @@ def test_h5ad_without_the_key_is_one_error(tmp_path, capsys, option, fragment):
     assert not (tmp_path / "out.h5").exists()
 
 
+def test_a_damaged_h5ad_is_one_error(tmp_path, capsys):
+    """anndata's own error (an element whose encoding it does not know) is one line."""
+    import h5py
+
+    source, _ = h5ad(tmp_path, "csr")
+    with h5py.File(source, "r+") as f:
+        f["obs"].attrs["encoding-type"] = "garbled"
+    status = main(["convert", str(source), str(tmp_path / "out.h5"), "--label", "disease"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1, err
+    assert f"{source}: a damaged AnnData file: /obs does not read (IORegistryError: " in err[0]
+    assert not (tmp_path / "out.h5").exists()
+
+
 def test_h5ad_without_anndata_names_the_extra(tmp_path, monkeypatch):
     import builtins
 

@@ -33,3 +33,17 @@ def test_the_outer_folds_training_parts_warn_once(monkeypatch):
 
     caught = _caught(inner_folds_of_each_outer_fold, monkeypatch)
     assert len(caught) == 1 and "class(es) 0 (" in str(caught[0].message)
+
+
+def test_the_command_line_shows_it_as_one_line(tmp_path):
+    """Not after the interpreter's frame (``<frozen runpy>:88: FoldWarning: ...``)."""
+    from cli_checks import run_subprocess
+
+    rows = "".join(f"s{i},{'AB'[i == 5]},{i},{i % 3}\n" for i in range(6))
+    (tmp_path / "d.csv").write_text("sample,class,g1,g2\n" + rows)
+    done = run_subprocess("evaluate", tmp_path / "d.csv", "--all", "--cv", "3")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        "hpcswarm: warning: stratified 3-fold: class(es) 1 (1) have fewer samples than folds, "
+        "so some test folds hold none of them (scikit-learn's StratifiedKFold, kept as it "
+        "accepts these labels)"]

@@ -2,6 +2,7 @@
 every name a dataset can hold, through ``evaluate --genes``; plain lists typed by hand keep
 their rules; ``convert`` and loading a file share one name rule."""
 
+import csv
 import json
 
 import numpy as np
@@ -128,3 +129,62 @@ def test_loading_and_convert_share_the_name_rule(tmp_path, capsys):
     opened = open_dataset(tmp_path / "lone.h5")
     assert opened.gene_names == ["TP53", "MYC"] and opened.class_names == ["a", "b"]
     assert opened.sample_names[0] == "s1"
+
+
+# ------------------------------------------------------------------ carriage returns, digits
+CARRIAGE = ["crlf\r\nin", "cr\rin", "lf\nin", "plain"]
+"""Names holding line ends of every kind inside them."""
+
+
+def test_a_quoted_carriage_return_reads_back(tmp_path):
+    """A line ``\\r\\n`` inside a quoted name is part of the name, not a line end."""
+    path = tmp_path / "genes.tsv"
+    path.write_bytes(gene_table((), [(n, j) for j, n in enumerate(CARRIAGE)]).encode())
+    assert read_gene_list(path) == (CARRIAGE, True)
+    wide = tmp_path / "wide.tsv"  # saved again by a Windows editor as UTF-16
+    wide.write_bytes(gene_table((), [(n, j) for j, n in enumerate(CARRIAGE)]).encode("utf-16"))
+    assert read_gene_list(wide) == (CARRIAGE, True)
+
+
+def test_a_bare_carriage_return_in_an_unquoted_name_is_one_line(tmp_path, capsys):
+    (tmp_path / "genes.tsv").write_bytes(b"gene\tfeature\tcolumn\na1_21652\t1\t0\nx\ry\t2\t1\n")
+    status, out, err = run_cli(capsys, "evaluate", "builtin:srbct", "--genes",
+                               tmp_path / "genes.tsv")
+    assert_one_error(status, err, "genes.tsv: line 3: a line end inside an unquoted field")
+    assert out == ""
+
+
+@pytest.mark.parametrize("entry", ["²", "١", "５", "--3", "3-"])
+def test_only_ascii_digits_are_columns(entry):
+    """Python's ``int`` reads superscripts and other scripts' digits; a list never does."""
+    with pytest.raises(ParameterError, match=f"unknown gene '{entry}': not a gene name of the "
+                                             "dataset nor a 0-based index"):
+        mask_from_genes([entry], [f"g{j}" for j in range(8)])
+
+
+def test_every_list_and_table_the_tool_writes_reads_back_the_dataset_names(tmp_path, capsys):
+    """A job's signature, ``report --genes`` and ``report --csv``'s genes.csv: every gene name,
+    line ends inside it included, reads back exactly (the lists through ``evaluate --genes``,
+    the table through :mod:`csv`)."""
+    rng = np.random.default_rng(4)
+    names = [name.strip() for name in AWKWARD] + CARRIAGE[:2]
+    y = np.array([0, 1] * 4)
+    write_dataset(Dataset(X=rng.normal(size=(8, len(names))) + y[:, None], y=y,
+                          class_names=["a", "b"], gene_names=names, attrs={}),
+                  tmp_path / "d.h5")
+    (tmp_path / "job.toml").write_text(
+        f'data = "{tmp_path / "d.h5"}"\nalgorithm = "all-genes"\nprotocol = "final-signature"\n'
+        f'folds = 2\nrefine = "none"\noutput = "{tmp_path / "r.h5"}"\n[fitness]\ncv = 2\n')
+    assert run_cli(capsys, "run", tmp_path / "job.toml", "--quiet")[0] == 0
+    status, _, err = run_cli(capsys, "report", tmp_path / "r.h5", "--genes", tmp_path / "rep.tsv",
+                             "--csv", tmp_path / "csv", "--top", len(names))
+    assert status == 0, err
+    for listed in (tmp_path / "r.signature.tsv", tmp_path / "rep.tsv"):
+        assert sorted(read_gene_list(listed).entries) == sorted(names)
+        status, out, err = run_cli(capsys, "evaluate", tmp_path / "d.h5", "--genes", listed,
+                                   "--cv", "2")
+        assert status == 0, err
+        assert json.loads(out)["genes_used"] == len(names)
+    with open(tmp_path / "csv" / "genes.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert sorted(row["gene"] for row in rows) == sorted(names)

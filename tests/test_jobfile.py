@@ -1,5 +1,6 @@
 """Job files: schema, --set overrides, errors that name the key and the file, paths."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,23 @@ def test_errors_name_the_key_and_the_file(tmp_path, text, overrides, message):
         read_job(write(tmp_path, text), overrides)
 
 
+@pytest.mark.parametrize("text, overrides, message", [
+    (MINIMAL + "seeed = 3\n", [], "key 'seeed' is unknown (did you mean 'seed'?); known keys: "),
+    (MINIMAL + "[params]\nn_particle = 4\n", [],
+     "key 'params.n_particle' is not a parameter of cbpso (did you mean 'n_particles'?)"),
+    (MINIMAL + "[fitness]\nobjectve = 'error'\n", [], "(did you mean 'objective'?)"),
+    (MINIMAL + "[fitnes]\nk = 1\n", [], "unknown table [fitnes] (did you mean 'fitness'?)"),
+    (MINIMAL + "[convert]\nlable = 'x'\n", [], "(did you mean 'label'?)"),
+    (MINIMAL + "[layout]\ngroupsize = 1\n", [], "(did you mean 'group_size'?)"),
+    (MINIMAL, ["rnus=2"], "unknown key 'rnus' (from --set) (did you mean 'runs'?)"),
+    (MINIMAL, ["n_iteration=2"], "(did you mean 'n_iterations'?)"),
+    (MINIMAL, ["algorithm=cbps"], "unknown algorithm 'cbps' (did you mean 'cbpso'?)"),
+])
+def test_a_mistyped_key_gets_a_suggestion(tmp_path, text, overrides, message):
+    with pytest.raises(ParameterError, match=re.escape(message)):
+        read_job(write(tmp_path, text), overrides)
+
+
 def test_missing_job_file(tmp_path):
     with pytest.raises(ParameterError, match="no such job file"):
         read_job(tmp_path / "absent.toml")
@@ -170,3 +188,30 @@ def test_a_job_gives_its_search_spec(tmp_path):
 def test_the_specs_checks_across_settings_name_the_job_key(tmp_path, override, message):
     with pytest.raises(ParameterError, match=message):
         read_job(write(tmp_path, MINIMAL + "max_genes = 4\n"), [override])
+
+
+@pytest.mark.parametrize("text, override, key", [
+    ('cache = ""\n', None, "'cache'"),
+    ("", 'cache=" "', "'cache' (from --set)"),
+    ("", 'data=""', "'data' (from --set)"),
+    ('[convert]\nlabels = ""\n', None, "'convert.labels'"),
+])
+def test_an_empty_path_is_refused_not_read_as_the_jobs_folder(tmp_path, text, override, key):
+    """'' resolved to the job's folder: cache = "" wrote the converted dataset beside the job."""
+    with pytest.raises(ParameterError, match=f"job.toml: key {re.escape(key)} must name a file "
+                                             "or folder, got"):
+        read_job(write(tmp_path, MINIMAL + text), [override] if override else [])
+
+
+@pytest.mark.parametrize("table, fragment", [
+    ('[params]\nn_particles = "8"\n',
+     "key 'params.n_particles': parameter 'n_particles' expects an integer, got '8'"),
+    ('[params]\nw = "0.5"\n', "key 'params.w': parameter 'w' expects a number, got '0.5'"),
+    ('[fitness]\ncv = "3"\n', "key 'fitness.cv': parameter 'cv' expects 'loo', 'holdout' or an"),
+])
+def test_a_number_written_as_text_is_refused_in_every_table(tmp_path, table, fragment):
+    """As runs = "1" is: a job file's numbers are TOML numbers."""
+    with pytest.raises(ParameterError, match=re.escape(fragment)):
+        read_job(write(tmp_path, MINIMAL + table))
+    job = read_job(write(tmp_path, MINIMAL + '[fitness]\ncv = "loo"\n'))
+    assert job.spec.params["cv"] == "loo"

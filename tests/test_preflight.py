@@ -255,9 +255,16 @@ def test_memory_within_the_limit_runs(tmp_path):
     assert job_module.run_job(job, memory_limit=1.0, quiet=True)["tasks"] == 1
 
 
-def test_memory_limit_must_be_positive(tmp_path):
+@pytest.mark.parametrize("limit", ["0", "-1", "nan", "inf"])
+def test_memory_limit_must_be_positive(tmp_path, limit):
     with pytest.raises(ParameterError, match="--memory-limit must be a positive"):
-        cli.main(cli_args(tmp_path) + ["--memory-limit", "0"])
+        cli.main(cli_args(tmp_path) + ["--memory-limit", limit])
+
+
+@pytest.mark.parametrize("limit", [float("inf"), float("nan"), 0, True])
+def test_a_memory_limit_given_in_python_is_checked_as_the_option(limit):
+    with pytest.raises(ParameterError, match="--memory-limit must be a positive number of GB"):
+        available_memory(1, limit)
 
 
 def test_errors_are_user_errors_raised_before_any_task(tmp_path, no_computation):

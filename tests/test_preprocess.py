@@ -24,7 +24,9 @@ def test_steps_keep_the_table_order_and_defaults():
     ({"quantile": True}, "preprocess.quantile is not a preprocessing step"),
     ({"top_variance": 0}, "preprocess.top_variance must be a number of genes >= 1"),
     ({"top_anova": True}, "preprocess.top_anova must be a number of genes >= 1"),
-    ({"log2": -1}, "preprocess.log2 must be true or a pseudocount >= 0"),
+    ({"log2": -1}, "preprocess.log2 must be true or a finite pseudocount >= 0"),
+    ({"log2": float("inf")}, "preprocess.log2 must be true or a finite pseudocount >= 0"),
+    ("log2=inf", "preprocess.log2 must be true or a finite pseudocount >= 0, got inf"),
     ({"zscore": 3}, "preprocess.zscore must be true or false"),
 ])
 def test_bad_steps_name_the_key(spec, fragment):

@@ -7,7 +7,10 @@ import json
 import numpy as np
 import pytest
 
+from cli_checks import assert_one_error
+
 from hpcswarm import cli
+from hpcswarm.__main__ import main
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.results.files import read_results
 from hpcswarm.results.report import build_report, significance
@@ -301,6 +304,46 @@ def test_report_reads_a_single_search_json(tmp_path, capsys):
     with pytest.raises(DataError, match="other.json: not an hpcswarm results file nor a "
                                         "search's JSON"):
         build_report([tmp_path / "other.json"])
+
+
+@pytest.mark.parametrize("key, value, fragment", [
+    ("algorithm", None, "'algorithm' must be a method name, got None"),
+    ("seed", "0", "'seed' must be an integer, got '0'"),
+    ("params", [], "'params' must be a table of parameters"),
+    ("n_genes_total", 0, "'n_genes_total' must be a gene count in [1, 16777216], got 0"),
+    ("n_genes_total", 10**21, "'n_genes_total' must be a gene count in [1, 16777216], got 1"),
+    ("refined", {"genes": [13]}, "'refined.genes' must be a list of gene columns in [0, 13)"),
+    ("selected_genes", [-1], "'selected_genes' must be a list of gene columns in [0, 13)"),
+    ("selected_genes", [13], "'selected_genes' must be a list of gene columns in [0, 13)"),
+    ("selected_genes", [True], "'selected_genes' must be a list of gene columns"),
+    ("front", [{"genes": [99]}], "'front[0].genes' must be a list of gene columns"),
+    ("history", [], "'history' must be a list of rounds"),
+    ("fitness", "high", "'fitness' must be a number"),
+])
+def test_a_damaged_search_document_names_the_field(tmp_path, capsys, key, value, fragment):
+    """A search's JSON edited by hand or cut short: one line naming the field, no traceback
+    from deep inside the report."""
+    output = tmp_path / "single.json"
+    assert cli.main(["run", "--data", "sklearn:wine", "--algorithm", "sfs", "--output",
+                     str(output)]) == 0
+    document = json.loads(output.read_text())
+    document[key] = value
+    output.write_text(json.dumps(document))
+    capsys.readouterr()
+    assert main(["report", str(output)]) == 2
+    assert_one_error(2, capsys.readouterr().err, "single.json: a damaged search document: "
+                     + fragment)
+
+
+def test_a_search_document_without_its_optional_fields_is_read(tmp_path):
+    output = tmp_path / "single.json"
+    assert cli.main(["run", "--data", "sklearn:wine", "--algorithm", "sfs", "--output",
+                     str(output)]) == 0
+    document = json.loads(output.read_text())
+    for key in ("refined", "data", "selected_gene_names"):
+        document.pop(key)
+    output.write_text(json.dumps(document))
+    assert main(["report", str(output)]) == 0
 
 
 def _method(fronts, objective="accuracy", histories=()):

@@ -1,6 +1,7 @@
 """Results files: layout, encodings on every object, provenance, summary, atomic writing."""
 
 import json
+import re
 
 import h5py
 import numpy as np
@@ -115,3 +116,26 @@ def test_not_a_results_file(tmp_path):
         f.attrs["encoding-type"] = "hpcswarm-dataset"
     with pytest.raises(DataError, match="not an hpcswarm results file"):
         read_results(tmp_path / "d.h5")
+
+
+@pytest.mark.parametrize("damage, fragment", [
+    ("selected_genes", "a damaged results file: run 0 fold 1: selected genes name gene column "
+                       "99, outside the 13 genes"),
+    ("attribute", "a damaged results file (UnicodeDecodeError: "),
+])
+def test_a_damaged_results_file_is_one_error_naming_it(finished, tmp_path, damage, fragment):
+    """A selection outside the genes (read, it indexed past the names deep in the report) or a
+    value h5py cannot decode: one DataError naming the file."""
+    job, _ = finished
+    path = tmp_path / "damaged.h5"
+    path.write_bytes(job.output.read_bytes())
+    with h5py.File(path, "r+") as f:
+        if damage == "selected_genes":
+            fold = f["runs"]["run-000"]["fold-01"]
+            genes = fold["selected_genes"][()]
+            genes[0] = 99
+            fold["selected_genes"][...] = genes
+        else:
+            f.attrs["name"] = np.bytes_(b"\xff\xfe")
+    with pytest.raises(DataError, match=re.escape(f"damaged.h5: {fragment}")):
+        read_results(path)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hpcswarm.data.table import BLOCK_CELLS
-from hpcswarm.data.validate import (DTYPES, NAN_POLICIES, Cleaning, check_choice, check_unique,
+from hpcswarm.data.validate import (DTYPES, NAN_POLICIES, Cleaning, check_choice, check_names,
                                     clean_names, encode_labels, label_text)
 from hpcswarm.errors import DataError, ParameterError
 
@@ -254,9 +254,9 @@ def build(source, path, destination, *, dtype="float64", drop_constant=False, tr
         hint = "; try --transpose" if labels.size == n_genes else ""
         raise DataError(f"{path}: {labels.size} labels for {n_samples} samples "
                         f"(the label count must match the sample count{hint})")
-    check_unique(gene_names, "gene", path, written[0])
+    check_names(gene_names, "gene", path, written[0])
     if sample_names is not None:
-        check_unique(sample_names, "sample", path, written[1])
+        check_names(sample_names, "sample", path, written[1])
     cleaning = Cleaning(notes=list(source.notes))
     labels = labels.astype(object)
     keep = _select_samples(labels, sample_names, path, source, drop_unlabelled,

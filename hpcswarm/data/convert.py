@@ -9,7 +9,7 @@ import numpy as np
 from hpcswarm import __version__
 from hpcswarm.data.build import MemoryDestination, build
 from hpcswarm.data.dataset import Dataset, file_sha256
-from hpcswarm.data.formats import READER_OPTIONS, detect_format, read_source
+from hpcswarm.data.formats import READER_OPTIONS, check_dataset_name, detect_format, read_source
 from hpcswarm.data.hdf5 import (FileDestination, atomic_hdf5, seal,
                                  write_labels_and_names)
 from hpcswarm.data.textio import check_readable
@@ -183,6 +183,7 @@ def convert_file(input, output, *, overwrite=False, **options):
     check_outputs([("OUTPUT", output)],
                   [("the input", input), ("the labels file", options.get("labels"))],
                   overwrite=overwrite)
+    check_dataset_name(output, "OUTPUT")
     defaults = {"format": None, "label": None, "labels": None, "genes_as_rows": False,
                 "sep": None, "x_var": "X", "y_var": "Y", "layer": None, "sample_column": None}
     options = _options(**{**defaults, **options})

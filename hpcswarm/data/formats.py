@@ -128,6 +128,19 @@ def _extension(path):
     return Path(name).suffix
 
 
+def check_dataset_name(path, what):
+    """Refuse ``path`` as the name of an hpcswarm dataset unless it ends in one of
+    :data:`HDF5_EXTENSIONS`: every command opens a dataset by that extension, and reads a file
+    named otherwise (``out.csv``, ``out.dat``) as an input format or not at all. ``what``
+    names the output in the message (``OUTPUT``)."""
+    if Path(path).suffix.lower() not in HDF5_EXTENSIONS:
+        suffix = _extension(path)
+        fmt = EXTENSIONS.get(suffix)
+        read_as = f" ('{suffix}' names {fmt} input)" if fmt not in (None, "hdf5") else ""
+        raise DataError(f"{what} {path}: an hpcswarm dataset is an HDF5 file named "
+                        f"{' or '.join(HDF5_EXTENSIONS)}{read_as}")
+
+
 def _sniff(path, suffix):
     """Format named by the first non-blank line of a text file, or None; a file without an
     extension (``TcgaTargetGtex_rsem_gene_tpm.gz``) whose first line has tabs is a TSV."""

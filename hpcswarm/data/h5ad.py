@@ -13,6 +13,7 @@ import numpy as np
 
 from hpcswarm.data.table import BLOCK_CELLS, MatrixSource
 from hpcswarm.errors import DataError
+from hpcswarm.store.encoding import damaged_file
 
 EXTRA_HINT = "pip install 'hpcswarm[anndata]'"
 
@@ -24,6 +25,18 @@ def _anndata_io(path):
         raise DataError(f"{path}: reading .h5ad needs the anndata package, the optional extra "
                         f"hpcswarm[anndata] ({EXTRA_HINT})") from None
     return anndata.io
+
+
+def _read_elem(io, f, key, path):
+    """anndata's reading of the element ``key`` (``obs``, ``var``) of the open file ``f``; an
+    element it cannot read (a damaged file, an encoding it does not know) is one
+    :class:`DataError`."""
+    try:
+        return io.read_elem(f[key])
+    except Exception as exc:  # noqa: BLE001 - anndata raises many kinds of error on a damaged file
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise DataError(f"{path}: a damaged AnnData file: /{key} does not read "
+                        f"({type(exc).__name__}: {first})") from None
 
 
 def _matrix(f, layer, path):
@@ -49,7 +62,7 @@ def _encoding(element):
 
 def _blocks(path, layer, io, compressed_rows):
     """Dense float64 blocks along the matrix's own major axis."""
-    with h5py.File(path, "r") as f:
+    with h5py.File(path, "r") as f, damaged_file(path, "AnnData file"):
         element, _ = _matrix(f, layer, path)
         kind = _encoding(element)
         if kind in ("csr_matrix", "csc_matrix"):
@@ -91,10 +104,10 @@ def read_h5ad(path, *, label=None, layer=None, labels_elsewhere=False):
         f = h5py.File(path, "r")
     except OSError as exc:
         raise DataError(f"{path}: cannot open as HDF5 ({exc})") from None
-    with f:
+    with f, damaged_file(path, "AnnData file"):
         if "obs" not in f or "var" not in f:
             raise DataError(f"{path}: not an AnnData file (no obs or var)")
-        obs, var = io.read_elem(f["obs"]), io.read_elem(f["var"])
+        obs, var = _read_elem(io, f, "obs", path), _read_elem(io, f, "var", path)
         element, what = _matrix(f, layer, path)
         kind = _encoding(element)
         if kind not in ("csr_matrix", "csc_matrix", "array"):

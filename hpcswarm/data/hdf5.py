@@ -52,11 +52,11 @@ import numpy as np
 
 from hpcswarm.data.dataset import Dataset
 from hpcswarm.data.table import BLOCK_CELLS
-from hpcswarm.data.validate import check_unique, clean_names
+from hpcswarm.data.validate import check_names, clean_names
 from hpcswarm.data.values import checked, recorded
 from hpcswarm.errors import DataError
 from hpcswarm.store.atomic import atomic_hdf5
-from hpcswarm.store.encoding import check_tag, decode_value, read_tag, tag
+from hpcswarm.store.encoding import check_tag, damaged_file, decode_value, read_tag, tag
 
 ENCODING_TYPE = "hpcswarm-dataset"
 ENCODING_VERSION = "0.2.0"
@@ -372,14 +372,14 @@ def open_dataset(path, *, check_values=True):
         f = h5py.File(path, "r")
     except OSError as exc:
         raise DataError(f"{path}: cannot open as HDF5 ({exc})") from None
-    with f:
+    with f, damaged_file(path, "dataset"):
         _check_layout(f, path)
         dset = f["X"]
         y = f["y"][()].astype(np.int64)
         class_names = _strings(f, "class_names", path)
         gene_names = _strings(f, "gene_names", path, dset.shape[1])
         sample_names = _strings(f, "sample_names", path, dset.shape[0])
-        attrs = {k: decode_value(v) for k, v in f.attrs.items()
+        attrs = {decode_value(k): decode_value(v) for k, v in f.attrs.items()
                  if k not in ("encoding-type", "encoding-version", *CHECK_ATTRIBUTES)}
         findings = _recorded_findings(f, path)
         if "options" in attrs:
@@ -389,10 +389,10 @@ def open_dataset(path, *, check_values=True):
     written = (gene_names, sample_names, class_names)
     gene_names, class_names = clean_names(gene_names), clean_names(class_names)
     sample_names = None if sample_names is None else clean_names(sample_names)
-    check_unique(gene_names, "gene", path, written[0])
+    check_names(gene_names, "gene", path, written[0])
     if sample_names is not None:
-        check_unique(sample_names, "sample", path, written[1])
-    check_unique(class_names, "class", path, written[2])
+        check_names(sample_names, "sample", path, written[1])
+    check_names(class_names, "class", path, written[2])
     if y.size and (y.min() < 0 or y.max() >= len(class_names)):
         raise DataError(f"{path}: class codes in 'y' run outside 0..{len(class_names) - 1}")
     present = np.unique(y)

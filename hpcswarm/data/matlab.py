@@ -18,6 +18,7 @@ from hpcswarm.data.hdf5 import decode_value
 from hpcswarm.data.table import RawTable
 from hpcswarm.data.textio import check_readable
 from hpcswarm.errors import DataError
+from hpcswarm.store.encoding import damaged_file
 
 
 def _matrix(value, name, path):
@@ -65,7 +66,7 @@ def _read_v73(path, x_var, y_var):
         f = h5py.File(path, "r")
     except OSError as exc:
         raise DataError(f"{path}: cannot read as a MATLAB v7.3 (HDF5) file ({exc})") from None
-    with f:
+    with f, damaged_file(path, "MATLAB v7.3 (HDF5) file"):
         for name in (x_var, y_var):
             if not isinstance(f.get(name), h5py.Dataset):
                 raise DataError(f"{path}: no variable {name!r} (choose with --x-var/--y-var)")

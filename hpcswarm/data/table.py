@@ -131,12 +131,16 @@ def parse_float_cells(cells, path, locate):
     Raises
     ------
     DataError
-        At the first cell that is neither a number nor a missing-value spelling.
+        At the first cell that is neither a number nor a missing-value spelling. A number is
+        written in ASCII without ``_``, as :func:`numpy.loadtxt` (the CSV/TSV reader) reads
+        it: Python's ``float`` would also take ``1_000`` and digits of other scripts.
     """
-    try:
-        return np.array(cells, dtype=np.float64)
-    except ValueError:
-        pass
+    text = "".join(map("".join, cells))
+    if text.isascii() and "_" not in text:
+        try:
+            return np.array(cells, dtype=np.float64)
+        except ValueError:
+            pass
     out = np.empty((len(cells), len(cells[0]) if cells else 0), dtype=np.float64)
     for i, row in enumerate(cells):
         for j, cell in enumerate(row):
@@ -144,8 +148,15 @@ def parse_float_cells(cells, path, locate):
             if text.lower() in MISSING_TOKENS:
                 out[i, j] = np.nan
                 continue
-            try:
-                out[i, j] = float(text)
-            except ValueError:
-                raise DataError(f"{path}: non-numeric cell {text!r} at {locate(i, j)}") from None
+            out[i, j] = _number(text, path, locate, i, j)
     return out
+
+
+def _number(text, path, locate, i, j):
+    """The value of one cell's ``text`` (stripped, not a missing-value spelling)."""
+    if text.isascii() and "_" not in text:
+        try:
+            return float(text)
+        except ValueError:
+            pass
+    raise DataError(f"{path}: non-numeric cell {text!r} at {locate(i, j)}")

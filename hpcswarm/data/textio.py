@@ -16,6 +16,8 @@ from pathlib import Path
 from hpcswarm.errors import DataError
 
 GZIP_MAGIC = b"\x1f\x8b"
+HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+"""The signature an HDF5 file starts with (a file without a user block)."""
 
 _BYTE_ORDER_MARKS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
                      (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
@@ -76,13 +78,16 @@ def _binary(path):
 
 
 @contextmanager
-def text_lines(path):
+def text_lines(path, keep_ends=False):
     """The lines of a text file, plain or gzip, without line ends: UTF-8 (with or without a
     byte-order mark), UTF-16 or UTF-32 (with a byte-order mark, or UTF-16 of ASCII text
     without one), or else Latin-1.
 
-    Yields an iterator of ``str``. Lines are decoded one at a time, so a large file is never
-    held whole.
+    Yields an iterator of ``str``. Lines end at ``\\n``, ``\\r\\n`` or a bare ``\\r``
+    (Python's universal newlines). Lines are decoded one at a time, so a large file is never
+    held whole. With ``keep_ends`` each line keeps its end (``\\n``, ``\\r\\n`` or ``\\r``) as
+    the file spells it, for a reader of quoted fields (:mod:`csv`) whose values may hold line
+    ends.
 
     Raises
     ------
@@ -91,18 +96,20 @@ def text_lines(path):
         a truncated or damaged gzip file.
     """
     with _binary(path) as stream:
-        wide = _wide_encoding(_peek(stream, path))
+        head = _peek(stream, path)
+        wide = _wide_encoding(head)
         if wide is None:
-            yield _decoded_lines(stream, path)
+            _check_text(head, path)
+            yield _decoded_lines(stream, path, keep_ends)
         else:
-            yield _wide_lines(stream, wide, path)
+            yield _wide_lines(stream, wide, path, keep_ends)
 
 
-def _wide_lines(stream, encoding, path):
-    text = io.TextIOWrapper(stream, encoding=encoding, newline=None)
+def _wide_lines(stream, encoding, path, keep_ends):
+    text = io.TextIOWrapper(stream, encoding=encoding, newline="" if keep_ends else None)
     try:
         for line in _checked(text, path):
-            yield line.rstrip("\r\n")
+            yield line if keep_ends else line.rstrip("\r\n")
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not valid {encoding.upper()} text (byte {exc.start})") from None
     finally:
@@ -136,21 +143,33 @@ def _checked(lines, path):
         yield line
 
 
-def _decoded_lines(stream, path):
+def _check_text(head, path):
+    """Refuse a byte-oriented file whose first bytes hold a NUL byte: binary content, which
+    no text format holds (an HDF5 file, whose first line has none, included)."""
+    if head.startswith(HDF5_MAGIC):
+        raise DataError(f"{path}: an HDF5 file where text was expected (an hpcswarm dataset "
+                        "is opened by the extension .h5 or .hdf5)")
+    if b"\x00" in head:
+        raise DataError(f"{path}: binary content where text was expected")
+
+
+def _decoded_lines(stream, path, keep_ends):
     first = True
     for raw in _checked(stream, path):
         if first:
-            if b"\x00" in raw[:8192]:
-                raise DataError(f"{path}: binary content where text was expected")
             if raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             first = False
-        yield _decode(raw).rstrip("\r\n")
+        line = _decode(raw)
+        if keep_ends:
+            yield line
+        else:  # a bare carriage return ends a line too (old Mac OS), as in the wide encodings
+            yield from line.rstrip("\r\n").split("\r")
 
 
-def read_lines(path):
-    """All lines of a text file (see :func:`text_lines`) as a list."""
-    with text_lines(path) as lines:
+def read_lines(path, keep_ends=False):
+    """All lines of a text file (see :func:`text_lines`, ``keep_ends`` included) as a list."""
+    with text_lines(path, keep_ends) as lines:
         return list(lines)
 
 

@@ -125,12 +125,20 @@ def clean_names(names):
     return [str(name).strip() for name in names]
 
 
-def check_unique(names, what, path, written=None):
-    """Raise :class:`DataError` at the first repeated name of ``names``.
+def check_names(names, what, path, written=None):
+    """Raise :class:`DataError` at the first empty name of ``names``, else at the first
+    repeated one: a name is how a gene list, a phenotype table or a report finds the gene or
+    sample, so each must have one of its own.
 
     ``written``: the names as the file spells them, before :func:`clean_names`; when the
-    first repeated name is spelt differently there, the message shows how.
+    name refused is spelt differently there (only spaces, spaces around it), the message
+    shows how.
     """
+    for i, name in enumerate(names):
+        if not name:
+            spelt = f" (written {written[i]!r})" if written is not None and written[i] else ""
+            raise DataError(f"{path}: {what} {i + 1} of {len(names)} has an empty name{spelt}; "
+                            f"give every {what} a name")
     seen = {}
     duplicates = []
     for i, name in enumerate(names):

@@ -49,7 +49,7 @@ def parse_cv(cv):
         text = cv.strip().lower()
         if text in ("loo", "holdout"):
             return text
-        if text.isdigit():
+        if text.isascii() and text.isdigit():
             cv = int(text)
         else:
             raise ValueError(f"cv must be 'loo', 'holdout' or an integer n >= 2, got {cv!r}")

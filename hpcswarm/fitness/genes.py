@@ -1,17 +1,24 @@
 """Gene signatures given by the user, as a mask over the dataset's genes."""
 
+import re
+
 import numpy as np
 
 from hpcswarm.errors import ParameterError
+
+_INDEX = re.compile(r"-?[0-9]+")
+"""An entry read as a column: ASCII digits after an optional minus (then refused as out of
+range); the other digits Python's ``int`` reads (other scripts', full-width) are never
+columns, and a superscript is not a number at all."""
 
 
 def mask_from_genes(entries, gene_names, *, names_only=False):
     """Boolean mask over ``gene_names`` of the genes named in ``entries``.
 
     An entry is looked up as a gene name, compared without surrounding spaces (the name rule
-    of :func:`hpcswarm.data.validate.clean_names`); failing that, an integer is a 0-based
-    column index (gene names that look like integers, such as clone IDs, therefore win over
-    indices). Duplicates are allowed.
+    of :func:`hpcswarm.data.validate.clean_names`); failing that, an integer in ASCII digits
+    is a 0-based column index (gene names that look like integers, such as clone IDs,
+    therefore win over indices). Duplicates are allowed.
 
     Parameters
     ----------
@@ -43,7 +50,7 @@ def mask_from_genes(entries, gene_names, *, names_only=False):
         if index is None and names_only:
             raise ParameterError(f"unknown gene {entry!r}: not a gene name of the dataset "
                                  "(a gene list with a 'gene' header names genes, not columns)")
-        if index is None and entry.lstrip("-").isdigit():
+        if index is None and _INDEX.fullmatch(entry.strip()):
             index = int(entry)
             if not 0 <= index < len(gene_names):
                 raise ParameterError(f"gene {entry!r} is not a gene name, and as an index it is "

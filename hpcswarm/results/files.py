@@ -52,7 +52,8 @@ from hpcswarm.signatures.final import FinalSignature, final_signature
 from hpcswarm.signatures.refinements import row_label
 from hpcswarm.signatures.stability import GeneSimilarity, gene_similarity, stability_summary
 from hpcswarm.store.atomic import atomic_hdf5, special_kind
-from hpcswarm.store.encoding import check_tag, decode_value, finite, json_text, tag, tags
+from hpcswarm.store.encoding import (check_tag, damaged_file, decode_value, finite, json_text, tag,
+                                     tags)
 from hpcswarm.store.records import (BIAS_NOTE, SEARCH_ENCODING, FrontPoint, History,
                               TaskRecord)
 
@@ -354,7 +355,7 @@ def read_results(path):
         f = h5py.File(path, "r")
     except OSError as exc:
         raise DataError(f"{path}: cannot open as HDF5 ({exc})") from None
-    with f:
+    with f, damaged_file(path, "results file"):
         check_tag(f, ENCODING, path, "results file")
         attrs = {k: decode_value(v) for k, v in f.attrs.items()}
         for key in ("job", "params"):
@@ -370,12 +371,35 @@ def read_results(path):
         final = FinalSignature.from_hdf5(f["final"], path) if "final" in f else None
         similarity = (_read_similarity(f["gene_similarity"], path)
                       if "gene_similarity" in f else None)
+    _check_gene_columns(path, len(gene_names), tasks, final)
     refined = [t.refined.genes for t in tasks if t.refined is not None]
     return MethodResults(path, attrs, gene_names, class_names, table, [t.genes for t in tasks],
                          [t.history.values for t in tasks],
                          list(tasks[-1].history.columns) if tasks else [],
                          [list(t.front) for t in tasks], refined if refined else None, final,
                          [t.test_index for t in tasks], similarity)
+
+
+def _check_gene_columns(path, n_genes, tasks, final):
+    """Refuse a results file whose selections (of a task, its refinement, its front, the
+    final signature) name a gene column outside its ``n_genes`` gene names."""
+    for task in tasks:
+        lists = [("selected genes", task.genes),
+                 *([("refined genes", task.refined.genes)] if task.refined is not None else []),
+                 *(("front", point.genes) for point in task.front)]
+        for what, genes in lists:
+            _check_columns(path, f"run {task.run} fold {task.fold}: {what}", genes, n_genes)
+    if final is not None:
+        for what, genes in (("genes", final.genes), ("search genes", final.search_genes)):
+            _check_columns(path, f"the final signature's {what}", genes, n_genes)
+
+
+def _check_columns(path, where, genes, n_genes):
+    genes = np.asarray(genes)
+    if genes.size and (genes.min() < 0 or genes.max() >= n_genes):
+        raise DataError(f"{path}: a damaged results file: {where} name gene column "
+                        f"{int(genes.max() if genes.max() >= n_genes else genes.min())}, "
+                        f"outside the {n_genes} genes")
 
 
 def _read_table(group, path):
@@ -417,11 +441,60 @@ def read_search_document(path):
     if version.split(".")[0] != SEARCH_ENCODING[1].split(".")[0]:
         raise DataError(f"{path}: search document encoding-version {version!r} is not "
                         f"supported (this hpcswarm reads {SEARCH_ENCODING[1]})")
+    _check_search_fields(path, document)
     try:
         return _search_results(path, document)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise DataError(f"{path}: a damaged search document ({type(exc).__name__}: "
                         f"{exc})") from None
+
+
+_SEARCH_FIELDS = (
+    ("algorithm", str, "a method name"), ("seed", int, "an integer"),
+    ("params", dict, "a table of parameters"), ("n_genes_total", int, "an integer"),
+    ("selected_genes", list, "a list of gene columns"), ("fitness", (int, float), "a number"),
+    ("history", list, "a list of rounds"), ("extra", dict, "a table"),
+    ("front", list, "a list of front points"),
+    ("data", (str, type(None)), "a dataset or null"),
+    ("selected_gene_names", (list, type(None)), "a list of names or null"),
+    ("refined", (dict, type(None)), "a table or null"),
+)
+"""The fields of a search's JSON document that a report reads, with their types."""
+
+_MOST_GENES = 2**24
+"""The largest ``n_genes_total`` a search document may give: the report holds arrays of that
+length per task, and a results file holds its names, but a document only the number (16.7
+million genes, beyond any expression or methylation platform; a damaged number would
+otherwise exhaust the memory)."""
+
+
+def _check_search_fields(path, document):
+    """Refuse a search document (``run --output``) whose fields a report reads are missing or
+    of the wrong type, or whose gene lists name columns outside the dataset: a
+    :class:`DataError` naming the field."""
+    def refuse(key, what, value):
+        raise DataError(f"{path}: a damaged search document: {key!r} must be {what}, got "
+                        f"{value!r:.60}")
+
+    for key, kind, what in _SEARCH_FIELDS:
+        value = document.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            refuse(key, what, value)
+    n_genes = document["n_genes_total"]
+    if not 1 <= n_genes <= _MOST_GENES:
+        refuse("n_genes_total", f"a gene count in [1, {_MOST_GENES}]", n_genes)
+    refined = document.get("refined") or {}
+    lists = [("selected_genes", document["selected_genes"]),
+             *([("refined.genes", refined.get("genes"))] if refined else []),
+             *((f"front[{i}].genes", point.get("genes") if isinstance(point, dict) else point)
+               for i, point in enumerate(document["front"]))]
+    for key, genes in lists:
+        if not (isinstance(genes, list) and all(
+                isinstance(g, int) and not isinstance(g, bool) and 0 <= g < n_genes
+                for g in genes)):
+            refuse(key, f"a list of gene columns in [0, {n_genes})", genes)
+    if not document["history"] or not all(isinstance(row, dict) for row in document["history"]):
+        refuse("history", "a list of rounds (tables)", document["history"])
 
 
 def _search_results(path, document):

@@ -24,7 +24,7 @@ from pathlib import Path
 from hpcswarm.data.formats import CONVERT_PARAMS, HDF5_EXTENSIONS
 from hpcswarm.data.sources import default_cache, is_named
 from hpcswarm.errors import ParameterError
-from hpcswarm.params import Param
+from hpcswarm.params import Param, did_you_mean
 from hpcswarm.run.protocols import PROTOCOLS as PROTOCOL_REGISTRY
 from hpcswarm.selection.preprocess import parse_steps
 from hpcswarm.selection.spec import SPEC, SearchSpec, SettingError
@@ -254,8 +254,10 @@ def _locate(bare, algorithm, source):
     if len(found) == 1:
         return found[0]
     if not found:
-        raise ParameterError(f"{source}: unknown key '{bare}' (from --set); "
-                             f"known keys: {', '.join(_known_keys(algorithm))}")
+        known = _known_keys(algorithm)
+        raise ParameterError(f"{source}: unknown key '{bare}' (from --set)"
+                             f"{did_you_mean(bare, known + [k.rpartition('.')[2] for k in known])}"
+                             f"; known keys: {', '.join(known)}")
     raise ParameterError(f"{source}: key '{bare}' (from --set) is ambiguous; "
                          f"write one of {', '.join(found)}")
 
@@ -287,7 +289,8 @@ def apply_overrides(document, assignments, source):
         value = _parse_value(text)
         if table:
             if table not in _TABLES or not leaf:
-                raise ParameterError(f"{source}: unknown key '{key}' (from --set); tables are "
+                raise ParameterError(f"{source}: unknown key '{key}' (from --set)"
+                                     f"{did_you_mean(key, _known_keys(None))}; tables are "
                                      f"{', '.join(_TABLES)}")
             section = document.setdefault(table, {})
             if not isinstance(section, dict):
@@ -303,7 +306,8 @@ def _check_convert(table, where_of):
     options = {}
     for leaf, value in table.items():
         if leaf not in _CONVERT:
-            raise ParameterError(f"{where_of('convert.' + leaf)} is unknown; [convert] keys: "
+            raise ParameterError(f"{where_of('convert.' + leaf)} is unknown"
+                                 f"{did_you_mean(leaf, _CONVERT)}; [convert] keys: "
                                  f"{', '.join(_CONVERT)}")
         options[leaf] = _CONVERT[leaf].check(value, where_of(f"convert.{leaf}"))
     return options
@@ -346,6 +350,8 @@ def build_job(document, *, source="<job>", text="", base=None, overrides=()):
         return _where(key, source, key in from_set)
 
     def path_of(key, value):
+        if not value.strip():  # '' would silently mean the job's folder
+            raise ParameterError(f"{where_of(key)} must name a file or folder, got {value!r}")
         return _resolve_path(value, Path.cwd() if key in from_set else base)
 
     _check_tables(document, where_of)
@@ -414,18 +420,21 @@ def _check_tables(document, where_of):
     for key, value in document.items():
         if isinstance(value, dict):
             if key not in _TABLES:
-                raise ParameterError(f"{where_of(key)}: unknown table [{key}]; tables are "
+                raise ParameterError(f"{where_of(key)}: unknown table [{key}]"
+                                     f"{did_you_mean(key, _TABLES)}; tables are "
                                      f"{', '.join(_TABLES)}")
         elif key not in _BY_NAME:
-            raise ParameterError(f"{where_of(key)} is unknown; known keys: "
-                                 f"{', '.join(_known_keys(document.get('algorithm')))}")
+            top = [name for name in _BY_NAME if "." not in name]
+            raise ParameterError(f"{where_of(key)} is unknown{did_you_mean(key, top)}; known "
+                                 f"keys: {', '.join(_known_keys(document.get('algorithm')))}")
     for name in _TABLES:
         if name in document and not isinstance(document[name], dict):
             raise ParameterError(f"{where_of(name)} must be a table [{name}]")
     for leaf in document.get("layout", {}):
         if f"layout.{leaf}" not in _BY_NAME:
-            raise ParameterError(f"{where_of('layout.' + leaf)} is unknown; [layout] keys: "
-                                 "group_size, sample_shards")
+            raise ParameterError(f"{where_of('layout.' + leaf)} is unknown"
+                                 f"{did_you_mean(leaf, ('group_size', 'sample_shards'))}; "
+                                 "[layout] keys: group_size, sample_shards")
 
 
 def _fixed_values(document, source, where_of):
@@ -454,7 +463,8 @@ def _method_params(document, algorithm, source, where_of):
     params = {}
     for leaf, value in document.get("fitness", {}).items():
         if leaf not in FITNESS_KEYS:
-            raise ParameterError(f"{where_of('fitness.' + leaf)} is unknown; [fitness] keys: "
+            raise ParameterError(f"{where_of('fitness.' + leaf)} is unknown"
+                                 f"{did_you_mean(leaf, FITNESS_KEYS)}; [fitness] keys: "
                                  f"{', '.join(FITNESS_KEYS)}")
         params[leaf] = value
     allowed = [k for k in _algorithm_keys(algorithm) if k not in FITNESS_KEYS]
@@ -464,8 +474,16 @@ def _method_params(document, algorithm, source, where_of):
                                  f"[fitness] (fitness.{leaf})")
         if leaf not in allowed:
             raise ParameterError(f"{where_of('params.' + leaf)} is not a parameter of "
-                                 f"{algorithm}; allowed: {', '.join(sorted(allowed))}")
+                                 f"{algorithm}{did_you_mean(leaf, allowed)}; allowed: "
+                                 f"{', '.join(sorted(allowed))}")
         params[leaf] = value
+    declared = {param.name: param for param in algorithm_class(algorithm).PARAMS}
+    for leaf, value in params.items():  # TOML types its values: '0.5' is text, not a number
+        try:
+            declared[leaf].parse_typed(value)
+        except ParameterError as exc:
+            table = "fitness" if leaf in FITNESS_KEYS else "params"
+            raise ParameterError(f"{where_of(f'{table}.{leaf}')}: {exc}") from None
     try:
         return algorithm_params(algorithm, params)
     except ParameterError as exc:

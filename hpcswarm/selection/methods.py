@@ -6,6 +6,7 @@ baselines run on the swarms' loop), so that neither package imports the other's 
 
 from hpcswarm.baselines.greedy import BASELINES
 from hpcswarm.errors import ParameterError
+from hpcswarm.params import did_you_mean
 from hpcswarm.swarm.bpso import BPSO, CBPSO
 from hpcswarm.swarm.cso import CSO
 from hpcswarm.swarm.fsipso import FSIPSO
@@ -30,7 +31,8 @@ def algorithm_class(name):
     the known names."""
     if isinstance(name, str) and name in METHODS:
         return METHODS[name]
-    raise ParameterError(f"unknown algorithm {name!r}; choose one of {', '.join(METHODS)}")
+    raise ParameterError(f"unknown algorithm {name!r}{did_you_mean(name, METHODS)}; choose one "
+                         f"of {', '.join(METHODS)}")
 
 
 def algorithm_params(name, overrides=None):

@@ -80,8 +80,9 @@ def parse_steps(spec, where="preprocess"):
         if name == "log2":
             pseudocount = 1.0 if value is True else value
             if isinstance(pseudocount, bool) or not isinstance(pseudocount, (int, float)) \
-                    or not pseudocount >= 0:
-                raise ParameterError(f"{key} must be true or a pseudocount >= 0, got {value!r}")
+                    or not 0 <= pseudocount < float("inf"):
+                raise ParameterError(f"{key} must be true or a finite pseudocount >= 0, got "
+                                     f"{value!r}")
             steps.append((name, float(pseudocount)))
         elif name in ("zscore", "minmax"):
             if value is not True:

@@ -36,6 +36,8 @@ import csv
 import re
 from typing import NamedTuple
 
+from hpcswarm.errors import DataError
+
 
 NAME_COLUMNS = ("gene", "feature", "column")
 """The first columns of every gene list hpcswarm writes."""
@@ -92,15 +94,20 @@ def read_gene_list(path) -> GeneList:
     """
     from hpcswarm.data.textio import read_lines  # here: writing a list loads no data reader
 
-    lines = read_lines(path)
+    lines = read_lines(path, keep_ends=True)  # a quoted name keeps the line ends it holds
     start = 0
     while start < len(lines) and (not lines[start].strip()
                                   or lines[start].lstrip().startswith("#")):
         start += 1
-    header = lines[start].split("\t") if start < len(lines) else []
+    header = lines[start].rstrip("\r\n").split("\t") if start < len(lines) else []
     if len(header) > 1 and header[0].strip() == "gene":
-        rows = csv.reader((line + "\n" for line in lines[start + 1:]), delimiter="\t",
-                          quotechar='"', doublequote=True, strict=False)
-        return GeneList([row[0] for row in rows if row and row != [""]], names_only=True)
+        rows = csv.reader(lines[start + 1:], delimiter="\t", quotechar='"', doublequote=True,
+                          strict=False)
+        try:
+            return GeneList([row[0] for row in rows if row and row != [""]], names_only=True)
+        except csv.Error:  # a bare carriage return inside a field that is not quoted
+            raise DataError(f"{path}: line {start + 1 + rows.line_num}: a line end inside an "
+                            "unquoted field (a name holding one is written between double "
+                            "quotes)") from None
     return GeneList([line.strip() for line in lines
                      if line.strip() and not line.lstrip().startswith("#")], names_only=False)

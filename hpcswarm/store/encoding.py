@@ -9,10 +9,11 @@ version before it trusts the layout. An encoding is a pair ``(type, version)``.
 
 import json
 import math
+from contextlib import contextmanager
 
 import numpy as np
 
-from hpcswarm.errors import DataError
+from hpcswarm.errors import DataError, HpcswarmError
 
 TYPE, VERSION = "encoding-type", "encoding-version"
 """The two attribute (or JSON) keys."""
@@ -65,6 +66,23 @@ def check_tag(obj, encoding, path, what, hint=""):
     if version.split(".")[0] != encoding[1].split(".")[0]:
         raise DataError(f"{path}: {what} {VERSION} {version!r} is not supported "
                         f"(this hpcswarm reads {encoding[1]})")
+
+
+@contextmanager
+def damaged_file(path, what):
+    """Read the objects of the HDF5 file ``path`` (a ``what``: "dataset", "results file")
+    with the errors h5py raises on a damaged one (a broken object header, a truncated heap:
+    ``KeyError``, ``OSError``, ``RuntimeError``; a string type or text that does not decode:
+    ``TypeError``, ``ValueError``) turned into one :class:`DataError` naming it; hpcswarm's
+    own errors pass unchanged."""
+    try:
+        yield
+    except HpcswarmError:
+        raise
+    except (KeyError, OSError, RuntimeError, TypeError, ValueError) as exc:
+        text = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # unquoted
+        first = (str(text).strip().splitlines() or [""])[0]  # one line, whatever the library
+        raise DataError(f"{path}: a damaged {what} ({type(exc).__name__}: {first})") from None
 
 
 def finite(value):

@@ -7,7 +7,7 @@ the key and the allowed keys or values.
 """
 
 from hpcswarm.errors import ParameterError
-from hpcswarm.params import Param
+from hpcswarm.params import Param, did_you_mean
 
 #: The fitness settings every algorithm carries (defaults overridden per paper).
 FITNESS_PARAMS = (
@@ -55,8 +55,8 @@ def resolve_params(algorithm, spec, overrides=None):
     for key, value in (overrides or {}).items():
         if key not in by_name:
             raise ParameterError(
-                f"unknown parameter '{key}' for algorithm '{algorithm}'; "
-                f"allowed: {', '.join(sorted(by_name))}"
+                f"unknown parameter '{key}' for algorithm '{algorithm}'"
+                f"{did_you_mean(key, by_name)}; allowed: {', '.join(sorted(by_name))}"
             )
         resolved[key] = by_name[key].parse(value)
     return resolved

@@ -26,12 +26,22 @@ def json_document(report):
 
 
 def _render(header, body):
-    """CSV text of a header and rows."""
+    """CSV text of a header and rows, each row ended by ``\\n``.
+
+    A field holding a line end of either kind (``\\n`` or ``\\r``: gene names may) is
+    quoted, so that every CSV reader reads it back whole: each row is written with the
+    ``\\r\\n`` terminator, whose characters :mod:`csv` quotes (with ``\\n`` alone Python
+    before 3.12 leaves a bare ``\\r`` unquoted), then ended by ``\\n``.
+    """
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(body)
-    return out.getvalue()
+    writer = csv.writer(out, lineterminator="\r\n")
+    lines = []
+    for row in [header, *body]:
+        out.seek(0)
+        out.truncate()
+        writer.writerow(row)
+        lines.append(out.getvalue()[:-2] + "\n")
+    return "".join(lines)
 
 
 CSV_FILES = ("methods.csv", "genes.csv", "convergence.csv", "fronts.csv", "signatures.csv")
