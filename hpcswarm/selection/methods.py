@@ -31,8 +31,8 @@ def algorithm_class(name):
     the known names."""
     if isinstance(name, str) and name in METHODS:
         return METHODS[name]
-    raise ParameterError(f"unknown algorithm {name!r}{did_you_mean(name, METHODS)}; choose one "
-                         f"of {', '.join(METHODS)}")
+    hint = did_you_mean(name, METHODS) if isinstance(name, str) else ""
+    raise ParameterError(f"unknown algorithm {name!r}{hint}; choose one of {', '.join(METHODS)}")
 
 
 def algorithm_params(name, overrides=None):
