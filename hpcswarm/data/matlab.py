@@ -48,9 +48,33 @@ def _labels_v5(value, name, path):
     raise DataError(f"{path}: variable {name!r} is neither numeric nor a cell array of strings")
 
 
+def _check_reader_survives(path, names):
+    """Read ``names`` of the v5 file ``path`` once in a child process, so that a file that
+    crashes scipy's reader is one error line rather than the end of the process.
+
+    scipy's v5 reader is not hardened against crafted files (its documentation says so): a
+    variable whose class byte says sparse over dense data kills the process with SIGSEGV
+    (scipy 1.17). The child runs scipy alone (no MPI, no hpcswarm); an exception there is
+    left for the reader in this process to report with its own message. It costs one more
+    read of the file, once per conversion.
+    """
+    import subprocess
+    import sys
+
+    if not sys.executable:  # an embedded interpreter: no child to run
+        return
+    code = "import sys, scipy.io; scipy.io.loadmat(sys.argv[1], variable_names=sys.argv[2:])"
+    child = subprocess.run([sys.executable, "-c", code, str(path), *names],
+                           stdin=subprocess.DEVNULL, capture_output=True, check=False)
+    if child.returncode < 0:
+        raise DataError(f"{path}: cannot read as a MATLAB file (scipy's reader crashed on it, "
+                        f"signal {-child.returncode}): a damaged or crafted file")
+
+
 def _read_v5(path, x_var, y_var):
     import scipy.io
 
+    _check_reader_survives(path, [x_var, y_var])
     try:
         contents = scipy.io.loadmat(path, variable_names=[x_var, y_var])
     except Exception as exc:  # noqa: BLE001 - scipy raises many kinds of error on a damaged file
