@@ -195,15 +195,9 @@ def atomic_path(path, *, overwrite=True):
     """
     path = Path(path)
     temporary = _create_temporary(path)
-    try:
+    with _removed_on_failure(temporary, path):
         yield temporary
         _fsync_path(temporary)
-    except OSError as exc:
-        temporary.unlink(missing_ok=True)
-        raise DataError(f"{path}: cannot write ({reason(exc)})") from None
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
     pending = _BATCH.get()
     if pending is not None:  # renamed with the others of the batch, at its end
         pending.append((temporary, path, overwrite))
@@ -227,11 +221,19 @@ def _create_temporary(path):
 
 def _rename(temporary, path, overwrite):
     """Rename the complete ``temporary`` to ``path``; on any error it is removed."""
-    try:
+    with _removed_on_failure(temporary, path):
         if not overwrite and os.path.lexists(path):  # a dangling link exists too
             raise DataError(f"{path}: already exists (use --overwrite to replace it)")
         refuse_special(path)  # it may have appeared while the content was written
         os.replace(temporary, path)
+
+
+@contextmanager
+def _removed_on_failure(temporary, path):
+    """Remove ``temporary`` when the block fails; an OSError is one DataError naming
+    ``path``."""
+    try:
+        yield
     except OSError as exc:
         temporary.unlink(missing_ok=True)
         raise DataError(f"{path}: cannot write ({reason(exc)})") from None
