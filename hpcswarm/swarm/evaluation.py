@@ -64,8 +64,14 @@ class EvaluationService:
              "archive", "_seen", "front")
     """Keys of :meth:`state`: what a later round reads of the account."""
 
-    STATE_ARRAYS = {"best_mask": ArraySpec("b", ("genes",))}
-    """The arrays of :meth:`state`, checked before a snapshot is restored."""
+    STATE_VALUES = {"best_mask": ArraySpec("b", ("genes",)),
+                    "best_fitness": ArraySpec("f", (), WORST_FITNESS, 1.0),
+                    "evaluations": ArraySpec("i", (), 0),
+                    "best_found_at": ArraySpec("i", (), 0, "evaluations"),
+                    "archive_hits": ArraySpec("i", (), 0)}
+    """The arrays and numbers of :meth:`state`, checked before a snapshot is restored: the
+    best fitness between the empty subset's and a perfect score, counts not negative, the
+    best subset found within the evaluations made."""
 
     def __init__(self, fitness, comm=None, archive_size: int = 0, monotone: bool = False):
         self.fitness = fitness

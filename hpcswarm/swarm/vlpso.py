@@ -63,6 +63,9 @@ class MoveLimit:
             return True
         return search.iteration - search.n_changes + 1 >= self.n_rounds
 
+    def last_round(self, search) -> int:
+        return self.n_rounds - 1 + search.n_changes
+
 
 class VLPSO(ParticleSwarm):
     """VLPSO: variable-length particles, length changing and comprehensive learning.
@@ -161,7 +164,8 @@ class VLPSO(ParticleSwarm):
     ) + RelevanceLocalSearch.PARAMS + override(FITNESS_PARAMS, k=1, cv=10)
     STATE = ("order", "division", "lengths", "max_length", "n_changes", "pc", "exemplars",
              "stalled")
-    STATE_ARRAYS = {"order": ArraySpec("i", ("genes",), 0, "genes")}
+    STATE_VALUES = {"order": ArraySpec("i", ("genes",), 0, "last_gene"),
+                    "n_changes": ArraySpec("i", (), 0, "iteration")}
 
     @classmethod
     def swarm_size(cls, params, n_genes):
