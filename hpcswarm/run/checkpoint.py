@@ -349,7 +349,7 @@ class Checkpoint:
         method = group["method_state"]
         state = {"tree": method["tree"].asstr()[()],
                  "arrays": {key: array[()] for key, array in method["arrays"].items()}}
-        return {"iteration": int(group.attrs["iteration"]),
+        return {"iteration": group.attrs["iteration"],  # checked when it is restored
                 "elapsed": float(group.attrs["elapsed"]), "arrays": arrays,
                 "method_state": state, "source": str(self.path)}
 

@@ -29,6 +29,7 @@ round's end), the bytes-sent counters (per rank; a resumed run counts its own) a
 particles this rank owns (recomputed).
 """
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -235,7 +236,8 @@ def history_problem(history, iteration: int):
             value = row.get(field)
             low, high = HISTORY_RANGES.get(field, (0, np.inf))
             if (isinstance(value, bool) or not isinstance(value, (int, float))
-                    or not low <= value <= high or (field == "iteration" and value != i)):
+                    or not (low <= value <= high and math.isfinite(value))
+                    or (field == "iteration" and value != i)):
                 return f"row {i} holds {field} = {value!r}"
     return None
 
@@ -260,7 +262,7 @@ def _method_attributes(search, snapshot, source):
     iteration = snapshot["iteration"]
     if (isinstance(iteration, (bool, np.bool_)) or not isinstance(iteration, (int, np.integer))
             or iteration != state["iteration"]):
-        raise _refuse(source, "iteration", f"{iteration!r} is not its method state's "
+        raise _refuse(source, "iteration", f"{iteration} is not its method state's "
                       f"{state['iteration']}")
     problem = history_problem(state["history"], state["iteration"])
     if problem is not None:
