@@ -378,3 +378,33 @@ def test_a_finished_record_holding_an_impossible_value_is_a_damaged_checkpoint(t
         Checkpoint(path, {"job": 1}, 2, read_all=True, n_genes=24, n_samples=30)
     _assert_damaged(caught, path, "the record of finished task task-000000: " + message)
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"test_correct": 6}, "test_correct = 6 of test_total = 5 is no accuracy"),
+    ({"genes": np.array([1, 60])}, "selected_genes holds indices outside [0, 60)"),
+], ids=["accuracy-above-one", "gene-past-the-dataset"])
+def test_run_resume_refuses_an_impossible_finished_record_in_one_line(tmp_path, capsys, change,
+                                                                      message):
+    """The plan gives the checkpoint the dataset's size: a record's gene index past it, as an
+    accuracy above 1, stops ``run --resume`` with one line, nothing written."""
+    from hpcswarm.data import load_dataset
+    from hpcswarm.data.sources import dataset_sha256
+    from hpcswarm.run.checkpoint import CheckpointKeeper, checkpoint_identity
+    from hpcswarm.run.jobfile import read_job
+    from hpcswarm.run.plan import draw_tasks
+
+    job_file = _write_job(tmp_path)
+    output = tmp_path / "out.h5"
+    job = read_job(job_file, [f"output={output}"])
+    dataset = load_dataset(job.data)
+    tasks, _ = draw_tasks(job, dataset.y)
+    keeper = CheckpointKeeper(job.checkpoint,
+                              checkpoint_identity(job, dataset_sha256(dataset)), tasks)
+    keeper.done(0, replace(record(0, 0), **change), 0)
+    before = folder_state(tmp_path)
+    status, _, err = run_cli(capsys, "run", job_file, "--quiet", "--set", f"output={output}",
+                             "--resume")
+    assert_one_error(status, err, str(job.checkpoint), "damaged checkpoint",
+                     "finished task task-000000", message, "--overwrite")
+    assert folder_state(tmp_path) == before
