@@ -214,9 +214,12 @@ def _swarm_rng_with_has_uint32(snapshot, attributes):
 
 
 def _item(key, index, value):
+    """A change of the array at ``key`` (a path of names into the search's state) at
+    ``index``."""
     def change(state):
-        part, name = key
-        state[part][name][index] = value
+        for name in key[:-1]:
+            state = state[name]
+        state[key[-1]][index] = value
     return change
 
 
@@ -279,7 +282,15 @@ IMPOSSIBLE_SNAPSHOTS = {
                                  r"'size' \d+ is not the \d+ genes of 'mask'"),
     "greedy-path-past-the-genes": ("sfs", _search(lambda s: s["path"].__setitem__(0, 24)),
                                    "'path' holds values that are no gene index"),
-    "ranking-past-the-genes": ("lfs", _search(lambda s: s["ranking"].__setitem__(0, 24)),
+    "vlpso-exemplar-past-the-particles": ("vlpso", _search(_item(("exemplars",), (0, 0), 8)),
+                                          r"'exemplars' holds values outside \[-1, 7\]"),
+    "vlpso-learning-probability-above-one": ("vlpso", _search(_item(("pc",), 0, 1.5)),
+                                             r"'pc' holds values outside \[0.0, 1.0\]"),
+    "fsipso-phase-length-zero": ("fsipso", _state(phase_length=0),
+                                 "'phase_length' holds values outside"),
+    "sfr-limit-past-the-genes": ("sfr", _state(limit=25),
+                                 r"'limit' holds values outside \[0, 24\]"),
+    "ranking-past-the-genes": ("lfs", _search(_item(("ranking",), 0, 24)),
                                r"'ranking' holds values outside \[0, 23\]"),
 }
 """Values no search can hold at a round's end, each crafted in a real checkpoint: the method,

@@ -103,8 +103,9 @@ class ArraySpec:
     ``"b"`` bool, ``"i"`` integer, ``"u1"`` bytes), its shape (each entry a number or
     ``"particles"``, ``"genes"``, ``"rng"``; ``()`` for a number, which may be a Python or
     numpy scalar), and the range of its values (``low`` and ``high`` may name a limit:
-    ``"genes"``, ``"last_gene"`` (the highest gene index) or another number of the state,
-    ``"iteration"``, ``"evaluations"``, checked before; NaN allowed or not)."""
+    ``"genes"``, ``"last_gene"`` (the highest gene index), ``"particles"``,
+    ``"last_particle"`` or another number of the state, ``"iteration"``, ``"evaluations"``,
+    checked before; NaN allowed or not)."""
 
     kind: str
     shape: tuple
@@ -204,12 +205,14 @@ def check_swarm_arrays(arrays: dict, n_particles: int, n_genes: int, source: str
                           f"holds for particle {particle} a generator state with {problem}")
 
 
-def check_state_values(state: dict, specs: dict, n_genes: int, source: str) -> None:
+def check_state_values(state: dict, specs: dict, n_genes: int, source: str,
+                       n_particles: int = 0) -> None:
     """Check the arrays and numbers of a method state (``specs``: name ->
     :class:`ArraySpec`, see :meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_values`), in
     order, a range naming another number checked after it; DataError naming the first
     damaged one."""
-    limits = {"genes": n_genes, "last_gene": n_genes - 1}
+    limits = {"genes": n_genes, "last_gene": n_genes - 1, "particles": n_particles,
+              "last_particle": n_particles - 1}
     for name, spec in specs.items():
         problem = array_problem(state[name], spec, limits)
         if problem is not None:
@@ -258,7 +261,9 @@ def _method_attributes(search, snapshot, source):
         missing.append("swarm_rng")
     if missing:
         raise _refuse(source, "method state", f"lacks {', '.join(map(repr, missing))}")
-    check_state_values(state, search.state_values(), search.n_genes, source)
+    shape = search.swarm_shape()
+    check_state_values(state, search.state_values(), search.n_genes, source,
+                       0 if shape is None else shape[0])
     iteration = snapshot["iteration"]
     if (isinstance(iteration, (bool, np.bool_)) or not isinstance(iteration, (int, np.integer))
             or iteration != state["iteration"]):

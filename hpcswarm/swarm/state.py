@@ -52,8 +52,9 @@ def pack_rng(rng):
 
 def rng_state_problem(packed):
     """What makes ``packed`` (48 bytes, :func:`pack_rng`) no state a PCG64 generator can be in
-    (a phrase completing "a generator state with ..."), or None: its stream increment is odd (numpy sets ``inc = 2 seq + 1``),
-    ``has_uint32`` is 0 or 1 and the buffered ``uinteger`` fits in 32 bits."""
+    (a phrase completing "a generator state with ..."), or None: its stream increment is
+    odd (numpy sets ``inc = 2 seq + 1``), ``has_uint32`` is 0 or 1 and the buffered
+    ``uinteger`` fits in 32 bits."""
     words = np.ascontiguousarray(packed).view(np.uint64)
     if not words[3] & 1:
         return "an even increment"

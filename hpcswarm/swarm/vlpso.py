@@ -165,7 +165,13 @@ class VLPSO(ParticleSwarm):
     STATE = ("order", "division", "lengths", "max_length", "n_changes", "pc", "exemplars",
              "stalled")
     STATE_VALUES = {"order": ArraySpec("i", ("genes",), 0, "last_gene"),
-                    "n_changes": ArraySpec("i", (), 0, "iteration")}
+                    "division": ArraySpec("i", ("particles",), 0),
+                    "lengths": ArraySpec("i", ("particles",), 0, "genes"),
+                    "max_length": ArraySpec("i", (), 1, "genes"),
+                    "n_changes": ArraySpec("i", (), 0, "iteration"),
+                    "pc": ArraySpec("f", ("particles",), 0.0, 1.0),
+                    "exemplars": ArraySpec("i", ("particles", "genes"), -1, "last_particle"),
+                    "stalled": ArraySpec("i", ("particles",), 0, "iteration")}
 
     @classmethod
     def swarm_size(cls, params, n_genes):
