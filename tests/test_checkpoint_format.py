@@ -3,6 +3,7 @@ pickle), resuming from it runs no unpickling, and an old checkpoint that pickled
 refused unread with one line saying the job must restart."""
 
 import os
+import re
 import pickle
 from dataclasses import replace
 from types import SimpleNamespace
@@ -170,3 +171,251 @@ def test_a_checkpoint_naming_tasks_the_job_has_not_is_damaged(tmp_path, damage, 
     with pytest.raises(DataError, match="damaged checkpoint: its layout") as caught:
         Checkpoint(path, {"job": 1}, 2)
     assert message in str(caught.value) and "--overwrite" in str(caught.value)
+
+
+def _state(**values):
+    """A change of the snapshot's method state: ``values`` replace the search's."""
+    return lambda snapshot, attributes: attributes["search"].update(values)
+
+
+def _search(change):
+    """A change of the snapshot's method state by ``change(state)`` (the search's dict)."""
+    return lambda snapshot, attributes: change(attributes["search"])
+
+
+def _swarm(name, change):
+    """A change of the snapshot's swarm array ``name`` by ``change(array)`` (in place)."""
+    return lambda snapshot, attributes: change(snapshot["arrays"][name])
+
+
+def _top(**values):
+    """A change of the snapshot's own fields (``iteration``, ``elapsed``)."""
+    return lambda snapshot, attributes: snapshot.update(values)
+
+
+def _both(*changes):
+    return lambda snapshot, attributes: [change(snapshot, attributes) for change in changes]
+
+
+def _rng_word(word, value):
+    def change(states):
+        states[0].view(np.uint64)[word] = value
+    return change
+
+
+def _longer_history(state):
+    state["history"] = [dict(state["history"][-1], iteration=i) for i in range(51)]
+    state["iteration"] = 50
+
+
+def _swarm_rng_with_has_uint32(snapshot, attributes):
+    rng = attributes["swarm_rng"]
+    rng.bit_generator.state = {**rng.bit_generator.state, "has_uint32": 5}
+
+
+def _item(key, index, value):
+    """A change of the array at ``key`` (a path of names into the search's state) at
+    ``index``."""
+    def change(state):
+        for name in key[:-1]:
+            state = state[name]
+        state[key[-1]][index] = value
+    return change
+
+
+IMPOSSIBLE_SNAPSHOTS = {
+    "iteration-negative": ("cso", _both(_top(iteration=-1), _state(iteration=-1)),
+                           r"method state 'iteration' holds values outside \[0, inf\]"),
+    "iteration-past-the-last-round": (
+        "cso", _both(_top(iteration=50), _search(_longer_history)),
+        "iteration 50 is past the search's last round, 5"),
+    "iteration-not-the-state's": ("cso", _top(iteration=1),
+                                  "iteration 1 is not its method state's 2"),
+    "iteration-not-an-integer": ("cso", _top(iteration=2.5),
+                                 "iteration 2.5 is not its method state's 2"),
+    "length-changes-negative": ("vlpso", _state(n_changes=-1), "'n_changes' holds values"),
+    "elapsed-negative": ("cso", _top(elapsed=-1.0), "elapsed time -1.0 is not a finite"),
+    "elapsed-nan": ("cso", _top(elapsed=float("nan")), "elapsed time nan is not a finite"),
+    "best-fitness-nan": ("cso", _state(best_fitness=float("nan")),
+                         "'best_fitness' holds values that are not finite"),
+    "gbest-fitness-above-one": ("pso-lsrg", _state(gbest_fitness=1.5),
+                                r"'gbest_fitness' holds values outside \[-2.0, 1.0\]"),
+    "evaluations-negative": ("cso", _state(evaluations=-3), "'evaluations' holds values"),
+    "best-found-after-the-evaluations": (
+        "cso", _search(lambda s: s.update(best_found_at=s["evaluations"] + 1)),
+        "'best_found_at' holds values outside"),
+    "counter-as-text": ("cso", _state(archive_hits="3"), "'archive_hits' is a str, not a "
+                                                        "number"),
+    "stagnation-past-the-rounds": ("pso-lsrg", _state(stagnation=99),
+                                   r"'stagnation' holds values outside \[0, 2\]"),
+    "history-short": ("cso", _search(lambda s: s["history"].pop()),
+                      "'history' is not a list of 3 rows"),
+    "history-seconds-nan": ("cso", _search(lambda s: s["history"][0].update(seconds=np.nan)),
+                            "'history' row 0 holds seconds = nan"),
+    "history-seconds-infinite": (
+        "cso", _search(lambda s: s["history"][1].update(seconds=np.inf)),
+        "'history' row 1 holds seconds = inf"),
+    "history-fitness-above-one": (
+        "cso", _search(lambda s: s["history"][0].update(best_fitness=3.0)),
+        "'history' row 0 holds best_fitness = 3.0"),
+    "pbest-fitness-nan": ("cso", _swarm("pbest_fitness", lambda a: a.__setitem__(0, np.nan)),
+                          "'pbest_fitness' holds values that are not finite"),
+    "velocity-infinite": ("pso", _swarm("velocity", lambda a: a.__setitem__((0, 0), np.inf)),
+                          "'velocity' holds values that are not finite"),
+    "size-not-its-mask": ("cso", _swarm("size", lambda a: a.__setitem__(0, a[0] + 1)),
+                          r"'size' holds \d+ for particle 0, whose 'mask' has \d+ genes"),
+    "particle-generator-even-increment": (
+        "cso", _swarm("rng_states", _rng_word(3, 2)), "an even increment"),
+    "particle-generator-wide-uinteger": (
+        "cso", _swarm("rng_states", _rng_word(5, 2**40)), "a buffered uinteger over 32 bits"),
+    "swarm-generator-has-uint32": ("cso", _swarm_rng_with_has_uint32,
+                                   "a generator state with has_uint32 = 5"),
+    "archive-value-nan": ("cso", _search(_item(("archive", "values"), 0, np.nan)),
+                          "archive values outside"),
+    "archive-of-another-bound": ("cso", _search(lambda s: s["archive"].update(maxsize=10**6)),
+                                 "an archive of 1000000 subsets"),
+    "front-fitness-above-one": ("cso", _search(_item(("front", "fitness"), 0, 2.0)),
+                                "front fitness values outside"),
+    "front-size-not-its-subset": ("cso", _search(_item(("front", "sizes"), 0, 23)),
+                                  "front sizes that are not the sizes of its subsets"),
+    "greedy-size-not-its-mask": ("sfs", _search(lambda s: s.update(size=s["size"] + 1)),
+                                 r"'size' \d+ is not the \d+ genes of 'mask'"),
+    "greedy-path-past-the-genes": ("sfs", _search(lambda s: s["path"].__setitem__(0, 24)),
+                                   "'path' holds values that are no gene index"),
+    "vlpso-exemplar-past-the-particles": ("vlpso", _search(_item(("exemplars",), (0, 0), 8)),
+                                          r"'exemplars' holds values outside \[-1, 7\]"),
+    "vlpso-learning-probability-above-one": ("vlpso", _search(_item(("pc",), 0, 1.5)),
+                                             r"'pc' holds values outside \[0.0, 1.0\]"),
+    "fsipso-phase-length-zero": ("fsipso", _state(phase_length=0),
+                                 "'phase_length' holds values outside"),
+    "sfr-limit-past-the-genes": ("sfr", _state(limit=25),
+                                 r"'limit' holds values outside \[0, 24\]"),
+    "ranking-past-the-genes": ("lfs", _search(_item(("ranking",), 0, 24)),
+                               r"'ranking' holds values outside \[0, 23\]"),
+}
+"""Values no search can hold at a round's end, each crafted in a real checkpoint: the method,
+the change (of the snapshot and its decoded method state) and what the error says."""
+
+
+def _crafted_snapshot(path, algorithm, change):
+    X, y = small_data(3, 30, 24)
+    snapshot = taken_at(X, y, algorithm, SMALL.get(algorithm, {}), 2, seed=7)
+    attributes = decode_state(snapshot["method_state"])
+    snapshot = {**snapshot, "arrays": {k: a.copy() for k, a in snapshot["arrays"].items()}}
+    change(snapshot, attributes)
+    snapshot["method_state"] = encode_state(attributes)
+    tasks = [SimpleNamespace(number=n, run=0, fold=n) for n in range(2)]
+    write_checkpoint(path, {"job": 1}, 2, {0: (tasks[0], record(0, 0), 3)},
+                     {1: (tasks[1], snapshot)})
+    return X, y
+
+
+def _assert_damaged(caught, path, message):
+    text = str(caught.value)
+    assert "\n" not in text and text.startswith(f"{path}: damaged checkpoint: ")
+    assert re.search(message, text), text
+    assert text.endswith("start afresh with --overwrite (the work it holds is lost)")
+
+
+@pytest.mark.parametrize("case", sorted(IMPOSSIBLE_SNAPSHOTS))
+def test_a_snapshot_holding_an_impossible_value_is_a_damaged_checkpoint(tmp_path, case):
+    """Round counters, fitness values, counts, sizes, times, generator states, the archive
+    and the front of a crafted snapshot are checked where it is restored: one line naming
+    the file and the field, the checkpoint left as it was."""
+    from hpcswarm.errors import DataError
+
+    algorithm, change, message = IMPOSSIBLE_SNAPSHOTS[case]
+    path = tmp_path / "job.checkpoint.h5"
+    X, y = _crafted_snapshot(path, algorithm, change)
+    before = path.read_bytes()
+    with pytest.raises(DataError) as caught:  # on opening (rank 0 decodes it) or restoring
+        checkpoint = Checkpoint(path, {"job": 1}, 2, read_all=True, n_genes=24, n_samples=30)
+        try:
+            run_search(X, y, algorithm, SMALL.get(algorithm, {}), seed=7,
+                       resume=checkpoint.snapshot(1))
+        finally:
+            checkpoint.close()
+    _assert_damaged(caught, path, message)
+    assert path.read_bytes() == before
+
+
+def _front_point(**values):
+    return lambda r: replace(r, front=(replace(r.front[0], **values),) + r.front[1:])
+
+
+IMPOSSIBLE_RECORDS = {
+    "accuracy-above-one": (lambda r: replace(r, test_correct=6),
+                           "test_correct = 6 of test_total = 5 is no accuracy in"),
+    "count-negative": (lambda r: replace(r, baseline_correct=-1),
+                       "baseline_correct = -1 of baseline_total = 5"),
+    "train-fitness-nan": (lambda r: replace(r, train_fitness=float("nan")),
+                          "train_fitness = nan is outside"),
+    "gene-past-the-genes": (lambda r: replace(r, genes=np.array([1, 4, 24])),
+                            r"selected_genes holds indices outside \[0, 24\)"),
+    "gene-negative": (lambda r: replace(r, genes=np.array([-1, 4])),
+                      "selected_genes holds indices outside"),
+    "gene-twice": (lambda r: replace(r, genes=np.array([4, 4])),
+                   "selected_genes holds an index twice"),
+    "sample-past-the-samples": (lambda r: replace(r, test_index=np.array([10, 30])),
+                                r"test_index holds indices outside \[0, 30\)"),
+    "seconds-negative": (lambda r: replace(r, seconds=-1.0),
+                         "seconds = -1.0 is not a finite number >= 0"),
+    "history-infinite": (lambda r: replace(r, history=replace(
+        r.history, values=np.where(r.history.values == 0, np.inf, r.history.values))),
+        "history holds values that are not finite"),
+    "front-fitness-nan": (_front_point(fitness=float("nan")),
+                          "front point 0: train_fitness = nan"),
+    "front-accuracy-above-one": (_front_point(train_correct=11),
+                                 "front point 0: train_correct = 11 of train_total = 10"),
+    "refined-gene-past-the-genes": (
+        lambda r: replace(r, refined=replace(r.refined, genes=np.array([1, 40]))),
+        r"refined_genes holds indices outside \[0, 24\)"),
+}
+"""Values no finished task can have, each crafted in a real checkpoint's record: the change
+of the record and what the error says."""
+
+
+@pytest.mark.parametrize("case", sorted(IMPOSSIBLE_RECORDS))
+def test_a_finished_record_holding_an_impossible_value_is_a_damaged_checkpoint(tmp_path,
+                                                                               case):
+    from hpcswarm.errors import DataError
+
+    change, message = IMPOSSIBLE_RECORDS[case]
+    path = tmp_path / "job.checkpoint.h5"
+    tasks = [SimpleNamespace(number=n, run=0, fold=n) for n in range(2)]
+    write_checkpoint(path, {"job": 1}, 2, {0: (tasks[0], change(record(0, 0)), 3)}, {})
+    before = path.read_bytes()
+    with pytest.raises(DataError) as caught:
+        Checkpoint(path, {"job": 1}, 2, read_all=True, n_genes=24, n_samples=30)
+    _assert_damaged(caught, path, "the record of finished task task-000000: " + message)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"test_correct": 6}, "test_correct = 6 of test_total = 5 is no accuracy"),
+    ({"genes": np.array([1, 60])}, "selected_genes holds indices outside [0, 60)"),
+], ids=["accuracy-above-one", "gene-past-the-dataset"])
+def test_run_resume_refuses_an_impossible_finished_record_in_one_line(tmp_path, capsys, change,
+                                                                      message):
+    """The plan gives the checkpoint the dataset's size: a record's gene index past it, as an
+    accuracy above 1, stops ``run --resume`` with one line, nothing written."""
+    from hpcswarm.data import load_dataset
+    from hpcswarm.data.sources import dataset_sha256
+    from hpcswarm.run.checkpoint import CheckpointKeeper, checkpoint_identity
+    from hpcswarm.run.jobfile import read_job
+    from hpcswarm.run.plan import draw_tasks
+
+    job_file = _write_job(tmp_path)
+    output = tmp_path / "out.h5"
+    job = read_job(job_file, [f"output={output}"])
+    dataset = load_dataset(job.data)
+    tasks, _ = draw_tasks(job, dataset.y)
+    keeper = CheckpointKeeper(job.checkpoint,
+                              checkpoint_identity(job, dataset_sha256(dataset)), tasks)
+    keeper.done(0, replace(record(0, 0), **change), 0)
+    before = folder_state(tmp_path)
+    status, _, err = run_cli(capsys, "run", job_file, "--quiet", "--set", f"output={output}",
+                             "--resume")
+    assert_one_error(status, err, str(job.checkpoint), "damaged checkpoint",
+                     "finished task task-000000", message, "--overwrite")
+    assert folder_state(tmp_path) == before

@@ -138,7 +138,7 @@ STATE_DAMAGES = {
     "gbest_position": ("pso-lsrg", lambda a: a[:-1], "'gbest_position' has shape"),
     "best_mask": ("pso-lsrg", lambda a: a.astype(float), "'best_mask' has dtype float64"),
     "mask": ("sfs", lambda a: a.astype(np.int64), "'mask' has dtype int64"),
-    "order": ("sfr", lambda a: a + 100, r"'order' holds values outside \[0, 24\]"),
+    "order": ("sfr", lambda a: a + 100, r"'order' holds values outside \[0, 23\]"),
 }
 
 

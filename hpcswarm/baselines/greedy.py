@@ -54,6 +54,7 @@ Fitness defaults: 1-NN leave-one-out accuracy (Tran et al. 2016), overridable wi
 import numpy as np
 
 from hpcswarm.comm import block_counts, block_range
+from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.swarm.core import SearchAlgorithm
 from hpcswarm.swarm.ordering import better
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param
@@ -122,7 +123,10 @@ class GreedySearch(SearchAlgorithm):
     PARAMS = GREEDY_PARAMS
     STATE = ("mask", "size", "value", "start_fitness", "path", "path_fitness", "stopped",
              "candidates_scored")
-    STATE_ARRAYS = {"mask": ArraySpec("b", ("genes",))}
+    STATE_VALUES = {"mask": ArraySpec("b", ("genes",)), "size": ArraySpec("i", (), 0, "genes"),
+                    "value": ArraySpec("f", (), WORST_FITNESS, 1.0),
+                    "start_fitness": ArraySpec("f", (), WORST_FITNESS, 1.0),
+                    "candidates_scored": ArraySpec("i", (), 0)}
     scores_single_flips = True
 
     @classmethod
@@ -157,6 +161,24 @@ class GreedySearch(SearchAlgorithm):
     def method_state(self):
         """:meth:`SearchAlgorithm.method_state`, and whether a cached state of ``mask`` is kept."""
         return {**super().method_state(), "cached": self.cache is not None}
+
+    @classmethod
+    def state_problem(cls, state):
+        """``size`` counts ``mask``; ``path`` holds one gene index per step and
+        ``path_fitness`` its fitness."""
+        if state["size"] != state["mask"].sum():
+            return f"'size' {state['size']} is not the {state['mask'].sum()} genes of 'mask'"
+        path, fitness = state["path"], state["path_fitness"]
+        if not (isinstance(path, list) and isinstance(fitness, list)
+                and len(path) == len(fitness)):
+            return "'path' and 'path_fitness' are not lists of one entry per step"
+        n_genes = state["mask"].size
+        if not all(type(gene) is int and 0 <= gene < n_genes for gene in path):
+            return f"'path' holds values that are no gene index in [0, {n_genes})"
+        if not all(type(value) is float and WORST_FITNESS <= value <= 1.0
+                   for value in fitness):
+            return f"'path_fitness' holds values outside [{WORST_FITNESS}, 1.0]"
+        return None
 
     def restore_method_state(self, state):
         """Take back :meth:`method_state`; a cached state is rebuilt from ``mask`` (one Gram
@@ -348,6 +370,7 @@ class LFS(GreedySearch):
               choices=("fixed-set", "fixed-width")),
     ) + GREEDY_PARAMS
     STATE = ("ranking",)
+    STATE_VALUES = {"ranking": ArraySpec("i", ("genes",), 0, "last_gene")}
 
     def prepare(self):
         accuracies = single_gene_accuracies(self.fitness, np.arange(self.n_genes), self.comm)

@@ -12,6 +12,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from hpcswarm.fitness.objectives import WORST_FITNESS
+
 KEY_BYTES = 16
 """Bytes of a key (:func:`mask_key`)."""
 
@@ -128,7 +130,9 @@ class Archive:
 
     @classmethod
     def from_state(cls, state):
-        """The archive :meth:`state` describes (ValueError if its arrays do not match)."""
+        """The archive :meth:`state` describes (ValueError if its arrays do not match, a
+        counter is negative or a value is no fitness, between the empty subset's
+        :data:`~hpcswarm.fitness.objectives.WORST_FITNESS` and a perfect score)."""
         archive = cls(state["maxsize"])
         archive.hits, archive.misses, archive.evictions = (
             int(state[name]) for name in ("hits", "misses", "evictions"))
@@ -136,5 +140,9 @@ class Archive:
         if keys.shape != (values.size, KEY_BYTES) or values.size > archive.maxsize:
             raise ValueError(f"archive keys of shape {keys.shape} for {values.size} values "
                              f"(at most {archive.maxsize})")
+        if min(archive.maxsize, archive.hits, archive.misses, archive.evictions) < 0:
+            raise ValueError("archive with a negative size or counter")
+        if values.dtype != np.float64 or not ((values >= WORST_FITNESS) & (values <= 1)).all():
+            raise ValueError(f"archive values outside [{WORST_FITNESS}, 1.0]")
         archive._entries.update(zip((row.tobytes() for row in keys), values.tolist()))
         return archive

@@ -39,8 +39,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import h5py
+import numpy as np
 
 from hpcswarm.errors import DataError, HpcswarmError, ParameterError
+from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.results.files import task_table
 from hpcswarm.store.atomic import atomic_hdf5
 from hpcswarm.store.encoding import check_tag, decode_value, read_tag, tag
@@ -104,6 +106,82 @@ def _read_record(group):
                                 "" if refine is None else decode_value(refine))
 
 
+_COUNT_PAIRS = (("train_correct", "train_total"), ("test_correct", "test_total"),
+                ("baseline_correct", "baseline_total"), ("pca_correct", "pca_total"))
+"""The (correct, total) counts of a record (and of its front's points and refined subset)."""
+
+
+def _indices_problem(name, values, bound):
+    """What makes ``values`` no 1-D array of distinct indices in [0, ``bound``) (a phrase),
+    or None (``bound`` None: no upper bound)."""
+    values = np.asarray(values)
+    if values.ndim != 1 or (values.size and values.dtype.kind not in "iu"):
+        return f"{name} is no 1-D array of indices"
+    high = np.inf if bound is None else bound
+    if values.size and (values.min() < 0 or values.max() >= high):
+        return f"{name} holds indices outside [0, {high})"
+    if np.unique(values).size != values.size:
+        return f"{name} holds an index twice"
+    return None
+
+
+def _counts_problem(where, source, none=()):
+    """The first ``correct``/``total`` pair of ``source`` (a record, a front point, a
+    refined subset) that is no accuracy in [0, 1], as a phrase, or None; a pair in ``none``
+    (a front point's ``(-1, -1)``: no held-out data) stands for no accuracy."""
+    for correct, total in _COUNT_PAIRS:
+        if not hasattr(source, correct):
+            continue
+        pair = (getattr(source, correct), getattr(source, total))
+        if pair not in none and not 0 <= pair[0] <= pair[1]:
+            return (f"{where}{correct} = {getattr(source, correct)} of {total} = "
+                    f"{getattr(source, total)} is no accuracy in [0, 1]")
+    return None
+
+
+def _fitness_problem(where, value):
+    if not WORST_FITNESS <= value <= 1.0:  # NaN too
+        return f"{where}train_fitness = {value!r} is outside [{WORST_FITNESS}, 1.0]"
+    return None
+
+
+def record_problem(record, n_genes=None, n_samples=None):
+    """What makes a finished task's record impossible (a phrase naming the field), or None.
+
+    Accuracies are counts ``0 <= correct <= total``; fitness values lie between the empty
+    subset's and a perfect score; gene indices are distinct and below ``n_genes``, sample
+    indices below ``n_samples`` (when given); times, counts and the history are finite and
+    not negative (the best fitness of the history excepted).
+    """
+    problems = [
+        _counts_problem("", record),
+        _fitness_problem("", record.train_fitness),
+        _indices_problem("selected_genes", record.genes, n_genes),
+        _indices_problem("train_index", record.train_index, n_samples),
+        _indices_problem("test_index", record.test_index, n_samples),
+    ]
+    for name in ("seconds", "pca_components", "evaluations", "archive_hits"):
+        value = getattr(record, name)
+        if not 0 <= value < np.inf:
+            problems.append(f"{name} = {value!r} is not a finite number >= 0")
+    values = record.history.values
+    if values.dtype.kind != "f" or not np.isfinite(values).all():
+        problems.append("history holds values that are not finite")
+    for i, point in enumerate(record.front):
+        problems += [_counts_problem(f"front point {i}: ", point, none=((-1, -1),)),
+                     _fitness_problem(f"front point {i}: ", point.fitness),
+                     _indices_problem(f"front point {i}: genes", point.genes, n_genes)]
+    refined = record.refined
+    if refined is not None:
+        problems += [_counts_problem("refined ", refined),
+                     _indices_problem("refined_genes", refined.genes, n_genes),
+                     _indices_problem("refined_removed", refined.removed, n_genes)]
+        frequency = np.zeros(0) if refined.frequency is None else refined.frequency
+        if not ((frequency >= 0) & (frequency <= 1)).all():  # NaN too
+            problems.append("refined_frequency holds values outside [0, 1]")
+    return next((problem for problem in problems if problem is not None), None)
+
+
 def _write_snapshot(running, task, snapshot):
     group = running.create_group(_name(task.number))
     tag(group, _SNAPSHOT)
@@ -165,8 +243,11 @@ class Checkpoint:
     n_tasks : int
     read_all : bool, default False
         Read every finished record and every snapshot's method state now (world rank 0,
-        which alone needs the records): one that does not read back is a
-        :class:`DataError` (a damaged checkpoint) before any work.
+        which alone needs the records): one that does not read back, or a record holding an
+        impossible value (:func:`record_problem`), is a :class:`DataError` (a damaged
+        checkpoint) before any work.
+    n_genes, n_samples : int, optional
+        The dataset's size, which bounds the gene and sample indices of the records.
 
     Attributes
     ----------
@@ -177,8 +258,10 @@ class Checkpoint:
         Tasks with a snapshot.
     """
 
-    def __init__(self, path, identity, n_tasks, read_all=False):
+    def __init__(self, path, identity, n_tasks, read_all=False, *, n_genes=None,
+                 n_samples=None):
         self.path = Path(path)
+        self.n_genes, self.n_samples = n_genes, n_samples
         try:
             self._file = h5py.File(self.path, "r")
         except OSError as exc:
@@ -213,9 +296,14 @@ class Checkpoint:
         for number in sorted(self.finished):
             try:
                 record = _read_record(self._file["finished"][_name(number)])
+                problem = record_problem(record, self.n_genes, self.n_samples)
             except (KeyError, OSError, ValueError, TypeError, AttributeError) as exc:
                 raise self._damaged(f"the record of finished task {_name(number)}",
                                     exc) from None
+            if problem is not None:
+                raise DataError(f"{self.path}: damaged checkpoint: the record of finished "
+                                f"task {_name(number)}: {problem}; start afresh with "
+                                "--overwrite (the work it holds is lost)")
             results[number] = (record, record.group)
         for number in sorted(self.inflight):
             try:
@@ -261,7 +349,7 @@ class Checkpoint:
         method = group["method_state"]
         state = {"tree": method["tree"].asstr()[()],
                  "arrays": {key: array[()] for key, array in method["arrays"].items()}}
-        return {"iteration": int(group.attrs["iteration"]),
+        return {"iteration": group.attrs["iteration"],  # checked when it is restored
                 "elapsed": float(group.attrs["elapsed"]), "arrays": arrays,
                 "method_state": state, "source": str(self.path)}
 

@@ -165,13 +165,15 @@ def open_job_dataset(job, world):
     return dataset
 
 
-def open_checkpoint(job, identity, n_tasks, world, resume):
-    """The checkpoint to resume (every rank reads it), or None; a wrong one fails everywhere."""
+def open_checkpoint(job, identity, n_tasks, world, resume, dataset):
+    """The checkpoint to resume (every rank reads it), or None; a wrong one fails everywhere.
+    The ``dataset``'s size bounds the gene and sample indices of its records."""
     if not (resume and job.checkpoint.exists()):
         return None
     previous, problem = None, None
     try:
-        previous = Checkpoint(job.checkpoint, identity, n_tasks, read_all=world.rank == 0)
+        previous = Checkpoint(job.checkpoint, identity, n_tasks, read_all=world.rank == 0,
+                              n_genes=dataset.n_genes, n_samples=dataset.n_samples)
     except (DataError, ParameterError) as exc:
         problem = (type(exc).__name__, str(exc))
     agree(world, problem)
@@ -451,7 +453,7 @@ def _plan(job, world, lock, overwrite, resume, memory_limit):
     check_job_size(job, dataset.n_samples, world, memory_limit)
     tasks, notes = draw_tasks(job, dataset.y)
     identity = checkpoint_identity(job, dataset_sha256(dataset))
-    previous = open_checkpoint(job, identity, len(tasks), world, resume)
+    previous = open_checkpoint(job, identity, len(tasks), world, resume, dataset)
     finished = previous.finished if previous is not None else set()
     pending = [task for task in tasks if task.number not in finished]
     group_size = job.group_size or default_group_size(world.size, len(pending),

@@ -53,7 +53,7 @@ import numpy as np
 
 from hpcswarm.swarm.evaluation import EvaluationService
 from hpcswarm.swarm.result import SearchResult
-from hpcswarm.swarm.snapshot import restore_snapshot
+from hpcswarm.swarm.snapshot import ArraySpec, restore_snapshot
 from hpcswarm.swarm.state import particle_streams, run_seed_sequence, swarm_stream
 from hpcswarm.swarm.termination import RoundLimit, Termination
 
@@ -146,6 +146,10 @@ class SearchAlgorithm(abc.ABC):
     """Attributes a later round reads, kept by a snapshot (:meth:`method_state`) with the
     evaluator's account; each subclass lists its own in its ``STATE`` (the swarm's arrays
     are kept by :mod:`hpcswarm.swarm.snapshot` itself)."""
+    STATE_VALUES = {"iteration": ArraySpec("i", (), 0)}
+    """What the arrays and numbers of ``STATE`` must be (:meth:`state_values`); the round is
+    checked against the stop rule once restored
+    (:meth:`~hpcswarm.swarm.termination.Termination.last_round`)."""
 
     def __init__(self, evaluator: EvaluationService, params: dict, seed=0,
                  hooks: Optional[SearchHooks] = None, max_genes: Optional[int] = None,
@@ -175,14 +179,22 @@ class SearchAlgorithm(abc.ABC):
                                    for name in klass.__dict__.get("STATE", ())))
 
     @classmethod
-    def state_arrays(cls) -> dict:
-        """The arrays of :meth:`method_state` a snapshot is checked for before it is restored
-        (name -> :class:`~hpcswarm.swarm.snapshot.ArraySpec`): the evaluator's and those the
-        ``STATE_ARRAYS`` of the class and its bases declare."""
-        specs = dict(EvaluationService.STATE_ARRAYS)
+    def state_values(cls) -> dict:
+        """The arrays and numbers of :meth:`method_state` a snapshot is checked for before it
+        is restored (name -> :class:`~hpcswarm.swarm.snapshot.ArraySpec`, in the order they
+        are checked): the evaluator's and those the ``STATE_VALUES`` of the class and its
+        bases declare."""
+        specs = dict(EvaluationService.STATE_VALUES)
         for klass in reversed(cls.__mro__):
-            specs.update(klass.__dict__.get("STATE_ARRAYS", {}))
+            specs.update(klass.__dict__.get("STATE_VALUES", {}))
         return specs
+
+    @classmethod
+    def state_problem(cls, state: dict):
+        """What ties between the values of a method state (checked by :meth:`state_values`)
+        are broken (a phrase), or None: none here; a method whose values must agree with one
+        another says so."""
+        return None
 
     @classmethod
     def state_names(cls) -> tuple:

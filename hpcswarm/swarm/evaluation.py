@@ -64,8 +64,14 @@ class EvaluationService:
              "archive", "_seen", "front")
     """Keys of :meth:`state`: what a later round reads of the account."""
 
-    STATE_ARRAYS = {"best_mask": ArraySpec("b", ("genes",))}
-    """The arrays of :meth:`state`, checked before a snapshot is restored."""
+    STATE_VALUES = {"best_mask": ArraySpec("b", ("genes",)),
+                    "best_fitness": ArraySpec("f", (), WORST_FITNESS, 1.0),
+                    "evaluations": ArraySpec("i", (), 0),
+                    "best_found_at": ArraySpec("i", (), 0, "evaluations"),
+                    "archive_hits": ArraySpec("i", (), 0)}
+    """The arrays and numbers of :meth:`state`, checked before a snapshot is restored: the
+    best fitness between the empty subset's and a perfect score, counts not negative, the
+    best subset found within the evaluations made."""
 
     def __init__(self, fitness, comm=None, archive_size: int = 0, monotone: bool = False):
         self.fitness = fitness
@@ -301,8 +307,16 @@ class EvaluationService:
                 "archive": self.archive.state(), "front": self.front.state()}
 
     def restore(self, state: dict) -> None:
-        """Take back what :meth:`state` returned."""
+        """Take back what :meth:`state` returned (ValueError if its archive or front is not
+        one this service keeps: another bound, number of genes or kind of objective)."""
+        archive = Archive.from_state(state["archive"])
+        front = FrontTracker.from_state(state["front"])
+        if archive.maxsize != self.archive.maxsize:
+            raise ValueError(f"an archive of {archive.maxsize} subsets, not "
+                             f"{self.archive.maxsize}")
+        if (front.n_genes, front.monotone) != (self.front.n_genes, self.front.monotone):
+            raise ValueError(f"a front of {front.n_genes} genes, monotone {front.monotone}, "
+                             f"not {self.front.n_genes}, {self.front.monotone}")
         for name in self.STATE:
             setattr(self, name, state[name])
-        self.archive = Archive.from_state(state["archive"])
-        self.front = FrontTracker.from_state(state["front"])
+        self.archive, self.front = archive, front

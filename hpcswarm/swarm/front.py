@@ -23,6 +23,8 @@ tracker a serial search builds (:meth:`FrontTracker.merge`).
 
 import numpy as np
 
+from hpcswarm.fitness import WORST_FITNESS
+
 MONOTONE_OBJECTIVES = ("accuracy", "error")
 """Objectives under which the fitness orders subsets of any sizes as their accuracy does."""
 
@@ -175,6 +177,13 @@ class FrontTracker:
                 (front.n_genes + 7) // 8,):
             raise ValueError(f"front arrays of shapes {sizes.shape}, {fitness.shape} and "
                              f"{packed.shape} for {front.n_genes} genes")
+        masks = np.unpackbits(packed, axis=1)
+        if (not np.array_equal(masks[:, :front.n_genes].sum(axis=1), sizes)
+                or masks[:, front.n_genes:].any() or np.unique(sizes).size != sizes.size):
+            raise ValueError("front sizes that are not the sizes of its subsets, one each")
+        if fitness.dtype != np.float64 or not ((fitness >= WORST_FITNESS)
+                                               & (fitness <= 1)).all():
+            raise ValueError(f"front fitness values outside [{WORST_FITNESS}, 1.0]")
         front.best = {size: (value, row.tobytes()) for size, value, row
                       in zip(sizes.tolist(), fitness.tolist(), packed)}
         front._index()

@@ -16,6 +16,7 @@ from hpcswarm.swarm.operators import continuous_position, pso_velocity, reflect_
 from hpcswarm.swarm.params import Param, override
 from hpcswarm.swarm.pso import PSO
 from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
+from hpcswarm.swarm.snapshot import ArraySpec
 
 
 class FSIPSO(PSO):
@@ -51,6 +52,8 @@ class FSIPSO(PSO):
         n_particles=30, n_iterations=101, objective="combined", alpha=0.9, k=5, cv=5,
     )
     STATE = ("order", "subspaces", "phase_length", "phase", "active")
+    STATE_VALUES = {"order": ArraySpec("i", ("genes",), 0, "last_gene"),
+                    "phase_length": ArraySpec("i", (), 1), "phase": ArraySpec("i", (), 0)}
     scores_single_flips = True
 
     @classmethod

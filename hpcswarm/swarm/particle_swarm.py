@@ -84,8 +84,10 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
     """
 
     STATE = ("gbest_position", "gbest_mask", "gbest_fitness", "stagnation")
-    STATE_ARRAYS = {"gbest_position": ArraySpec("f", ("genes",), 0.0, 1.0),
-                    "gbest_mask": ArraySpec("b", ("genes",))}
+    STATE_VALUES = {"gbest_position": ArraySpec("f", ("genes",), 0.0, 1.0),
+                    "gbest_mask": ArraySpec("b", ("genes",)),
+                    "gbest_fitness": ArraySpec("f", (), WORST_FITNESS, 1.0),
+                    "stagnation": ArraySpec("i", (), 0, "iteration")}
     MECHANISMS = ()
     """The mechanisms of the method (:class:`~hpcswarm.swarm.mechanisms.Mechanism`), run in
     this order at each point of the round."""

@@ -29,6 +29,7 @@ round's end), the bytes-sent counters (per rank; a resumed run counts its own) a
 particles this rank owns (recomputed).
 """
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -36,7 +37,9 @@ import numpy as np
 
 from hpcswarm.errors import DataError
 from hpcswarm.fitness import WORST_FITNESS
-from hpcswarm.swarm.state import RNG_STATE_BYTES, SwarmState, pack_rng, unpack_rng
+from hpcswarm.store.records import HISTORY_FIELDS
+from hpcswarm.swarm.state import (RNG_STATE_BYTES, SwarmState, pack_rng, rng_state_problem,
+                                  unpack_rng)
 from hpcswarm.swarm.statetree import decode_state, encode_state
 
 SWARM_ROWS = ("position", "velocity", "mask", "pbest_position", "pbest_mask")
@@ -96,14 +99,17 @@ def take_snapshot(search):
 
 @dataclass(frozen=True)
 class ArraySpec:
-    """What one array of a snapshot must be: its dtype kind (``"f"`` float64, ``"b"`` bool,
-    ``"i"`` integer, ``"u1"`` bytes), its shape (each entry a number or ``"particles"``,
-    ``"genes"``, ``"rng"``), and the range of its values (``high`` may be ``"genes"``; NaN
-    allowed or not)."""
+    """What one array or number of a snapshot must be: its dtype kind (``"f"`` float64,
+    ``"b"`` bool, ``"i"`` integer, ``"u1"`` bytes), its shape (each entry a number or
+    ``"particles"``, ``"genes"``, ``"rng"``; ``()`` for a number, which may be a Python or
+    numpy scalar), and the range of its values (``low`` and ``high`` may name a limit:
+    ``"genes"``, ``"last_gene"`` (the highest gene index), ``"particles"``,
+    ``"last_particle"`` or another number of the state, ``"iteration"``, ``"evaluations"``,
+    checked before; NaN allowed or not)."""
 
     kind: str
     shape: tuple
-    low: float = -np.inf
+    low: object = -np.inf
     high: object = np.inf
     nan: bool = False
 
@@ -124,13 +130,28 @@ SWARM_ARRAYS = {
 particles' generator states) and what it must hold: positions stay in [0, 1] (Tran et al.
 Eq. 2's clamp, the bits of binary PSO, Gu et al.'s search box), velocities are finite,
 fitness values lie between the empty subset's and a perfect score (a swarm particle's
-fitness may be NaN: not needed this round), sizes between 0 and the number of genes."""
+fitness may be NaN: not needed this round), sizes between 0 and the number of genes, each
+the count of its mask (:data:`SWARM_SIZES`), and each generator state is one a PCG64
+generator can be in (:func:`~hpcswarm.swarm.state.rng_state_problem`)."""
+
+SWARM_SIZES = {"size": "mask", "pbest_size": "pbest_mask"}
+"""Each per-particle size of a swarm's snapshot and the mask it counts."""
+
+_NUMBERS = {"f": (float, np.floating), "i": (int, np.integer)}
 
 
-def array_problem(array, spec: ArraySpec, n_particles: int, n_genes: int):
-    """What is wrong with one snapshot array against ``spec`` (a phrase), or None."""
-    sizes = {"particles": n_particles, "genes": n_genes, "rng": RNG_STATE_BYTES}
+def array_problem(array, spec: ArraySpec, limits: dict):
+    """What is wrong with one snapshot array or number against ``spec`` (a phrase), or None.
+
+    ``limits`` maps the names a spec's shape and range may use (``"particles"``, ``"genes"``,
+    a number of the state) to their values.
+    """
+    sizes = {**limits, "rng": RNG_STATE_BYTES}
     expected = tuple(sizes.get(dim, dim) for dim in spec.shape)
+    if spec.shape == () and not isinstance(array, np.ndarray):
+        if isinstance(array, (bool, np.bool_)) or not isinstance(array, _NUMBERS[spec.kind]):
+            return f"is a {type(array).__name__}, not a number"
+        array = np.asarray(array)
     if not isinstance(array, np.ndarray):
         return f"is a {type(array).__name__}, not an array"
     dtypes = {"f": array.dtype == np.float64, "b": array.dtype == np.bool_,
@@ -144,9 +165,9 @@ def array_problem(array, spec: ArraySpec, n_particles: int, n_genes: int):
     values = array[~np.isnan(array)] if spec.nan else array
     if spec.kind == "f" and not np.isfinite(values).all():
         return "holds values that are not finite"
-    high = n_genes if spec.high == "genes" else spec.high
-    if values.size and (values.min() < spec.low or values.max() > high):
-        return f"holds values outside [{spec.low}, {high}]"
+    low, high = sizes.get(spec.low, spec.low), sizes.get(spec.high, spec.high)
+    if values.size and (values.min() < low or values.max() > high):
+        return f"holds values outside [{low}, {high}]"
     return None
 
 
@@ -156,7 +177,8 @@ def _refuse(source, what, problem):
 
 
 def check_swarm_arrays(arrays: dict, n_particles: int, n_genes: int, source: str) -> None:
-    """Check every array of a swarm's snapshot before it is restored (:data:`SWARM_ARRAYS`).
+    """Check every array of a swarm's snapshot before it is restored (:data:`SWARM_ARRAYS`,
+    :data:`SWARM_SIZES`).
 
     Raises
     ------
@@ -164,26 +186,70 @@ def check_swarm_arrays(arrays: dict, n_particles: int, n_genes: int, source: str
         Naming ``source`` (the checkpoint), the first missing or damaged array and what is
         wrong with it.
     """
+    limits = {"particles": n_particles, "genes": n_genes}
     for name, spec in SWARM_ARRAYS.items():
         problem = ("is missing" if name not in arrays
-                   else array_problem(arrays[name], spec, n_particles, n_genes))
+                   else array_problem(arrays[name], spec, limits))
         if problem is not None:
             raise _refuse(source, f"array {name!r}", problem)
+    for name, mask in SWARM_SIZES.items():
+        counts = arrays[mask].sum(axis=1)
+        if not np.array_equal(arrays[name], counts):
+            particle = int(np.flatnonzero(arrays[name] != counts)[0])
+            raise _refuse(source, f"array {name!r}", f"holds {arrays[name][particle]} for "
+                          f"particle {particle}, whose {mask!r} has {counts[particle]} genes")
+    for particle, packed in enumerate(arrays["rng_states"]):
+        problem = rng_state_problem(packed)
+        if problem is not None:
+            raise _refuse(source, "array 'rng_states'",
+                          f"holds for particle {particle} a generator state with {problem}")
 
 
-def check_state_arrays(state: dict, specs: dict, n_genes: int, source: str) -> None:
-    """Check the arrays of a method state (``specs``: name -> :class:`ArraySpec`, see
-    :meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_arrays`); DataError naming the first
+def check_state_values(state: dict, specs: dict, n_genes: int, source: str,
+                       n_particles: int = 0) -> None:
+    """Check the arrays and numbers of a method state (``specs``: name ->
+    :class:`ArraySpec`, see :meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_values`), in
+    order, a range naming another number checked after it; DataError naming the first
     damaged one."""
+    limits = {"genes": n_genes, "last_gene": n_genes - 1, "particles": n_particles,
+              "last_particle": n_particles - 1}
     for name, spec in specs.items():
-        problem = array_problem(state[name], spec, 0, n_genes)
+        problem = array_problem(state[name], spec, limits)
         if problem is not None:
             raise _refuse(source, f"method state {name!r}", problem)
+        if spec.shape == ():
+            limits[name] = state[name]
+
+
+HISTORY_RANGES = {"best_fitness": (WORST_FITNESS, 1.0)}
+"""Ranges of the history's numbers other than [0, inf): the best fitness, between the empty
+subset's and a perfect score."""
+
+
+def history_problem(history, iteration: int):
+    """What is wrong with the history of a method state at round ``iteration`` (a phrase), or
+    None: one row per round played, row ``i`` of round ``i``, every number of
+    :data:`~hpcswarm.store.records.HISTORY_FIELDS` finite and in its range."""
+    if not isinstance(history, list) or len(history) != iteration + 1:
+        return f"is not a list of {iteration + 1} rows (one per round played)"
+    for i, row in enumerate(history):
+        if not isinstance(row, dict):
+            return f"row {i} is a {type(row).__name__}, not a dict"
+        for field in HISTORY_FIELDS:
+            value = row.get(field)
+            low, high = HISTORY_RANGES.get(field, (0, np.inf))
+            if (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or not (low <= value <= high and math.isfinite(value))
+                    or (field == "iteration" and value != i)):
+                return f"row {i} holds {field} = {value!r}"
+    return None
 
 
 def _method_attributes(search, snapshot, source):
     """The method state of ``snapshot`` read back, checked to hold every attribute the
-    search lists (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_names`)."""
+    search lists (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_names`), each array and
+    number in its range (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_values`), the
+    round the snapshot names and a history of that many rounds."""
     try:
         attributes = decode_state(snapshot["method_state"])
     except ValueError as exc:
@@ -195,7 +261,20 @@ def _method_attributes(search, snapshot, source):
         missing.append("swarm_rng")
     if missing:
         raise _refuse(source, "method state", f"lacks {', '.join(map(repr, missing))}")
-    check_state_arrays(state, search.state_arrays(), search.n_genes, source)
+    shape = search.swarm_shape()
+    check_state_values(state, search.state_values(), search.n_genes, source,
+                       0 if shape is None else shape[0])
+    iteration = snapshot["iteration"]
+    if (isinstance(iteration, (bool, np.bool_)) or not isinstance(iteration, (int, np.integer))
+            or iteration != state["iteration"]):
+        raise _refuse(source, "iteration", f"{iteration} is not its method state's "
+                      f"{state['iteration']}")
+    problem = history_problem(state["history"], state["iteration"])
+    if problem is not None:
+        raise _refuse(source, "method state 'history'", problem)
+    problem = search.state_problem(state)
+    if problem is not None:
+        raise _refuse(source, "method state", problem)
     return attributes
 
 
@@ -214,11 +293,18 @@ def restore_snapshot(search, snapshot):
         raise _refuse(source, "arrays", f"are those of a swarm, but {search.name} keeps none")
     if shape is not None:
         check_swarm_arrays(arrays, *shape, source)
+    elapsed = snapshot["elapsed"]
+    if not (isinstance(elapsed, (float, np.floating)) and 0 <= elapsed < np.inf):
+        raise _refuse(source, "elapsed time", f"{elapsed!r} is not a finite number of seconds")
     attributes = _method_attributes(search, snapshot, source)
     try:  # the archive and the front are rebuilt from their arrays, checked there
         search.restore_method_state(attributes["search"])
     except (KeyError, ValueError, TypeError, AttributeError) as exc:
         raise _refuse(source, "method state", f"does not read back ({exc!r})") from None
+    last = search.termination.last_round(search)
+    if search.iteration > last:
+        raise _refuse(source, "iteration", f"{search.iteration} is past the search's last "
+                      f"round, {last}")
     if arrays:
         rngs = [unpack_rng(packed) for packed in arrays["rng_states"]]
         search.state = SwarmState(rngs=rngs, swarm_rng=attributes["swarm_rng"],

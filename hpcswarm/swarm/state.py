@@ -50,6 +50,21 @@ def pack_rng(rng):
     return np.array(words, dtype=np.uint64).view(np.uint8)
 
 
+def rng_state_problem(packed):
+    """What makes ``packed`` (48 bytes, :func:`pack_rng`) no state a PCG64 generator can be in
+    (a phrase completing "a generator state with ..."), or None: its stream increment is
+    odd (numpy sets ``inc = 2 seq + 1``), ``has_uint32`` is 0 or 1 and the buffered
+    ``uinteger`` fits in 32 bits."""
+    words = np.ascontiguousarray(packed).view(np.uint64)
+    if not words[3] & 1:
+        return "an even increment"
+    if words[4] > 1:
+        return f"has_uint32 = {int(words[4])}"
+    if words[5] >> 32:
+        return "a buffered uinteger over 32 bits"
+    return None
+
+
 def unpack_rng(packed, rng=None):
     """A PCG64 generator (``rng`` itself when given) set to the state :func:`pack_rng` made."""
     words = [int(w) for w in np.ascontiguousarray(packed).view(np.uint64)]

@@ -37,7 +37,8 @@ import math
 
 import numpy as np
 
-from hpcswarm.swarm.state import RNG_STATE_BYTES, pack_rng, unpack_rng
+from hpcswarm.swarm.state import (RNG_STATE_BYTES, pack_rng, rng_state_problem,
+                                  unpack_rng)
 
 ARRAY_KINDS = "biuf"
 """dtype kinds an array of the tree may have (bool, signed, unsigned, float)."""
@@ -163,6 +164,9 @@ class _Decoder:
             if packed.size != RNG_STATE_BYTES:
                 raise ValueError(f"a generator state has {packed.size} bytes, not "
                                  f"{RNG_STATE_BYTES}")
+            problem = rng_state_problem(packed)
+            if problem is not None:
+                raise ValueError(f"a generator state with {problem}")
             return unpack_rng(packed)
         raise ValueError(f"{json.dumps(node)[:80]} is not a node of a state")
 

@@ -51,7 +51,8 @@ class SFR(SearchAlgorithm):
         ranking's state of the empty subset is dropped before it is made)."""
         return 1
     STATE = ("order", "limit", "prefix", "curve")
-    STATE_ARRAYS = {"order": ArraySpec("i", ("genes",), 0, "genes"),
+    STATE_VALUES = {"order": ArraySpec("i", ("genes",), 0, "last_gene"),
+                    "limit": ArraySpec("i", (), 0, "genes"),
                     "prefix": ArraySpec("b", ("genes",))}
 
     def initialise(self):
@@ -146,7 +147,7 @@ class FSR(SearchAlgorithm):
         w=0.768, vmax=6.0, target=1.0, k=5, cv=10,
     )
     STATE = ("limit", "streams", "subset", "subsets")
-    STATE_ARRAYS = {"subset": ArraySpec("b", ("genes",))}
+    STATE_VALUES = {"limit": ArraySpec("i", (), 0, "genes"), "subset": ArraySpec("b", ("genes",))}
 
     def initialise(self):
         self.limit = size_limit(self.params["max_size"], self.n_genes)

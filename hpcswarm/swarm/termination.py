@@ -16,6 +16,10 @@ class Termination(Protocol):
     def done(self, search) -> bool:
         """Whether ``search`` (after its last recorded round) must stop."""
 
+    def last_round(self, search) -> int:
+        """The last round the rule lets ``search`` play, given what it holds now (a resumed
+        snapshot of a later round is damaged)."""
+
 
 @dataclass(frozen=True)
 class RoundLimit:
@@ -35,6 +39,9 @@ class RoundLimit:
             return True
         return search.iteration + 1 >= self.n_rounds
 
+    def last_round(self, search) -> int:
+        return self.n_rounds - 1
+
 
 @dataclass(frozen=True)
 class MethodStop:
@@ -43,3 +50,7 @@ class MethodStop:
 
     def done(self, search) -> bool:
         return bool(search.finished())
+
+    def last_round(self, search) -> int:
+        """``n_genes``: a greedy search adds or removes one gene a round."""
+        return search.n_genes

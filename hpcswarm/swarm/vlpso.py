@@ -63,6 +63,9 @@ class MoveLimit:
             return True
         return search.iteration - search.n_changes + 1 >= self.n_rounds
 
+    def last_round(self, search) -> int:
+        return self.n_rounds - 1 + search.n_changes
+
 
 class VLPSO(ParticleSwarm):
     """VLPSO: variable-length particles, length changing and comprehensive learning.
@@ -161,7 +164,14 @@ class VLPSO(ParticleSwarm):
     ) + RelevanceLocalSearch.PARAMS + override(FITNESS_PARAMS, k=1, cv=10)
     STATE = ("order", "division", "lengths", "max_length", "n_changes", "pc", "exemplars",
              "stalled")
-    STATE_ARRAYS = {"order": ArraySpec("i", ("genes",), 0, "genes")}
+    STATE_VALUES = {"order": ArraySpec("i", ("genes",), 0, "last_gene"),
+                    "division": ArraySpec("i", ("particles",), 0),
+                    "lengths": ArraySpec("i", ("particles",), 0, "genes"),
+                    "max_length": ArraySpec("i", (), 1, "genes"),
+                    "n_changes": ArraySpec("i", (), 0, "iteration"),
+                    "pc": ArraySpec("f", ("particles",), 0.0, 1.0),
+                    "exemplars": ArraySpec("i", ("particles", "genes"), -1, "last_particle"),
+                    "stalled": ArraySpec("i", ("particles",), 0, "iteration")}
 
     @classmethod
     def swarm_size(cls, params, n_genes):
