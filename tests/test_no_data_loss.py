@@ -255,6 +255,23 @@ def _refusing(monkeypatch, folder_name):
     monkeypatch.setattr(os, "open", refuse)
 
 
+def _disk_full_at(monkeypatch, marker):
+    """Make the write of the temporary file whose name holds ``marker`` fail as on a full
+    disk (ENOSPC when it is synced)."""
+    import errno
+
+    from hpcswarm.store import atomic
+
+    real = atomic._fsync_path
+
+    def full(path, *args):
+        if marker in str(path):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(path, *args)
+
+    monkeypatch.setattr(atomic, "_fsync_path", full)
+
+
 def test_report_with_one_output_in_a_folder_that_refuses_files_writes_none(results, capsys,
                                                                            monkeypatch):
     """Every output's folder is tried before any file is written: the other outputs are not
@@ -286,19 +303,8 @@ def test_a_write_failing_half_way_leaves_none_of_the_reports_files(results, caps
     """The report's files appear together or not at all: a write failing after others are
     complete (here the JSON's, as on a full disk) leaves none, no temporary, and an existing
     file as it was."""
-    import errno
-
-    from hpcswarm.store import atomic
-
     (results / "r.md").write_text("mine\n")
-    real = atomic._fsync_path
-
-    def full_at_json(path, *args):
-        if ".r.json." in str(path):
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real(path, *args)
-
-    monkeypatch.setattr(atomic, "_fsync_path", full_at_json)
+    _disk_full_at(monkeypatch, ".r.json.")
     refused(capsys, results, ["report", "res.h5", "--markdown", "r.md", "--csv", "tables",
                               "--json", "r.json", "--genes", "g.tsv", "--overwrite"],
             "r.json: cannot write (No space left on device)")
@@ -307,18 +313,7 @@ def test_a_write_failing_half_way_leaves_none_of_the_reports_files(results, caps
 def test_a_job_whose_summary_write_fails_leaves_no_results_file(folder, capsys, monkeypatch):
     """The results file, its summary and the signature appear together: a failing summary
     write leaves no results file, and the checkpoint keeps the finished tasks."""
-    import errno
-
-    from hpcswarm.store import atomic
-
-    real = atomic._fsync_path
-
-    def full_at_summary(path, *args):
-        if ".res.json." in str(path):
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real(path, *args)
-
-    monkeypatch.setattr(atomic, "_fsync_path", full_at_summary)
+    _disk_full_at(monkeypatch, ".res.json.")
     status, _, err = run_cli(capsys, *_job_argv(folder, "output=res.h5"), "--quiet")
     assert_one_error(status, err, "res.json: cannot write (No space left on device)")
     names = {path.name for path in folder.iterdir()}
@@ -332,18 +327,7 @@ def test_evaluate_plots_failing_half_way_leave_no_plot_nor_folder(folder, capsys
     """The two plots of ``evaluate --plot`` appear together: the second failing (as on a
     full disk) leaves neither, nor the folder created for them."""
     pytest.importorskip("matplotlib")
-    import errno
-
-    from hpcswarm.store import atomic
-
-    real = atomic._fsync_path
-
-    def full_at_second(path, *args):
-        if "signature-by-class.png" in str(path):
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real(path, *args)
-
-    monkeypatch.setattr(atomic, "_fsync_path", full_at_second)
+    _disk_full_at(monkeypatch, "signature-by-class.png")
     refused(capsys, folder, ["evaluate", "data.h5", "--all", "--plot", "new/plots"],
             "signature-by-class.png: cannot write (No space left on device)")
 
