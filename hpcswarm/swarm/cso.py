@@ -18,6 +18,7 @@ from hpcswarm.swarm.mean import swarm_mean
 from hpcswarm.swarm.operators import cap_selection, cso_loser_update, threshold_mask
 from hpcswarm.swarm.ordering import better
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param, override
+from hpcswarm.swarm.snapshot import ArraySpec
 from hpcswarm.swarm.state import SwarmState
 
 
@@ -86,6 +87,7 @@ class CSO(SearchAlgorithm):
         k=5, cv=10, objective="error", archive_size=DEFAULT_ARCHIVE_SIZE,
     )
     STATE = ("last_losers",)
+    STATE_VALUES = {"last_losers": ArraySpec("i", (None,), 0, "last_particle")}
 
     @classmethod
     def validate(cls, params):

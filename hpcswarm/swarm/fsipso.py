@@ -53,7 +53,8 @@ class FSIPSO(PSO):
     )
     STATE = ("order", "subspaces", "phase_length", "phase", "active")
     STATE_VALUES = {"order": ArraySpec("i", ("genes",), 0, "last_gene"),
-                    "phase_length": ArraySpec("i", (), 1), "phase": ArraySpec("i", (), 0)}
+                    "phase_length": ArraySpec("i", (), 1), "phase": ArraySpec("i", (), 0),
+                    "active": ArraySpec("i", (None,), 0, "last_gene")}
     scores_single_flips = True
 
     @classmethod

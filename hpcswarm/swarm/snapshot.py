@@ -101,11 +101,11 @@ def take_snapshot(search):
 class ArraySpec:
     """What one array or number of a snapshot must be: its dtype kind (``"f"`` float64,
     ``"b"`` bool, ``"i"`` integer, ``"u1"`` bytes), its shape (each entry a number or
-    ``"particles"``, ``"genes"``, ``"rng"``; ``()`` for a number, which may be a Python or
-    numpy scalar), and the range of its values (``low`` and ``high`` may name a limit:
-    ``"genes"``, ``"last_gene"`` (the highest gene index), ``"particles"``,
-    ``"last_particle"`` or another number of the state, ``"iteration"``, ``"evaluations"``,
-    checked before; NaN allowed or not)."""
+    ``"particles"``, ``"genes"``, ``"rng"``, or None for any length; ``()`` for a number,
+    which may be a Python or numpy scalar), and the range of its values (``low`` and
+    ``high`` may name a limit: ``"genes"``, ``"last_gene"`` (the highest gene index),
+    ``"particles"``, ``"last_particle"`` or another number of the state, ``"iteration"``,
+    ``"evaluations"``, checked before; NaN allowed or not)."""
 
     kind: str
     shape: tuple
@@ -158,7 +158,8 @@ def array_problem(array, spec: ArraySpec, limits: dict):
               "i": array.dtype.kind == "i", "u1": array.dtype == np.uint8}
     if not dtypes[spec.kind]:
         return f"has dtype {array.dtype}"
-    if array.shape != expected:
+    if len(array.shape) != len(expected) or any(
+            dim is not None and length != dim for length, dim in zip(array.shape, expected)):
         return f"has shape {array.shape}, expected {expected}"
     if spec.kind in ("b", "u1"):
         return None
