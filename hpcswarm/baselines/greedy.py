@@ -127,6 +127,8 @@ class GreedySearch(SearchAlgorithm):
                     "value": ArraySpec("f", (), WORST_FITNESS, 1.0),
                     "start_fitness": ArraySpec("f", (), WORST_FITNESS, 1.0),
                     "candidates_scored": ArraySpec("i", (), 0)}
+    STOP_REASONS = ("no candidates", "no improving step", "max_steps")
+    """Why a search may have ended (its ``stopped``; None while it goes on)."""
     scores_single_flips = True
 
     @classmethod
@@ -165,7 +167,7 @@ class GreedySearch(SearchAlgorithm):
     @classmethod
     def state_problem(cls, state):
         """``size`` counts ``mask``; ``path`` holds one gene index per step and
-        ``path_fitness`` its fitness."""
+        ``path_fitness`` its fitness; ``stopped`` is None or one of :attr:`STOP_REASONS`."""
         if state["size"] != state["mask"].sum():
             return f"'size' {state['size']} is not the {state['mask'].sum()} genes of 'mask'"
         path, fitness = state["path"], state["path_fitness"]
@@ -178,6 +180,9 @@ class GreedySearch(SearchAlgorithm):
         if not all(type(value) is float and WORST_FITNESS <= value <= 1.0
                    for value in fitness):
             return f"'path_fitness' holds values outside [{WORST_FITNESS}, 1.0]"
+        stopped = state["stopped"]
+        if stopped is not None and not (type(stopped) is str and stopped in cls.STOP_REASONS):
+            return f"'stopped' is {stopped!r}, not one of {cls.STOP_REASONS} or None"
         return None
 
     def restore_method_state(self, state):
