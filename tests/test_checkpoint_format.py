@@ -299,6 +299,12 @@ IMPOSSIBLE_SNAPSHOTS = {
                                  r"'last_losers' holds values outside \[0, \d+\]"),
     "cso-loser-negative": ("cso", _search(_item(("last_losers",), 0, -1)),
                            r"'last_losers' holds values outside \[0, \d+\]"),
+    "fsr-subset-gene-past-the-genes": (
+        "fsr", _search(lambda s: s["subsets"][0]["genes"].__setitem__(0, 24)),
+        "'subsets' holds an entry that is not"),
+    "fsr-subset-not-a-record": ("fsr", _search(lambda s: s["subsets"].__setitem__(0, 7)),
+                                "'subsets' holds an entry that is not"),
+    "fsr-subsets-not-a-list": ("fsr", _state(subsets=3), "'subsets' is a int, not a list"),
     "ranking-past-the-genes": ("lfs", _search(_item(("ranking",), 0, 24)),
                                r"'ranking' holds values outside \[0, 23\]"),
 }

@@ -9,6 +9,7 @@ in ``extra``. One round of the shared loop is one value of d.
 
 import numpy as np
 
+from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.swarm.bpso import BPSO
 from hpcswarm.swarm.core import SearchAlgorithm, SearchHooks
 from hpcswarm.swarm.operators import random_subset, repair_size
@@ -148,6 +149,25 @@ class FSR(SearchAlgorithm):
     )
     STATE = ("limit", "streams", "subset", "subsets")
     STATE_VALUES = {"limit": ArraySpec("i", (), 0, "genes"), "subset": ArraySpec("b", ("genes",))}
+
+    @classmethod
+    def state_problem(cls, state):
+        """``subsets`` holds, for d = 1, 2, ..., a record of the size d, its fitness and its
+        d distinct gene indices."""
+        n_genes = state["subset"].size
+        if not isinstance(state["subsets"], list):
+            return f"'subsets' is a {type(state['subsets']).__name__}, not a list"
+        for d, record in enumerate(state["subsets"], start=1):
+            genes = record.get("genes") if isinstance(record, dict) else None
+            if not (isinstance(record, dict) and set(record) == {"size", "fitness", "genes"}
+                    and type(record["size"]) is int and record["size"] == d
+                    and isinstance(record["fitness"], (float, np.floating))
+                    and WORST_FITNESS <= record["fitness"] <= 1.0
+                    and isinstance(genes, list) and len(set(genes)) == len(genes) == d
+                    and all(type(gene) is int and 0 <= gene < n_genes for gene in genes)):
+                return (f"'subsets' holds an entry that is not the size {d}, fitness and {d} "
+                        f"distinct gene indices in [0, {n_genes}) of a subset")
+        return None
 
     def initialise(self):
         self.limit = size_limit(self.params["max_size"], self.n_genes)
