@@ -311,11 +311,8 @@ def open_replacing(path):
     """
     path = Path(path)
     temporary = _create_temporary(path)
-    try:
+    with _removed_on_failure(temporary, path):
         handle = open(temporary, "w", encoding="utf-8")
-    except OSError as exc:
-        temporary.unlink(missing_ok=True)
-        raise DataError(f"{path}: cannot write ({reason(exc)})") from None
     try:
         _rename(temporary, path, overwrite=True)
     except BaseException:
