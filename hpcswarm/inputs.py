@@ -79,11 +79,10 @@ def check_matrix(values, argument: str = "X") -> None:
         try:
             values.astype(np.float64)
         except (TypeError, ValueError) as exc:  # the first cell that is no number, named
-            cells = ((at, cell) for at, cell in np.ndenumerate(values) if not _is_number(cell))
-            where = ""
-            for (row, column), cell in cells:
-                where = f" the value at sample {row}, gene {column} is {cell!r},"
-                break
+            first = next(((at, cell) for at, cell in np.ndenumerate(values)
+                          if not _is_number(cell)), None)
+            where = ("" if first is None else f" the value at sample {first[0][0]}, gene "
+                     f"{first[0][1]} is {first[1]!r},")
             raise type(exc)(f"{argument}:{where} not a number ({exc}); drop the columns that "
                             f"are not genes") from None
 
@@ -149,14 +148,19 @@ def _label_group(value) -> str:
     return type(value).__name__
 
 
+def _mixed_types(values, argument) -> ValueError:
+    """The error for labels whose types cannot be ordered into classes, naming the types."""
+    kinds = sorted({type(v).__name__ for v in values})
+    return ValueError(f"{argument}: mixed types ({', '.join(kinds)}) cannot be ordered into "
+                      f"classes; give every label as text or every one as a number")
+
+
 def _typed_labels(values, argument):
     """Object labels as an array of their one type (text, bytes, bool, integer, real);
     ValueError when they mix types, which classes cannot (1, 1.0 and True are one value)."""
     groups = {_label_group(v) for v in values}
     if len(groups) > 1:
-        kinds = sorted({type(v).__name__ for v in values})
-        raise ValueError(f"{argument}: mixed types ({', '.join(kinds)}) cannot be ordered "
-                         f"into classes; give every label as text or every one as a number")
+        raise _mixed_types(values, argument)
     (group,) = groups or {"text"}
     if group == "bool":
         return values.astype(bool)
@@ -228,10 +232,7 @@ def label_values(labels, argument: str = "y") -> np.ndarray:
     try:
         np.unique(values)
     except TypeError:
-        kinds = sorted({type(v).__name__ for v in values})
-        raise ValueError(f"{argument}: mixed types ({', '.join(kinds)}) cannot be ordered "
-                         f"into classes; give every label as text or every one as a number") \
-            from None
+        raise _mixed_types(values, argument) from None
     return values
 
 
