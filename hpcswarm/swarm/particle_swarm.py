@@ -92,8 +92,21 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
     """The mechanisms of the method (:class:`~hpcswarm.swarm.mechanisms.Mechanism`), run in
     this order at each point of the round."""
 
-    def swarm_shape(self):
-        return self.params["n_particles"], self.n_genes
+    @classmethod
+    def state_problem(cls, state, params, n_genes):
+        """The account's ties (:meth:`SearchAlgorithm.state_problem`), and the swarm's:
+        gbest, a pbest or reset, is no better than the best subset ever evaluated."""
+        problem = super().state_problem(state, params, n_genes)
+        if problem is not None:
+            return problem
+        if state["gbest_fitness"] > state["best_fitness"]:
+            return (f"'gbest_fitness' {state['gbest_fitness']} is above the best fitness ever "
+                    f"evaluated, {state['best_fitness']}")
+        return None
+
+    @classmethod
+    def swarm_shape(cls, params, n_genes):
+        return cls.swarm_size(params, n_genes), n_genes
 
     @property
     def everyone(self):
