@@ -27,7 +27,7 @@ METHOD_PARAMS = {
     "sfs": {}, "sbs": {}, "lfs": {"n_ranked": 6},
 }
 """The methods whose snapshots are damaged field by field, with settings that make each
-play past :data:`SNAPSHOT_ROUND` (VLPSO changing its lengths by then)."""
+play past :data:`SNAPSHOT_ROUND`."""
 
 N_SAMPLES, N_GENES = 30, 24
 
@@ -54,8 +54,22 @@ def _spec_damage(spec, value):
 
 
 def _replace(key, damage):
-    def change(state):
+    """A damage of the method state's ``key``."""
+    def change(arrays, state):
         state[key] = damage(state[key])
+    return change
+
+
+def _mask_bit_flipped(arrays, state):
+    """Particle 0's first gene selected or not against its position (its size follows)."""
+    arrays["mask"][0, 0] = ~arrays["mask"][0, 0]
+    arrays["size"][0] = arrays["mask"][0].sum()
+
+
+def _set_beyond(name, where):
+    """A damage of the swarm array ``name``: 0.5 at (particle 0, ``where(state)``)."""
+    def change(arrays, state):
+        arrays[name][0, where(state)] = 0.5
     return change
 
 
@@ -89,19 +103,28 @@ EXTRA_DAMAGES = {
         "exemplar-past-a-length": _replace("exemplars", lambda e: np.where(e == -1, 0, e)),
         "pc-off-the-curve": _replace("pc", lambda pc: pc * 0.5),
         "length-changes-not-the-events": _replace("n_changes", lambda n: type(n)(n + 1)),
+        "position-beyond-the-length": _set_beyond(
+            "velocity", lambda state: state["order"][state["lengths"][0]]),
+        "mask-not-its-position": _mask_bit_flipped,
     },
     "fsipso": {
         "phase-not-the-round's": _replace("phase", lambda p: type(p)(p + 1)),
         "active-not-the-sub-spaces": _replace("active", lambda a: a[:-1]),
+        "pbest-outside-the-search-space": _set_beyond(
+            "pbest_position", lambda state: np.setdiff1d(state["order"], state["active"])[0]),
     },
-    "cso": {"losers-not-increasing": _replace("last_losers", lambda l: l[::-1].copy())},
+    "cso": {"losers-not-increasing": _replace("last_losers", lambda l: l[::-1].copy()),
+            "mask-not-its-position": _mask_bit_flipped},
+    "pso": {"mask-not-its-position": _mask_bit_flipped},
+    "cbpso": {"mask-not-its-position": _mask_bit_flipped},
     "sfr": {"prefix-not-the-order's": _replace("prefix", lambda p: ~p)},
     "fsr": {"subset-not-the-last-record": _replace("subset", lambda s: ~s)},
-    "sfs": {"mask-not-the-path": _replace("mask", lambda m: ~m),
+    "sfs": {"mask-not-the-path": _replace("mask", lambda m: np.roll(m, 1)),
             "value-not-the-last-step": _replace("value", lambda v: v / 2 - 0.1)},
     "pso-lsrg": {"gbest-above-the-best": _replace("gbest_fitness", lambda v: 1.0)},
 }
-"""Values each in range but out of step with the rest of the snapshot."""
+"""Values each in range but out of step with the rest of the snapshot (of the method state
+and the swarm's arrays)."""
 
 
 def _cases():
@@ -156,7 +179,7 @@ def _damaged(snapshot, kind, name, method):
     if kind == "array":
         arrays[name] = _spec_damage(SWARM_ARRAYS[name], arrays[name])
     elif kind == "extra":
-        EXTRA_DAMAGES[method][name](state)
+        EXTRA_DAMAGES[method][name](arrays, state)
     elif name in OTHER_DAMAGES:
         state[name] = OTHER_DAMAGES[name](state[name])
     else:

@@ -203,6 +203,14 @@ class SearchAlgorithm(abc.ABC):
         return EvaluationService.state_problem(state, params, n_genes)
 
     @classmethod
+    def swarm_problem(cls, arrays: dict, state: dict, params: dict, n_genes: int):
+        """What ties between a snapshot's swarm ``arrays`` (checked by
+        :func:`~hpcswarm.swarm.snapshot.check_swarm_arrays`) and its method ``state`` are
+        broken, for the method with checked ``params`` on ``n_genes`` genes (a phrase), or
+        None: none here; a method with a swarm says what its particles must hold."""
+        return None
+
+    @classmethod
     def state_names(cls) -> tuple:
         """Keys of :meth:`method_state`: the evaluator's account, then
         :meth:`attribute_names`."""

@@ -105,6 +105,15 @@ class CSO(SearchAlgorithm):
         return None
 
     @classmethod
+    def swarm_problem(cls, arrays, state, params, n_genes):
+        """Each mask the genes its position selects (those above ``theta``; a capped position
+        is repaired before its mask is taken)."""
+        if not np.array_equal(arrays["mask"], threshold_mask(arrays["position"],
+                                                             params["theta"])):
+            return "'mask' is not the genes its 'position' selects"
+        return None
+
+    @classmethod
     def validate(cls, params):
         if params["n_particles"] % 2:
             raise ParameterError(

@@ -92,6 +92,22 @@ class FSIPSO(PSO):
         return None
 
     @classmethod
+    def swarm_problem(cls, arrays, state, params, n_genes):
+        """The swarm's ties (:meth:`ParticleSwarm.swarm_problem`), and every position,
+        velocity, pbest and gbest 0 outside the search space ``F_c``."""
+        problem = super().swarm_problem(arrays, state, params, n_genes)
+        if problem is not None:
+            return problem
+        outside = np.ones(n_genes, dtype=bool)
+        outside[state["active"]] = False
+        for name in ("position", "velocity", "pbest_position"):
+            if arrays[name][:, outside].any():
+                return f"'{name}' is not 0 outside the search space 'active'"
+        if state["gbest_position"][outside].any():
+            return "'gbest_position' is not 0 outside the search space 'active'"
+        return None
+
+    @classmethod
     def validate(cls, params):
         if params["n_iterations"] - 1 < params["n_subspaces"]:
             raise ParameterError(

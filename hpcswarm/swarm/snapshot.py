@@ -347,6 +347,10 @@ def check_snapshot(method, params, n_genes, snapshot, termination=None):
     if not (isinstance(elapsed, (float, np.floating)) and 0 <= elapsed < np.inf):
         raise _refuse(source, "elapsed time", f"{elapsed!r} is not a finite number of seconds")
     attributes = _method_attributes(method, params, n_genes, snapshot, source)
+    if shape is not None:
+        problem = method.swarm_problem(arrays, attributes["search"], params, n_genes)
+        if problem is not None:
+            raise _refuse(source, "arrays", problem)
     if termination is None:
         termination = method.default_termination(params, n_genes)
     state = attributes["search"]

@@ -212,6 +212,22 @@ class VLPSO(ParticleSwarm):
         return None
 
     @classmethod
+    def swarm_problem(cls, arrays, state, params, n_genes):
+        """The swarm's ties (:meth:`ParticleSwarm.swarm_problem`), and each particle's
+        position, velocity and pbest 0 beyond its length (on the genes after the first
+        ``lengths[i]`` of ``order``)."""
+        problem = super().swarm_problem(arrays, state, params, n_genes)
+        if problem is not None:
+            return problem
+        rank = np.empty(n_genes, dtype=np.int64)
+        rank[state["order"]] = np.arange(n_genes)
+        beyond = rank[None, :] >= state["lengths"][:, None]
+        for name in ("position", "velocity", "pbest_position"):
+            if arrays[name][beyond].any():
+                return f"'{name}' is not 0 beyond each particle's length"
+        return None
+
+    @classmethod
     def swarm_size(cls, params, n_genes):
         """The paper's size for ``n_particles = 0`` (:func:`hpcswarm.swarm.divisions.swarm_size`)."""
         return swarm_size(params["n_particles"], n_genes)
