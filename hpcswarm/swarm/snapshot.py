@@ -260,8 +260,8 @@ def events_problem(events, iteration: int):
     last = 0
     for i, event in enumerate(events):
         round_ = event.get("iteration") if isinstance(event, dict) else None
-        if (type(round_) is not int or not last <= round_ <= iteration
-                or type(event.get("event")) is not str):
+        if (isinstance(round_, (bool, np.bool_)) or not isinstance(round_, (int, np.integer))
+                or not last <= round_ <= iteration or type(event.get("event")) is not str):
             return f"entry {i} is not the record of a round played, in round order"
         last = round_
     return None
