@@ -56,6 +56,29 @@ def test_relevance_order_puts_the_planted_genes_first_and_keeps_index_order_in_t
     assert relevance_order([0.2, 0.5, 0.2, 0.0]).tolist() == [1, 0, 2, 3]
 
 
+def test_count_tables_equal_up_to_relabelling_give_exactly_equal_su():
+    rng = np.random.default_rng(0)
+    codes = np.arange(40) % 3
+    bins = rng.integers(0, 4, size=40)
+    relabelled = np.array([2, 0, 3, 1])[bins]  # the intervals renamed: the same table's rows
+    assert symmetric_uncertainty(relabelled, codes) == symmetric_uncertainty(bins, codes)
+    classes_renamed = np.array([1, 2, 0])[codes]  # equal classes: the table's columns permuted
+    assert symmetric_uncertainty(bins, classes_renamed) == symmetric_uncertainty(bins, codes)
+
+
+def test_a_gene_and_its_negation_tie_exactly_and_the_lower_index_comes_first():
+    # the negation's MDL intervals are the gene's in reverse: its count table is the gene's
+    # with the rows permuted; summed in table order the two SU differed in the last bit
+    rng = np.random.default_rng(2)
+    codes = np.arange(40) % 3
+    gene = rng.normal(size=40) + 1.2 * codes
+    noise = rng.normal(size=(40, 3))
+    X = np.column_stack([-gene, gene, noise])
+    scores = relevance_scores(GeneMajor.from_samples(X), codes, np.arange(5))
+    assert scores[0] == scores[1] > 0
+    assert relevance_order(scores)[:2].tolist() == [0, 1]
+
+
 # ---------------------------------------------------------------- divisions and lengths
 def test_swarm_size_follows_the_papers_rule_unless_given():
     assert swarm_size(0, 2308) == 115
