@@ -4,6 +4,7 @@ and a known answer on planted genes."""
 import numpy as np
 import pytest
 
+from hpcswarm.comm import world
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor, score_split
 from hpcswarm.selection.methods import algorithm_params
@@ -77,6 +78,23 @@ def test_a_gene_and_its_negation_tie_exactly_and_the_lower_index_comes_first():
     scores = relevance_scores(GeneMajor.from_samples(X), codes, np.arange(5))
     assert scores[0] == scores[1] > 0
     assert relevance_order(scores)[:2].tolist() == [0, 1]
+
+
+@pytest.mark.mpi
+def test_the_ranking_spread_over_the_ranks_is_the_serial_one_on_every_rank():
+    # genes and their negations (exact ties) on both sides of every block boundary
+    rng = np.random.default_rng(3)
+    codes = np.arange(45) % 3
+    genes = rng.normal(size=(45, 7)) + 0.8 * codes[:, None]
+    X = np.column_stack([genes, -genes[:, ::-1], rng.normal(size=(45, 3))])
+    data = GeneMajor.from_samples(X)
+    serial = relevance_scores(data, codes, np.arange(X.shape[1]))
+    with world() as comm:
+        spread = relevance_scores(data, codes, np.arange(X.shape[1]), comm)
+        orders = comm.allgather(relevance_order(spread).tolist())
+    assert spread.tobytes() == serial.tobytes()
+    assert orders == [relevance_order(serial).tolist()] * len(orders)
+    assert np.array_equal(serial[:7], serial[7:14][::-1])
 
 
 # ---------------------------------------------------------------- divisions and lengths
