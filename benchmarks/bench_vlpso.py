@@ -22,22 +22,28 @@ with hpcswarm's writer into ``--folder`` and memory-mapped), VLPSO at its paper 
   the same symmetric product (values.T by values, a BLAS ``syrk``); the ratio is of the
   sums, each the best of the repeats;
 - peak private memory of the 1-rank search (``tracemalloc``: numpy buffers the rank owns;
-  the memory-mapped file is not counted), beside the swarm's 26 B x particles x genes.
+  the memory-mapped file is not counted), beside the swarm's 26 B x particles x genes. The
+  first 1-rank search of a size is the one traced and whose subsets are recorded; tracing
+  slows Python's allocations a little, and its time is one of the repeats (the best of the
+  repeats is what the model reads).
 
 Then the cost model of one search (:func:`model`, ``docs/large-cohorts.md``): its constants
-are fitted to the evaluations timed alone (seconds per evaluation as ``a n^2 |S| + b n^2``
-over every size), the SU ranking at the largest size (per ``n d log2 n``) and the host's
-work of a move at the smallest size (per particle and gene); it then predicts the seconds
-per iteration and of the SU ranking at every size measured, printed beside the measured
-ones, and the seconds of a paper-size search (its swarm of ``n_genes / 20`` within
-[100, 300] particles, 101 rounds) at 10,000 x 20,000 on 1 to 1,024 ranks.
+are fitted to the figures (:func:`constants`: seconds per multiply-add of the GEMM floors,
+per (row, sample) pair of the evaluations beyond them, the host's work of an iteration per
+particle and gene at the smallest size, the SU ranking per gene and per gene and
+``n log2 n``); it then predicts the seconds per iteration and of the SU ranking at every
+size measured, printed beside the measured ones (and the SU ranking of ``--su-size``,
+measured alone beyond the sizes fitted), and the hours of a paper-size search
+(:data:`PAPER`) on 1 to 1,024 ranks.
 
-The machine may be shared: the load average is printed before and after, and the figures
-are ratios taken in the same run. The last line is one JSON object holding every figure.
+The machine may be shared: the load average is printed before and after, and what is
+compared (an evaluation and its GEMM, 1 rank and 2, predicted and measured) is taken in the
+same run. The last line is one JSON object holding every figure.
 
 Run: ``mpiexec -n 2 python benchmarks/bench_vlpso.py [--sizes 200x2000 1000x5000]
 [--particles 24] [--rounds 3] [--repeats 3] [--folder DIR]`` (one rank: the 1-rank figures
-only). ``--gpu`` instead measures seconds per iteration on the GPU beside one core
+only; ``--model-from FILE`` prints the model again from an earlier run's JSON line).
+``--gpu`` instead measures seconds per iteration on the GPU beside one core
 (:func:`gpu_iterations`, run by ``benchmarks/gpu_check.sh``).
 """
 
@@ -121,6 +127,7 @@ RECORDER = None
 
 
 def comparable(result):
+    """What must not depend on the ranks or shards: genes, fitness, evaluations per round."""
     return result.genes.tolist(), result.fitness, [row["evaluations"] for row in result.history]
 
 
@@ -277,7 +284,8 @@ def constants(rows):
     decisions); ``host``: seconds per particle and gene of an iteration beyond its
     evaluations, at the smallest size (moves, masks, exchanges); ``su_gene`` and ``su``:
     seconds of the SU ranking per gene and per ``n log2 n`` of a gene, least squares of the
-    relative errors over the sizes; ``fraction``: genes selected per evaluation over the swarm's mean length.
+    relative errors over the sizes; ``fraction``: genes selected per evaluation over the
+    swarm's mean length.
     """
     terms = sum(product_terms(r["n_samples"], 1, size) for r in rows
                 for size in r["eval_sizes"])
