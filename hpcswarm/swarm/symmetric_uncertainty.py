@@ -111,16 +111,16 @@ def symmetric_uncertainty(bins, codes) -> float:
     """SU between a discrete variable and the class: ``2 IG / (H(X) + H(C))`` (Yu & Liu 2003;
     Tran, Xue & Zhang 2019, Sec. III-A).
 
-    Parameters
-    ----------
-    bins, codes : ndarray of int of shape (n_samples,)
-        The discrete values (e.g. interval numbers) and the class codes.
-
     Each entropy is summed over its counts in increasing order (:func:`count_entropy`), so
     that two variables whose (value, class) count tables are equal up to a relabelling of
     their values or of the classes (a gene and its negation, say) get exactly equal SU, not
     two values that differ in the last bit by the order of the sums: genes of equal
     relevance then tie exactly and keep their index order (:func:`relevance_order`).
+
+    Parameters
+    ----------
+    bins, codes : ndarray of int of shape (n_samples,)
+        The discrete values (e.g. interval numbers) and the class codes.
 
     Returns
     -------
@@ -131,7 +131,7 @@ def symmetric_uncertainty(bins, codes) -> float:
     _, x = np.unique(bins, return_inverse=True)
     _, c = np.unique(codes, return_inverse=True)
     joint = np.zeros((x.max() + 1, c.max() + 1), dtype=np.int64)
-    np.add.at(joint, (x.ravel(), c.ravel()), 1)
+    np.add.at(joint, (x, c), 1)
     h_x, h_c = count_entropy(joint.sum(axis=1)), count_entropy(joint.sum(axis=0))
     if h_x + h_c == 0:
         return 0.0
