@@ -428,4 +428,7 @@ def test_the_gpu_check_script_runs_end_to_end_with_the_numpy_stand_in(tmp_path):
     assert "preflight: cuBLAS matmul and NVRTC elementwise kernels fine" in stdout
     assert figures[0]["device"] == "numpy stand-in"
     _check_figures(stdout, figures, rounds=2)
+    vlpso = [json.loads(line)["figure"]
+             for line in (tmp_path / "bench_vlpso.jsonl").read_text().splitlines()]
+    assert vlpso == ["vlpso_device", "vlpso_iteration", "vlpso_iteration", "vlpso"]
     assert " passed" in stdout and "GPU tests failed" not in stdout
