@@ -66,7 +66,7 @@ def make_fitness(X, y, params, seed, shards=None, device="cpu"):
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
     scorer = make_scorer(X, y, k=params["k"], cv=params["cv"], seed=seed, shards=shards,
-                         device=device)
+                         device=device, class_counts=objective.per_class)
     return SubsetFitness(scorer, objective), scorer
 
 
