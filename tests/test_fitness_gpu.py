@@ -278,8 +278,9 @@ def _device_scorers(monkeypatch, array_module):
 
 
 @pytest.mark.parametrize("method", sorted(METHODS))
-@pytest.mark.parametrize("fitness", [{}, {"k": 5, "cv": 5}, {"k": 5, "cv": "holdout"}],
-                         ids=["1nn-loo", "5nn-5fold", "5nn-holdout"])
+@pytest.mark.parametrize("fitness", [{}, {"k": 5, "cv": 5}, {"k": 5, "cv": "holdout"},
+                                     {"k": 3, "cv": 4, "objective": "balanced-accuracy"}],
+                         ids=["1nn-loo", "5nn-5fold", "5nn-holdout", "3nn-4fold-balanced"])
 def test_every_method_finds_the_same_genes_on_the_device_path(method, fitness, monkeypatch):
     params = {**SYNTHETIC_SETTINGS[method], **fitness}
     expected = _search(method, params)
