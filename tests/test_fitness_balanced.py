@@ -18,7 +18,7 @@ from threadpoolctl import threadpool_limits
 
 from hpcswarm.fitness import (DeviceScorer, KnnEvaluator, Score, SubsetFitness, make_objective,
                               make_scorer, score_split)
-from hpcswarm.fitness.score import balanced_accuracy
+from hpcswarm.store.records import balanced_accuracy
 
 CLASS_SIZES = (20, 9, 5, 3, 2)
 """Unbalanced classes with two small ones, as in the microarray sets (9 Tumors: 2 to 9)."""

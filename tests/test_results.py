@@ -46,7 +46,8 @@ def test_every_object_says_what_it_is(finished):
         assert sorted(f) == ["class_names", "gene_names", "gene_similarity", "runs", "tasks"]
         assert sorted(f["tasks"]) == sorted(TASK_COLUMNS)
         task = f["runs/run-001/fold-02"]
-        assert sorted(task) == ["front", "history", "selected_genes", "test_index", "train_index"]
+        assert sorted(task) == ["front", "history", "selected_genes", "test_class_correct",
+                                "test_class_total", "test_index", "train_index"]
         assert list(task["history"].attrs["columns"])[:2] == ["iteration", "best_fitness"]
         assert task["history"].shape == (4, len(task["history"].attrs["columns"]))
     assert untagged == []

@@ -6,7 +6,7 @@
   alpha = 0.9 as they and Xue et al. (2012) suggest.
 - ``"balanced-accuracy"``: the mean over classes of the recall of the held-out predictions
   (Tran, Xue and Zhang 2019, VLPSO's fitness; scikit-learn's ``balanced_accuracy_score``),
-  from the scorer's correct counts per class (:func:`~hpcswarm.fitness.score.balanced_accuracy`:
+  from the scorer's correct counts per class (:func:`~hpcswarm.store.records.balanced_accuracy`:
   a class without held-out samples does not count). A class of 2 samples among 60 weighs
   1/C of the fitness, not 2/60, so a search cannot drop a small class cheaply. Its scorer
   must count per class (``make_scorer(..., class_counts=True)``, :attr:`Objective.per_class`).
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hpcswarm.fitness.score import balanced_accuracy
+from hpcswarm.store.records import balanced_accuracy
 
 WORST_FITNESS = -2.0
 """Fitness of the empty subset.

@@ -3,44 +3,14 @@
 Scores of disjoint blocks of held-out rows add up to the Score of their union (each
 prediction depends on its own row of distances only), so that rows can be scored apart, e.g.
 by the ranks of a sample shard, and summed. A Score may also hold the counts per class of
-the held-out samples' labels, from which :func:`balanced_accuracy` is computed; they add up
-the same way.
+the held-out samples' labels, from which the balanced accuracy is computed
+(:func:`hpcswarm.store.records.balanced_accuracy`, shared with the results' records); they
+add up the same way.
 """
 
 from dataclasses import dataclass
 
-import numpy as np
-
-
-def balanced_accuracy(class_correct, class_total):
-    """The mean over classes of the recall, from integer counts per class.
-
-    scikit-learn's ``balanced_accuracy_score`` (Brodersen et al. 2010; the fitness of
-    Tran, Xue and Zhang 2019, VLPSO): ``(1 / C) sum_c correct_c / total_c`` over the ``C``
-    classes that have held-out samples. A class with no held-out sample has no recall and
-    does not count, as scikit-learn ignores (and warns about) a class of the predictions
-    that has no true sample. The ratios are added one class after the other, in class
-    order, so that the same counts give the same bits for a single Score and for the rows of
-    an array alike.
-
-    Parameters
-    ----------
-    class_correct : array-like of int of shape (..., n_classes)
-        Correct predictions among the held-out samples of each class.
-    class_total : array-like of int of shape (n_classes,)
-        Held-out samples of each class; at least one class must have some.
-
-    Returns
-    -------
-    float or ndarray of float64 of shape (...)
-    """
-    class_correct = np.asarray(class_correct, dtype=np.int64)
-    class_total = np.asarray(class_total, dtype=np.int64)
-    present = np.flatnonzero(class_total > 0)
-    recall_sum = np.zeros(class_correct.shape[:-1])
-    for c in present:
-        recall_sum = recall_sum + class_correct[..., c] / class_total[c]
-    return recall_sum / present.size
+from hpcswarm.store.records import balanced_accuracy
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +61,8 @@ class Score:
 
     @property
     def balanced_accuracy(self):
-        """Mean recall over the classes with held-out samples (:func:`balanced_accuracy`).
+        """Mean recall over the classes with held-out samples
+        (:func:`~hpcswarm.store.records.balanced_accuracy`).
 
         Raises
         ------

@@ -9,9 +9,12 @@ Layout (every object carries ``encoding-type`` and ``encoding-version``)::
     /gene_names            (n_genes,) strings
     /class_names           (n_classes,) strings
     /tasks                 "hpcswarm-task-table": one (n_tasks,) column per TASK_COLUMNS
+                           (0.2.0 added test_balanced_accuracy and, with a refinement,
+                           refined_test_balanced_accuracy; a 0.1.0 table lacks them)
     /runs/run-RRR/fold-FF  "hpcswarm-task" (:meth:`hpcswarm.store.records.TaskRecord.to_hdf5`):
                            attrs run, fold, spawn_key, group, extra (JSON);
                            selected_genes, train_index, test_index (int64),
+                           test_class_correct, test_class_total (int64, per class),
                            history (n_rounds, len(HISTORY_FIELDS)) float64, attr "columns";
                            refined_genes, refined_removed (int64, with a refinement)
     /runs/.../fold-FF/front "hpcswarm-front": the search's Pareto front of (inner accuracy,
@@ -59,7 +62,7 @@ from hpcswarm.store.records import (BIAS_NOTE, SEARCH_ENCODING, FrontPoint, Hist
 
 ENCODING = ("hpcswarm-results", "0.1.0")
 SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.1.0")
-_TABLE = ("hpcswarm-task-table", "0.1.0")
+_TABLE = ("hpcswarm-task-table", "0.2.0")
 _SIMILARITY = ("hpcswarm-gene-similarity", "0.1.0")
 _GROUP = ("dict", "0.1.0")
 _ARRAY = ("array", "0.2.0")
@@ -68,14 +71,19 @@ _STR = h5py.string_dtype("utf-8")
 
 TASK_COLUMNS = (
     "run", "fold", "group", "train_fitness", "train_correct", "train_total", "test_correct",
-    "test_total", "test_accuracy", "subset_size", "seconds", "evaluations", "archive_hits",
+    "test_total", "test_accuracy", "test_balanced_accuracy", "subset_size", "seconds",
+    "evaluations", "archive_hits",
     "baseline_correct", "baseline_total", "baseline_accuracy",
     "pca_correct", "pca_total", "pca_accuracy", "pca_components",
 )
-"""Columns of ``/tasks``, one row per (run, fold) in task order."""
+"""Columns of ``/tasks``, one row per (run, fold) in task order. ``test_balanced_accuracy``
+is the mean recall over the classes of the test predictions
+(:func:`~hpcswarm.store.records.balanced_accuracy`), NaN where the task kept no counts per
+class."""
 
 REFINED_COLUMNS = ("refined_size", "refined_train_correct", "refined_train_total",
-                   "refined_test_correct", "refined_test_total", "refined_test_accuracy")
+                   "refined_test_correct", "refined_test_total", "refined_test_accuracy",
+                   "refined_test_balanced_accuracy")
 """Columns of ``/tasks`` added by a refinement (``refine = "prune"``)."""
 
 _INT_COLUMNS = {"run", "fold", "group", "train_correct", "train_total", "test_correct",
@@ -93,7 +101,8 @@ class TaskTable(Mapping):
     the results do not hold is None (a single search's document has no baseline, PCA or
     group columns; only a refined job has the refined ones). The table also reads as the
     mapping of the columns it holds (``table["run"]``, ``"refined_size" in table``), which
-    is how a column named at run time (``f"{prefix}_correct"``) is read.
+    is how a column named at run time (``f"{prefix}_correct"``) is read. A file written
+    before a column existed (``test_balanced_accuracy``) reads it as None.
     """
 
     run: Optional[np.ndarray] = None
@@ -105,6 +114,7 @@ class TaskTable(Mapping):
     test_correct: Optional[np.ndarray] = None
     test_total: Optional[np.ndarray] = None
     test_accuracy: Optional[np.ndarray] = None
+    test_balanced_accuracy: Optional[np.ndarray] = None
     subset_size: Optional[np.ndarray] = None
     seconds: Optional[np.ndarray] = None
     evaluations: Optional[np.ndarray] = None
@@ -122,6 +132,7 @@ class TaskTable(Mapping):
     refined_test_correct: Optional[np.ndarray] = None
     refined_test_total: Optional[np.ndarray] = None
     refined_test_accuracy: Optional[np.ndarray] = None
+    refined_test_balanced_accuracy: Optional[np.ndarray] = None
 
     def __getitem__(self, column):
         value = getattr(self, column) if column in _TABLE_COLUMNS else None
@@ -162,6 +173,8 @@ def task_table(results):
     for column in TASK_COLUMNS:
         if column == "test_accuracy":
             values = [r.test_correct / r.test_total for r in results]
+        elif column == "test_balanced_accuracy":
+            values = [_or_nan(r.test_balanced_accuracy) for r in results]
         elif column in ("baseline_accuracy", "pca_accuracy"):
             prefix = column.split("_")[0]
             values = [getattr(r, f"{prefix}_correct") / getattr(r, f"{prefix}_total")
@@ -178,11 +191,18 @@ def task_table(results):
                 values = [len(r.genes) for r in refined]
             elif column == "refined_test_accuracy":
                 values = [r.test_correct / r.test_total for r in refined]
+            elif column == "refined_test_balanced_accuracy":
+                values = [_or_nan(r.test_balanced_accuracy) for r in refined]
             else:
                 values = [getattr(r, column[len("refined_"):]) for r in refined]
             table[column] = np.array(values, dtype=np.int64 if column in _INT_COLUMNS
                                      else float)
     return TaskTable(**table)
+
+
+def _or_nan(value):
+    """A float column's value: NaN for None (not counted)."""
+    return np.nan if value is None else value
 
 
 def job_similarity(dataset):
@@ -513,6 +533,7 @@ def _search_results(path, document):
     table = {"run": [0], "fold": [0], "group": [0], "train_fitness": [document["fitness"]],
              "train_correct": [correct], "train_total": [total], "test_correct": [correct],
              "test_total": [total], "test_accuracy": [correct / total],
+             "test_balanced_accuracy": [score.get("balanced_accuracy", np.nan)],
              "subset_size": [genes.size], "seconds": [last.get("seconds", 0.0)],
              "evaluations": [last.get("evaluations", 0)],
              "archive_hits": [last.get("archive_hits", 0)]}
