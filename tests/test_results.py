@@ -88,6 +88,9 @@ def test_summary_beside_the_results(finished):
     assert on_disk == json.loads(json.dumps(summary))
     assert on_disk["encoding-type"] == "hpcswarm-results-summary"
     assert on_disk["accuracy"]["n"] == 2 and len(on_disk["accuracy_per_run"]) == 2
+    balanced = read_results(job.output).table["test_balanced_accuracy"]
+    assert on_disk["balanced_accuracy"]["n"] == 6
+    assert on_disk["balanced_accuracy"]["mean"] == pytest.approx(balanced.mean())
     assert on_disk["note"] is None and on_disk["tasks"] == 6
     assert len(on_disk["convergence_best_fitness"]) == 4
     assert sorted(p.name for p in job.output.parent.iterdir()) == [

@@ -61,7 +61,8 @@ from hpcswarm.store.records import (BIAS_NOTE, SEARCH_ENCODING, FrontPoint, Hist
                               TaskRecord)
 
 ENCODING = ("hpcswarm-results", "0.1.0")
-SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.1.0")
+SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.2.0")
+"""0.2.0 added ``balanced_accuracy`` (the summary's and each refined row's)."""
 _TABLE = ("hpcswarm-task-table", "0.2.0")
 _SIMILARITY = ("hpcswarm-gene-similarity", "0.1.0")
 _GROUP = ("dict", "0.1.0")
@@ -578,6 +579,21 @@ def task_accuracies(table, prefix="test"):
     return table[f"{prefix}_correct"] / table[f"{prefix}_total"]
 
 
+def task_balanced_accuracies(table, prefix="test"):
+    """Balanced accuracy per task (the column ``{prefix}_balanced_accuracy``), or None when
+    the table has no such column or no task has a value (the baselines; a file or a single
+    search that kept no counts per class)."""
+    values = table.get(f"{prefix}_balanced_accuracy")
+    if values is None or np.isnan(values).all():
+        return None
+    return values
+
+
+def _described(values):
+    """:func:`describe` of the values that are not NaN, or None for None."""
+    return None if values is None else describe(values[~np.isnan(values)])
+
+
 def describe(values):
     """best, mean, std (sample, ddof=1; 0 for one value), min, max, n of a 1-D sample."""
     values = np.asarray(values, dtype=float)
@@ -637,6 +653,8 @@ def refined_rows(name, table, refined_genes, gene_names, stabilities, top=10):
         stable = stabilities[method]
         rows.append({"name": f"{name}+{method}", "refine": method,
                      "accuracy": describe(accuracies), "accuracy_per_run": accuracies.tolist(),
+                     "balanced_accuracy": _described(
+                         task_balanced_accuracies(table, "refined_test")),
                      "subset_size": describe(table.refined_size), "stability": stable,
                      "top_genes": gene_frequencies(genes, gene_names, len(genes), top)})
     return rows
@@ -670,7 +688,9 @@ def _selection_stabilities(records, selections, runs, n_genes):
 
 
 def summarise(job, dataset, records, provenance, top=10):
-    """The JSON summary of a job's results (written beside the HDF5 file); ``refined`` lists
+    """The JSON summary of a job's results (written beside the HDF5 file); ``accuracy`` over
+    runs and, beside it, ``balanced_accuracy`` over tasks (of each task's test balanced
+    accuracy, None without counts per class); ``refined`` lists
     the row of each refined subset (:func:`refined_rows`), empty without a refinement;
     ``stability`` the stability of the selections
     (:func:`hpcswarm.signatures.stability.stability_summary`) and ``final_signature`` the final
@@ -702,6 +722,7 @@ def summarise(job, dataset, records, provenance, top=10):
         "runs": job.runs, "tasks": len(results),
         "accuracy": describe(run_accuracies(table)),
         "accuracy_per_run": run_accuracies(table).tolist(),
+        "balanced_accuracy": _described(task_balanced_accuracies(table)),
         "all_genes_accuracy": describe(run_accuracies(table, "baseline")),
         "pca_knn_accuracy": describe(run_accuracies(table, "pca")),
         "pca_components": describe(table.pca_components),
