@@ -201,7 +201,7 @@ class HeldOutRows:
             counts = self.zeros()
             gram_rows_1nn(out, self.rows[start:stop], sq, self.fold, self.codes, slack,
                           slack.max(), decide, unsettled, self.tally, counts)
-            return counts + self._refined(out, start, unsettled, slack, exact)
+            return self._refined(counts, out, start, unsettled, slack, exact)
         out *= -2.0
         out += sq[None, :]
         out += sq[self.columns(start, stop), None]
@@ -216,13 +216,13 @@ class HeldOutRows:
             counts = self.zeros()
             updated_rows_1nn(block, cached, self.rows[start:stop], self.codes, slack,
                              slack.max(), unsettled, self.tally, counts)
-            return counts + self._refined(block, start, unsettled, slack, exact)
+            return self._refined(counts, block, start, unsettled, slack, exact)
         block += cached
         return self.correct(block, start, stop, slack, exact)
 
-    def _refined(self, block, start, unsettled, slack, exact):
-        """The correct counts of the rows the compiled scan left open, decided exactly."""
-        counts = self.zeros()
+    def _refined(self, counts, block, start, unsettled, slack, exact):
+        """``counts`` (the compiled scan's) plus, in place, the correct counts of the rows
+        the scan left open, decided exactly."""
         for r in np.flatnonzero(unsettled):
             counts += self.correct(block[r:r + 1], start + r, start + r + 1, slack, exact)
         return counts

@@ -46,6 +46,10 @@ class Scorer(Protocol):
 
     n_genes: int
     """Length of every mask."""
+    class_counts: bool
+    """Whether the Scores hold counts per class (``class_correct``, ``class_total``)."""
+    class_total: tuple
+    """Held-out predictions per class (empty without ``class_counts``)."""
 
     @property
     def total(self) -> int:

@@ -20,7 +20,7 @@ class SubsetFitness:
     """
 
     def __init__(self, scorer, objective):
-        if objective.per_class and not getattr(scorer, "class_counts", False):
+        if objective.per_class and not scorer.class_counts:
             raise ValueError(f"the {objective.name} objective needs a scorer that counts per "
                              f"class (make_scorer(..., class_counts=True))")
         self.scorer = scorer
