@@ -261,8 +261,9 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         Neighbours of the k-NN classifier of the fitness.
     cv : str or int, optional
         Cross-validation of the fitness: ``"loo"``, ``"holdout"`` or a number of folds.
-    objective : {"accuracy", "error", "combined"}, optional
-        The fitness to maximise.
+    objective : {"accuracy", "error", "combined", "balanced-accuracy"}, optional
+        The fitness to maximise (``"balanced-accuracy"``: the mean recall over classes,
+        :mod:`hpcswarm.fitness.objectives`).
     alpha : float, optional
         Weight of accuracy in the ``"combined"`` objective, in [0, 1].
     archive_size : int, optional

@@ -605,7 +605,9 @@ def _search_lines(args, result, document):
     shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
     lines = [
         f"{args.algorithm} on {args.data} (seed {args.seed}): fitness {document['fitness']:.6g}, "
-        f"accuracy {score['correct']}/{score['total']} = {score['accuracy']:.4f}",
+        f"accuracy {score['correct']}/{score['total']} = {score['accuracy']:.4f}"
+        + (f", balanced accuracy {score['balanced_accuracy']:.4f}"
+           if "balanced_accuracy" in score else ""),
         f"{document['n_selected']} of {document['n_genes_total']} genes: {shown}",
         f"{last['iteration'] + 1} rounds, {last['evaluations']} evaluations, "
         f"{last['archive_hits']} archive hits, {last['seconds']:.1f} s",

@@ -162,8 +162,9 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         Neighbours of the k-NN classifier of the fitness.
     cv : None, str or int, default None
         Cross-validation of the fitness: ``"loo"``, ``"holdout"`` or a number of folds.
-    objective : None, "accuracy", "error" or "combined", default None
-        The fitness to maximise.
+    objective : None, "accuracy", "error", "combined" or "balanced-accuracy", default None
+        The fitness to maximise (``"balanced-accuracy"``: the mean recall over classes,
+        :mod:`hpcswarm.fitness.objectives`).
     alpha : None or float, default None
         Weight of accuracy in the ``"combined"`` objective, in [0, 1].
     archive_size : None or int, default None

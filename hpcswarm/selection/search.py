@@ -66,7 +66,7 @@ def make_fitness(X, y, params, seed, shards=None, device="cpu"):
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
     scorer = make_scorer(X, y, k=params["k"], cv=params["cv"], seed=seed, shards=shards,
-                         device=device)
+                         device=device, class_counts=objective.per_class)
     return SubsetFitness(scorer, objective), scorer
 
 
@@ -135,8 +135,10 @@ def run_search(X, y, spec, params=None, seed=0, **options):
     SearchResult
         ``mask`` (the evaluated subset returned), ``fitness`` (its fitness), ``history``,
         ``params`` (complete) and ``extra``; ``extra["score"]`` holds the correct/total
-        counts of ``mask``; ``extra["comm"]`` the bytes the particle groups communicated per
-        round (the shards' sums, 8 bytes per evaluation, are not counted). Everything but
+        counts of ``mask`` (under a per-class objective also its ``class_correct``,
+        ``class_total`` and ``balanced_accuracy``); ``extra["comm"]`` the bytes the
+        particle groups communicated per round (the shards' sums, 8 bytes per evaluation,
+        or per evaluation and class under a per-class objective, are not counted). Everything but
         ``extra["comm"]`` and the history's ``seconds`` is bit-identical for any number of
         ranks and shards. ``front`` holds the Pareto front of (inner accuracy, size) among
         the subsets evaluated, each point re-scored (``correct``, ``total``); ``refined`` the
@@ -169,6 +171,10 @@ def run_search(X, y, spec, params=None, seed=0, **options):
         grid.free()
     result.extra["score"] = {"correct": int(score.correct), "total": int(score.total),
                              "accuracy": float(score.accuracy)}
+    if score.class_total:  # a per-class objective: its counts and balanced accuracy too
+        result.extra["score"].update(class_correct=list(score.class_correct),
+                                     class_total=list(score.class_total),
+                                     balanced_accuracy=float(score.balanced_accuracy))
     return result
 
 

@@ -145,6 +145,7 @@ def refined_view(method):
     table = replace(table, test_correct=table.refined_test_correct,
                     test_total=table.refined_test_total,
                     test_accuracy=table.refined_test_accuracy,
+                    test_balanced_accuracy=table.refined_test_balanced_accuracy,
                     train_correct=table.refined_train_correct,
                     train_total=table.refined_train_total, subset_size=table.refined_size)
     return MethodResults(
