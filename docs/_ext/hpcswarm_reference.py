@@ -89,7 +89,8 @@ def _allowed(param):
     if param.choices:
         return ", ".join(param.choices)
     if param.low is not None and param.high is not None:
-        return f"{_number(param.low)} to {_number(param.high)}"
+        below = " (excluded)" if param.high_open else ""
+        return f"{_number(param.low)} to {_number(param.high)}{below}"
     if param.low is not None:
         return f">= {_number(param.low)}"
     return ""

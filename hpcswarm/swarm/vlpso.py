@@ -151,7 +151,8 @@ class VLPSO(ParticleSwarm):
               "inertia at the last move, linearly from w (none: constant w)"),
         Param("c", "float", 1.49445, "acceleration constant of comprehensive learning", low=0),
         Param("vmax", "float", 0.6, "velocity clamp: |v| <= vmax", low=0),
-        Param("theta", "float", 0.6, "selection threshold on positions", low=0, high=1),
+        Param("theta", "float", 0.6, "selection threshold on positions (a gene is selected "
+              "above it, so below 1)", low=0, high=1, high_open=True),
         Param("n_divisions", "int", 12, "divisions of particles of different lengths", low=1),
         Param("change_after", "int", 9,
               "rounds without a better subset before the length change", low=1),
