@@ -399,7 +399,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
             or setting value, or a bad ``preprocess`` step.
         """
         settings = {name: getattr(self, name) for name in SEARCH_SETTINGS}
-        settings["preprocess"] = parse_steps(self.preprocess)
+        settings["preprocess"] = None if self.preprocess is None else parse_steps(self.preprocess)
         return SearchSpec.build(self.algorithm, self.method_params(), **settings)
 
     def _say(self, line, level):

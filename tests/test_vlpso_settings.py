@@ -1,11 +1,18 @@
 """VLPSO's settings as users give them: refused where they can only give nothing, fitted where
 a default does not fit, errors that name the argument or job key to change."""
 
+import json
+
+import numpy as np
 import pytest
 
+from cli_checks import run_cli
+from hpcswarm import select
 from hpcswarm.errors import ParameterError
 from hpcswarm.run.jobfile import read_job
 from hpcswarm.selection.methods import algorithm_params
+from hpcswarm.selector import SwarmFeatureSelector
+from synthetic import SMALL, small_data
 
 
 @pytest.mark.parametrize("algorithm", ["vlpso", "pso", "cso", "fsipso"])
@@ -22,3 +29,107 @@ def test_a_job_with_a_threshold_of_one_names_the_key(tmp_path):
     path.write_text('data = "builtin:srbct"\nalgorithm = "vlpso"\n[params]\ntheta = 1.0\n')
     with pytest.raises(ParameterError, match=r"params.theta.*\[0, 1\)"):
         read_job(path)
+
+
+SMALL_VLPSO = {"n_particles": 6, "n_iterations": 3, "params": {"n_divisions": 3}}
+
+
+def _wine():
+    from hpcswarm.data import load_dataset
+
+    dataset = load_dataset("sklearn:wine")  # genes on scales from 0.1 to 1000
+    return np.asarray(dataset.X), dataset.y
+
+
+def test_select_scales_every_gene_to_the_training_range_by_default():
+    X, y = _wine()
+    default = select(X, y, random_state=4, **SMALL_VLPSO)
+    scaled = select(X, y, random_state=4, preprocess={"minmax": True}, **SMALL_VLPSO)
+    raw = select(X, y, random_state=4, preprocess={}, **SMALL_VLPSO)
+    assert [step["step"] for step in default.selector.preprocessing_.steps] == ["minmax"]
+    assert raw.selector.preprocessing_ is None
+    assert default.genes.tolist() == scaled.genes.tolist()
+    assert default.selector.fitness_ == scaled.selector.fitness_
+    assert default.selector.fitness_ != raw.selector.fitness_
+
+
+def test_the_selector_and_run_select_what_select_selects(capsys, tmp_path):
+    X, y = _wine()
+    expected = select(X, y, random_state=4, preprocess="minmax", **SMALL_VLPSO)
+    selector = SwarmFeatureSelector(random_state=4, n_particles=6, n_iterations=3,
+                                    params={"n_divisions": 3}).fit(X, y)
+    assert np.flatnonzero(selector.support_).tolist() == expected.genes.tolist()
+    output = tmp_path / "search.json"
+    status, _, err = run_cli(capsys, "run", "--data", "sklearn:wine", "--algorithm", "vlpso",
+                             "--param", "n_particles=6", "--param", "n_iterations=3",
+                             "--param", "n_divisions=3", "--seed", "4", "--output", output)
+    assert status in (0, None), err
+    document = json.loads(output.read_text())
+    assert document["selected_genes"] == expected.genes.tolist()
+    assert document["fitness"] == expected.selector.fitness_
+
+
+@pytest.mark.parametrize("table, steps", [
+    ("", (("minmax", None),)),
+    ("[preprocess]\n", ()),
+    ("[preprocess]\nminmax = false\n", ()),
+    ("[preprocess]\nzscore = true\n", (("zscore", None),)),
+])
+def test_a_vlpso_job_without_a_preprocess_table_scales_as_the_other_front_doors(
+        tmp_path, table, steps):
+    path = tmp_path / "job.toml"
+    path.write_text('data = "builtin:srbct"\nalgorithm = "vlpso"\n' + table)
+    assert read_job(path).spec.preprocess == steps
+    path.write_text('data = "builtin:srbct"\nalgorithm = "cbpso"\n')
+    assert read_job(path).spec.preprocess == ()
+
+
+def test_one_declaration_gives_every_front_door_its_default_preprocessing():
+    from hpcswarm.selection.spec import SearchSpec
+    from hpcswarm.swarm.vlpso import VLPSO
+
+    assert VLPSO.PREPROCESS == (("minmax", None),)
+    assert SearchSpec.build("vlpso").preprocess == VLPSO.PREPROCESS
+    assert SwarmFeatureSelector().search_spec().preprocess == VLPSO.PREPROCESS
+    assert SwarmFeatureSelector(preprocess="").search_spec().preprocess == ()
+
+
+def test_a_swarm_smaller_than_its_divisions_runs_with_fewer_divisions_and_a_note():
+    from hpcswarm.errors import SettingNote
+    from hpcswarm.selection.search import run_search
+
+    X, y = small_data()
+    with pytest.warns(SettingNote, match=r"vlpso: n_divisions=12 reduced to 5, the swarm's "
+                                         r"n_particles"):
+        result = run_search(X, y, "vlpso", {"n_particles": 5, "n_iterations": 3}, seed=1)
+    assert result.params["n_divisions"] == 5
+    assert sorted(set(result.extra["lengths"])) == [8, 16, 24, 32, 40]  # one per division
+
+
+def test_select_with_a_small_swarm_runs_and_the_command_line_says_why(capsys):
+    X, y = _wine()
+    with pytest.warns(UserWarning, match="n_divisions=12 reduced to 6"):
+        select(X, y, n_particles=6, n_iterations=2)
+    status, _, err = run_cli(capsys, "run", "--data", "sklearn:wine", "--algorithm", "vlpso",
+                             "--param", "n_particles=6", "--param", "n_iterations=2")
+    assert status in (0, None)
+    assert "hpcswarm: warning: vlpso: n_divisions=12 reduced to 6" in err
+
+
+def test_max_genes_caps_the_longest_particle():
+    from hpcswarm.selection.search import run_search
+
+    X, y = small_data()
+    result = run_search(X, y, "vlpso", SMALL["vlpso"], seed=2, max_genes=4)
+    assert max(result.extra["lengths"]) <= 4
+    assert result.mask.sum() <= 4
+    assert all(row["best_size"] <= 4 for row in result.history)
+    assert all(point["size"] <= 4 for point in result.front)
+    uncapped = run_search(X, y, "vlpso", SMALL["vlpso"], seed=2)
+    assert max(uncapped.extra["lengths"]) > 4
+
+
+def test_a_vlpso_job_takes_max_genes(tmp_path):
+    path = tmp_path / "job.toml"
+    path.write_text('data = "builtin:srbct"\nalgorithm = "vlpso"\nmax_genes = 50\n')
+    assert read_job(path).spec.max_genes == 50

@@ -119,7 +119,10 @@ def run_search(X, y, spec, params=None, seed=0, **options):
         The search (:class:`hpcswarm.selection.spec.SearchSpec`), or the name of a method of
         :data:`hpcswarm.selection.methods.METHODS`, completed by ``params`` and the settings of
         :data:`hpcswarm.selection.spec.SPEC_PARAMS` given as keywords (``refine``, ``max_genes``,
-        ``sample_shards``, ``device``; ``preprocess`` does not apply to one search).
+        ``sample_shards``, ``device``). The matrix is read as given: the front doors that
+        read data (:func:`hpcswarm.select`, the selector, ``hpcswarm run``, a job's tasks) fit
+        the spec's ``preprocess`` (by default the method's own,
+        :func:`~hpcswarm.selection.spec.preprocess_steps`) first and pass a spec without it.
     params : mapping, optional
         With a method name: overrides of its paper defaults (native values or strings).
     seed : int, default 0
@@ -179,11 +182,15 @@ def _as_spec(spec, params, settings):
             raise ParameterError(f"run_search: parameters and settings "
                                  f"({', '.join([*(params or ()), *settings])}) belong in the "
                                  f"SearchSpec")
+        if spec.preprocess:
+            raise ParameterError("run_search reads the matrix as given: fit the spec's "
+                                 "preprocess first (hpcswarm.selection.preprocess.fit, as "
+                                 "every front door does) and pass the spec without it")
         return spec
     if "preprocess" in settings:
         raise ParameterError("run_search: preprocess applies to a job's tasks "
                              "(hpcswarm.run.protocols.run_task), not to one search")
-    return SearchSpec.build(spec, params, **settings)
+    return SearchSpec.build(spec, params, preprocess=(), **settings)
 
 
 def _grid(comm, sample_shards):

@@ -10,7 +10,12 @@ length as the new maximum, and the other divisions take the lengths
 ``ResizeParticles`` of ``xyjigsaw/VarLenPSO``).
 """
 
+import warnings
+
 import numpy as np
+
+from hpcswarm.errors import SettingNote
+from hpcswarm.fitness.folds import user_stacklevel
 
 POPULATION_LIMITS = (100, 300)
 """Bounds of the paper's swarm size (``VarLenPSOMain.VECLPSO``: ``n_genes / 20`` within
@@ -24,6 +29,17 @@ def swarm_size(n_particles: int, n_genes: int) -> int:
         return int(n_particles)
     low, high = POPULATION_LIMITS
     return int(min(max(n_genes // 20, low), high))
+
+
+def fitting_divisions(n_divisions: int, n_particles: int) -> int:
+    """The divisions a swarm of ``n_particles`` is cut into: ``n_divisions``, or
+    ``n_particles`` when the swarm is smaller (a division of one particle each), with a
+    :class:`~hpcswarm.errors.SettingNote` saying so."""
+    if n_particles >= n_divisions:
+        return int(n_divisions)
+    warnings.warn(f"vlpso: n_divisions={n_divisions} reduced to {n_particles}, the swarm's "
+                  f"n_particles (a division needs a particle)", SettingNote, stacklevel=user_stacklevel())
+    return int(n_particles)
 
 
 def division_of(n_particles: int, n_divisions: int) -> np.ndarray:

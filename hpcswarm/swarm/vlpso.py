@@ -20,8 +20,8 @@ import numpy as np
 
 from hpcswarm.errors import ParameterError
 from hpcswarm.params import Param
-from hpcswarm.swarm.divisions import (POPULATION_LIMITS, best_division, changed_lengths,
-                                      division_lengths, division_of, swarm_size)
+from hpcswarm.swarm.divisions import (best_division, changed_lengths, division_lengths,
+                                      division_of, fitting_divisions, swarm_size)
 from hpcswarm.swarm.exemplars import choose_exemplars, learning_probabilities
 from hpcswarm.swarm.initialisation import initial_position
 from hpcswarm.swarm.operators import continuous_position, threshold_mask
@@ -139,6 +139,7 @@ class VLPSO(ParticleSwarm):
     """
 
     name = "vlpso"
+    supports_max_genes = True
     PARAMS = (
         Param("n_particles", "int", 0,
               "swarm size (0: the paper's n_genes / 20 within [100, 300])", low=0),
@@ -163,6 +164,10 @@ class VLPSO(ParticleSwarm):
         Param("pc_high", "float", 0.5, "learning probability Pc of the worst particle",
               low=0, high=1),
     ) + RelevanceLocalSearch.PARAMS + override(FITNESS_PARAMS, k=1, cv=10)
+    PREPROCESS = (("minmax", None),)
+    """Every gene scaled to [0, 1] on the training samples before the search (the
+    authors' ``VarLenPSOMain.VECLPSO``, lines 155-159: Weka's ``Normalize`` fitted on the
+    training folds), read by every front door."""
     STATE = ("order", "division", "lengths", "max_length", "n_changes", "pc", "exemplars",
              "stalled")
     STATE_VALUES = {"order": ArraySpec("i", ("genes",), 0, "last_gene"),
@@ -191,15 +196,10 @@ class VLPSO(ParticleSwarm):
 
     @classmethod
     def validate(cls, params):
-        if 0 < params["n_particles"] < max(2, params["n_divisions"]):
+        if params["n_particles"] == 1:
             raise ParameterError(
-                "parameter 'n_particles' must be 0 (the paper's rule) or at least 2 and "
-                f"'n_divisions' for vlpso (got n_particles={params['n_particles']}, "
-                f"n_divisions={params['n_divisions']})")
-        if params["n_particles"] == 0 and params["n_divisions"] > POPULATION_LIMITS[0]:
-            raise ParameterError(
-                f"parameter 'n_divisions' must be at most {POPULATION_LIMITS[0]} (the smallest "
-                f"swarm of the paper's rule) for vlpso (got {params['n_divisions']})")
+                "parameter 'n_particles' must be 0 (the paper's rule) or at least 2 for vlpso "
+                "(comprehensive learning draws from other particles), got 1")
         if params["pc_low"] > params["pc_high"]:
             raise ParameterError(
                 "parameter 'pc_low' must not exceed 'pc_high' for vlpso "
@@ -209,6 +209,8 @@ class VLPSO(ParticleSwarm):
                  termination=None):
         super().__init__(evaluator, params, seed, hooks, max_genes, termination)
         self.params["n_particles"] = swarm_size(self.params["n_particles"], self.n_genes)
+        self.params["n_divisions"] = fitting_divisions(self.params["n_divisions"],
+                                                       self.params["n_particles"])
         self.local_search = RelevanceLocalSearch() if self.params["local_search"] else None
         self.searching = False
 
@@ -224,8 +226,9 @@ class VLPSO(ParticleSwarm):
         self.order = relevance_order(scores)
         n, n_divisions = self.params["n_particles"], self.params["n_divisions"]
         self.division = division_of(n, n_divisions)
-        self.lengths = division_lengths(self.n_genes, n_divisions)[self.division]
-        self.max_length = self.n_genes
+        self.max_length = (self.n_genes if self.max_genes is None
+                           else min(self.n_genes, self.max_genes))
+        self.lengths = division_lengths(self.max_length, n_divisions)[self.division]
         self.n_changes = 0
         self.stalled = np.zeros(n, dtype=np.int64)
         self.exemplars = np.full((n, self.n_genes), -1, dtype=np.int32)
@@ -280,6 +283,12 @@ class VLPSO(ParticleSwarm):
 
     def masks_of(self, positions):
         return threshold_mask(positions, self.params["theta"])
+
+    def capped_position(self, i):
+        """Particle ``i``'s position as it is: VLPSO's size cap is the maximum particle length
+        (``max_genes`` caps ``max_length``, :meth:`initialise`), and a particle selects none of
+        the genes past its length, so no position selects more than ``max_genes``."""
+        return self.state.position[i]
 
     def update_gbest(self):
         """Nothing: comprehensive learning has no gbest term (Liang et al. 2006, Eq. 8); the
