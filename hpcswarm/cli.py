@@ -542,7 +542,7 @@ def _run_one_search(args, comm):
     from hpcswarm.fitness import GeneMajor
     from hpcswarm.run.plan import check_search_memory
     from hpcswarm.selection.preprocess import fit as fit_steps
-    from hpcswarm.selection.search import result_document, run_search
+    from hpcswarm.selection.search import FitnessMismatch, result_document, run_search
     from hpcswarm.selection.spec import SearchSpec
     from hpcswarm.store.atomic import write_json
     from hpcswarm.store.outputs import check_outputs
@@ -576,6 +576,9 @@ def _run_one_search(args, comm):
                             comm=comm)
     except MemoryError:
         _out_of_memory(spec, dataset, comm, args.memory_limit)
+    except FitnessMismatch as exc:
+        raise ParameterError(f"--param {exc.setting}={exc.value} {exc.problem}; give another "
+                             f"with --param {exc.setting}=...") from None
     document = result_document(result, args.seed, dataset.gene_names, args.data)
     if args.output:
         if comm.rank == 0:

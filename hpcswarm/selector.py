@@ -28,13 +28,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from hpcswarm.comm import Comm
+from hpcswarm.errors import ParameterError
 from hpcswarm.fitness.folds import user_stacklevel
 from hpcswarm.inputs import check_columns, check_finite, check_labels, check_matrix
 from hpcswarm.run.progress import format_seconds, task_seconds
 from hpcswarm.selection.methods import METHODS, algorithm_class
 from hpcswarm.selection.preprocess import fit as fit_steps
 from hpcswarm.selection.preprocess import parse_steps
-from hpcswarm.selection.search import make_fitness, run_search
+from hpcswarm.selection.search import FitnessMismatch, make_fitness, run_search
 from hpcswarm.selection.spec import SETTINGS as SPEC_SETTINGS
 from hpcswarm.selection.spec import SPEC, SearchSpec
 from hpcswarm.signatures.refine import eliminate_to
@@ -359,8 +360,13 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         seed = run_seed(self.random_state)
         if self.comm is not None:  # a seed drawn from a random state: rank 0's, on every rank
             seed = self.comm.bcast(seed, root=0)
-        result = run_search(X, y, replace(spec, preprocess=()), seed=seed, comm=self.comm,
-                            hooks=SearchHooks(progress=self._round_printer(spec.params)))
+        try:
+            result = run_search(X, y, replace(spec, preprocess=()), seed=seed, comm=self.comm,
+                                hooks=SearchHooks(progress=self._round_printer(spec.params)))
+        except FitnessMismatch as exc:
+            raise ParameterError(f"{exc.setting}={exc.value!r} {exc.problem}; pass another "
+                                 f"{exc.setting} (a keyword of select() and of the "
+                                 f"selector)") from None
         mask, source, correct = choose_signature(result, budget)
         if mask is None:
             _, scorer = make_fitness(X, y, result.params, run_seed_sequence(seed),

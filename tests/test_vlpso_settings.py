@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from cli_checks import run_cli
+from cli_checks import assert_one_error, run_cli
 from hpcswarm import select
 from hpcswarm.errors import ParameterError
 from hpcswarm.run.jobfile import read_job
@@ -133,3 +133,46 @@ def test_a_vlpso_job_takes_max_genes(tmp_path):
     path = tmp_path / "job.toml"
     path.write_text('data = "builtin:srbct"\nalgorithm = "vlpso"\nmax_genes = 50\n')
     assert read_job(path).spec.max_genes == 50
+
+
+def _few(n_samples=8):
+    rng = np.random.default_rng(0)
+    return rng.random((n_samples, 20)), np.arange(n_samples) % 2
+
+
+def test_a_default_cv_too_large_for_the_samples_names_the_argument():
+    X, y = _few()
+    with pytest.raises(ParameterError, match=r"^cv=10 cannot run on these 8 samples: 10-fold "
+                                             r"cross-validation needs at least 10 samples, got "
+                                             r"8.*; pass another cv \(a keyword of select\(\)"):
+        select(X, y)
+    with pytest.raises(ParameterError, match=r"^cv=10 cannot run on these 8 samples"):
+        SwarmFeatureSelector().fit(X, y)
+
+
+def test_a_k_above_the_training_samples_names_the_argument():
+    X, y = _few()
+    with pytest.raises(ParameterError, match=r"^k=8 cannot run on these 8 samples: k-NN with "
+                                             r"k=8 needs 8 training samples .* the smallest "
+                                             r"has 7; pass another k"):
+        select(X, y, cv="loo", k=8)
+
+
+def test_subsample_halves_too_small_for_the_cv_are_named_as_the_cause(capsys, tmp_path):
+    X, y = _few()
+    with pytest.warns(UserWarning, match="n_divisions"), pytest.raises(
+            ParameterError, match=r"^cv=5 cannot run on the subsample halves of "
+                                  r"refine='stability' \(searches on 4 of the 8 samples each\): "
+                                  r"5-fold cross-validation needs at least 5 samples, got 4"):
+        select(X, y, refine="stability", cv=5, n_particles=4, n_iterations=2)
+    data = tmp_path / "few.csv"
+    data.write_text("label," + ",".join(f"g{i}" for i in range(20)) + "\n" + "".join(
+        f"c{label}," + ",".join(f"{v:.4f}" for v in row) + "\n" for row, label in zip(X, y)))
+    status, _, err = run_cli(capsys, "run", "--data", data, "--algorithm", "vlpso")
+    assert_one_error(status, err, "--param cv=10 cannot run on these 8 samples",
+                     "give another with --param cv=")
+    status, _, err = run_cli(capsys, "run", "--data", data, "--algorithm", "vlpso", "--refine",
+                             "stability", "--param", "cv=5", "--param", "n_particles=4")
+    err = "\n".join(line for line in err.splitlines() if "warning" not in line)
+    assert_one_error(status, err, "--param cv=5 cannot run on the subsample halves of "
+                                  "refine='stability'")
