@@ -176,3 +176,37 @@ def test_subsample_halves_too_small_for_the_cv_are_named_as_the_cause(capsys, tm
     err = "\n".join(line for line in err.splitlines() if "warning" not in line)
     assert_one_error(status, err, "--param cv=5 cannot run on the subsample halves of "
                                   "refine='stability'")
+
+
+def _first_selections(init):
+    """Per particle but each division's first: (selected genes, length) at the initial round."""
+    from hpcswarm.selection.search import run_search
+    from hpcswarm.swarm.core import SearchHooks
+
+    X, y = small_data(0, 30, 200)
+    seen = []
+
+    def inspect(search):
+        if search.iteration == 0:
+            first = np.r_[True, search.division[1:] != search.division[:-1]]
+            seen.extend((int(search.state.mask[i].sum()), int(search.lengths[i]))
+                        for i in np.flatnonzero(~first))
+
+    run_search(X, y, "vlpso", {"n_particles": 40, "n_iterations": 1, "n_divisions": 2,
+                               "init": init}, seed=1, hooks=SearchHooks(checkpoint=inspect))
+    return np.array(seen)
+
+
+def test_the_authors_uniform_initialisation_selects_about_two_fifths():
+    normal, uniform = _first_selections("normal"), _first_selections("uniform")
+    assert (normal[:, 0] == np.round(normal[:, 1] / 2)).all()  # Xue et al.'s half, exactly
+    share = uniform[:, 0].sum() / uniform[:, 1].sum()  # U[0, 1] above theta = 0.6
+    assert abs(share - 0.4) < 0.03 and (uniform[:, 0] != np.round(uniform[:, 1] / 2)).any()
+
+
+def test_the_authors_settings_can_be_written_as_parameters():
+    params = algorithm_params("vlpso", {"w_final": "none", "init": "uniform", "cv": "loo"})
+    assert (params["w_final"], params["init"], params["cv"], params["k"]) == (
+        None, "uniform", "loo", 1)
+    with pytest.raises(ParameterError, match="'init' must be one of normal, uniform"):
+        algorithm_params("vlpso", {"init": "mixed"})
