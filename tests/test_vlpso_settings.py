@@ -210,3 +210,17 @@ def test_the_authors_settings_can_be_written_as_parameters():
         None, "uniform", "loo", 1)
     with pytest.raises(ParameterError, match="'init' must be one of normal, uniform"):
         algorithm_params("vlpso", {"init": "mixed"})
+
+
+def test_a_local_search_that_draws_no_gene_is_refused():
+    with pytest.raises(ParameterError, match=r"'ls_flip' must be in \(0, 1\], got 0.0"):
+        algorithm_params("vlpso", {"ls_flip": 0})
+    assert algorithm_params("vlpso", {"ls_flip": 0.01})["ls_flip"] == 0.01
+    assert algorithm_params("pso-ls", {"ls_flip": 0})["ls_flip"] == 0  # one gene, at least
+
+
+def test_a_job_with_a_local_search_of_no_gene_names_the_key(tmp_path):
+    path = tmp_path / "job.toml"
+    path.write_text('data = "builtin:srbct"\nalgorithm = "vlpso"\n[params]\nls_flip = 0.0\n')
+    with pytest.raises(ParameterError, match=r"params.ls_flip.*\(0, 1\]"):
+        read_job(path)
