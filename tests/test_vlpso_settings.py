@@ -165,6 +165,9 @@ def test_subsample_halves_too_small_for_the_cv_are_named_as_the_cause(capsys, tm
                                   r"refine='stability' \(searches on 4 of the 8 samples each\): "
                                   r"5-fold cross-validation needs at least 5 samples, got 4"):
         select(X, y, refine="stability", cv=5, n_particles=4, n_iterations=2)
+    with pytest.warns(UserWarning, match="n_divisions"), pytest.raises(
+            ParameterError, match=r"^cv=5 cannot run on the subsample halves"):
+        SwarmFeatureSelector(refine="stability", cv=5, n_particles=4, n_iterations=2).fit(X, y)
     data = tmp_path / "few.csv"
     data.write_text("label," + ",".join(f"g{i}" for i in range(20)) + "\n" + "".join(
         f"c{label}," + ",".join(f"{v:.4f}" for v in row) + "\n" for row, label in zip(X, y)))

@@ -49,8 +49,7 @@ from hpcswarm.fitness import GeneMajor, Score, fold_rule, make_folds, score_spli
 from hpcswarm.fitness.folds import fold_ids
 from hpcswarm.results.files import signature_of
 from hpcswarm.selection.preprocess import fit
-from hpcswarm.selection.search import FitnessMismatch, make_fitness, run_search
-from hpcswarm.swarm.params import FITNESS_PARAMS
+from hpcswarm.selection.search import make_fitness, run_search
 from hpcswarm.signatures.refinements import final_refine
 from hpcswarm.store.records import (BIAS_NOTE, PREPROCESS_BIAS_NOTE, FrontPoint, History,
                               RefinedSubset, TaskRecord)
@@ -402,14 +401,8 @@ def run_task(task, data, spec, hooks=None, group=None, resume=None):
     started = time.perf_counter()
     seed = task.seed_sequence(task.job_seed)
     view = _training_view(data, task, spec.preprocess)
-    try:
-        result = run_search(view.genes, view.y, replace(spec, preprocess=()), seed=seed,
-                            comm=group, hooks=hooks, resume=resume)
-    except FitnessMismatch as exc:
-        table = ("fitness" if exc.setting in {param.name for param in FITNESS_PARAMS}
-                 else "params")
-        raise ParameterError(f"job key '{table}.{exc.setting}' = {exc.value!r} {exc.problem} "
-                             f"(run {task.run} fold {task.fold})") from None
+    result = run_search(view.genes, view.y, replace(spec, preprocess=()), seed=seed,
+                        comm=group, hooks=hooks, resume=resume)
     if protocol_of(task.protocol).held_out(task):
         held_out = HeldOut(data, task, view, spec.params["k"])
         scores = held_out.scores(result.mask)
