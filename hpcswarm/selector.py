@@ -143,9 +143,11 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         Preprocessing steps the search reads the data through: a dict of steps in order,
         as the ``[preprocess]`` table of a job (``{"log2": True, "top_variance": 500}``),
         or a text, as ``hpcswarm evaluate --preprocess`` (``"log2,top_variance=500"``),
-        read by :func:`hpcswarm.selection.preprocess.parse_steps`. ``fit`` fits them on all
-        the samples of its ``X`` (a single search has no outer folds) and searches the
-        transformed matrix; every gene-indexed attribute names original columns, and
+        read by :func:`hpcswarm.selection.preprocess.parse_steps`. ``None``: the method's
+        own (:func:`hpcswarm.selection.spec.preprocess_steps`; VLPSO scales every gene to
+        [0, 1], as its authors do); ``{}`` or ``""``: none, the values as given. ``fit``
+        fits them on all the samples of its ``X`` (a single search has no outer folds) and
+        searches the transformed matrix; every gene-indexed attribute names original columns, and
         ``transform`` selects those columns of the untransformed ``X`` (see Notes). For a
         cross-validated estimate, cross-validate a pipeline holding the selector (each fit
         then sees its training part only) or run a job, whose protocols fit the steps inside

@@ -387,7 +387,8 @@ def _search_spec(document, values, source, where_of):
     """The job's :class:`~hpcswarm.selection.spec.SearchSpec`: its method's parameters, its search
     settings (their job keys, :data:`SCHEMA`, already checked one by one) and its
     ``[preprocess]`` steps (without the table, the method's own:
-    :func:`~hpcswarm.selection.spec.preprocess_steps`; an empty table: none); a refusal of the spec's checks across settings names the key."""
+    :func:`~hpcswarm.selection.spec.preprocess_steps`; an empty table: none); a refusal of
+    the spec's checks across settings names the key."""
     algorithm = values["algorithm"]
     params = _method_params(document, algorithm, source, where_of)
     try:

@@ -38,7 +38,8 @@ def fitting_divisions(n_divisions: int, n_particles: int) -> int:
     if n_particles >= n_divisions:
         return int(n_divisions)
     warnings.warn(f"vlpso: n_divisions={n_divisions} reduced to {n_particles}, the swarm's "
-                  f"n_particles (a division needs a particle)", SettingNote, stacklevel=user_stacklevel())
+                  f"n_particles (a division needs a particle)", SettingNote,
+                  stacklevel=user_stacklevel())
     return int(n_particles)
 
 
