@@ -127,8 +127,9 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         :data:`hpcswarm.signatures.refinements.REFINEMENTS`.
     max_genes : None or int, default None
         Cap on the genes of every subset the search evaluates, for the swarm methods that
-        have one (``pso``, ``pso-rg``, ``bpso``, ``cbpso``, ``cso``, ``fsipso``); a
-        ``ParameterError`` for the other methods.
+        have one (``pso``, ``pso-rg``, ``bpso``, ``cbpso``, ``cso``, ``fsipso``, and
+        ``vlpso``, whose longest particle it caps); a ``ParameterError`` for the other
+        methods.
     sample_shards : None or int, default None
         Ranks of ``comm`` that split every evaluation's held-out samples (and its cached
         distances) between them (:data:`hpcswarm.selection.spec.SPEC_PARAMS`); ``None`` keeps the
