@@ -227,3 +227,29 @@ def test_a_job_with_a_local_search_of_no_gene_names_the_key(tmp_path):
     path.write_text('data = "builtin:srbct"\nalgorithm = "vlpso"\n[params]\nls_flip = 0.0\n')
     with pytest.raises(ParameterError, match=r"params.ls_flip.*\(0, 1\]"):
         read_job(path)
+
+
+def test_a_capped_swarm_of_few_divisions_resumes_from_its_checkpoint():
+    from hpcswarm.selection.methods import algorithm_class
+    from hpcswarm.selection.search import run_search
+    from hpcswarm.swarm.core import SearchHooks
+    from hpcswarm.swarm.snapshot import check_snapshot, take_snapshot
+    from search_snapshots import through_checkpoint
+
+    X, y = small_data()
+    params = {"n_particles": 5, "n_iterations": 8, "change_after": 2}
+    taken = []
+
+    def hook(search):
+        if search.iteration == 4:
+            taken.append(take_snapshot(search))
+
+    with pytest.warns(UserWarning, match="n_divisions"):
+        full = run_search(X, y, "vlpso", params, seed=3, max_genes=6,
+                          hooks=SearchHooks(checkpoint=hook))
+        snapshot = through_checkpoint(taken[0])
+        check_snapshot(algorithm_class("vlpso"), algorithm_params("vlpso", params), 40,
+                       snapshot)  # as a resumed job checks it, with the parameters as written
+        resumed = run_search(X, y, "vlpso", params, seed=3, max_genes=6, resume=snapshot)
+    assert resumed.genes.tolist() == full.genes.tolist()
+    assert resumed.history[-1]["best_fitness"] == full.history[-1]["best_fitness"]

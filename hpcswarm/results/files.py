@@ -304,6 +304,9 @@ class MethodResults:
         out the same samples (:mod:`hpcswarm.results.significance`). None when not recorded.
     similarity : GeneSimilarity or None
         The correlated gene pairs of ``/gene_similarity`` (Sechidis et al.'s stability).
+    train_indices : list of ndarray or None
+        Per task, its training rows: two rows of different files are paired only on tasks
+        that also trained on the same samples. None when not recorded.
     single_search : bool
         Read from a single search's JSON document (:func:`read_search_document`): one
         search on all samples, under no protocol (``attrs`` has no ``protocol``).
@@ -322,6 +325,7 @@ class MethodResults:
     final: FinalSignature = None
     test_indices: list = None
     similarity: GeneSimilarity = None
+    train_indices: list = None
     single_search: bool = False
 
     def __post_init__(self):
@@ -377,7 +381,8 @@ def read_results(path):
                          [t.history.values for t in tasks],
                          list(tasks[-1].history.columns) if tasks else [],
                          [list(t.front) for t in tasks], refined if refined else None, final,
-                         [t.test_index for t in tasks], similarity)
+                         [t.test_index for t in tasks], similarity,
+                         train_indices=[t.train_index for t in tasks])
 
 
 def _check_gene_columns(path, n_genes, tasks, final):

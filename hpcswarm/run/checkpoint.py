@@ -248,6 +248,10 @@ class Checkpoint:
         checkpoint) before any work.
     n_genes, n_samples : int, optional
         The dataset's size, which bounds the gene and sample indices of the records.
+    check_snapshot : callable, optional
+        With ``read_all``, ``check_snapshot(snapshot)`` on every snapshot read
+        (:meth:`snapshot`): a :class:`DataError` when one holds a value no search of the
+        job can hold (:func:`hpcswarm.swarm.snapshot.check_snapshot`), before any work.
 
     Attributes
     ----------
@@ -259,9 +263,10 @@ class Checkpoint:
     """
 
     def __init__(self, path, identity, n_tasks, read_all=False, *, n_genes=None,
-                 n_samples=None):
+                 n_samples=None, check_snapshot=None):
         self.path = Path(path)
         self.n_genes, self.n_samples = n_genes, n_samples
+        self.check_snapshot = check_snapshot
         try:
             self._file = h5py.File(self.path, "r")
         except OSError as exc:
@@ -290,8 +295,8 @@ class Checkpoint:
                          "work it holds is lost)")
 
     def _read_all(self):
-        """Every finished record, read now, and every snapshot's method state, decoded, so
-        that a damaged one is found before the job starts."""
+        """Every finished record, read now, and every snapshot's method state, decoded and
+        checked (``check_snapshot``), so that a damaged one is found before the job starts."""
         results = {}
         for number in sorted(self.finished):
             try:
@@ -307,8 +312,14 @@ class Checkpoint:
             results[number] = (record, record.group)
         for number in sorted(self.inflight):
             try:
-                decode_state(self.snapshot(number)["method_state"])
-            except (KeyError, OSError, ValueError, TypeError, AttributeError) as exc:
+                snapshot = self.snapshot(number)
+                decode_state(snapshot["method_state"])
+                if self.check_snapshot is not None:
+                    self.check_snapshot(snapshot)
+            except HpcswarmError:
+                raise
+            except (KeyError, IndexError, OSError, ValueError, TypeError,
+                    AttributeError) as exc:
                 raise self._damaged(f"the snapshot of running task {_name(number)}",
                                     exc) from None
         return results

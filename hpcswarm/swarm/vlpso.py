@@ -13,15 +13,18 @@ with ``f(d)`` the exemplar of dimension ``d``. An optional local search on new p
 (off by default, as in the authors' Java) is in :mod:`hpcswarm.swarm.vlpso_local_search`.
 """
 
+import warnings
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
-from hpcswarm.errors import ParameterError
+from hpcswarm.errors import ParameterError, SettingNote
+from hpcswarm.fitness.folds import user_stacklevel
 from hpcswarm.params import Param
 from hpcswarm.swarm.divisions import (best_division, changed_lengths, division_lengths,
-                                      division_of, fitting_divisions, swarm_size)
+                                      division_of, fitting_divisions, lengths_problem,
+                                      swarm_size)
 from hpcswarm.swarm.exemplars import choose_exemplars, learning_probabilities
 from hpcswarm.swarm.initialisation import initial_position
 from hpcswarm.swarm.operators import continuous_position, threshold_mask
@@ -63,8 +66,8 @@ class MoveLimit:
             return True
         return search.iteration - search.n_changes + 1 >= self.n_rounds
 
-    def last_round(self, search) -> int:
-        return self.n_rounds - 1 + search.n_changes
+    def last_round(self, state, n_genes) -> int:
+        return self.n_rounds - 1 + state["n_changes"]
 
 
 class VLPSO(ParticleSwarm):
@@ -210,7 +213,7 @@ class VLPSO(ParticleSwarm):
     training folds), read by every front door."""
     STATE = ("order", "division", "lengths", "max_length", "n_changes", "pc", "exemplars",
              "stalled")
-    STATE_VALUES = {"order": ArraySpec("i", ("genes",), 0, "last_gene"),
+    STATE_VALUES = {"order": ArraySpec("i", ("genes",), 0, "last_gene", distinct=True),
                     "division": ArraySpec("i", ("particles",), 0),
                     "lengths": ArraySpec("i", ("particles",), 0, "genes"),
                     "max_length": ArraySpec("i", (), 1, "genes"),
@@ -218,6 +221,60 @@ class VLPSO(ParticleSwarm):
                     "pc": ArraySpec("f", ("particles",), 0.0, 1.0),
                     "exemplars": ArraySpec("i", ("particles", "genes"), -1, "last_particle"),
                     "stalled": ArraySpec("i", ("particles",), 0, "iteration")}
+
+    @classmethod
+    def state_problem(cls, state, params, n_genes):
+        """The account's ties (:meth:`SearchAlgorithm.state_problem`), and VLPSO's: each
+        particle in the division :func:`~hpcswarm.swarm.divisions.division_of` deals it, with
+        its division's length, the division lengths those of a cut or length change
+        (:func:`~hpcswarm.swarm.divisions.lengths_problem`) whose maximum is ``max_length``;
+        one length change event per change; ``Pc`` one value of its curve per rank; refresh
+        counts below ``refresh_gap`` (renewed at each round's end); and each particle's
+        exemplars set over its length, -1 beyond."""
+        problem = super().state_problem(state, params, n_genes)
+        if problem is not None:
+            return problem
+        n = cls.swarm_size(params, n_genes)
+        n_divisions = fitting_divisions(params["n_divisions"], n)
+        division, lengths = state["division"], state["lengths"]
+        if not np.array_equal(division, division_of(n, n_divisions)):
+            return f"'division' is not the {n_divisions} divisions of {n} particles"
+        per_division = lengths[np.searchsorted(division, np.arange(n_divisions))]
+        if not np.array_equal(lengths, per_division[division]):
+            return "'lengths' differ within a division"
+        problem = lengths_problem(per_division, state["max_length"], n_genes)
+        if problem is not None:
+            return f"'lengths' and 'max_length': {problem}"
+        changes = sum(event["event"] == "length_change" for event in state["events"])
+        if changes != state["n_changes"]:
+            return f"'n_changes' is {state['n_changes']}, with {changes} length change events"
+        curve = learning_probabilities(np.zeros(n), np.zeros(n), params["pc_low"],
+                                       params["pc_high"])  # by rank, in increasing order
+        if not np.array_equal(np.sort(state["pc"]), curve):
+            return "'pc' is not the learning probabilities of the particles' ranks"
+        if (state["stalled"] >= params["refresh_gap"]).any():
+            return f"'stalled' holds counts of {params['refresh_gap']} rounds or more"
+        inside = np.arange(n_genes)[None, :] < lengths[:, None]
+        exemplars = state["exemplars"]
+        if (exemplars[inside] < 0).any() or (exemplars[~inside] != -1).any():
+            return "'exemplars' are not set over each particle's length and -1 beyond"
+        return None
+
+    @classmethod
+    def swarm_problem(cls, arrays, state, params, n_genes):
+        """The swarm's ties (:meth:`ParticleSwarm.swarm_problem`), and each particle's
+        position, velocity and pbest 0 beyond its length (on the genes after the first
+        ``lengths[i]`` of ``order``)."""
+        problem = super().swarm_problem(arrays, state, params, n_genes)
+        if problem is not None:
+            return problem
+        rank = np.empty(n_genes, dtype=np.int64)
+        rank[state["order"]] = np.arange(n_genes)
+        beyond = rank[None, :] >= state["lengths"][:, None]
+        for name in ("position", "velocity", "pbest_position"):
+            if arrays[name][beyond].any():
+                return f"'{name}' is not 0 beyond each particle's length"
+        return None
 
     @classmethod
     def swarm_size(cls, params, n_genes):
@@ -249,13 +306,18 @@ class VLPSO(ParticleSwarm):
                  termination=None):
         super().__init__(evaluator, params, seed, hooks, max_genes, termination)
         self.params["n_particles"] = swarm_size(self.params["n_particles"], self.n_genes)
-        self.params["n_divisions"] = fitting_divisions(self.params["n_divisions"],
-                                                       self.params["n_particles"])
+        n_divisions = fitting_divisions(self.params["n_divisions"], self.params["n_particles"])
+        if n_divisions != self.params["n_divisions"]:
+            warnings.warn(f"vlpso: n_divisions={self.params['n_divisions']} reduced to "
+                          f"{n_divisions}, the swarm's n_particles (a division needs a "
+                          f"particle)", SettingNote, stacklevel=user_stacklevel())
+        self.params["n_divisions"] = n_divisions
         self.local_search = RelevanceLocalSearch() if self.params["local_search"] else None
         self.searching = False
 
-    def default_termination(self):
-        return MoveLimit(self.params["n_iterations"], self.params.get("target"))
+    @classmethod
+    def default_termination(cls, params, n_genes):
+        return MoveLimit(params["n_iterations"], params.get("target"))
 
     # ------------------------------------------------------------------ rounds
     def initialise(self):

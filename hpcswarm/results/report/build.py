@@ -144,10 +144,10 @@ def _methods_table(methods, stabilities, ref, alpha, notes):
         members = [(m, stable) for m, stable in zip(methods, stabilities)
                    if m.attrs.get("dataset_sha256") == dataset.sha256]
         compare_to = ref if ref.attrs.get("dataset_sha256") == dataset.sha256 else None
-        searches = {m.label: m for m, _ in members}
+        searches = {(m.path, m.label): m for m, _ in members}  # a file's own search row
         for source in _row_sources(members, compare_to):
-            versus = (searches.get(source.method.attrs.get("refined_from"))
-                      if source.prefix == "test" else None)
+            searched = (source.method.path, source.method.attrs.get("refined_from"))
+            versus = searches.get(searched) if source.prefix == "test" else None
             rows.append(_method_row(source, dataset, versus or compare_to, alpha, notes))
         if any(m.biased for m, _ in members):
             notes.append(f"* {BIAS_NOTE}")

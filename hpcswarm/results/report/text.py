@@ -160,10 +160,10 @@ def _sample_points(length, n=10):
 def _test_legend(report):
     """What the T and p columns hold."""
     return (f"one-sided Wilcoxon signed-rank test of the per-fold accuracies over the matched "
-            f"(run, fold) pairs, vs {report.reference} (a refined row: vs its search row), "
-            f"exact for up to {EXACT_PAIRS} pairs that differ, pairs of equal accuracy dropped, "
-            f"each direction at alpha={report.alpha} (+ higher, - lower, = no significant "
-            f"difference); p (n): the one-sided p and the pairs that differ")
+            f"(run, fold) pairs, vs {report.reference} (a refined row: vs the search row of its "
+            f"file), exact for up to {EXACT_PAIRS} pairs that differ, pairs of equal accuracy "
+            f"dropped, each direction at alpha={report.alpha} (+ higher, - lower: p <= alpha; "
+            f"= no significant difference); p (n): the one-sided p and the pairs that differ")
 
 
 def text_lines(report):
