@@ -135,6 +135,11 @@ class SearchAlgorithm(abc.ABC):
 
     name = None
     PARAMS = ()
+    PREPROCESS = ()
+    """The in-fold preprocessing the method's paper reads the data through, ``(step, value)``
+    pairs of :mod:`hpcswarm.selection.preprocess` (value steps only, so that the genes
+    searched are the data's): the default of a search's ``preprocess``, read by every front
+    door (:func:`hpcswarm.selection.spec.preprocess_steps`)."""
     supports_max_genes = False
     use_local_search = False
     """Whether the method runs a local search on a cached distance state (one at a time)."""

@@ -81,7 +81,8 @@ class CSO(SearchAlgorithm):
             Param("target", "optional_float", None,
                   "stop once the best fitness reaches this value"),
             Param("phi", "float", 0.1, "influence of the swarm mean", low=0),
-            Param("theta", "float", 0.5, "selection threshold lambda", low=0, high=1),
+            Param("theta", "float", 0.5, "selection threshold lambda (a gene is selected above "
+                  "it, so below 1)", low=0, high=1, high_open=True),
             Param("init", "choice", "uniform", "initialisation strategy", choices=STRATEGIES),
         ) + FITNESS_PARAMS,
         k=5, cv=10, objective="error", archive_size=DEFAULT_ARCHIVE_SIZE,

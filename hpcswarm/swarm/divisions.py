@@ -26,6 +26,13 @@ def swarm_size(n_particles: int, n_genes: int) -> int:
     return int(min(max(n_genes // 20, low), high))
 
 
+def fitting_divisions(n_divisions: int, n_particles: int) -> int:
+    """The divisions a swarm of ``n_particles`` is cut into: ``n_divisions``, or
+    ``n_particles`` when the swarm is smaller (a division of one particle each; VLPSO says
+    so with a :class:`~hpcswarm.errors.SettingNote`)."""
+    return int(min(n_divisions, n_particles))
+
+
 def division_of(n_particles: int, n_divisions: int) -> np.ndarray:
     """Division of every particle: contiguous runs whose sizes differ by at most one (the
     later ones larger), ndarray of int of shape (n_particles,)."""

@@ -33,7 +33,8 @@ class PSO(ParticleSwarm):
     name = "pso"
     PARAMS = override(
         SWARM_PARAMS + (
-            Param("theta", "float", 0.6, "selection threshold on positions", low=0, high=1),
+            Param("theta", "float", 0.6, "selection threshold on positions (a gene is selected "
+                  "above it, so below 1)", low=0, high=1, high_open=True),
             Param("init", "choice", "mixed", "initialisation strategy (Xue et al. 2014)",
                   choices=STRATEGIES),
         ),
