@@ -54,6 +54,23 @@ def test_experiment_ii_job_leaves_the_dataset_to_the_user():
     assert "Experiment II" in (JOBS / "README.md").read_text()
 
 
+def test_the_authors_vlpso_job_is_the_experiment_with_the_authors_mechanisms():
+    """jobs/vlpso-authors.toml: vlpso-experiment.toml (seed, folds, runs, scaling and every
+    other parameter) with the four settings of docs/methods.md's "As the authors ran it"."""
+    authors = read_bundled(JOBS / "vlpso-authors.toml")
+    paper = read_bundled(JOBS / "vlpso-experiment.toml")
+    assert (authors.seed, authors.folds, authors.runs, authors.protocol, authors.spec.preprocess) \
+        == (paper.seed, paper.folds, paper.runs, paper.protocol, paper.spec.preprocess)
+    changed = {key: value for key, value in authors.spec.params.items()
+               if paper.spec.params[key] != value}
+    assert changed == {"objective": "balanced-accuracy", "cv": "loo", "w_final": None,
+                       "init": "uniform"}
+    for line in ("objective =", "cv =", "w_final =", "init ="):
+        setting = next(t for t in authors.text.splitlines() if t.startswith(line))
+        assert ".java: " in setting  # each names the Java file and line it follows
+    assert "`vlpso-authors.toml`" in (JOBS / "README.md").read_text()
+
+
 def test_defaults_of_a_minimal_job(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     job = read_job(write(tmp_path, MINIMAL))
