@@ -350,6 +350,33 @@ def test_a_resume_with_a_setting_that_changes_results_is_refused_and_keeps_the_c
     assert not (tmp_path / "out.h5").exists()
 
 
+def _without_init(checkpoint):
+    """``checkpoint`` as a VLPSO job wrote it before the ``init`` parameter existed: its
+    stored identity holds no ``params.init``."""
+    with h5py.File(checkpoint, "r+") as f:
+        identity = json.loads(f.attrs["identity"])
+        del identity["params"]["init"]
+        f.attrs["identity"] = json.dumps(identity, sort_keys=True)
+
+
+@pytest.mark.slow
+def test_a_vlpso_checkpoint_written_before_init_resumes_as_the_normal_initialisation(tmp_path):
+    from hpcswarm.errors import ParameterError
+    from hpcswarm.run.job import run_job
+    from hpcswarm.run.jobfile import read_job
+
+    path = _write_job(tmp_path, "vlpso", refine='"prune"')  # as the stored record's
+    output = f"output={tmp_path / 'out.h5'}"
+    _without_init(_checkpoint_of(read_job(path, [output]), tmp_path))
+    stored = read_job(path, [output]).checkpoint.read_bytes()
+    uniform = read_job(path, [output, 'params.init="uniform"'])
+    with pytest.raises(ParameterError, match="another job \\(different params\\)"):
+        run_job(uniform, resume=True, quiet=True)  # the old searches started as "normal"
+    assert uniform.checkpoint.read_bytes() == stored
+    run_job(read_job(path, [output]), resume=True, quiet=True)
+    assert (tmp_path / "out.h5").exists()
+
+
 def test_settings_that_do_not_change_results_are_left_out_of_the_identity(tmp_path):
     from hpcswarm.run.jobfile import SCHEMA, read_job
 

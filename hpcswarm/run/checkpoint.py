@@ -30,7 +30,9 @@ The identity (the whole resolved job: method, parameters, protocol, runs, seed, 
 size cap, preprocessing, device, conversion options..., and the dataset's SHA-256) must be
 equal on resume; only the job keys that do not change results may change: output and
 checkpoint paths, checkpoint cadence, labels, the number of ranks and the group layout
-(those marked ``neutral`` in :data:`hpcswarm.run.jobfile.SCHEMA`).
+(those marked ``neutral`` in :data:`hpcswarm.run.jobfile.SCHEMA`). A parameter a method gained later
+(:data:`LATER_PARAMS`) reads, where a stored identity lacks it, as the value that keeps the
+behaviour from before it.
 """
 
 import json
@@ -56,6 +58,23 @@ _JSON = ("json", "0.1.0")
 _ARRAY = ("array", "0.2.0")
 _GROUP = ("dict", "0.1.0")
 _TEXT = h5py.string_dtype("utf-8")
+
+
+LATER_PARAMS = {"vlpso": {"init": "normal"}}
+"""Method -> the parameters it gained after checkpoints of it were written, each with the
+value that reproduces the behaviour before it existed: VLPSO's ``init`` (Tran et al. 2019,
+Sec. IV; before it, every search started from the normal initialisation)."""
+
+
+def with_later_params(identity):
+    """A stored checkpoint ``identity`` with the :data:`LATER_PARAMS` of its method that it
+    lacks filled in, so that a checkpoint written before a parameter existed resumes under
+    a job whose parameter keeps the behaviour of then (and under no other)."""
+    later = LATER_PARAMS.get(identity.get("algorithm"), {})
+    params = identity.get("params")
+    if not isinstance(params, dict) or not later.keys() - params.keys():
+        return identity
+    return {**identity, "params": {**later, **params}}
 
 
 def checkpoint_identity(job, dataset_sha256):
@@ -354,7 +373,7 @@ class Checkpoint:
                             f"resumed by this hpcswarm (it reads {ENCODING[1]}){pickled}; "
                             "the job must restart: run it again with --overwrite (the work "
                             "the checkpoint holds is lost)")
-        stored = json.loads(decode_value(f.attrs["identity"]))
+        stored = with_later_params(json.loads(decode_value(f.attrs["identity"])))
         expected = json.loads(json.dumps(identity, sort_keys=True))
         differing = [key for key in sorted(set(stored) | set(expected))
                      if stored.get(key) != expected.get(key)]
