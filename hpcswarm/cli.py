@@ -318,8 +318,10 @@ def _add_evaluate(p):
     p.description = (
         "Evaluate a gene subset with the fitness engine of the searches: k-NN on raw values, "
         "Euclidean distance, leave-one-out, stratified n-fold (folds fixed by --seed) or a "
-        "stratified 70/30 holdout. Prints one JSON object: correct, total, accuracy, error, "
-        "genes_used, n_genes, k, cv, seed.")
+        "stratified 70/30 holdout. Prints one JSON object: correct, total, accuracy, "
+        "balanced_accuracy (the mean recall over the classes), error, class_correct, "
+        "class_total (per class, in the order of the class names), genes_used, n_genes, k, "
+        "cv, seed.")
     p.add_argument("data", metavar="DATA", type=_path,
                    help="FILE.h5, builtin:NAME, sklearn:NAME, or an input file")
     which = p.add_mutually_exclusive_group(required=True)
@@ -441,7 +443,7 @@ def _evaluate(args, shards=None, comm=None):
     if steps:
         try:
             folds = make_folds(dataset.y, args.cv, args.seed)
-            result = score_in_folds(dataset.X, dataset.y, mask, steps, folds, args.k)
+            score = score_in_folds(dataset.X, dataset.y, mask, steps, folds, args.k)
         except ValueError as exc:
             raise ParameterError(str(exc)) from exc
     else:
@@ -449,8 +451,11 @@ def _evaluate(args, shards=None, comm=None):
         rows = -(-dataset.n_samples // (1 if shards is None else shards.size))
         scorer = make_scorer(GeneMajor(dataset.X_genes, finite=dataset.values_finite),
                              dataset.y, k=args.k, cv=args.cv, seed=args.seed, shards=shards,
-                             compiled=worth_compiling(rows * dataset.n_samples), **device)
-        result = scorer.score(mask).as_dict()
+                             compiled=worth_compiling(rows * dataset.n_samples),
+                             class_counts=True, **device)
+        score = scorer.score(mask)
+    result = {"correct": score.correct, "total": score.total, "accuracy": score.accuracy,
+              "balanced_accuracy": score.balanced_accuracy, **score.as_dict()}  # side by side
     result.update(genes_used=int(mask.sum()), n_genes=dataset.n_genes, k=args.k,
                   cv=args.cv, seed=args.seed)
     if steps:

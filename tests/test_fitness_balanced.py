@@ -155,6 +155,22 @@ def test_score_split_counts_per_class_of_the_test_labels():
     assert score.balanced_accuracy == pytest.approx(expected, rel=1e-15)
 
 
+def test_score_split_counts_over_the_classes_given():
+    """Parts without the last class: its counts are 0 (not left out) over the dataset's
+    classes, so the Scores of several splits add up class by class; a label outside the
+    classes is refused."""
+    X, y = unbalanced(6)
+    rows = np.flatnonzero(y != len(CLASS_SIZES) - 1)
+    train, test = rows[::2], rows[1::2]
+    mask = np.ones(X.shape[1], dtype=bool)
+    alone = score_split(X[train], y[train], X[test], y[test], mask, 1)
+    score = score_split(X[train], y[train], X[test], y[test], mask, 1, np.unique(y))
+    assert score.class_total == alone.class_total + (0,)
+    assert score.class_correct == alone.class_correct + (0,)
+    with pytest.raises(ValueError, match="classes must hold every label"):
+        score_split(X[train], y[train], X[test], y[test], mask, 1, np.arange(2))
+
+
 def test_balanced_accuracy_charges_a_dropped_small_class_its_share():
     """A class of 2 among 39 samples: 2/39 of the plain accuracy, 1/5 of the balanced one."""
     class_total = np.array(CLASS_SIZES)

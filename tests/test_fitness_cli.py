@@ -23,9 +23,23 @@ def run(capsys, *argv):
 
 
 def test_all_genes_1nn_loo_on_srbct(capsys):
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.model_selection import LeaveOneOut, cross_val_predict
+    from sklearn.neighbors import KNeighborsClassifier
+
+    dataset = load_dataset("builtin:srbct")
+    predicted = cross_val_predict(KNeighborsClassifier(n_neighbors=1), np.asarray(dataset.X),
+                                  dataset.y, cv=LeaveOneOut())
     result = run(capsys, "builtin:srbct", "--all", "--k", "1", "--cv", "loo")
-    assert result == {"correct": 76, "total": 83, "accuracy": 76 / 83, "error": 7 / 83,
-                      "genes_used": 2308, "n_genes": 2308, "k": 1, "cv": "loo", "seed": 0}
+    class_total = np.bincount(dataset.y).tolist()
+    class_correct = np.bincount(dataset.y[predicted == dataset.y],
+                                minlength=len(class_total)).tolist()
+    assert result == {"correct": 76, "total": 83, "accuracy": 76 / 83,
+                      "balanced_accuracy": balanced_accuracy_score(dataset.y, predicted),
+                      "error": 7 / 83, "class_correct": class_correct,
+                      "class_total": class_total, "genes_used": 2308, "n_genes": 2308,
+                      "k": 1, "cv": "loo", "seed": 0}
+    assert list(result)[:4] == ["correct", "total", "accuracy", "balanced_accuracy"]
 
 
 def test_evaluate_imports_no_search():

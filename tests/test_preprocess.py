@@ -89,7 +89,8 @@ def test_log2_of_log_scale_data_is_an_error():
 def test_evaluate_fits_the_steps_inside_each_fold_as_a_pipeline_does(capsys):
     """``evaluate --preprocess`` equals scikit-learn's Pipeline(scaler, k-NN) cross-validated
     on the same folds."""
-    from sklearn.model_selection import cross_val_score
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.model_selection import cross_val_predict, cross_val_score
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import MinMaxScaler, StandardScaler
@@ -110,6 +111,9 @@ def test_evaluate_fits_the_steps_inside_each_fold_as_a_pipeline_does(capsys):
         sizes = np.array([test.size for _, test in folds])
         assert ours["correct"] == int(round((theirs * sizes).sum()))
         assert ours["total"] == y.size and ours["preprocess"] == option
+        pooled = cross_val_predict(pipeline, X, y, cv=folds)
+        assert ours["balanced_accuracy"] == pytest.approx(balanced_accuracy_score(y, pooled),
+                                                          rel=1e-12)
 
 
 def test_job_records_fitted_steps_per_task_and_the_bias_note(tmp_path):

@@ -611,14 +611,14 @@ class KnnEvaluator:
         self._flip(state, self._check_genes(genes), apply=True)
 
 
-def score_split(X_train, y_train, X_test, y_test, mask, k):
+def score_split(X_train, y_train, X_test, y_test, mask, k, classes=None):
     """Test score of a k-NN trained on ``X_train`` and applied to ``X_test``, on ``mask``'s genes.
 
     The final test of a selected subset in the protocols without selection bias (Tran et
     al. 2016, Sect. 5, outer 10-fold; Li et al.: 70/30 split), with the same distances and tie rules
-    as :class:`KnnEvaluator`. The Score counts per class too (over the labels of both
-    parts, in sorted order), for the test's balanced accuracy. The empty subset scores no
-    correct prediction.
+    as :class:`KnnEvaluator`. The Score counts per class too (over ``classes``, by default
+    the labels of both parts, in sorted order), for the test's balanced accuracy. The empty
+    subset scores no correct prediction.
 
     Parameters
     ----------
@@ -628,6 +628,10 @@ def score_split(X_train, y_train, X_test, y_test, mask, k):
     y_test : array-like of shape (n_test,)
     mask : ndarray of bool of shape (n_genes,)
     k : int
+    classes : array-like of shape (n_classes,), optional
+        The sorted labels to count per class, holding every label of both parts (the
+        labels of the whole dataset: the Scores of several splits of it then add up
+        class by class). Default: the labels of ``y_train`` and ``y_test``.
 
     Returns
     -------
@@ -648,7 +652,9 @@ def score_split(X_train, y_train, X_test, y_test, mask, k):
     if k > X_train.shape[0]:
         raise ValueError(f"k={k} exceeds the {X_train.shape[0]} training samples")
     mask = _check_mask(mask, X_train.shape[1])
-    labels = np.unique(np.concatenate([y_train, y_test]))
+    labels = np.unique(np.concatenate([y_train, y_test]) if classes is None else classes)
+    if not np.isin(np.concatenate([y_train, y_test]), labels).all():
+        raise ValueError("classes must hold every label of y_train and y_test")
     test_codes = np.searchsorted(labels, y_test)
     class_total = np.bincount(test_codes, minlength=labels.size)
     if not mask.any():

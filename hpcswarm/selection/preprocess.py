@@ -259,18 +259,17 @@ def score_in_folds(X, y, mask, steps, folds, k):
 
     Returns
     -------
-    dict
-        ``correct``, ``total``, ``accuracy`` and ``error`` summed over the folds.
+    Score
+        Counts summed over the folds, per class of ``y`` too (its balanced accuracy is that
+        of the pooled held-out predictions).
     """
     from hpcswarm.fitness import score_split
 
-    genes = np.flatnonzero(mask)
-    correct = total = 0
+    genes, classes = np.flatnonzero(mask), np.unique(y)
+    scores = []
     for train, test in folds:
         fitted, train_rows = fit(steps, np.asarray(X[train])[:, genes], y[train])
         test_rows = fitted.transform(np.asarray(X[test])[:, genes])
-        score = score_split(train_rows, y[train], test_rows, y[test],
-                            np.ones(train_rows.shape[1], dtype=bool), k)
-        correct, total = correct + int(score.correct), total + int(score.total)
-    return {"correct": correct, "total": total, "accuracy": correct / total,
-            "error": (total - correct) / total}
+        scores.append(score_split(train_rows, y[train], test_rows, y[test],
+                                  np.ones(train_rows.shape[1], dtype=bool), k, classes))
+    return sum(scores)
