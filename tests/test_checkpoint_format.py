@@ -389,6 +389,13 @@ IMPOSSIBLE_RECORDS = {
         lambda r: replace(r, test_class_correct=(1, 2)),
         r"test_class_correct = \[1, 2\] of test_class_total = \[2, 3\] are no counts of "
         r"test_correct = 4"),
+    "baseline-class-counts-not-adding-up": (
+        lambda r: replace(r, baseline_class_correct=(2, 2)),
+        r"baseline_class_correct = \[2, 2\] of baseline_class_total = \[2, 3\] are no counts "
+        r"of baseline_correct = 3"),
+    "pca-class-counts-above-their-totals": (
+        lambda r: replace(r, pca_class_correct=(3, 0)),
+        r"pca_class_correct = \[3, 0\] of pca_class_total = \[2, 3\] are no counts"),
     "refined-class-counts-above-their-totals": (
         lambda r: replace(r, refined=replace(r.refined, test_class_correct=(4, 0))),
         r"refined test_class_correct = \[4, 0\] of test_class_total = \[2, 3\]"),

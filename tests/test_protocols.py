@@ -262,6 +262,43 @@ def test_a_task_records_the_balanced_accuracy_of_its_test_predictions(protocol):
     assert result.test_correct == result.train_correct or protocol != "biased"
 
 
+@pytest.mark.parametrize("protocol", ["unbiased", "biased"])
+def test_a_task_records_the_balanced_accuracy_of_its_baselines(protocol):
+    """The all-genes and PCA-kNN baselines' counts per class: scikit-learn's
+    ``balanced_accuracy_score`` of 1-NN on every gene and of PCA (95 % of the variance) then
+    1-NN, trained on the training rows and tested on the held-out ones; biased, of their
+    leave-one-out predictions (the inner validation of cbpso)."""
+    from sklearn.decomposition import PCA
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.model_selection import LeaveOneOut, cross_val_predict
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+
+    from hpcswarm.selection.methods import algorithm_params
+
+    data = load_dataset("sklearn:wine")
+    X, y = np.array(data.X), data.y
+    params = algorithm_params("cbpso", {"n_particles": 4, "n_iterations": 2})
+    task = make_tasks(y, protocol, runs=1, seed=2, folds=3, inner_cv=params["cv"])[0]
+    result = run_task(task, TaskData(X, y), SearchSpec("cbpso", params))
+    models = {"baseline": KNeighborsClassifier(n_neighbors=1, algorithm="brute"),
+              "pca": make_pipeline(PCA(n_components=0.95, svd_solver="full"),
+                                   KNeighborsClassifier(n_neighbors=1, algorithm="brute"))}
+    for prefix, model in models.items():
+        class_total = getattr(result, f"{prefix}_class_total")
+        assert sum(getattr(result, f"{prefix}_class_correct")) == \
+            getattr(result, f"{prefix}_correct")
+        assert sum(class_total) == getattr(result, f"{prefix}_total")
+        if protocol == "biased":
+            truth, predicted = y, cross_val_predict(model, X, y, cv=LeaveOneOut())
+        else:
+            truth = y[task.test]
+            predicted = model.fit(X[task.train], y[task.train]).predict(X[task.test])
+        assert class_total == tuple(np.bincount(truth, minlength=3))
+        assert getattr(result, f"{prefix}_balanced_accuracy") == pytest.approx(
+            balanced_accuracy_score(truth, predicted), rel=1e-15)
+
+
 # ------------------------------------------------------------------ whole jobs
 def test_existing_output_is_an_error_before_any_computation(tmp_path, monkeypatch):
     import hpcswarm.run.plan as plan_module
@@ -335,6 +372,8 @@ def test_every_bundled_job_runs_end_to_end(path, tmp_path, cache, request):
     assert summary["subset_size"]["mean"] >= 1
     assert 0 <= summary["accuracy"]["mean"] <= 1
     assert 0 <= summary["all_genes_accuracy"]["mean"] <= 1
+    for baseline in ("all_genes_balanced_accuracy", "pca_knn_balanced_accuracy"):
+        assert 0 <= summary[baseline]["mean"] <= 1 and summary[baseline]["n"] == runs * n_folds
     assert json.loads(job.summary_path.read_text())["protocol"] == job.protocol
 
 

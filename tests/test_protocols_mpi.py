@@ -29,7 +29,8 @@ def mpiexec_run(job, overrides, cwd):
 def same_tasks(a, b):
     assert [int(x) for x in a.table["run"]] == [int(x) for x in b.table["run"]]
     for column in ("test_correct", "test_total", "test_balanced_accuracy", "baseline_correct",
-                   "train_fitness", "evaluations", "subset_size"):
+                   "baseline_balanced_accuracy", "pca_balanced_accuracy", "train_fitness",
+                   "evaluations", "subset_size"):
         assert np.array_equal(a.table[column], b.table[column]), column
     assert all(np.array_equal(x, y) for x, y in zip(a.genes, b.genes))
 

@@ -45,7 +45,8 @@ def record(run=0, fold=1, refined=True):
                  if refined else None),
         train_index=np.arange(10), test_index=np.arange(10, 15),
         preprocessing=[{"step": "zscore"}], group=2, test_class_correct=(2, 2),
-        test_class_total=(2, 3))
+        test_class_total=(2, 3), baseline_class_correct=(1, 2), baseline_class_total=(2, 3),
+        pca_class_correct=(0, 2), pca_class_total=(2, 3))
 
 
 def test_json_encoding_round_trips():
@@ -86,6 +87,44 @@ def test_the_test_balanced_accuracy_is_kept_per_task_and_refined_subset():
     assert table["refined_test_balanced_accuracy"][0] == original.refined.test_balanced_accuracy
 
 
+def test_the_baselines_balanced_accuracies_are_kept_per_task():
+    """The all-genes and PCA-kNN baselines' test counts per class give their balanced
+    accuracy columns (NaN for a task that did not count them)."""
+    original = record()
+    assert original.baseline_balanced_accuracy == (1 / 2 + 2 / 3) / 2
+    assert original.pca_balanced_accuracy == (0 / 2 + 2 / 3) / 2
+    table = task_table([original, replace(original, baseline_class_correct=(),
+                                          baseline_class_total=(), pca_class_correct=(),
+                                          pca_class_total=())])
+    assert table["baseline_balanced_accuracy"][0] == original.baseline_balanced_accuracy
+    assert table["pca_balanced_accuracy"][0] == original.pca_balanced_accuracy
+    assert np.isnan(table["baseline_balanced_accuracy"][1])
+    assert np.isnan(table["pca_balanced_accuracy"][1])
+
+
+def test_a_task_written_before_the_baselines_counts_per_class_reads_them_as_absent(tmp_path):
+    """A task group and table row of encoding-version 0.2.0 (the test's counts per class,
+    not the baselines') read as a record without the baselines'; so does its JSON."""
+    original = record()
+    with h5py.File(tmp_path / "r.h5", "w") as f:
+        group = original.to_hdf5(f.create_group("runs"))
+        for name in ("baseline_class_correct", "baseline_class_total", "pca_class_correct",
+                     "pca_class_total"):
+            del group[name]
+        group.attrs["encoding-version"] = "0.2.0"
+        row = {column: values[0] for column, values in task_table([original]).items()
+               if column not in ("baseline_balanced_accuracy", "pca_balanced_accuracy")}
+        back = TaskRecord.from_hdf5(group, row, refine="prune")
+    assert back.baseline_balanced_accuracy is None and back.pca_balanced_accuracy is None
+    assert back == replace(original, baseline_class_correct=(), baseline_class_total=(),
+                           pca_class_correct=(), pca_class_total=())
+    old_json = {k: v for k, v in original.as_json().items()
+                if not k.startswith(("baseline_class", "pca_class"))}
+    old = TaskRecord.from_json(old_json)
+    assert old.baseline_balanced_accuracy is None and old.pca_balanced_accuracy is None
+    assert old.test_balanced_accuracy == original.test_balanced_accuracy
+
+
 def test_a_task_written_before_the_counts_per_class_reads_them_as_absent(tmp_path):
     """A task group and table row of encoding-version 0.1.0 (no counts per class, no
     balanced accuracy column) read as a record without them."""
@@ -93,7 +132,8 @@ def test_a_task_written_before_the_counts_per_class_reads_them_as_absent(tmp_pat
     with h5py.File(tmp_path / "r.h5", "w") as f:
         group = original.to_hdf5(f.create_group("runs"))
         for name in ("test_class_correct", "test_class_total", "refined_test_class_correct",
-                     "refined_test_class_total"):
+                     "refined_test_class_total", "baseline_class_correct",
+                     "baseline_class_total", "pca_class_correct", "pca_class_total"):
             del group[name]
         group.attrs["encoding-version"] = "0.1.0"
         row = {column: values[0] for column, values in task_table([original]).items()
@@ -101,7 +141,9 @@ def test_a_task_written_before_the_counts_per_class_reads_them_as_absent(tmp_pat
         back = TaskRecord.from_hdf5(group, row, refine="prune")
     assert back.test_balanced_accuracy is None and back.refined.test_balanced_accuracy is None
     assert back == replace(original, test_class_correct=(), test_class_total=(),
+                           baseline_class_correct=(), baseline_class_total=(),
+                           pca_class_correct=(), pca_class_total=(),
                            refined=replace(original.refined, test_class_correct=(),
                                            test_class_total=()))
-    old_json = {k: v for k, v in original.as_json().items() if not k.startswith("test_class")}
+    old_json = {k: v for k, v in original.as_json().items() if "_class_" not in k}
     assert TaskRecord.from_json(old_json).test_balanced_accuracy is None

@@ -128,8 +128,8 @@ def test_the_task_table_is_typed_and_holds_the_file_columns(sources):
 def test_every_selection_row_gives_its_test_balanced_accuracy_beside_the_plain_one(sources,
                                                                                  tmp_path):
     """The methods table's ``balanced`` (mean +/- std over tasks of the recorded test balanced
-    accuracy) for the search and its refined subsets; blank for the baselines, and for a
-    results file written before the column existed (read, not refused)."""
+    accuracy) for the search, its refined subsets and the two baselines; blank for a results
+    file written before the column existed (read, not refused)."""
     import h5py
     import numpy as np
 
@@ -138,19 +138,22 @@ def test_every_selection_row_gives_its_test_balanced_accuracy_beside_the_plain_o
     report = build_report([job_file])
     rows = {row.method: row for row in report.rows}
     for label, column in (("CBPSO", "test_balanced_accuracy"),
-                          ("CBPSO+prune", "refined_test_balanced_accuracy")):
+                          ("CBPSO+prune", "refined_test_balanced_accuracy"),
+                          ("All", "baseline_balanced_accuracy"),
+                          ("PCA-kNN", "pca_balanced_accuracy")):
         values = results.table[column]
         assert rows[label].balanced == pytest.approx(100 * values.mean())
         assert rows[label].balanced_std == pytest.approx(100 * values.std(ddof=1))
-    assert rows["All"].balanced is None and rows["PCA-kNN"].balanced is None
     assert any(f"{rows['CBPSO'].balanced:.2f} +/- " in line for line in text_lines(report))
     assert json_document(report)["rows"][2]["balanced"] == rows["CBPSO"].balanced
     old = tmp_path / "old.h5"
     old.write_bytes(job_file.read_bytes())
     with h5py.File(old, "r+") as f:
-        del f["tasks/test_balanced_accuracy"], f["tasks/refined_test_balanced_accuracy"]
+        for column in ("test", "refined_test", "baseline", "pca"):
+            del f[f"tasks/{column}_balanced_accuracy"]
         f["tasks"].attrs["encoding-version"] = "0.1.0"
     assert read_results(old).table.test_balanced_accuracy is None
     rows = {row.method: row for row in build_report([old]).rows}
-    assert rows["CBPSO"].balanced is None and rows["CBPSO+prune"].balanced is None
+    assert all(rows[label].balanced is None for label in ("CBPSO", "CBPSO+prune", "All",
+                                                          "PCA-kNN"))
     assert np.isclose(rows["CBPSO"].mean, report.rows[2].mean)

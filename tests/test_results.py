@@ -46,8 +46,10 @@ def test_every_object_says_what_it_is(finished):
         assert sorted(f) == ["class_names", "gene_names", "gene_similarity", "runs", "tasks"]
         assert sorted(f["tasks"]) == sorted(TASK_COLUMNS)
         task = f["runs/run-001/fold-02"]
-        assert sorted(task) == ["front", "history", "selected_genes", "test_class_correct",
-                                "test_class_total", "test_index", "train_index"]
+        assert sorted(task) == ["baseline_class_correct", "baseline_class_total", "front",
+                                "history", "pca_class_correct", "pca_class_total",
+                                "selected_genes", "test_class_correct", "test_class_total",
+                                "test_index", "train_index"]
         assert list(task["history"].attrs["columns"])[:2] == ["iteration", "best_fitness"]
         assert task["history"].shape == (4, len(task["history"].attrs["columns"]))
     assert untagged == []

@@ -34,7 +34,7 @@ class PcaKnnResult:
     Attributes
     ----------
     score : Score
-        Correct predictions out of all test rows (summed over folds).
+        Correct predictions out of all test rows (summed over folds), per class too.
     n_components : tuple of int
         Components kept by each fitted PCA (one per fold).
     """
@@ -97,7 +97,8 @@ def fit_pca(X_train, variance=DEFAULT_VARIANCE):
     return mean, axes[:n_components]
 
 
-def pca_knn_split(X_train, y_train, X_test, y_test, k=1, variance=DEFAULT_VARIANCE):
+def pca_knn_split(X_train, y_train, X_test, y_test, k=1, variance=DEFAULT_VARIANCE,
+                  classes=None):
     """Test score of k-NN on the principal components of the training rows (PCA-kNN).
 
     Parameters
@@ -109,10 +110,14 @@ def pca_knn_split(X_train, y_train, X_test, y_test, k=1, variance=DEFAULT_VARIAN
     y_test : array-like of shape (n_test,)
     k : int, default 1
     variance : float, default 0.95
+    classes : array-like, optional
+        The sorted labels the test counts per class are kept over
+        (:func:`~hpcswarm.fitness.score_split`; default: the labels of both parts).
 
     Returns
     -------
     PcaKnnResult
+        Its Score counts per class too, for the test's balanced accuracy.
     """
     X_train = np.asarray(X_train, dtype=np.float64)
     X_test = np.asarray(X_test, dtype=np.float64)
@@ -123,7 +128,7 @@ def pca_knn_split(X_train, y_train, X_test, y_test, k=1, variance=DEFAULT_VARIAN
     train = (X_train - mean) @ components.T
     test = (X_test - mean) @ components.T
     every = np.ones(components.shape[0], dtype=bool)
-    score = score_split(train, y_train, test, y_test, every, k)
+    score = score_split(train, y_train, test, y_test, every, k, classes)
     return PcaKnnResult(score, (int(components.shape[0]),))
 
 
@@ -146,16 +151,15 @@ def pca_knn_cv(X, y, k=1, cv="loo", seed=0, variance=DEFAULT_VARIANCE, folds=Non
     Returns
     -------
     PcaKnnResult
-        Counts summed over folds; one component count per fold.
+        Counts summed over folds, per class of ``y`` too (the balanced accuracy of the
+        pooled held-out predictions); one component count per fold.
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     if folds is None:
         folds = make_folds(y, cv, seed)
-    correct, total, kept = 0, 0, []
-    for train, test in folds:
-        result = pca_knn_split(X[train], y[train], X[test], y[test], k, variance)
-        correct += result.correct
-        total += result.total
-        kept.extend(result.n_components)
-    return PcaKnnResult(Score(correct, total), tuple(kept))
+    classes = np.unique(y)
+    results = [pca_knn_split(X[train], y[train], X[test], y[test], k, variance, classes)
+               for train, test in folds]
+    return PcaKnnResult(sum(r.score for r in results),
+                        tuple(n for r in results for n in r.n_components))

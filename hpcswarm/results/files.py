@@ -10,11 +10,14 @@ Layout (every object carries ``encoding-type`` and ``encoding-version``)::
     /class_names           (n_classes,) strings
     /tasks                 "hpcswarm-task-table": one (n_tasks,) column per TASK_COLUMNS
                            (0.2.0 added test_balanced_accuracy and, with a refinement,
-                           refined_test_balanced_accuracy; a 0.1.0 table lacks them)
+                           refined_test_balanced_accuracy; 0.3.0 the baselines'
+                           baseline_balanced_accuracy and pca_balanced_accuracy; an
+                           earlier table lacks them)
     /runs/run-RRR/fold-FF  "hpcswarm-task" (:meth:`hpcswarm.store.records.TaskRecord.to_hdf5`):
                            attrs run, fold, spawn_key, group, extra (JSON);
                            selected_genes, train_index, test_index (int64),
-                           test_class_correct, test_class_total (int64, per class),
+                           test_class_correct, test_class_total (int64, per class;
+                           baseline_class_* and pca_class_* of the baselines the same),
                            history (n_rounds, len(HISTORY_FIELDS)) float64, attr "columns";
                            refined_genes, refined_removed (int64, with a refinement)
     /runs/.../fold-FF/front "hpcswarm-front": the search's Pareto front of (inner accuracy,
@@ -61,9 +64,10 @@ from hpcswarm.store.records import (BIAS_NOTE, SEARCH_ENCODING, FrontPoint, Hist
                               TaskRecord)
 
 ENCODING = ("hpcswarm-results", "0.1.0")
-SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.2.0")
-"""0.2.0 added ``balanced_accuracy`` (the summary's and each refined row's)."""
-_TABLE = ("hpcswarm-task-table", "0.2.0")
+SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.3.0")
+"""0.2.0 added ``balanced_accuracy`` (the summary's and each refined row's), 0.3.0
+``all_genes_balanced_accuracy`` and ``pca_knn_balanced_accuracy``."""
+_TABLE = ("hpcswarm-task-table", "0.3.0")
 _SIMILARITY = ("hpcswarm-gene-similarity", "0.1.0")
 _GROUP = ("dict", "0.1.0")
 _ARRAY = ("array", "0.2.0")
@@ -74,13 +78,14 @@ TASK_COLUMNS = (
     "run", "fold", "group", "train_fitness", "train_correct", "train_total", "test_correct",
     "test_total", "test_accuracy", "test_balanced_accuracy", "subset_size", "seconds",
     "evaluations", "archive_hits",
-    "baseline_correct", "baseline_total", "baseline_accuracy",
-    "pca_correct", "pca_total", "pca_accuracy", "pca_components",
+    "baseline_correct", "baseline_total", "baseline_accuracy", "baseline_balanced_accuracy",
+    "pca_correct", "pca_total", "pca_accuracy", "pca_balanced_accuracy", "pca_components",
 )
 """Columns of ``/tasks``, one row per (run, fold) in task order. ``test_balanced_accuracy``
 is the mean recall over the classes of the test predictions
 (:func:`~hpcswarm.store.records.balanced_accuracy`), NaN where the task kept no counts per
-class."""
+class; ``baseline_balanced_accuracy`` and ``pca_balanced_accuracy`` the same of the
+all-genes and PCA-kNN baselines."""
 
 REFINED_COLUMNS = ("refined_size", "refined_train_correct", "refined_train_total",
                    "refined_test_correct", "refined_test_total", "refined_test_accuracy",
@@ -103,7 +108,8 @@ class TaskTable(Mapping):
     group columns; only a refined job has the refined ones). The table also reads as the
     mapping of the columns it holds (``table["run"]``, ``"refined_size" in table``), which
     is how a column named at run time (``f"{prefix}_correct"``) is read. A file written
-    before a column existed (``test_balanced_accuracy``) reads it as None.
+    before a column existed (``test_balanced_accuracy``, ``baseline_balanced_accuracy``,
+    ``pca_balanced_accuracy``) reads it as None.
     """
 
     run: Optional[np.ndarray] = None
@@ -123,9 +129,11 @@ class TaskTable(Mapping):
     baseline_correct: Optional[np.ndarray] = None
     baseline_total: Optional[np.ndarray] = None
     baseline_accuracy: Optional[np.ndarray] = None
+    baseline_balanced_accuracy: Optional[np.ndarray] = None
     pca_correct: Optional[np.ndarray] = None
     pca_total: Optional[np.ndarray] = None
     pca_accuracy: Optional[np.ndarray] = None
+    pca_balanced_accuracy: Optional[np.ndarray] = None
     pca_components: Optional[np.ndarray] = None
     refined_size: Optional[np.ndarray] = None
     refined_train_correct: Optional[np.ndarray] = None
@@ -174,8 +182,8 @@ def task_table(results):
     for column in TASK_COLUMNS:
         if column == "test_accuracy":
             values = [r.test_correct / r.test_total for r in results]
-        elif column == "test_balanced_accuracy":
-            values = [_or_nan(r.test_balanced_accuracy) for r in results]
+        elif column.endswith("_balanced_accuracy"):
+            values = [_or_nan(getattr(r, column)) for r in results]
         elif column in ("baseline_accuracy", "pca_accuracy"):
             prefix = column.split("_")[0]
             values = [getattr(r, f"{prefix}_correct") / getattr(r, f"{prefix}_total")
@@ -585,9 +593,9 @@ def task_accuracies(table, prefix="test"):
 
 
 def task_balanced_accuracies(table, prefix="test"):
-    """Balanced accuracy per task (the column ``{prefix}_balanced_accuracy``), or None when
-    the table has no such column or no task has a value (the baselines; a file or a single
-    search that kept no counts per class)."""
+    """Balanced accuracy per task (the column ``{prefix}_balanced_accuracy``, ``prefix`` as
+    in :func:`task_accuracies`), or None when the table has no such column or no task has a
+    value (a file or a single search that kept no counts per class)."""
     values = table.get(f"{prefix}_balanced_accuracy")
     if values is None or np.isnan(values).all():
         return None
@@ -695,7 +703,9 @@ def _selection_stabilities(records, selections, runs, n_genes):
 def summarise(job, dataset, records, provenance, top=10):
     """The JSON summary of a job's results (written beside the HDF5 file); ``accuracy`` over
     runs and, beside it, ``balanced_accuracy`` over tasks (of each task's test balanced
-    accuracy, None without counts per class); ``refined`` lists
+    accuracy, None without counts per class), and so the baselines' (``all_genes_accuracy``
+    and ``all_genes_balanced_accuracy``, ``pca_knn_accuracy`` and
+    ``pca_knn_balanced_accuracy``); ``refined`` lists
     the row of each refined subset (:func:`refined_rows`), empty without a refinement;
     ``stability`` the stability of the selections
     (:func:`hpcswarm.signatures.stability.stability_summary`) and ``final_signature`` the final
@@ -729,7 +739,9 @@ def summarise(job, dataset, records, provenance, top=10):
         "accuracy_per_run": run_accuracies(table).tolist(),
         "balanced_accuracy": _described(task_balanced_accuracies(table)),
         "all_genes_accuracy": describe(run_accuracies(table, "baseline")),
+        "all_genes_balanced_accuracy": _described(task_balanced_accuracies(table, "baseline")),
         "pca_knn_accuracy": describe(run_accuracies(table, "pca")),
+        "pca_knn_balanced_accuracy": _described(task_balanced_accuracies(table, "pca")),
         "pca_components": describe(table.pca_components),
         "subset_size": describe(table.subset_size),
         "task_seconds": describe(table.seconds),

@@ -158,19 +158,23 @@ def _counts_problem(where, source, none=()):
     return None
 
 
-def _class_counts_problem(where, source):
-    """What makes the test counts per class of ``source`` (a record or a refined subset) no
-    counts of its test predictions (a phrase), or None: as many correct counts as totals,
-    each ``0 <= correct <= total``, summing to ``test_correct`` and ``test_total``. None
+def _class_counts_problem(where, source, prefix="test"):
+    """What makes the counts per class of ``source`` (a record or a refined subset) under
+    ``prefix`` (``test``; a record's ``baseline`` and ``pca`` too) no counts of its
+    predictions (a phrase), or None: as many correct counts as totals, each
+    ``0 <= correct <= total``, summing to ``{prefix}_correct`` and ``{prefix}_total``. None
     when it has none (a record of an earlier version)."""
-    correct, total = source.test_class_correct, source.test_class_total
+    correct = getattr(source, f"{prefix}_class_correct")
+    total = getattr(source, f"{prefix}_class_total")
     if not correct and not total:
         return None
+    all_correct = getattr(source, f"{prefix}_correct")
+    all_total = getattr(source, f"{prefix}_total")
     if (len(correct) != len(total) or any(not 0 <= c <= t for c, t in zip(correct, total))
-            or sum(correct) != source.test_correct or sum(total) != source.test_total):
-        return (f"{where}test_class_correct = {list(correct)} of test_class_total = "
-                f"{list(total)} are no counts of test_correct = {source.test_correct} of "
-                f"test_total = {source.test_total}")
+            or sum(correct) != all_correct or sum(total) != all_total):
+        return (f"{where}{prefix}_class_correct = {list(correct)} of {prefix}_class_total = "
+                f"{list(total)} are no counts of {prefix}_correct = {all_correct} of "
+                f"{prefix}_total = {all_total}")
     return None
 
 
@@ -183,15 +187,15 @@ def _fitness_problem(where, value):
 def record_problem(record, n_genes=None, n_samples=None):
     """What makes a finished task's record impossible (a phrase naming the field), or None.
 
-    Accuracies are counts ``0 <= correct <= total`` (per class too, adding up to the test
-    counts); fitness values lie between the empty
+    Accuracies are counts ``0 <= correct <= total`` (per class too, adding up to the test's
+    and the baselines' counts); fitness values lie between the empty
     subset's and a perfect score; gene indices are distinct and below ``n_genes``, sample
     indices below ``n_samples`` (when given); times, counts and the history are finite and
     not negative (the best fitness of the history excepted).
     """
     problems = [
         _counts_problem("", record),
-        _class_counts_problem("", record),
+        *(_class_counts_problem("", record, prefix) for prefix in ("test", "baseline", "pca")),
         _fitness_problem("", record.train_fitness),
         _indices_problem("selected_genes", record.genes, n_genes),
         _indices_problem("train_index", record.train_index, n_samples),

@@ -392,7 +392,8 @@ def run_task(task, data, spec, hooks=None, group=None, resume=None):
     Returns
     -------
     TaskRecord
-        Genes (indices of the original dataset), fitness, test and baseline counts, history,
+        Genes (indices of the original dataset), fitness, test and baseline counts (per class
+        too, over the labels of the task's rows), history,
         timings, and with ``preprocess`` the fitted steps; ``front`` (the search's Pareto
         front of inner accuracy and size, each point with its test counts, computed after
         the search, when the task has held-out rows); with a refinement, ``refined`` (its
@@ -549,7 +550,10 @@ def _task_record(task, result, scores, held_out, tester, fitted, seconds):
         test_correct=int(test.correct), test_total=int(test.total),
         test_class_correct=test.class_correct, test_class_total=test.class_total,
         baseline_correct=int(baseline.correct), baseline_total=int(baseline.total),
+        baseline_class_correct=baseline.class_correct,
+        baseline_class_total=baseline.class_total,
         pca_correct=int(pca.correct), pca_total=int(pca.total),
+        pca_class_correct=pca.score.class_correct, pca_class_total=pca.score.class_total,
         pca_components=float(np.mean(pca.n_components)),
         evaluations=int(last["evaluations"]), archive_hits=int(last["archive_hits"]),
         seconds=seconds, history=History.from_rows(result.history), extra=result.extra,

@@ -12,9 +12,11 @@ Encodings, both to and from the existing layout:
   selected_genes, train_index, test_index, history with its ``columns``, refined_genes,
   refined_removed and (refinements by subsample searches) refined_frequency, the test counts
   per class test_class_correct and test_class_total (and refined_test_class_correct,
-  refined_test_class_total), and the ``front`` group); :meth:`TaskRecord.from_hdf5` reads
-  it back with the task's row of the ``/tasks`` table, which holds the counts. A task group
-  of encoding-version 0.1.0 has no counts per class: they read as absent.
+  refined_test_class_total, and the baselines' baseline_class_correct, baseline_class_total,
+  pca_class_correct, pca_class_total), and the ``front`` group); :meth:`TaskRecord.from_hdf5`
+  reads it back with the task's row of the ``/tasks`` table, which holds the counts. A task
+  group of encoding-version 0.1.0 has no counts per class, one of 0.2.0 none of the
+  baselines: they read as absent.
 - JSON: :meth:`TaskRecord.as_json` gives plain values (lists, numbers, strings);
   :meth:`TaskRecord.from_json` reads them, and also the plain dict a task result was before
   records existed (a checkpoint written then).
@@ -59,8 +61,9 @@ SEARCH_ENCODING = ("hpcswarm-search-result", "0.1.0")
 """The JSON document of one search (``run --data ... --output FILE.json``)."""
 
 FRONT_ENCODING = ("hpcswarm-front", "0.1.0")
-TASK_ENCODING = ("hpcswarm-task", "0.2.0")
-"""0.2.0 added the test counts per class (read as absent from 0.1.0 groups)."""
+TASK_ENCODING = ("hpcswarm-task", "0.3.0")
+"""0.2.0 added the test counts per class (read as absent from 0.1.0 groups), 0.3.0 those of
+the all-genes and PCA-kNN baselines (read as absent from 0.1.0 and 0.2.0 groups)."""
 _ARRAY = ("array", "0.2.0")
 _GROUP = ("dict", "0.1.0")
 
@@ -293,6 +296,12 @@ class RefinedSubset(_Record):
 _COUNTS = ("train_correct", "train_total", "test_correct", "test_total", "baseline_correct",
            "baseline_total", "pca_correct", "pca_total", "evaluations", "archive_hits")
 
+_CLASS_COUNTED = ("test", "baseline", "pca")
+"""The prefixes of a record's counts per class: its test, the all-genes and PCA baselines."""
+_CLASS_COUNTS = tuple(f"{prefix}_class_{what}" for prefix in _CLASS_COUNTED
+                      for what in ("correct", "total"))
+"""The record's fields of counts per class, as its JSON and HDF5 encodings name them."""
+
 
 @dataclass(frozen=True, eq=False)
 class TaskRecord(_Record):
@@ -318,6 +327,9 @@ class TaskRecord(_Record):
         The k-NN on all genes under the same protocol.
     pca_correct, pca_total : int
         PCA + k-NN keeping 95 % of the variance (Gu et al. 2018).
+    baseline_class_correct, baseline_class_total, pca_class_correct, pca_class_total : tuple of int
+        The two baselines' counts per class, as ``test_class_correct`` and
+        ``test_class_total``; empty where not counted (records of earlier versions).
     pca_components : float
         Mean number of principal components kept.
     evaluations, archive_hits : int
@@ -365,6 +377,10 @@ class TaskRecord(_Record):
     group: int = 0
     test_class_correct: tuple = ()
     test_class_total: tuple = ()
+    baseline_class_correct: tuple = ()
+    baseline_class_total: tuple = ()
+    pca_class_correct: tuple = ()
+    pca_class_total: tuple = ()
 
     @property
     def test_accuracy(self) -> float:
@@ -374,6 +390,16 @@ class TaskRecord(_Record):
     def test_balanced_accuracy(self) -> float | None:
         """Test balanced accuracy (:func:`balanced_accuracy`); None without class counts."""
         return _balanced_or_none(self.test_class_correct, self.test_class_total)
+
+    @property
+    def baseline_balanced_accuracy(self) -> float | None:
+        """The all-genes baseline's balanced accuracy; None without class counts."""
+        return _balanced_or_none(self.baseline_class_correct, self.baseline_class_total)
+
+    @property
+    def pca_balanced_accuracy(self) -> float | None:
+        """The PCA-kNN baseline's balanced accuracy; None without class counts."""
+        return _balanced_or_none(self.pca_class_correct, self.pca_class_total)
 
     # -------------------------------------------------------------- JSON
     def as_json(self) -> dict:
@@ -386,8 +412,7 @@ class TaskRecord(_Record):
                      refined=None if self.refined is None else self.refined.as_json(),
                      train_index=self.train_index.tolist(),
                      test_index=self.test_index.tolist(),
-                     test_class_correct=list(self.test_class_correct),
-                     test_class_total=list(self.test_class_total))
+                     **{name: list(getattr(self, name)) for name in _CLASS_COUNTS})
         return finite(value)
 
     @classmethod
@@ -416,8 +441,7 @@ class TaskRecord(_Record):
             train_index=_genes(value.get("train_index", ())),
             test_index=_genes(value.get("test_index", ())),
             preprocessing=value.get("preprocessing"), group=int(value.get("group", 0)),
-            test_class_correct=_counts(value.get("test_class_correct", ())),
-            test_class_total=_counts(value.get("test_class_total", ())))
+            **{name: _counts(value.get(name, ())) for name in _CLASS_COUNTS})
 
     # -------------------------------------------------------------- HDF5
     def to_hdf5(self, runs: Any) -> Any:
@@ -444,14 +468,17 @@ class TaskRecord(_Record):
         _array(task, "history", self.history.values)
         task["history"].attrs["columns"] = list(self.history.columns)
         write_front(task, self.front)
-        _class_counts(task, "test", self)
+        for prefix in _CLASS_COUNTED:
+            _class_counts(task, prefix, getattr(self, f"{prefix}_class_correct"),
+                          getattr(self, f"{prefix}_class_total"))
         if self.refined is not None:
             _array(task, "refined_genes", _genes(self.refined.genes))
             _array(task, "refined_removed", _genes(self.refined.removed))
             if self.refined.frequency is not None:
                 _array(task, "refined_frequency",
                        np.asarray(self.refined.frequency, dtype=np.float64))
-            _class_counts(task, "refined_test", self.refined)
+            _class_counts(task, "refined_test", self.refined.test_class_correct,
+                          self.refined.test_class_total)
         return task
 
     @classmethod
@@ -469,7 +496,10 @@ class TaskRecord(_Record):
                 task["refined_frequency"][()] if "refined_frequency" in task else None,
                 *_read_class_counts(task, "refined_test"))
         preprocessing = task.attrs.get("preprocessing")
-        test_class_correct, test_class_total = _read_class_counts(task, "test")
+        class_counts = {}
+        for prefix in _CLASS_COUNTED:
+            (class_counts[f"{prefix}_class_correct"],
+             class_counts[f"{prefix}_class_total"]) = _read_class_counts(task, prefix)
         return cls(
             run=int(row["run"]), fold=int(row["fold"]),
             spawn_key=tuple(int(k) for k in task.attrs["spawn_key"]),
@@ -481,16 +511,15 @@ class TaskRecord(_Record):
             refined=refined, train_index=task["train_index"][()],
             test_index=task["test_index"][()],
             preprocessing=None if preprocessing is None else json.loads(_text(preprocessing)),
-            group=int(row.get("group", task.attrs["group"])),
-            test_class_correct=test_class_correct, test_class_total=test_class_total)
+            group=int(row.get("group", task.attrs["group"])), **class_counts)
 
 
-def _class_counts(task: Any, prefix: str, source: Any) -> None:
-    """Write ``source``'s test counts per class as ``{prefix}_class_correct`` and
-    ``{prefix}_class_total`` (int64) in ``task``, when it has them."""
-    if source.test_class_total:
-        _array(task, f"{prefix}_class_correct", np.array(source.test_class_correct, np.int64))
-        _array(task, f"{prefix}_class_total", np.array(source.test_class_total, np.int64))
+def _class_counts(task: Any, prefix: str, class_correct: tuple, class_total: tuple) -> None:
+    """Write counts per class as ``{prefix}_class_correct`` and ``{prefix}_class_total``
+    (int64) in ``task``, when there are any."""
+    if class_total:
+        _array(task, f"{prefix}_class_correct", np.array(class_correct, np.int64))
+        _array(task, f"{prefix}_class_total", np.array(class_total, np.int64))
 
 
 def _read_class_counts(task: Any, prefix: str) -> tuple:

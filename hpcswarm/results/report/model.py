@@ -74,7 +74,8 @@ class MethodRow(Fields):
     Accuracies are percentages over runs (each run pools its folds); ``balanced`` and
     ``balanced_std`` the mean and standard deviation over tasks of the test balanced accuracy
     (the mean recall over classes, :func:`hpcswarm.store.records.balanced_accuracy`), None
-    where the results hold none (the baselines, files written before it was kept). ``test`` is the paired
+    where the results hold none (files written before it was kept: a baseline's before
+    its counts per class were). ``test`` is the paired
     test's outcome against ``versus`` (``+``, ``-``, ``=``; ``ref`` for the reference; empty
     when untested) with its one-sided ``p_value``, the ``pairs`` that differ and the smallest
     ``min_p`` they allow; ``kuncheva`` and ``jaccard`` the stability of the selections.
