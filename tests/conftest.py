@@ -57,13 +57,15 @@ SLOW_CASES = (
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(config, items):
     """Mark the :data:`SLOW_CASES` slow; a listed case whose test was collected without it
-    (a renamed parameter) is an error, so that it cannot return to `make test` unseen."""
+    (a renamed parameter) is an error, so that it cannot return to `make test` unseen,
+    unless the command line named single cases (``pytest 'tests/test_x.py::test_y[case]'``)."""
     collected = {item.nodeid: item for item in items}
     tests = {nodeid.split("[")[0] for nodeid in collected}
+    named_cases = config is not None and any("[" in arg for arg in config.args)
     for case in SLOW_CASES:
         if case in collected:
             collected[case].add_marker(pytest.mark.slow)
-        elif case.split("[")[0] in tests:
+        elif case.split("[")[0] in tests and not named_cases:
             raise pytest.UsageError(f"conftest.SLOW_CASES: {case} is not a collected case")
 
 
