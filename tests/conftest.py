@@ -1,6 +1,7 @@
-"""Shared fixtures: where the real datasets of ``../shared/data`` are; and the cases of
-parametrized tests that are marked slow one by one."""
+"""Shared fixtures: where the real datasets of ``../shared/data`` are; files not forced to
+disk; and the cases of parametrized tests that are marked slow one by one."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,14 @@ def shared_data():
     if not SHARED_DATA.is_dir():
         pytest.skip(f"{SHARED_DATA} is not present")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session", autouse=True)
+def files_are_not_forced_to_disk():
+    """``os.fsync`` returns at once in the test process. What the tests check of a write (a
+    temporary renamed whole, nothing left behind) does not depend on it, and on a busy disk
+    each call costs milliseconds of waiting; the tests of a failing flush replace it with
+    their own failing one (``tests/test_write_faults.py``), as before."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "fsync", lambda handle: None)
+        yield
