@@ -28,6 +28,7 @@ def test_all_genes_1nn_loo_on_srbct(capsys):
                       "genes_used": 2308, "n_genes": 2308, "k": 1, "cv": "loo", "seed": 0}
 
 
+@pytest.mark.slow
 def test_evaluate_imports_no_search():
     code = ("import sys; from hpcswarm.cli import main; "
             "main(['evaluate', 'sklearn:wine', '--all', '--cv', '3']); "
