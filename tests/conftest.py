@@ -45,7 +45,8 @@ SLOW_CASES = (
     "tests/test_fitness_knn.py::test_integer_data_with_forced_ties_follow_the_documented_rules"
     "[loo-1]",
     # Then (2026-11-29; CPU seconds with one BLAS thread, of the 149 s the serial pass of
-    # `make test` took): another case of each kind stays in `make test`.
+    # `make test` took, 93 s after these and the shared fixtures of that day): another case
+    # of each kind stays in `make test`.
     "tests/test_records.py::test_reading_results_loads_no_engine"
     "[hpcswarm.results.files]",  # 1.3 s; hpcswarm.results.report, which imports it, stays
     "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data"
