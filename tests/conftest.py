@@ -16,8 +16,15 @@ SLOW_CASES = (
     "tests/test_signals_and_limits.py::test_report_past_a_file_size_limit_is_one_line[--json]",
     "tests/test_signals_and_limits.py::test_report_past_a_file_size_limit_is_one_line"
     "[--markdown]",  # 5 s each; --genes stays
-    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[5-5]",
-    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[loo-1]",
+    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[5-5-False]",
+    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[5-5-True]",
+    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[loo-1-False]",
+    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[loo-1-True]",
+    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[5-1-True]",
+    "tests/test_fitness_balanced.py::test_every_path_counts_per_class_as_sklearn_predicts"
+    "[1-loo-True]",
+    "tests/test_fitness_balanced.py::test_every_path_counts_per_class_as_sklearn_predicts"
+    "[1-loo-False]",  # 6 s each (one scikit-learn fit per sample and subset)
     "tests/test_fitness_knn.py::test_agrees_with_sklearn_on_random_data[loo-3]",
     "tests/test_fitness_knn.py::test_agrees_with_sklearn_on_random_data[loo-5]",
     "tests/test_mpi_commands.py::test_an_error_prints_once[argv3-fragments3]",
@@ -38,7 +45,8 @@ SLOW_CASES = (
     "tests/test_checkpoint.py::test_resume_without_a_checkpoint_starts_from_the_beginning",
     "tests/test_slurm.py::test_shellcheck[run_lsrg.sh]",
     "tests/test_fitness_gpu.py::test_the_gpu_benchmark_streams_its_figures_small_on_the_host",
-    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[loo-5]",
+    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[loo-5-False]",
+    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[loo-5-True]",
     "tests/test_protocols.py::test_the_search_reads_the_memory_mapped_gene_major_file[biased]",
     "tests/test_report.py::test_text_csv_markdown_json_and_plots",
     "tests/test_report.py::test_plots_of_every_method",
@@ -50,7 +58,7 @@ SLOW_CASES = (
     "tests/test_records.py::test_reading_results_loads_no_engine"
     "[hpcswarm.results.files]",  # 1.3 s; hpcswarm.results.report, which imports it, stays
     "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data"
-    "[5-1]",  # 1.2 s; holdout-1 and holdout-5 stay
+    "[5-1-False]",  # 1.2 s; holdout-1 and holdout-5 stay
     "tests/test_mpi_commands.py::test_an_error_prints_once[argv1-fragments1]",
     "tests/test_mpi_commands.py::test_an_error_prints_once[argv2-fragments2]",  # 0.8, 0.6 s
     # 0.3 s each: searches on six subsamples per case; seeds 0 and 2 (where the search itself
