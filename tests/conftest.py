@@ -61,6 +61,8 @@ SLOW_CASES = (
     "[5-1-False]",  # 1.2 s; holdout-1 and holdout-5 stay
     "tests/test_mpi_commands.py::test_an_error_prints_once[argv1-fragments1]",
     "tests/test_mpi_commands.py::test_an_error_prints_once[argv2-fragments2]",  # 0.8, 0.6 s
+    "tests/test_fitness_balanced.py::test_the_gpu_code_path_and_sample_shards_count_per_class"
+    "_as_sklearn[1-loo]",  # 1.2 s; 3-5 and 1-holdout stay
     # 0.3 s each: searches on six subsamples per case; seeds 0 and 2 (where the search itself
     # misses a planted gene) stay for each rule, seed 0 for the frequencies
     "tests/test_subsample.py::test_planted_genes_are_kept_and_noise_dropped[stability-1]",
