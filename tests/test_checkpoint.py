@@ -114,6 +114,7 @@ def reference(tmp_path_factory):
     return folder, job, folder / "ref.h5"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode, n", [("sigterm", 1), ("sigterm", 9), ("crash-in-write", 1),
                                      ("crash-in-write", 6), ("crash-after-write", 4)])
 def test_a_job_interrupted_and_resumed_gives_the_uninterrupted_results(reference, tmp_path,

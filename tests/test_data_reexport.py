@@ -126,16 +126,32 @@ CASES = [(name, export) for name in ("SRBCT.arff", "colon.mat") for export in so
 CASES.append(("SRBCT.arff", "gzip of the original"))  # every text format may be gzip; MATLAB is not text
 
 
+@pytest.fixture(scope="module")
+def originals(shared_data, tmp_path_factory):
+    """``original(name)``: the shared file ``name`` as read, and the contents of its
+    conversion; each file read and converted once for all its cases."""
+    found = {}
+
+    def original(name):
+        if name not in found:
+            converted = tmp_path_factory.mktemp("original") / "original.h5"
+            convert_file(shared_data / name, converted)
+            found[name] = read_dataset(shared_data / name)[0], contents(converted)
+        return found[name]
+
+    return original
+
+
 @pytest.mark.parametrize("name, export", CASES)
-def test_reexported_dataset_converts_to_the_same_file(shared_data, tmp_path, name, export):
-    original = shared_data / name
+def test_reexported_dataset_converts_to_the_same_file(shared_data, originals, tmp_path, name,
+                                                      export):
+    dataset, expected = originals(name)
     if export == "gzip of the original":
-        source, options = arff_gz(tmp_path, original)
+        source, options = arff_gz(tmp_path, shared_data / name)
     else:
-        source, options = EXPORTS[export](tmp_path, read_dataset(original)[0])
-    convert_file(original, tmp_path / "original.h5")
+        source, options = EXPORTS[export](tmp_path, dataset)
     convert_file(source, tmp_path / "reexported.h5", **options)
-    expected, got = contents(tmp_path / "original.h5"), contents(tmp_path / "reexported.h5")
+    got = contents(tmp_path / "reexported.h5")
     for key in expected:
         assert got[key].dtype == expected[key].dtype, key
         np.testing.assert_array_equal(got[key], expected[key], err_msg=key)

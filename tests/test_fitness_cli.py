@@ -42,6 +42,7 @@ def test_all_genes_1nn_loo_on_srbct(capsys):
     assert list(result)[:4] == ["correct", "total", "accuracy", "balanced_accuracy"]
 
 
+@pytest.mark.slow
 def test_evaluate_imports_no_search():
     code = ("import sys; from hpcswarm.cli import main; "
             "main(['evaluate', 'sklearn:wine', '--all', '--cv', '3']); "

@@ -18,9 +18,22 @@ README_1NN_LOO = {
 }
 
 
+@pytest.fixture(scope="module")
+def real(shared_data):
+    """``real(name)``: the shared file ``name`` loaded, once for all the tests of this file."""
+    loaded = {}
+
+    def dataset(name):
+        if name not in loaded:
+            loaded[name] = load_dataset(shared_data / name)
+        return loaded[name]
+
+    return dataset
+
+
 @pytest.mark.parametrize("name", sorted(README_1NN_LOO))
-def test_all_genes_1nn_loo_matches_readme(shared_data, name):
-    dataset = load_dataset(shared_data / name)
+def test_all_genes_1nn_loo_matches_readme(real, name):
+    dataset = real(name)
     evaluator = KnnEvaluator(dataset.X, dataset.y, k=1, cv="loo")
     assert evaluator.score(np.ones(dataset.n_genes, bool)) == Score(*README_1NN_LOO[name])
 
@@ -29,8 +42,8 @@ def test_all_genes_1nn_loo_matches_readme(shared_data, name):
     ("colon.mat", 5, 10), ("lymphoma.mat", 3, "loo"), ("Prostate_GE.mat", 3, 10),
     ("SRBCT.arff", 5, 10), ("GLIOMA.mat", 1, 5),
 ])
-def test_agrees_with_sklearn_on_real_files(shared_data, name, k, cv):
-    dataset = load_dataset(shared_data / name)
+def test_agrees_with_sklearn_on_real_files(real, name, k, cv):
+    dataset = real(name)
     X, y = np.asarray(dataset.X, dtype=np.float64), dataset.y
     evaluator = KnnEvaluator(X, y, k=k, cv=cv, seed=0)
     mask = np.random.default_rng(0).random(dataset.n_genes) < 0.2

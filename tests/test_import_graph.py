@@ -11,6 +11,8 @@ except the packages it lives in itself (they are initialised before it).
 import ast
 from pathlib import Path
 
+import pytest
+
 import hpcswarm
 
 PACKAGE = Path(hpcswarm.__file__).parent
@@ -92,13 +94,18 @@ def find_cycle(graph):
     return None
 
 
-def test_the_package_has_no_import_cycle():
-    cycle = find_cycle(import_graph())
+@pytest.fixture(scope="module")
+def graph():
+    """The package's import graph, read once for the tests of this file."""
+    return import_graph()
+
+
+def test_the_package_has_no_import_cycle(graph):
+    cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
-def test_importing_a_module_runs_the_packages_above_it():
-    graph = import_graph()
+def test_importing_a_module_runs_the_packages_above_it(graph):
     assert "hpcswarm.fitness" in graph["hpcswarm.swarm.evaluation"]  # imports hpcswarm.fitness.*
     assert "hpcswarm.swarm" not in graph["hpcswarm.swarm.evaluation"]  # its own package
 
@@ -109,9 +116,9 @@ def test_the_cycle_finder_finds_a_cycle():
     assert find_cycle({"a": {"b": set()}, "b": {}}) is None
 
 
-def test_no_module_imports_a_private_name_of_another():
+def test_no_module_imports_a_private_name_of_another(graph):
     private = sorted(f"{source} imports {target}.{name}"
-                     for source, targets in import_graph().items()
+                     for source, targets in graph.items()
                      for target, names in targets.items()
                      for name in names if name.startswith("_") and not name.startswith("__"))
     assert private == []
@@ -156,13 +163,13 @@ def upward_imports(graph):
                   if LAYER[unit_of(target)] > LAYER[unit_of(source)])
 
 
-def test_every_module_has_a_layer():
-    unplaced = sorted({unit_of(name) for name in import_graph()} - set(LAYER))
+def test_every_module_has_a_layer(graph):
+    unplaced = sorted({unit_of(name) for name in graph} - set(LAYER))
     assert unplaced == [], "add each to LAYERS, and say why in its package's docstring"
 
 
-def test_no_module_imports_a_layer_above_its_own():
-    assert upward_imports(import_graph()) == []
+def test_no_module_imports_a_layer_above_its_own(graph):
+    assert upward_imports(graph) == []
 
 
 def test_an_import_of_a_layer_above_is_found():

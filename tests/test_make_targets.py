@@ -61,6 +61,13 @@ def test_ci_runs_the_readme_test_command_then_the_rest_of_make_check():
     assert "```shell\nmake test\n```" in (REPO / "README.md").read_text()
 
 
+class Config:
+    """The command line's arguments as the collection hook sees them."""
+
+    def __init__(self, args):
+        self.args = args
+
+
 class Item:
     """A collected test as the collection hook sees it."""
 
@@ -81,3 +88,14 @@ def test_the_listed_cases_are_marked_slow_and_a_missing_one_is_an_error():
     with pytest.raises(pytest.UsageError, match="not a collected case"):
         pytest_collection_modifyitems(None, [sibling, *map(Item, others)])
     pytest_collection_modifyitems(None, [Item("tests/test_other.py::test_x")])  # not collected
+
+
+def test_a_case_named_on_the_command_line_runs_alone():
+    from conftest import SLOW_CASES, pytest_collection_modifyitems
+
+    case, *others = SLOW_CASES
+    sibling = case.split("[")[0] + "[another]"
+    named = Config([sibling])  # `pytest 'tests/test_x.py::test_y[another]'` collects it alone
+    pytest_collection_modifyitems(named, [Item(sibling), *map(Item, others)])
+    with pytest.raises(pytest.UsageError, match="not a collected case"):
+        pytest_collection_modifyitems(Config(["tests"]), [Item(sibling), *map(Item, others)])

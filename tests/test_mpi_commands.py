@@ -26,6 +26,7 @@ def test_convert_writes_once(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.h5"]
 
 
+@pytest.mark.slow
 def test_convert_error_prints_once(tmp_path):
     done = run_subprocess("convert", MALFORMED / "ragged.csv", tmp_path / "out.h5", ranks=2)
     assert_one_error(done.returncode, done.stderr, "ragged.csv", "line 3")

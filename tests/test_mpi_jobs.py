@@ -32,6 +32,7 @@ def launch(n_ranks, script, timeout, args=()):
     return done, time.perf_counter() - started
 
 
+@pytest.mark.slow
 def test_run_command_on_two_ranks_writes_the_serial_result_once(tmp_path):
     from hpcswarm import cli
 

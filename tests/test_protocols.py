@@ -221,6 +221,7 @@ def test_the_search_reads_the_memory_mapped_gene_major_file(monkeypatch, protoco
     assert result == expected
 
 
+@pytest.mark.slow
 def test_biased_task_reports_the_inner_score_of_all_samples():
     from hpcswarm.selection.methods import algorithm_params
 

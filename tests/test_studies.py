@@ -17,6 +17,7 @@ TINY_JOB = ("runs=2", "folds=3", "params.n_particles=4", "params.n_iterations=2"
 """Experiment II reduced to 2 runs of 3 folds and a swarm of 4 particles for 2 rounds."""
 
 
+@pytest.mark.slow
 def test_the_pruning_study_prints_every_rule(capsys):
     study_prune.main(2, (1.6,))
     out = capsys.readouterr().out
@@ -25,6 +26,7 @@ def test_the_pruning_study_prints_every_rule(capsys):
         assert f"  {rule} " in out
 
 
+@pytest.mark.slow
 def test_the_wine_study_finds_the_exhaustive_optimum(capsys):
     study_wine.main(1, params=TINY_SWARM)
     out = capsys.readouterr().out

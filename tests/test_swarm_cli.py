@@ -32,6 +32,7 @@ def test_run_without_output_prints_a_summary(capsys):
     assert "cso on builtin:srbct (seed 0): fitness" in text and "of 2308 genes" in text
 
 
+@pytest.mark.slow
 def test_run_maximises_the_balanced_accuracy_objective(tmp_path, capsys):
     out = tmp_path / "result.json"
     assert cli.main(["run", "--data", "builtin:srbct", "--algorithm", "cbpso", *TINY,
