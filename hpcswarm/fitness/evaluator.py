@@ -617,6 +617,52 @@ def score_split(X_train, y_train, X_test, y_test, mask, k):
     mask = _check_mask(mask, X_train.shape[1])
     if not mask.any():
         return Score(0, X_test.shape[0])
+    predicted = _predict(X_train, y_train, X_test, mask, k)
+    return Score(int(np.count_nonzero(predicted == y_test)), X_test.shape[0])
+
+
+def predict_split(X_train, y_train, X_test, mask, k):
+    """Labels a k-NN trained on ``X_train`` predicts for ``X_test`` on ``mask``'s genes.
+
+    The predictions whose agreement with the test labels :func:`score_split` counts (same
+    distances and tie rules as :class:`KnnEvaluator`), for figures other than the accuracy,
+    such as the balanced accuracy (Brodersen et al. 2010: the mean of the per-class recalls).
+
+    Parameters
+    ----------
+    X_train : array-like of shape (n_train, n_genes)
+    y_train : array-like of shape (n_train,)
+    X_test : array-like of shape (n_test, n_genes)
+    mask : ndarray of bool of shape (n_genes,)
+        At least one gene: the empty subset predicts nothing (:func:`score_split` counts
+        it as every test sample wrong).
+    k : int
+
+    Returns
+    -------
+    ndarray of shape (n_test,)
+        Labels of ``y_train``.
+    """
+    X_train = _check_matrix(X_train, "X_train")
+    X_test = _check_matrix(X_test, "X_test")
+    y_train = np.asarray(y_train)
+    k = _check_k(k)
+    if y_train.shape != (X_train.shape[0],):
+        raise ValueError("y_train must have one label per row of X_train")
+    if X_test.shape[1] != X_train.shape[1]:
+        raise ValueError(f"X_test has {X_test.shape[1]} genes, X_train {X_train.shape[1]}")
+    if X_test.shape[0] == 0:
+        raise ValueError("X_test has no rows")
+    if k > X_train.shape[0]:
+        raise ValueError(f"k={k} exceeds the {X_train.shape[0]} training samples")
+    mask = _check_mask(mask, X_train.shape[1])
+    if not mask.any():
+        raise ValueError("mask selects no gene: the empty subset predicts nothing")
+    return _predict(X_train, y_train, X_test, mask, k)
+
+
+def _predict(X_train, y_train, X_test, mask, k):
+    """k-NN predictions of checked arguments (``mask`` not empty)."""
     genes = np.flatnonzero(mask)
     test_rows, train_rows = X_test[:, genes], X_train[:, genes]
     dist2, sq_test, sq_train = gram_sq_distances(test_rows.T, train_rows.T)
@@ -626,6 +672,5 @@ def score_split(X_train, y_train, X_test, y_test, mask, k):
     def exact(row, columns):
         return exact_sq_distances(test_rows[row], train_rows[columns])
 
-    predicted = knn_predict(dist2, factor * sq_test, factor * sq_train, codes, k, classes.size,
-                            exact)
-    return Score(int(np.count_nonzero(classes[predicted] == y_test)), X_test.shape[0])
+    return classes[knn_predict(dist2, factor * sq_test, factor * sq_train, codes, k,
+                               classes.size, exact)]
