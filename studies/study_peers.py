@@ -118,8 +118,8 @@ def l1_logistic(X, y, folds, seed):
     search = GridSearchCV(model, {"estimator__C": list(L1_C)}, cv=folds, scoring="accuracy")
     search.fit(X, y)
     coefficients = np.vstack([e.coef_ for e in search.best_estimator_.estimators_])
-    return np.flatnonzero((coefficients != 0).any(axis=0)), float(search.best_params_[
-        "estimator__C"])
+    chosen_c = float(search.best_params_["estimator__C"])
+    return np.flatnonzero((coefficients != 0).any(axis=0)), chosen_c
 
 
 def f_ranking(X, y, seed):
