@@ -276,7 +276,7 @@ def print_table(table):
     for dataset, rows in table.items():
         for name, row in rows.items():
             tests = (["", "", ""] if name == "VLPSO" else
-                     [f"{row['p_vlpso_above']:.3f}", f"{row['p_vlpso_below']:.3f}",
+                     [f"{row['p_vlpso_above']:.3g}", f"{row['p_vlpso_below']:.3g}",
                       f"{row['n']}, {row['smallest_p']:.1e}"])
             cells = [dataset if name == "VLPSO" else "", name,
                      f"{row['accuracy']:.2f} ({row['sd']:.2f})",
