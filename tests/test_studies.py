@@ -2,13 +2,15 @@
 and prints (or returns) its figures. The studies themselves take minutes to hours; these
 check that a change of the package has not left one behind."""
 
+import json
+
 import numpy as np
 import pytest
 
 from hpcswarm.comm import SerialComm
 from hpcswarm.data import Dataset, write_dataset
-from studies import (srbct_pso_lsrg, study_prune, study_refine, study_relevance_variants,
-                     study_signature, study_wine)
+from studies import (srbct_pso_lsrg, study_peers, study_prune, study_refine,
+                     study_relevance_variants, study_signature, study_wine)
 from studies.design_sets import PLANTED, data_path
 
 TINY_SWARM = {"n_particles": 4, "n_iterations": 2}
@@ -110,3 +112,40 @@ def test_the_signature_study_reads_both_vlpso_jobs_on_the_same_folds(refine_work
     _, reasons = study_signature.choose({"synthetic": rows})
     assert "+VLPSO-LS" in reasons
     assert "+VLPSO" not in study_signature.study(work, ["synthetic"], vlpso=False)["synthetic"]
+
+
+@pytest.mark.slow
+def test_the_peers_study_tests_each_peer_by_its_genes_on_the_task_rows(tmp_path, capsys):
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.preprocessing import MinMaxScaler
+
+    from hpcswarm.run.job import run_job
+    from hpcswarm.run.jobfile import read_job
+
+    rng = np.random.default_rng(11)
+    y = np.repeat(np.arange(3), 10)
+    X = rng.normal(size=(30, 40))
+    X[:, :5] += rng.normal(0, 1.5, size=(3, 5))[y]
+    write_dataset(Dataset(X, y, ["A", "B", "C"], [f"g{i:02d}" for i in range(40)], None, {}),
+                  tmp_path / "tiny-data.h5")
+    run_job(read_job("jobs/vlpso-experiment.toml",
+                     ["runs=2", "folds=3", f"data={tmp_path / 'tiny-data.h5'}",
+                      "n_particles=4", "n_iterations=2", "n_divisions=2",
+                      f"output={tmp_path / 'v-tiny.h5'}"]), quiet=True)
+    study_peers.main([str(tmp_path), "tiny", "--json", str(tmp_path / "peers.json")])
+    assert "|  | RF-importance |" in capsys.readouterr().out
+    assert json.loads((tmp_path / "peers.json").read_text())["tiny"]["VLPSO"]["size"] > 0
+    rows = study_peers.study(tmp_path, ["tiny"])["tiny"]  # the second time from the cache
+    assert list(rows) == ["VLPSO", *study_peers.PEERS]
+    tasks, _ = study_peers.tasks_of(tmp_path / "v-tiny.h5")
+    for peer in study_peers.PEERS:
+        for task, accuracy in zip(tasks, rows[peer]["fold_accuracy"]):
+            cached = f"run-{task['run']:03d}-fold-{task['fold']:02d}.json"
+            genes = json.loads((tmp_path / "peers" / "tiny" / cached).read_text())["peers"][
+                peer]["genes"]
+            scaler = MinMaxScaler().fit(X[task["train"]])
+            model = KNeighborsClassifier(n_neighbors=1, algorithm="brute").fit(
+                scaler.transform(X[task["train"]])[:, genes], y[task["train"]])
+            predicted = model.predict(scaler.transform(X[task["test"]])[:, genes])
+            assert accuracy == np.mean(predicted == y[task["test"]])
+        assert 0 <= rows[peer]["p_vlpso_above"] <= 1 and rows[peer]["n"] <= len(tasks)
