@@ -167,13 +167,18 @@ def open_job_dataset(job, world):
 
 def open_checkpoint(job, identity, n_tasks, world, resume, dataset):
     """The checkpoint to resume (every rank reads it), or None; a wrong one fails everywhere.
-    The ``dataset``'s size bounds the gene and sample indices of its records."""
+    The ``dataset``'s size bounds the gene and sample indices of its records, and with the
+    method's swarm size on all its genes (the most any task's search runs) the shapes of
+    its snapshots."""
     if not (resume and job.checkpoint.exists()):
         return None
     previous, problem = None, None
+    n_particles = algorithm_class(job.spec.algorithm).swarm_size(job.spec.params,
+                                                                 dataset.n_genes)
     try:
         previous = Checkpoint(job.checkpoint, identity, n_tasks, read_all=world.rank == 0,
-                              n_genes=dataset.n_genes, n_samples=dataset.n_samples)
+                              n_genes=dataset.n_genes, n_samples=dataset.n_samples,
+                              n_particles=n_particles)
     except (DataError, ParameterError) as exc:
         problem = (type(exc).__name__, str(exc))
     agree(world, problem)

@@ -1,0 +1,209 @@
+"""A hostile file is one error line, never a crash: arrays whose declared size no file of
+ours can have are refused before they are read, and JSON nested beyond reason is refused before
+it is parsed.
+
+Every hostile file is small: HDF5 lets a chunked dataset of which no chunk was written declare
+any shape (here 10^12 elements), and a JSON attribute of 200 KB nests 100,000 deep."""
+
+import shutil
+
+import h5py
+import numpy as np
+import pytest
+
+from cli_checks import REPO, assert_one_error, run_cli
+from small_jobs import run_small_job
+from test_checkpoint_format import _checkpoint
+from test_results import JOB
+
+from hpcswarm.errors import DataError
+from hpcswarm.run.checkpoint import Checkpoint
+from hpcswarm.store.reading import (MAX_JSON_DEPTH, check_declared, checked_read, json_depth,
+                                    parse_json)
+
+GOOD = REPO / "tests" / "data" / "good.csv"
+HUGE = 10**12
+"""Elements a hostile dataset declares: 8 TB of int64, in a file of a few KB."""
+
+DEEP = "[" * 100_000 + "]" * 100_000
+"""JSON nested 100,000 deep (Python's parser and any recursive reader end near 1,000)."""
+
+
+def _declare_huge(group, name, dtype="i8"):
+    """Replace ``group[name]`` by a chunked dataset declaring :data:`HUGE` elements, none
+    written."""
+    if name in group:
+        del group[name]
+    group.create_dataset(name, shape=(HUGE,), maxshape=(None,), chunks=(1024,), dtype=dtype)
+
+
+# ------------------------------------------------------------------ the shared helper
+def test_a_declared_shape_is_checked_before_the_read(tmp_path):
+    with h5py.File(tmp_path / "a.h5", "w") as f:
+        _declare_huge(f, "genes")
+        f["names"] = np.array([b"a", b"b"])
+        with pytest.raises(ValueError, match=r"'genes' declares shape \(1000000000000,\), "
+                                             r"expected \(<= 10,\)"):
+            checked_read(f["genes"], "'genes'", (range(11),), "iu")
+        with pytest.raises(ValueError, match=r"\(8e\+03 GB\), more than the memory"):
+            checked_read(f["genes"], "'genes'", (None,), "iu")
+        with pytest.raises(ValueError, match="'names' is of type |S1, expected integers"):
+            checked_read(f["names"], "'names'", (2,), "iu")
+        check_declared(f["genes"], "'genes'", (None,), "iu", whole=False)  # read in parts
+        assert checked_read(f["names"], "'names'", (2,), "T").tolist() == [b"a", b"b"]
+
+
+def test_json_is_parsed_up_to_the_depth_limit_and_refused_past_it():
+    limit = "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
+    assert json_depth(limit) == MAX_JSON_DEPTH and parse_json(limit) is not None
+    assert json_depth('{"a": "[[[{{{", "b": ["\\"[["]}') == 2  # brackets in strings
+    with pytest.raises(ValueError, match=f"nested deeper than {MAX_JSON_DEPTH} levels"):
+        parse_json("[" + limit + "]")
+    with pytest.raises(ValueError, match="nested deeper"):
+        parse_json(DEEP)
+
+
+# ------------------------------------------------------------------ datasets
+@pytest.fixture
+def dataset(tmp_path, capsys):
+    status, _, err = run_cli(capsys, "convert", GOOD, tmp_path / "data.h5")
+    assert status == 0, err
+    return tmp_path / "data.h5"
+
+
+@pytest.mark.parametrize("key, fragment", [
+    ("gene_names", "'gene_names' has 1000000000000 entries, expected 3"),
+    ("sample_names", "'sample_names' has 1000000000000 entries, expected 4"),
+    ("class_names", "'class_names' declares shape (1000000000000,), expected (<= 4,)"),
+])
+def test_info_refuses_names_declaring_more_entries_than_the_matrix(dataset, capsys, key,
+                                                                   fragment):
+    with h5py.File(dataset, "r+") as f:
+        _declare_huge(f, key, h5py.string_dtype())
+    status, _, err = run_cli(capsys, "info", dataset)
+    assert_one_error(status, err, str(dataset), fragment)
+
+
+def test_a_matlab_file_declaring_a_matrix_beyond_the_memory_is_one_error(tmp_path, capsys):
+    source = tmp_path / "huge.mat"
+    with h5py.File(source, "w", userblock_size=512) as f:
+        f.create_dataset("X", shape=(10**6, 10**6), chunks=(64, 64), dtype="f8")
+        f["Y"] = np.ones((1, 10**6))
+    status, _, err = run_cli(capsys, "convert", source, tmp_path / "out.h5")
+    assert_one_error(status, err, "huge.mat", "variable 'X' declares shape (1000000, 1000000)",
+                     "more than the memory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["huge.mat"]
+
+
+# ------------------------------------------------------------------ results files
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    job, _ = run_small_job(tmp_path_factory.mktemp("results"), JOB, "out.h5")
+    return job.output
+
+
+def _damaged_results(finished, tmp_path, change):
+    path = tmp_path / "res.h5"
+    shutil.copy(finished, path)
+    with h5py.File(path, "r+") as f:
+        change(f)
+    return path
+
+
+RESULTS_DAMAGE = {
+    "selected-genes": (lambda f: _declare_huge(f["runs/run-000/fold-00"], "selected_genes"),
+                       "'/runs/run-000/fold-00/selected_genes' declares shape "
+                       "(1000000000000,), expected (<= 13,)"),
+    "test-index": (lambda f: _declare_huge(f["runs/run-001/fold-02"], "test_index"),
+                   "'/runs/run-001/fold-02/test_index' declares shape (1000000000000,), "
+                   "expected (<= 178,)"),
+    "front-genes": (lambda f: _declare_huge(f["runs/run-000/fold-01/front"], "genes"),
+                    "front/genes' declares shape (1000000000000,)"),
+    "task-column": (lambda f: _declare_huge(f["tasks"], "seconds", "f8"),
+                    "'tasks/seconds' declares shape (1000000000000,), expected (6,)"),
+    "gene-names": (lambda f: _declare_huge(f, "gene_names", h5py.string_dtype()),
+                   "more than the memory"),
+    "job-nested": (lambda f: f.attrs.modify("job", DEEP), "JSON nested deeper than 100"),
+}
+"""Damage to a real results file: the change and what the one error line says."""
+
+
+@pytest.mark.parametrize("case", sorted(RESULTS_DAMAGE))
+def test_report_refuses_a_results_file_declaring_impossible_sizes(finished, tmp_path, capsys,
+                                                                   case):
+    change, fragment = RESULTS_DAMAGE[case]
+    path = _damaged_results(finished, tmp_path, change)
+    status, _, err = run_cli(capsys, "report", path)
+    assert_one_error(status, err, f"{path}: a damaged results file", fragment)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res.h5"]
+
+
+def test_report_refuses_a_search_document_nested_too_deep(tmp_path, capsys):
+    path = tmp_path / "search.json"
+    path.write_text('{"encoding-type": "hpcswarm-search-result", "params": ' + DEEP + "}")
+    status, _, err = run_cli(capsys, "report", path)
+    assert_one_error(status, err, f"{path}: not an hpcswarm results file nor a search's JSON",
+                     "nested deeper than 100 levels")
+
+
+# ------------------------------------------------------------------ checkpoints
+def _tree_nested(f):
+    f["inflight/task-000001/method_state/tree"][()] = DEEP
+
+
+def _position_of_a_million_genes(f):
+    snapshot = f["inflight/task-000001"]
+    del snapshot["position"]
+    snapshot.create_dataset("position", shape=(10**6, 10**6), chunks=(64, 64), dtype="f8")
+
+
+CHECKPOINT_DAMAGE = {
+    "snapshot-position": (
+        _position_of_a_million_genes, "the snapshot of running task task-000001",
+        "'/inflight/task-000001/position' declares shape (1000000, 1000000), "
+        "expected (<= 8, <= 24)"),
+    "snapshot-method-array": (
+        lambda f: _declare_huge(f["inflight/task-000001/method_state/arrays"], "0"),
+        "the snapshot of running task task-000001", "more than the memory"),
+    "record-selected-genes": (
+        lambda f: _declare_huge(f["finished/task-000000"], "selected_genes"),
+        "the record of finished task task-000000",
+        "'/finished/task-000000/selected_genes' declares shape (1000000000000,), "
+        "expected (<= 24,)"),
+    "record-train-index": (
+        lambda f: _declare_huge(f["finished/task-000000"], "train_index"),
+        "the record of finished task task-000000", "expected (<= 30,)"),
+    "identity-nested": (lambda f: f.attrs.modify("identity", DEEP), "its layout",
+                        "JSON nested deeper than 100 levels"),
+    "method-state-nested": (_tree_nested, "the snapshot of running task task-000001",
+                            "JSON nested deeper than 100 levels"),
+}
+"""Damage to a real checkpoint (a finished task and a running CSO search, 24 genes and 30
+samples): the change, the part the error names and what it says of it."""
+
+
+@pytest.mark.parametrize("case", sorted(CHECKPOINT_DAMAGE))
+def test_a_checkpoint_declaring_impossible_sizes_or_nesting_is_damaged(tmp_path, case):
+    change, part, fragment = CHECKPOINT_DAMAGE[case]
+    path = tmp_path / "job.checkpoint.h5"
+    _checkpoint(path)
+    with h5py.File(path, "r+") as f:
+        change(f)
+    before = path.read_bytes()
+    with pytest.raises(DataError) as caught:
+        Checkpoint(path, {"job": 1}, 2, read_all=True, n_genes=24, n_samples=30,
+                   n_particles=8)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: damaged checkpoint: {part} does not read back")
+    assert fragment in message and "\n" not in message
+    assert message.endswith("start afresh with --overwrite (the work it holds is lost)")
+    assert path.read_bytes() == before
+
+
+def test_a_snapshot_may_not_hold_more_particles_than_the_method_runs(tmp_path):
+    path = tmp_path / "job.checkpoint.h5"
+    _checkpoint(path)
+    with pytest.raises(DataError, match=r"'/inflight/task-000001/\w+' declares shape "
+                                        r"\(8(, 24)?,?\), expected \(<= 7,"):
+        Checkpoint(path, {"job": 1}, 2, read_all=True, n_genes=24, n_samples=30,
+                   n_particles=7)
