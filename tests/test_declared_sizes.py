@@ -1,6 +1,7 @@
 """A hostile file is one error line, never a crash: arrays whose declared size no file of
-ours can have are refused before they are read, and JSON nested beyond reason is refused before
-it is parsed.
+ours can have are refused before they are read, JSON nested beyond reason is refused before
+it is parsed, and a damaged sparse AnnData matrix is refused before any library sees it, with
+nothing written and no temporary file left behind.
 
 Every hostile file is small: HDF5 lets a chunked dataset of which no chunk was written declare
 any shape (here 10^12 elements), and a JSON attribute of 200 KB nests 100,000 deep."""
@@ -11,7 +12,7 @@ import h5py
 import numpy as np
 import pytest
 
-from cli_checks import REPO, assert_one_error, run_cli
+from cli_checks import REPO, assert_one_error, folder_state, run_cli, run_subprocess
 from small_jobs import run_small_job
 from test_checkpoint_format import _checkpoint
 from test_results import JOB
@@ -207,3 +208,90 @@ def test_a_snapshot_may_not_hold_more_particles_than_the_method_runs(tmp_path):
                                         r"\(8(, 24)?,?\), expected \(<= 7,"):
         Checkpoint(path, {"job": 1}, 2, read_all=True, n_genes=24, n_samples=30,
                    n_particles=7)
+
+
+# ------------------------------------------------------------------ sparse AnnData
+def _sparse_source(tmp_path, layout, damage):
+    """An AnnData file whose ``X`` is ``layout`` (csr, csc), its arrays changed by
+    ``damage(indices, indptr)`` (in place)."""
+    from test_data_real_world import h5ad
+
+    source, X = h5ad(tmp_path, layout)
+    with h5py.File(source, "r+") as f:
+        indices, indptr = f["X/indices"][()], f["X/indptr"][()]
+        damage(indices, indptr)
+        for name, values in (("indices", indices), ("indptr", indptr)):
+            del f[f"X/{name}"]
+            f[f"X/{name}"] = values
+    return source, X
+
+
+def _negative_index(indices, indptr):
+    indices[0] = -1
+
+
+def _index_far_out(indices, indptr):
+    indices[0] = 10**9
+
+
+def _indptr_backwards(indices, indptr):
+    indptr[2], indptr[3] = indptr[3], indptr[2]
+
+
+def _indptr_short_of_the_values(indices, indptr):
+    indptr[-1] -= 1
+
+
+SPARSE_DAMAGE = {
+    "negative-index": (_negative_index, "X holds the column index -1, outside [0, 4)"),
+    "indptr-backwards": (_indptr_backwards, "X's indptr runs backwards at row 2"),
+    "indptr-end": (_indptr_short_of_the_values, "X's indptr ends at"),
+}
+"""Damage to a CSR ``X`` (5 observations x 4 variables) and what the error line says."""
+
+
+@pytest.mark.parametrize("case", sorted(SPARSE_DAMAGE))
+def test_a_damaged_sparse_matrix_is_refused_and_nothing_is_written(tmp_path, capsys, case):
+    damage, fragment = SPARSE_DAMAGE[case]
+    source, _ = _sparse_source(tmp_path, "csr", damage)
+    before = folder_state(tmp_path)
+    status, _, err = run_cli(capsys, "convert", source, tmp_path / "out.h5", "--label",
+                             "disease")
+    assert_one_error(status, err, f"{source}: a damaged AnnData file: {fragment}")
+    assert folder_state(tmp_path) == before
+
+
+def test_a_csc_index_is_checked_against_the_observations(tmp_path, capsys):
+    source, _ = _sparse_source(tmp_path, "csc", _negative_index)
+    status, _, err = run_cli(capsys, "convert", source, tmp_path / "out.h5", "--label",
+                             "disease")
+    assert_one_error(status, err, "X holds the row index -1, outside [0, 5)")
+
+
+def test_an_index_far_out_of_range_is_one_error_not_a_crash(tmp_path):
+    """scipy's densifying writes outside its array for such an index (SIGSEGV, no message,
+    the output's temporary left behind): the command runs in a child process here."""
+    source, _ = _sparse_source(tmp_path, "csr", _index_far_out)
+    before = folder_state(tmp_path)
+    done = run_subprocess("convert", source, tmp_path / "out.h5", "--label", "disease",
+                          timeout=120)
+    assert_one_error(done.returncode, done.stderr,
+                     f"{source}: a damaged AnnData file: X holds the column index 1000000000")
+    assert folder_state(tmp_path) == before  # no output, no temporary
+
+
+def test_a_value_stored_twice_in_a_cell_is_summed_as_scipy_does(tmp_path, capsys):
+    import scipy.sparse
+
+    from hpcswarm.data import read_dataset
+
+    def twice(indices, indptr):
+        indices[1] = indices[0]  # row 0 stores two values in its first cell
+
+    source, _ = _sparse_source(tmp_path, "csr", twice)
+    with h5py.File(source, "r") as f:
+        expected = scipy.sparse.csr_matrix(
+            (f["X/data"][()], f["X/indices"][()], f["X/indptr"][()]),
+            shape=tuple(f["X"].attrs["shape"])).toarray()
+    dataset, _ = read_dataset(source, label="disease")
+    np.testing.assert_array_equal(dataset.X, expected)
