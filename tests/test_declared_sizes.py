@@ -6,7 +6,10 @@ nothing written and no temporary file left behind.
 Every hostile file is small: HDF5 lets a chunked dataset of which no chunk was written declare
 any shape (here 10^12 elements), and a JSON attribute of 200 KB nests 100,000 deep."""
 
+import os
 import shutil
+import subprocess
+import sys
 
 import h5py
 import numpy as np
@@ -19,6 +22,7 @@ from test_results import JOB
 
 from hpcswarm.errors import DataError
 from hpcswarm.run.checkpoint import Checkpoint
+from hpcswarm.store import atomic
 from hpcswarm.store.reading import (MAX_JSON_DEPTH, check_declared, checked_read, json_depth,
                                     parse_json)
 
@@ -295,3 +299,16 @@ def test_a_value_stored_twice_in_a_cell_is_summed_as_scipy_does(tmp_path, capsys
             shape=tuple(f["X"].attrs["shape"])).toarray()
     dataset, _ = read_dataset(source, label="disease")
     np.testing.assert_array_equal(dataset.X, expected)
+
+
+# ------------------------------------------------------------------ temporaries
+def test_the_next_convert_removes_a_crashed_ones_temporary_even_when_it_fails(tmp_path,
+                                                                             capsys):
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    stale = atomic.temporary_path(tmp_path / "out.h5")
+    stale = stale.with_name(stale.name.replace(f"-{os.getpid()}-", f"-{gone.stdout.strip()}-"))
+    stale.write_bytes(b"\x89HDF\r\n\x1a\n half a file")
+    status, _, err = run_cli(capsys, "convert", GOOD, tmp_path / "out.h5", "--label", "nope")
+    assert status == 2 and f"removed {stale.name}" in err
+    assert list(tmp_path.iterdir()) == []
