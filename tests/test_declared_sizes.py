@@ -133,6 +133,7 @@ RESULTS_DAMAGE = {
 """Damage to a real results file: the change and what the one error line says."""
 
 
+@pytest.mark.slow  # the cases share a small job's run
 @pytest.mark.parametrize("case", sorted(RESULTS_DAMAGE))
 def test_report_refuses_a_results_file_declaring_impossible_sizes(finished, tmp_path, capsys,
                                                                    case):
@@ -272,6 +273,7 @@ def test_a_csc_index_is_checked_against_the_observations(tmp_path, capsys):
     assert_one_error(status, err, "X holds the row index -1, outside [0, 5)")
 
 
+@pytest.mark.slow  # a new interpreter
 def test_an_index_far_out_of_range_is_one_error_not_a_crash(tmp_path):
     """scipy's densifying writes outside its array for such an index (SIGSEGV, no message,
     the output's temporary left behind): the command runs in a child process here."""
