@@ -10,14 +10,14 @@ variables, each along its compressed axis.
 A sparse matrix is the three arrays of anndata's encoding (``data``, ``indices``, ``indptr``
 and the attribute ``shape``), which scipy and anndata trust: a column index past the end
 makes scipy's densifying write outside its array (SIGSEGV), a negative one or an ``indptr``
-that runs backwards puts values in the wrong cells. They are therefore checked here, in
-numpy, and densified in numpy, so that no library meets them: their declared shapes and
-types before any read (:func:`~hpcswarm.store.reading.check_declared`), ``indptr`` when the
-file is opened (one entry per row of the compressed axis and one more, starting at 0, never
-decreasing, at most one entry per cell of a row, ending at the number of stored values), and
-every index, block by block, before its block is densified. Nothing that reads this matrix
-can crash the interpreter, so unlike MATLAB v5 files (:mod:`hpcswarm.data.matlab`) it needs
-no reading in a child process first.
+that runs backwards puts values in the wrong cells. They are therefore read through h5py and
+checked here, in numpy, before scipy sees them: their declared shapes and types before any
+read (:func:`~hpcswarm.store.reading.check_declared`), ``indptr`` when the file is opened
+(one entry per row of the compressed axis and one more, starting at 0, never decreasing, at
+most one entry per cell of a row, ending at the number of stored values), and every index,
+block by block, before scipy densifies its block. What scipy is then given cannot make it
+write outside its array, so unlike MATLAB v5 files (:mod:`hpcswarm.data.matlab`) this reader
+needs no reading in a child process first.
 """
 
 import h5py
@@ -123,8 +123,10 @@ def _checked_indptr(element, kind, shape, path, what):
 
 def _sparse_block(element, indptr, start, stop, n_minor, path, what, minor):
     """Rows ``start:stop`` of the compressed axis as a dense float64 block of shape
-    ``(stop - start, n_minor)``, its indices checked before any value is placed; a value
-    stored twice in a cell is summed, as scipy's ``toarray`` does."""
+    ``(stop - start, n_minor)``, densified by scipy once its indices are found in range (a
+    value stored twice in a cell is summed)."""
+    import scipy.sparse
+
     first, last = indptr[start], indptr[stop]
     indices = element["indices"][first:last]
     data = element["data"][first:last]
@@ -132,10 +134,9 @@ def _sparse_block(element, indptr, start, stop, n_minor, path, what, minor):
         bad = int(indices.min() if indices.min() < 0 else indices.max())
         raise DataError(f"{path}: a damaged AnnData file: {what} holds the {minor} index "
                         f"{bad}, outside [0, {n_minor})")
-    block = np.zeros((stop - start, n_minor), dtype=data.dtype)
-    rows = np.repeat(np.arange(stop - start), np.diff(indptr[start:stop + 1]))
-    np.add.at(block, (rows, indices), data)
-    return block.astype(np.float64, copy=False)
+    block = scipy.sparse.csr_matrix((data, indices, indptr[start:stop + 1] - first),
+                                    shape=(stop - start, n_minor))
+    return block.toarray().astype(np.float64, copy=False)
 
 
 def _blocks(path, layer, indptr):
