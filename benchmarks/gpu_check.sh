@@ -2,8 +2,10 @@
 # One-shot check of the GPU scorer, built to return figures whatever fails: a 10 s preflight
 # of CuPy (a float64 cupy.matmul through cuBLAS and an elementwise kernel compiled by NVRTC),
 # then benchmarks/bench_gpu.py (every figure printed and, when OUT names a folder, appended to
-# $OUT/bench_gpu.jsonl as it is measured), then the GPU tests (non-fatal; skipped with a
-# message without pytest). Timeouts: 10 + 10 + 300 + 120 s, at most 440 s in all.
+# $OUT/bench_gpu.jsonl as it is measured), then VLPSO's seconds per iteration at 10,000 x
+# 20,000 on the GPU beside one core (benchmarks/bench_vlpso.py --gpu, streamed likewise to
+# $OUT/bench_vlpso.jsonl), then the GPU tests (non-fatal; skipped with a message without
+# pytest). Timeouts: 10 + 10 + 300 + 120 + 120 s, at most 560 s in all.
 # PYTHON names the interpreter (default python3); extra arguments go to the benchmark.
 # --small: a small size; on a machine without CuPy the numpy stand-in benchmarks/numpy_cupy
 # is put first on PYTHONPATH, so that `import cupy` runs the same script end to end on a CPU.
@@ -13,10 +15,14 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
 python=${PYTHON:-python3}
 bench_args=(--array-module cupy "$@")
+vlpso_args=(--gpu --array-module cupy)
 for arg in "$@"; do
-    if [ "$arg" = --small ] && ! "$python" -c "import cupy" 2>/dev/null; then
-        echo "gpu_check: no CuPy here: the numpy stand-in benchmarks/numpy_cupy plays cupy"
-        export PYTHONPATH="$PWD/benchmarks/numpy_cupy:$PYTHONPATH"
+    if [ "$arg" = --small ]; then
+        vlpso_args+=(--small)
+        if ! "$python" -c "import cupy" 2>/dev/null; then
+            echo "gpu_check: no CuPy here: the numpy stand-in benchmarks/numpy_cupy plays cupy"
+            export PYTHONPATH="$PWD/benchmarks/numpy_cupy:$PYTHONPATH"
+        fi
     fi
 done
 echo "gpu_check: $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -42,6 +48,8 @@ PY
 # first figure or error then says what works
 timeout 300 "$python" benchmarks/bench_gpu.py "${bench_args[@]}" \
     || { echo "gpu_check: the benchmark stopped early (status $?)"; status=1; }
+timeout 120 "$python" benchmarks/bench_vlpso.py "${vlpso_args[@]}" \
+    || { echo "gpu_check: the VLPSO benchmark stopped early (status $?)"; status=1; }
 if "$python" -c "import pytest" 2>/dev/null; then
     timeout 120 "$python" -m pytest -q -p no:cacheprovider tests/test_fitness_gpu.py \
         -k "cupy or adversary" \

@@ -237,7 +237,9 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
     preprocess : dict or str, optional
         Steps the search reads the data through: a dict as the ``[preprocess]`` table of a
         job (``{"log2": True, "top_variance": 500}``) or a text as ``hpcswarm evaluate
-        --preprocess`` (``"log2,top_variance=500"``), fitted on all the samples given (one
+        --preprocess`` (``"log2,top_variance=500"``); None: the method's own (VLPSO's
+        min-max scaling, :func:`hpcswarm.selection.spec.preprocess_steps`), ``{}``: none;
+        fitted on all the samples given (one
         search, no outer folds, as the last search of a ``final-signature`` job; a
         cross-validated estimate needs a job's protocols, which fit them in every fold). The
         signature names original genes (:class:`~hpcswarm.selector.SwarmFeatureSelector`).
@@ -261,8 +263,9 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         Neighbours of the k-NN classifier of the fitness.
     cv : str or int, optional
         Cross-validation of the fitness: ``"loo"``, ``"holdout"`` or a number of folds.
-    objective : {"accuracy", "error", "combined"}, optional
-        The fitness to maximise.
+    objective : {"accuracy", "error", "combined", "balanced-accuracy"}, optional
+        The fitness to maximise (``"balanced-accuracy"``: the mean recall over classes,
+        :mod:`hpcswarm.fitness.objectives`).
     alpha : float, optional
         Weight of accuracy in the ``"combined"`` objective, in [0, 1].
     archive_size : int, optional

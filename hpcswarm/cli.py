@@ -533,11 +533,16 @@ def _run_run(args):
 
 
 def _run_one_search(args, comm):
+    from dataclasses import replace
+
+    import numpy as np
+
     from hpcswarm.data import load_dataset
     from hpcswarm.data.sources import source_path
     from hpcswarm.fitness import GeneMajor
     from hpcswarm.run.plan import check_search_memory
-    from hpcswarm.selection.search import result_document, run_search
+    from hpcswarm.selection.preprocess import fit as fit_steps
+    from hpcswarm.selection.search import FitnessMismatch, result_document, run_search
     from hpcswarm.selection.spec import SearchSpec
     from hpcswarm.store.atomic import write_json
     from hpcswarm.store.outputs import check_outputs
@@ -559,12 +564,21 @@ def _run_one_search(args, comm):
     _notes0(dataset)
     check_search_memory(spec, dataset.n_samples, dataset.n_genes, comm, args.memory_limit)
     # one task: all ranks of the world run this one swarm, each its block of particles, read
-    # from the file's gene-major matrix (no private copy)
-    data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
+    # from the file's gene-major matrix (no private copy), or from the rows the method's
+    # preprocessing made of it (value steps: the same genes)
+    if spec.preprocess:
+        _, rows = fit_steps(spec.preprocess, np.asarray(dataset.X), dataset.y)
+        data = GeneMajor(np.ascontiguousarray(rows.T))
+    else:
+        data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
     try:
-        result = run_search(data, dataset.y, spec, seed=args.seed, comm=comm)
+        result = run_search(data, dataset.y, replace(spec, preprocess=()), seed=args.seed,
+                            comm=comm)
     except MemoryError:
         _out_of_memory(spec, dataset, comm, args.memory_limit)
+    except FitnessMismatch as exc:
+        raise ParameterError(f"--param {exc.setting}={exc.value} {exc.problem}; give another "
+                             f"with --param {exc.setting}=...") from None
     document = result_document(result, args.seed, dataset.gene_names, args.data)
     if args.output:
         if comm.rank == 0:
@@ -605,7 +619,9 @@ def _search_lines(args, result, document):
     shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
     lines = [
         f"{args.algorithm} on {args.data} (seed {args.seed}): fitness {document['fitness']:.6g}, "
-        f"accuracy {score['correct']}/{score['total']} = {score['accuracy']:.4f}",
+        f"accuracy {score['correct']}/{score['total']} = {score['accuracy']:.4f}"
+        + (f", balanced accuracy {score['balanced_accuracy']:.4f}"
+           if "balanced_accuracy" in score else ""),
         f"{document['n_selected']} of {document['n_genes_total']} genes: {shown}",
         f"{last['iteration'] + 1} rounds, {last['evaluations']} evaluations, "
         f"{last['archive_hits']} archive hits, {last['seconds']:.1f} s",

@@ -15,3 +15,8 @@ class ParameterError(HpcswarmError, ValueError):
 
 class LaunchError(HpcswarmError):
     """The launcher and the MPI library disagree on the number of processes of a job."""
+
+
+class SettingNote(UserWarning):
+    """A setting adjusted to fit the data or another setting, said in one line (the command
+    line prints it as ``hpcswarm: warning: ...``)."""

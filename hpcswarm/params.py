@@ -40,9 +40,13 @@ class Param:
     doc : str
         One line shown in error messages and help.
     low : float, optional
-        Inclusive lower bound of a number.
+        Lower bound of a number, inclusive unless ``low_open``.
     high : float, optional
-        Inclusive upper bound of a number (an integer's default: :data:`INT_HIGH`).
+        Upper bound of a number, inclusive unless ``high_open`` (an integer's default:
+        :data:`INT_HIGH`).
+    low_open, high_open : bool, default False
+        ``low`` or ``high`` itself is refused: a setting whose bound can only give nothing (a
+        selection threshold of 1 on positions in [0, 1] selects no gene).
     choices : tuple of str, optional
         Allowed values of a ``"choice"`` parameter.
     required : bool, default False
@@ -62,9 +66,30 @@ class Param:
     doc: str
     low: float = None
     high: float = None
+    low_open: bool = False
+    high_open: bool = False
     choices: tuple = ()
     required: bool = False
     neutral: bool = False
+
+    def below_floor(self, value):
+        """Whether the number ``value`` lies below the lower bound."""
+        if self.low is None:
+            return False
+        return value <= self.low if self.low_open else value < self.low
+
+    def above_ceiling(self, value):
+        """Whether the number ``value`` lies past the upper bound."""
+        ceiling = self.ceiling
+        if ceiling is None:
+            return False
+        return value >= ceiling if self.high_open else value > ceiling
+
+    @property
+    def interval(self):
+        """The allowed interval as written in messages: ``[0, 1]``, ``[0, 1)``."""
+        return (f"{'(' if self.low_open else '['}{self.low}, {self.ceiling}"
+                f"{')' if self.high_open else ']'}")
 
     @property
     def ceiling(self):
@@ -88,12 +113,9 @@ class Param:
                 f"parameter '{self.name}' expects {self._expected()}, got {value!r}"
             ) from None
         if isinstance(parsed, (int, float)) and not isinstance(parsed, bool):
-            if (self.low is not None and parsed < self.low) or (
-                self.ceiling is not None and parsed > self.ceiling
-            ):
+            if self.below_floor(parsed) or self.above_ceiling(parsed):
                 raise ParameterError(
-                    f"parameter '{self.name}' must be in [{self.low}, {self.ceiling}], got "
-                    f"{parsed!r}"
+                    f"parameter '{self.name}' must be in {self.interval}, got {parsed!r}"
                 )
         return parsed
 
@@ -120,10 +142,12 @@ class Param:
             raise ParameterError(f"{where} must be one of {', '.join(self.choices)}, got {value!r}")
         if not ok:
             raise ParameterError(f"{where} must be {self._expected()}, got {value!r}")
-        if self.low is not None and not isinstance(value, str) and value < self.low:
-            raise ParameterError(f"{where} must be {self._expected()} >= {self.low}, got {value}")
-        if self.ceiling is not None and not isinstance(value, str) and value > self.ceiling:
-            raise ParameterError(f"{where} must be {self._expected()} <= {self.ceiling}, got "
+        if not isinstance(value, str) and value is not None and self.below_floor(value):
+            raise ParameterError(f"{where} must be {self._expected()} "
+                                 f"{'>' if self.low_open else '>='} {self.low}, got {value}")
+        if not isinstance(value, str) and self.above_ceiling(value):
+            raise ParameterError(f"{where} must be {self._expected()} "
+                                 f"{'<' if self.high_open else '<='} {self.ceiling}, got "
                                  f"{value}")
         return value
 

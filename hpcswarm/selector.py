@@ -28,13 +28,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from hpcswarm.comm import Comm
+from hpcswarm.errors import ParameterError
 from hpcswarm.fitness.folds import user_stacklevel
 from hpcswarm.inputs import check_columns, check_finite, check_labels, check_matrix
 from hpcswarm.run.progress import format_seconds, task_seconds
 from hpcswarm.selection.methods import METHODS, algorithm_class
 from hpcswarm.selection.preprocess import fit as fit_steps
 from hpcswarm.selection.preprocess import parse_steps
-from hpcswarm.selection.search import make_fitness, run_search
+from hpcswarm.selection.search import FitnessMismatch, make_fitness, run_search
 from hpcswarm.selection.spec import SETTINGS as SPEC_SETTINGS
 from hpcswarm.selection.spec import SPEC, SearchSpec
 from hpcswarm.signatures.refine import eliminate_to
@@ -126,8 +127,9 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         :data:`hpcswarm.signatures.refinements.REFINEMENTS`.
     max_genes : None or int, default None
         Cap on the genes of every subset the search evaluates, for the swarm methods that
-        have one (``pso``, ``pso-rg``, ``bpso``, ``cbpso``, ``cso``, ``fsipso``); a
-        ``ParameterError`` for the other methods.
+        have one (``pso``, ``pso-rg``, ``bpso``, ``cbpso``, ``cso``, ``fsipso``, and
+        ``vlpso``, whose longest particle it caps); a ``ParameterError`` for the other
+        methods.
     sample_shards : None or int, default None
         Ranks of ``comm`` that split every evaluation's held-out samples (and its cached
         distances) between them (:data:`hpcswarm.selection.spec.SPEC_PARAMS`); ``None`` keeps the
@@ -142,9 +144,11 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         Preprocessing steps the search reads the data through: a dict of steps in order,
         as the ``[preprocess]`` table of a job (``{"log2": True, "top_variance": 500}``),
         or a text, as ``hpcswarm evaluate --preprocess`` (``"log2,top_variance=500"``),
-        read by :func:`hpcswarm.selection.preprocess.parse_steps`. ``fit`` fits them on all
-        the samples of its ``X`` (a single search has no outer folds) and searches the
-        transformed matrix; every gene-indexed attribute names original columns, and
+        read by :func:`hpcswarm.selection.preprocess.parse_steps`. ``None``: the method's
+        own (:func:`hpcswarm.selection.spec.preprocess_steps`; VLPSO scales every gene to
+        [0, 1], as its authors do); ``{}`` or ``""``: none, the values as given. ``fit``
+        fits them on all the samples of its ``X`` (a single search has no outer folds) and
+        searches the transformed matrix; every gene-indexed attribute names original columns, and
         ``transform`` selects those columns of the untransformed ``X`` (see Notes). For a
         cross-validated estimate, cross-validate a pipeline holding the selector (each fit
         then sees its training part only) or run a job, whose protocols fit the steps inside
@@ -162,8 +166,9 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         Neighbours of the k-NN classifier of the fitness.
     cv : None, str or int, default None
         Cross-validation of the fitness: ``"loo"``, ``"holdout"`` or a number of folds.
-    objective : None, "accuracy", "error" or "combined", default None
-        The fitness to maximise.
+    objective : None, "accuracy", "error", "combined" or "balanced-accuracy", default None
+        The fitness to maximise (``"balanced-accuracy"``: the mean recall over classes,
+        :mod:`hpcswarm.fitness.objectives`).
     alpha : None or float, default None
         Weight of accuracy in the ``"combined"`` objective, in [0, 1].
     archive_size : None or int, default None
@@ -359,8 +364,13 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         seed = run_seed(self.random_state)
         if self.comm is not None:  # a seed drawn from a random state: rank 0's, on every rank
             seed = self.comm.bcast(seed, root=0)
-        result = run_search(X, y, replace(spec, preprocess=()), seed=seed, comm=self.comm,
-                            hooks=SearchHooks(progress=self._round_printer(spec.params)))
+        try:
+            result = run_search(X, y, replace(spec, preprocess=()), seed=seed, comm=self.comm,
+                                hooks=SearchHooks(progress=self._round_printer(spec.params)))
+        except FitnessMismatch as exc:
+            raise ParameterError(f"{exc.setting}={exc.value!r} {exc.problem}; pass another "
+                                 f"{exc.setting} (a keyword of select() and of the "
+                                 f"selector)") from None
         mask, source, correct = choose_signature(result, budget)
         if mask is None:
             _, scorer = make_fitness(X, y, result.params, run_seed_sequence(seed),
@@ -399,7 +409,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
             or setting value, or a bad ``preprocess`` step.
         """
         settings = {name: getattr(self, name) for name in SEARCH_SETTINGS}
-        settings["preprocess"] = parse_steps(self.preprocess)
+        settings["preprocess"] = None if self.preprocess is None else parse_steps(self.preprocess)
         return SearchSpec.build(self.algorithm, self.method_params(), **settings)
 
     def _say(self, line, level):

@@ -21,8 +21,15 @@ SLOW_CASES = (
     "[crash-in-write-6]",
     "tests/test_checkpoint.py::test_a_job_interrupted_and_resumed_gives_the_uninterrupted_results"
     "[crash-after-write-4]",  # 2 s each; sigterm-1 and crash-in-write-1 stay
-    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[5-5]",
-    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[loo-1]",
+    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[5-5-False]",
+    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[5-5-True]",
+    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[loo-1-False]",
+    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[loo-1-True]",
+    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[5-1-True]",
+    "tests/test_fitness_balanced.py::test_every_path_counts_per_class_as_sklearn_predicts"
+    "[1-loo-True]",
+    "tests/test_fitness_balanced.py::test_every_path_counts_per_class_as_sklearn_predicts"
+    "[1-loo-False]",  # 6 s each (one scikit-learn fit per sample and subset)
     "tests/test_fitness_knn.py::test_agrees_with_sklearn_on_random_data[loo-3]",
     "tests/test_fitness_knn.py::test_agrees_with_sklearn_on_random_data[loo-5]",
     "tests/test_mpi_commands.py::test_an_error_prints_once[argv3-fragments3]",
@@ -45,7 +52,8 @@ SLOW_CASES = (
     "tests/test_checkpoint.py::test_resume_without_a_checkpoint_starts_from_the_beginning",
     "tests/test_slurm.py::test_shellcheck[run_lsrg.sh]",
     "tests/test_fitness_gpu.py::test_the_gpu_benchmark_streams_its_figures_small_on_the_host",
-    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[loo-5]",
+    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[loo-5-False]",
+    "tests/test_fitness_gpu.py::test_device_path_equals_the_cpu_path_on_tie_prone_data[loo-5-True]",
     "tests/test_protocols.py::test_the_search_reads_the_memory_mapped_gene_major_file[biased]",
     "tests/test_report.py::test_text_csv_markdown_json_and_plots",
     "tests/test_report.py::test_plots_of_every_method",

@@ -466,3 +466,27 @@ def test_the_result_keeps_class_names_and_is_plain_json():
         "mean_False", "mean_True"]
     as_objects = hpcswarm.select(X, y.astype(object), algorithm="sfs")  # a pandas object column
     assert as_objects.gene_names == hpcswarm.select(X, y, algorithm="sfs").gene_names
+
+
+def test_select_and_the_selector_maximise_the_balanced_accuracy_objective():
+    """``objective="balanced-accuracy"`` reaches the search: its fitness is the balanced
+    accuracy (per-class counts) of its subset on the run's folds, not the plain accuracy."""
+    from hpcswarm.selection.search import make_fitness
+    from hpcswarm.swarm.state import run_seed_sequence
+
+    rng = np.random.default_rng(2)
+    y = np.repeat([0, 1, 2], [20, 8, 5])
+    X = rng.normal(size=(y.size, 12))
+    X[:, 3] += 1.5 * y
+    settings = {"algorithm": "bpso", "objective": "balanced-accuracy", "random_state": 4,
+                **SMALL}
+    result = hpcswarm.select(X, y, **settings)
+    selector = result.selector
+    assert result.params["objective"] == "balanced-accuracy"
+    _, scorer = make_fitness(X, y, selector.result_.params, run_seed_sequence(selector.seed_))
+    score = scorer.score(selector.result_.mask)
+    assert selector.fitness_ == score.balanced_accuracy != score.accuracy
+    assert selector.result_.extra["score"]["balanced_accuracy"] == selector.fitness_
+    again = SwarmFeatureSelector(**{k: v for k, v in settings.items() if k != "algorithm"},
+                                 algorithm="bpso").fit(X, y)
+    assert again.fitness_ == selector.fitness_

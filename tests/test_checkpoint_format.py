@@ -382,6 +382,16 @@ IMPOSSIBLE_RECORDS = {
                           "front point 0: train_fitness = nan"),
     "front-accuracy-above-one": (_front_point(train_correct=11),
                                  "front point 0: train_correct = 11 of train_total = 10"),
+    "class-counts-above-their-totals": (
+        lambda r: replace(r, test_class_correct=(3, 1)),
+        r"test_class_correct = \[3, 1\] of test_class_total = \[2, 3\] are no counts"),
+    "class-counts-not-adding-up": (
+        lambda r: replace(r, test_class_correct=(1, 2)),
+        r"test_class_correct = \[1, 2\] of test_class_total = \[2, 3\] are no counts of "
+        r"test_correct = 4"),
+    "refined-class-counts-above-their-totals": (
+        lambda r: replace(r, refined=replace(r.refined, test_class_correct=(4, 0))),
+        r"refined test_class_correct = \[4, 0\] of test_class_total = \[2, 3\]"),
     "refined-gene-past-the-genes": (
         lambda r: replace(r, refined=replace(r.refined, genes=np.array([1, 40]))),
         r"refined_genes holds indices outside \[0, 24\)"),

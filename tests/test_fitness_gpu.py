@@ -58,13 +58,15 @@ def exercise(cpu, device, n_genes, rng):
     assert device.incremental_evaluations == cpu.incremental_evaluations
 
 
+@pytest.mark.parametrize("class_counts", [False, True])
 @pytest.mark.parametrize("k", [1, 5])
 @pytest.mark.parametrize("cv", ["loo", 5, "holdout"])
-def test_device_path_equals_the_cpu_path_on_tie_prone_data(k, cv):
+def test_device_path_equals_the_cpu_path_on_tie_prone_data(k, cv, class_counts):
     opened = 0
     for name, X, y in tie_prone_datasets(4, 45, 24):
-        cpu = KnnEvaluator(X, y, k=k, cv=cv, seed=6)
-        device = make_scorer(X, y, k=k, cv=cv, seed=6, device="gpu", array_module="numpy")
+        cpu = KnnEvaluator(X, y, k=k, cv=cv, seed=6, class_counts=class_counts)
+        device = make_scorer(X, y, k=k, cv=cv, seed=6, device="gpu", array_module="numpy",
+                             class_counts=class_counts)
         assert isinstance(device, DeviceScorer) and device.total == cpu.total
         refined = counting_decide(device)
         exercise(cpu, device, X.shape[1], np.random.default_rng(len(name)))
@@ -88,15 +90,16 @@ def test_a_float32_matrix_stays_float32_on_the_device_with_the_same_counts(modul
     exercise(cpu, device, 30, np.random.default_rng(8))
 
 
+@pytest.mark.parametrize("class_counts", [False, True])
 @pytest.mark.parametrize("module", ["numpy", "cupy"])
 @pytest.mark.parametrize("k, cv", [(1, "loo"), (5, 4)])
-def test_device_blocks_of_rows_and_of_tries(k, cv, module, monkeypatch):
+def test_device_blocks_of_rows_and_of_tries(k, cv, module, class_counts, monkeypatch):
     """Small device blocks: several row blocks per evaluation, one try or none per block;
     then blocks of a few tries each."""
     xp = _array_module(module)
     X, y = small_data(seed=2, n_samples=33, n_genes=20)
-    cpu = KnnEvaluator(X, y, k=k, cv=cv, seed=1)
-    device = DeviceScorer(X, y, xp=xp, k=k, cv=cv, seed=1)
+    cpu = KnnEvaluator(X, y, k=k, cv=cv, seed=1, class_counts=class_counts)
+    device = DeviceScorer(X, y, xp=xp, k=k, cv=cv, seed=1, class_counts=class_counts)
     monkeypatch.setattr(gpu, "DEVICE_BLOCK_BYTES", gpu.BYTES_PER_DISTANCE * 33 * 5)
     assert len(device._row_blocks()) == 7
     assert device._tries_per_block(2) == 0  # a try is then scored a block of rows at a time
@@ -106,22 +109,30 @@ def test_device_blocks_of_rows_and_of_tries(k, cv, module, monkeypatch):
     exercise(cpu, device, 20, np.random.default_rng(4))
 
 
+def _counts(score, class_counts):
+    """A Score's correct counts: per class, or all together."""
+    return np.array(score.class_correct if class_counts else score.correct)
+
+
+@pytest.mark.parametrize("class_counts", [False, True])
 @pytest.mark.parametrize("module", ["numpy", "cupy"])
 @pytest.mark.parametrize("k, cv", [(1, "loo"), (5, 5), (1, "holdout")])
 @pytest.mark.parametrize("n_shards", [2, 3])
-def test_device_shards_add_up_to_the_cpu_evaluation(k, cv, n_shards, module):
+def test_device_shards_add_up_to_the_cpu_evaluation(k, cv, n_shards, module, class_counts):
     xp = _array_module(module)
     rng = np.random.default_rng(5)
     X = rng.integers(-2, 3, size=(41, 30)).astype(float)  # small integers: many near ties
     y = rng.integers(0, 3, size=41)
-    whole = KnnEvaluator(X, y, k=k, cv=cv, seed=2)
-    shards = [DeviceScorer(X, y, xp=xp, k=k, cv=cv, seed=2, shard=(i, n_shards))
+    whole = KnnEvaluator(X, y, k=k, cv=cv, seed=2, class_counts=class_counts)
+    shards = [DeviceScorer(X, y, xp=xp, k=k, cv=cv, seed=2, shard=(i, n_shards),
+                           class_counts=class_counts)
               for i in range(n_shards)]
     mask = rng.random(30) < 0.5
     states = [s.new_state(mask) for s in shards]
-    assert sum(s.score(mask).correct for s in shards) == whole.score(mask).correct
+    assert np.array_equal(sum(_counts(s.score(mask), class_counts) for s in shards),
+                          _counts(whole.score(mask), class_counts))
     flips = np.array([rng.choice(30, size=3, replace=False) for _ in range(12)])
-    expected = [whole.score(_flipped(mask, row)).correct for row in flips]
+    expected = [_counts(whole.score(_flipped(mask, row)), class_counts) for row in flips]
     assert np.array_equal(sum(s.score_flips(t, flips) for s, t in zip(shards, states)), expected)
     for s, t in zip(shards, states):
         s.apply_flip(t, flips[0])
@@ -129,8 +140,8 @@ def test_device_shards_add_up_to_the_cpu_evaluation(k, cv, n_shards, module):
     genes = rng.permutation(30)
     singles = [s.score_single_flips(t, genes) for s, t in zip(shards, states)]
     for j, gene in enumerate(genes):
-        assert (sum(part[j].correct for part in singles)
-                == whole.score(_flipped(mask, [gene])).correct)
+        assert np.array_equal(sum(_counts(part[j], class_counts) for part in singles),
+                              _counts(whole.score(_flipped(mask, [gene])), class_counts))
 
 
 def _adversary(strength, y):
@@ -267,8 +278,9 @@ def _device_scorers(monkeypatch, array_module):
 
 
 @pytest.mark.parametrize("method", sorted(METHODS))
-@pytest.mark.parametrize("fitness", [{}, {"k": 5, "cv": 5}, {"k": 5, "cv": "holdout"}],
-                         ids=["1nn-loo", "5nn-5fold", "5nn-holdout"])
+@pytest.mark.parametrize("fitness", [{}, {"k": 5, "cv": 5}, {"k": 5, "cv": "holdout"},
+                                     {"k": 3, "cv": 4, "objective": "balanced-accuracy"}],
+                         ids=["1nn-loo", "5nn-5fold", "5nn-holdout", "3nn-4fold-balanced"])
 def test_every_method_finds_the_same_genes_on_the_device_path(method, fitness, monkeypatch):
     params = {**SYNTHETIC_SETTINGS[method], **fitness}
     expected = _search(method, params)
@@ -428,4 +440,7 @@ def test_the_gpu_check_script_runs_end_to_end_with_the_numpy_stand_in(tmp_path):
     assert "preflight: cuBLAS matmul and NVRTC elementwise kernels fine" in stdout
     assert figures[0]["device"] == "numpy stand-in"
     _check_figures(stdout, figures, rounds=2)
+    vlpso = [json.loads(line)["figure"]
+             for line in (tmp_path / "bench_vlpso.jsonl").read_text().splitlines()]
+    assert vlpso == ["vlpso_device", "vlpso_iteration", "vlpso_iteration", "vlpso"]
     assert " passed" in stdout and "GPU tests failed" not in stdout

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.metrics import balanced_accuracy_score
 from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_limits
 
@@ -113,8 +114,11 @@ def test_score_split_agrees_with_sklearn_and_ties(k):
     X = rng.normal(size=(80, 50))
     y = rng.integers(0, 4, size=80)
     mask = rng.random(50) < 0.3
-    expected = int((sklearn_predict(k)(X[:55][:, mask], y[:55], X[55:][:, mask]) == y[55:]).sum())
-    assert score_split(X[:55], y[:55], X[55:], y[55:], mask, k) == Score(expected, 25)
+    predicted = sklearn_predict(k)(X[:55][:, mask], y[:55], X[55:][:, mask])
+    score = score_split(X[:55], y[:55], X[55:], y[55:], mask, k)
+    assert (score.correct, score.total) == (int((predicted == y[55:]).sum()), 25)
+    assert score.balanced_accuracy == pytest.approx(balanced_accuracy_score(y[55:], predicted),
+                                                    rel=1e-15)
     Xi = rng.integers(0, 2, size=(80, 6)).astype(float)
     expected = int((brute_predict(Xi[:55], y[:55], Xi[55:], k) == y[55:]).sum())
     assert score_split(Xi[:55], y[:55], Xi[55:], y[55:], np.ones(6, bool), k).correct == expected
@@ -125,7 +129,7 @@ def test_empty_subset_scores_zero():
     evaluator = KnnEvaluator(X, y)
     assert evaluator.score(np.zeros(2, bool)) == Score(0, 10)
     assert evaluator.evaluations == 0
-    assert score_split(X, y, X, y, np.zeros(2, bool), 1) == Score(0, 10)
+    assert score_split(X, y, X, y, np.zeros(2, bool), 1) == Score(0, 10, (0, 0), (5, 5))
 
 
 @pytest.mark.parametrize("kwargs, error, message", [

@@ -67,7 +67,8 @@ def test_a_try_that_empties_the_subset_scores_zero_and_is_not_counted(path):
 def test_subset_fitness_flips_equal_flip(objective):
     rng = np.random.default_rng(8)
     X, y = rng.normal(size=(30, 50)), np.arange(30) % 3
-    fitness = SubsetFitness(KnnEvaluator(X, y), make_objective(objective))
+    objective = make_objective(objective)
+    fitness = SubsetFitness(KnnEvaluator(X, y, class_counts=objective.per_class), objective)
     state = fitness.new_state(rng.random(50) < 0.3)
     flips = np.array([np.sort(rng.choice(50, 4, replace=False)) for _ in range(20)])
     assert fitness.flips(state, flips).tolist() == [fitness.flip(state, row) for row in flips]
@@ -132,7 +133,8 @@ def test_a_try_too_large_for_a_block_is_scored_a_block_of_rows_at_a_time(path, m
     assert evaluator.evaluations == 12
 
 
-def test_the_counts_of_a_batch_are_summed_over_the_shards_once():
+@pytest.mark.parametrize("class_counts, tallies", [(False, 1), (True, 3)])
+def test_the_counts_of_a_batch_are_summed_over_the_shards_once(class_counts, tallies):
     rng = np.random.default_rng(13)
     X, y = rng.normal(size=(30, 40)), np.arange(30) % 3
     calls = []
@@ -141,9 +143,10 @@ def test_the_counts_of_a_batch_are_summed_over_the_shards_once():
         calls.append(counts.copy())
         return counts
 
-    evaluator = KnnEvaluator(X, y, shard=(0, 2), sum_counts=sum_counts)
+    evaluator = KnnEvaluator(X, y, shard=(0, 2), sum_counts=sum_counts,
+                             class_counts=class_counts)
     state = evaluator.new_state(rng.random(40) < 0.5)
     calls.clear()
     flips = np.array([np.sort(rng.choice(40, 3, replace=False)) for _ in range(40)])
     evaluator.score_flips(state, flips)
-    assert len(calls) == 1 and calls[0].shape == (40,)
+    assert len(calls) == 1 and calls[0].shape == (40, tallies)

@@ -188,3 +188,50 @@ def test_every_list_and_table_the_tool_writes_reads_back_the_dataset_names(tmp_p
     with open(tmp_path / "csv" / "genes.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert sorted(row["gene"] for row in rows) == sorted(names)
+
+
+# ------------------------------------------------------------------ lists other tools save
+SAVED_ELSEWHERE = {
+    "cr-line-ends": b"gene\tfeature\tcolumn\rMYC\t2\t1\rEGFR\t3\t2\r",
+    "cr-plain-list": b"# mine\rMYC\r\rEGFR",
+    "one-gene-column": b"gene\nMYC\nEGFR\n",
+    "one-gene-column-cr": b"gene\rMYC\rEGFR\r",
+    "r-write-table": b'"gene"\t"feature"\t"column"\n"MYC"\t"2"\t"1"\n"EGFR"\t"3"\t"2"\n',
+    "r-write-table-one-column": b'"gene"\r\n"MYC"\r\n"EGFR"\r\n',
+}
+"""The genes MYC and EGFR as other tools save a list: lines ended by bare carriage returns
+(classic Mac OS, Excel's tab-delimited text for Macintosh), a single ``gene`` column with
+its header, every field quoted (R's ``write.table``)."""
+
+
+@pytest.mark.parametrize("case", sorted(SAVED_ELSEWHERE))
+def test_a_list_saved_by_another_tool_reads_its_genes(tmp_path, case):
+    path = tmp_path / "genes.txt"
+    path.write_bytes(SAVED_ELSEWHERE[case])
+    assert read_gene_list(path).entries == ["MYC", "EGFR"]
+
+
+def _tiny_table(folder):
+    """A CSV table of 3 genes (TP53, MYC, EGFR) and a label column, 6 samples."""
+    path = folder / "t.csv"
+    path.write_text("sample,TP53,MYC,EGFR,label\ns1,1,2,0,a\ns2,3,4,1,b\ns3,5,6,0,a\n"
+                    "s4,7,8,1,b\ns5,1,3,0,a\ns6,8,8,1,b\n")
+    return path
+
+
+@pytest.mark.parametrize("data", ["csv", "h5"])
+@pytest.mark.parametrize("case", sorted(SAVED_ELSEWHERE))
+def test_evaluate_reads_a_list_saved_by_another_tool(tmp_path, capsys, case, data):
+    """``evaluate --genes`` on a CSV table and on its converted file: each list selects MYC
+    and EGFR, as the list of their columns does."""
+    table = _tiny_table(tmp_path)
+    if data == "h5":
+        assert run_cli(capsys, "convert", table, tmp_path / "t.h5", "--label", "label")[0] == 0
+        table = tmp_path / "t.h5"
+    listed = tmp_path / "genes.txt"
+    listed.write_bytes(SAVED_ELSEWHERE[case])
+    status, out, err = run_cli(capsys, "evaluate", table, "--genes", listed, "--cv", "2")
+    assert status == 0, err
+    expected = run_cli(capsys, "evaluate", table, "--genes", _indices(tmp_path, [1, 2]),
+                       "--cv", "2")[1]
+    assert json.loads(out)["genes_used"] == 2 and json.loads(out) == json.loads(expected)

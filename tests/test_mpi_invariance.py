@@ -13,6 +13,7 @@ that divides the ranks (-n 1: 1; -n 2: 1, 2; -n 3: 1, 3; -n 4: 1, 2).
 import hashlib
 import json
 
+import numpy as np
 import pytest
 
 from hpcswarm.comm import world
@@ -156,6 +157,40 @@ def test_small_swarms_and_archive_settings_match_serial(name, settings, shards, 
 #: VLPSO with its local search on (off by default): searches dealt over the ranks.
 VLPSO_LOCAL_SEARCH = {"n_particles": 7, "n_iterations": 7, "n_divisions": 3, "change_after": 2,
                       "refresh_gap": 2, "local_search": True, "ls_tries": 6}
+
+
+def unbalanced_data(n_genes):
+    """Classes of 17, 9 and 4 samples, genes 0-2 informative: balanced accuracy differs from
+    plain accuracy, so that the per-class counts decide the search."""
+    rng = np.random.default_rng(6)
+    y = np.repeat([0, 1, 2], [17, 9, 4])
+    X = rng.normal(size=(y.size, n_genes))
+    X[:, :3] += 1.2 * y[:, None]
+    return X, y
+
+
+@pytest.mark.filterwarnings("ignore::hpcswarm.fitness.FoldWarning")  # the class of 4
+@pytest.mark.parametrize("shards", [1, 2, 3])
+@pytest.mark.parametrize("name, settings", [
+    ("bpso", {"n_particles": 7, "n_iterations": 5}),
+    ("pso-lsrg", {"n_particles": 5, "n_iterations": 6, "ls_tries": 3}),  # batches of tries
+    ("cso", {"n_particles": 6, "n_iterations": 5}),  # 5-NN 10-fold, numpy flips
+    ("sbs", {"k": 3, "cv": 5}),  # one-gene flips, summed over the shards per block
+    ("vlpso", VLPSO_LOCAL_SEARCH),
+])
+def test_balanced_accuracy_on_any_rank_count_gives_the_serial_result(name, settings, shards,
+                                                                      comm):
+    if comm.size % shards:
+        pytest.skip(f"{shards} shards do not divide {comm.size} ranks")
+    X, y = unbalanced_data(16)
+    settings = {**settings, "objective": "balanced-accuracy"}
+    serial = run_search(X, y, name, settings, seed=3)
+    parallel = run_search(X, y, name, settings, seed=3, comm=comm, sample_shards=shards)
+    assert len(set(comm.allgather(digest(comparable(parallel))))) == 1
+    assert comparable(parallel) == comparable(serial)
+    score = serial.extra["score"]
+    assert serial.fitness == score["balanced_accuracy"] != score["accuracy"]
+    assert score["class_total"] == [17, 9, 4]
 
 
 @pytest.mark.parametrize("shards", [1, 2, 3])

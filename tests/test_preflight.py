@@ -323,7 +323,7 @@ def test_a_snapshots_swarm_rows_are_its_stated_need():
     from hpcswarm.swarm.snapshot import SWARM_ROWS, snapshot_bytes, take_snapshot
 
     dataset = load_dataset("sklearn:wine")  # VLPSO's n_particles = 0: at least 100
-    spec = SearchSpec.build("vlpso", {"n_iterations": 1})
+    spec = SearchSpec.build("vlpso", {"n_iterations": 1}, preprocess=())  # the file's values
     snapshots = []
     hooks = SearchHooks(checkpoint=lambda search: snapshots.append(take_snapshot(search)))
     run_search(GeneMajor(dataset.X_genes, finite=dataset.values_finite), dataset.y, spec,

@@ -233,6 +233,35 @@ def test_biased_task_reports_the_inner_score_of_all_samples():
     assert (result.baseline_correct, result.baseline_total) == (76, 83)  # 1-NN LOOCV, all
 
 
+@pytest.mark.parametrize("protocol", ["unbiased", "holdout", "biased"])
+def test_a_task_records_the_balanced_accuracy_of_its_test_predictions(protocol):
+    """The test counts per class of the selected and the refined subsets: on held-out rows
+    scikit-learn's ``balanced_accuracy_score`` of its k-NN's predictions; biased, the inner
+    cross-validation's counts, adding up to the inner counts."""
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from hpcswarm.selection.methods import algorithm_params
+
+    data = load_dataset("sklearn:wine")  # 13 genes, classes of 59, 71 and 48
+    X = np.array(data.X)
+    params = algorithm_params("cbpso", {"n_particles": 4, "n_iterations": 2})
+    task = make_tasks(data.y, protocol, runs=1, seed=2, folds=3, inner_cv=params["cv"])[0]
+    result = run_task(task, TaskData(X, data.y), SearchSpec("cbpso", params, refine="prune"))
+    for subset in (result, result.refined):
+        assert sum(subset.test_class_correct) == subset.test_correct
+        assert sum(subset.test_class_total) == subset.test_total
+        if protocol == "biased":
+            assert subset.test_class_total == tuple(np.bincount(data.y))
+            continue
+        model = KNeighborsClassifier(n_neighbors=1, algorithm="brute")
+        model.fit(X[task.train][:, subset.genes], data.y[task.train])
+        predicted = model.predict(X[task.test][:, subset.genes])
+        assert subset.test_balanced_accuracy == pytest.approx(
+            balanced_accuracy_score(data.y[task.test], predicted), rel=1e-15)
+    assert result.test_correct == result.train_correct or protocol != "biased"
+
+
 # ------------------------------------------------------------------ whole jobs
 def test_existing_output_is_an_error_before_any_computation(tmp_path, monkeypatch):
     import hpcswarm.run.plan as plan_module

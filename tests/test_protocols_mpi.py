@@ -28,22 +28,24 @@ def mpiexec_run(job, overrides, cwd):
 
 def same_tasks(a, b):
     assert [int(x) for x in a.table["run"]] == [int(x) for x in b.table["run"]]
-    for column in ("test_correct", "test_total", "baseline_correct", "train_fitness",
-                   "evaluations", "subset_size"):
+    for column in ("test_correct", "test_total", "test_balanced_accuracy", "baseline_correct",
+                   "train_fitness", "evaluations", "subset_size"):
         assert np.array_equal(a.table[column], b.table[column]), column
     assert all(np.array_equal(x, y) for x, y in zip(a.genes, b.genes))
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("objective", ["accuracy", "balanced-accuracy"])
 @pytest.mark.parametrize("group_size", [1, 2])
-def test_two_ranks_give_the_serial_results(tmp_path, group_size):
-    overrides = ["runs=3", "n_iterations=5", "n_particles=6", f"group_size={group_size}",
-                 f"output={tmp_path / 'mpi.h5'}"]
+def test_two_ranks_give_the_serial_results(tmp_path, group_size, objective):
+    overrides = ["runs=3", "n_iterations=5", "n_particles=6", f"objective={objective}",
+                 f"group_size={group_size}", f"output={tmp_path / 'mpi.h5'}"]
     done = mpiexec_run(JOBS / "cbpso-wine-biased.toml", overrides, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("wrote ") == 1  # rank 0 alone prints
     parallel = read_results(tmp_path / "mpi.h5")
     assert parallel.attrs["n_ranks"] == 2
+    assert parallel.attrs["params"]["objective"] == objective
     assert parallel.attrs["group_size"] == group_size
     serial_job = read_job(JOBS / "cbpso-wine-biased.toml",
                           overrides[:-2] + [f"output={tmp_path / 'serial.h5'}"])

@@ -40,10 +40,12 @@ def record(run=0, fold=1, refined=True):
         baseline_correct=3, baseline_total=5, pca_correct=2, pca_total=5, pca_components=3.0,
         evaluations=120, archive_hits=30, seconds=1.5, history=History.from_rows(rows),
         extra={"score": {"correct": 9, "total": 10, "accuracy": 0.9}}, front=front,
-        refined=(RefinedSubset("prune", np.array([1, 4]), np.array([7, 9]), 9, 10, 4, 5)
+        refined=(RefinedSubset("prune", np.array([1, 4]), np.array([7, 9]), 9, 10, 4, 5,
+                               test_class_correct=(1, 3), test_class_total=(2, 3))
                  if refined else None),
         train_index=np.arange(10), test_index=np.arange(10, 15),
-        preprocessing=[{"step": "zscore"}], group=2)
+        preprocessing=[{"step": "zscore"}], group=2, test_class_correct=(2, 2),
+        test_class_total=(2, 3))
 
 
 def test_json_encoding_round_trips():
@@ -71,3 +73,35 @@ def test_hdf5_encoding_round_trips(tmp_path):
         back = TaskRecord.from_hdf5(group, row, refine="prune")
         assert [p.size for p in read_front(group)] == [1, 3]
     assert back == original
+
+
+def test_the_test_balanced_accuracy_is_kept_per_task_and_refined_subset():
+    original = record()
+    assert original.test_balanced_accuracy == (2 / 2 + 2 / 3) / 2
+    assert original.refined.test_balanced_accuracy == (1 / 2 + 3 / 3) / 2
+    table = task_table([original, replace(original, test_class_correct=(),
+                                          test_class_total=())])
+    assert table["test_balanced_accuracy"][0] == original.test_balanced_accuracy
+    assert np.isnan(table["test_balanced_accuracy"][1])  # not counted: blank, not an error
+    assert table["refined_test_balanced_accuracy"][0] == original.refined.test_balanced_accuracy
+
+
+def test_a_task_written_before_the_counts_per_class_reads_them_as_absent(tmp_path):
+    """A task group and table row of encoding-version 0.1.0 (no counts per class, no
+    balanced accuracy column) read as a record without them."""
+    original = record()
+    with h5py.File(tmp_path / "r.h5", "w") as f:
+        group = original.to_hdf5(f.create_group("runs"))
+        for name in ("test_class_correct", "test_class_total", "refined_test_class_correct",
+                     "refined_test_class_total"):
+            del group[name]
+        group.attrs["encoding-version"] = "0.1.0"
+        row = {column: values[0] for column, values in task_table([original]).items()
+               if "balanced" not in column}
+        back = TaskRecord.from_hdf5(group, row, refine="prune")
+    assert back.test_balanced_accuracy is None and back.refined.test_balanced_accuracy is None
+    assert back == replace(original, test_class_correct=(), test_class_total=(),
+                           refined=replace(original.refined, test_class_correct=(),
+                                           test_class_total=()))
+    old_json = {k: v for k, v in original.as_json().items() if not k.startswith("test_class")}
+    assert TaskRecord.from_json(old_json).test_balanced_accuracy is None

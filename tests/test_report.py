@@ -464,3 +464,53 @@ def test_pooled_parts_keep_a_similarity_only_when_every_part_has_the_same(files)
     assert pooled.similarity is whole.similarity and len(pooled.test_indices) == 6
     parts[1] = replace(parts[1], similarity=None)
     assert pool_parts(parts)[0].similarity is None
+
+
+# ------------------------------------------------------------------ rows paired by file
+def test_a_rejection_at_p_equal_to_alpha_is_marked():
+    """Five folds all lower give p = 2 ** -5: a level-alpha test rejects at p <= alpha, so
+    at alpha = 2 ** -5 the row is '-' (and reachable: no note)."""
+    lower, higher = _fold_results("a", [6] * 5, 1), _fold_results("b", [7] * 5, 1)
+    symbol, test = significance(lower, "test", higher, "test", alpha=2 ** -5)
+    assert symbol == "-" and test.p_value == 2 ** -5 and test.reachable(2 ** -5)
+    assert significance(higher, "test", lower, "test", alpha=2 ** -5)[0] == "+"
+    assert significance(lower, "test", higher, "test", alpha=2 ** -6)[0] == "="
+
+
+def test_tasks_that_trained_on_other_samples_are_not_paired():
+    """The same held-out rows but other training rows is another outer split: not paired
+    across files."""
+    better, worse = _fold_results("a", [7] * 10, 2), _fold_results("b", [6] * 10, 2)
+    better.train_indices = [np.arange(40, 48) for _ in range(10)]
+    worse.train_indices = [np.arange(40, 48) for _ in range(10)]
+    assert significance(better, "test", worse, "test")[0] == "+"
+    worse.train_indices = [np.arange(41, 49) for _ in range(10)]
+    assert significance(better, "test", worse, "test") == ("", None)
+
+
+@pytest.mark.slow
+def test_a_refined_row_is_tested_against_the_search_row_of_its_own_file(tmp_path):
+    """Two results files of one method name (``B``, refined by ``prune``), run with other
+    seeds: each ``B+prune`` row is tested against its own file's ``B`` row, whatever the
+    order of the files."""
+    from hpcswarm.results.report.methods import refined_view
+
+    outputs = []
+    for seed in (9, 10):
+        job_file = tmp_path / f"seed{seed}.toml"
+        job_file.write_text(JOB.replace("runs = 3", "runs = 1").replace("seed = 9", f"seed = {seed}")
+                            .replace("[params]", 'refine = "prune"\n[params]')
+                            .format(algorithm="bpso", name="B", protocol="unbiased"))
+        job = read_job(job_file, [f"output={tmp_path / f'seed{seed}.h5'}"])
+        run_job(job)
+        outputs.append(job.output)
+    for order in (outputs, outputs[::-1]):
+        report = build_report(order)
+        refined_rows = [row for row in report["rows"] if row["method"] == "B+prune"]
+        assert len(refined_rows) == 2
+        for row in refined_rows:
+            search = read_results(row["file"])
+            symbol, test = significance(refined_view(search), "test", search, "test")
+            assert row["versus"] == "B" and row["test"] == symbol
+            assert (row["p_value"], row["pairs"]) == (test.p_value, test.nonzero)
+        assert not any("B+prune vs B: no (run, fold) task" in note for note in report["notes"])

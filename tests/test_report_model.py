@@ -96,7 +96,8 @@ def test_the_writers_read_fields_so_a_renamed_field_fails_them(sources):
     # methods.csv's columns are the row's fields: a rename would change the file's layout
     assert list(METHOD_COLUMNS) == [
         "dataset", "method", "protocol", "biased", "runs", "ave_size", "best", "mean", "std",
-        "test", "p_value", "pairs", "min_p", "versus", "kuncheva", "jaccard", "file"]
+        "balanced", "balanced_std", "test", "p_value", "pairs", "min_p", "versus", "kuncheva",
+        "jaccard", "file"]
 
 
 def test_every_part_reads_as_the_mapping_of_its_fields(sources):
@@ -122,3 +123,34 @@ def test_the_task_table_is_typed_and_holds_the_file_columns(sources):
     assert job.table.run is job.table["run"] and job.table.fold.tolist() == [0, 1, 2]
     with pytest.raises(KeyError):
         single.table["pca_correct"]
+
+
+def test_every_selection_row_gives_its_test_balanced_accuracy_beside_the_plain_one(sources,
+                                                                                 tmp_path):
+    """The methods table's ``balanced`` (mean +/- std over tasks of the recorded test balanced
+    accuracy) for the search and its refined subsets; blank for the baselines, and for a
+    results file written before the column existed (read, not refused)."""
+    import h5py
+    import numpy as np
+
+    job_file = sources[0]
+    results = read_results(job_file)
+    report = build_report([job_file])
+    rows = {row.method: row for row in report.rows}
+    for label, column in (("CBPSO", "test_balanced_accuracy"),
+                          ("CBPSO+prune", "refined_test_balanced_accuracy")):
+        values = results.table[column]
+        assert rows[label].balanced == pytest.approx(100 * values.mean())
+        assert rows[label].balanced_std == pytest.approx(100 * values.std(ddof=1))
+    assert rows["All"].balanced is None and rows["PCA-kNN"].balanced is None
+    assert any(f"{rows['CBPSO'].balanced:.2f} +/- " in line for line in text_lines(report))
+    assert json_document(report)["rows"][2]["balanced"] == rows["CBPSO"].balanced
+    old = tmp_path / "old.h5"
+    old.write_bytes(job_file.read_bytes())
+    with h5py.File(old, "r+") as f:
+        del f["tasks/test_balanced_accuracy"], f["tasks/refined_test_balanced_accuracy"]
+        f["tasks"].attrs["encoding-version"] = "0.1.0"
+    assert read_results(old).table.test_balanced_accuracy is None
+    rows = {row.method: row for row in build_report([old]).rows}
+    assert rows["CBPSO"].balanced is None and rows["CBPSO+prune"].balanced is None
+    assert np.isclose(rows["CBPSO"].mean, report.rows[2].mean)

@@ -46,7 +46,8 @@ def test_every_object_says_what_it_is(finished):
         assert sorted(f) == ["class_names", "gene_names", "gene_similarity", "runs", "tasks"]
         assert sorted(f["tasks"]) == sorted(TASK_COLUMNS)
         task = f["runs/run-001/fold-02"]
-        assert sorted(task) == ["front", "history", "selected_genes", "test_index", "train_index"]
+        assert sorted(task) == ["front", "history", "selected_genes", "test_class_correct",
+                                "test_class_total", "test_index", "train_index"]
         assert list(task["history"].attrs["columns"])[:2] == ["iteration", "best_fitness"]
         assert task["history"].shape == (4, len(task["history"].attrs["columns"]))
     assert untagged == []
@@ -87,6 +88,9 @@ def test_summary_beside_the_results(finished):
     assert on_disk == json.loads(json.dumps(summary))
     assert on_disk["encoding-type"] == "hpcswarm-results-summary"
     assert on_disk["accuracy"]["n"] == 2 and len(on_disk["accuracy_per_run"]) == 2
+    balanced = read_results(job.output).table["test_balanced_accuracy"]
+    assert on_disk["balanced_accuracy"]["n"] == 6
+    assert on_disk["balanced_accuracy"]["mean"] == pytest.approx(balanced.mean())
     assert on_disk["note"] is None and on_disk["tasks"] == 6
     assert len(on_disk["convergence_best_fitness"]) == 4
     assert sorted(p.name for p in job.output.parent.iterdir()) == [

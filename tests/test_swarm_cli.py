@@ -32,6 +32,20 @@ def test_run_without_output_prints_a_summary(capsys):
     assert "cso on builtin:srbct (seed 0): fitness" in text and "of 2308 genes" in text
 
 
+def test_run_maximises_the_balanced_accuracy_objective(tmp_path, capsys):
+    out = tmp_path / "result.json"
+    assert cli.main(["run", "--data", "builtin:srbct", "--algorithm", "cbpso", *TINY,
+                     "--param", "objective=balanced-accuracy", "--output", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    score = doc["extra"]["score"]
+    assert doc["params"]["objective"] == "balanced-accuracy"
+    assert doc["fitness"] == score["balanced_accuracy"] != score["accuracy"]
+    assert sum(score["class_total"]) == 83 and sum(score["class_correct"]) == score["correct"]
+    assert cli.main(["run", "--data", "builtin:srbct", "--algorithm", "cbpso", *TINY,
+                     "--param", "objective=balanced-accuracy"]) == 0
+    assert f"balanced accuracy {score['balanced_accuracy']:.4f}" in capsys.readouterr().out
+
+
 def test_unknown_param_and_bad_value_exit_with_status_2(capsys):
     with pytest.raises(ParameterError, match="'speed'.*allowed"):
         cli.main(["run", "--data", "builtin:srbct", "--algorithm", "pso", "--param", "speed=3"])

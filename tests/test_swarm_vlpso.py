@@ -4,6 +4,7 @@ and a known answer on planted genes."""
 import numpy as np
 import pytest
 
+from hpcswarm.comm import world
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor, score_split
 from hpcswarm.selection.methods import algorithm_params
@@ -54,6 +55,46 @@ def test_relevance_order_puts_the_planted_genes_first_and_keeps_index_order_in_t
     ties = order[scores[order] == 0.0]
     assert ties.tolist() == sorted(ties.tolist())
     assert relevance_order([0.2, 0.5, 0.2, 0.0]).tolist() == [1, 0, 2, 3]
+
+
+def test_count_tables_equal_up_to_relabelling_give_exactly_equal_su():
+    rng = np.random.default_rng(0)
+    codes = np.arange(40) % 3
+    bins = rng.integers(0, 4, size=40)
+    relabelled = np.array([2, 0, 3, 1])[bins]  # the intervals renamed: the same table's rows
+    assert symmetric_uncertainty(relabelled, codes) == symmetric_uncertainty(bins, codes)
+    classes_renamed = np.array([1, 2, 0])[codes]  # equal classes: the table's columns permuted
+    assert symmetric_uncertainty(bins, classes_renamed) == symmetric_uncertainty(bins, codes)
+
+
+def test_a_gene_and_its_negation_tie_exactly_and_the_lower_index_comes_first():
+    # the negation's MDL intervals are the gene's in reverse: its count table is the gene's
+    # with the rows permuted; summed in table order the two SU differed in the last bit
+    rng = np.random.default_rng(2)
+    codes = np.arange(40) % 3
+    gene = rng.normal(size=40) + 1.2 * codes
+    noise = rng.normal(size=(40, 3))
+    X = np.column_stack([-gene, gene, noise])
+    scores = relevance_scores(GeneMajor.from_samples(X), codes, np.arange(5))
+    assert scores[0] == scores[1] > 0
+    assert relevance_order(scores)[:2].tolist() == [0, 1]
+
+
+@pytest.mark.mpi
+def test_the_ranking_spread_over_the_ranks_is_the_serial_one_on_every_rank():
+    # genes and their negations (exact ties) on both sides of every block boundary
+    rng = np.random.default_rng(3)
+    codes = np.arange(45) % 3
+    genes = rng.normal(size=(45, 7)) + 0.8 * codes[:, None]
+    X = np.column_stack([genes, -genes[:, ::-1], rng.normal(size=(45, 3))])
+    data = GeneMajor.from_samples(X)
+    serial = relevance_scores(data, codes, np.arange(X.shape[1]))
+    with world() as comm:
+        spread = relevance_scores(data, codes, np.arange(X.shape[1]), comm)
+        orders = comm.allgather(relevance_order(spread).tolist())
+    assert spread.tobytes() == serial.tobytes()
+    assert orders == [relevance_order(serial).tolist()] * len(orders)
+    assert np.array_equal(serial[:7], serial[7:14][::-1])
 
 
 # ---------------------------------------------------------------- divisions and lengths
@@ -148,10 +189,10 @@ def test_particles_stay_within_their_length_and_the_length_change_follows_the_ru
 
 def test_parameters_are_checked_together():
     assert algorithm_params("vlpso")["n_divisions"] == 12
-    with pytest.raises(ParameterError, match="n_particles"):
-        algorithm_params("vlpso", {"n_particles": 5, "n_divisions": 6})
-    with pytest.raises(ParameterError, match="n_divisions"):
-        algorithm_params("vlpso", {"n_divisions": 101})
+    with pytest.raises(ParameterError, match="'n_particles' must be 0 .* or at least 2"):
+        algorithm_params("vlpso", {"n_particles": 1})
+    # a swarm smaller than its divisions is cut into fewer when it is built
+    assert algorithm_params("vlpso", {"n_particles": 5, "n_divisions": 6})["n_divisions"] == 6
     assert algorithm_params("vlpso", {"n_particles": 120, "n_divisions": 101})["n_divisions"] == 101
     with pytest.raises(ParameterError, match="pc_low"):
         algorithm_params("vlpso", {"pc_low": 0.6})

@@ -89,9 +89,11 @@ def _allowed(param):
     if param.choices:
         return ", ".join(param.choices)
     if param.low is not None and param.high is not None:
-        return f"{_number(param.low)} to {_number(param.high)}"
+        low = f"{_number(param.low)}{' (excluded)' if param.low_open else ''}"
+        high = f"{_number(param.high)}{' (excluded)' if param.high_open else ''}"
+        return f"{low} to {high}"
     if param.low is not None:
-        return f">= {_number(param.low)}"
+        return f"{'>' if param.low_open else '>='} {_number(param.low)}"
     return ""
 
 

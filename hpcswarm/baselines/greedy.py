@@ -98,7 +98,8 @@ class AllGenes(SearchAlgorithm):
     def step(self):  # never called: done after round 0
         raise RuntimeError("all-genes has a single round")
 
-    def default_termination(self):
+    @classmethod
+    def default_termination(cls, params, n_genes):
         return RoundLimit(1)
 
     def mean_size(self):
@@ -165,9 +166,16 @@ class GreedySearch(SearchAlgorithm):
         return {**super().method_state(), "cached": self.cache is not None}
 
     @classmethod
-    def state_problem(cls, state):
-        """``size`` counts ``mask``; ``path`` holds one gene index per step and
-        ``path_fitness`` its fitness; ``stopped`` is None or one of :attr:`STOP_REASONS`."""
+    def state_problem(cls, state, params, n_genes):
+        """The account's ties (:meth:`SearchAlgorithm.state_problem`), and the greedy search's:
+        ``size`` counts ``mask``; ``path`` holds one distinct gene index per step taken (at
+        most one a round, at most ``max_steps``), ``mask`` the start with those genes flipped,
+        and ``path_fitness`` their fitness, the last of which is ``value`` (``start_fitness``
+        before any step); ``stopped`` is None or one of :attr:`STOP_REASONS`; ``cached`` is
+        a bool."""
+        problem = super().state_problem(state, params, n_genes)
+        if problem is not None:
+            return problem
         if state["size"] != state["mask"].sum():
             return f"'size' {state['size']} is not the {state['mask'].sum()} genes of 'mask'"
         path, fitness = state["path"], state["path_fitness"]
@@ -183,6 +191,19 @@ class GreedySearch(SearchAlgorithm):
         stopped = state["stopped"]
         if stopped is not None and not (type(stopped) is str and stopped in cls.STOP_REASONS):
             return f"'stopped' is {stopped!r}, not one of {cls.STOP_REASONS} or None"
+        steps = len(path)
+        if (len(set(path)) != steps or steps > state["iteration"] + 1
+                or (params["max_steps"] and steps > params["max_steps"])):
+            return (f"'path' does not hold distinct genes, at most one a round and "
+                    f"max_steps = {params['max_steps']}")
+        flipped = np.zeros(n_genes, dtype=bool)
+        flipped[path] = True
+        if not np.array_equal(state["mask"], flipped if cls.forward else ~flipped):
+            return "'mask' is not the start with the genes of 'path' flipped"
+        if state["value"] != (fitness[-1] if fitness else state["start_fitness"]):
+            return "'value' is not the fitness of the last step ('start_fitness' before one)"
+        if type(state["cached"]) is not bool:
+            return f"'cached' is {state['cached']!r}, not a bool"
         return None
 
     def restore_method_state(self, state):
@@ -196,7 +217,8 @@ class GreedySearch(SearchAlgorithm):
     def step(self):
         self.greedy_step()
 
-    def default_termination(self):
+    @classmethod
+    def default_termination(cls, params, n_genes):
         """Stop once a step says why (:meth:`finished`)."""
         return MethodStop()
 
@@ -375,7 +397,7 @@ class LFS(GreedySearch):
               choices=("fixed-set", "fixed-width")),
     ) + GREEDY_PARAMS
     STATE = ("ranking",)
-    STATE_VALUES = {"ranking": ArraySpec("i", ("genes",), 0, "last_gene")}
+    STATE_VALUES = {"ranking": ArraySpec("i", ("genes",), 0, "last_gene", distinct=True)}
 
     def prepare(self):
         accuracies = single_gene_accuracies(self.fitness, np.arange(self.n_genes), self.comm)

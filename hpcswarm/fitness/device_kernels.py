@@ -175,8 +175,11 @@ def full_slack(sq, n_selected):
     return gram_bound_factor(n_selected) * sq
 
 
-def settle_rows(xp, dist2, slack_rows, slack_cols, codes, row_codes, k, n_classes):
-    """The correct k-NN predictions of the rows whose k nearest neighbours the bound settles.
+def settle_rows(xp, dist2, slack_rows, slack_cols, codes, row_codes, k, n_classes,
+                row_tally, n_tallies):
+    """The correct k-NN predictions of the rows whose k nearest neighbours the bound settles,
+    counted per tally (:class:`~hpcswarm.fitness.rowblocks.HeldOutRows`: one for all rows, or
+    one per class).
 
     The rule of :func:`~hpcswarm.fitness.knn.knn_predict`: with ``b`` a row's k-th smallest
     distance and ``e = slack_row + max(slack_cols)``, the columns with ``dist2 <= b + 2 e``
@@ -196,11 +199,14 @@ def settle_rows(xp, dist2, slack_rows, slack_cols, codes, row_codes, k, n_classe
     row_codes : array of int of shape (n_rows,)
         Class codes of the rows.
     k, n_classes : int
+    row_tally : array of int of shape (n_rows,)
+        The tally a correct prediction of each row is counted in.
+    n_tallies : int
 
     Returns
     -------
-    correct : array of int of shape (...)
-        Correct predictions among the settled rows.
+    correct : array of int of shape (..., n_tallies)
+        Correct predictions among the settled rows, per tally.
     open_rows : array of bool of shape (..., n_rows)
     """
     if k == 1:
@@ -216,5 +222,10 @@ def settle_rows(xp, dist2, slack_rows, slack_cols, codes, row_codes, k, n_classe
     else:
         votes = xp.stack([(near & (codes == c)).sum(axis=-1) for c in range(n_classes)])
         predicted = votes.argmax(axis=0)
-    correct = (settled & (predicted == row_codes)).sum(axis=-1)
+    hits = settled & (predicted == row_codes)
+    if n_tallies == 1:
+        correct = hits.sum(axis=-1)[..., None]
+    else:
+        correct = xp.stack([(hits & (row_tally == t)).sum(axis=-1) for t in range(n_tallies)],
+                           axis=-1)
     return correct, ~settled

@@ -11,7 +11,8 @@ local search (:mod:`hpcswarm.fitness.multi_flips`, compiled in
 :mod:`hpcswarm.fitness.flip_kernel`); all give identical scores, because neighbours are
 ranked by exact distances (:mod:`hpcswarm.fitness.knn`). Held-out rows are decided a block
 at a time (:mod:`hpcswarm.fitness.rowblocks`), and may be split into sample shards whose
-correct counts are summed. The evaluator keeps no archive: the searches keep their own,
+correct counts are summed. With ``class_counts`` every path counts the correct predictions
+per class of the held-out labels (the counts of balanced accuracy), summed the same way. The evaluator keeps no archive: the searches keep their own,
 the same on every rank (:class:`hpcswarm.swarm.core.SearchAlgorithm`).
 """
 
@@ -138,12 +139,20 @@ class KnnEvaluator:
         False: decide the rows by the numpy path even where numba is installed (the same
         Scores; what a process that scores once gains, :func:`~hpcswarm.fitness.compiled.worth_compiling`).
         Default: :attr:`use_compiled`.
+    class_counts : bool, default False
+        Count the correct predictions per class of the held-out samples' labels too: every
+        Score then holds ``class_correct`` and ``class_total``, and ``score_flips`` returns
+        counts per class (what the ``"balanced-accuracy"`` objective needs,
+        :attr:`~hpcswarm.fitness.objectives.Objective.per_class`).
 
     Attributes
     ----------
     n_samples, n_genes, k : int
     classes : ndarray
         Sorted distinct labels; class code ``c`` is ``classes[c]``.
+    class_counts : bool
+    class_total : tuple of int
+        Held-out samples of each class over all shards (empty without ``class_counts``).
     folds : list of (ndarray, ndarray)
     evaluations : int
         Subsets computed (full or incremental; the empty subset is not computed).
@@ -175,7 +184,7 @@ class KnnEvaluator:
     where it applies; False keeps the numpy path (the reference, equal in every case)."""
 
     def __init__(self, X, y, *, k=1, cv="loo", seed=0, folds=None, shard=(0, 1),
-                 sum_counts=None, compiled=None):
+                 sum_counts=None, compiled=None, class_counts=False):
         if compiled is not None:  # False: the numpy path (this scorer's only)
             self.use_compiled = self.use_compiled and compiled
         self._data = X if isinstance(X, GeneMajor) else GeneMajor.from_samples(X)
@@ -194,8 +203,11 @@ class KnnEvaluator:
         self._fold = fold
         self.classes, codes = np.unique(y, return_inverse=True)
         self.shard = _check_shard(shard)
+        self.class_counts = bool(class_counts)
         self._rows = HeldOutRows(fold, codes.reshape(-1), self.k, self.classes.size, self.shard,
-                                 compiled=self.use_compiled)
+                                 compiled=self.use_compiled, class_counts=self.class_counts)
+        self.class_total = (tuple(int(n) for n in self._rows.tally_total)
+                            if self.class_counts else ())
         self._sum = _own_sum if sum_counts is None else sum_counts
         self._scratch = FlipScratch()
         self._compiled_flips = None
@@ -223,10 +235,21 @@ class KnnEvaluator:
         """Held-out predictions per evaluation (the ``total`` of every Score)."""
         return self._rows.total
 
-    def _score(self, correct):
-        """The Score of this shard's correct count, summed over the shards."""
-        total = self._sum(np.array([correct], dtype=np.int64))
-        return Score(int(total[0]), self.total)
+    def _score(self, counts):
+        """The Score of this shard's correct counts (ndarray of int64 of shape
+        (n_tallies,)), summed over the shards."""
+        return self._score_of(self._sum(counts))
+
+    def _score_of(self, counts):
+        """The Score of correct counts per tally over all shards."""
+        if not self.class_counts:
+            return Score(int(counts[0]), self.total)
+        return Score(int(counts.sum()), self.total, tuple(int(n) for n in counts),
+                     self.class_total)
+
+    def _empty(self):
+        """The Score of the empty subset: no classifier, nothing correct."""
+        return self._score_of(self._rows.zeros())
 
     def _exact(self, mask):
         """``exact(sample, columns)`` over the genes of ``mask`` (for near ties only)."""
@@ -243,7 +266,7 @@ class KnnEvaluator:
         return exact
 
     def _full(self, mask, keep=False, decide=True):
-        """This shard's correct count over the genes of ``mask`` (one product per row block).
+        """This shard's correct counts over the genes of ``mask`` (one product per row block).
 
         With ``keep`` the distances are written into a new state, returned second. When one
         block holds every sample (the papers' sizes, unsharded leave-one-out or n-fold), its
@@ -265,7 +288,7 @@ class KnnEvaluator:
             sq = np.einsum("gi,gi->i", values, values)
         slack = gram_bound_factor(genes.size) * sq
         exact = self._exact(mask)
-        correct = 0
+        correct = rows.zeros()
         for start, stop in blocks:
             out = dist2[start:stop] if keep else dist2[:stop - start]
             if not whole:
@@ -276,14 +299,14 @@ class KnnEvaluator:
         return correct, state
 
     def _flip(self, state, genes, apply=False):
-        """This shard's correct count of ``state.mask`` with ``genes`` flipped.
+        """This shard's correct counts of ``state.mask`` with ``genes`` flipped.
 
         One pass over ``state.dist2``, a block of rows at a time: the change of each block
         (one product of the F flipped genes plus two norm terms,
         :func:`~hpcswarm.fitness.distances.flip_terms`) is added to the cached block in a
         small buffer and decided there (:meth:`HeldOutRows.updated_block`); with ``apply``
-        it is added to the cached block in place instead, nothing is decided (0 is
-        returned) and ``state`` moves to the flipped subset.
+        it is added to the cached block in place instead, nothing is decided (zero counts
+        are returned) and ``state`` moves to the flipped subset.
         """
         rows = self._rows
         leaving = state.mask[genes]
@@ -297,7 +320,7 @@ class KnnEvaluator:
         slack = slack_bound(sq, drift, n_selected)
         exact = self._exact(mask)
         scratch = np.empty((min(rows.block, rows.rows.size), self.n_samples))
-        correct = 0
+        correct = rows.zeros()
         for start, stop in rows.blocks():
             block = flip_rows(left, right, rows.columns(start, stop), scratch[:stop - start])
             if apply:
@@ -313,8 +336,8 @@ class KnnEvaluator:
     def score(self, mask):
         """Validation score of the genes in ``mask`` (full evaluation).
 
-        The empty subset has no classifier: it scores ``Score(0, total)`` and is not
-        computed.
+        The empty subset has no classifier: it scores no correct prediction
+        (``Score(0, total)``) and is not computed.
 
         Parameters
         ----------
@@ -326,7 +349,7 @@ class KnnEvaluator:
         """
         mask = _check_mask(mask, self.n_genes)
         if not mask.any():
-            return Score(0, self.total)
+            return self._empty()
         score = self._score(self._full(mask)[0])
         self.evaluations += 1
         return score
@@ -390,7 +413,7 @@ class KnnEvaluator:
         """
         genes = self._check_genes(genes)
         if state.n_selected + genes.size == 2 * np.count_nonzero(state.mask[genes]):
-            return Score(0, self.total)  # the flip empties the subset
+            return self._empty()  # the flip empties the subset
         score = self._score(self._flip(state, genes))
         self.evaluations += 1
         self.incremental_evaluations += 1
@@ -425,7 +448,7 @@ class KnnEvaluator:
         # a leaving gene that empties the subset scores 0 uncomputed, as in ``score``
         empties = state.mask[genes] & (state.n_selected == 1)
         for j in np.flatnonzero(empties):
-            scores[j] = Score(0, self.total)
+            scores[j] = self._empty()
         todo = np.flatnonzero(~empties)
         size = self._candidates_per_block()
         scratch = self._single_flip_scratch(todo.size, size)
@@ -434,8 +457,8 @@ class KnnEvaluator:
             for start in range(0, group.size, size):
                 block = group[start:start + size]
                 correct = self._sum(self._flip_block(state, genes[block], leaving, scratch))
-                for j, count in zip(block, correct):
-                    scores[j] = Score(int(count), self.total)
+                for j, counts in zip(block, correct):
+                    scores[j] = self._score_of(counts)
                 self.evaluations += block.size
                 self.incremental_evaluations += block.size
         return scores
@@ -451,13 +474,14 @@ class KnnEvaluator:
         return new_scratch(n_candidates, self._rows.rows.size, self.n_samples, size)
 
     def _flip_block(self, state, genes, leaving, scratch):
-        """This shard's correct counts of ``state.mask`` with each of ``genes`` flipped alone."""
+        """This shard's correct counts (n_genes, n_tallies) of ``state.mask`` with each of
+        ``genes`` flipped alone."""
         rows = self._rows
         dist2, slack = single_flip_distances(state, self._data.take(genes), rows.rows, leaving,
                                              scratch)
         predicted, settled = knn_predict_settled(dist2, slack[:, rows.rows], slack, rows.codes,
                                                  self.k, self.classes.size)
-        correct = np.count_nonzero(predicted == rows.row_codes, axis=1).astype(np.int64)
+        correct = rows.tallied(predicted == rows.row_codes, 0, rows.rows.size)
         for b in np.flatnonzero(~settled):
             mask = state.mask.copy()
             mask[genes[b]] = not leaving
@@ -488,14 +512,15 @@ class KnnEvaluator:
 
         Returns
         -------
-        ndarray of int64 of shape (n_tries,)
+        ndarray of int64 of shape (n_tries,), or (n_tries, n_classes) with ``class_counts``
+            The correct predictions of each try (per class of the held-out labels).
         """
         flips = self._check_flip_sets(flips)
         n_tries, n_flipped = flips.shape
         n_selected = state.n_selected + n_flipped - 2 * np.count_nonzero(state.mask[flips],
                                                                          axis=1)
         computed = n_selected > 0
-        correct = np.zeros(n_tries, dtype=np.int64)
+        correct = self._rows.zeros(n_tries)
         size = self._tries_per_block(n_flipped)
         if size == 0:  # one try's distances overflow a block: row blocks, one try at a time
             for t in np.flatnonzero(computed):
@@ -508,7 +533,8 @@ class KnnEvaluator:
                     state, flips[start:stop], n_selected[start:stop], compiled)
         self.evaluations += int(np.count_nonzero(computed))
         self.incremental_evaluations += int(np.count_nonzero(computed))
-        return self._sum(correct)
+        correct = self._sum(correct)
+        return correct if self.class_counts else correct[:, 0]
 
     def _tries_per_block(self, n_flipped):
         """Tries of ``score_flips`` per block of ``n_flipped`` genes each; 0 when one try's
@@ -536,7 +562,8 @@ class KnnEvaluator:
         return flips.astype(np.int64, copy=False)
 
     def _flip_block_counts(self, state, block, n_selected, compiled):
-        """This shard's correct counts of a block of tries (0 for a try emptying the subset)."""
+        """This shard's correct counts (n_tries, n_tallies) of a block of tries (0 for a try
+        emptying the subset)."""
         rows = self._rows
         n_tries, n_flipped = block.shape
         values = self._data.take(block.ravel(), out=self._scratch.rows(
@@ -545,10 +572,11 @@ class KnnEvaluator:
         todo = n_selected > 0
         if compiled:
             counts, settled = flip_scores_1nn(state, values, leaving, n_selected, rows.rows,
-                                              rows.codes, self._scratch)
+                                              rows.codes, rows.tally, rows.n_tallies,
+                                              self._scratch)
             todo &= ~settled
         else:
-            counts = np.zeros(n_tries, dtype=np.int64)
+            counts = rows.zeros(n_tries)
         if todo.all():
             counts = self._numpy_flip_counts(state, block, values, leaving)
         elif todo.any():
@@ -559,13 +587,14 @@ class KnnEvaluator:
         return counts
 
     def _numpy_flip_counts(self, state, block, values, leaving):
-        """This shard's correct counts of non-empty tries by the numpy path (the reference)."""
+        """This shard's correct counts (n_tries, n_tallies) of non-empty tries by the numpy
+        path (the reference)."""
         rows = self._rows
         dist2, slack = multi_flip_distances(state, values, leaving,
                                             rows.columns(0, rows.rows.size))
         predicted, settled = knn_predict_settled(dist2, slack[:, rows.rows], slack, rows.codes,
                                                  self.k, self.classes.size)
-        counts = np.count_nonzero(predicted == rows.row_codes, axis=1).astype(np.int64)
+        counts = rows.tallied(predicted == rows.row_codes, 0, rows.rows.size)
         for b in np.flatnonzero(~settled):
             mask = state.mask.copy()
             mask[block[b]] = ~mask[block[b]]
@@ -587,7 +616,9 @@ def score_split(X_train, y_train, X_test, y_test, mask, k):
 
     The final test of a selected subset in the protocols without selection bias (Tran et
     al. 2016, Sect. 5, outer 10-fold; Li et al.: 70/30 split), with the same distances and tie rules
-    as :class:`KnnEvaluator`. The empty subset scores ``Score(0, n_test)``.
+    as :class:`KnnEvaluator`. The Score counts per class too (over the labels of both
+    parts, in sorted order), for the test's balanced accuracy. The empty subset scores no
+    correct prediction.
 
     Parameters
     ----------
@@ -601,6 +632,8 @@ def score_split(X_train, y_train, X_test, y_test, mask, k):
     Returns
     -------
     Score
+        With ``class_correct`` and ``class_total`` (a class without test samples has
+        ``class_total`` 0).
     """
     X_train = _check_matrix(X_train, "X_train")
     X_test = _check_matrix(X_test, "X_test")
@@ -615,8 +648,11 @@ def score_split(X_train, y_train, X_test, y_test, mask, k):
     if k > X_train.shape[0]:
         raise ValueError(f"k={k} exceeds the {X_train.shape[0]} training samples")
     mask = _check_mask(mask, X_train.shape[1])
+    labels = np.unique(np.concatenate([y_train, y_test]))
+    test_codes = np.searchsorted(labels, y_test)
+    class_total = np.bincount(test_codes, minlength=labels.size)
     if not mask.any():
-        return Score(0, X_test.shape[0])
+        return _split_score(np.zeros(labels.size, dtype=np.int64), class_total)
     genes = np.flatnonzero(mask)
     test_rows, train_rows = X_test[:, genes], X_train[:, genes]
     dist2, sq_test, sq_train = gram_sq_distances(test_rows.T, train_rows.T)
@@ -628,4 +664,11 @@ def score_split(X_train, y_train, X_test, y_test, mask, k):
 
     predicted = knn_predict(dist2, factor * sq_test, factor * sq_train, codes, k, classes.size,
                             exact)
-    return Score(int(np.count_nonzero(classes[predicted] == y_test)), X_test.shape[0])
+    hits = classes[predicted] == y_test
+    return _split_score(np.bincount(test_codes[hits], minlength=labels.size), class_total)
+
+
+def _split_score(class_correct, class_total):
+    """The Score of a test part from its counts per class."""
+    return Score(int(class_correct.sum()), int(class_total.sum()),
+                 tuple(int(n) for n in class_correct), tuple(int(n) for n in class_total))

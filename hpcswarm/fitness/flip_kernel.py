@@ -86,9 +86,10 @@ def single_precision_safe(data, block=1024):
     return True
 
 
-def flip_scores_1nn(state, values, leaving, n_selected, rows, codes, scratch):
+def flip_scores_1nn(state, values, leaving, n_selected, rows, codes, tally, n_tallies,
+                    scratch):
     """Correct 1-NN predictions of the state's rows for ``state.mask`` with each of B gene
-    sets flipped.
+    sets flipped, per tally (:class:`~hpcswarm.fitness.rowblocks.HeldOutRows`).
 
     The Gram sums run in single precision (twice the speed of double on the same BLAS):
     values rounded to float32 err by ``u' = 2**-24`` relatively, and the sum of ``F``
@@ -116,17 +117,21 @@ def flip_scores_1nn(state, values, leaving, n_selected, rows, codes, scratch):
         Sample position of each row of ``state.dist2``.
     codes : ndarray of int64 of shape (n_samples,)
         Class codes of the samples.
+    tally : ndarray of int64 of shape (n_samples,)
+        The tally a correct prediction of each sample is counted in.
+    n_tallies : int
     scratch : FlipScratch
 
     Returns
     -------
-    correct : ndarray of int64 of shape (B,)
+    correct : ndarray of int64 of shape (B, n_tallies)
         Valid where ``settled``.
     settled : ndarray of bool of shape (B,)
     """
     n_flips, n_flipped, n_samples = values.shape
     if rows.size == 0:  # a sample shard without rows decides nothing
-        return np.zeros(n_flips, dtype=np.int64), np.ones(n_flips, dtype=np.bool_)
+        return (np.zeros((n_flips, n_tallies), dtype=np.int64),
+                np.ones(n_flips, dtype=np.bool_))
     magnitude = np.einsum("bgi,bgi->bi", values, values)
     signs = np.where(leaving, np.float32(-1.0), np.float32(1.0))
     single, signed = scratch.single(n_flips, n_flipped, n_samples)
@@ -144,15 +149,15 @@ def flip_scores_1nn(state, values, leaving, n_selected, rows, codes, scratch):
         delta = np.diagonal(gram, axis1=1, axis2=2).astype(np.float64)
     else:  # some samples are no row: summed apart, in double precision
         delta = np.einsum("bgi,bgi->bi", values, values * signs[:, :, None])
-    correct = np.zeros(n_flips, dtype=np.int64)
+    correct = np.zeros((n_flips, n_tallies), dtype=np.int64)
     settled = np.zeros(n_flips, dtype=np.bool_)
-    _kernel(gram, delta, magnitude, state.dist2, state.sq, state.drift, rows, codes,
+    _kernel(gram, delta, magnitude, state.dist2, state.sq, state.drift, rows, codes, tally,
             0.5 * gram_bound_factor(n_flipped) * SINGLE_ROUNDOFF / UNIT_ROUNDOFF,
             0.5 * gram_bound_factor(n_selected), correct, settled)
     return correct, settled
 
 
-def _scores(gram, delta, magnitude, base, sq, drift, rows, codes, half_flip_factor,
+def _scores(gram, delta, magnitude, base, sq, drift, rows, codes, tally, half_flip_factor,
             half_size_factor, correct, settled):
     n_flips, n_rows, n = gram.shape
     slack = np.empty(n)
@@ -165,7 +170,6 @@ def _scores(gram, delta, magnitude, base, sq, drift, rows, codes, half_flip_fact
                          + 4.0 * UNIT_ROUNDOFF * (abs(new_sq) + drift[i]))
             slack[i] = new_drift + half_size_factor[b] * (abs(new_sq) + new_drift)
             widest = max(widest, slack[i])
-        count = 0
         settled[b] = True
         for r in range(n_rows):
             i = rows[r]
@@ -187,8 +191,7 @@ def _scores(gram, delta, magnitude, base, sq, drift, rows, codes, half_flip_fact
                 settled[b] = False
                 break
             if codes[nearest] == codes[i]:
-                count += 1
-        correct[b] = count
+                correct[b, tally[i]] += 1
 
 
 _kernel = Kernel(_scores)

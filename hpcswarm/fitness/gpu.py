@@ -165,7 +165,7 @@ class DeviceScorer(KnnEvaluator):
 
     Parameters
     ----------
-    X, y, k, cv, seed, folds, shard, sum_counts
+    X, y, k, cv, seed, folds, shard, sum_counts, class_counts
         As for :class:`~hpcswarm.fitness.evaluator.KnnEvaluator`.
     xp : module
         ``cupy`` (:func:`gpu_array_module`) or ``numpy`` (the same code on the host).
@@ -189,9 +189,9 @@ class DeviceScorer(KnnEvaluator):
     use_compiled = False  # the host decides only the open rows, by the reference path
 
     def __init__(self, X, y, *, xp, k=1, cv="loo", seed=0, folds=None, shard=(0, 1),
-                 sum_counts=None):
+                 sum_counts=None, class_counts=False):
         super().__init__(X, y, k=k, cv=cv, seed=seed, folds=folds, shard=shard,
-                         sum_counts=sum_counts)
+                         sum_counts=sum_counts, class_counts=class_counts)
         self.xp = xp
         self.refined_rows = 0
         data, rows = self._data, self._rows
@@ -208,6 +208,7 @@ class DeviceScorer(KnnEvaluator):
         self._row_samples = xp.asarray(rows.rows)
         self._row_codes = xp.asarray(rows.row_codes)
         self._row_folds = xp.asarray(rows.fold[rows.rows])
+        self._row_tally = xp.asarray(rows.row_tally)
 
     def _gathered(self, genes):
         """The device values of the host gene indices ``genes``, (len(genes), n_samples)."""
@@ -221,7 +222,7 @@ class DeviceScorer(KnnEvaluator):
         return [(start, min(start + size, n_rows)) for start in range(0, n_rows, size)]
 
     def _decided(self, dist2, slack, start, stop, mask_of):
-        """Correct counts (int64, one per matrix) of the rows ``start:stop`` of B subsets.
+        """Correct counts (int64, (B, n_tallies)) of the rows ``start:stop`` of B subsets.
 
         ``dist2`` (B, stop - start, n_samples) and ``slack`` (B, n_samples) on the device;
         ``mask_of(b)`` the mask of subset ``b``, for the exact refinement of its open rows.
@@ -229,7 +230,8 @@ class DeviceScorer(KnnEvaluator):
         xp = self.xp
         correct, open_rows = settle_rows(xp, dist2, slack[:, self._row_samples[start:stop]],
                                          slack, self._codes, self._row_codes[start:stop],
-                                         self.k, self.classes.size)
+                                         self.k, self.classes.size,
+                                         self._row_tally[start:stop], self._rows.n_tallies)
         correct = to_host(xp, correct).astype(np.int64)
         open_rows = to_host(xp, open_rows)
         if not open_rows.any():
@@ -247,7 +249,7 @@ class DeviceScorer(KnnEvaluator):
         return correct
 
     def _full(self, mask, keep=False, decide=True):
-        """This shard's correct count over the genes of ``mask`` (one product per row block);
+        """This shard's correct counts over the genes of ``mask`` (one product per row block);
         with ``keep`` a new state of the distances, returned second."""
         xp = self.xp
         genes = np.flatnonzero(mask)
@@ -255,7 +257,7 @@ class DeviceScorer(KnnEvaluator):
         sq = (values * values).sum(axis=0)
         slack = full_slack(sq, genes.size)
         dist2 = xp.empty((self._rows.rows.size, self.n_samples)) if keep else None
-        correct = 0
+        correct = self._rows.zeros()
         for start, stop in self._row_blocks():
             block = gram_distances(xp, values, sq, self._row_samples[start:stop])
             exclude_own_fold(xp, block, self._row_folds[start:stop],
@@ -263,15 +265,15 @@ class DeviceScorer(KnnEvaluator):
             if keep:
                 dist2[start:stop] = block
             if decide:
-                correct += int(self._decided(block[None], slack[None], start, stop,
-                                             lambda b: mask)[0])
+                correct += self._decided(block[None], slack[None], start, stop,
+                                         lambda b: mask)[0]
         state = (DistanceState(mask.copy(), dist2, sq, 0.5 * slack, int(genes.size)) if keep
                  else None)
         return correct, state
 
     def _flip(self, state, genes, apply=False):
-        """This shard's correct count of ``state.mask`` with ``genes`` flipped; with ``apply``
-        the change is added to the state in place instead, and 0 returned."""
+        """This shard's correct counts of ``state.mask`` with ``genes`` flipped; with ``apply``
+        the change is added to the state in place instead, and zero counts returned."""
         xp = self.xp
         leaving = state.mask[genes]
         left, right, delta_sq, magnitude = flip_terms(xp, self._gathered(genes[~leaving]),
@@ -282,15 +284,15 @@ class DeviceScorer(KnnEvaluator):
         mask = state.mask.copy()
         mask[genes] = ~leaving
         slack = slack_bound(sq, drift, n_selected)
-        correct = 0
+        correct = self._rows.zeros()
         for start, stop in self._row_blocks():
             change = xp.matmul(left[:, self._row_samples[start:stop]].T, right)
             if apply:
                 state.dist2[start:stop] += change
             else:
                 change += state.dist2[start:stop]
-                correct += int(self._decided(change[None], slack[None], start, stop,
-                                             lambda b: mask)[0])
+                correct += self._decided(change[None], slack[None], start, stop,
+                                         lambda b: mask)[0]
         if apply:
             state.mask, state.sq, state.drift, state.n_selected = mask, sq, drift, n_selected
         return correct
@@ -324,9 +326,10 @@ class DeviceScorer(KnnEvaluator):
         return DEVICE_BLOCK_BYTES // per_try
 
     def _flip_block_counts(self, state, block, n_selected, compiled):
-        """This shard's correct counts of a block of tries (0 for a try emptying the subset)."""
+        """This shard's correct counts (n_tries, n_tallies) of a block of tries (0 for a try
+        emptying the subset)."""
         xp = self.xp
-        counts = np.zeros(block.shape[0], dtype=np.int64)
+        counts = self._rows.zeros(block.shape[0])
         todo = np.flatnonzero(n_selected > 0)
         if todo.size == 0:
             return counts

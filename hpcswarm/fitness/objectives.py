@@ -4,6 +4,12 @@
 - ``"error"``: minus the error rate (Gu et al. 2018 minimise the error rate, their Eq. 5).
 - ``"combined"``: ``alpha * acc + (1 - alpha) * (1 - |S| / D)``, Li et al., Eq. (3), with
   alpha = 0.9 as they and Xue et al. (2012) suggest.
+- ``"balanced-accuracy"``: the mean over classes of the recall of the held-out predictions
+  (Tran, Xue and Zhang 2019, VLPSO's fitness; scikit-learn's ``balanced_accuracy_score``),
+  from the scorer's correct counts per class (:func:`~hpcswarm.store.records.balanced_accuracy`:
+  a class without held-out samples does not count). A class of 2 samples among 60 weighs
+  1/C of the fitness, not 2/60, so a search cannot drop a small class cheaply. Its scorer
+  must count per class (``make_scorer(..., class_counts=True)``, :attr:`Objective.per_class`).
 
 The empty subset scores :data:`WORST_FITNESS` under every objective.
 """
@@ -11,6 +17,8 @@ The empty subset scores :data:`WORST_FITNESS` under every objective.
 from dataclasses import dataclass
 
 import numpy as np
+
+from hpcswarm.store.records import balanced_accuracy
 
 WORST_FITNESS = -2.0
 """Fitness of the empty subset.
@@ -21,7 +29,10 @@ PSO-LSRG resets gbest to the empty subset (Tran et al. 2016, Sect. 3, after Chua
 JSON-safe.
 """
 
-OBJECTIVES = ("accuracy", "error", "combined")
+OBJECTIVES = ("accuracy", "error", "combined", "balanced-accuracy")
+
+PER_CLASS_OBJECTIVES = ("balanced-accuracy",)
+"""The objectives computed from correct counts per class (their scorers count per class)."""
 
 
 @dataclass(frozen=True)
@@ -30,13 +41,19 @@ class Objective:
 
     Parameters
     ----------
-    name : {"accuracy", "error", "combined"}
+    name : {"accuracy", "error", "combined", "balanced-accuracy"}
     alpha : float
         Weight of the accuracy in ``"combined"`` (Li et al., Eq. 3); unused otherwise.
     """
 
     name: str
     alpha: float = 0.9
+
+    @property
+    def per_class(self):
+        """Whether the objective needs correct counts per class (Scores with
+        ``class_correct``; ``score_flips`` counts of shape (n_tries, n_classes))."""
+        return self.name in PER_CLASS_OBJECTIVES
 
     def __call__(self, score, n_selected, n_genes):
         if n_selected == 0:
@@ -45,6 +62,8 @@ class Objective:
             return score.accuracy
         if self.name == "error":
             return -score.error
+        if self.name == "balanced-accuracy":
+            return score.balanced_accuracy
         return self.alpha * score.accuracy + (1.0 - self.alpha) * (1.0 - n_selected / n_genes)
 
     def many(self, correct, total, n_selected, n_genes):
@@ -52,9 +71,13 @@ class Objective:
 
         Parameters
         ----------
-        correct, n_selected : ndarray of int of shape (n_subsets,)
-            Correct predictions (out of ``total``) and genes of each subset.
-        total, n_genes : int
+        correct : ndarray of int of shape (n_subsets,), or (n_subsets, n_classes)
+            Correct predictions of each subset (per class for a :attr:`per_class` objective).
+        total : int, or ndarray of int of shape (n_classes,)
+            Held-out predictions (per class for a :attr:`per_class` objective).
+        n_selected : ndarray of int of shape (n_subsets,)
+            Genes of each subset.
+        n_genes : int
 
         Returns
         -------
@@ -64,6 +87,8 @@ class Objective:
         n_selected = np.asarray(n_selected, dtype=np.int64)
         if self.name == "accuracy":
             values = correct / total
+        elif self.name == "balanced-accuracy":
+            values = balanced_accuracy(correct, total)
         elif self.name == "error":
             values = -((total - correct) / total)
         else:
@@ -77,7 +102,7 @@ def make_objective(name, alpha=0.9):
 
     Parameters
     ----------
-    name : {"accuracy", "error", "combined"}
+    name : {"accuracy", "error", "combined", "balanced-accuracy"}
     alpha : float, default 0.9
         Accuracy weight of ``"combined"``, in the open interval (0, 1).
 
@@ -85,7 +110,8 @@ def make_objective(name, alpha=0.9):
     -------
     Objective
         Callable ``(score, n_selected, n_genes) -> float``; ``"error"`` returns minus the
-        error rate, and the empty subset gives :data:`WORST_FITNESS`.
+        error rate, ``"balanced-accuracy"`` needs Scores with counts per class
+        (:attr:`Objective.per_class`), and the empty subset gives :data:`WORST_FITNESS`.
     """
     if name not in OBJECTIVES:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}; got {name!r}")

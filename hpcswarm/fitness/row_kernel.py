@@ -33,11 +33,11 @@ def _near_count(row, limit):
     return near
 
 
-def _gram_rows(block, rows, sq, fold, codes, slack, widest, decide, unsettled):
+def _gram_rows(block, rows, sq, fold, codes, slack, widest, decide, unsettled, tally, counts):
     """Finish the Gram form of ``block`` in place, ``inf`` on each row's own fold; with
-    ``decide``, the correct 1-NN predictions of the rows the bound settles."""
+    ``decide``, add the correct 1-NN predictions of the rows the bound settles to
+    ``counts[tally[sample]]``."""
     n_rows, n = block.shape
-    correct = 0
     for r in range(n_rows):
         i = rows[r]
         own = fold[i]
@@ -57,15 +57,13 @@ def _gram_rows(block, rows, sq, fold, codes, slack, widest, decide, unsettled):
             if _near_count(row, smallest + 2.0 * (slack[i] + widest)) != 1:
                 unsettled[r] = True
             elif codes[nearest] == codes[i]:
-                correct += 1
-    return correct
+                counts[tally[i]] += 1
 
 
-def _updated_rows(block, cached, rows, codes, slack, widest, unsettled):
+def _updated_rows(block, cached, rows, codes, slack, widest, unsettled, tally, counts):
     """``block += cached`` (the change of the distances plus the cached ones), and the
-    correct 1-NN predictions of the rows the bound settles."""
+    correct 1-NN predictions of the rows the bound settles added to ``counts[tally[sample]]``."""
     n_rows, n = block.shape
-    correct = 0
     for r in range(n_rows):
         i = rows[r]
         row = block[r]
@@ -81,8 +79,7 @@ def _updated_rows(block, cached, rows, codes, slack, widest, unsettled):
         if _near_count(row, smallest + 2.0 * (slack[i] + widest)) != 1:
             unsettled[r] = True
         elif codes[nearest] == codes[i]:
-            correct += 1
-    return correct
+            counts[tally[i]] += 1
 
 
 _near_count_kernel = Kernel(_near_count, inline="always")

@@ -16,6 +16,11 @@ The rows can also be one contiguous share of all held-out rows (a *sample shard*
 evaluation split over S shards decides n_rows / S rows on each, reads the same columns,
 and the shards' correct counts add up to the whole evaluation's (Tran et al. 2016 count
 correct leave-one-out predictions; a count is a sum over rows).
+
+A correct prediction is counted in its row's *tally*: one tally for all rows (the correct
+count), or one per class of the rows' labels (the per-class counts of balanced accuracy,
+Tran, Xue and Zhang 2019), so that every block, shard and path returns an int64 array of
+``n_tallies`` counts that add up over blocks and shards.
 """
 
 import numpy as np
@@ -59,6 +64,9 @@ class HeldOutRows:
         Decide blocks of 1-NN rows by the compiled one-pass scan
         (:mod:`hpcswarm.fitness.row_kernel`) when numba is there; False keeps the numpy
         path (the reference, equal in every case). Ignored for k > 1.
+    class_counts : bool, default False
+        Count the correct predictions per class of the rows' labels (``n_classes``
+        tallies) instead of all together (one tally).
 
     Attributes
     ----------
@@ -70,9 +78,18 @@ class HeldOutRows:
         Rows per block, the same on every shard (sized for the largest shard's columns).
     compiled : bool
         Whether the blocks are decided by the compiled scan.
+    n_tallies : int
+        Counts per decision: ``n_classes`` with ``class_counts``, else 1.
+    tally : ndarray of int64 of shape (n_samples,)
+        The tally a correct prediction of each sample is counted in (its class code, or 0).
+    row_tally : ndarray of int64 of shape (n_rows,)
+        ``tally`` of the rows decided here.
+    tally_total : ndarray of int64 of shape (n_tallies,)
+        Held-out rows of each tally over all shards.
     """
 
-    def __init__(self, fold, codes, k, n_classes, shard=(0, 1), compiled=True):
+    def __init__(self, fold, codes, k, n_classes, shard=(0, 1), compiled=True,
+                 class_counts=False):
         index, count = shard
         held = np.flatnonzero(fold != NOT_HELD_OUT)
         start, stop = block_range(held.size, count, index)
@@ -88,6 +105,11 @@ class HeldOutRows:
         self.n_samples = fold.size
         self.block = row_block_size(self.n_samples)
         self.compiled = bool(compiled and COMPILED_AVAILABLE and k == 1)
+        self.n_tallies = n_classes if class_counts else 1
+        self.tally = (codes.astype(np.int64) if class_counts
+                      else np.zeros(self.n_samples, dtype=np.int64))
+        self.row_tally = self.tally[self.rows]
+        self.tally_total = np.bincount(self.tally[held], minlength=self.n_tallies)
         sizes = np.bincount(fold[held])
         # leave-one-out: each row's only excluded column is itself
         self._singletons = bool(sizes.max() == 1)
@@ -118,8 +140,31 @@ class HeldOutRows:
         for fold in np.unique(folds):
             dist2[np.ix_(np.flatnonzero(folds == fold), self._members[fold])] = np.inf
 
+    def zeros(self, *shape):
+        """Empty counts: int64 zeros of shape ``shape + (n_tallies,)``."""
+        return np.zeros(shape + (self.n_tallies,), dtype=np.int64)
+
+    def tallied(self, hits, start, stop):
+        """Counts per tally of the rows ``start:stop`` that ``hits`` marks.
+
+        Parameters
+        ----------
+        hits : ndarray of bool of shape (..., stop - start)
+
+        Returns
+        -------
+        ndarray of int64 of shape (..., n_tallies)
+        """
+        if self.n_tallies == 1:
+            return np.count_nonzero(hits, axis=-1).astype(np.int64)[..., None]
+        flat = hits.reshape(-1, stop - start)
+        index = (np.arange(flat.shape[0])[:, None] * self.n_tallies
+                 + self.row_tally[start:stop])[flat]
+        counts = np.bincount(index, minlength=flat.shape[0] * self.n_tallies)
+        return counts.reshape(hits.shape[:-1] + (self.n_tallies,))
+
     def correct(self, dist2, start, stop, slack, exact):
-        """Correct k-NN predictions of the rows ``start:stop`` from their distances.
+        """Correct k-NN predictions of the rows ``start:stop`` from their distances, per tally.
 
         Parameters
         ----------
@@ -134,46 +179,50 @@ class HeldOutRows:
 
         Returns
         -------
-        int
+        ndarray of int64 of shape (n_tallies,)
         """
         rows = self.rows[start:stop]
         predicted = knn_predict(dist2, slack[rows], slack, self.codes, self.k, self.n_classes,
                                 lambda row, columns: exact(rows[row], columns))
-        return int(np.count_nonzero(predicted == self.row_codes[start:stop]))
+        return self.tallied(predicted == self.row_codes[start:stop], start, stop)
 
     def gram_block(self, out, start, stop, sq, slack, exact, decide=True):
-        """The rows ``start:stop`` from their Gram product, and their correct count.
+        """The rows ``start:stop`` from their Gram product, and their correct counts.
 
         ``out`` holds the product of the rows' values by every sample's over the selected
         genes; it is made the rows' squared distances in place (the Gram form of
         :func:`~hpcswarm.fitness.distances.gram_sq_distances`, ``inf`` on each row's own fold) and,
-        with ``decide``, the rows are decided as :meth:`correct` decides them (else 0 is
-        returned). ``sq``: the squared norms of every sample; ``slack``, ``exact`` as for
+        with ``decide``, the rows are decided as :meth:`correct` decides them (else zero
+        counts are returned). ``sq``: the squared norms of every sample; ``slack``, ``exact`` as for
         :meth:`correct`.
         """
         if self.compiled:
             unsettled = np.zeros(stop - start, dtype=np.bool_)
-            correct = gram_rows_1nn(out, self.rows[start:stop], sq, self.fold, self.codes,
-                                    slack, slack.max(), decide, unsettled)
-            return correct + self._refined(out, start, unsettled, slack, exact)
+            counts = self.zeros()
+            gram_rows_1nn(out, self.rows[start:stop], sq, self.fold, self.codes, slack,
+                          slack.max(), decide, unsettled, self.tally, counts)
+            return self._refined(counts, out, start, unsettled, slack, exact)
         out *= -2.0
         out += sq[None, :]
         out += sq[self.columns(start, stop), None]
         self.exclude(out, start, stop)
-        return self.correct(out, start, stop, slack, exact) if decide else 0
+        return self.correct(out, start, stop, slack, exact) if decide else self.zeros()
 
     def updated_block(self, block, cached, start, stop, slack, exact):
-        """The correct count of the rows ``start:stop`` from their cached distances plus
+        """The correct counts of the rows ``start:stop`` from their cached distances plus
         their change (``block``, which becomes the sum) as :meth:`correct` decides them."""
         if self.compiled:
             unsettled = np.zeros(stop - start, dtype=np.bool_)
-            correct = updated_rows_1nn(block, cached, self.rows[start:stop], self.codes, slack,
-                                       slack.max(), unsettled)
-            return correct + self._refined(block, start, unsettled, slack, exact)
+            counts = self.zeros()
+            updated_rows_1nn(block, cached, self.rows[start:stop], self.codes, slack,
+                             slack.max(), unsettled, self.tally, counts)
+            return self._refined(counts, block, start, unsettled, slack, exact)
         block += cached
         return self.correct(block, start, stop, slack, exact)
 
-    def _refined(self, block, start, unsettled, slack, exact):
-        """The correct count of the rows the compiled scan left open, decided exactly."""
-        return sum(self.correct(block[r:r + 1], start + r, start + r + 1, slack, exact)
-                   for r in np.flatnonzero(unsettled))
+    def _refined(self, counts, block, start, unsettled, slack, exact):
+        """``counts`` (the compiled scan's) plus, in place, the correct counts of the rows
+        the scan left open, decided exactly."""
+        for r in np.flatnonzero(unsettled):
+            counts += self.correct(block[r:r + 1], start + r, start + r + 1, slack, exact)
+        return counts

@@ -9,7 +9,10 @@ protocol, and :func:`make_scorer` is the only place that chooses and builds one.
 
 A scorer's held-out rows may be split into blocks (e.g. one per rank of a sample shard): the
 Scores of the blocks add up (``Score.__add__``) to the Score of all rows, because each
-held-out prediction depends only on its own row of distances.
+held-out prediction depends only on its own row of distances. A scorer built with
+``class_counts`` counts the correct predictions per class of the held-out labels on every
+path (Scores with ``class_correct``; ``score_flips`` counts of shape (n_tries, n_classes)),
+for objectives such as balanced accuracy; the counts add up over blocks the same way.
 """
 
 from typing import Protocol, runtime_checkable
@@ -43,6 +46,10 @@ class Scorer(Protocol):
 
     n_genes: int
     """Length of every mask."""
+    class_counts: bool
+    """Whether the Scores hold counts per class (``class_correct``, ``class_total``)."""
+    class_total: tuple
+    """Held-out predictions per class (empty without ``class_counts``)."""
 
     @property
     def total(self) -> int:
@@ -67,9 +74,9 @@ class Scorer(Protocol):
         """List of Scores of ``state.mask`` with each gene of ``genes`` flipped alone."""
 
     def score_flips(self, state, flips):
-        """Correct predictions (int64 array) of ``state.mask`` with each row of ``flips``
-        (n_tries, n_flipped) flipped together; ``state`` unchanged, ``apply_flip`` of a row
-        keeps it."""
+        """Correct predictions (int64 array of shape (n_tries,), or (n_tries, n_classes)
+        with ``class_counts``) of ``state.mask`` with each row of ``flips`` (n_tries,
+        n_flipped) flipped together; ``state`` unchanged, ``apply_flip`` of a row keeps it."""
 
 
 def cpu_scorer(data, y, *, array_module=None, **settings) -> KnnEvaluator:
@@ -79,7 +86,7 @@ def cpu_scorer(data, y, *, array_module=None, **settings) -> KnnEvaluator:
 
 SCORERS = {"cpu": cpu_scorer, "gpu": gpu_scorer}
 """The scorer of each ``device``: ``builder(data, y, *, array_module, k, cv, seed, folds,
-shard, sum_counts, compiled) -> Scorer``. A new engine is one module of this package and one row here."""
+shard, sum_counts, compiled, class_counts) -> Scorer``. A new engine is one module of this package and one row here."""
 
 DEVICES = tuple(SCORERS)
 """The values of ``device`` (the search specification's choices)."""
@@ -87,7 +94,7 @@ DEVICES = tuple(SCORERS)
 
 def make_scorer(data, y, *, k: int = 1, cv="loo", seed=0, folds=None, shards=None,
                 device: str = "cpu", array_module: str | None = None,
-                compiled: bool = True) -> Scorer:
+                compiled: bool = True, class_counts: bool = False) -> Scorer:
     """The scorer of every search, job task and ``hpcswarm evaluate``.
 
     Parameters
@@ -119,6 +126,10 @@ def make_scorer(data, y, *, k: int = 1, cv="loo", seed=0, folds=None, shards=Non
         False: the CPU decides the rows by the numpy path, without numba's one-off cost
         (for a process that scores once: :func:`~hpcswarm.fitness.compiled.worth_compiling`).
         The same Scores either way. The GPU's host decides its open rows by that path anyway.
+    class_counts : bool, default False
+        Count the correct predictions per class of the held-out labels as well (summed over
+        ``shards`` in the same Allreduce): what an objective with
+        :attr:`~hpcswarm.fitness.objectives.Objective.per_class` needs.
 
     Returns
     -------
@@ -141,6 +152,7 @@ def make_scorer(data, y, *, k: int = 1, cv="loo", seed=0, folds=None, shards=Non
         sharded = {"shard": (shards.rank, shards.size), "sum_counts": shards.allreduce_sum}
     try:
         return SCORERS[device](data, y, array_module=array_module, k=k, cv=cv, seed=seed,
-                               folds=folds, compiled=compiled, **sharded)
+                               folds=folds, compiled=compiled, class_counts=class_counts,
+                               **sharded)
     except ValueError as exc:
         raise ParameterError(str(exc)) from None

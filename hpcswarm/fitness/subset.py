@@ -15,10 +15,14 @@ class SubsetFitness:
     scorer : Scorer
         :func:`hpcswarm.fitness.scorer.make_scorer`.
     objective : Objective
-        From :func:`hpcswarm.fitness.objectives.make_objective`.
+        From :func:`hpcswarm.fitness.objectives.make_objective`; a per-class objective
+        needs a scorer built with ``class_counts``.
     """
 
     def __init__(self, scorer, objective):
+        if objective.per_class and not scorer.class_counts:
+            raise ValueError(f"the {objective.name} objective needs a scorer that counts per "
+                             f"class (make_scorer(..., class_counts=True))")
         self.scorer = scorer
         self.objective = objective
 
@@ -72,14 +76,20 @@ class SubsetFitness:
         flips = np.asarray(flips)
         correct = self.scorer.score_flips(state, flips)
         sizes = state.n_selected + flips.shape[1] - 2 * state.mask[flips].sum(axis=1)
-        return self.objective.many(correct, self.scorer.total, sizes, self.n_genes)
+        return self.objective.many(correct, self._totals(), sizes, self.n_genes)
+
+    def _totals(self):
+        """The held-out predictions the objective divides by: per class for a per-class
+        objective (:attr:`~hpcswarm.fitness.objectives.Objective.per_class`), else all."""
+        return self.scorer.class_total if self.objective.per_class else self.scorer.total
 
     def highest(self, sizes):
         """The highest fitness a subset of each of ``sizes`` genes can have (every held-out
         prediction correct), ndarray of float64: an upper bound of its fitness."""
         sizes = np.asarray(sizes, dtype=np.int64)
-        total = self.scorer.total
-        return self.objective.many(np.full(sizes.shape, total), total, sizes, self.n_genes)
+        total = self._totals()
+        every = np.broadcast_to(total, sizes.shape + np.shape(total))
+        return self.objective.many(every, total, sizes, self.n_genes)
 
     def single_flips(self, state, genes):
         """Fitness of ``state.mask`` with each gene of ``genes`` flipped alone.

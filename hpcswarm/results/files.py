@@ -9,9 +9,12 @@ Layout (every object carries ``encoding-type`` and ``encoding-version``)::
     /gene_names            (n_genes,) strings
     /class_names           (n_classes,) strings
     /tasks                 "hpcswarm-task-table": one (n_tasks,) column per TASK_COLUMNS
+                           (0.2.0 added test_balanced_accuracy and, with a refinement,
+                           refined_test_balanced_accuracy; a 0.1.0 table lacks them)
     /runs/run-RRR/fold-FF  "hpcswarm-task" (:meth:`hpcswarm.store.records.TaskRecord.to_hdf5`):
                            attrs run, fold, spawn_key, group, extra (JSON);
                            selected_genes, train_index, test_index (int64),
+                           test_class_correct, test_class_total (int64, per class),
                            history (n_rounds, len(HISTORY_FIELDS)) float64, attr "columns";
                            refined_genes, refined_removed (int64, with a refinement)
     /runs/.../fold-FF/front "hpcswarm-front": the search's Pareto front of (inner accuracy,
@@ -58,8 +61,9 @@ from hpcswarm.store.records import (BIAS_NOTE, SEARCH_ENCODING, FrontPoint, Hist
                               TaskRecord)
 
 ENCODING = ("hpcswarm-results", "0.1.0")
-SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.1.0")
-_TABLE = ("hpcswarm-task-table", "0.1.0")
+SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.2.0")
+"""0.2.0 added ``balanced_accuracy`` (the summary's and each refined row's)."""
+_TABLE = ("hpcswarm-task-table", "0.2.0")
 _SIMILARITY = ("hpcswarm-gene-similarity", "0.1.0")
 _GROUP = ("dict", "0.1.0")
 _ARRAY = ("array", "0.2.0")
@@ -68,14 +72,19 @@ _STR = h5py.string_dtype("utf-8")
 
 TASK_COLUMNS = (
     "run", "fold", "group", "train_fitness", "train_correct", "train_total", "test_correct",
-    "test_total", "test_accuracy", "subset_size", "seconds", "evaluations", "archive_hits",
+    "test_total", "test_accuracy", "test_balanced_accuracy", "subset_size", "seconds",
+    "evaluations", "archive_hits",
     "baseline_correct", "baseline_total", "baseline_accuracy",
     "pca_correct", "pca_total", "pca_accuracy", "pca_components",
 )
-"""Columns of ``/tasks``, one row per (run, fold) in task order."""
+"""Columns of ``/tasks``, one row per (run, fold) in task order. ``test_balanced_accuracy``
+is the mean recall over the classes of the test predictions
+(:func:`~hpcswarm.store.records.balanced_accuracy`), NaN where the task kept no counts per
+class."""
 
 REFINED_COLUMNS = ("refined_size", "refined_train_correct", "refined_train_total",
-                   "refined_test_correct", "refined_test_total", "refined_test_accuracy")
+                   "refined_test_correct", "refined_test_total", "refined_test_accuracy",
+                   "refined_test_balanced_accuracy")
 """Columns of ``/tasks`` added by a refinement (``refine = "prune"``)."""
 
 _INT_COLUMNS = {"run", "fold", "group", "train_correct", "train_total", "test_correct",
@@ -93,7 +102,8 @@ class TaskTable(Mapping):
     the results do not hold is None (a single search's document has no baseline, PCA or
     group columns; only a refined job has the refined ones). The table also reads as the
     mapping of the columns it holds (``table["run"]``, ``"refined_size" in table``), which
-    is how a column named at run time (``f"{prefix}_correct"``) is read.
+    is how a column named at run time (``f"{prefix}_correct"``) is read. A file written
+    before a column existed (``test_balanced_accuracy``) reads it as None.
     """
 
     run: Optional[np.ndarray] = None
@@ -105,6 +115,7 @@ class TaskTable(Mapping):
     test_correct: Optional[np.ndarray] = None
     test_total: Optional[np.ndarray] = None
     test_accuracy: Optional[np.ndarray] = None
+    test_balanced_accuracy: Optional[np.ndarray] = None
     subset_size: Optional[np.ndarray] = None
     seconds: Optional[np.ndarray] = None
     evaluations: Optional[np.ndarray] = None
@@ -122,6 +133,7 @@ class TaskTable(Mapping):
     refined_test_correct: Optional[np.ndarray] = None
     refined_test_total: Optional[np.ndarray] = None
     refined_test_accuracy: Optional[np.ndarray] = None
+    refined_test_balanced_accuracy: Optional[np.ndarray] = None
 
     def __getitem__(self, column):
         value = getattr(self, column) if column in _TABLE_COLUMNS else None
@@ -162,6 +174,8 @@ def task_table(results):
     for column in TASK_COLUMNS:
         if column == "test_accuracy":
             values = [r.test_correct / r.test_total for r in results]
+        elif column == "test_balanced_accuracy":
+            values = [_or_nan(r.test_balanced_accuracy) for r in results]
         elif column in ("baseline_accuracy", "pca_accuracy"):
             prefix = column.split("_")[0]
             values = [getattr(r, f"{prefix}_correct") / getattr(r, f"{prefix}_total")
@@ -178,11 +192,18 @@ def task_table(results):
                 values = [len(r.genes) for r in refined]
             elif column == "refined_test_accuracy":
                 values = [r.test_correct / r.test_total for r in refined]
+            elif column == "refined_test_balanced_accuracy":
+                values = [_or_nan(r.test_balanced_accuracy) for r in refined]
             else:
                 values = [getattr(r, column[len("refined_"):]) for r in refined]
             table[column] = np.array(values, dtype=np.int64 if column in _INT_COLUMNS
                                      else float)
     return TaskTable(**table)
+
+
+def _or_nan(value):
+    """A float column's value: NaN for None (not counted)."""
+    return np.nan if value is None else value
 
 
 def job_similarity(dataset):
@@ -310,6 +331,9 @@ class MethodResults:
         out the same samples (:mod:`hpcswarm.results.significance`). None when not recorded.
     similarity : GeneSimilarity or None
         The correlated gene pairs of ``/gene_similarity`` (Sechidis et al.'s stability).
+    train_indices : list of ndarray or None
+        Per task, its training rows: two rows of different files are paired only on tasks
+        that also trained on the same samples. None when not recorded.
     single_search : bool
         Read from a single search's JSON document (:func:`read_search_document`): one
         search on all samples, under no protocol (``attrs`` has no ``protocol``).
@@ -328,6 +352,7 @@ class MethodResults:
     final: FinalSignature = None
     test_indices: list = None
     similarity: GeneSimilarity = None
+    train_indices: list = None
     single_search: bool = False
 
     def __post_init__(self):
@@ -387,7 +412,8 @@ def read_results(path):
                          [t.history.values for t in tasks],
                          list(tasks[-1].history.columns) if tasks else [],
                          [list(t.front) for t in tasks], refined if refined else None, final,
-                         [t.test_index for t in tasks], similarity)
+                         [t.test_index for t in tasks], similarity,
+                         train_indices=[t.train_index for t in tasks])
 
 
 def _check_gene_columns(path, n_genes, tasks, final):
@@ -534,6 +560,7 @@ def _search_results(path, document):
     table = {"run": [0], "fold": [0], "group": [0], "train_fitness": [document["fitness"]],
              "train_correct": [correct], "train_total": [total], "test_correct": [correct],
              "test_total": [total], "test_accuracy": [correct / total],
+             "test_balanced_accuracy": [score.get("balanced_accuracy", np.nan)],
              "subset_size": [genes.size], "seconds": [last.get("seconds", 0.0)],
              "evaluations": [last.get("evaluations", 0)],
              "archive_hits": [last.get("archive_hits", 0)]}
@@ -576,6 +603,21 @@ def task_accuracies(table, prefix="test"):
     """Accuracy per task (``{prefix}_correct / {prefix}_total`` of each (run, fold)), with
     ``prefix`` as in :func:`run_accuracies` (or ``"refined_test"``)."""
     return table[f"{prefix}_correct"] / table[f"{prefix}_total"]
+
+
+def task_balanced_accuracies(table, prefix="test"):
+    """Balanced accuracy per task (the column ``{prefix}_balanced_accuracy``), or None when
+    the table has no such column or no task has a value (the baselines; a file or a single
+    search that kept no counts per class)."""
+    values = table.get(f"{prefix}_balanced_accuracy")
+    if values is None or np.isnan(values).all():
+        return None
+    return values
+
+
+def _described(values):
+    """:func:`describe` of the values that are not NaN, or None for None."""
+    return None if values is None else describe(values[~np.isnan(values)])
 
 
 def describe(values):
@@ -637,6 +679,8 @@ def refined_rows(name, table, refined_genes, gene_names, stabilities, top=10):
         stable = stabilities[method]
         rows.append({"name": f"{name}+{method}", "refine": method,
                      "accuracy": describe(accuracies), "accuracy_per_run": accuracies.tolist(),
+                     "balanced_accuracy": _described(
+                         task_balanced_accuracies(table, "refined_test")),
                      "subset_size": describe(table.refined_size), "stability": stable,
                      "top_genes": gene_frequencies(genes, gene_names, len(genes), top)})
     return rows
@@ -670,7 +714,9 @@ def _selection_stabilities(records, selections, runs, n_genes):
 
 
 def summarise(job, dataset, records, provenance, top=10):
-    """The JSON summary of a job's results (written beside the HDF5 file); ``refined`` lists
+    """The JSON summary of a job's results (written beside the HDF5 file); ``accuracy`` over
+    runs and, beside it, ``balanced_accuracy`` over tasks (of each task's test balanced
+    accuracy, None without counts per class); ``refined`` lists
     the row of each refined subset (:func:`refined_rows`), empty without a refinement;
     ``stability`` the stability of the selections
     (:func:`hpcswarm.signatures.stability.stability_summary`) and ``final_signature`` the final
@@ -702,6 +748,7 @@ def summarise(job, dataset, records, provenance, top=10):
         "runs": job.runs, "tasks": len(results),
         "accuracy": describe(run_accuracies(table)),
         "accuracy_per_run": run_accuracies(table).tolist(),
+        "balanced_accuracy": _described(task_balanced_accuracies(table)),
         "all_genes_accuracy": describe(run_accuracies(table, "baseline")),
         "pca_knn_accuracy": describe(run_accuracies(table, "pca")),
         "pca_components": describe(table.pca_components),

@@ -173,8 +173,10 @@ def signed_rank_test(x, y, alternative="greater"):
 def compare(x, y, alpha=0.05):
     """Whether ``x`` is significantly above or below ``y``: both one-sided tests.
 
-    Each direction is tested at ``alpha`` (a loss and a gain are separate questions; a row
-    that shows either has passed a one-sided test at ``alpha``).
+    Each direction is tested at ``alpha``, rejecting at ``p <= alpha`` (a loss and a gain
+    are separate questions; a row that shows either has passed a one-sided test at
+    ``alpha``), the rule by which :meth:`PairedTest.reachable` says whether ``2 ** -m``
+    can reach ``alpha``.
 
     Parameters
     ----------
@@ -185,16 +187,16 @@ def compare(x, y, alpha=0.05):
     Returns
     -------
     tuple of (str, PairedTest)
-        ``"+"`` when ``x`` is significantly greater, ``"-"`` when significantly less, ``"="``
-        otherwise; and the one-sided test with the smaller p-value (the direction of the
+        ``"+"`` when ``x`` is significantly greater (one-sided ``p <= alpha``), ``"-"`` when
+        significantly less, ``"="`` otherwise; and the one-sided test with the smaller p-value (the direction of the
         observed differences).
     """
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
     greater = signed_rank_test(x, y, "greater")
     less = signed_rank_test(x, y, "less")
-    if greater.p_value < alpha:
+    if greater.p_value <= alpha:
         return "+", greater
-    if less.p_value < alpha:
+    if less.p_value <= alpha:
         return "-", less
     return "=", (greater if greater.p_value <= less.p_value else less)

@@ -157,6 +157,22 @@ def _counts_problem(where, source, none=()):
     return None
 
 
+def _class_counts_problem(where, source):
+    """What makes the test counts per class of ``source`` (a record or a refined subset) no
+    counts of its test predictions (a phrase), or None: as many correct counts as totals,
+    each ``0 <= correct <= total``, summing to ``test_correct`` and ``test_total``. None
+    when it has none (a record of an earlier version)."""
+    correct, total = source.test_class_correct, source.test_class_total
+    if not correct and not total:
+        return None
+    if (len(correct) != len(total) or any(not 0 <= c <= t for c, t in zip(correct, total))
+            or sum(correct) != source.test_correct or sum(total) != source.test_total):
+        return (f"{where}test_class_correct = {list(correct)} of test_class_total = "
+                f"{list(total)} are no counts of test_correct = {source.test_correct} of "
+                f"test_total = {source.test_total}")
+    return None
+
+
 def _fitness_problem(where, value):
     if not WORST_FITNESS <= value <= 1.0:  # NaN too
         return f"{where}train_fitness = {value!r} is outside [{WORST_FITNESS}, 1.0]"
@@ -166,13 +182,15 @@ def _fitness_problem(where, value):
 def record_problem(record, n_genes=None, n_samples=None):
     """What makes a finished task's record impossible (a phrase naming the field), or None.
 
-    Accuracies are counts ``0 <= correct <= total``; fitness values lie between the empty
+    Accuracies are counts ``0 <= correct <= total`` (per class too, adding up to the test
+    counts); fitness values lie between the empty
     subset's and a perfect score; gene indices are distinct and below ``n_genes``, sample
     indices below ``n_samples`` (when given); times, counts and the history are finite and
     not negative (the best fitness of the history excepted).
     """
     problems = [
         _counts_problem("", record),
+        _class_counts_problem("", record),
         _fitness_problem("", record.train_fitness),
         _indices_problem("selected_genes", record.genes, n_genes),
         _indices_problem("train_index", record.train_index, n_samples),
@@ -192,6 +210,7 @@ def record_problem(record, n_genes=None, n_samples=None):
     refined = record.refined
     if refined is not None:
         problems += [_counts_problem("refined ", refined),
+                     _class_counts_problem("refined ", refined),
                      _indices_problem("refined_genes", refined.genes, n_genes),
                      _indices_problem("refined_removed", refined.removed, n_genes)]
         frequency = np.zeros(0) if refined.frequency is None else refined.frequency
@@ -271,6 +290,10 @@ class Checkpoint:
         The most particles a snapshot's swarm may hold (the method's swarm size on all the
         dataset's genes). Every array's declared shape is checked against these sizes and
         the memory before it is read (:func:`~hpcswarm.store.reading.checked_read`).
+    check_snapshot : callable, optional
+        With ``read_all``, ``check_snapshot(snapshot)`` on every snapshot read
+        (:meth:`snapshot`): a :class:`DataError` when one holds a value no search of the
+        job can hold (:func:`hpcswarm.swarm.snapshot.check_snapshot`), before any work.
 
     Attributes
     ----------
@@ -282,9 +305,10 @@ class Checkpoint:
     """
 
     def __init__(self, path, identity, n_tasks, read_all=False, *, n_genes=None,
-                 n_samples=None, n_particles=None):
+                 n_samples=None, n_particles=None, check_snapshot=None):
         self.path = Path(path)
         self.n_genes, self.n_samples, self.n_particles = n_genes, n_samples, n_particles
+        self.check_snapshot = check_snapshot
         try:
             self._file = h5py.File(self.path, "r")
         except OSError as exc:
@@ -313,8 +337,8 @@ class Checkpoint:
                          "work it holds is lost)")
 
     def _read_all(self):
-        """Every finished record, read now, and every snapshot's method state, decoded, so
-        that a damaged one is found before the job starts."""
+        """Every finished record, read now, and every snapshot's method state, decoded and
+        checked (``check_snapshot``), so that a damaged one is found before the job starts."""
         results = {}
         for number in sorted(self.finished):
             try:
@@ -331,8 +355,14 @@ class Checkpoint:
             results[number] = (record, record.group)
         for number in sorted(self.inflight):
             try:
-                decode_state(self.snapshot(number)["method_state"])
-            except (KeyError, OSError, ValueError, TypeError, AttributeError) as exc:
+                snapshot = self.snapshot(number)
+                decode_state(snapshot["method_state"])
+                if self.check_snapshot is not None:
+                    self.check_snapshot(snapshot)
+            except HpcswarmError:
+                raise
+            except (KeyError, IndexError, OSError, ValueError, TypeError,
+                    AttributeError) as exc:
                 raise self._damaged(f"the snapshot of running task {_name(number)}",
                                     exc) from None
         return results

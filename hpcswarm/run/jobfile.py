@@ -27,7 +27,7 @@ from hpcswarm.errors import ParameterError
 from hpcswarm.params import Param, did_you_mean
 from hpcswarm.run.protocols import PROTOCOLS as PROTOCOL_REGISTRY
 from hpcswarm.selection.preprocess import parse_steps
-from hpcswarm.selection.spec import SPEC, SearchSpec, SettingError
+from hpcswarm.selection.spec import SPEC, SearchSpec, SettingError, preprocess_steps
 from hpcswarm.signatures.refinements import final_refine_doc
 from hpcswarm.signatures.subsample import SUBSAMPLE_RULES
 from hpcswarm.store.atomic import special_kind
@@ -386,11 +386,14 @@ def _check_run_range(values, where_of):
 def _search_spec(document, values, source, where_of):
     """The job's :class:`~hpcswarm.selection.spec.SearchSpec`: its method's parameters, its search
     settings (their job keys, :data:`SCHEMA`, already checked one by one) and its
-    ``[preprocess]`` steps; a refusal of the spec's checks across settings names the key."""
+    ``[preprocess]`` steps (without the table, the method's own:
+    :func:`~hpcswarm.selection.spec.preprocess_steps`; an empty table: none); a refusal of
+    the spec's checks across settings names the key."""
     algorithm = values["algorithm"]
     params = _method_params(document, algorithm, source, where_of)
     try:
-        preprocess = tuple(parse_steps(document.get("preprocess")))
+        table = document.get("preprocess")
+        preprocess = preprocess_steps(algorithm, None if table is None else parse_steps(table))
     except ParameterError as exc:
         raise ParameterError(f"{source}: {exc}") from None
     refine = (values["refine"] if "refine" in document

@@ -37,12 +37,12 @@ from hpcswarm.run.progress import progress_path
 from hpcswarm.run.protocols import PROTOCOLS, Task, make_tasks
 from hpcswarm.run.taskfarm import default_group_size, group_layout
 from hpcswarm.selection.methods import algorithm_class
-from hpcswarm.selection.preprocess import transformed_bytes
+from hpcswarm.selection.preprocess import kept_genes, transformed_bytes
 from hpcswarm.signatures.subsample import SUBSAMPLE_RULES, halves_problem
 from hpcswarm.store.atomic import refuse_special, remove_stale_temporaries
 from hpcswarm.store.outputs import check_not_inputs, input_at
 from hpcswarm.swarm.evaluation import archive_size
-from hpcswarm.swarm.snapshot import snapshot_bytes
+from hpcswarm.swarm.snapshot import check_snapshot, snapshot_bytes
 from hpcswarm.swarm.state import SwarmState
 from hpcswarm.system import available_memory
 
@@ -165,11 +165,22 @@ def open_job_dataset(job, world):
     return dataset
 
 
+def snapshot_check(job, n_genes):
+    """The check of a resumed task's snapshot against the job's search on a dataset of
+    ``n_genes`` genes (:func:`~hpcswarm.swarm.snapshot.check_snapshot`: every value, for the
+    method, its parameters and the genes the preprocessing keeps), a DataError naming the
+    checkpoint when the snapshot is damaged."""
+    method, params = algorithm_class(job.spec.algorithm), job.spec.params
+    searched = kept_genes(job.spec.preprocess, n_genes)
+    return lambda snapshot: check_snapshot(method, params, searched, snapshot)
+
+
 def open_checkpoint(job, identity, n_tasks, world, resume, dataset):
     """The checkpoint to resume (every rank reads it), or None; a wrong one fails everywhere.
     The ``dataset``'s size bounds the gene and sample indices of its records, and with the
     method's swarm size on all its genes (the most any task's search runs) the shapes of
-    its snapshots."""
+    its snapshots; world rank 0 checks every snapshot it holds (:func:`snapshot_check`)
+    before any work, so that a damaged one is refused with the checkpoint left as it was."""
     if not (resume and job.checkpoint.exists()):
         return None
     previous, problem = None, None
@@ -178,7 +189,8 @@ def open_checkpoint(job, identity, n_tasks, world, resume, dataset):
     try:
         previous = Checkpoint(job.checkpoint, identity, n_tasks, read_all=world.rank == 0,
                               n_genes=dataset.n_genes, n_samples=dataset.n_samples,
-                              n_particles=n_particles)
+                              n_particles=n_particles,
+                              check_snapshot=snapshot_check(job, dataset.n_genes))
     except (DataError, ParameterError) as exc:
         problem = (type(exc).__name__, str(exc))
     agree(world, problem)

@@ -45,11 +45,11 @@ import numpy as np
 
 from hpcswarm.baselines.pca import pca_knn_cv, pca_knn_split
 from hpcswarm.errors import ParameterError
-from hpcswarm.fitness import GeneMajor, Score, fold_rule, make_folds, score_split
+from hpcswarm.fitness import GeneMajor, fold_rule, make_folds, make_scorer, score_split
 from hpcswarm.fitness.folds import fold_ids
 from hpcswarm.results.files import signature_of
 from hpcswarm.selection.preprocess import fit
-from hpcswarm.selection.search import make_fitness, run_search
+from hpcswarm.selection.search import run_search
 from hpcswarm.signatures.refinements import final_refine
 from hpcswarm.store.records import (BIAS_NOTE, PREPROCESS_BIAS_NOTE, FrontPoint, History,
                               RefinedSubset, TaskRecord)
@@ -404,12 +404,12 @@ def run_task(task, data, spec, hooks=None, group=None, resume=None):
     result = run_search(view.genes, view.y, replace(spec, preprocess=()), seed=seed,
                         comm=group, hooks=hooks, resume=resume)
     if protocol_of(task.protocol).held_out(task):
-        held_out = HeldOut(data, task, view, spec.params["k"])
+        held_out = tester = HeldOut(data, task, view, spec.params["k"])
         scores = held_out.scores(result.mask)
     else:
-        held_out = None
-        scores = _inner_scores(data, task, view, result, spec, seed)
-    return _task_record(task, result, scores, held_out, view.fitted,
+        held_out, tester = None, InnerTest(view, spec, seed)
+        scores = _inner_scores(data, task, view, result, spec, seed, tester)
+    return _task_record(task, result, scores, held_out, tester, view.fitted,
                         time.perf_counter() - started)
 
 
@@ -481,16 +481,30 @@ class HeldOut:
                 pca_knn_split(self.X_train, self.y_train, self.X_test, self.y_test, self.k))
 
 
-def _inner_scores(data, task, view, result, spec, seed):
+class InnerTest:
+    """The "test" of a task without held-out rows: the inner cross-validation of its search
+    on the task's own folds (Tran et al. 2016, Experiment I), counted per class too (the
+    test's balanced accuracy); the counts of the search's own subset are its fitness's."""
+
+    def __init__(self, view, spec, seed):
+        self.scorer = make_scorer(view.genes, view.y, k=spec.params["k"], cv=spec.params["cv"],
+                                  seed=seed, device=spec.device, class_counts=True)
+
+    def score(self, genes):
+        """Inner counts of the subset ``genes`` (indices of the training view's genes)."""
+        mask = np.zeros(self.scorer.n_genes, dtype=bool)
+        mask[genes] = True
+        return self.scorer.score(mask)
+
+
+def _inner_scores(data, task, view, result, spec, seed, inner):
     """The ``(test, all genes, PCA)`` scores of a task without held-out rows: inner
-    cross-validation on the task's own folds (Tran et al. 2016, Experiment I)."""
+    cross-validation on the task's own folds (:class:`InnerTest`)."""
     k, cv = spec.params["k"], spec.params["cv"]
-    test = Score(result.extra["score"]["correct"], result.extra["score"]["total"])
     all_genes = np.ones(view.genes.n_genes, dtype=bool)
-    _, scorer = make_fitness(view.genes, view.y, spec.params, seed, device=spec.device)
-    baseline = scorer.score(all_genes)
     rows = view.sample_rows(data.X, task)
-    return test, baseline, pca_knn_cv(rows, view.y, k, cv=cv, seed=seed)
+    return (inner.score(result.genes), inner.scorer.score(all_genes),
+            pca_knn_cv(rows, view.y, k, cv=cv, seed=seed))
 
 
 def _original(fitted, genes):
@@ -511,19 +525,19 @@ def _front_records(front, held_out, fitted):
     return tuple(records)
 
 
-def _refined_record(refined, held_out, fitted):
-    """The refined subset with its inner and test counts (its inner counts when biased)."""
+def _refined_record(refined, tester, fitted):
+    """The refined subset with its inner and test counts (its inner counts when biased),
+    the test's per class too (``tester``: :class:`HeldOut` or :class:`InnerTest`)."""
     if refined is None:
         return None
-    counts = (Score(refined.correct, refined.total) if held_out is None
-              else held_out.score(refined.genes))
+    counts = tester.score(refined.genes)
     return RefinedSubset(refined.method, _original(fitted, refined.genes),
                          _original(fitted, refined.removed), int(refined.correct),
                          int(refined.total), int(counts.correct), int(counts.total),
-                         refined.frequency)
+                         refined.frequency, counts.class_correct, counts.class_total)
 
 
-def _task_record(task, result, scores, held_out, fitted, seconds):
+def _task_record(task, result, scores, held_out, tester, fitted, seconds):
     """The :class:`~hpcswarm.store.records.TaskRecord` of a task (see :func:`run_task`)."""
     test, baseline, pca = scores
     last = result.history[-1]
@@ -533,13 +547,14 @@ def _task_record(task, result, scores, held_out, fitted, seconds):
         train_correct=int(result.extra["score"]["correct"]),
         train_total=int(result.extra["score"]["total"]),
         test_correct=int(test.correct), test_total=int(test.total),
+        test_class_correct=test.class_correct, test_class_total=test.class_total,
         baseline_correct=int(baseline.correct), baseline_total=int(baseline.total),
         pca_correct=int(pca.correct), pca_total=int(pca.total),
         pca_components=float(np.mean(pca.n_components)),
         evaluations=int(last["evaluations"]), archive_hits=int(last["archive_hits"]),
         seconds=seconds, history=History.from_rows(result.history), extra=result.extra,
         front=_front_records(result.front, held_out, fitted),
-        refined=_refined_record(result.refined, held_out, fitted),
+        refined=_refined_record(result.refined, tester, fitted),
         train_index=np.asarray(task.train, dtype=np.int64),
         test_index=np.asarray(task.test, dtype=np.int64),
         preprocessing=None if fitted is None else fitted.record())

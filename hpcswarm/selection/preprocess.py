@@ -217,6 +217,16 @@ def fit(steps, rows, y):
     return fitted, values
 
 
+def kept_genes(steps, n_genes):
+    """How many of ``n_genes`` genes the fitted ``steps`` keep (what a task's search then
+    reads): each filter the ``N`` best of those before it, all of them when fewer; known
+    before any fit."""
+    for name, value in steps:
+        if name in FILTER_STEPS:
+            n_genes = min(int(value), n_genes)
+    return n_genes
+
+
 def transformed_bytes(steps, n_train, n_genes):
     """Bytes of the private copies a task with preprocessing holds (pre-flight estimate).
 

@@ -24,7 +24,8 @@ from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor, SubsetFitness, make_objective, make_scorer
 from hpcswarm.inputs import check_matrix, label_values
 from hpcswarm.selection.methods import algorithm_class
-from hpcswarm.selection.spec import SearchSpec
+from hpcswarm.fitness.folds import fold_ids
+from hpcswarm.selection.spec import SearchSpec, SettingError
 from hpcswarm.signatures.refine import TRIM_RULES
 from hpcswarm.signatures.refinements import REFINEMENTS
 from hpcswarm.signatures.relevance import RANK_RULES, RELEVANCE_TRIMS
@@ -60,14 +61,78 @@ def make_fitness(X, y, params, seed, shards=None, device="cpu"):
     Returns
     -------
     (SubsetFitness, Scorer)
+
+    Raises
+    ------
+    FitnessMismatch
+        ``cv`` or ``k`` cannot run on these samples (:func:`check_validation`).
     """
     try:
         objective = make_objective(params["objective"], params["alpha"])
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
+    check_validation(y, params["k"], params["cv"], seed)
     scorer = make_scorer(X, y, k=params["k"], cv=params["cv"], seed=seed, shards=shards,
-                         device=device)
+                         device=device, class_counts=objective.per_class)
     return SubsetFitness(scorer, objective), scorer
+
+
+class FitnessMismatch(SettingError):
+    """A fitness setting, ``cv`` or ``k``, that cannot run on the samples a search is given.
+
+    Each front door names the setting as its user writes it (a keyword of
+    :func:`hpcswarm.select`, ``--param`` of ``hpcswarm run``, a job key), with its value, which
+    is often the method's default rather than a choice the user made.
+
+    Parameters
+    ----------
+    setting : {"cv", "k"}
+    value : object
+        The setting's value.
+    reason : str
+        Why it cannot run (the folds' own message).
+    where : str
+        The samples, as the message names them ("these 8 samples").
+    """
+
+    def __init__(self, setting, value, reason, where):
+        super().__init__(setting, f"cannot run on {where}: {reason}")
+        self.value = value
+        self.reason = reason
+
+    def on(self, where):
+        """The same mismatch, the samples named otherwise (a subsample half)."""
+        return FitnessMismatch(self.setting, self.value, self.reason, where)
+
+
+def check_validation(y, k, cv, seed):
+    """Refuse a validation ``cv`` whose folds cannot be drawn on the labels ``y``, or ``k``
+    above the training samples of its smallest training part, before any scorer is built.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+    k : int
+    cv : {"loo", "holdout"} or int
+    seed : int or numpy.random.SeedSequence
+        The folds' seed, as the scorer is given it.
+
+    Raises
+    ------
+    FitnessMismatch
+        Naming ``cv`` or ``k``.
+    """
+    n_samples = int(np.shape(y)[0])
+    where = f"these {n_samples} samples"
+    try:
+        ids = fold_ids(np.asarray(y), cv, seed)
+    except ValueError as exc:
+        raise FitnessMismatch("cv", cv, str(exc), where) from None
+    held_out = np.bincount(ids[ids >= 0])
+    smallest = n_samples - int(held_out.max(initial=0))
+    if k > smallest:
+        raise FitnessMismatch("k", k, f"k-NN with k={k} needs {k} training samples in every "
+                                      f"fold of cv={cv!r}, the smallest has {smallest}", where)
 
 
 @dataclass(frozen=True)
@@ -119,7 +184,10 @@ def run_search(X, y, spec, params=None, seed=0, **options):
         The search (:class:`hpcswarm.selection.spec.SearchSpec`), or the name of a method of
         :data:`hpcswarm.selection.methods.METHODS`, completed by ``params`` and the settings of
         :data:`hpcswarm.selection.spec.SPEC_PARAMS` given as keywords (``refine``, ``max_genes``,
-        ``sample_shards``, ``device``; ``preprocess`` does not apply to one search).
+        ``sample_shards``, ``device``). The matrix is read as given: the front doors that
+        read data (:func:`hpcswarm.select`, the selector, ``hpcswarm run``, a job's tasks) fit
+        the spec's ``preprocess`` (by default the method's own,
+        :func:`~hpcswarm.selection.spec.preprocess_steps`) first and pass a spec without it.
     params : mapping, optional
         With a method name: overrides of its paper defaults (native values or strings).
     seed : int, default 0
@@ -135,8 +203,10 @@ def run_search(X, y, spec, params=None, seed=0, **options):
     SearchResult
         ``mask`` (the evaluated subset returned), ``fitness`` (its fitness), ``history``,
         ``params`` (complete) and ``extra``; ``extra["score"]`` holds the correct/total
-        counts of ``mask``; ``extra["comm"]`` the bytes the particle groups communicated per
-        round (the shards' sums, 8 bytes per evaluation, are not counted). Everything but
+        counts of ``mask`` (under a per-class objective also its ``class_correct``,
+        ``class_total`` and ``balanced_accuracy``); ``extra["comm"]`` the bytes the
+        particle groups communicated per round (the shards' sums, 8 bytes per evaluation,
+        or per evaluation and class under a per-class objective, are not counted). Everything but
         ``extra["comm"]`` and the history's ``seconds`` is bit-identical for any number of
         ranks and shards. ``front`` holds the Pareto front of (inner accuracy, size) among
         the subsets evaluated, each point re-scored (``correct``, ``total``); ``refined`` the
@@ -169,6 +239,10 @@ def run_search(X, y, spec, params=None, seed=0, **options):
         grid.free()
     result.extra["score"] = {"correct": int(score.correct), "total": int(score.total),
                              "accuracy": float(score.accuracy)}
+    if score.class_total:  # a per-class objective: its counts and balanced accuracy too
+        result.extra["score"].update(class_correct=list(score.class_correct),
+                                     class_total=list(score.class_total),
+                                     balanced_accuracy=float(score.balanced_accuracy))
     return result
 
 
@@ -179,11 +253,15 @@ def _as_spec(spec, params, settings):
             raise ParameterError(f"run_search: parameters and settings "
                                  f"({', '.join([*(params or ()), *settings])}) belong in the "
                                  f"SearchSpec")
+        if spec.preprocess:
+            raise ParameterError("run_search reads the matrix as given: fit the spec's "
+                                 "preprocess first (hpcswarm.selection.preprocess.fit, as "
+                                 "every front door does) and pass the spec without it")
         return spec
     if "preprocess" in settings:
         raise ParameterError("run_search: preprocess applies to a job's tasks "
                              "(hpcswarm.run.protocols.run_task), not to one search")
-    return SearchSpec.build(spec, params, **settings)
+    return SearchSpec.build(spec, params, preprocess=(), **settings)
 
 
 def _grid(comm, sample_shards):
@@ -242,7 +320,11 @@ class SpecSearch:
                       hooks=self.hooks.without_snapshots())
 
         def search(part, labels, seed):
-            return replace(one, root=seed).run(part, labels)[0].refined.genes
+            try:
+                return replace(one, root=seed).run(part, labels)[0].refined.genes
+            except FitnessMismatch as exc:
+                raise exc.on(f"the subsample halves of refine={self.spec.refine!r} (searches "
+                             f"on {len(labels)} of the {len(y)} samples each)") from None
 
         return search_subsamples(search, X, y, self.spec.subsamples, self.root)
 

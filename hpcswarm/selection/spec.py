@@ -59,7 +59,8 @@ class SearchSpec:
     max_genes : int or None
         Size cap of a swarm method (None: none).
     preprocess : tuple of (str, value)
-        In-fold preprocessing steps (:mod:`hpcswarm.selection.preprocess`).
+        In-fold preprocessing steps (:mod:`hpcswarm.selection.preprocess`); :meth:`build`
+        and a job file default them to the method's own (:func:`preprocess_steps`).
     sample_shards : int
         Sample shards of every evaluation (0: chosen by the job's pre-flight).
     device : {"cpu", "gpu"}
@@ -99,7 +100,8 @@ class SearchSpec:
                    if name in SPEC and value is not None}
         max_genes = checked.pop("max_genes", 0) or None
         return cls(algorithm, algorithm_params(algorithm, params), max_genes=max_genes,
-                   preprocess=tuple(settings.get("preprocess") or ()), **checked)
+                   preprocess=preprocess_steps(algorithm, settings.get("preprocess")),
+                   **checked)
 
     def __post_init__(self):
         """The checks across settings, made by every spec however it is built.
@@ -109,15 +111,42 @@ class SearchSpec:
         SettingError
             An odd ``subsamples``, a size cap on a method without one.
         """
-        from hpcswarm.selection.methods import algorithm_class
+        from hpcswarm.selection.methods import METHODS, algorithm_class
 
         if self.subsamples % 2:
             raise SettingError("subsamples", f"must be even (complementary pairs of halves), "
                                              f"got {self.subsamples}")
         if self.max_genes is not None and not algorithm_class(self.algorithm).supports_max_genes:
-            raise SettingError("max_genes", f"applies to the swarm methods without local search "
-                                            f"(pso, pso-rg, bpso, cbpso, cso, fsipso), not to "
+            capped = ", ".join(name for name, cls in METHODS.items() if cls.supports_max_genes)
+            raise SettingError("max_genes", f"applies to the swarm methods {capped}, not to "
                                             f"{self.algorithm}")
+
+
+def preprocess_steps(algorithm: str, steps=None) -> tuple:
+    """The preprocessing of a search of ``algorithm``: ``steps`` as given (an empty list
+    included: none), or for None the method's own (its ``PREPROCESS``, e.g. VLPSO's min-max
+    scaling on the training samples, as its authors' Weka ``Normalize``).
+
+    Every front door (:func:`hpcswarm.select`, the selector, ``hpcswarm run --algorithm``, a
+    job without a ``[preprocess]`` table) reads the data through this one default, so a
+    method's default is declared once, beside its parameters.
+
+    Parameters
+    ----------
+    algorithm : str
+        A name of :data:`hpcswarm.selection.methods.METHODS`.
+    steps : sequence of (str, value), optional
+        From :func:`hpcswarm.selection.preprocess.parse_steps`.
+
+    Returns
+    -------
+    tuple of (str, value)
+    """
+    from hpcswarm.selection.methods import algorithm_class
+
+    if steps is None:
+        return tuple(algorithm_class(algorithm).PREPROCESS)
+    return tuple(steps)
 
 
 SETTINGS = tuple(f.name for f in fields(SearchSpec) if f.name not in ("algorithm", "params"))

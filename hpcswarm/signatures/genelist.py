@@ -23,10 +23,15 @@ spreadsheet or :func:`pandas.read_csv` with ``sep="\\t"`` reads the file as it i
 What ``evaluate --genes FILE`` reads (:func:`read_gene_list`):
 
 - a list in this format (a first line, after any ``#`` comment lines, of tab-separated fields
-  the first of which is ``gene``): the names of its ``gene`` column, as written, never
-  read as columns; or
+  the first of which is ``gene``, alone or followed by other columns): the names of its
+  ``gene`` column, as written, never read as columns. Any field may be quoted, the header's
+  included (R's ``write.table`` quotes every one: ``"gene"`` is ``gene``); or
 - a plain list written by hand: one gene per line, surrounding spaces ignored, blank lines
   and lines starting with ``#`` skipped. An entry is a gene name or else a 0-based column.
+  (A first line ``gene`` is the header of a one-column list, never a gene of that name.)
+
+Lines end with ``\n`` or ``\r\n``, or, in a file without ``\n``, with a bare ``\r``
+(classic Mac OS, Excel's Macintosh formats).
 
 Either way a name matches a gene of the dataset compared without surrounding spaces, the one
 name rule of ``convert`` and loading (:func:`hpcswarm.fitness.genes.mask_from_genes`).
@@ -85,6 +90,25 @@ class GeneList(NamedTuple):
     """True for a list in this module's format: its entries are names, never columns."""
 
 
+_AFTER_BARE_CR = re.compile(r"(?<=\r)(?!\n)")
+
+
+def _cr_lines(lines):
+    """``lines`` (ends kept) cut after each bare carriage return when the file ends its lines
+    with them alone (classic Mac OS, Excel's Macintosh formats: no ``\n`` anywhere); a file
+    of ``\n`` or ``\r\n`` line ends is left as it is, a bare ``\r`` inside its lines being
+    part of a quoted name or an error."""
+    if any("\n" in line for line in lines):
+        return lines
+    return [part for line in lines for part in _AFTER_BARE_CR.split(line) if part]
+
+
+def _fields(lines):
+    """The rows of tab-separated ``lines`` (ends kept), quoted fields read as this module
+    writes them (:func:`quote`) and as R's ``write.table`` quotes every field."""
+    return csv.reader(lines, delimiter="\t", quotechar='"', doublequote=True, strict=False)
+
+
 def read_gene_list(path) -> GeneList:
     """The genes of a gene list file: this module's format, or a plain list (see the module).
 
@@ -94,15 +118,14 @@ def read_gene_list(path) -> GeneList:
     """
     from hpcswarm.data.textio import read_lines  # here: writing a list loads no data reader
 
-    lines = read_lines(path, keep_ends=True)  # a quoted name keeps the line ends it holds
+    lines = _cr_lines(read_lines(path, keep_ends=True))  # quoted names keep their line ends
     start = 0
     while start < len(lines) and (not lines[start].strip()
                                   or lines[start].lstrip().startswith("#")):
         start += 1
-    header = lines[start].rstrip("\r\n").split("\t") if start < len(lines) else []
-    if len(header) > 1 and header[0].strip() == "gene":
-        rows = csv.reader(lines[start + 1:], delimiter="\t", quotechar='"', doublequote=True,
-                          strict=False)
+    header = next(_fields(lines[start:start + 1]), [])
+    if header and header[0].strip() == "gene":
+        rows = _fields(lines[start + 1:])
         try:
             return GeneList([row[0] for row in rows if row and row != [""]], names_only=True)
         except csv.Error:  # a bare carriage return inside a field that is not quoted

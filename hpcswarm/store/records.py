@@ -10,9 +10,11 @@ Encodings, both to and from the existing layout:
 - HDF5: :meth:`TaskRecord.to_hdf5` writes the group ``/runs/run-RRR/fold-FF`` of a results
   file (attributes run, fold, spawn_key, group, extra and preprocessing as JSON; datasets
   selected_genes, train_index, test_index, history with its ``columns``, refined_genes,
-  refined_removed and (refinements by subsample searches) refined_frequency, and the
-  ``front`` group); :meth:`TaskRecord.from_hdf5` reads it back with
-  the task's row of the ``/tasks`` table, which holds the counts.
+  refined_removed and (refinements by subsample searches) refined_frequency, the test counts
+  per class test_class_correct and test_class_total (and refined_test_class_correct,
+  refined_test_class_total), and the ``front`` group); :meth:`TaskRecord.from_hdf5` reads
+  it back with the task's row of the ``/tasks`` table, which holds the counts. A task group
+  of encoding-version 0.1.0 has no counts per class: they read as absent.
   Every array is read through :func:`hpcswarm.store.reading.checked_read`: its declared
   length is checked against the dataset's genes and samples (when the reader knows them)
   and the memory before it is read.
@@ -60,13 +62,55 @@ SEARCH_ENCODING = ("hpcswarm-search-result", "0.1.0")
 """The JSON document of one search (``run --data ... --output FILE.json``)."""
 
 FRONT_ENCODING = ("hpcswarm-front", "0.1.0")
-TASK_ENCODING = ("hpcswarm-task", "0.1.0")
+TASK_ENCODING = ("hpcswarm-task", "0.2.0")
+"""0.2.0 added the test counts per class (read as absent from 0.1.0 groups)."""
 _ARRAY = ("array", "0.2.0")
 _GROUP = ("dict", "0.1.0")
 
 FRONT_FIELDS = ("size", "fitness", "train_correct", "train_total", "test_correct",
                 "test_total")
 """Per-point values of a task's front (``/runs/.../front``), besides the genes."""
+
+
+def balanced_accuracy(class_correct: Any, class_total: Any) -> Any:
+    """The mean over classes of the recall, from integer counts per class.
+
+    scikit-learn's ``balanced_accuracy_score`` (Brodersen et al. 2010; the fitness of
+    Tran, Xue and Zhang 2019, VLPSO): ``(1 / C) sum_c correct_c / total_c`` over the ``C``
+    classes that have held-out samples. A class with no held-out sample has no recall and
+    does not count, as scikit-learn ignores (and warns about) a class of the predictions
+    that has no true sample. The ratios are added one class after the other, in class
+    order, so that the same counts give the same bits for one subset and for the rows of an
+    array alike, whatever split (ranks, shards, GPUs) summed the counts.
+
+    Parameters
+    ----------
+    class_correct : array-like of int of shape (..., n_classes)
+        Correct predictions among the held-out samples of each class.
+    class_total : array-like of int of shape (n_classes,)
+        Held-out samples of each class; at least one class must have some.
+
+    Returns
+    -------
+    float or ndarray of float64 of shape (...)
+    """
+    class_correct = np.asarray(class_correct, dtype=np.int64)
+    class_total = np.asarray(class_total, dtype=np.int64)
+    present = np.flatnonzero(class_total > 0)
+    recall_sum = np.zeros(class_correct.shape[:-1])
+    for c in present:
+        recall_sum = recall_sum + class_correct[..., c] / class_total[c]
+    return recall_sum / present.size
+
+
+def _balanced_or_none(class_correct: tuple, class_total: tuple) -> float | None:
+    """:func:`balanced_accuracy` of counts per class, None when there are none."""
+    return float(balanced_accuracy(class_correct, class_total)) if class_total else None
+
+
+def _counts(values: Any) -> tuple:
+    """Counts per class as a tuple of int (empty: not counted)."""
+    return tuple(int(v) for v in np.asarray(values, dtype=np.int64).reshape(-1))
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -215,6 +259,8 @@ class RefinedSubset(_Record):
     frequency : ndarray of float64 or None
         Per gene of ``genes``, the fraction of the subsample searches that kept it
         (:mod:`hpcswarm.signatures.subsample`); None for the other refinements.
+    test_class_correct, test_class_total : tuple of int
+        The test counts per class (empty where not counted: records of earlier versions).
     """
 
     method: str
@@ -225,17 +271,27 @@ class RefinedSubset(_Record):
     test_correct: int
     test_total: int
     frequency: np.ndarray | None = None
+    test_class_correct: tuple = ()
+    test_class_total: tuple = ()
 
     @property
     def size(self) -> int:
         return int(self.genes.size)
+
+    @property
+    def test_balanced_accuracy(self) -> float | None:
+        """Test balanced accuracy (:func:`balanced_accuracy`); None without class counts."""
+        return _balanced_or_none(self.test_class_correct, self.test_class_total)
 
     def as_json(self) -> dict:
         return {"method": self.method, "genes": self.genes.tolist(),
                 "removed": self.removed.tolist(), "train_correct": self.train_correct,
                 "train_total": self.train_total, "test_correct": self.test_correct,
                 "test_total": self.test_total} | (
-                    {} if self.frequency is None else {"frequency": self.frequency.tolist()})
+                    {} if self.frequency is None else {"frequency": self.frequency.tolist()}) | (
+                    {} if not self.test_class_total else {
+                        "test_class_correct": list(self.test_class_correct),
+                        "test_class_total": list(self.test_class_total)})
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> RefinedSubset:
@@ -243,7 +299,9 @@ class RefinedSubset(_Record):
         return cls(str(value["method"]), _genes(value["genes"]), _genes(value["removed"]),
                    *(int(value[k]) for k in ("train_correct", "train_total", "test_correct",
                                              "test_total")),
-                   None if frequency is None else np.asarray(frequency, dtype=np.float64))
+                   None if frequency is None else np.asarray(frequency, dtype=np.float64),
+                   _counts(value.get("test_class_correct", ())),
+                   _counts(value.get("test_class_total", ())))
 
 
 _COUNTS = ("train_correct", "train_total", "test_correct", "test_total", "baseline_correct",
@@ -267,6 +325,9 @@ class TaskRecord(_Record):
         Inner cross-validation counts of ``genes``.
     test_correct, test_total : int
         Held-out counts (the inner counts for the biased protocol).
+    test_class_correct, test_class_total : tuple of int
+        The same per class of the labels (class codes in sorted order), for the test's
+        balanced accuracy; empty where not counted (records of earlier versions).
     baseline_correct, baseline_total : int
         The k-NN on all genes under the same protocol.
     pca_correct, pca_total : int
@@ -316,10 +377,17 @@ class TaskRecord(_Record):
     test_index: np.ndarray
     preprocessing: list | None = None
     group: int = 0
+    test_class_correct: tuple = ()
+    test_class_total: tuple = ()
 
     @property
     def test_accuracy(self) -> float:
         return self.test_correct / self.test_total
+
+    @property
+    def test_balanced_accuracy(self) -> float | None:
+        """Test balanced accuracy (:func:`balanced_accuracy`); None without class counts."""
+        return _balanced_or_none(self.test_class_correct, self.test_class_total)
 
     # -------------------------------------------------------------- JSON
     def as_json(self) -> dict:
@@ -331,7 +399,9 @@ class TaskRecord(_Record):
                      front=[p.as_json() for p in self.front],
                      refined=None if self.refined is None else self.refined.as_json(),
                      train_index=self.train_index.tolist(),
-                     test_index=self.test_index.tolist())
+                     test_index=self.test_index.tolist(),
+                     test_class_correct=list(self.test_class_correct),
+                     test_class_total=list(self.test_class_total))
         return finite(value)
 
     @classmethod
@@ -359,7 +429,9 @@ class TaskRecord(_Record):
                      else RefinedSubset.from_json(refined)),
             train_index=_genes(value.get("train_index", ())),
             test_index=_genes(value.get("test_index", ())),
-            preprocessing=value.get("preprocessing"), group=int(value.get("group", 0)))
+            preprocessing=value.get("preprocessing"), group=int(value.get("group", 0)),
+            test_class_correct=_counts(value.get("test_class_correct", ())),
+            test_class_total=_counts(value.get("test_class_total", ())))
 
     # -------------------------------------------------------------- HDF5
     def to_hdf5(self, runs: Any) -> Any:
@@ -386,12 +458,14 @@ class TaskRecord(_Record):
         _array(task, "history", self.history.values)
         task["history"].attrs["columns"] = list(self.history.columns)
         write_front(task, self.front)
+        _class_counts(task, "test", self)
         if self.refined is not None:
             _array(task, "refined_genes", _genes(self.refined.genes))
             _array(task, "refined_removed", _genes(self.refined.removed))
             if self.refined.frequency is not None:
                 _array(task, "refined_frequency",
                        np.asarray(self.refined.frequency, dtype=np.float64))
+            _class_counts(task, "refined_test", self.refined)
         return task
 
     @classmethod
@@ -399,11 +473,13 @@ class TaskRecord(_Record):
                   n_genes: int | None = None, n_samples: int | None = None) -> TaskRecord:
         """The record of a task group (:meth:`to_hdf5`) and its row of the ``/tasks`` table
         (a mapping of column -> value; the ``refined_*`` columns with a refinement named
-        ``refine``). Columns a file lacks (PCA before it was kept) read as 0.
+        ``refine``). Columns a file lacks (PCA before it was kept) read as 0; counts per
+        class it lacks (before they were kept) as absent.
 
         ``n_genes`` and ``n_samples`` (those of the dataset, when the reader knows them)
-        bound the lengths the gene and sample index arrays may declare: each is checked, with
-        its type and the memory it needs, before it is read (ValueError naming it)."""
+        bound the lengths the gene and sample index arrays (and the counts per class) may
+        declare: each is checked, with its type and the memory it needs, before it is read
+        (ValueError naming it)."""
         genes, samples = (_at_most(n_genes),), (_at_most(n_samples),)
         refined = None
         if "refined_genes" in task:
@@ -413,8 +489,10 @@ class TaskRecord(_Record):
                 *(int(row[f"refined_{k}"]) for k in ("train_correct", "train_total",
                                                      "test_correct", "test_total")),
                 _read(task, "refined_frequency", kept.shape, "f")
-                if "refined_frequency" in task else None)
+                if "refined_frequency" in task else None,
+                *_read_class_counts(task, "refined_test", n_samples))
         preprocessing = task.attrs.get("preprocessing")
+        test_class_correct, test_class_total = _read_class_counts(task, "test", n_samples)
         return cls(
             run=int(row["run"]), fold=int(row["fold"]),
             spawn_key=tuple(int(k) for k in task.attrs["spawn_key"]),
@@ -428,7 +506,26 @@ class TaskRecord(_Record):
             refined=refined, train_index=_read(task, "train_index", samples, "iu"),
             test_index=_read(task, "test_index", samples, "iu"),
             preprocessing=None if preprocessing is None else parse_json(_text(preprocessing)),
-            group=int(row.get("group", task.attrs["group"])))
+            group=int(row.get("group", task.attrs["group"])),
+            test_class_correct=test_class_correct, test_class_total=test_class_total)
+
+
+def _class_counts(task: Any, prefix: str, source: Any) -> None:
+    """Write ``source``'s test counts per class as ``{prefix}_class_correct`` and
+    ``{prefix}_class_total`` (int64) in ``task``, when it has them."""
+    if source.test_class_total:
+        _array(task, f"{prefix}_class_correct", np.array(source.test_class_correct, np.int64))
+        _array(task, f"{prefix}_class_total", np.array(source.test_class_total, np.int64))
+
+
+def _read_class_counts(task: Any, prefix: str, n_samples: int | None = None) -> tuple:
+    """``(class_correct, class_total)`` that :func:`_class_counts` wrote, or two empty
+    tuples (a group written before they were kept); one count per class, so at most
+    ``n_samples`` of each (when known), checked before they are read."""
+    if f"{prefix}_class_total" not in task:
+        return (), ()
+    total = _read(task, f"{prefix}_class_total", (_at_most(n_samples),), "iu")
+    return _counts(_read(task, f"{prefix}_class_correct", total.shape, "iu")), _counts(total)
 
 
 def _text(value: Any) -> str:

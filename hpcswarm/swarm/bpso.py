@@ -28,6 +28,11 @@ class BPSO(ParticleSwarm):
         return (self.state.rngs[i].random(self.n_genes) < 0.5).astype(float)
 
     def masks_of(self, positions):
+        return self.position_masks(positions, self.params)
+
+    @classmethod
+    def position_masks(cls, positions, params):
+        """The bits set: positions above 0.5 (a binary position is 0 or 1)."""
         return positions > 0.5
 
     supports_max_genes = True

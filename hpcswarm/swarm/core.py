@@ -135,6 +135,11 @@ class SearchAlgorithm(abc.ABC):
 
     name = None
     PARAMS = ()
+    PREPROCESS = ()
+    """The in-fold preprocessing the method's paper reads the data through, ``(step, value)``
+    pairs of :mod:`hpcswarm.selection.preprocess` (value steps only, so that the genes
+    searched are the data's): the default of a search's ``preprocess``, read by every front
+    door (:func:`hpcswarm.selection.spec.preprocess_steps`)."""
     supports_max_genes = False
     use_local_search = False
     """Whether the method runs a local search on a cached distance state (one at a time)."""
@@ -148,8 +153,9 @@ class SearchAlgorithm(abc.ABC):
     are kept by :mod:`hpcswarm.swarm.snapshot` itself)."""
     STATE_VALUES = {"iteration": ArraySpec("i", (), 0)}
     """What the arrays and numbers of ``STATE`` must be (:meth:`state_values`); the round is
-    checked against the stop rule once restored
-    (:meth:`~hpcswarm.swarm.termination.Termination.last_round`)."""
+    checked against the stop rule
+    (:meth:`~hpcswarm.swarm.termination.Termination.last_round`) and the ties between values
+    by :meth:`state_problem`."""
 
     def __init__(self, evaluator: EvaluationService, params: dict, seed=0,
                  hooks: Optional[SearchHooks] = None, max_genes: Optional[int] = None,
@@ -162,15 +168,18 @@ class SearchAlgorithm(abc.ABC):
         self.hooks = SearchHooks() if hooks is None else hooks
         self.max_genes = None if max_genes is None else int(max_genes)
         self.n_genes = int(self.fitness.n_genes)
-        self.termination = self.default_termination() if termination is None else termination
+        self.termination = (self.default_termination(self.params, self.n_genes)
+                            if termination is None else termination)
         self.iteration = -1
         self.history = []
         self.events = []
         self.started = None
 
-    def default_termination(self) -> Termination:
-        """The method's stop rule: ``n_iterations`` rounds, or the best fitness at ``target``."""
-        return RoundLimit(self.params["n_iterations"], self.params.get("target"))
+    @classmethod
+    def default_termination(cls, params: dict, n_genes: int) -> Termination:
+        """The method's stop rule with checked ``params`` on ``n_genes`` genes:
+        ``n_iterations`` rounds, or the best fitness at ``target``."""
+        return RoundLimit(params["n_iterations"], params.get("target"))
 
     @classmethod
     def attribute_names(cls) -> tuple:
@@ -190,10 +199,20 @@ class SearchAlgorithm(abc.ABC):
         return specs
 
     @classmethod
-    def state_problem(cls, state: dict):
+    def state_problem(cls, state: dict, params: dict, n_genes: int):
         """What ties between the values of a method state (checked by :meth:`state_values`)
-        are broken (a phrase), or None: none here; a method whose values must agree with one
-        another says so."""
+        are broken, for the method with checked ``params`` on ``n_genes`` genes (a phrase), or
+        None: here the evaluator's account
+        (:meth:`~hpcswarm.swarm.evaluation.EvaluationService.state_problem`); a method whose
+        values must agree with one another or with its parameters says so too."""
+        return EvaluationService.state_problem(state, params, n_genes)
+
+    @classmethod
+    def swarm_problem(cls, arrays: dict, state: dict, params: dict, n_genes: int):
+        """What ties between a snapshot's swarm ``arrays`` (checked by
+        :func:`~hpcswarm.swarm.snapshot.check_swarm_arrays`) and its method ``state`` are
+        broken, for the method with checked ``params`` on ``n_genes`` genes (a phrase), or
+        None: none here; a method with a swarm says what its particles must hold."""
         return None
 
     @classmethod
@@ -283,9 +302,11 @@ class SearchAlgorithm(abc.ABC):
         """Whether the termination rule stops the search after the round just recorded."""
         return self.termination.done(self)
 
-    def swarm_shape(self):
-        """(n_particles, n_genes) of the swarm a snapshot of this method holds, or None for a
-        method without a swarm (:func:`hpcswarm.swarm.snapshot.check_swarm_arrays`)."""
+    @classmethod
+    def swarm_shape(cls, params: dict, n_genes: int):
+        """(n_particles, n_genes) of the swarm a snapshot of this method with checked
+        ``params`` on ``n_genes`` genes holds, or None for a method without a swarm
+        (:func:`hpcswarm.swarm.snapshot.check_swarm_arrays`)."""
         return None
 
     # ------------------------------------------------------------------ streams and layout

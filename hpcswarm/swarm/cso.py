@@ -81,7 +81,8 @@ class CSO(SearchAlgorithm):
             Param("target", "optional_float", None,
                   "stop once the best fitness reaches this value"),
             Param("phi", "float", 0.1, "influence of the swarm mean", low=0),
-            Param("theta", "float", 0.5, "selection threshold lambda", low=0, high=1),
+            Param("theta", "float", 0.5, "selection threshold lambda (a gene is selected above "
+                  "it, so below 1)", low=0, high=1, high_open=True),
             Param("init", "choice", "uniform", "initialisation strategy", choices=STRATEGIES),
         ) + FITNESS_PARAMS,
         k=5, cv=10, objective="error", archive_size=DEFAULT_ARCHIVE_SIZE,
@@ -90,14 +91,39 @@ class CSO(SearchAlgorithm):
     STATE_VALUES = {"last_losers": ArraySpec("i", (None,), 0, "last_particle")}
 
     @classmethod
+    def state_problem(cls, state, params, n_genes):
+        """The account's ties (:meth:`SearchAlgorithm.state_problem`), and CSO's: the particles
+        evaluated last, in increasing order, are the whole swarm after round 0 and the half
+        that lost its competitions after any later round."""
+        problem = super().state_problem(state, params, n_genes)
+        if problem is not None:
+            return problem
+        n = params["n_particles"]
+        losers = state["last_losers"]
+        count = n if state["iteration"] == 0 else n // 2
+        if losers.size != count or (np.diff(losers) <= 0).any():
+            return f"'last_losers' is not {count} particles in increasing order"
+        return None
+
+    @classmethod
+    def swarm_problem(cls, arrays, state, params, n_genes):
+        """Each mask the genes its position selects (those above ``theta``; a capped position
+        is repaired before its mask is taken)."""
+        if not np.array_equal(arrays["mask"], threshold_mask(arrays["position"],
+                                                             params["theta"])):
+            return "'mask' is not the genes its 'position' selects"
+        return None
+
+    @classmethod
     def validate(cls, params):
         if params["n_particles"] % 2:
             raise ParameterError(
                 f"parameter 'n_particles' must be even for cso, got {params['n_particles']}"
             )
 
-    def swarm_shape(self):
-        return self.params["n_particles"], self.n_genes
+    @classmethod
+    def swarm_shape(cls, params, n_genes):
+        return cls.swarm_size(params, n_genes), n_genes
 
     def initialise(self):
         n = self.params["n_particles"]

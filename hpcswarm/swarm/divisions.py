@@ -26,6 +26,13 @@ def swarm_size(n_particles: int, n_genes: int) -> int:
     return int(min(max(n_genes // 20, low), high))
 
 
+def fitting_divisions(n_divisions: int, n_particles: int) -> int:
+    """The divisions a swarm of ``n_particles`` is cut into: ``n_divisions``, or
+    ``n_particles`` when the swarm is smaller (a division of one particle each; VLPSO says
+    so with a :class:`~hpcswarm.errors.SettingNote`)."""
+    return int(min(n_divisions, n_particles))
+
+
 def division_of(n_particles: int, n_divisions: int) -> np.ndarray:
     """Division of every particle: contiguous runs whose sizes differ by at most one (the
     later ones larger), ndarray of int of shape (n_particles,)."""
@@ -73,3 +80,28 @@ def changed_lengths(lengths, best: int):
     changed = lengths.copy()
     changed[others] = np.maximum(np.arange(1, n_divisions) * new_max // n_divisions, 1)
     return changed, new_max
+
+
+def lengths_problem(lengths, max_length: int, n_genes: int):
+    """What makes ``lengths`` division lengths that neither the initial cut nor a length
+    change gives (a phrase), or None.
+
+    Both leave one division (the last, after the cut; the best, after a change) at the
+    maximum ``M = max_length`` and the others, in division order, at ``k * M // n_divisions``
+    (at least 1) for ``k = 1, 2, ...`` (Sec. III-B and III-C, :func:`division_lengths`,
+    :func:`changed_lengths`), with ``1 <= M <= n_genes``.
+
+    Parameters
+    ----------
+    lengths : ndarray of int of shape (n_divisions,)
+    max_length, n_genes : int
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if not 1 <= max_length <= n_genes:
+        return f"the maximum length {max_length} is outside [1, {n_genes}]"
+    others = np.maximum(np.arange(1, lengths.size) * max_length // lengths.size, 1)
+    if not any(np.array_equal(np.insert(others, longest, max_length), lengths)
+               for longest in np.flatnonzero(lengths == max_length)):
+        return (f"the division lengths {lengths.tolist()} are not those of a cut of "
+                f"{max_length} genes into {lengths.size} divisions")
+    return None

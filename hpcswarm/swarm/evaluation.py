@@ -18,7 +18,7 @@ import numpy as np
 
 from hpcswarm.comm import as_comm
 from hpcswarm.fitness import WORST_FITNESS
-from hpcswarm.fitness.archive import Archive, mask_key
+from hpcswarm.fitness.archive import KEY_BYTES, Archive, mask_key
 from hpcswarm.swarm.archived import (ARCHIVED, REPEATED, TO_COMPUTE, compute_dealt, look_up,
                                      share_keys)
 from hpcswarm.swarm.exchange import Blocks, settle_round
@@ -306,17 +306,42 @@ class EvaluationService:
         return {**{name: getattr(self, name) for name in self.STATE},
                 "archive": self.archive.state(), "front": self.front.state()}
 
+    @staticmethod
+    def rebuilt(state: dict, maxsize: int, n_genes: int, monotone: bool):
+        """The archive and front of the account :meth:`state` returned, for a service whose
+        archive holds ``maxsize`` subsets and whose front is of ``n_genes`` genes and of a
+        ``monotone`` objective or not (ValueError if they are not those, or do not read back)."""
+        archive = Archive.from_state(state["archive"])
+        front = FrontTracker.from_state(state["front"])
+        if archive.maxsize != maxsize:
+            raise ValueError(f"an archive of {archive.maxsize} subsets, not {maxsize}")
+        if (front.n_genes, front.monotone) != (n_genes, monotone):
+            raise ValueError(f"a front of {front.n_genes} genes, monotone {front.monotone}, "
+                             f"not {n_genes}, {monotone}")
+        return archive, front
+
+    @classmethod
+    def state_problem(cls, state: dict, params: dict, n_genes: int):
+        """What makes the account of a method state (:meth:`state`) one the service of a
+        method with checked ``params`` on ``n_genes`` genes cannot take back (a phrase), or
+        None: an archive or front that does not read back or is of another bound, number of
+        genes or kind of objective (:meth:`rebuilt`), or subsets seen that are no keys."""
+        try:
+            cls.rebuilt(state, archive_size(params), n_genes,
+                        params.get("objective") in MONOTONE_OBJECTIVES)
+        except (KeyError, IndexError, ValueError, TypeError, AttributeError) as exc:
+            return f"does not read back ({exc!r})"
+        seen = state["_seen"]
+        if not (isinstance(seen, set) and all(isinstance(key, bytes) and len(key) == KEY_BYTES
+                                              for key in seen)):
+            return f"holds subsets seen that are not a set of {KEY_BYTES}-byte keys"
+        return None
+
     def restore(self, state: dict) -> None:
         """Take back what :meth:`state` returned (ValueError if its archive or front is not
         one this service keeps: another bound, number of genes or kind of objective)."""
-        archive = Archive.from_state(state["archive"])
-        front = FrontTracker.from_state(state["front"])
-        if archive.maxsize != self.archive.maxsize:
-            raise ValueError(f"an archive of {archive.maxsize} subsets, not "
-                             f"{self.archive.maxsize}")
-        if (front.n_genes, front.monotone) != (self.front.n_genes, self.front.monotone):
-            raise ValueError(f"a front of {front.n_genes} genes, monotone {front.monotone}, "
-                             f"not {self.front.n_genes}, {self.front.monotone}")
+        archive, front = self.rebuilt(state, self.archive.maxsize, self.front.n_genes,
+                                      self.front.monotone)
         for name in self.STATE:
             setattr(self, name, state[name])
         self.archive, self.front = archive, front

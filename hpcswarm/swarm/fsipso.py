@@ -52,7 +52,7 @@ class FSIPSO(PSO):
         n_particles=30, n_iterations=101, objective="combined", alpha=0.9, k=5, cv=5,
     )
     STATE = ("order", "subspaces", "phase_length", "phase", "active")
-    STATE_VALUES = {"order": ArraySpec("i", ("genes",), 0, "last_gene"),
+    STATE_VALUES = {"order": ArraySpec("i", ("genes",), 0, "last_gene", distinct=True),
                     "phase_length": ArraySpec("i", (), 1), "phase": ArraySpec("i", (), 0),
                     "active": ArraySpec("i", (None,), 0, "last_gene")}
     scores_single_flips = True
@@ -62,6 +62,50 @@ class FSIPSO(PSO):
         """One: the single-gene ranking's state of the empty subset, held with its blocks of
         flips at initialisation (then dropped)."""
         return 1
+
+    @classmethod
+    def state_problem(cls, state, params, n_genes):
+        """The account's ties (:meth:`SearchAlgorithm.state_problem`), and FSIPSO's: the
+        sub-spaces cut from ``order`` (Eq. 4), the phase length ``floor(T / M)`` and the phase
+        that the round reached (Eq. 5, one ``expand`` event per phase after the first), the
+        search space ``F_c`` the sorted genes of the sub-spaces joined so far."""
+        problem = super().state_problem(state, params, n_genes)
+        if problem is not None:
+            return problem
+        n_subspaces = params["n_subspaces"]
+        subspaces = state["subspaces"]
+        cut = np.array_split(state["order"], n_subspaces)
+        if not (isinstance(subspaces, list) and len(subspaces) == n_subspaces
+                and all(isinstance(part, np.ndarray) and np.array_equal(part, expected)
+                        for part, expected in zip(subspaces, cut))):
+            return f"'subspaces' are not 'order' cut into {n_subspaces} sub-spaces"
+        phase_length = (params["n_iterations"] - 1) // n_subspaces
+        if state["phase_length"] != phase_length:
+            return f"'phase_length' is {state['phase_length']}, not {phase_length}"
+        phase = 1 + min(n_subspaces - 1, max(0, (state["iteration"] - 1) // phase_length))
+        expanded = sum(event["event"] == "expand" for event in state["events"])
+        if state["phase"] != phase or expanded != phase - 1:
+            return (f"'phase' is {state['phase']} with {expanded} expand events, not the "
+                    f"{phase} of round {state['iteration']}")
+        if not np.array_equal(state["active"], np.sort(np.concatenate(cut[:phase]))):
+            return f"'active' is not the genes of the first {phase} sub-spaces"
+        return None
+
+    @classmethod
+    def swarm_problem(cls, arrays, state, params, n_genes):
+        """The swarm's ties (:meth:`ParticleSwarm.swarm_problem`), and every position,
+        velocity, pbest and gbest 0 outside the search space ``F_c``."""
+        problem = super().swarm_problem(arrays, state, params, n_genes)
+        if problem is not None:
+            return problem
+        outside = np.ones(n_genes, dtype=bool)
+        outside[state["active"]] = False
+        for name in ("position", "velocity", "pbest_position"):
+            if arrays[name][:, outside].any():
+                return f"'{name}' is not 0 outside the search space 'active'"
+        if state["gbest_position"][outside].any():
+            return "'gbest_position' is not 0 outside the search space 'active'"
+        return None
 
     @classmethod
     def validate(cls, params):

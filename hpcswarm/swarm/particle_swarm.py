@@ -32,7 +32,7 @@ from hpcswarm.swarm.core import SearchAlgorithm
 from hpcswarm.swarm.ordering import beats, best_index, better
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param
 from hpcswarm.swarm.snapshot import ArraySpec
-from hpcswarm.swarm.operators import pso_velocity
+from hpcswarm.swarm.operators import pso_velocity, threshold_mask
 from hpcswarm.swarm.state import SwarmState
 
 #: Parameters of every PSO-family method; each method re-declares the defaults of its paper.
@@ -92,8 +92,39 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
     """The mechanisms of the method (:class:`~hpcswarm.swarm.mechanisms.Mechanism`), run in
     this order at each point of the round."""
 
-    def swarm_shape(self):
-        return self.params["n_particles"], self.n_genes
+    @classmethod
+    def state_problem(cls, state, params, n_genes):
+        """The account's ties (:meth:`SearchAlgorithm.state_problem`), and the swarm's:
+        gbest, a pbest or reset, is no better than the best subset ever evaluated."""
+        problem = super().state_problem(state, params, n_genes)
+        if problem is not None:
+            return problem
+        if state["gbest_fitness"] > state["best_fitness"]:
+            return (f"'gbest_fitness' {state['gbest_fitness']} is above the best fitness ever "
+                    f"evaluated, {state['best_fitness']}")
+        return None
+
+    @classmethod
+    def swarm_shape(cls, params, n_genes):
+        return cls.swarm_size(params, n_genes), n_genes
+
+    @classmethod
+    def position_masks(cls, positions, params):
+        """The genes ``positions`` select under checked ``params`` (what :meth:`masks_of`
+        gives a search of them): those above ``theta``."""
+        return threshold_mask(positions, params["theta"])
+
+    @classmethod
+    def swarm_problem(cls, arrays, state, params, n_genes):
+        """Each mask, pbest mask and gbest mask the genes its position selects
+        (:meth:`position_masks`; a capped position is repaired before its mask is taken)."""
+        for mask, position in (("mask", "position"), ("pbest_mask", "pbest_position")):
+            if not np.array_equal(arrays[mask], cls.position_masks(arrays[position], params)):
+                return f"'{mask}' is not the genes its '{position}' selects"
+        if not np.array_equal(state["gbest_mask"],
+                              cls.position_masks(state["gbest_position"], params)):
+            return "'gbest_mask' is not the genes its 'gbest_position' selects"
+        return None
 
     @property
     def everyone(self):

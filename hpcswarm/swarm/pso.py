@@ -16,7 +16,7 @@ PSO-LS the first only and PSO-RG the second only (Sec. 4.1):
 from hpcswarm.swarm.initialisation import STRATEGIES, initial_position, strategy_of
 from hpcswarm.swarm.local_search import LocalSearch
 from hpcswarm.swarm.mechanisms import GbestReset
-from hpcswarm.swarm.operators import cap_selection, continuous_position, threshold_mask
+from hpcswarm.swarm.operators import cap_selection, continuous_position
 from hpcswarm.swarm.params import Param, override
 from hpcswarm.swarm.particle_swarm import SWARM_PARAMS, ParticleSwarm
 
@@ -33,7 +33,8 @@ class PSO(ParticleSwarm):
     name = "pso"
     PARAMS = override(
         SWARM_PARAMS + (
-            Param("theta", "float", 0.6, "selection threshold on positions", low=0, high=1),
+            Param("theta", "float", 0.6, "selection threshold on positions (a gene is selected "
+                  "above it, so below 1)", low=0, high=1, high_open=True),
             Param("init", "choice", "mixed", "initialisation strategy (Xue et al. 2014)",
                   choices=STRATEGIES),
         ),
@@ -47,7 +48,7 @@ class PSO(ParticleSwarm):
     supports_max_genes = True
 
     def masks_of(self, positions):
-        return threshold_mask(positions, self.params["theta"])
+        return self.position_masks(positions, self.params)
 
     def next_position(self, i):
         return continuous_position(self.state.position[i], self.state.velocity[i])

@@ -105,13 +105,16 @@ class ArraySpec:
     which may be a Python or numpy scalar), and the range of its values (``low`` and
     ``high`` may name a limit: ``"genes"``, ``"last_gene"`` (the highest gene index),
     ``"particles"``, ``"last_particle"`` or another number of the state, ``"iteration"``,
-    ``"evaluations"``, checked before; NaN allowed or not)."""
+    ``"evaluations"``, checked before; NaN allowed or not; ``distinct``: no value twice, so
+    that an integer array of shape ``("genes",)`` in [0, ``"last_gene"``] is a permutation of
+    the genes)."""
 
     kind: str
     shape: tuple
     low: object = -np.inf
     high: object = np.inf
     nan: bool = False
+    distinct: bool = False
 
 
 SWARM_ARRAYS = {
@@ -169,6 +172,8 @@ def array_problem(array, spec: ArraySpec, limits: dict):
     low, high = sizes.get(spec.low, spec.low), sizes.get(spec.high, spec.high)
     if values.size and (values.min() < low or values.max() > high):
         return f"holds values outside [{low}, {high}]"
+    if spec.distinct and np.unique(values).size != values.size:
+        return "holds a value twice"
     return None
 
 
@@ -246,36 +251,113 @@ def history_problem(history, iteration: int):
     return None
 
 
-def _method_attributes(search, snapshot, source):
+def events_problem(events, iteration: int):
+    """What is wrong with the events of a method state at round ``iteration`` (a phrase), or
+    None: a list of records (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.event`), each of a
+    round played, in round order, named by a text."""
+    if not isinstance(events, list):
+        return f"is a {type(events).__name__}, not a list"
+    last = 0
+    for i, event in enumerate(events):
+        round_ = event.get("iteration") if isinstance(event, dict) else None
+        if (isinstance(round_, (bool, np.bool_)) or not isinstance(round_, (int, np.integer))
+                or not last <= round_ <= iteration or type(event.get("event")) is not str):
+            return f"entry {i} is not the record of a round played, in round order"
+        last = round_
+    return None
+
+
+def _method_attributes(method, params, n_genes, snapshot, source):
     """The method state of ``snapshot`` read back, checked to hold every attribute the
-    search lists (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_names`), each array and
+    ``method`` lists (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_names`), each array and
     number in its range (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_values`), the
-    round the snapshot names and a history of that many rounds."""
+    round the snapshot names, a history of that many rounds, events of rounds played and the
+    ties between its values (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_problem`)."""
     try:
         attributes = decode_state(snapshot["method_state"])
     except ValueError as exc:
         raise _refuse(source, "method state", f"does not read back ({exc})") from None
     state = attributes.get("search") if isinstance(attributes, dict) else None
     missing = (["search"] if not isinstance(state, dict)
-               else [name for name in search.state_names() if name not in state])
+               else [name for name in method.state_names() if name not in state])
     if snapshot["arrays"] and not isinstance(attributes.get("swarm_rng"), np.random.Generator):
         missing.append("swarm_rng")
     if missing:
         raise _refuse(source, "method state", f"lacks {', '.join(map(repr, missing))}")
-    shape = search.swarm_shape()
-    check_state_values(state, search.state_values(), search.n_genes, source,
+    shape = method.swarm_shape(params, n_genes)
+    check_state_values(state, method.state_values(), n_genes, source,
                        0 if shape is None else shape[0])
     iteration = snapshot["iteration"]
     if (isinstance(iteration, (bool, np.bool_)) or not isinstance(iteration, (int, np.integer))
             or iteration != state["iteration"]):
         raise _refuse(source, "iteration", f"{iteration} is not its method state's "
                       f"{state['iteration']}")
-    problem = history_problem(state["history"], state["iteration"])
-    if problem is not None:
-        raise _refuse(source, "method state 'history'", problem)
-    problem = search.state_problem(state)
+    for name, problem in (("history", history_problem(state["history"], state["iteration"])),
+                          ("events", events_problem(state["events"], state["iteration"]))):
+        if problem is not None:
+            raise _refuse(source, f"method state {name!r}", problem)
+    try:
+        problem = method.state_problem(state, params, n_genes)
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError) as exc:
+        problem = f"does not read back ({exc!r})"
     if problem is not None:
         raise _refuse(source, "method state", problem)
+    return attributes
+
+
+def check_snapshot(method, params, n_genes, snapshot, termination=None):
+    """Check every part of ``snapshot`` against a search of class ``method`` with checked
+    ``params`` on ``n_genes`` genes, before anything is restored (or written): a resumed job
+    checks every snapshot of its checkpoint so before any work
+    (:func:`hpcswarm.run.plan.open_checkpoint`), and :func:`restore_snapshot` again.
+
+    Parameters
+    ----------
+    method : type
+        The :class:`~hpcswarm.swarm.core.SearchAlgorithm` subclass of the search.
+    params : dict
+        Its checked parameters.
+    n_genes : int
+        The genes it searches.
+    snapshot : dict
+        As :func:`take_snapshot` made it (``source``: the file it was read from).
+    termination : Termination, optional
+        The search's stop rule (default: the method's own,
+        :meth:`~hpcswarm.swarm.core.SearchAlgorithm.default_termination`), past whose last
+        round a snapshot is damaged.
+
+    Returns
+    -------
+    dict
+        The decoded method state (``search`` and, with a swarm, ``swarm_rng``).
+
+    Raises
+    ------
+    DataError
+        Naming ``snapshot["source"]`` and the first damaged part: one line, the message of a
+        damaged checkpoint.
+    """
+    source = snapshot.get("source", "checkpoint")
+    arrays, shape = snapshot["arrays"], method.swarm_shape(params, n_genes)
+    if shape is None and arrays:
+        raise _refuse(source, "arrays", f"are those of a swarm, but {method.name} keeps none")
+    if shape is not None:
+        check_swarm_arrays(arrays, *shape, source)
+    elapsed = snapshot["elapsed"]
+    if not (isinstance(elapsed, (float, np.floating)) and 0 <= elapsed < np.inf):
+        raise _refuse(source, "elapsed time", f"{elapsed!r} is not a finite number of seconds")
+    attributes = _method_attributes(method, params, n_genes, snapshot, source)
+    if shape is not None:
+        problem = method.swarm_problem(arrays, attributes["search"], params, n_genes)
+        if problem is not None:
+            raise _refuse(source, "arrays", problem)
+    if termination is None:
+        termination = method.default_termination(params, n_genes)
+    state = attributes["search"]
+    last = termination.last_round(state, n_genes)
+    if state["iteration"] > last:
+        raise _refuse(source, "iteration", f"{state['iteration']} is past the search's last "
+                      f"round, {last}")
     return attributes
 
 
@@ -284,28 +366,18 @@ def restore_snapshot(search, snapshot):
 
     Every rank of ``search.comm`` calls it with the same snapshot; the swarm's particles are
     dealt to the ranks of this communicator, whatever their number when the snapshot was
-    taken. Everything is checked first (:func:`check_swarm_arrays`, the method state's
-    attributes): a damaged snapshot raises DataError naming ``snapshot["source"]`` (the
-    checkpoint file, when the snapshot was read from one) and the faulty part.
+    taken. Everything is checked first (:func:`check_snapshot`): a damaged snapshot raises
+    DataError naming ``snapshot["source"]`` (the checkpoint file, when the snapshot was read
+    from one) and the faulty part.
     """
     source = snapshot.get("source", "checkpoint")
-    arrays, shape = snapshot["arrays"], search.swarm_shape()
-    if shape is None and arrays:
-        raise _refuse(source, "arrays", f"are those of a swarm, but {search.name} keeps none")
-    if shape is not None:
-        check_swarm_arrays(arrays, *shape, source)
-    elapsed = snapshot["elapsed"]
-    if not (isinstance(elapsed, (float, np.floating)) and 0 <= elapsed < np.inf):
-        raise _refuse(source, "elapsed time", f"{elapsed!r} is not a finite number of seconds")
-    attributes = _method_attributes(search, snapshot, source)
+    attributes = check_snapshot(type(search), search.params, search.n_genes, snapshot,
+                                search.termination)
     try:  # the archive and the front are rebuilt from their arrays, checked there
         search.restore_method_state(attributes["search"])
     except (KeyError, ValueError, TypeError, AttributeError) as exc:
         raise _refuse(source, "method state", f"does not read back ({exc!r})") from None
-    last = search.termination.last_round(search)
-    if search.iteration > last:
-        raise _refuse(source, "iteration", f"{search.iteration} is past the search's last "
-                      f"round, {last}")
+    arrays = snapshot["arrays"]
     if arrays:
         rngs = [unpack_rng(packed) for packed in arrays["rng_states"]]
         search.state = SwarmState(rngs=rngs, swarm_rng=attributes["swarm_rng"],

@@ -52,9 +52,31 @@ class SFR(SearchAlgorithm):
         ranking's state of the empty subset is dropped before it is made)."""
         return 1
     STATE = ("order", "limit", "prefix", "curve")
-    STATE_VALUES = {"order": ArraySpec("i", ("genes",), 0, "last_gene"),
+    STATE_VALUES = {"order": ArraySpec("i", ("genes",), 0, "last_gene", distinct=True),
                     "limit": ArraySpec("i", (), 0, "genes"),
                     "prefix": ArraySpec("b", ("genes",))}
+
+    @classmethod
+    def state_problem(cls, state, params, n_genes):
+        """The account's ties (:meth:`SearchAlgorithm.state_problem`), and SFR's: the last d
+        of ``max_size``, the prefix the first ``iteration + 1`` genes of ``order`` and the
+        curve one fitness per prefix scored."""
+        problem = super().state_problem(state, params, n_genes)
+        if problem is not None:
+            return problem
+        limit = size_limit(params["max_size"], n_genes)
+        if state["limit"] != limit:
+            return f"'limit' is {state['limit']}, not {limit}"
+        prefix = np.zeros(n_genes, dtype=bool)
+        prefix[state["order"][:state["iteration"] + 1]] = True
+        if not np.array_equal(state["prefix"], prefix):
+            return "'prefix' is not the first genes of 'order', one a round"
+        curve = state["curve"]
+        if not (isinstance(curve, list) and len(curve) == state["iteration"] + 1
+                and all(type(value) is float and WORST_FITNESS <= value <= 1.0
+                        for value in curve)):
+            return f"'curve' is not {state['iteration'] + 1} fitness values, one a round"
+        return None
 
     def initialise(self):
         self.order = rank_genes(single_gene_accuracies(self.fitness, np.arange(self.n_genes),
@@ -81,9 +103,10 @@ class SFR(SearchAlgorithm):
         self.curve.append(value)
         self.evaluator.observe_shared(self.prefix, value)
 
-    def default_termination(self):
+    @classmethod
+    def default_termination(cls, params, n_genes):
         """One round per prefix size d, up to ``max_size``."""
-        return RoundLimit(size_limit(self.params["max_size"], self.n_genes))
+        return RoundLimit(size_limit(params["max_size"], n_genes))
 
     def mean_size(self):
         return float(self.iteration + 1)
@@ -151,10 +174,24 @@ class FSR(SearchAlgorithm):
     STATE_VALUES = {"limit": ArraySpec("i", (), 0, "genes"), "subset": ArraySpec("b", ("genes",))}
 
     @classmethod
-    def state_problem(cls, state):
-        """``subsets`` holds, for d = 1, 2, ..., a record of the size d, its fitness and its
-        d distinct gene indices."""
-        n_genes = state["subset"].size
+    def state_problem(cls, state, params, n_genes):
+        """The account's ties (:meth:`SearchAlgorithm.state_problem`), and FSR's: the last d
+        of ``max_size``; ``subsets`` holds, for d = 1, 2, ... up to one a round, a record of
+        the size d, its fitness and its d distinct gene indices, the last of which are
+        ``subset``; ``streams`` are a generator per particle and the swarm's."""
+        problem = super().state_problem(state, params, n_genes)
+        if problem is not None:
+            return problem
+        limit = size_limit(params["max_size"], n_genes)
+        if state["limit"] != limit:
+            return f"'limit' is {state['limit']}, not {limit}"
+        streams = state["streams"]
+        generators = (isinstance(streams, (list, tuple)) and len(streams) == 2
+                      and isinstance(streams[0], list) and [*streams[0], streams[1]])
+        if not (generators and len(generators) == params["n_particles"] + 1
+                and all(isinstance(rng, np.random.Generator) for rng in generators)):
+            return (f"'streams' are not {params['n_particles']} particle generators and the "
+                    "swarm's")
         if not isinstance(state["subsets"], list):
             return f"'subsets' is a {type(state['subsets']).__name__}, not a list"
         for d, record in enumerate(state["subsets"], start=1):
@@ -167,6 +204,11 @@ class FSR(SearchAlgorithm):
                     and all(type(gene) is int and 0 <= gene < n_genes for gene in genes)):
                 return (f"'subsets' holds an entry that is not the size {d}, fitness and {d} "
                         f"distinct gene indices in [0, {n_genes}) of a subset")
+        subsets = state["subsets"]
+        if len(subsets) != state["iteration"] + 1:
+            return f"'subsets' holds {len(subsets)} sizes after {state['iteration'] + 1} rounds"
+        if np.flatnonzero(state["subset"]).tolist() != sorted(subsets[-1]["genes"]):
+            return "'subset' is not the genes of the last of 'subsets'"
         return None
 
     def initialise(self):
@@ -195,9 +237,10 @@ class FSR(SearchAlgorithm):
                              "genes": found.genes.tolist()})
         outer.observe_shared(found.mask, found.fitness, computed=False)
 
-    def default_termination(self):
+    @classmethod
+    def default_termination(cls, params, n_genes):
         """One round per size d, up to ``max_size`` (each round runs a whole BPSO)."""
-        return RoundLimit(size_limit(self.params["max_size"], self.n_genes))
+        return RoundLimit(size_limit(params["max_size"], n_genes))
 
     def mean_size(self):
         return float(len(self.subsets))

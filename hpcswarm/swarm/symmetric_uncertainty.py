@@ -31,6 +31,12 @@ def entropy(counts) -> float:
     return float(-(p * np.log2(p)).sum())
 
 
+def count_entropy(counts) -> float:
+    """:func:`entropy` of integer counts summed in increasing order of the counts: a function
+    of their multiset, the same bits for any order of the cells of a table."""
+    return entropy(np.sort(np.asarray(counts).ravel()))
+
+
 def _row_entropies(counts):
     """Entropy in bits of each row of ``counts`` (ndarray of shape (n_rows, n_classes))."""
     totals = counts.sum(axis=1, keepdims=True)
@@ -105,6 +111,12 @@ def symmetric_uncertainty(bins, codes) -> float:
     """SU between a discrete variable and the class: ``2 IG / (H(X) + H(C))`` (Yu & Liu 2003;
     Tran, Xue & Zhang 2019, Sec. III-A).
 
+    Each entropy is summed over its counts in increasing order (:func:`count_entropy`), so
+    that two variables whose (value, class) count tables are equal up to a relabelling of
+    their values or of the classes (a gene and its negation, say) get exactly equal SU, not
+    two values that differ in the last bit by the order of the sums: genes of equal
+    relevance then tie exactly and keep their index order (:func:`relevance_order`).
+
     Parameters
     ----------
     bins, codes : ndarray of int of shape (n_samples,)
@@ -118,12 +130,12 @@ def symmetric_uncertainty(bins, codes) -> float:
     bins, codes = np.asarray(bins), np.asarray(codes)
     _, x = np.unique(bins, return_inverse=True)
     _, c = np.unique(codes, return_inverse=True)
-    joint = np.zeros((x.max() + 1, c.max() + 1))
-    np.add.at(joint, (x, c), 1.0)
-    h_x, h_c = entropy(joint.sum(axis=1)), entropy(joint.sum(axis=0))
+    joint = np.zeros((x.max() + 1, c.max() + 1), dtype=np.int64)
+    np.add.at(joint, (x, c), 1)
+    h_x, h_c = count_entropy(joint.sum(axis=1)), count_entropy(joint.sum(axis=0))
     if h_x + h_c == 0:
         return 0.0
-    gain = h_x + h_c - entropy(joint.ravel())
+    gain = h_x + h_c - count_entropy(joint)
     return float(2.0 * gain / (h_x + h_c))
 
 

@@ -16,9 +16,10 @@ class Termination(Protocol):
     def done(self, search) -> bool:
         """Whether ``search`` (after its last recorded round) must stop."""
 
-    def last_round(self, search) -> int:
-        """The last round the rule lets ``search`` play, given what it holds now (a resumed
-        snapshot of a later round is damaged)."""
+    def last_round(self, state: dict, n_genes: int) -> int:
+        """The last round the rule lets a search of ``n_genes`` genes play, given its method
+        state ``state`` (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.method_state`; a
+        resumed snapshot of a later round is damaged)."""
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class RoundLimit:
             return True
         return search.iteration + 1 >= self.n_rounds
 
-    def last_round(self, search) -> int:
+    def last_round(self, state, n_genes) -> int:
         return self.n_rounds - 1
 
 
@@ -51,6 +52,6 @@ class MethodStop:
     def done(self, search) -> bool:
         return bool(search.finished())
 
-    def last_round(self, search) -> int:
+    def last_round(self, state, n_genes) -> int:
         """``n_genes``: a greedy search adds or removes one gene a round."""
-        return search.n_genes
+        return n_genes

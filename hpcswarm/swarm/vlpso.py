@@ -13,15 +13,18 @@ with ``f(d)`` the exemplar of dimension ``d``. An optional local search on new p
 (off by default, as in the authors' Java) is in :mod:`hpcswarm.swarm.vlpso_local_search`.
 """
 
+import warnings
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
-from hpcswarm.errors import ParameterError
+from hpcswarm.errors import ParameterError, SettingNote
+from hpcswarm.fitness.folds import user_stacklevel
 from hpcswarm.params import Param
-from hpcswarm.swarm.divisions import (POPULATION_LIMITS, best_division, changed_lengths,
-                                      division_lengths, division_of, swarm_size)
+from hpcswarm.swarm.divisions import (best_division, changed_lengths, division_lengths,
+                                      division_of, fitting_divisions, lengths_problem,
+                                      swarm_size)
 from hpcswarm.swarm.exemplars import choose_exemplars, learning_probabilities
 from hpcswarm.swarm.initialisation import initial_position
 from hpcswarm.swarm.operators import continuous_position, threshold_mask
@@ -63,8 +66,8 @@ class MoveLimit:
             return True
         return search.iteration - search.n_changes + 1 >= self.n_rounds
 
-    def last_round(self, search) -> int:
-        return self.n_rounds - 1 + search.n_changes
+    def last_round(self, state, n_genes) -> int:
+        return self.n_rounds - 1 + state["n_changes"]
 
 
 class VLPSO(ParticleSwarm):
@@ -75,37 +78,69 @@ class VLPSO(ParticleSwarm):
     (``n_iterations = 101`` rounds), 12 divisions, a length change after 9 rounds without a
     better subset, ``c = 1.49445``, ``w`` from 0.9 down to 0.4, ``vmax = 0.6``,
     ``theta = 0.6``, CLPSO's refreshing gap 7 and ``Pc`` from 0.05 to 0.5; 1-NN 10-fold
-    cross-validation accuracy on the training samples. The 12 divisions and 9 rounds are the
-    run line of the authors' README and of ``VarLenPSOMain``'s usage note (``12 9 100``),
-    which override the class's initial constants (7 and 7).
+    cross-validation accuracy on the training samples, every gene min-max scaled on them
+    (:data:`PREPROCESS`). The 12 divisions and 9 rounds are the run line of the authors'
+    README and of ``VarLenPSOMain``'s usage note (``12 9 100``), which override the class's
+    initial constants (7 and 7).
 
-    Choices where the paper is ambiguous, settled from the authors' Java
-    (``xyjigsaw/VarLenPSO``, ``src/VarLenPSO``) or stated here:
+    The code that produced the published figures is the authors' Java: ``xyjigsaw/VarLenPSO``
+    (``src/VarLenPSO``; its ``fs`` and ``psofs`` classes come in a jar whose source is the
+    companion ``tnbinh/AMSO``, ``src/fs``, ``src/psofs``, ``src/myUtils``). Mechanism by
+    mechanism (``docs/methods.md`` has the table, with the settings that give the authors'):
 
-    * Fitness: the authors score subsets with IB1 (1-NN) and 10-fold cross-validation
-      (``problem.setNumFolds(10)`` in ``VarLenPSOMain.VECLPSO``). The paper balances the
-      accuracy over the classes; the fitness engine offers plain accuracy, which is used.
+    * Fitness: balanced accuracy (the mean of the per-class recalls) of 1-NN by leave-one-out
+      on the training samples in the Java: ``Featureselection.fitness`` (AMSO
+      ``src/fs/Featureselection.java``, lines 36-53) calls
+      ``WekaDatasetHandle.CalculateLOOCVBalAcc`` (``src/myUtils/WekaDatasetHandle.java``,
+      lines 219-253: squared Euclidean distance, the nearest other sample, then
+      ``MyClassifier.unbalanceAcc``, ``src/fs/MyClassifier.java`` lines 237-250).
+      ``VarLenPSOMain.VECLPSO`` sets IB1 and ``setNumFolds(10)`` (lines 149-150), but that
+      fitness reads neither. The defaults keep plain accuracy and 10-fold CV (the stored
+      reference results and the design panel's choice of signature were made with them);
+      ``cv = "loo"`` is the authors' validation and ``objective = "balanced-accuracy"``
+      their score, where the fitness engine offers it.
+    * Inner cross-validation: see the fitness; ``cv`` chooses it.
+    * Feature scaling: every gene min-max scaled on the training samples
+      (``VarLenPSOMain.VECLPSO`` lines 155-159, Weka's ``Normalize`` fitted on the training
+      folds and applied to the test fold), the default of every front door
+      (:data:`PREPROCESS`; ``preprocess = {}`` reads the values as given).
+    * Selection threshold: a gene is selected when its position exceeds ``theta``; the Java
+      selects at ``>= 0.6`` (``Featureselection.java`` lines 65, 79, 86). A position equals
+      ``theta`` exactly only by a draw of probability zero, so the two agree.
     * Local search (``local_search``, off by default): ``VarLenPSOMain`` switches the
       Java's (``KNNopt.localsearchSU``) off among its "important parameter settings"
-      (``LOCAL_SEARCH = false``), so the paper's runs have none. Switched on, every new
+      (``LOCAL_SEARCH = false``, ``VarLenPSOMain.java`` line 80), so the paper's runs have
+      none. Switched on, every new
       pbest of the initial evaluation and of the moves :func:`searched_after` names is
       searched (:class:`~hpcswarm.swarm.vlpso_local_search.RelevanceLocalSearch`):
       ``ls_tries`` tries, each drawing ``ls_flip`` of the pbest's genes, switching off drawn
       genes redundant with more relevant drawn ones and on drawn genes more relevant than
       the drawn selected ones, within the particle's length. The Java scores the tries with
-      another fitness (leave-one-out, Manhattan distance, 0.8 balanced accuracy plus 0.2 of
-      a class-distance term) and compares that number with pbest fitness values of 10-fold
-      accuracy, two scales that do not compare; here the tries are scored with the swarm's
-      own fitness (the engine's incremental k-NN cross-validation), so pbests, the best
-      subset and the front stay on one scale.
+      another fitness (``KNNopt.DistanceAndLOOCVAcc``, ``KNNopt.java`` lines 91-149:
+      leave-one-out, Manhattan distance, 0.8 balanced accuracy plus 0.2 of a class-distance
+      term) and compares that number with the pbest's fitness (``VLSwarm.java`` lines
+      154-155), which is balanced accuracy alone, so a try wins on the distance term at
+      equal accuracy; here the tries are scored with the swarm's own fitness (the engine's
+      incremental k-NN cross-validation), so pbests, the best subset and the front stay on
+      one scale.
     * Divisions are contiguous runs of particles whose sizes differ by at most one, so the
       swarm has ``n_particles`` particles (the Java keeps ``n_particles // n_divisions``
       per division and drops the rest). Division ``j`` has length
-      ``(j + 1) n_genes // n_divisions`` (``VLSwarm.initialize``). In each division the
-      first particle starts with every position at 1.0 (all its genes selected), the others
-      with ``Initialisation.NormalInitialisation``, read as Xue et al.'s (2014) normal
-      initialisation (half of the particle's genes selected); velocities start uniform in
-      [-vmax, vmax].
+      ``(j + 1) max_length // n_divisions`` (``VLSwarm.initialize``), ``max_length`` all the
+      genes, or ``max_genes`` when a size cap is given (a particle selects none past its
+      length, so the cap is the longest particle). A swarm smaller than ``n_divisions`` is
+      cut into as many divisions as it has particles, with a
+      :class:`~hpcswarm.errors.SettingNote`. In each division the first particle starts with
+      every position at 1.0 (all its genes selected; ``VLSwarm.java`` lines 97-112), the
+      others as ``init`` says; velocities start uniform in [-vmax, vmax].
+    * Initialisation (``init``): ``VLSwarm.initParticle`` (``VLSwarm.java`` lines 71-95)
+      calls ``Initialisation.NormalInitialisation``, which for a continuous problem
+      (``Featureselection`` sets ``setBinaryContin(false)``, line 29) draws every position
+      uniform in [0, 1] (AMSO ``src/psofs/Initialisation.java``, lines 17-35): about 40 % of
+      the genes selected at ``theta = 0.6``, ``init = "uniform"``. The default,
+      ``"normal"``, reads the name as Xue et al.'s (2014) normal initialisation (exactly
+      half of the particle's genes selected), as the paper does; it is kept so that
+      existing results stay as they are.
     * Length change (``VLSwarm.reinit``, ``ResizeParticles``): when the best subset (by the
       order of :mod:`hpcswarm.swarm.ordering`) has not improved for ``change_after`` rounds,
       the next round changes the lengths (:func:`~hpcswarm.swarm.divisions.changed_lengths`)
@@ -124,8 +159,10 @@ class VLPSO(ParticleSwarm):
       particle whose pbest has not improved for ``refresh_gap`` rounds (CLPSO's refreshing
       gap, Liang et al. 2006), whose count then restarts.
     * Inertia: ``w - (w - w_final) m / (n_iterations - 1)`` at the ``m``-th move (from 0):
-      the paper's linear decrease (the Java's ``iter / max_number_of_iterations`` is an
-      integer division and keeps 0.9).
+      the paper's linear decrease from 0.9 to 0.4. The Java's
+      ``0.9 - ((iter / max_number_of_iterations) * 0.5)`` (``VarLenPSOMain.java`` line 220)
+      divides two ints, 0 while ``iter < max_number_of_iterations``, so its runs keep
+      ``w = 0.9`` throughout: ``w_final = none``.
     * Genes of equal symmetric uncertainty keep their index order; MDL discretisation is
       Fayyad & Irani's criterion (Weka's filter with ``useBetterEncoding``).
 
@@ -139,6 +176,7 @@ class VLPSO(ParticleSwarm):
     """
 
     name = "vlpso"
+    supports_max_genes = True
     PARAMS = (
         Param("n_particles", "int", 0,
               "swarm size (0: the paper's n_genes / 20 within [100, 300])", low=0),
@@ -148,10 +186,17 @@ class VLPSO(ParticleSwarm):
         Param("target", "optional_float", None, "stop once the best fitness reaches this value"),
         Param("w", "float", 0.9, "inertia weight (at the first move)"),
         Param("w_final", "optional_float", 0.4,
-              "inertia at the last move, linearly from w (none: constant w)"),
+              "inertia at the last move, linearly from w (none: constant w, as the authors' "
+              "VarLenPSOMain runs)"),
         Param("c", "float", 1.49445, "acceleration constant of comprehensive learning", low=0),
         Param("vmax", "float", 0.6, "velocity clamp: |v| <= vmax", low=0),
-        Param("theta", "float", 0.6, "selection threshold on positions", low=0, high=1),
+        Param("theta", "float", 0.6, "selection threshold on positions (a gene is selected "
+              "above it, so below 1)", low=0, high=1, high_open=True),
+        Param("init", "choice", "normal",
+              "initial positions of all but each division's first particle: normal (half of "
+              "the particle's genes selected, Xue et al. 2014) or uniform (every position "
+              "uniform in [0, 1], as the authors' Java draws them)",
+              choices=("normal", "uniform")),
         Param("n_divisions", "int", 12, "divisions of particles of different lengths", low=1),
         Param("change_after", "int", 9,
               "rounds without a better subset before the length change", low=1),
@@ -162,9 +207,13 @@ class VLPSO(ParticleSwarm):
         Param("pc_high", "float", 0.5, "learning probability Pc of the worst particle",
               low=0, high=1),
     ) + RelevanceLocalSearch.PARAMS + override(FITNESS_PARAMS, k=1, cv=10)
+    PREPROCESS = (("minmax", None),)
+    """Every gene scaled to [0, 1] on the training samples before the search (the
+    authors' ``VarLenPSOMain.VECLPSO``, lines 155-159: Weka's ``Normalize`` fitted on the
+    training folds), read by every front door."""
     STATE = ("order", "division", "lengths", "max_length", "n_changes", "pc", "exemplars",
              "stalled")
-    STATE_VALUES = {"order": ArraySpec("i", ("genes",), 0, "last_gene"),
+    STATE_VALUES = {"order": ArraySpec("i", ("genes",), 0, "last_gene", distinct=True),
                     "division": ArraySpec("i", ("particles",), 0),
                     "lengths": ArraySpec("i", ("particles",), 0, "genes"),
                     "max_length": ArraySpec("i", (), 1, "genes"),
@@ -172,6 +221,60 @@ class VLPSO(ParticleSwarm):
                     "pc": ArraySpec("f", ("particles",), 0.0, 1.0),
                     "exemplars": ArraySpec("i", ("particles", "genes"), -1, "last_particle"),
                     "stalled": ArraySpec("i", ("particles",), 0, "iteration")}
+
+    @classmethod
+    def state_problem(cls, state, params, n_genes):
+        """The account's ties (:meth:`SearchAlgorithm.state_problem`), and VLPSO's: each
+        particle in the division :func:`~hpcswarm.swarm.divisions.division_of` deals it, with
+        its division's length, the division lengths those of a cut or length change
+        (:func:`~hpcswarm.swarm.divisions.lengths_problem`) whose maximum is ``max_length``;
+        one length change event per change; ``Pc`` one value of its curve per rank; refresh
+        counts below ``refresh_gap`` (renewed at each round's end); and each particle's
+        exemplars set over its length, -1 beyond."""
+        problem = super().state_problem(state, params, n_genes)
+        if problem is not None:
+            return problem
+        n = cls.swarm_size(params, n_genes)
+        n_divisions = fitting_divisions(params["n_divisions"], n)
+        division, lengths = state["division"], state["lengths"]
+        if not np.array_equal(division, division_of(n, n_divisions)):
+            return f"'division' is not the {n_divisions} divisions of {n} particles"
+        per_division = lengths[np.searchsorted(division, np.arange(n_divisions))]
+        if not np.array_equal(lengths, per_division[division]):
+            return "'lengths' differ within a division"
+        problem = lengths_problem(per_division, state["max_length"], n_genes)
+        if problem is not None:
+            return f"'lengths' and 'max_length': {problem}"
+        changes = sum(event["event"] == "length_change" for event in state["events"])
+        if changes != state["n_changes"]:
+            return f"'n_changes' is {state['n_changes']}, with {changes} length change events"
+        curve = learning_probabilities(np.zeros(n), np.zeros(n), params["pc_low"],
+                                       params["pc_high"])  # by rank, in increasing order
+        if not np.array_equal(np.sort(state["pc"]), curve):
+            return "'pc' is not the learning probabilities of the particles' ranks"
+        if (state["stalled"] >= params["refresh_gap"]).any():
+            return f"'stalled' holds counts of {params['refresh_gap']} rounds or more"
+        inside = np.arange(n_genes)[None, :] < lengths[:, None]
+        exemplars = state["exemplars"]
+        if (exemplars[inside] < 0).any() or (exemplars[~inside] != -1).any():
+            return "'exemplars' are not set over each particle's length and -1 beyond"
+        return None
+
+    @classmethod
+    def swarm_problem(cls, arrays, state, params, n_genes):
+        """The swarm's ties (:meth:`ParticleSwarm.swarm_problem`), and each particle's
+        position, velocity and pbest 0 beyond its length (on the genes after the first
+        ``lengths[i]`` of ``order``)."""
+        problem = super().swarm_problem(arrays, state, params, n_genes)
+        if problem is not None:
+            return problem
+        rank = np.empty(n_genes, dtype=np.int64)
+        rank[state["order"]] = np.arange(n_genes)
+        beyond = rank[None, :] >= state["lengths"][:, None]
+        for name in ("position", "velocity", "pbest_position"):
+            if arrays[name][beyond].any():
+                return f"'{name}' is not 0 beyond each particle's length"
+        return None
 
     @classmethod
     def swarm_size(cls, params, n_genes):
@@ -190,15 +293,10 @@ class VLPSO(ParticleSwarm):
 
     @classmethod
     def validate(cls, params):
-        if 0 < params["n_particles"] < max(2, params["n_divisions"]):
+        if params["n_particles"] == 1:
             raise ParameterError(
-                "parameter 'n_particles' must be 0 (the paper's rule) or at least 2 and "
-                f"'n_divisions' for vlpso (got n_particles={params['n_particles']}, "
-                f"n_divisions={params['n_divisions']})")
-        if params["n_particles"] == 0 and params["n_divisions"] > POPULATION_LIMITS[0]:
-            raise ParameterError(
-                f"parameter 'n_divisions' must be at most {POPULATION_LIMITS[0]} (the smallest "
-                f"swarm of the paper's rule) for vlpso (got {params['n_divisions']})")
+                "parameter 'n_particles' must be 0 (the paper's rule) or at least 2 for vlpso "
+                "(comprehensive learning draws from other particles), got 1")
         if params["pc_low"] > params["pc_high"]:
             raise ParameterError(
                 "parameter 'pc_low' must not exceed 'pc_high' for vlpso "
@@ -208,11 +306,18 @@ class VLPSO(ParticleSwarm):
                  termination=None):
         super().__init__(evaluator, params, seed, hooks, max_genes, termination)
         self.params["n_particles"] = swarm_size(self.params["n_particles"], self.n_genes)
+        n_divisions = fitting_divisions(self.params["n_divisions"], self.params["n_particles"])
+        if n_divisions != self.params["n_divisions"]:
+            warnings.warn(f"vlpso: n_divisions={self.params['n_divisions']} reduced to "
+                          f"{n_divisions}, the swarm's n_particles (a division needs a "
+                          f"particle)", SettingNote, stacklevel=user_stacklevel())
+        self.params["n_divisions"] = n_divisions
         self.local_search = RelevanceLocalSearch() if self.params["local_search"] else None
         self.searching = False
 
-    def default_termination(self):
-        return MoveLimit(self.params["n_iterations"], self.params.get("target"))
+    @classmethod
+    def default_termination(cls, params, n_genes):
+        return MoveLimit(params["n_iterations"], params.get("target"))
 
     # ------------------------------------------------------------------ rounds
     def initialise(self):
@@ -223,8 +328,9 @@ class VLPSO(ParticleSwarm):
         self.order = relevance_order(scores)
         n, n_divisions = self.params["n_particles"], self.params["n_divisions"]
         self.division = division_of(n, n_divisions)
-        self.lengths = division_lengths(self.n_genes, n_divisions)[self.division]
-        self.max_length = self.n_genes
+        self.max_length = (self.n_genes if self.max_genes is None
+                           else min(self.n_genes, self.max_genes))
+        self.lengths = division_lengths(self.max_length, n_divisions)[self.division]
         self.n_changes = 0
         self.stalled = np.zeros(n, dtype=np.int64)
         self.exemplars = np.full((n, self.n_genes), -1, dtype=np.int32)
@@ -234,15 +340,16 @@ class VLPSO(ParticleSwarm):
 
     def initial_position(self, i):
         """Particle ``i``'s first position over its length: all 1.0 for the first particle
-        of its division, Xue et al.'s "normal" initialisation (half of its genes selected,
-        :func:`~hpcswarm.swarm.initialisation.initial_position`) for the others; its
-        velocity is drawn here too, uniform in [-vmax, vmax] (``VLSwarm.initParticle``)."""
+        of its division, the ``init`` strategy for the others (``"normal"``: half of its
+        genes selected; ``"uniform"``: every position uniform in [0, 1];
+        :func:`~hpcswarm.swarm.initialisation.initial_position`); its velocity is drawn here
+        too, uniform in [-vmax, vmax] (``VLSwarm.initParticle``)."""
         genes = self.order[:self.lengths[i]]
         rng = self.state.rngs[i]
         position = np.zeros(self.n_genes)
         first = i == 0 or self.division[i] != self.division[i - 1]
-        position[genes] = (1.0 if first else
-                           initial_position("normal", genes.size, self.params["theta"], rng))
+        position[genes] = (1.0 if first else initial_position(
+            self.params["init"], genes.size, self.params["theta"], rng))
         self.state.velocity[i, genes] = rng.uniform(-self.params["vmax"], self.params["vmax"],
                                                     genes.size)
         return position
@@ -279,6 +386,12 @@ class VLPSO(ParticleSwarm):
 
     def masks_of(self, positions):
         return threshold_mask(positions, self.params["theta"])
+
+    def capped_position(self, i):
+        """Particle ``i``'s position as it is: VLPSO's size cap is the maximum particle length
+        (``max_genes`` caps ``max_length``, :meth:`initialise`), and a particle selects none of
+        the genes past its length, so no position selects more than ``max_genes``."""
+        return self.state.position[i]
 
     def update_gbest(self):
         """Nothing: comprehensive learning has no gbest term (Liang et al. 2006, Eq. 8); the

@@ -299,8 +299,8 @@ class RelevanceLocalSearch:
         Param("local_search", "bool", False,
               "local search on new pbests (the authors' Java switches it off)"),
         Param("ls_tries", "int", 100, "local-search tries per new pbest", low=1),
-        Param("ls_flip", "float", 0.25, "share of the pbest's selected genes drawn per try",
-              low=0, high=1),
+        Param("ls_flip", "float", 0.25, "share of the pbest's selected genes drawn per try "
+              "(above 0: a try of none flips nothing)", low=0, high=1, low_open=True),
     )
 
     def __init__(self):

@@ -10,7 +10,7 @@ import numpy as np
 
 from hpcswarm.errors import ParameterError
 from hpcswarm.results.files import (MethodResults, describe, gene_frequencies, mean_curve,
-                              read_results, run_accuracies)
+                              read_results, run_accuracies, task_balanced_accuracies)
 from hpcswarm.results.report.figures import accuracy_curve, signature_budgets
 from hpcswarm.results.report.methods import (distinct_files, pool_parts, refined_points,
                                              significance, with_refined)
@@ -144,10 +144,10 @@ def _methods_table(methods, stabilities, ref, alpha, notes):
         members = [(m, stable) for m, stable in zip(methods, stabilities)
                    if m.attrs.get("dataset_sha256") == dataset.sha256]
         compare_to = ref if ref.attrs.get("dataset_sha256") == dataset.sha256 else None
-        searches = {m.label: m for m, _ in members}
+        searches = {(m.path, m.label): m for m, _ in members}  # a file's own search row
         for source in _row_sources(members, compare_to):
-            versus = (searches.get(source.method.attrs.get("refined_from"))
-                      if source.prefix == "test" else None)
+            searched = (source.method.path, source.method.attrs.get("refined_from"))
+            versus = searches.get(searched) if source.prefix == "test" else None
             rows.append(_method_row(source, dataset, versus or compare_to, alpha, notes))
         if any(m.biased for m, _ in members):
             notes.append(f"* {BIAS_NOTE}")
@@ -175,6 +175,8 @@ def _method_row(source, dataset, versus, alpha, notes):
     when the test is impossible or cannot reach ``alpha``."""
     method = source.method
     stats = describe(run_accuracies(method.table, source.prefix))
+    per_task = task_balanced_accuracies(method.table, source.prefix)
+    balanced = None if per_task is None else describe(per_task[~np.isnan(per_task)])
     symbol, test = "", None
     if source.is_reference:
         symbol = "ref"
@@ -190,7 +192,9 @@ def _method_row(source, dataset, versus, alpha, notes):
         dataset=dataset.label, dataset_sha256=dataset.sha256, method=source.label,
         protocol=SINGLE_SEARCH if method.single_search else method.attrs.get("protocol"),
         biased=method.biased, runs=stats["n"], ave_size=source.size, best=100 * stats["best"],
-        mean=100 * stats["mean"], std=100 * stats["std"], test=symbol,
+        mean=100 * stats["mean"], std=100 * stats["std"],
+        balanced=None if balanced is None else 100 * balanced["mean"],
+        balanced_std=None if balanced is None else 100 * balanced["std"], test=symbol,
         p_value=None if test is None else test.p_value,
         pairs=None if test is None else test.nonzero,
         min_p=None if test is None else test.min_p,

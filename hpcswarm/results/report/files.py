@@ -11,8 +11,9 @@ from hpcswarm.results.report.model import MethodRow, as_report, plain
 from hpcswarm.signatures.genelist import gene_table
 from hpcswarm.store.encoding import tags
 
-REPORT_ENCODING = ("hpcswarm-report", "0.2.0")
-"""``encoding-type`` and ``encoding-version`` of the ``--json`` document."""
+REPORT_ENCODING = ("hpcswarm-report", "0.3.0")
+"""``encoding-type`` and ``encoding-version`` of the ``--json`` document (0.3.0 added the
+rows' ``balanced`` and ``balanced_std``; a 0.2.0 document reads them as None)."""
 
 METHOD_COLUMNS = tuple(f.name for f in fields(MethodRow) if f.name != "dataset_sha256")
 """The columns of ``methods.csv``: every field of a methods-table row but the dataset's

@@ -26,8 +26,9 @@ def matched_accuracies(method, prefix, other, other_prefix):
     Returns
     -------
     tuple of ndarray
-        ``(x, y)``, one entry per matched task, in ``method``'s task order. Tasks of files
-        that do not record their held-out rows are matched only within one file.
+        ``(x, y)``, one entry per matched task, in ``method``'s task order: the tasks of
+        the same (run, fold) that held out and trained on the same samples
+        (:func:`same_split`).
     """
     where = {(int(r), int(f)): i for i, (r, f) in enumerate(zip(other.table.run,
                                                                 other.table.fold))}
@@ -35,16 +36,23 @@ def matched_accuracies(method, prefix, other, other_prefix):
     x, y = [], []
     for i, (run, fold) in enumerate(zip(method.table.run, method.table.fold)):
         j = where.get((int(run), int(fold)))
-        if j is None:
-            continue
-        if method.test_indices is None or other.test_indices is None:
-            same = method.path == other.path
-        else:
-            same = np.array_equal(method.test_indices[i], other.test_indices[j])
-        if same:
+        if j is not None and same_split(method, i, other, j):
             x.append(own[i])
             y.append(theirs[j])
     return np.array(x, dtype=float), np.array(y, dtype=float)
+
+
+def same_split(method, i, other, j):
+    """Whether task ``i`` of ``method`` and task ``j`` of ``other`` held out the same samples
+    and trained on the same samples (the same outer fold), as far as their files record the
+    rows; tasks of files that do not record their held-out rows only within one file."""
+    if method.test_indices is None or other.test_indices is None:
+        return method.path == other.path
+    if not np.array_equal(method.test_indices[i], other.test_indices[j]):
+        return False
+    if method.train_indices is None or other.train_indices is None:
+        return True
+    return np.array_equal(method.train_indices[i], other.train_indices[j])
 
 
 def significance(method, prefix, other, other_prefix, alpha=0.05):
@@ -108,6 +116,8 @@ def pool_parts(methods):
             final=first.final,  # the same search in every part: its seed ignores the runs
             test_indices=(None if any(m.test_indices is None for m in group)
                           else [t for m in group for t in m.test_indices]),
+            train_indices=(None if any(m.train_indices is None for m in group)
+                           else [t for m in group for t in m.train_indices]),
             similarity=_common_similarity(group), single_search=first.single_search))
     return joined
 
@@ -135,6 +145,7 @@ def refined_view(method):
     table = replace(table, test_correct=table.refined_test_correct,
                     test_total=table.refined_test_total,
                     test_accuracy=table.refined_test_accuracy,
+                    test_balanced_accuracy=table.refined_test_balanced_accuracy,
                     train_correct=table.refined_train_correct,
                     train_total=table.refined_train_total, subset_size=table.refined_size)
     return MethodResults(
@@ -142,7 +153,8 @@ def refined_view(method):
                                      refined_from=method.label),
         gene_names=method.gene_names, class_names=method.class_names, table=table,
         genes=list(method.refined_genes), histories=[], history_columns=[], fronts=None,
-        test_indices=method.test_indices, similarity=method.similarity,
+        test_indices=method.test_indices, train_indices=method.train_indices,
+        similarity=method.similarity,
         single_search=method.single_search)
 
 

@@ -71,7 +71,10 @@ def plain(value):
 class MethodRow(Fields):
     """One row of the methods table (a method, or the ``All`` / ``PCA-kNN`` baselines).
 
-    Accuracies are percentages over runs (each run pools its folds). ``test`` is the paired
+    Accuracies are percentages over runs (each run pools its folds); ``balanced`` and
+    ``balanced_std`` the mean and standard deviation over tasks of the test balanced accuracy
+    (the mean recall over classes, :func:`hpcswarm.store.records.balanced_accuracy`), None
+    where the results hold none (the baselines, files written before it was kept). ``test`` is the paired
     test's outcome against ``versus`` (``+``, ``-``, ``=``; ``ref`` for the reference; empty
     when untested) with its one-sided ``p_value``, the ``pairs`` that differ and the smallest
     ``min_p`` they allow; ``kuncheva`` and ``jaccard`` the stability of the selections.
@@ -87,6 +90,8 @@ class MethodRow(Fields):
     best: float
     mean: float
     std: float
+    balanced: Optional[float]
+    balanced_std: Optional[float]
     test: str
     p_value: Optional[float]
     pairs: Optional[int]

@@ -13,7 +13,9 @@ def _fmt_row(row):
     mark = "*" if row.biased and row.method not in (ALL_GENES, PCA_KNN) else ""
     return [row.dataset, row.method + mark, row.protocol, str(row.runs),
             f"{row.ave_size:.2f}", f"{row.best:.2f}",
-            f"{row.mean:.2f} +/- {row.std:.2f}", row.test,
+            f"{row.mean:.2f} +/- {row.std:.2f}",
+            "" if row.balanced is None else f"{row.balanced:.2f} +/- {row.balanced_std:.2f}",
+            row.test,
             "" if row.p_value is None else f"{row.p_value:.3g} (n={row.pairs})",
             _fmt_index(row.kuncheva), _fmt_index(row.jaccard)]
 
@@ -22,8 +24,8 @@ def _fmt_index(value):
     return "" if value is None else f"{round(value, 3) + 0.0:.3f}"
 
 
-_HEADER = ["Dataset", "Method", "Protocol", "Runs", "Ave-Size", "Best", "Mean +/- Std", "T",
-           "p", "Kuncheva", "Jaccard"]
+_HEADER = ["Dataset", "Method", "Protocol", "Runs", "Ave-Size", "Best", "Mean +/- Std",
+           "Balanced", "T", "p", "Kuncheva", "Jaccard"]
 
 _BUDGET_HEADER = ["Genes at most", "Tasks", "Mean size", "Inner acc. (%)", "Test acc. (%)"]
 
@@ -160,10 +162,10 @@ def _sample_points(length, n=10):
 def _test_legend(report):
     """What the T and p columns hold."""
     return (f"one-sided Wilcoxon signed-rank test of the per-fold accuracies over the matched "
-            f"(run, fold) pairs, vs {report.reference} (a refined row: vs its search row), "
-            f"exact for up to {EXACT_PAIRS} pairs that differ, pairs of equal accuracy dropped, "
-            f"each direction at alpha={report.alpha} (+ higher, - lower, = no significant "
-            f"difference); p (n): the one-sided p and the pairs that differ")
+            f"(run, fold) pairs, vs {report.reference} (a refined row: vs the search row of its "
+            f"file), exact for up to {EXACT_PAIRS} pairs that differ, pairs of equal accuracy "
+            f"dropped, each direction at alpha={report.alpha} (+ higher, - lower: p <= alpha; "
+            f"= no significant difference); p (n): the one-sided p and the pairs that differ")
 
 
 def text_lines(report):
