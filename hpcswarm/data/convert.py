@@ -15,6 +15,7 @@ from hpcswarm.data.hdf5 import (FileDestination, atomic_hdf5, seal,
 from hpcswarm.data.textio import check_readable
 from hpcswarm.data.validate import Cleaning
 from hpcswarm.errors import DataError
+from hpcswarm.store.atomic import remove_stale_temporaries
 from hpcswarm.store.outputs import check_outputs
 
 
@@ -169,6 +170,9 @@ def convert_file(input, output, *, overwrite=False, **options):
     input : str or Path
     output : str or Path
         Written under a temporary name in its folder, then renamed: a failure leaves no file.
+        The temporaries of earlier conversions to ``output`` whose process is gone (killed
+        during the write) are removed first, before the input is read, whether or not this
+        conversion succeeds (:func:`hpcswarm.store.atomic.remove_stale_temporaries`).
     overwrite : bool
         Replace an existing ``output``; never the input or labels file
         (:func:`hpcswarm.store.outputs.check_outputs`).
@@ -184,6 +188,7 @@ def convert_file(input, output, *, overwrite=False, **options):
                   [("the input", input), ("the labels file", options.get("labels"))],
                   overwrite=overwrite)
     check_dataset_name(output, "OUTPUT")
+    remove_stale_temporaries(output)
     defaults = {"format": None, "label": None, "labels": None, "genes_as_rows": False,
                 "sep": None, "x_var": "X", "y_var": "Y", "layer": None, "sample_column": None}
     options = _options(**{**defaults, **options})

@@ -3,9 +3,21 @@
 
 Samples are the observations (``obs_names``), genes the variables (``var_names``); the class
 is an ``obs`` column (``--label``), the matrix ``X`` or a layer (``--layer``). Only ``obs``
-and ``var`` are read whole; the matrix is read block by block (``anndata.io.sparse_dataset``
-for a sparse one, h5py slices for a dense one) and densified a block at a time: a CSR matrix
-by blocks of observations, a CSC one by blocks of variables, each along its compressed axis.
+and ``var`` are read whole (by anndata); the matrix is read block by block through h5py and
+densified a block at a time: a CSR matrix by blocks of observations, a CSC one by blocks of
+variables, each along its compressed axis.
+
+A sparse matrix is the three arrays of anndata's encoding (``data``, ``indices``, ``indptr``
+and the attribute ``shape``), which scipy and anndata trust: a column index past the end
+makes scipy's densifying write outside its array (SIGSEGV), a negative one or an ``indptr``
+that runs backwards puts values in the wrong cells. They are therefore read through h5py and
+checked here, in numpy, before scipy sees them: their declared shapes and types before any
+read (:func:`~hpcswarm.store.reading.check_declared`), ``indptr`` when the file is opened
+(one entry per row of the compressed axis and one more, starting at 0, never decreasing, at
+most one entry per cell of a row, ending at the number of stored values), and every index,
+block by block, before scipy densifies its block. What scipy is then given cannot make it
+write outside its array, so unlike MATLAB v5 files (:mod:`hpcswarm.data.matlab`) this reader
+needs no reading in a child process first.
 """
 
 import h5py
@@ -14,6 +26,7 @@ import numpy as np
 from hpcswarm.data.table import BLOCK_CELLS, MatrixSource
 from hpcswarm.errors import DataError
 from hpcswarm.store.encoding import damaged_file
+from hpcswarm.store.reading import check_declared, checked_read
 
 EXTRA_HINT = "pip install 'hpcswarm[anndata]'"
 
@@ -60,21 +73,86 @@ def _encoding(element):
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def _blocks(path, layer, io, compressed_rows):
-    """Dense float64 blocks along the matrix's own major axis."""
+_SPARSE = {"csr_matrix": ("row", "column"), "csc_matrix": ("column", "row")}
+"""Each sparse encoding: the axis it compresses (``indptr`` has one entry per row of it, and
+one more) and the axis its ``indices`` count."""
+
+
+def _shape(element, kind, path, what):
+    """The matrix's (observations, variables): a sparse one's ``shape`` attribute (two whole
+    numbers, not negative), a dense one's dataset shape (2-D numbers)."""
+    if kind == "array":
+        if not isinstance(element, h5py.Dataset):
+            raise DataError(f"{path}: a damaged AnnData file: {what} is a group, not a dense "
+                            "array")
+        check_declared(element, what, (None, None), "biuf", whole=False)
+        return element.shape
+    shape = np.asarray(element.attrs["shape"])
+    if shape.shape != (2,) or shape.dtype.kind not in "iu" or (shape < 0).any():
+        raise DataError(f"{path}: a damaged AnnData file: {what}'s shape attribute is "
+                        f"{shape.tolist()!r}, not two whole numbers >= 0")
+    return tuple(int(n) for n in shape)
+
+
+def _checked_indptr(element, kind, shape, path, what):
+    """The ``indptr`` of the sparse matrix ``element`` (``kind``) of ``shape``, read once the
+    three arrays' declared shapes and types are found sane, and checked: 0 first, never
+    decreasing, at most one entry per cell of a row, the number of stored values last."""
+    major, minor = _SPARSE[kind]
+    n_major, n_minor = shape if major == "row" else shape[::-1]
+    for key in ("data", "indices", "indptr"):
+        if not isinstance(element.get(key), h5py.Dataset):
+            raise DataError(f"{path}: a damaged AnnData file: {what} has no dataset '{key}'")
+    check_declared(element["data"], f"{what}'s data", (range(n_major * n_minor + 1),),
+                   "biuf", whole=False)
+    n_stored = element["data"].shape[0]
+    check_declared(element["indices"], f"{what}'s indices", (n_stored,), "iu", whole=False)
+    indptr = checked_read(element["indptr"], f"{what}'s indptr", (n_major + 1,), "iu")
+    counts = np.diff(indptr.astype(np.int64))
+    problem = (f"starts at {indptr[0]}, not 0" if indptr[0] != 0
+               else f"runs backwards at {major} {int(np.argmax(counts < 0))}"
+               if (counts < 0).any()
+               else f"gives {major} {int(np.argmax(counts > n_minor))} more entries than its "
+                    f"{n_minor} cells" if (counts > n_minor).any()
+               else f"ends at {indptr[-1]}, not at the {n_stored} stored values"
+               if indptr[-1] != n_stored else None)
+    if problem is not None:
+        raise DataError(f"{path}: a damaged AnnData file: {what}'s indptr {problem}")
+    return indptr.astype(np.int64)
+
+
+def _sparse_block(element, indptr, start, stop, n_minor, path, what, minor):
+    """Rows ``start:stop`` of the compressed axis as a dense float64 block of shape
+    ``(stop - start, n_minor)``, densified by scipy once its indices are found in range (a
+    value stored twice in a cell is summed)."""
+    import scipy.sparse
+
+    first, last = indptr[start], indptr[stop]
+    indices = element["indices"][first:last]
+    data = element["data"][first:last]
+    if indices.size and (indices.min() < 0 or indices.max() >= n_minor):
+        bad = int(indices.min() if indices.min() < 0 else indices.max())
+        raise DataError(f"{path}: a damaged AnnData file: {what} holds the {minor} index "
+                        f"{bad}, outside [0, {n_minor})")
+    block = scipy.sparse.csr_matrix((data, indices, indptr[start:stop + 1] - first),
+                                    shape=(stop - start, n_minor))
+    return block.toarray().astype(np.float64, copy=False)
+
+
+def _blocks(path, layer, indptr):
+    """Dense float64 blocks along the matrix's own major axis (``indptr``: a sparse one's,
+    checked by :func:`_checked_indptr`; None for a dense one)."""
     with h5py.File(path, "r") as f, damaged_file(path, "AnnData file"):
-        element, _ = _matrix(f, layer, path)
+        element, what = _matrix(f, layer, path)
         kind = _encoding(element)
-        if kind in ("csr_matrix", "csc_matrix"):
-            matrix = io.sparse_dataset(element)
-            n_major = matrix.shape[0] if compressed_rows else matrix.shape[1]
-            n_minor = matrix.shape[1] if compressed_rows else matrix.shape[0]
+        if kind in _SPARSE:
+            major, minor = _SPARSE[kind]
+            shape = _shape(element, kind, path, what)
+            n_major, n_minor = shape if major == "row" else shape[::-1]
             step = max(1, BLOCK_CELLS // max(1, n_minor))
             for start in range(0, n_major, step):
-                if compressed_rows:
-                    yield matrix[start:start + step].toarray().astype(np.float64, copy=False)
-                else:
-                    yield matrix[:, start:start + step].toarray().T.astype(np.float64, copy=False)
+                stop = min(n_major, start + step)
+                yield _sparse_block(element, indptr, start, stop, n_minor, path, what, minor)
         else:
             step = max(1, BLOCK_CELLS // max(1, element.shape[1]))
             for start in range(0, element.shape[0], step):
@@ -113,11 +191,11 @@ def read_h5ad(path, *, label=None, layer=None, labels_elsewhere=False):
         if kind not in ("csr_matrix", "csc_matrix", "array"):
             raise DataError(f"{path}: {what} is stored as {kind!r}; expected a dense array or a "
                             "CSR/CSC sparse matrix")
-        shape = tuple(int(n) for n in (element.attrs["shape"] if kind != "array"
-                                       else element.shape))
-    if shape != (len(obs), len(var)):
-        raise DataError(f"{path}: {what} has shape {shape}, obs and var say "
-                        f"{(len(obs), len(var))}")
+        shape = _shape(element, kind, path, what)
+        if shape != (len(obs), len(var)):
+            raise DataError(f"{path}: {what} has shape {shape}, obs and var say "
+                            f"{(len(obs), len(var))}")
+        indptr = _checked_indptr(element, kind, shape, path, what) if kind in _SPARSE else None
     samples = [str(n) for n in obs.index]
     genes = [str(n) for n in var.index]
     if labels_elsewhere:
@@ -136,7 +214,7 @@ def read_h5ad(path, *, label=None, layer=None, labels_elsewhere=False):
     csc = kind == "csc_matrix"
     return MatrixSource(
         shape=(shape[1], shape[0]) if csc else shape, rows_are_genes=csc, labels=labels,
-        blocks=lambda: _blocks(path, layer, io, compressed_rows=not csc),
+        blocks=lambda: _blocks(path, layer, indptr),
         row_names=genes if csc else samples, col_names=samples if csc else genes,
         sources=[("source", path)])
 

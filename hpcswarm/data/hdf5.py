@@ -57,6 +57,7 @@ from hpcswarm.data.values import checked, recorded
 from hpcswarm.errors import DataError
 from hpcswarm.store.atomic import atomic_hdf5
 from hpcswarm.store.encoding import check_tag, damaged_file, decode_value, read_tag, tag
+from hpcswarm.store.reading import check_declared, checked_read, parse_json
 
 ENCODING_TYPE = "hpcswarm-dataset"
 ENCODING_VERSION = "0.2.0"
@@ -236,19 +237,23 @@ class FileDestination:
         return MatrixTarget(self.f, n_samples, n_genes, dtype, genes_rows)
 
 
-def _strings(f, key, path, length=None):
+def _strings(f, key, path, length):
+    """The names of the string dataset ``key``, or None when the file has none; ``length``
+    is their number (an int) or the ``range`` it may lie in, checked before they are read
+    (:func:`~hpcswarm.store.reading.checked_read`)."""
     if key not in f:
         return None
-    names = [decode_value(v) for v in f[key][()].tolist()]
-    if length is not None and len(names) != length:
-        raise DataError(f"{path}: '{key}' has {len(names)} entries, expected {length}")
-    return names
+    dset = f[key]
+    if isinstance(length, int) and dset.ndim == 1 and dset.shape[0] != length:
+        raise DataError(f"{path}: '{key}' has {dset.shape[0]} entries, expected {length}")
+    return [decode_value(v) for v in checked_read(dset, f"'{key}'", (length,), "T").tolist()]
 
 
 def _json_or_text(value):
-    """The ``options`` attribute as a dict (it is stored as JSON text)."""
+    """The ``options`` attribute as a dict (it is stored as JSON text, nested at most
+    :data:`~hpcswarm.store.reading.MAX_JSON_DEPTH` deep)."""
     try:
-        return json.loads(value)
+        return parse_json(value)
     except (TypeError, json.JSONDecodeError):
         return value
 
@@ -296,6 +301,7 @@ def _mapped_or_read(f, key, path):
     if offset is not None:
         return np.memmap(path, mode="r", dtype=dset.dtype, offset=offset, shape=dset.shape,
                          order="C"), None
+    check_declared(dset, f"'{key}'", (None, None), "f")  # its size, before it is allocated
     values = np.empty(dset.shape, dtype=dset.dtype.newbyteorder("="))
     try:
         if values.size:
@@ -374,11 +380,11 @@ def open_dataset(path, *, check_values=True):
         raise DataError(f"{path}: cannot open as HDF5 ({exc})") from None
     with f, damaged_file(path, "dataset"):
         _check_layout(f, path)
-        dset = f["X"]
-        y = f["y"][()].astype(np.int64)
-        class_names = _strings(f, "class_names", path)
-        gene_names = _strings(f, "gene_names", path, dset.shape[1])
-        sample_names = _strings(f, "sample_names", path, dset.shape[0])
+        n_samples, n_genes = f["X"].shape
+        y = checked_read(f["y"], "'y'", (n_samples,), "iu").astype(np.int64)
+        class_names = _strings(f, "class_names", path, range(n_samples + 1))
+        gene_names = _strings(f, "gene_names", path, n_genes)
+        sample_names = _strings(f, "sample_names", path, n_samples)
         attrs = {decode_value(k): decode_value(v) for k, v in f.attrs.items()
                  if k not in ("encoding-type", "encoding-version", *CHECK_ATTRIBUTES)}
         findings = _recorded_findings(f, path)

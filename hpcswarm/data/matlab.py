@@ -19,6 +19,7 @@ from hpcswarm.data.table import RawTable
 from hpcswarm.data.textio import check_readable
 from hpcswarm.errors import DataError
 from hpcswarm.store.encoding import damaged_file
+from hpcswarm.store.reading import checked_read
 
 
 def _matrix(value, name, path):
@@ -95,9 +96,16 @@ def _read_v73(path, x_var, y_var):
             if not isinstance(f.get(name), h5py.Dataset):
                 raise DataError(f"{path}: no variable {name!r} (choose with --x-var/--y-var)")
         # MATLAB stores column-major arrays: h5py sees every matrix transposed.
-        X = _matrix(f[x_var][()], x_var, path).T
+        X = _matrix(_whole(f[x_var], x_var), x_var, path).T
         labels = _labels_v73(f, f[y_var], y_var, path)
     return X, labels
+
+
+def _whole(dset, name):
+    """The values of the variable ``name`` (dataset ``dset``), once the memory they declare
+    is found to fit (:func:`~hpcswarm.store.reading.checked_read`); their type and shape are
+    checked by the caller, in MATLAB's words."""
+    return checked_read(dset, f"variable {name!r}", (None,) * dset.ndim, None)
 
 
 def _matlab_class(dset):
@@ -109,7 +117,7 @@ def _char_rows(dset):
     sees the matrix transposed, one string per column)."""
     if dset.attrs.get("MATLAB_empty"):
         return [""]
-    codes = np.atleast_2d(dset[()])
+    codes = np.atleast_2d(_whole(dset, dset.name))
     return ["".join(map(chr, codes[:, j].tolist())).strip() for j in range(codes.shape[1])]
 
 
@@ -121,7 +129,7 @@ def _labels_v73(f, dset, name, path):
         return np.array(_char_rows(dset), dtype=object)
     if kind == "cell":
         labels = []
-        for ref in np.asarray(dset[()]).T.ravel():
+        for ref in np.asarray(_whole(dset, name)).T.ravel():
             cell = f[ref]
             if _matlab_class(cell) != "char":
                 raise DataError(f"{path}: variable {name!r} is a cell array of "
@@ -132,7 +140,7 @@ def _labels_v73(f, dset, name, path):
                                 f"{len(rows)} strings, expected one")
             labels.append(rows[0])
         return np.array(labels, dtype=object)
-    values = dset[()]
+    values = _whole(dset, name)
     if values.dtype.kind not in "iufb":
         raise DataError(f"{path}: variable {name!r} is {kind or values.dtype} data, expected "
                         "numeric labels, a char matrix or a cell array of strings")

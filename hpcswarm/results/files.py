@@ -43,7 +43,6 @@ With ``refine`` the table gains the :data:`REFINED_COLUMNS` of the refined subse
 attribute ``refine``); a report shows them as their own method, ``NAME+prune``.
 """
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
@@ -60,6 +59,7 @@ from hpcswarm.signatures.stability import GeneSimilarity, gene_similarity, stabi
 from hpcswarm.store.atomic import atomic_hdf5, special_kind
 from hpcswarm.store.encoding import (check_tag, damaged_file, decode_value, finite, json_text, tag,
                                      tags)
+from hpcswarm.store.reading import checked_read, parse_json
 from hpcswarm.store.records import (BIAS_NOTE, SEARCH_ENCODING, FrontPoint, History,
                               TaskRecord)
 
@@ -294,10 +294,16 @@ def _write_similarity(f, similarity):
     _array(group, "weight", np.asarray(similarity.weight, dtype=np.float64))
 
 
-def _read_similarity(group, path):
+def _read_similarity(group, path, n_genes):
+    """The ``/gene_similarity`` group: at most ``n_genes`` genes and one entry per pair of
+    them (``first < second``), each array checked before it is read."""
     check_tag(group, _SIMILARITY, path, "gene similarity")
-    return GeneSimilarity(group["genes"][()], group["first"][()], group["second"][()],
-                          group["weight"][()], float(group.attrs["threshold"]))
+    genes = checked_read(group["genes"], "'gene_similarity/genes'", (range(n_genes + 1),), "iu")
+    pairs = (range(genes.size * (genes.size - 1) // 2 + 1),)
+    first = checked_read(group["first"], "'gene_similarity/first'", pairs, "iu")
+    second, weight = (checked_read(group[name], f"'gene_similarity/{name}'", first.shape, kind)
+                      for name, kind in (("second", "iu"), ("weight", "f")))
+    return GeneSimilarity(genes, first, second, weight, float(group.attrs["threshold"]))
 
 
 # ------------------------------------------------------------------ reading
@@ -393,16 +399,20 @@ def read_results(path):
         attrs = {k: decode_value(v) for k, v in f.attrs.items()}
         for key in ("job", "params"):
             if isinstance(attrs.get(key), str) and attrs[key]:
-                attrs[key] = json.loads(attrs[key])
-        table = _read_table(f["tasks"], path)
+                attrs[key] = parse_json(attrs[key])
+        gene_names = [decode_value(v) for v in
+                      checked_read(f["gene_names"], "'gene_names'", (None,), "T").tolist()]
+        class_names = [decode_value(v) for v in
+                       checked_read(f["class_names"], "'class_names'", (None,), "T").tolist()]
+        n_genes = len(gene_names)
+        n_samples = int(attrs["n_samples"]) if "n_samples" in attrs else None
+        table = _read_table(f["tasks"], path, _task_groups(f["runs"]))
         tasks = [TaskRecord.from_hdf5(f["runs"][f"run-{int(run):03d}"][f"fold-{int(fold):02d}"],
                                       {k: v[i] for k, v in table.items()},
-                                      attrs.get("refine") or "")
+                                      attrs.get("refine") or "", n_genes, n_samples)
                  for i, (run, fold) in enumerate(zip(table.run, table.fold))]
-        gene_names = [decode_value(v) for v in f["gene_names"][()].tolist()]
-        class_names = [decode_value(v) for v in f["class_names"][()].tolist()]
-        final = FinalSignature.from_hdf5(f["final"], path) if "final" in f else None
-        similarity = (_read_similarity(f["gene_similarity"], path)
+        final = FinalSignature.from_hdf5(f["final"], path, n_genes) if "final" in f else None
+        similarity = (_read_similarity(f["gene_similarity"], path, n_genes)
                       if "gene_similarity" in f else None)
     _check_gene_columns(path, len(gene_names), tasks, final)
     refined = [t.refined.genes for t in tasks if t.refined is not None]
@@ -436,13 +446,24 @@ def _check_columns(path, where, genes, n_genes):
                         f"outside the {n_genes} genes")
 
 
-def _read_table(group, path):
-    """The :class:`TaskTable` of a ``/tasks`` group; DataError for a column it does not know."""
+def _task_groups(runs):
+    """How many task groups ``/runs`` holds (``run-RRR/fold-FF``), each a row of the table."""
+    return sum(len(run) for run in runs.values())
+
+
+def _read_table(group, path, n_tasks):
+    """The :class:`TaskTable` of a ``/tasks`` group, whose columns may hold at most
+    ``n_tasks`` rows, all as many (checked before they are read); DataError for a column it
+    does not know."""
     unknown = sorted(set(group) - set(_TABLE_COLUMNS))
     if unknown:
         raise DataError(f"{path}: unknown task table column(s) {', '.join(unknown)} (written "
                         f"by another hpcswarm version?)")
-    return TaskTable(**{column: group[column][()] for column in group})
+    rows, table = (range(n_tasks + 1),), {}
+    for column in group:
+        table[column] = checked_read(group[column], f"'tasks/{column}'", rows, "iuf")
+        rows = table[column].shape
+    return TaskTable(**table)
 
 
 def _looks_like_json(path):
@@ -461,7 +482,7 @@ def read_search_document(path):
     """
     path = Path(path)
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = parse_json(path.read_text(encoding="utf-8"))
         kind, version = document.get("encoding-type"), str(document.get("encoding-version"))
     except (ValueError, UnicodeDecodeError, AttributeError) as exc:
         raise DataError(f"{path}: not an hpcswarm results file nor a search's JSON "

@@ -48,8 +48,11 @@ from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.results.files import task_table
 from hpcswarm.store.atomic import atomic_hdf5
 from hpcswarm.store.encoding import check_tag, decode_value, read_tag, tag
+from hpcswarm.store.reading import check_declared, checked_read, parse_json
 from hpcswarm.store.records import TaskRecord
-from hpcswarm.swarm.statetree import decode_state
+from hpcswarm.swarm.snapshot import SWARM_ARRAYS
+from hpcswarm.swarm.state import RNG_STATE_BYTES
+from hpcswarm.swarm.statetree import ARRAY_KINDS, decode_state
 
 ENCODING = ("hpcswarm-checkpoint", "0.2.0")
 _SNAPSHOT = ("hpcswarm-snapshot", "0.2.0")
@@ -118,11 +121,26 @@ def _write_record(finished, number, record, group_index):
         group.attrs["refine"] = record.refined.method
 
 
-def _read_record(group):
-    """The record :func:`_write_record` wrote in ``group``."""
+def _read_record(group, n_genes=None, n_samples=None):
+    """The record :func:`_write_record` wrote in ``group``; its index arrays may declare at
+    most ``n_genes`` genes and ``n_samples`` samples (when given)."""
     refine = group.attrs.get("refine")
     return TaskRecord.from_hdf5(group, group.attrs,
-                                "" if refine is None else decode_value(refine))
+                                "" if refine is None else decode_value(refine), n_genes,
+                                n_samples)
+
+
+def _snapshot_shape(name, dataset, n_particles, n_genes):
+    """The shape a snapshot's array ``name`` may declare (:data:`SWARM_ARRAYS`' dimensions,
+    each of particles and genes at most ``n_particles`` and ``n_genes`` when given; any,
+    within the memory, for an array the swarm does not list)."""
+    spec = SWARM_ARRAYS.get(name)
+    if spec is None:
+        return (None,) * dataset.ndim
+    limits = {"particles": n_particles, "genes": n_genes}
+    return tuple(RNG_STATE_BYTES if dim == "rng"
+                 else None if limits[dim] is None else range(limits[dim] + 1)
+                 for dim in spec.shape)
 
 
 _COUNT_PAIRS = (("train_correct", "train_total"), ("test_correct", "test_total"),
@@ -289,7 +307,12 @@ class Checkpoint:
         impossible value (:func:`record_problem`), is a :class:`DataError` (a damaged
         checkpoint) before any work.
     n_genes, n_samples : int, optional
-        The dataset's size, which bounds the gene and sample indices of the records.
+        The dataset's size, which bounds the gene and sample indices of the records and the
+        genes of a snapshot's swarm.
+    n_particles : int, optional
+        The most particles a snapshot's swarm may hold (the method's swarm size on all the
+        dataset's genes). Every array's declared shape is checked against these sizes and
+        the memory before it is read (:func:`~hpcswarm.store.reading.checked_read`).
     check_snapshot : callable, optional
         With ``read_all``, ``check_snapshot(snapshot)`` on every snapshot read
         (:meth:`snapshot`): a :class:`DataError` when one holds a value no search of the
@@ -305,9 +328,9 @@ class Checkpoint:
     """
 
     def __init__(self, path, identity, n_tasks, read_all=False, *, n_genes=None,
-                 n_samples=None, check_snapshot=None):
+                 n_samples=None, n_particles=None, check_snapshot=None):
         self.path = Path(path)
-        self.n_genes, self.n_samples = n_genes, n_samples
+        self.n_genes, self.n_samples, self.n_particles = n_genes, n_samples, n_particles
         self.check_snapshot = check_snapshot
         try:
             self._file = h5py.File(self.path, "r")
@@ -342,7 +365,8 @@ class Checkpoint:
         results = {}
         for number in sorted(self.finished):
             try:
-                record = _read_record(self._file["finished"][_name(number)])
+                record = _read_record(self._file["finished"][_name(number)], self.n_genes,
+                                      self.n_samples)
                 problem = record_problem(record, self.n_genes, self.n_samples)
             except (KeyError, OSError, ValueError, TypeError, AttributeError) as exc:
                 raise self._damaged(f"the record of finished task {_name(number)}",
@@ -377,7 +401,7 @@ class Checkpoint:
                             f"resumed by this hpcswarm (it reads {ENCODING[1]}){pickled}; "
                             "the job must restart: run it again with --overwrite (the work "
                             "the checkpoint holds is lost)")
-        stored = with_later_params(json.loads(decode_value(f.attrs["identity"])))
+        stored = with_later_params(parse_json(decode_value(f.attrs["identity"])))
         expected = json.loads(json.dumps(identity, sort_keys=True))
         differing = [key for key in sorted(set(stored) | set(expected))
                      if stored.get(key) != expected.get(key)]
@@ -396,12 +420,19 @@ class Checkpoint:
 
     def snapshot(self, number):
         """The snapshot of task ``number`` as :func:`take_snapshot` made it, and ``source``:
-        this file's path, which a damaged snapshot's error names."""
+        this file's path, which a damaged snapshot's error names. Each array's declared shape
+        and type are checked first (ValueError naming it)."""
         group = self._file["inflight"][_name(number)]
-        arrays = {key: group[key][()] for key in group if key != "method_state"}
+        arrays = {key: checked_read(group[key], f"'{group[key].name}'",
+                                    _snapshot_shape(key, group[key], self.n_particles,
+                                                    self.n_genes), "biuf")
+                  for key in group if key != "method_state"}
         method = group["method_state"]
+        check_declared(method["tree"], f"'{method.name}/tree'", (), "T")
         state = {"tree": method["tree"].asstr()[()],
-                 "arrays": {key: array[()] for key, array in method["arrays"].items()}}
+                 "arrays": {key: checked_read(array, f"'{array.name}'", (None,) * array.ndim,
+                                              ARRAY_KINDS)
+                            for key, array in method["arrays"].items()}}
         return {"iteration": group.attrs["iteration"],  # checked when it is restored
                 "elapsed": float(group.attrs["elapsed"]), "arrays": arrays,
                 "method_state": state, "source": str(self.path)}

@@ -177,15 +177,19 @@ def snapshot_check(job, n_genes):
 
 def open_checkpoint(job, identity, n_tasks, world, resume, dataset):
     """The checkpoint to resume (every rank reads it), or None; a wrong one fails everywhere.
-    The ``dataset``'s size bounds the gene and sample indices of its records; world rank 0
-    checks every snapshot it holds (:func:`snapshot_check`) before any work, so that a
-    damaged one is refused with the checkpoint left as it was."""
+    The ``dataset``'s size bounds the gene and sample indices of its records, and with the
+    method's swarm size on all its genes (the most any task's search runs) the shapes of
+    its snapshots; world rank 0 checks every snapshot it holds (:func:`snapshot_check`)
+    before any work, so that a damaged one is refused with the checkpoint left as it was."""
     if not (resume and job.checkpoint.exists()):
         return None
     previous, problem = None, None
+    n_particles = algorithm_class(job.spec.algorithm).swarm_size(job.spec.params,
+                                                                 dataset.n_genes)
     try:
         previous = Checkpoint(job.checkpoint, identity, n_tasks, read_all=world.rank == 0,
                               n_genes=dataset.n_genes, n_samples=dataset.n_samples,
+                              n_particles=n_particles,
                               check_snapshot=snapshot_check(job, dataset.n_genes))
     except (DataError, ParameterError) as exc:
         problem = (type(exc).__name__, str(exc))

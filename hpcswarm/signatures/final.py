@@ -31,7 +31,6 @@ datasets ``genes`` (the signature, int64 columns), ``search_genes`` (the search'
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -40,6 +39,7 @@ import numpy as np
 from hpcswarm.signatures.genelist import gene_table
 from hpcswarm.signatures.stability import stability_summary
 from hpcswarm.store.encoding import check_tag, decode_value, json_text, tag
+from hpcswarm.store.reading import checked_read, parse_json
 from hpcswarm.store.records import TaskRecord
 
 ENCODING = ("hpcswarm-final-signature", "0.1.0")
@@ -107,16 +107,24 @@ class FinalSignature:
         group.attrs["stability"] = json_text(self.stability)
 
     @classmethod
-    def from_hdf5(cls, group, path="") -> FinalSignature:
-        """Read the group written by :meth:`to_hdf5`."""
+    def from_hdf5(cls, group, path="", n_genes=None) -> FinalSignature:
+        """Read the group written by :meth:`to_hdf5`; with ``n_genes`` (the results file's
+        genes), its gene lists may declare at most that many genes, and its frequencies one
+        per signature gene (checked before they are read)."""
         check_tag(group, ENCODING, path, "final signature")
         attrs = {key: decode_value(value) for key, value in group.attrs.items()}
-        return cls(group["genes"][()].astype(np.int64), group["search_genes"][()].astype(np.int64),
+        lengths = (None if n_genes is None else range(n_genes + 1),)
+
+        def read(name, shape, kinds):
+            return checked_read(group[name], f"'final/{name}'", shape, kinds)
+
+        genes = read("genes", lengths, "iu").astype(np.int64)
+        return cls(genes, read("search_genes", lengths, "iu").astype(np.int64),
                    str(attrs["refine"]), tuple(int(v) for v in attrs["spawn_key"]),
                    int(attrs["inner_correct"]), int(attrs["inner_total"]),
-                   group["frequency"][()].astype(np.float64), json.loads(attrs["estimate"]),
-                   json.loads(attrs["stability"]),
-                   group["subsample_frequency"][()].astype(np.float64)
+                   read("frequency", genes.shape, "f").astype(np.float64),
+                   parse_json(attrs["estimate"]), parse_json(attrs["stability"]),
+                   read("subsample_frequency", genes.shape, "f").astype(np.float64)
                    if "subsample_frequency" in group else None)
 
     def as_json(self, gene_names: Sequence[str]) -> dict:

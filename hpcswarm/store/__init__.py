@@ -9,11 +9,14 @@
   stored object, values made plain for JSON and HDF5 attributes.
 - :mod:`~hpcswarm.store.records`: typed results (a task's record, its Pareto front, its refined
   subset, its history) and their HDF5 and JSON encodings.
+- :mod:`~hpcswarm.store.reading`: what every reader of a file trusts only once checked: an
+  array's declared shape and type (before it is read) and JSON's nesting depth.
 
 Why together, and why at the bottom: every file hpcswarm writes, from a converted dataset to
-a job's results and checkpoint, goes through these four, so that the data layer (which writes
-datasets) and the swarm (whose history rows are the records' fields) use them without
-reaching up; reading a results file reads records and loads no engine.
+a job's results and checkpoint, goes through these, and every file it reads back through the
+last, so that the data layer (which writes datasets) and the swarm (whose history rows are the
+records' fields) use them without reaching up; reading a results file reads records and loads
+no engine.
 
 May import: the root's foundation only (:mod:`hpcswarm.errors`, :mod:`hpcswarm.system`,
 :mod:`hpcswarm.comm`); it uses :mod:`hpcswarm.errors`. Every other package may import it.

@@ -17,6 +17,9 @@ Encodings, both to and from the existing layout:
   reads it back with the task's row of the ``/tasks`` table, which holds the counts. A task
   group of encoding-version 0.1.0 has no counts per class, one of 0.2.0 none of the
   baselines: they read as absent.
+  Every array is read through :func:`hpcswarm.store.reading.checked_read`: its declared
+  length is checked against the dataset's genes and samples (when the reader knows them)
+  and the memory before it is read.
 - JSON: :meth:`TaskRecord.as_json` gives plain values (lists, numbers, strings);
   :meth:`TaskRecord.from_json` reads them, and also the plain dict a task result was before
   records existed (a checkpoint written then).
@@ -24,13 +27,13 @@ Encodings, both to and from the existing layout:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, fields
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from hpcswarm.store.encoding import finite, json_text, tag
+from hpcswarm.store.reading import checked_read, parse_json
 
 HISTORY_FIELDS = (
     "iteration",
@@ -141,6 +144,17 @@ def _genes(values: Any) -> np.ndarray:
 
 def _array(parent: Any, name: str, data: np.ndarray) -> None:
     tag(parent.create_dataset(name, data=data), _ARRAY)
+
+
+def _at_most(bound: int | None) -> range | None:
+    """The lengths an array of distinct indices below ``bound`` may have (None: unknown)."""
+    return None if bound is None else range(int(bound) + 1)
+
+
+def _read(group: Any, name: str, shape: tuple, kinds: str) -> np.ndarray:
+    """The dataset ``name`` of ``group``, read once its declared shape and type are found
+    allowed (:func:`~hpcswarm.store.reading.checked_read`)."""
+    return checked_read(group[name], f"'{group.name}/{name}'", shape, kinds)
 
 
 @dataclass(frozen=True, eq=False)
@@ -482,35 +496,46 @@ class TaskRecord(_Record):
         return task
 
     @classmethod
-    def from_hdf5(cls, task: Any, row: Mapping[str, Any], refine: str = "") -> TaskRecord:
+    def from_hdf5(cls, task: Any, row: Mapping[str, Any], refine: str = "",
+                  n_genes: int | None = None, n_samples: int | None = None) -> TaskRecord:
         """The record of a task group (:meth:`to_hdf5`) and its row of the ``/tasks`` table
         (a mapping of column -> value; the ``refined_*`` columns with a refinement named
         ``refine``). Columns a file lacks (PCA before it was kept) read as 0; counts per
-        class it lacks (before they were kept) as absent."""
+        class it lacks (before they were kept) as absent.
+
+        ``n_genes`` and ``n_samples`` (those of the dataset, when the reader knows them)
+        bound the lengths the gene and sample index arrays (and the counts per class) may
+        declare: each is checked, with its type and the memory it needs, before it is read
+        (ValueError naming it)."""
+        genes, samples = (_at_most(n_genes),), (_at_most(n_samples),)
         refined = None
         if "refined_genes" in task:
+            kept = _read(task, "refined_genes", genes, "iu")
             refined = RefinedSubset(
-                refine, task["refined_genes"][()], task["refined_removed"][()],
+                refine, kept, _read(task, "refined_removed", genes, "iu"),
                 *(int(row[f"refined_{k}"]) for k in ("train_correct", "train_total",
                                                      "test_correct", "test_total")),
-                task["refined_frequency"][()] if "refined_frequency" in task else None,
-                *_read_class_counts(task, "refined_test"))
+                _read(task, "refined_frequency", kept.shape, "f")
+                if "refined_frequency" in task else None,
+                *_read_class_counts(task, "refined_test", n_samples))
         preprocessing = task.attrs.get("preprocessing")
         class_counts = {}
         for prefix in _CLASS_COUNTED:
             (class_counts[f"{prefix}_class_correct"],
-             class_counts[f"{prefix}_class_total"]) = _read_class_counts(task, prefix)
+             class_counts[f"{prefix}_class_total"]) = _read_class_counts(task, prefix, n_samples)
         return cls(
             run=int(row["run"]), fold=int(row["fold"]),
             spawn_key=tuple(int(k) for k in task.attrs["spawn_key"]),
-            genes=task["selected_genes"][()], train_fitness=float(row["train_fitness"]),
+            genes=_read(task, "selected_genes", genes, "iu"),
+            train_fitness=float(row["train_fitness"]),
             **{k: int(row.get(k, 0)) for k in _COUNTS},
             pca_components=float(row.get("pca_components", 0.0)),
             seconds=float(row["seconds"]), history=read_history(task),
-            extra=json.loads(_text(task.attrs["extra"])), front=tuple(read_front(task)),
-            refined=refined, train_index=task["train_index"][()],
-            test_index=task["test_index"][()],
-            preprocessing=None if preprocessing is None else json.loads(_text(preprocessing)),
+            extra=parse_json(_text(task.attrs["extra"])),
+            front=tuple(read_front(task, n_genes)),
+            refined=refined, train_index=_read(task, "train_index", samples, "iu"),
+            test_index=_read(task, "test_index", samples, "iu"),
+            preprocessing=None if preprocessing is None else parse_json(_text(preprocessing)),
             group=int(row.get("group", task.attrs["group"])), **class_counts)
 
 
@@ -522,13 +547,14 @@ def _class_counts(task: Any, prefix: str, class_correct: tuple, class_total: tup
         _array(task, f"{prefix}_class_total", np.array(class_total, np.int64))
 
 
-def _read_class_counts(task: Any, prefix: str) -> tuple:
+def _read_class_counts(task: Any, prefix: str, n_samples: int | None = None) -> tuple:
     """``(class_correct, class_total)`` that :func:`_class_counts` wrote, or two empty
-    tuples (a group written before they were kept)."""
+    tuples (a group written before they were kept); one count per class, so at most
+    ``n_samples`` of each (when known), checked before they are read."""
     if f"{prefix}_class_total" not in task:
         return (), ()
-    return (_counts(task[f"{prefix}_class_correct"][()]),
-            _counts(task[f"{prefix}_class_total"][()]))
+    total = _read(task, f"{prefix}_class_total", (_at_most(n_samples),), "iu")
+    return _counts(_read(task, f"{prefix}_class_correct", total.shape, "iu")), _counts(total)
 
 
 def _text(value: Any) -> str:
@@ -536,9 +562,10 @@ def _text(value: Any) -> str:
 
 
 def read_history(task: Any) -> History:
-    """The history of a task group, with the columns the file names."""
-    dataset = task["history"]
-    return History(tuple(_text(c) for c in dataset.attrs["columns"]), dataset[()])
+    """The history of a task group, with the columns the file names (one per column of its
+    values, checked before they are read)."""
+    columns = tuple(_text(c) for c in task["history"].attrs["columns"])
+    return History(columns, _read(task, "history", (None, len(columns)), "f"))
 
 
 def write_front(task: Any, front: Sequence[FrontPoint]) -> None:
@@ -556,13 +583,20 @@ def write_front(task: Any, front: Sequence[FrontPoint]) -> None:
     _array(group, "offsets", np.cumsum([0] + [g.size for g in genes]).astype(np.int64))
 
 
-def read_front(task: Any) -> list:
-    """A task's front from its group (:func:`write_front`); empty for files without one."""
+def read_front(task: Any, n_genes: int | None = None) -> list:
+    """A task's front from its group (:func:`write_front`); empty for files without one.
+
+    Each array's declared length is checked before it is read: one point per size, so at
+    most ``n_genes + 1`` points (when ``n_genes`` is known), ``genes`` as long as the sizes
+    add up to, ``offsets`` one more than the points."""
     if "front" not in task:
         return []
     group = task["front"]
-    columns = {name: group[name][()] for name in FRONT_FIELDS[1:]}
-    genes, offsets = group["genes"][()], group["offsets"][()]
+    sizes = _read(group, "size", (_at_most(None if n_genes is None else n_genes + 1),), "iu")
+    columns = {name: _read(group, name, sizes.shape, "f" if name == "fitness" else "iu")
+               for name in FRONT_FIELDS[1:]}
+    genes = _read(group, "genes", (int(sizes.sum(dtype=np.int64)),), "iu")
+    offsets = _read(group, "offsets", (sizes.size + 1,), "iu")
     return [FrontPoint(genes[offsets[i]:offsets[i + 1]], float(columns["fitness"][i]),
                        *(int(columns[name][i]) for name in FRONT_FIELDS[2:]))
             for i in range(offsets.size - 1)]

@@ -37,6 +37,7 @@ import math
 
 import numpy as np
 
+from hpcswarm.store.reading import parse_json
 from hpcswarm.swarm.state import (RNG_STATE_BYTES, pack_rng, rng_state_problem,
                                   unpack_rng)
 
@@ -177,9 +178,10 @@ def decode_state(state):
     Raises
     ------
     ValueError
-        Saying what does not read back (damaged JSON, a missing array, an unknown node).
+        Saying what does not read back (damaged JSON, JSON nested deeper than
+        :data:`~hpcswarm.store.reading.MAX_JSON_DEPTH`, a missing array, an unknown node).
     """
     try:
-        return _Decoder(state["arrays"]).decode(json.loads(state["tree"]))
+        return _Decoder(state["arrays"]).decode(parse_json(state["tree"]))
     except (KeyError, TypeError, OverflowError) as exc:  # a node of the wrong shape
         raise ValueError(f"{type(exc).__name__}: {exc}") from None
