@@ -100,7 +100,9 @@ def _terminate_when_writing(command, folder, pattern):
 
 
 def test_sigterm_during_convert_removes_its_temporary_files(tmp_path):
-    source = _csv(tmp_path / "big.csv", 400, 3000, seed=1)
+    # Large enough that the conversion is still writing when the signal comes, on a loaded
+    # machine too (at 400 samples the signal could arrive after the output was complete).
+    source = _csv(tmp_path / "big.csv", 1200, 3000, seed=1)
     out = tmp_path / "out"
     out.mkdir()
     status, err = _terminate_when_writing(
