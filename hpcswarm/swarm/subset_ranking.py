@@ -27,6 +27,15 @@ def size_limit(max_size, n_genes):
     return n_genes if max_size == 0 else min(max_size, n_genes)
 
 
+def limit_problem(problem, state, params, n_genes):
+    """``problem`` (the account's, :meth:`SearchAlgorithm.state_problem`) or, if there is
+    none, what is wrong with a snapshot's ``limit``: the last size of ``max_size``."""
+    if problem is not None:
+        return problem
+    limit = size_limit(params["max_size"], n_genes)
+    return None if state["limit"] == limit else f"'limit' is {state['limit']}, not {limit}"
+
+
 class SFR(SearchAlgorithm):
     """Wrapper single feature ranking (Xue, Zhang & Browne 2012, Algorithm 1).
 
@@ -61,12 +70,10 @@ class SFR(SearchAlgorithm):
         """The account's ties (:meth:`SearchAlgorithm.state_problem`), and SFR's: the last d
         of ``max_size``, the prefix the first ``iteration + 1`` genes of ``order`` and the
         curve one fitness per prefix scored."""
-        problem = super().state_problem(state, params, n_genes)
+        problem = limit_problem(super().state_problem(state, params, n_genes), state, params,
+                                n_genes)
         if problem is not None:
             return problem
-        limit = size_limit(params["max_size"], n_genes)
-        if state["limit"] != limit:
-            return f"'limit' is {state['limit']}, not {limit}"
         prefix = np.zeros(n_genes, dtype=bool)
         prefix[state["order"][:state["iteration"] + 1]] = True
         if not np.array_equal(state["prefix"], prefix):
@@ -179,12 +186,10 @@ class FSR(SearchAlgorithm):
         of ``max_size``; ``subsets`` holds, for d = 1, 2, ... up to one a round, a record of
         the size d, its fitness and its d distinct gene indices, the last of which are
         ``subset``; ``streams`` are a generator per particle and the swarm's."""
-        problem = super().state_problem(state, params, n_genes)
+        problem = limit_problem(super().state_problem(state, params, n_genes), state, params,
+                                n_genes)
         if problem is not None:
             return problem
-        limit = size_limit(params["max_size"], n_genes)
-        if state["limit"] != limit:
-            return f"'limit' is {state['limit']}, not {limit}"
         streams = state["streams"]
         generators = (isinstance(streams, (list, tuple)) and len(streams) == 2
                       and isinstance(streams[0], list) and [*streams[0], streams[1]])
