@@ -44,8 +44,11 @@ class Param:
     high : float, optional
         Upper bound of a number, inclusive unless ``high_open`` (an integer's default:
         :data:`INT_HIGH`).
-    low_open, high_open : bool, default False
-        ``low`` or ``high`` itself is refused: a setting whose bound can only give nothing (a
+    low_open : bool, default False
+        ``low`` itself is refused: a setting at that bound can only give nothing (a local
+        search that flips a share 0 of the genes flips none).
+    high_open : bool, default False
+        ``high`` itself is refused: a setting at that bound can only give nothing (a
         selection threshold of 1 on positions in [0, 1] selects no gene).
     choices : tuple of str, optional
         Allowed values of a ``"choice"`` parameter.
