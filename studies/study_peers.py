@@ -38,9 +38,10 @@ spawn key as the results file records them, with a word the job never spawns.
 Each peer's genes are tested as VLPSO's are: 1-NN trained on the scaled training rows and
 tested on the scaled test rows (:func:`hpcswarm.fitness.score_split`, the engine's own
 figures; VLPSO's are recomputed the same way and must equal the file's). Per set and row:
-mean test accuracy over runs (sd), the balanced accuracy (scikit-learn's
-``balanced_accuracy_score`` of the same predictions, the folds of a run pooled, so that every
-sample is predicted once; mean and sd over runs), the one-sided per-fold paired Wilcoxon
+mean test accuracy over runs (sd), the balanced accuracy (the folds of a run pooled, so that
+every sample is predicted once: the per-class counts of their Scores added up,
+:attr:`hpcswarm.fitness.Score.balanced_accuracy`, scikit-learn's ``balanced_accuracy_score``
+of the same predictions; mean and sd over runs), the one-sided per-fold paired Wilcoxon
 signed-rank test of VLPSO against the peer in both directions
 (:func:`hpcswarm.results.significance.signed_rank_test`, the report's test), with the pairs
 that differ and the smallest p they can reach, the mean size, and the wall seconds per task
@@ -63,13 +64,12 @@ import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.feature_selection import f_classif
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import balanced_accuracy_score
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.multiclass import OneVsRestClassifier
 from threadpoolctl import threadpool_limits
 
 from hpcswarm.data import load_dataset
-from hpcswarm.fitness import predict_split, score_split
+from hpcswarm.fitness import score_split
 from hpcswarm.results.significance import signed_rank_test
 from hpcswarm.selection.preprocess import fit
 
@@ -198,61 +198,57 @@ def cached_selections(cache, task, X_train, y_train, seed):
     return peers
 
 
-def tested(X_train, y_train, X_test, y_test, genes):
-    """(test accuracy, predicted labels) of 1-NN on ``genes``; the empty subset predicts no
-    class (every sample wrong, as :func:`score_split` counts it)."""
+def tested(X_train, y_train, X_test, y_test, genes, classes):
+    """The Score of 1-NN on ``genes``, counted per class of ``classes`` (the dataset's labels,
+    so that the Scores of a run's folds add up class by class); the empty subset scores no
+    correct prediction."""
     mask = np.zeros(X_train.shape[1], dtype=bool)
     mask[np.asarray(genes, dtype=np.int64)] = True
-    accuracy = score_split(X_train, y_train, X_test, y_test, mask, 1).accuracy
-    predicted = (predict_split(X_train, y_train, X_test, mask, 1) if mask.any()
-                 else np.full(y_test.shape, -1))
-    return accuracy, predicted
+    return score_split(X_train, y_train, X_test, y_test, mask, 1, classes)
 
 
 def rows_of(path, name, work):
-    """Per row (VLPSO, then each peer): per task, (genes, test accuracy, predictions, wall
-    seconds, chosen setting); and the tasks and test labels."""
+    """Per row (VLPSO, then each peer): per task, (genes, test Score, wall seconds, chosen
+    setting); and the tasks."""
     tasks, (dataset, seed, steps) = tasks_of(path)
     data = load_dataset(dataset)
     X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y)
+    classes = np.unique(y)
     rows = {"VLPSO": [], **{peer: [] for peer in PEERS}}
     for task in tasks:
         X_train, X_test = scaled(X, y, task, steps)
         y_train, y_test = y[task["train"]], y[task["test"]]
-        accuracy, predicted = tested(X_train, y_train, X_test, y_test, task["genes"])
-        if accuracy != task["accuracy"]:
+        score = tested(X_train, y_train, X_test, y_test, task["genes"], classes)
+        if score.accuracy != task["accuracy"]:
             raise ValueError(f"{path}: run {task['run']} fold {task['fold']}: VLPSO's genes "
-                             f"score {accuracy} here, {task['accuracy']} in the file")
-        rows["VLPSO"].append((task["genes"], accuracy, predicted, task["seconds"], None))
+                             f"score {score.accuracy} here, {task['accuracy']} in the file")
+        rows["VLPSO"].append((task["genes"], score, task["seconds"], None))
         cache = work / "peers" / name / f"run-{task['run']:03d}-fold-{task['fold']:02d}.json"
         peers = cached_selections(cache, task, X_train, y_train, task_seed(seed, task["key"]))
         for peer in PEERS:
             genes = np.asarray(peers[peer]["genes"], dtype=np.int64)
-            accuracy, predicted = tested(X_train, y_train, X_test, y_test, genes)
-            rows[peer].append((genes, accuracy, predicted, peers[peer]["seconds"],
-                               peers[peer]["setting"]))
-    return rows, tasks, [y[task["test"]] for task in tasks]
+            rows[peer].append((genes, tested(X_train, y_train, X_test, y_test, genes, classes),
+                               peers[peer]["seconds"], peers[peer]["setting"]))
+    return rows, tasks
 
 
-def figures(rows, tasks, truths):
+def figures(rows, tasks):
     """Every row's figures on one set."""
     runs = np.array([task["run"] for task in tasks])
-    vlpso = np.array([accuracy for _, accuracy, _, _, _ in rows["VLPSO"]])
+    vlpso = np.array([score.accuracy for _, score, _, _ in rows["VLPSO"]])
     out = {}
     for name, row in rows.items():
-        accuracy = np.array([a for _, a, _, _, _ in row])
+        accuracy = np.array([score.accuracy for _, score, _, _ in row])
         per_run = [accuracy[runs == run].mean() for run in np.unique(runs)]
-        balanced = [balanced_accuracy_score(
-            np.concatenate([truths[i] for i in np.flatnonzero(runs == run)]),
-            np.concatenate([row[i][2] for i in np.flatnonzero(runs == run)]))
-            for run in np.unique(runs)]
+        balanced = [sum(row[i][1] for i in np.flatnonzero(runs == run)).balanced_accuracy
+                    for run in np.unique(runs)]
         figure = {"accuracy": 100 * float(np.mean(per_run)), "sd": 100 * float(np.std(per_run)),
                   "balanced": 100 * float(np.mean(balanced)),
                   "balanced_sd": 100 * float(np.std(balanced)),
-                  "size": float(np.mean([g.size for g, _, _, _, _ in row])),
-                  "seconds": float(np.mean([s for _, _, _, s, _ in row])),
+                  "size": float(np.mean([g.size for g, _, _, _ in row])),
+                  "seconds": float(np.mean([s for _, _, s, _ in row])),
                   "fold_accuracy": accuracy.tolist(),
-                  "settings": [s for _, _, _, _, s in row]}
+                  "settings": [s for _, _, _, s in row]}
         if name != "VLPSO":
             above = signed_rank_test(vlpso, accuracy, "greater")
             below = signed_rank_test(vlpso, accuracy, "less")

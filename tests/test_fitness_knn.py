@@ -6,7 +6,7 @@ from sklearn.metrics import balanced_accuracy_score
 from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_limits
 
-from hpcswarm.fitness import KnnEvaluator, Score, make_folds, predict_split, score_split
+from hpcswarm.fitness import KnnEvaluator, Score, make_folds, score_split
 from hpcswarm.fitness.distances import exact_sq_distances
 
 
@@ -124,22 +124,28 @@ def test_score_split_agrees_with_sklearn_and_ties(k):
     assert score_split(Xi[:55], y[:55], Xi[55:], y[55:], np.ones(6, bool), k).correct == expected
 
 
+def class_hits(predicted, y, classes):
+    """Correct predictions per class of ``classes``."""
+    return tuple(int(((predicted == y) & (y == c)).sum()) for c in classes)
+
+
 @pytest.mark.parametrize("k", [1, 3])
-def test_predict_split_gives_the_labels_score_split_counts(k):
+def test_score_split_counts_per_class_the_labels_sklearn_predicts(k):
     rng = np.random.default_rng(10 + k)
     X = rng.normal(size=(60, 30))
     y = np.array(["ALL", "AML", "MLL"])[rng.integers(0, 3, size=60)]
+    classes = np.unique(y)
     mask = rng.random(30) < 0.4
-    predicted = predict_split(X[:40], y[:40], X[40:], mask, k)
-    assert predicted.tolist() == sklearn_predict(k)(X[:40][:, mask], y[:40],
-                                                    X[40:][:, mask]).tolist()
-    assert score_split(X[:40], y[:40], X[40:], y[40:], mask, k).correct == (predicted
-                                                                          == y[40:]).sum()
+    predicted = sklearn_predict(k)(X[:40][:, mask], y[:40], X[40:][:, mask])
+    score = score_split(X[:40], y[:40], X[40:], y[40:], mask, k)
+    assert score.class_correct == class_hits(predicted, y[40:], classes)
+    assert score.correct == (predicted == y[40:]).sum()
     Xi = rng.integers(0, 2, size=(60, 5)).astype(float)
-    assert predict_split(Xi[:40], y[:40], Xi[40:], np.ones(5, bool), k).tolist() == \
-        brute_predict(Xi[:40], y[:40], Xi[40:], k).tolist()
-    with pytest.raises(ValueError, match="no gene"):
-        predict_split(X[:40], y[:40], X[40:], np.zeros(30, bool), k)
+    predicted = brute_predict(Xi[:40], y[:40], Xi[40:], k)
+    assert score_split(Xi[:40], y[:40], Xi[40:], y[40:], np.ones(5, bool), k).class_correct \
+        == class_hits(predicted, y[40:], classes)
+    assert score_split(X[:40], y[:40], X[40:], y[40:], np.zeros(30, bool), k).class_correct \
+        == (0, 0, 0)
 
 
 def test_empty_subset_scores_zero():

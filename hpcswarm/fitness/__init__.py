@@ -12,7 +12,7 @@ the swarm or anything above: the engine is a function of plain arrays.
 """
 
 from hpcswarm.fitness.archive import DEFAULT_ARCHIVE_SIZE, Archive
-from hpcswarm.fitness.evaluator import KnnEvaluator, predict_split, score_split
+from hpcswarm.fitness.evaluator import KnnEvaluator, score_split
 from hpcswarm.fitness.folds import FoldWarning, fold_rule, make_folds
 from hpcswarm.fitness.genemajor import GeneMajor
 from hpcswarm.fitness.gpu import DeviceScorer
@@ -25,6 +25,6 @@ from hpcswarm.fitness.subset import SubsetFitness
 __all__ = [
     "Archive", "CachedState", "DEFAULT_ARCHIVE_SIZE", "DEVICES", "DeviceScorer", "DistanceState",
     "FoldWarning", "GeneMajor", "KnnEvaluator", "OBJECTIVES", "Score", "Scorer", "SubsetFitness",
-    "WORST_FITNESS", "fold_rule", "make_folds", "make_objective", "make_scorer", "predict_split",
+    "WORST_FITNESS", "fold_rule", "make_folds", "make_objective", "make_scorer",
     "score_split",
 ]

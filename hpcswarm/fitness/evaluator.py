@@ -639,10 +639,19 @@ def score_split(X_train, y_train, X_test, y_test, mask, k, classes=None):
         With ``class_correct`` and ``class_total`` (a class without test samples has
         ``class_total`` 0).
     """
-    X_train, y_train, X_test, mask, k = _checked_split(X_train, y_train, X_test, mask, k)
-    y_test = np.asarray(y_test)
-    if y_test.shape != (X_test.shape[0],):
-        raise ValueError("y_test must have one label per row of X_test")
+    X_train = _check_matrix(X_train, "X_train")
+    X_test = _check_matrix(X_test, "X_test")
+    y_train, y_test = np.asarray(y_train), np.asarray(y_test)
+    k = _check_k(k)
+    if y_train.shape != (X_train.shape[0],) or y_test.shape != (X_test.shape[0],):
+        raise ValueError("y_train and y_test must have one label per row of X_train and X_test")
+    if X_test.shape[1] != X_train.shape[1]:
+        raise ValueError(f"X_test has {X_test.shape[1]} genes, X_train {X_train.shape[1]}")
+    if X_test.shape[0] == 0:
+        raise ValueError("X_test has no rows")
+    if k > X_train.shape[0]:
+        raise ValueError(f"k={k} exceeds the {X_train.shape[0]} training samples")
+    mask = _check_mask(mask, X_train.shape[1])
     labels = np.unique(np.concatenate([y_train, y_test]) if classes is None else classes)
     if not np.isin(np.concatenate([y_train, y_test]), labels).all():
         raise ValueError("classes must hold every label of y_train and y_test")
@@ -650,68 +659,19 @@ def score_split(X_train, y_train, X_test, y_test, mask, k, classes=None):
     class_total = np.bincount(test_codes, minlength=labels.size)
     if not mask.any():
         return _split_score(np.zeros(labels.size, dtype=np.int64), class_total)
-    hits = _predict(X_train, y_train, X_test, mask, k) == y_test
-    return _split_score(np.bincount(test_codes[hits], minlength=labels.size), class_total)
-
-
-def predict_split(X_train, y_train, X_test, mask, k):
-    """Labels a k-NN trained on ``X_train`` predicts for ``X_test`` on ``mask``'s genes.
-
-    The predictions whose agreement with the test labels :func:`score_split` counts (same
-    distances and tie rules as :class:`KnnEvaluator`), for figures other than the accuracy,
-    such as the balanced accuracy (Brodersen et al. 2010: the mean of the per-class recalls).
-
-    Parameters
-    ----------
-    X_train : array-like of shape (n_train, n_genes)
-    y_train : array-like of shape (n_train,)
-    X_test : array-like of shape (n_test, n_genes)
-    mask : ndarray of bool of shape (n_genes,)
-        At least one gene: the empty subset predicts nothing (:func:`score_split` counts
-        it as every test sample wrong).
-    k : int
-
-    Returns
-    -------
-    ndarray of shape (n_test,)
-        Labels of ``y_train``.
-    """
-    X_train, y_train, X_test, mask, k = _checked_split(X_train, y_train, X_test, mask, k)
-    if not mask.any():
-        raise ValueError("mask selects no gene: the empty subset predicts nothing")
-    return _predict(X_train, y_train, X_test, mask, k)
-
-
-def _checked_split(X_train, y_train, X_test, mask, k):
-    """The arguments of :func:`score_split` and :func:`predict_split` checked and converted."""
-    X_train = _check_matrix(X_train, "X_train")
-    X_test = _check_matrix(X_test, "X_test")
-    y_train = np.asarray(y_train)
-    k = _check_k(k)
-    if y_train.shape != (X_train.shape[0],):
-        raise ValueError("y_train must have one label per row of X_train")
-    if X_test.shape[1] != X_train.shape[1]:
-        raise ValueError(f"X_test has {X_test.shape[1]} genes, X_train {X_train.shape[1]}")
-    if X_test.shape[0] == 0:
-        raise ValueError("X_test has no rows")
-    if k > X_train.shape[0]:
-        raise ValueError(f"k={k} exceeds the {X_train.shape[0]} training samples")
-    return X_train, y_train, X_test, _check_mask(mask, X_train.shape[1]), k
-
-
-def _predict(X_train, y_train, X_test, mask, k):
-    """k-NN predictions of checked arguments (``mask`` not empty)."""
     genes = np.flatnonzero(mask)
     test_rows, train_rows = X_test[:, genes], X_train[:, genes]
     dist2, sq_test, sq_train = gram_sq_distances(test_rows.T, train_rows.T)
     factor = gram_bound_factor(genes.size)
-    classes, codes = np.unique(y_train, return_inverse=True)
+    train_classes, codes = np.unique(y_train, return_inverse=True)
 
     def exact(row, columns):
         return exact_sq_distances(test_rows[row], train_rows[columns])
 
-    return classes[knn_predict(dist2, factor * sq_test, factor * sq_train, codes, k,
-                               classes.size, exact)]
+    predicted = knn_predict(dist2, factor * sq_test, factor * sq_train, codes, k,
+                            train_classes.size, exact)
+    hits = train_classes[predicted] == y_test
+    return _split_score(np.bincount(test_codes[hits], minlength=labels.size), class_total)
 
 
 def _split_score(class_correct, class_total):
