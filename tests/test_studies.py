@@ -10,7 +10,7 @@ import pytest
 from hpcswarm.comm import SerialComm
 from hpcswarm.data import Dataset, write_dataset
 from studies import (srbct_pso_lsrg, study_peers, study_prune, study_refine,
-                     study_relevance_variants, study_signature, study_wine)
+                     study_relevance_variants, study_signature, study_vlpso_default, study_wine)
 from studies.design_sets import PLANTED, data_path
 
 TINY_SWARM = {"n_particles": 4, "n_iterations": 2}
@@ -112,6 +112,43 @@ def test_the_signature_study_reads_both_vlpso_jobs_on_the_same_folds(refine_work
     _, reasons = study_signature.choose({"synthetic": rows})
     assert "+VLPSO-LS" in reasons
     assert "+VLPSO" not in study_signature.study(work, ["synthetic"], vlpso=False)["synthetic"]
+
+
+def test_the_vlpso_default_study_tests_the_authors_code_against_the_paper_text(refine_work,
+                                                                                capsys):
+    from hpcswarm.results.files import read_results, task_accuracies
+    from hpcswarm.results.significance import signed_rank_test
+    from hpcswarm.run.job import run_job
+    from hpcswarm.run.jobfile import read_job
+
+    work, output = refine_work
+    if not (work / "lsrg-synthetic.h5").exists():
+        (work / "lsrg-synthetic.h5").symlink_to(output)
+    tiny = ["runs=2", "folds=3", f"data={data_path('synthetic', work)}", "n_particles=4",
+            "n_iterations=2", "n_divisions=2", "refine=none"]
+    settings = {"today": ["objective=accuracy", "cv=10", "w_final=0.4", "init=normal"],
+                "authors": ["objective=balanced-accuracy", "cv=loo", "w_final=none",
+                            "init=uniform"]}
+    for prefix, extra in settings.items():
+        run_job(read_job("jobs/vlpso-experiment.toml",
+                         [*tiny, *extra, f"output={work / f'{prefix}-synthetic.h5'}"]),
+                quiet=True)
+    study_vlpso_default.main([str(work), "synthetic"])
+    out = capsys.readouterr().out
+    assert "| synthetic | PSO-LSRG |" in out and "default by the rule: VLPSO" in out
+    rows = study_vlpso_default.study(work, ["synthetic"])["synthetic"]
+    assert list(rows) == list(study_vlpso_default.FILES)
+    authors, today = (task_accuracies(read_results(work / f"{prefix}-synthetic.h5").table)
+                      for prefix in ("authors", "today"))
+    expected = signed_rank_test(authors, today, "less").p_value
+    assert rows[study_vlpso_default.CHALLENGER]["vs_incumbent"]["p"] == expected
+    below = {"p": 0.01, "n": 30, "smallest_p": 1e-9}
+    table = {"a": rows, "b": {**rows, study_vlpso_default.CHALLENGER: {
+        **rows[study_vlpso_default.CHALLENGER], "vs_incumbent": below}}}
+    assert study_vlpso_default.choose(table) == (study_vlpso_default.INCUMBENT, ["b"])
+    assert study_vlpso_default.choose({"a": rows}) == (
+        (study_vlpso_default.INCUMBENT, ["a"]) if expected < study_vlpso_default.ALPHA
+        else (study_vlpso_default.CHALLENGER, []))
 
 
 @pytest.mark.slow
