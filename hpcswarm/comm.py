@@ -590,15 +590,39 @@ def default_threads_per_rank(n_cores, n_sharing_ranks):
     return max(1, n_cores // max(1, n_sharing_ranks))
 
 
-def threads_to_pin(threads=None):
-    """The BLAS/OpenMP threads of this rank: ``threads``, else :func:`default_threads_per_rank`.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+"""The environment variables by which a user or a batch script limits BLAS/OpenMP threads."""
 
-    ``threads=None`` picks :func:`default_threads_per_rank` for this node; an integer
-    overrides it (the ``--threads`` option) and must be positive.
+
+def environment_threads(environ):
+    """The thread limit the environment sets: the smallest positive count among
+    :data:`THREAD_VARIABLES` (of ``OMP_NUM_THREADS``'s nested levels, ``"4,2"``, the first),
+    or None when none holds one. A value that is no positive integer is ignored, as the
+    libraries themselves ignore it. Pure.
+    """
+    counts = []
+    for name in THREAD_VARIABLES:
+        first = environ.get(name, "").split(",")[0].strip()
+        if first.isdecimal() and int(first) > 0:
+            counts.append(int(first))
+    return min(counts, default=None)
+
+
+def threads_to_pin(threads=None):
+    """The BLAS/OpenMP threads of this rank: ``threads``, else :func:`default_threads_per_rank`
+    capped by the environment's limit (:func:`environment_threads`).
+
+    ``threads=None`` picks :func:`default_threads_per_rank` for this node, and no more than
+    ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` or ``MKL_NUM_THREADS`` allow when one is
+    set: several jobs started side by side on one machine, each told one thread, must not
+    each take every core (OpenBLAS threads spin while they wait, so two such processes of
+    two threads on two cores ran several times slower than of one). An integer overrides
+    both (the ``--threads`` option) and must be positive.
     """
     if threads is None:
         my_cores = os.sched_getaffinity(0)
         threads = default_threads_per_rank(len(my_cores), ranks_sharing_my_cores(my_cores))
+        threads = min(threads, environment_threads(os.environ) or threads)
     if threads < 1:
         raise ValueError(f"threads must be a positive integer, got {threads}")
     return threads

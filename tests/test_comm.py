@@ -3,7 +3,9 @@
 import numpy as np
 import pytest
 
-from hpcswarm.comm import SerialComm, block_counts, block_range, default_threads_per_rank
+from hpcswarm import comm as comm_module
+from hpcswarm.comm import (SerialComm, block_counts, block_range, default_threads_per_rank,
+                           environment_threads, pinned_threads, threads_to_pin)
 
 
 @pytest.mark.parametrize("n_items", [0, 1, 5, 100, 101])
@@ -36,6 +38,49 @@ def test_threads_never_oversubscribe_the_cores(n_cores, n_sharing, expected):
     threads = default_threads_per_rank(n_cores, n_sharing)
     assert threads == expected
     assert threads * n_sharing <= max(n_cores, n_sharing)
+
+
+@pytest.mark.parametrize(
+    "environ, expected",
+    [
+        ({}, None),
+        ({"OMP_NUM_THREADS": "1"}, 1),
+        ({"OPENBLAS_NUM_THREADS": "3", "MKL_NUM_THREADS": "2"}, 2),  # the smallest
+        ({"OMP_NUM_THREADS": "4,2"}, 4),  # nested levels: the first
+        ({"OMP_NUM_THREADS": "0"}, None),  # no positive count: ignored, as the libraries do
+        ({"OMP_NUM_THREADS": "many", "OPENBLAS_NUM_THREADS": " 2 "}, 2),
+        ({"HOME": "/root"}, None),
+    ],
+)
+def test_the_environment_thread_limit_is_its_smallest_positive_count(environ, expected):
+    assert environment_threads(environ) == expected
+
+
+@pytest.fixture
+def four_cores(monkeypatch):
+    """This rank sees four cores of its own (whatever the machine running the test has)."""
+    monkeypatch.setattr(comm_module.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    for name in comm_module.THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_a_thread_limit_in_the_environment_caps_the_default(four_cores):
+    assert threads_to_pin() == 4
+    four_cores.setenv("OPENBLAS_NUM_THREADS", "1")
+    assert threads_to_pin() == 1
+    four_cores.setenv("OPENBLAS_NUM_THREADS", "16")  # above the cores: the cores
+    assert threads_to_pin() == 4
+    assert threads_to_pin(3) == 3  # --threads overrides both
+
+
+def test_the_blas_pool_runs_the_environment_limit(four_cores):
+    from threadpoolctl import threadpool_info
+
+    four_cores.setenv("OMP_NUM_THREADS", "1")
+    with pinned_threads() as threads:
+        assert threads == 1
+        assert {pool["num_threads"] for pool in threadpool_info()} == {1}
 
 
 def test_serial_comm_collectives_return_own_input():
