@@ -12,12 +12,14 @@ cost are printed beside and read by no step of the rule.
 Input, per panel set ``NAME``, three results files of the same seed (2016) and so the same
 outer folds (checked task by task):
 
-- ``WORK/today-NAME.h5``: ``jobs/vlpso-paper.toml`` (earlier ``jobs/vlpso-experiment.toml``):
-  1-NN 10-fold accuracy, inertia 0.9 to 0.4, half of the genes selected at the start;
-- ``WORK/authors-NAME.h5``: the same job as the authors' Java runs it (leave-one-out
-  balanced accuracy of 1-NN, inertia 0.9 throughout, positions uniform in [0, 1]);
+- ``WORK/today-NAME.h5``: ``jobs/vlpso-experiment.toml``, the paper's text as hpcswarm reads
+  it: 1-NN 10-fold accuracy, inertia 0.9 to 0.4, half of the genes selected at the start;
+- ``WORK/authors-NAME.h5``: ``jobs/vlpso-authors.toml``, the same job as the authors' Java
+  runs it (leave-one-out balanced accuracy of 1-NN, inertia 0.9 throughout, positions
+  uniform in [0, 1]);
 - ``WORK/lsrg-NAME.h5``: Tran et al.'s Experiment II (``jobs/pso-lsrg-experiment-ii.toml``,
-  the search's own subset), the reference of the ``p vs PSO-LSRG`` column.
+  the search's own subset; ``docs/benchmarks.md`` reduces its swarm), the reference of the
+  ``p vs PSO-LSRG`` column.
 
 each with ``runs = 3``. Per set and row: mean test accuracy over runs (sd), mean balanced
 test accuracy over runs (each run's mean over its folds of the balanced accuracy the file
