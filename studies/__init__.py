@@ -13,6 +13,9 @@ studies share is in :mod:`studies.design_sets`, never imported from another stud
 - :mod:`studies.study_relevance_variants`: ``relevance``'s cut, statistic and order beside
   their alternatives, on the searches :mod:`studies.study_refine` cached.
 - :mod:`studies.study_signature`: the rule that chose the default signature.
+- :mod:`studies.study_peers`: the default signature beside scikit-learn's selectors.
+- :mod:`studies.study_vlpso_default`: the rule that kept VLPSO's settings (the paper's text
+  against its authors' code).
 - :mod:`studies.srbct_pso_lsrg`: a reproduction of Tran et al. (2016), PSO-LSRG on SRBCT.
 
 ``tests/test_studies.py`` runs each of them on tiny data. Speed benchmarks are in

@@ -3,9 +3,12 @@
 Shared by :mod:`studies.study_refine` (which runs the searches) and
 :mod:`studies.study_relevance_variants` (which reads them back): SRBCT, leukemia, colon,
 lymphoma, Prostate_GE and GLIOMA from ``../shared/data`` (outside the repository), and a
-synthetic planted-signal set written by :func:`synthetic`.
+synthetic planted-signal set written by :func:`synthetic`. The studies that read the design
+panel's results files share their command line (:func:`panel_arguments`).
 """
 
+import argparse
+import json
 from pathlib import Path
 
 import h5py
@@ -32,6 +35,28 @@ PLANTED = 20
 SYNTHETIC_SOURCE = "planted signal, benchmarks/study_refine.py"
 """The synthetic set's ``source`` attribute: the label it was first written with, kept so
 that the file, and its checksum in the results of earlier runs, stay the same."""
+
+
+def panel_arguments(description):
+    """The command line of a study of the panel's results files: the folder ``work`` that
+    holds them, the set ``names`` and ``--json FILE`` for every figure; a study adds its own
+    options to the parser returned."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("work", type=Path)
+    parser.add_argument("names", nargs="+")
+    parser.add_argument("--json", type=Path)
+    return parser
+
+
+def print_row(cells):
+    """One row of a study's Markdown table."""
+    print("| " + " | ".join(cells) + " |", flush=True)
+
+
+def write_figures(path, figures):
+    """Every figure of a study as JSON into ``path`` (the ``--json`` option), when given."""
+    if path is not None:
+        path.write_text(json.dumps(figures, indent=1))
 
 
 def synthetic(path):

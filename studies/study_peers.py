@@ -52,12 +52,10 @@ Run from the repository root: ``python -m studies.study_peers WORK NAME [NAME ..
 ``WORK/peers/NAME/`` so that a rerun only reads them back.
 """
 
-import argparse
 import hashlib
 import json
 import time
 import warnings
-from pathlib import Path
 
 import h5py
 import numpy as np
@@ -72,6 +70,7 @@ from hpcswarm.data import load_dataset
 from hpcswarm.fitness import score_split
 from hpcswarm.results.significance import signed_rank_test
 from hpcswarm.selection.preprocess import fit
+from studies.design_sets import panel_arguments, print_row, write_figures
 
 INNER_FOLDS = 5
 """Inner stratified folds of a task's training rows."""
@@ -278,19 +277,15 @@ def print_table(table):
                      f"{row['accuracy']:.2f} ({row['sd']:.2f})",
                      f"{row['balanced']:.2f} ({row['balanced_sd']:.2f})", *tests,
                      f"{row['size']:.1f}", f"{row['seconds']:.1f}"]
-            print("| " + " | ".join(cells) + " |", flush=True)
+            print_row(cells)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("work", type=Path)
-    parser.add_argument("names", nargs="+")
-    parser.add_argument("--json", type=Path)
+    parser = panel_arguments(__doc__.splitlines()[0])
     args = parser.parse_args(argv)
     table = study(args.work, args.names)
     print_table(table)
-    if args.json:
-        args.json.write_text(json.dumps(table, indent=1))
+    write_figures(args.json, table)
 
 
 if __name__ == "__main__":

@@ -46,10 +46,7 @@ Run from the repository root: ``python -m studies.study_signature WORK NAME [NAM
 ``--json FILE`` also writes every figure.
 """
 
-import argparse
-import json
 import time
-from pathlib import Path
 
 import h5py
 import numpy as np
@@ -59,6 +56,7 @@ from hpcswarm.fitness import KnnEvaluator, score_split
 from hpcswarm.results.significance import signed_rank_test
 from hpcswarm.signatures.relevance import relevance_prefix, relevance_subset, relevance_subset_1se
 from hpcswarm.signatures.stability import gene_similarity, sechidis, stability_summary
+from studies.design_sets import panel_arguments, print_row, write_figures
 
 ALPHA = 0.05
 
@@ -215,7 +213,7 @@ def print_table(table):
             cells += ["" if v is None else f"{v:.3f}" for v in
                       (row["kuncheva_folds"], row["nogueira"], row["sechidis"])]
             cells.append("" if row["cost"] is None else f"{row['cost']:.3f}")
-            print("| " + " | ".join(cells) + " |", flush=True)
+            print_row(cells)
 
 
 def study(work, names, vlpso=True):
@@ -236,10 +234,7 @@ def study(work, names, vlpso=True):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("work", type=Path)
-    parser.add_argument("names", nargs="+")
-    parser.add_argument("--json", type=Path)
+    parser = panel_arguments(__doc__.splitlines()[0])
     parser.add_argument("--no-vlpso", action="store_true",
                         help="ignore the VLPSO files (WORK/v-NAME.h5, WORK/vls-NAME.h5)")
     args = parser.parse_args(argv)
@@ -249,9 +244,7 @@ def main(argv=None):
     for name, reason in reasons.items():
         print(f"{name}: {reason}")
     print(f"default by the rule: {chosen}")
-    if args.json:
-        args.json.write_text(json.dumps({"table": table, "chosen": chosen, "reasons": reasons},
-                                        indent=1))
+    write_figures(args.json, {"table": table, "chosen": chosen, "reasons": reasons})
 
 
 if __name__ == "__main__":

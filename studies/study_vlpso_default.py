@@ -31,15 +31,13 @@ Run from the repository root: ``python -m studies.study_vlpso_default WORK NAME 
 ``--json FILE`` also writes every figure.
 """
 
-import argparse
-import json
-from pathlib import Path
 
 import numpy as np
 
 from hpcswarm.results.files import read_results, task_accuracies, task_balanced_accuracies
 from hpcswarm.results.significance import signed_rank_test
 from hpcswarm.signatures.stability import sechidis
+from studies.design_sets import panel_arguments, print_row, write_figures
 
 ALPHA = 0.05
 
@@ -138,30 +136,23 @@ def print_table(table):
 
     for dataset, rows in table.items():
         for name, row in rows.items():
-            cells = [dataset if name == "PSO-LSRG" else "", name,
-                     f"{row['accuracy']:.2f} ({row['sd']:.2f})",
-                     f"{row['balanced']:.2f} ({row['balanced_sd']:.2f})",
-                     p_cell(row["vs_lsrg"]), p_cell(row["vs_incumbent"]),
-                     f"{row['size']:.1f}",
-                     "" if row["sechidis"] is None else f"{row['sechidis']:.3f}",
-                     f"{row['seconds']:.1f}"]
-            print("| " + " | ".join(cells) + " |", flush=True)
+            print_row([dataset if name == "PSO-LSRG" else "", name,
+                       f"{row['accuracy']:.2f} ({row['sd']:.2f})",
+                       f"{row['balanced']:.2f} ({row['balanced_sd']:.2f})",
+                       p_cell(row["vs_lsrg"]), p_cell(row["vs_incumbent"]),
+                       f"{row['size']:.1f}",
+                       "" if row["sechidis"] is None else f"{row['sechidis']:.3f}",
+                       f"{row['seconds']:.1f}"])
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("work", type=Path)
-    parser.add_argument("names", nargs="+")
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args(argv)
+    args = panel_arguments(__doc__.splitlines()[0]).parse_args(argv)
     table = study(args.work, args.names)
     print_table(table)
     chosen, losses = choose(table)
     print(f"authors' code significantly below the paper's text on: {', '.join(losses) or 'none'}")
     print(f"default by the rule: {chosen}")
-    if args.json:
-        args.json.write_text(json.dumps({"table": table, "chosen": chosen, "losses": losses},
-                                        indent=1))
+    write_figures(args.json, {"table": table, "chosen": chosen, "losses": losses})
 
 
 if __name__ == "__main__":
