@@ -36,3 +36,35 @@ def test_report_pools_the_parts_of_one_experiment(tmp_path):
     twice = build_report([tmp_path / "a.h5", tmp_path / "a.h5"])
     assert [r["runs"] for r in twice["rows"] if r["method"] == "cbpso"] == [2]
     assert any("counted once" in note for note in twice["notes"])
+
+
+def _without_init(path):
+    """The results file ``path`` as a version before VLPSO's ``init`` wrote it: its
+    ``params`` lack the key (their run was the normal initialisation's)."""
+    import json
+
+    import h5py
+
+    with h5py.File(path, "r+") as results:
+        params = json.loads(results.attrs["params"])
+        del params["init"]
+        results.attrs["params"] = json.dumps(params)
+
+
+def test_a_part_written_before_a_parameter_existed_pools_with_todays_equal_part(tmp_path):
+    from hpcswarm.results.files import read_results
+
+    job = tmp_path / "wine.toml"
+    job.write_text('data = "sklearn:wine"\nalgorithm = "vlpso"\nprotocol = "holdout"\nseed = 4\n'
+                   '[params]\nn_particles = 4\nn_iterations = 2\nn_divisions = 2\n')
+    for output, first, init in (("old.h5", 0, "normal"), ("new.h5", 1, "normal"),
+                                ("uniform.h5", 1, "uniform")):
+        assert cli.main(["run", str(job), "--quiet", "--set", f"output={tmp_path / output}",
+                         "--set", "runs=1", "--set", f"first_run={first}",
+                         "--set", f"init={init}"]) == 0
+    _without_init(tmp_path / "old.h5")
+    assert read_results(tmp_path / "old.h5").attrs["params"]["init"] == "normal"
+    pooled = build_report([tmp_path / "old.h5", tmp_path / "new.h5"])
+    assert [r["runs"] for r in pooled["rows"] if r["method"] == "vlpso"] == [2]
+    apart = build_report([tmp_path / "old.h5", tmp_path / "uniform.h5"])
+    assert [r["runs"] for r in apart["rows"] if r["method"] == "vlpso"] == [1, 1]

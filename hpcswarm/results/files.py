@@ -62,6 +62,7 @@ from hpcswarm.store.encoding import (check_tag, damaged_file, decode_value, fini
 from hpcswarm.store.reading import checked_read, parse_json
 from hpcswarm.store.records import (BIAS_NOTE, SEARCH_ENCODING, FrontPoint, History,
                               TaskRecord)
+from hpcswarm.store.settings import with_later_params
 
 ENCODING = ("hpcswarm-results", "0.1.0")
 SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.3.0")
@@ -381,7 +382,9 @@ def read_results(path):
     """Read a results file; DataError if it is missing or not an hpcswarm results file.
 
     A single search's JSON document (``run --output FILE.json``) reads as a results file of
-    one task (:func:`read_search_document`).
+    one task (:func:`read_search_document`). The ``params`` of a file written before its
+    method gained a parameter read with the value it ran with
+    (:func:`hpcswarm.store.settings.with_later_params`).
     """
     path = Path(path)
     if not path.is_file():
@@ -400,6 +403,7 @@ def read_results(path):
         for key in ("job", "params"):
             if isinstance(attrs.get(key), str) and attrs[key]:
                 attrs[key] = parse_json(attrs[key])
+        attrs = with_later_params(attrs)
         gene_names = [decode_value(v) for v in
                       checked_read(f["gene_names"], "'gene_names'", (None,), "T").tolist()]
         class_names = [decode_value(v) for v in
@@ -588,8 +592,8 @@ def _search_results(path, document):
              "params": document["params"], "seed": document["seed"],
              "dataset": document.get("data"), "dataset_sha256": None, "n_runs": 1,
              "refine": "" if refined is None else refined["method"]}
-    return MethodResults(path, attrs, names, [], table, [genes], [history.values],
-                         list(history.columns), [front],
+    return MethodResults(path, with_later_params(attrs), names, [], table, [genes],
+                         [history.values], list(history.columns), [front],
                          None if refined is None
                          else [np.asarray(refined["genes"], dtype=np.int64)],
                          single_search=True)

@@ -31,7 +31,7 @@ size cap, preprocessing, device, conversion options..., and the dataset's SHA-25
 equal on resume; only the job keys that do not change results may change: output and
 checkpoint paths, checkpoint cadence, labels, the number of ranks and the group layout
 (those marked ``neutral`` in :data:`hpcswarm.run.jobfile.SCHEMA`). A parameter a method gained later
-(:data:`LATER_PARAMS`) reads, where a stored identity lacks it, as the value that keeps the
+(:data:`hpcswarm.store.settings.LATER_PARAMS`) reads, where a stored identity lacks it, as the value that keeps the
 behaviour from before it.
 """
 
@@ -50,6 +50,7 @@ from hpcswarm.store.atomic import atomic_hdf5
 from hpcswarm.store.encoding import check_tag, decode_value, read_tag, tag
 from hpcswarm.store.reading import check_declared, checked_read, parse_json
 from hpcswarm.store.records import TaskRecord
+from hpcswarm.store.settings import with_later_params
 from hpcswarm.swarm.snapshot import SWARM_ARRAYS
 from hpcswarm.swarm.state import RNG_STATE_BYTES
 from hpcswarm.swarm.statetree import ARRAY_KINDS, decode_state
@@ -61,23 +62,6 @@ _JSON = ("json", "0.1.0")
 _ARRAY = ("array", "0.2.0")
 _GROUP = ("dict", "0.1.0")
 _TEXT = h5py.string_dtype("utf-8")
-
-
-LATER_PARAMS = {"vlpso": {"init": "normal"}}
-"""Method -> the parameters it gained after checkpoints of it were written, each with the
-value that reproduces the behaviour before it existed: VLPSO's ``init`` (Tran et al. 2019,
-Sec. IV; before it, every search started from the normal initialisation)."""
-
-
-def with_later_params(identity):
-    """A stored checkpoint ``identity`` with the :data:`LATER_PARAMS` of its method that it
-    lacks filled in, so that a checkpoint written before a parameter existed resumes under
-    a job whose parameter keeps the behaviour of then (and under no other)."""
-    later = LATER_PARAMS.get(identity.get("algorithm"), {})
-    params = identity.get("params")
-    if not isinstance(params, dict) or not later.keys() - params.keys():
-        return identity
-    return {**identity, "params": {**later, **params}}
 
 
 def checkpoint_identity(job, dataset_sha256):

@@ -11,6 +11,8 @@
   subset, its history) and their HDF5 and JSON encodings.
 - :mod:`~hpcswarm.store.reading`: what every reader of a file trusts only once checked: an
   array's declared shape and type (before it is read) and JSON's nesting depth.
+- :mod:`~hpcswarm.store.settings`: a stored method's parameters as they ran, filled in
+  where a file predates a parameter.
 
 Why together, and why at the bottom: every file hpcswarm writes, from a converted dataset to
 a job's results and checkpoint, goes through these, and every file it reads back through the
