@@ -3,12 +3,13 @@
 import numpy as np
 
 
-def small_data(seed=0, n_samples=30, n_genes=40):
-    """Three classes, genes 0-2 informative, the rest noise."""
+def small_data(seed=0, n_samples=30, n_genes=40, n_informative=3, shift=2.0):
+    """Three classes, the first ``n_informative`` genes shifted by ``shift`` per class, the
+    rest normal noise."""
     rng = np.random.default_rng(seed)
     y = np.arange(n_samples) % 3
     X = rng.normal(size=(n_samples, n_genes))
-    X[:, :3] += 2.0 * y[:, None]
+    X[:, :n_informative] += shift * y[:, None]
     return X, y
 
 

@@ -12,17 +12,14 @@ import numpy as np
 import pytest
 
 from reference_cases import _plain
+from synthetic import small_data
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference")
 
 
-def planted(seed=4, n_samples=90, n_genes=480):
-    """Three classes, genes 0-5 shifted by class, the rest normal noise."""
-    rng = np.random.default_rng(seed)
-    y = np.arange(n_samples) % 3
-    X = rng.normal(size=(n_samples, n_genes))
-    X[:, :6] += 1.5 * y[:, None]
-    return X, y
+def planted():
+    """Three classes, genes 0-5 shifted by 1.5 per class, the rest normal noise."""
+    return small_data(seed=4, n_samples=90, n_genes=480, n_informative=6, shift=1.5)
 
 
 def integer_valued(seed=5, n_samples=60, n_genes=240):
