@@ -53,6 +53,12 @@ def print_row(cells):
     print("| " + " | ".join(cells) + " |", flush=True)
 
 
+def print_header(columns):
+    """The head of a study's Markdown table: its column names and the rule under them."""
+    print_row(columns)
+    print("|" + "---|" * len(columns), flush=True)
+
+
 def write_figures(path, figures):
     """Every figure of a study as JSON into ``path`` (the ``--json`` option), when given."""
     if path is not None:

@@ -70,7 +70,7 @@ from hpcswarm.data import load_dataset
 from hpcswarm.fitness import score_split
 from hpcswarm.results.significance import signed_rank_test
 from hpcswarm.selection.preprocess import fit
-from studies.design_sets import panel_arguments, print_row, write_figures
+from studies.design_sets import panel_arguments, print_header, print_row, write_figures
 
 INNER_FOLDS = 5
 """Inner stratified folds of a task's training rows."""
@@ -265,9 +265,8 @@ def study(work, names):
 
 
 def print_table(table):
-    print("| set | row | test acc. % (sd) | balanced acc. % (sd) | p VLPSO above | "
-          "p VLPSO below | pairs differing, smallest p | genes | s per task |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print_header(["set", "row", "test acc. % (sd)", "balanced acc. % (sd)", "p VLPSO above",
+                  "p VLPSO below", "pairs differing, smallest p", "genes", "s per task"])
     for dataset, rows in table.items():
         for name, row in rows.items():
             tests = (["", "", ""] if name == "VLPSO" else

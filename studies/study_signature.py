@@ -56,7 +56,7 @@ from hpcswarm.fitness import KnnEvaluator, score_split
 from hpcswarm.results.significance import signed_rank_test
 from hpcswarm.signatures.relevance import relevance_prefix, relevance_subset, relevance_subset_1se
 from hpcswarm.signatures.stability import gene_similarity, sechidis, stability_summary
-from studies.design_sets import panel_arguments, print_row, write_figures
+from studies.design_sets import panel_arguments, print_header, print_row, write_figures
 
 ALPHA = 0.05
 
@@ -201,9 +201,8 @@ def choose(table):
 
 
 def print_table(table):
-    print("| set | row | test acc. % (sd) | p (test, n, smallest p) | genes | K folds | "
-          "Nogueira | Sechidis | cost |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print_header(["set", "row", "test acc. % (sd)", "p (test, n, smallest p)", "genes",
+                  "K folds", "Nogueira", "Sechidis", "cost"])
     for dataset, rows in table.items():
         for name, row in rows.items():
             p = ("" if row["p"] is None

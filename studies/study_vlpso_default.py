@@ -37,7 +37,7 @@ import numpy as np
 from hpcswarm.results.files import read_results, task_accuracies, task_balanced_accuracies
 from hpcswarm.results.significance import signed_rank_test
 from hpcswarm.signatures.stability import sechidis
-from studies.design_sets import panel_arguments, print_row, write_figures
+from studies.design_sets import panel_arguments, print_header, print_row, write_figures
 
 ALPHA = 0.05
 
@@ -127,9 +127,8 @@ def choose(table):
 
 
 def print_table(table):
-    print("| set | row | test acc. % (sd) | balanced % (sd) | p vs PSO-LSRG (n) | "
-          "p vs paper's text (n) | genes | Sechidis | s per task |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print_header(["set", "row", "test acc. % (sd)", "balanced % (sd)", "p vs PSO-LSRG (n)",
+                  "p vs paper's text (n)", "genes", "Sechidis", "s per task"])
 
     def p_cell(test):
         return "" if test is None else f"{test['p']:.3f} ({test['n']})"
