@@ -183,8 +183,6 @@ def task_table(results):
     for column in TASK_COLUMNS:
         if column == "test_accuracy":
             values = [r.test_correct / r.test_total for r in results]
-        elif column.endswith("_balanced_accuracy"):
-            values = [_or_nan(getattr(r, column)) for r in results]
         elif column in ("baseline_accuracy", "pca_accuracy"):
             prefix = column.split("_")[0]
             values = [getattr(r, f"{prefix}_correct") / getattr(r, f"{prefix}_total")
@@ -193,6 +191,7 @@ def task_table(results):
             values = [len(r.genes) for r in results]
         else:
             values = [getattr(r, column) for r in results]
+        # a balanced accuracy that was not counted (None) is NaN in its float column
         table[column] = np.array(values, dtype=np.int64 if column in _INT_COLUMNS else float)
     if results and results[0].refined is not None:
         refined = [r.refined for r in results]
@@ -201,18 +200,11 @@ def task_table(results):
                 values = [len(r.genes) for r in refined]
             elif column == "refined_test_accuracy":
                 values = [r.test_correct / r.test_total for r in refined]
-            elif column == "refined_test_balanced_accuracy":
-                values = [_or_nan(r.test_balanced_accuracy) for r in refined]
             else:
                 values = [getattr(r, column[len("refined_"):]) for r in refined]
             table[column] = np.array(values, dtype=np.int64 if column in _INT_COLUMNS
                                      else float)
     return TaskTable(**table)
-
-
-def _or_nan(value):
-    """A float column's value: NaN for None (not counted)."""
-    return np.nan if value is None else value
 
 
 def job_similarity(dataset):
@@ -627,8 +619,10 @@ def task_balanced_accuracies(table, prefix="test"):
     return values
 
 
-def _described(values):
-    """:func:`describe` of the values that are not NaN, or None for None."""
+def describe_balanced(table, prefix="test"):
+    """:func:`describe` of the balanced accuracies per task that were counted
+    (:func:`task_balanced_accuracies`), or None when none was."""
+    values = task_balanced_accuracies(table, prefix)
     return None if values is None else describe(values[~np.isnan(values)])
 
 
@@ -691,8 +685,7 @@ def refined_rows(name, table, refined_genes, gene_names, stabilities, top=10):
         stable = stabilities[method]
         rows.append({"name": f"{name}+{method}", "refine": method,
                      "accuracy": describe(accuracies), "accuracy_per_run": accuracies.tolist(),
-                     "balanced_accuracy": _described(
-                         task_balanced_accuracies(table, "refined_test")),
+                     "balanced_accuracy": describe_balanced(table, "refined_test"),
                      "subset_size": describe(table.refined_size), "stability": stable,
                      "top_genes": gene_frequencies(genes, gene_names, len(genes), top)})
     return rows
@@ -762,11 +755,11 @@ def summarise(job, dataset, records, provenance, top=10):
         "runs": job.runs, "tasks": len(results),
         "accuracy": describe(run_accuracies(table)),
         "accuracy_per_run": run_accuracies(table).tolist(),
-        "balanced_accuracy": _described(task_balanced_accuracies(table)),
+        "balanced_accuracy": describe_balanced(table),
         "all_genes_accuracy": describe(run_accuracies(table, "baseline")),
-        "all_genes_balanced_accuracy": _described(task_balanced_accuracies(table, "baseline")),
+        "all_genes_balanced_accuracy": describe_balanced(table, "baseline"),
         "pca_knn_accuracy": describe(run_accuracies(table, "pca")),
-        "pca_knn_balanced_accuracy": _described(task_balanced_accuracies(table, "pca")),
+        "pca_knn_balanced_accuracy": describe_balanced(table, "pca"),
         "pca_components": describe(table.pca_components),
         "subset_size": describe(table.subset_size),
         "task_seconds": describe(table.seconds),

@@ -9,8 +9,8 @@ from typing import Optional
 import numpy as np
 
 from hpcswarm.errors import ParameterError
-from hpcswarm.results.files import (MethodResults, describe, gene_frequencies, mean_curve,
-                              read_results, run_accuracies, task_balanced_accuracies)
+from hpcswarm.results.files import (MethodResults, describe, describe_balanced, gene_frequencies,
+                              mean_curve, read_results, run_accuracies)
 from hpcswarm.results.report.figures import accuracy_curve, signature_budgets
 from hpcswarm.results.report.methods import (distinct_files, pool_parts, refined_points,
                                              significance, with_refined)
@@ -175,8 +175,7 @@ def _method_row(source, dataset, versus, alpha, notes):
     when the test is impossible or cannot reach ``alpha``."""
     method = source.method
     stats = describe(run_accuracies(method.table, source.prefix))
-    per_task = task_balanced_accuracies(method.table, source.prefix)
-    balanced = None if per_task is None else describe(per_task[~np.isnan(per_task)])
+    balanced = describe_balanced(method.table, source.prefix)
     symbol, test = "", None
     if source.is_reference:
         symbol = "ref"
