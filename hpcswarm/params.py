@@ -145,10 +145,12 @@ class Param:
             raise ParameterError(f"{where} must be one of {', '.join(self.choices)}, got {value!r}")
         if not ok:
             raise ParameterError(f"{where} must be {self._expected()}, got {value!r}")
-        if not isinstance(value, str) and value is not None and self.below_floor(value):
+        if isinstance(value, str) or value is None:  # a choice, a path, an unset option
+            return value
+        if self.below_floor(value):
             raise ParameterError(f"{where} must be {self._expected()} "
                                  f"{'>' if self.low_open else '>='} {self.low}, got {value}")
-        if not isinstance(value, str) and self.above_ceiling(value):
+        if self.above_ceiling(value):
             raise ParameterError(f"{where} must be {self._expected()} "
                                  f"{'<' if self.high_open else '<='} {self.ceiling}, got "
                                  f"{value}")
