@@ -573,8 +573,9 @@ def _run_one_search(args, comm):
     # from the file's gene-major matrix (no private copy), or from the rows the method's
     # preprocessing made of it (value steps: the same genes)
     if spec.preprocess:
-        _, rows = fit_steps(spec.preprocess, np.asarray(dataset.X), dataset.y)
+        rows = fit_steps(spec.preprocess, np.asarray(dataset.X), dataset.y)[1]
         data = GeneMajor(np.ascontiguousarray(rows.T))
+        del rows  # the search reads the gene-major copy alone
     else:
         data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
     try:
