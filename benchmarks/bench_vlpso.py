@@ -72,6 +72,7 @@ from hpcswarm.swarm.symmetric_uncertainty import relevance_scores
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_gpu import N_CLASSES, Figures, device_label, planted_data  # noqa: E402
+from bench_large import slowest  # noqa: E402
 
 DEFAULT_SIZES = ["200x2000", "500x2000", "1000x2000", "1000x5000", "2000x2000"]
 SWARM_BYTES_PER_GENE = 26
@@ -93,11 +94,6 @@ def data_file(folder, n_samples, n_genes, comm):
                               gene_names=[f"g{j}" for j in range(n_genes)]), path)
     comm.barrier()
     return path
-
-
-def slowest(comm, seconds):
-    """The largest of every rank's ``seconds``."""
-    return float(comm.allreduce_max(np.array([seconds]))[0])
 
 
 def spread(values):
@@ -157,7 +153,7 @@ def evaluations_beside_gemm(data, y, masks, repeats):
     best of ``repeats``: ``(eval seconds, gemm seconds, gather seconds, sizes)``."""
     fitness, scorer = make_fitness(data, y, algorithm_params("vlpso"), 1)
     rows = scorer._rows.rows
-    whole = rows.size == data.n_samples and row_block_size(data.n_samples) >= rows.size
+    whole_gram = whole(data.n_samples, 1)  # one rank scores every sample's rows
     fitness.many(masks[:1])  # compiled kernels ready
     evals, gemms, gathers = (np.full(len(masks), np.inf) for _ in range(3))
     for _ in range(repeats):
@@ -168,10 +164,10 @@ def evaluations_beside_gemm(data, y, masks, repeats):
             started = time.perf_counter()
             values = data.take(np.flatnonzero(mask))
             gathers[i] = min(gathers[i], time.perf_counter() - started)
-            left = values.T if whole else np.ascontiguousarray(values[:, rows].T)
+            left = values.T if whole_gram else np.ascontiguousarray(values[:, rows].T)
             product = np.empty((rows.size, data.n_samples))
             started = time.perf_counter()
-            np.matmul(left, values, out=product)  # a syrk when whole (values.T by values)
+            np.matmul(left, values, out=product)  # a syrk when whole_gram (values.T by values)
             gemms[i] = min(gemms[i], time.perf_counter() - started)
             del values, left, product
     return evals, gemms, gathers, np.count_nonzero(masks, axis=1)
