@@ -52,7 +52,7 @@ import hpcswarm.selection.search
 from hpcswarm.fitness import GeneMajor, KnnEvaluator, make_scorer
 from hpcswarm.fitness.gpu import (ARRAY_MODULE_VARIABLE, DeviceScorer, device_name,
                                   gpu_array_module)
-from hpcswarm.swarm.core import SearchHooks
+from hpcswarm.swarm.engine.loop import SearchHooks
 
 N_CLASSES = 4
 SIGNAL_GENES = 50

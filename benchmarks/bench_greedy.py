@@ -63,7 +63,7 @@ from threadpoolctl import threadpool_limits
 from hpcswarm.data import load_dataset
 from hpcswarm.selection.methods import algorithm_params
 from hpcswarm.selection.search import make_fitness, run_search
-from hpcswarm.swarm.core import SearchHooks
+from hpcswarm.swarm.engine.loop import SearchHooks
 
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")
 DATASETS = {"srbct": "builtin:srbct", "prostate": os.path.join(SHARED, "Prostate_GE.mat")}

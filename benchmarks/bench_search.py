@@ -10,7 +10,7 @@ are seconds per run (CPU and wall, min and max), evaluations, and µs of CPU per
   - *one try at a time*: the local search of Tran et al. Sec. 3.1-3.2 as first written
     (``SubsetFitness.flip`` and one observation per try, on the same drawn tries);
   - *batched, every try scored*: tries scored in blocks
-    (:func:`hpcswarm.swarm.local_search.local_search`), none left unscored;
+    (:func:`hpcswarm.swarm.operators.local_search.local_search`), none left unscored;
   - *batched*: the same, scoring only the tries that could beat the current subset or
     enter the front (what ``run`` does);
 
@@ -46,8 +46,8 @@ from hpcswarm.baselines import greedy
 from hpcswarm.data import load_dataset
 from hpcswarm.fitness.subset import SubsetFitness
 from hpcswarm.selection.search import run_search
-from hpcswarm.swarm import local_search
-from hpcswarm.swarm.ordering import better
+from hpcswarm.swarm.engine.ordering import better
+from hpcswarm.swarm.operators import local_search
 
 PAPER_SECONDS = {"pso-lsrg": 77.7}
 """Tran et al. 2016, Table 4: mean seconds of one PSO-LSRG run on SRBCT (Java, their PC)."""

@@ -8,7 +8,7 @@ with hpcswarm's writer into ``--folder`` and memory-mapped), VLPSO at its paper 
 ``--rounds - 1`` moves). Per size, every figure the slowest rank's, each repeated
 ``--repeats`` times in turn (best, median and worst printed):
 
-- the SU ranking (:func:`~hpcswarm.swarm.symmetric_uncertainty.relevance_scores`, MDL
+- the SU ranking (:func:`~hpcswarm.swarm.methods.vlpso.symmetric_uncertainty.relevance_scores`, MDL
   discretisation of every gene) on 1 rank, and spread over 2 ranks;
 - seconds per iteration (a move and its evaluations: the rounds after the first, whose
   time holds the ranking) on 1 rank, on 2 ranks (2 particle groups) and on 2 ranks as
@@ -58,7 +58,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-import hpcswarm.swarm.vlpso as vlpso_module
+import hpcswarm.swarm.methods.vlpso.algorithm as vlpso_module
 from hpcswarm.comm import SerialComm, world
 from hpcswarm.data import Dataset, open_dataset, write_dataset
 from hpcswarm.fitness import GeneMajor, KnnEvaluator, SubsetFitness
@@ -66,9 +66,9 @@ from hpcswarm.fitness.gpu import ARRAY_MODULE_VARIABLE, gpu_array_module
 from hpcswarm.fitness.rowblocks import row_block_size
 from hpcswarm.selection.methods import algorithm_params
 from hpcswarm.selection.search import make_fitness, run_search
-from hpcswarm.swarm.core import SearchHooks
-from hpcswarm.swarm.divisions import division_lengths, division_of, swarm_size
-from hpcswarm.swarm.symmetric_uncertainty import relevance_scores
+from hpcswarm.swarm.engine.loop import SearchHooks
+from hpcswarm.swarm.methods.vlpso.divisions import division_lengths, division_of, swarm_size
+from hpcswarm.swarm.methods.vlpso.symmetric_uncertainty import relevance_scores
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_gpu import N_CLASSES, Figures, device_label, planted_data  # noqa: E402

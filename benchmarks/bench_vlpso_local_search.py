@@ -7,10 +7,10 @@ worst), the evaluations and the local search's tries kept:
 
 * *off*: ``local_search = false``;
 * *on, pair by pair*: ``local_search = true`` with the flip rule's redundancy pass one numpy
-  call per kept gene (:func:`hpcswarm.swarm.vlpso_local_search.redundancy_pass`, the path
+  call per kept gene (:func:`hpcswarm.swarm.methods.vlpso.local_search.redundancy_pass`, the path
   before the compiled pass);
 * *on*: ``local_search = true`` as ``run`` does it, the pass compiled
-  (:mod:`hpcswarm.swarm.redundancy_kernel`).
+  (:mod:`hpcswarm.swarm.methods.vlpso.redundancy_kernel`).
 
 The two ``on`` ways are checked to give the same genes, fitness, history (but ``seconds``)
 and events. Each way runs once before it is timed (numba's compilation, loaded from its
@@ -34,7 +34,7 @@ from threadpoolctl import threadpool_limits
 
 from hpcswarm.data import load_dataset
 from hpcswarm.selection.search import run_search
-from hpcswarm.swarm import vlpso_local_search
+from hpcswarm.swarm.methods.vlpso import local_search as vlpso_local_search
 
 
 @contextmanager

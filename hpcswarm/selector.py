@@ -40,8 +40,8 @@ from hpcswarm.selection.spec import SETTINGS as SPEC_SETTINGS
 from hpcswarm.selection.spec import SPEC, SearchSpec
 from hpcswarm.signatures.refine import eliminate_to
 from hpcswarm.signatures.refinements import SIGNATURE_METHOD
-from hpcswarm.swarm.core import SearchHooks
-from hpcswarm.swarm.state import run_seed_sequence
+from hpcswarm.swarm.engine.loop import SearchHooks
+from hpcswarm.swarm.engine.state import run_seed_sequence
 
 _SEED_BOUND = np.iinfo(np.int32).max
 """Run seeds drawn from a random state lie in ``[0, 2**31 - 1)`` (as scikit-learn's own)."""

@@ -9,8 +9,8 @@ import pytest
 
 from hpcswarm.run.checkpoint import Checkpoint, write_checkpoint
 from hpcswarm.selection.search import run_search
-from hpcswarm.swarm.core import SearchHooks
-from hpcswarm.swarm.snapshot import take_snapshot
+from hpcswarm.swarm.engine.loop import SearchHooks
+from hpcswarm.swarm.engine.snapshot import take_snapshot
 
 
 class _Stop(Exception):

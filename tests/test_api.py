@@ -17,9 +17,9 @@ import hpcswarm
 from hpcswarm import SwarmFeatureSelector
 from hpcswarm.comm import SerialComm
 from hpcswarm.data import load_dataset
-from hpcswarm.signatures.refinements import DEFAULT, SIGNATURE_METHOD, final_refine
 from hpcswarm.selection.methods import METHODS
 from hpcswarm.selection.spec import SETTINGS, SPEC_PARAMS, search_arguments
+from hpcswarm.signatures.refinements import DEFAULT, SIGNATURE_METHOD, final_refine
 
 pandas = pytest.importorskip("pandas")
 
@@ -472,7 +472,7 @@ def test_select_and_the_selector_maximise_the_balanced_accuracy_objective():
     """``objective="balanced-accuracy"`` reaches the search: its fitness is the balanced
     accuracy (per-class counts) of its subset on the run's folds, not the plain accuracy."""
     from hpcswarm.selection.search import make_fitness
-    from hpcswarm.swarm.state import run_seed_sequence
+    from hpcswarm.swarm.engine.state import run_seed_sequence
 
     rng = np.random.default_rng(2)
     y = np.repeat([0, 1, 2], [20, 8, 5])

@@ -20,7 +20,7 @@ from test_records import record
 
 from hpcswarm.run.checkpoint import Checkpoint, write_checkpoint
 from hpcswarm.selection.search import run_search
-from hpcswarm.swarm.statetree import decode_state, encode_state
+from hpcswarm.swarm.engine.statetree import decode_state, encode_state
 
 PICKLE_HEADERS = tuple(bytes([0x80, protocol, 0x95]) for protocol in (4, 5))
 """How a pickle of protocol 4 or 5 begins (PROTO, then a FRAME)."""

@@ -6,8 +6,8 @@ import pytest
 from hpcswarm.fitness import KnnEvaluator, make_objective
 from hpcswarm.selection.search import run_search
 from hpcswarm.signatures.refine import prune, prune_compact, prune_margin
-from hpcswarm.swarm.evaluation import EvaluationService
-from hpcswarm.swarm.front import FrontTracker, pareto_front
+from hpcswarm.swarm.engine.evaluation import EvaluationService
+from hpcswarm.swarm.engine.front import FrontTracker, pareto_front
 from synthetic import SMALL, small_data
 
 CASES = {
@@ -259,7 +259,7 @@ def test_max_genes_caps_every_subset_a_swarm_evaluates(algorithm, monkeypatch):
 
 def test_cap_keeps_the_strongest_genes_and_refuses_other_methods():
     from hpcswarm.errors import ParameterError
-    from hpcswarm.swarm.operators import cap_selection
+    from hpcswarm.swarm.operators.particle import cap_selection
 
     position = np.array([0.9, 0.2, 0.7, 0.95, 0.7, 0.61])
     capped = cap_selection(position, position > 0.6, position, 3, 0.6)

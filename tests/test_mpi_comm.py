@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hpcswarm.comm import SerialComm, block_owner, block_range, world
-from hpcswarm.swarm.mean import fixed_point_bits, swarm_mean
+from hpcswarm.swarm.operators.mean import fixed_point_bits, swarm_mean
 
 
 @pytest.mark.parametrize("n_items", [1, 5, 100, 101])
@@ -87,7 +87,7 @@ def test_a_stop_heard_through_a_collective_still_names_the_signal_and_its_rank()
             assert stopper.signal_name == f"SIGTERM on rank {last}"
 
 def test_balanced_blocks_deal_contiguous_runs_of_equal_cost():
-    from hpcswarm.swarm.exchange import balanced_blocks
+    from hpcswarm.swarm.engine.exchange import balanced_blocks
 
     assert balanced_blocks([5, 5, 5, 5], 2).tolist() == [0, 0, 1, 1]
     assert balanced_blocks([30, 1, 1, 1, 1, 1, 1], 2).tolist() == [0, 1, 1, 1, 1, 1, 1]
@@ -98,7 +98,7 @@ def test_balanced_blocks_deal_contiguous_runs_of_equal_cost():
 
 
 def test_a_packed_generator_continues_its_stream_elsewhere():
-    from hpcswarm.swarm.state import RNG_STATE_BYTES, pack_rng, unpack_rng
+    from hpcswarm.swarm.engine.state import RNG_STATE_BYTES, pack_rng, unpack_rng
 
     rng = np.random.default_rng(np.random.SeedSequence(3, spawn_key=(0, 7)))
     rng.random(5)

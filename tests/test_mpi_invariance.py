@@ -19,7 +19,7 @@ import pytest
 from hpcswarm.comm import world
 from hpcswarm.selection.methods import ALGORITHMS
 from hpcswarm.selection.search import run_search
-from hpcswarm.swarm.core import SearchHooks
+from hpcswarm.swarm.engine.loop import SearchHooks
 from synthetic import small_data
 
 pytestmark = pytest.mark.mpi
@@ -237,7 +237,7 @@ def _resumed_cases():
                          ids=[*sorted(CASES), "sbs", "vlpso-local-search"])
 def test_a_search_resumed_with_another_shard_count_ends_as_the_uninterrupted_one(name, params,
                                                                                  comm):
-    from hpcswarm.swarm.snapshot import take_snapshot
+    from hpcswarm.swarm.engine.snapshot import take_snapshot
 
     X, y = small_data(3, 30, 24)
     full = run_search(X, y, name, params, seed=7)

@@ -177,9 +177,9 @@ def test_the_plans_total_is_the_sum_of_each_parts_stated_need(algorithm, params,
     from hpcswarm.fitness.evaluator import scorer_bytes
     from hpcswarm.selection.methods import algorithm_class
     from hpcswarm.selection.preprocess import transformed_bytes
-    from hpcswarm.swarm.evaluation import archive_size
-    from hpcswarm.swarm.snapshot import snapshot_bytes
-    from hpcswarm.swarm.state import SwarmState
+    from hpcswarm.swarm.engine.evaluation import archive_size
+    from hpcswarm.swarm.engine.snapshot import snapshot_bytes
+    from hpcswarm.swarm.engine.state import SwarmState
 
     dataset = load_dataset("builtin:srbct")
     spec = SearchSpec.build(algorithm, params, preprocess=preprocess)
@@ -296,7 +296,7 @@ def test_dataset_failing_on_rank_1_only_ends_every_rank_with_status_2(tmp_path):
 
 
 def test_rank_0_counts_one_swarm_snapshot_per_group():
-    from hpcswarm.swarm.snapshot import snapshot_bytes
+    from hpcswarm.swarm.engine.snapshot import snapshot_bytes
 
     assert snapshot_bytes(100, 2308) == 26 * 100 * 2308
     assert snapshot_bytes(30, 10) == 26 * 30 * 10
@@ -308,7 +308,7 @@ def test_rank_0_counts_one_swarm_snapshot_per_group():
 
 
 def test_rank_0_counts_the_snapshot_of_the_swarm_the_papers_rule_gives():
-    from hpcswarm.swarm.snapshot import snapshot_bytes
+    from hpcswarm.swarm.engine.snapshot import snapshot_bytes
 
     dataset = load_dataset("builtin:srbct")  # VLPSO's n_particles = 0: 2308 // 20 = 115
     job = replace(read_job(JOB, TINY), data="builtin:srbct", spec=SearchSpec.build("vlpso"))
@@ -319,8 +319,8 @@ def test_rank_0_counts_the_snapshot_of_the_swarm_the_papers_rule_gives():
 def test_a_snapshots_swarm_rows_are_its_stated_need():
     from hpcswarm.fitness import GeneMajor
     from hpcswarm.selection.search import run_search
-    from hpcswarm.swarm.core import SearchHooks
-    from hpcswarm.swarm.snapshot import SWARM_ROWS, snapshot_bytes, take_snapshot
+    from hpcswarm.swarm.engine.loop import SearchHooks
+    from hpcswarm.swarm.engine.snapshot import SWARM_ROWS, snapshot_bytes, take_snapshot
 
     dataset = load_dataset("sklearn:wine")  # VLPSO's n_particles = 0: at least 100
     spec = SearchSpec.build("vlpso", {"n_iterations": 1}, preprocess=())  # the file's values

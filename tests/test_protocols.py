@@ -15,7 +15,7 @@ from hpcswarm.run.job import run_job
 from hpcswarm.run.jobfile import read_job
 from hpcswarm.run.protocols import TaskData, make_tasks, run_task
 from hpcswarm.selection.spec import SearchSpec
-from hpcswarm.swarm.core import SearchHooks
+from hpcswarm.swarm.engine.loop import SearchHooks
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 

@@ -13,9 +13,9 @@ from synthetic import SMALL, small_data
 from hpcswarm.selection.methods import METHODS, algorithm_class
 from hpcswarm.selection.search import run_search
 from hpcswarm.selection.spec import SearchSpec
-from hpcswarm.swarm.core import SearchHooks
-from hpcswarm.swarm.snapshot import SWARM_ARRAYS, check_snapshot, take_snapshot
-from hpcswarm.swarm.statetree import decode_state, encode_state
+from hpcswarm.swarm.engine.loop import SearchHooks
+from hpcswarm.swarm.engine.snapshot import SWARM_ARRAYS, check_snapshot, take_snapshot
+from hpcswarm.swarm.engine.statetree import decode_state, encode_state
 
 SNAPSHOT_ROUND = 2
 """The round whose snapshot the checkpoints hold (every method below plays it)."""
@@ -88,7 +88,7 @@ OTHER_DAMAGES = {
     "stopped": lambda stopped: "bored",
     "cached": lambda cached: "yes",
 }
-"""Damage of the method-state fields that no :class:`~hpcswarm.swarm.snapshot.ArraySpec`
+"""Damage of the method-state fields that no :class:`~hpcswarm.swarm.engine.snapshot.ArraySpec`
 declares (records, sets, generators, lists)."""
 
 EXTRA_DAMAGES = {

@@ -6,7 +6,7 @@ from hpcswarm.data import Dataset
 from hpcswarm.run.protocols import make_tasks, run_task
 from hpcswarm.selection.search import SearchRun, run_search
 from hpcswarm.selection.spec import SearchSpec
-from hpcswarm.swarm.core import SearchHooks
+from hpcswarm.swarm.engine.loop import SearchHooks
 from synthetic import small_data
 
 SETTINGS = {"n_particles": 4, "n_iterations": 3}

@@ -23,7 +23,7 @@ from hpcswarm.selection.search import make_fitness, run_search
 from hpcswarm.selection.spec import SPEC_PARAMS
 from hpcswarm.selector import SEARCH_SETTINGS, SETTINGS, choose_signature, signature_size
 from hpcswarm.signatures.refine import eliminate_to
-from hpcswarm.swarm.state import run_seed_sequence
+from hpcswarm.swarm.engine.state import run_seed_sequence
 
 SMALL = {"n_particles": 6, "n_iterations": 4}
 

@@ -16,7 +16,7 @@ from hpcswarm.selection.spec import SearchSpec
 from hpcswarm.signatures.subsample import (SubsampleSelections, complementary_halves,
                                 consensus_prune, search_subsamples, stability_prefix,
                                 standard_error, subsample_seed)
-from hpcswarm.swarm.core import SearchHooks
+from hpcswarm.swarm.engine.loop import SearchHooks
 from synthetic import informative_genes, small_data
 
 SETTINGS = {"n_particles": 8, "n_iterations": 6, "ls_tries": 5}

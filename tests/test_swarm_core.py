@@ -12,11 +12,11 @@ from hpcswarm.selection.methods import ALGORITHMS, algorithm_params
 from hpcswarm.selection.search import make_fitness, result_document, run_search
 from hpcswarm.store.atomic import write_json
 from hpcswarm.swarm import HISTORY_FIELDS
-from hpcswarm.swarm.ledger import RoundLedger
-from hpcswarm.swarm.mean import swarm_mean
-from hpcswarm.swarm.ordering import best_index, better
+from hpcswarm.swarm.engine.ledger import RoundLedger
+from hpcswarm.swarm.engine.ordering import best_index, better
+from hpcswarm.swarm.engine.state import particle_streams, run_seed_sequence
+from hpcswarm.swarm.operators.mean import swarm_mean
 from hpcswarm.swarm.params import parse_assignments
-from hpcswarm.swarm.state import particle_streams, run_seed_sequence
 from synthetic import SMALL, small_data
 
 

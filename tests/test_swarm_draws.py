@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from hpcswarm.swarm.draws import sorted_choices
+from hpcswarm.swarm.engine.draws import sorted_choices
 
 
 def one_by_one(rng, n, size, n_draws):

@@ -8,13 +8,13 @@ from synthetic import small_data
 
 from hpcswarm.selection.methods import METHODS, algorithm_params
 from hpcswarm.selection.search import make_fitness
-from hpcswarm.swarm.bpso import Complement
-from hpcswarm.swarm.evaluation import EvaluationService
-from hpcswarm.swarm.local_search import LocalSearch
-from hpcswarm.swarm.mechanisms import GbestReset
-from hpcswarm.swarm.particle_swarm import ParticleSwarm
-from hpcswarm.swarm.pso import PSO
-from hpcswarm.swarm.termination import RoundLimit
+from hpcswarm.swarm.engine.evaluation import EvaluationService
+from hpcswarm.swarm.engine.termination import RoundLimit
+from hpcswarm.swarm.methods.bpso import Complement
+from hpcswarm.swarm.methods.particle_swarm import ParticleSwarm
+from hpcswarm.swarm.methods.pso import PSO
+from hpcswarm.swarm.operators.local_search import LocalSearch
+from hpcswarm.swarm.operators.mechanisms import GbestReset
 
 
 def _search(cls, name, overrides, seed=4, **options):

@@ -6,15 +6,15 @@ import pytest
 from hpcswarm.fitness.subset import SubsetFitness
 from hpcswarm.selection.methods import algorithm_params
 from hpcswarm.selection.search import make_fitness, run_search
-from hpcswarm.swarm.bpso import CBPSO
-from hpcswarm.swarm.cso import CSO
-from hpcswarm.swarm.evaluation import EvaluationService
-from hpcswarm.swarm.fsipso import FSIPSO
-from hpcswarm.swarm.local_search import draw_tries, local_search
-from hpcswarm.swarm.ordering import better
-from hpcswarm.swarm.pso import PSOLS, PSOLSRG, PSORG
-from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
-from hpcswarm.swarm.subset_ranking import FSR
+from hpcswarm.swarm.engine.evaluation import EvaluationService
+from hpcswarm.swarm.engine.ordering import better
+from hpcswarm.swarm.methods.bpso import CBPSO
+from hpcswarm.swarm.methods.cso import CSO
+from hpcswarm.swarm.methods.fsipso import FSIPSO
+from hpcswarm.swarm.methods.pso import PSOLS, PSOLSRG, PSORG
+from hpcswarm.swarm.methods.subset_ranking import FSR
+from hpcswarm.swarm.operators.local_search import draw_tries, local_search
+from hpcswarm.swarm.operators.ranking import rank_genes, single_gene_accuracies
 from synthetic import SMALL, small_data
 
 
@@ -287,7 +287,7 @@ def test_fsipso_untouched_dimensions_stay_zero():
 
 
 def test_fsipso_mutation_rate_is_one_over_search_space():
-    from hpcswarm.swarm.operators import reflect_mutation
+    from hpcswarm.swarm.operators.particle import reflect_mutation
 
     rng = np.random.default_rng(0)
     x = np.full(200_000, 0.25)
@@ -348,7 +348,7 @@ def test_fsr_subsets_have_exactly_d_genes_and_half_the_swarm_starts_from_d_minus
 
 # ---------------------------------------------------------------- operators and schedules
 def test_initialisation_strategies_select_their_share_of_genes():
-    from hpcswarm.swarm.initialisation import initial_position, strategy_of
+    from hpcswarm.swarm.operators.initialisation import initial_position, strategy_of
 
     rng = np.random.default_rng(0)
     for strategy, size in [("normal", 50), ("small", 10), ("large", 67)]:
@@ -359,7 +359,7 @@ def test_initialisation_strategies_select_their_share_of_genes():
 
 
 def test_pso_initial_sizes_follow_the_mixed_strategy():
-    from hpcswarm.swarm.pso import PSO
+    from hpcswarm.swarm.methods.pso import PSO
 
     algo, spy, _ = build(PSO, {"n_particles": 9, "n_iterations": 1, "init": "mixed"},
                          data=small_data(n_genes=60))
@@ -368,7 +368,7 @@ def test_pso_initial_sizes_follow_the_mixed_strategy():
 
 
 def test_inertia_decreases_linearly_as_table_2():
-    from hpcswarm.swarm.particle_swarm import inertia
+    from hpcswarm.swarm.methods.particle_swarm import inertia
 
     assert inertia(0.9, 0.4, 0, 70) == 0.9
     assert inertia(0.9, 0.4, 35, 70) == pytest.approx(0.65)
@@ -376,7 +376,7 @@ def test_inertia_decreases_linearly_as_table_2():
 
 
 def test_velocity_is_clamped_and_positions_stay_in_the_unit_box():
-    from hpcswarm.swarm.operators import continuous_position, pso_velocity
+    from hpcswarm.swarm.operators.particle import continuous_position, pso_velocity
 
     rng = np.random.default_rng(1)
     x = rng.random(1000)
@@ -387,7 +387,7 @@ def test_velocity_is_clamped_and_positions_stay_in_the_unit_box():
 
 
 def test_binary_transfer_follows_the_sigmoid():
-    from hpcswarm.swarm.operators import binary_position, sigmoid
+    from hpcswarm.swarm.operators.particle import binary_position, sigmoid
 
     rng = np.random.default_rng(2)
     assert sigmoid(np.array([0.0]))[0] == 0.5
@@ -397,7 +397,7 @@ def test_binary_transfer_follows_the_sigmoid():
 
 
 def test_cso_loser_update_is_equation_3_and_4():
-    from hpcswarm.swarm.operators import cso_loser_update
+    from hpcswarm.swarm.operators.particle import cso_loser_update
 
     v, xl, xw, mean = (np.array([0.1, -0.2]), np.array([0.2, 0.9]), np.array([0.6, 0.1]),
                        np.array([0.4, 0.5]))
@@ -409,7 +409,7 @@ def test_cso_loser_update_is_equation_3_and_4():
 
 
 def test_repair_size_gives_exactly_d_genes_keeping_what_it_can():
-    from hpcswarm.swarm.operators import repair_size
+    from hpcswarm.swarm.operators.particle import repair_size
 
     rng = np.random.default_rng(3)
     for _ in range(20):

@@ -16,8 +16,8 @@ from test_mpi_jobs import SCRIPTS
 
 from hpcswarm.errors import DataError
 from hpcswarm.selection.search import run_search
-from hpcswarm.swarm.snapshot import SWARM_ARRAYS
-from hpcswarm.swarm.statetree import decode_state, encode_state
+from hpcswarm.swarm.engine.snapshot import SWARM_ARRAYS
+from hpcswarm.swarm.engine.statetree import decode_state, encode_state
 
 
 def _snapshot(algorithm, stop_at=1):

@@ -9,13 +9,13 @@ from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor, score_split
 from hpcswarm.selection.methods import algorithm_params
 from hpcswarm.selection.search import run_search
-from hpcswarm.swarm.core import SearchHooks
-from hpcswarm.swarm.divisions import (best_division, changed_lengths, division_lengths,
-                                      division_of, swarm_size)
-from hpcswarm.swarm.exemplars import choose_exemplars, learning_probabilities
-from hpcswarm.swarm.symmetric_uncertainty import (gene_relevance, mdl_cut_points,
-                                                  relevance_order, relevance_scores,
-                                                  symmetric_uncertainty)
+from hpcswarm.swarm.engine.loop import SearchHooks
+from hpcswarm.swarm.methods.vlpso.divisions import (best_division, changed_lengths,
+                                                    division_lengths, division_of, swarm_size)
+from hpcswarm.swarm.methods.vlpso.exemplars import choose_exemplars, learning_probabilities
+from hpcswarm.swarm.methods.vlpso.symmetric_uncertainty import (gene_relevance, mdl_cut_points,
+                                                                relevance_order, relevance_scores,
+                                                                symmetric_uncertainty)
 from synthetic import informative_genes, small_data
 
 

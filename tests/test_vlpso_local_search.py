@@ -7,17 +7,17 @@ import pytest
 from hpcswarm.fitness import GeneMajor
 from hpcswarm.selection.methods import algorithm_params
 from hpcswarm.selection.search import make_fitness, run_search
-from hpcswarm.swarm.core import SearchHooks
-from hpcswarm.swarm.ordering import better
-from hpcswarm.swarm.redundancy_kernel import (AVAILABLE, _pairwise_sum_kernel, entropy_terms,
-                                              pair_su)
-from hpcswarm.swarm.symmetric_uncertainty import (discretised, gene_relevance,
-                                                  interval_entropies,
-                                                  mutual_symmetric_uncertainty,
-                                                  symmetric_uncertainty)
-from hpcswarm.swarm.vlpso import searched_after
-from hpcswarm.swarm.vlpso_local_search import (GeneTable, draw_genes, flip_set,
-                                               redundancy_pass, relevance_search)
+from hpcswarm.swarm.engine.loop import SearchHooks
+from hpcswarm.swarm.engine.ordering import better
+from hpcswarm.swarm.methods.vlpso.algorithm import searched_after
+from hpcswarm.swarm.methods.vlpso.local_search import (GeneTable, draw_genes, flip_set,
+                                                       redundancy_pass, relevance_search)
+from hpcswarm.swarm.methods.vlpso.redundancy_kernel import (AVAILABLE, _pairwise_sum_kernel,
+                                                            entropy_terms, pair_su)
+from hpcswarm.swarm.methods.vlpso.symmetric_uncertainty import (discretised, gene_relevance,
+                                                                interval_entropies,
+                                                                mutual_symmetric_uncertainty,
+                                                                symmetric_uncertainty)
 from search_snapshots import taken_at
 from synthetic import small_data
 

@@ -86,7 +86,7 @@ def test_a_vlpso_job_without_a_preprocess_table_scales_as_the_other_front_doors(
 
 def test_one_declaration_gives_every_front_door_its_default_preprocessing():
     from hpcswarm.selection.spec import SearchSpec
-    from hpcswarm.swarm.vlpso import VLPSO
+    from hpcswarm.swarm.methods.vlpso.algorithm import VLPSO
 
     assert VLPSO.PREPROCESS == (("minmax", None),)
     assert SearchSpec.build("vlpso").preprocess == VLPSO.PREPROCESS
@@ -184,7 +184,7 @@ def test_subsample_halves_too_small_for_the_cv_are_named_as_the_cause(capsys, tm
 def _first_selections(init):
     """Per particle but each division's first: (selected genes, length) at the initial round."""
     from hpcswarm.selection.search import run_search
-    from hpcswarm.swarm.core import SearchHooks
+    from hpcswarm.swarm.engine.loop import SearchHooks
 
     X, y = small_data(0, 30, 200)
     seen = []
@@ -232,8 +232,8 @@ def test_a_job_with_a_local_search_of_no_gene_names_the_key(tmp_path):
 def test_a_capped_swarm_of_few_divisions_resumes_from_its_checkpoint():
     from hpcswarm.selection.methods import algorithm_class
     from hpcswarm.selection.search import run_search
-    from hpcswarm.swarm.core import SearchHooks
-    from hpcswarm.swarm.snapshot import check_snapshot, take_snapshot
+    from hpcswarm.swarm.engine.loop import SearchHooks
+    from hpcswarm.swarm.engine.snapshot import check_snapshot, take_snapshot
     from search_snapshots import through_checkpoint
 
     X, y = small_data()

@@ -1,12 +1,13 @@
 """Greedy wrapper baselines on the swarms' loop: all genes, SFS, SBS, LFS and GSBS.
 
-Every method here is a :class:`~hpcswarm.swarm.core.SearchAlgorithm`, scored by the same
+Every method here is a :class:`~hpcswarm.swarm.engine.loop.SearchAlgorithm`, scored by the same
 fitness engine, so ``run_search``, ``hpcswarm run --algorithm sfs``, the protocols and the
 report treat it as any swarm. One round of the shared loop is one greedy step: of every
 candidate one-gene change of the current subset the best is taken if it is better than the
 current subset.
 
-Ordering and tie rules (the swarms' ordering, :func:`hpcswarm.swarm.ordering.better`): a subset
+Ordering and tie rules (the swarms' ordering, :func:`hpcswarm.swarm.engine.ordering.better`): a
+subset
 beats another if its fitness is higher, or equal with fewer genes. The candidates of a step
 all have the same size, so the best is the one of highest fitness, ties to the lowest gene
 index. The step is taken only if that candidate beats the current subset, hence:
@@ -25,7 +26,7 @@ index. The step is taken only if that candidate beats the current subset, hence:
   deletion of any remaining attribute results in a decrease in evaluation") is SBS's.
 * **LFS** (linear forward selection, Gutlein, Frank, Hall & Karwath 2009; Xue et al. 2012
   compare against it) ranks every gene alone by its wrapper accuracy (the ranking of
-  :mod:`hpcswarm.swarm.ranking`, also SFR's), then runs SFS over a restricted candidate
+  :mod:`hpcswarm.swarm.operators.ranking`, also SFR's), then runs SFS over a restricted candidate
   set of ``n_ranked`` genes (Weka's default k = 50): ``"fixed-set"`` (Weka's default) the
   top ``n_ranked`` genes of the ranking, once and for all; ``"fixed-width"`` the
   ``n_ranked`` best-ranked genes not yet selected, so that each added gene lets the next
@@ -55,12 +56,12 @@ import numpy as np
 
 from hpcswarm.comm import block_counts, block_range
 from hpcswarm.fitness import WORST_FITNESS
-from hpcswarm.swarm.core import SearchAlgorithm
-from hpcswarm.swarm.ordering import better
+from hpcswarm.swarm.engine.loop import SearchAlgorithm
+from hpcswarm.swarm.engine.ordering import better
+from hpcswarm.swarm.engine.snapshot import ArraySpec
+from hpcswarm.swarm.engine.termination import MethodStop, RoundLimit
+from hpcswarm.swarm.operators.ranking import rank_genes, single_gene_accuracies
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param
-from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
-from hpcswarm.swarm.snapshot import ArraySpec
-from hpcswarm.swarm.termination import MethodStop, RoundLimit
 
 FULL_BELOW = 1
 """In ``evaluation="auto"``, candidates of a subset of fewer genes than this (the empty

@@ -13,7 +13,7 @@ ranked by exact distances (:mod:`hpcswarm.fitness.knn`). Held-out rows are decid
 at a time (:mod:`hpcswarm.fitness.rowblocks`), and may be split into sample shards whose
 correct counts are summed. With ``class_counts`` every path counts the correct predictions
 per class of the held-out labels (the counts of balanced accuracy), summed the same way. The evaluator keeps no archive: the searches keep their own,
-the same on every rank (:class:`hpcswarm.swarm.core.SearchAlgorithm`).
+the same on every rank (:class:`hpcswarm.swarm.engine.loop.SearchAlgorithm`).
 """
 
 import numpy as np

@@ -137,7 +137,7 @@ def make_scorer(data, y, *, k: int = 1, cv="loo", seed=0, folds=None, shards=Non
         The exact :class:`~hpcswarm.fitness.evaluator.KnnEvaluator` on the CPU, the
         :class:`~hpcswarm.fitness.gpu.DeviceScorer` on a GPU (sharded over ``shards``),
         without its own archive (the searches keep a rank-invariant one,
-        :mod:`hpcswarm.swarm.core`).
+        :mod:`hpcswarm.swarm.engine.loop`).
 
     Raises
     ------

@@ -10,14 +10,14 @@ object tagged with ``encoding-type`` and ``encoding-version``)::
                              ("hpcswarm-task", hpcswarm.store.records.TaskRecord.write_hdf5) and
                              its row of the results' /tasks table as attributes; attr refine
                              (the refinement's name, with a refinement)
-    /inflight/task-NNNNNN    group, the snapshot of hpcswarm.swarm.snapshot.take_snapshot:
+    /inflight/task-NNNNNN    group, the snapshot of hpcswarm.swarm.engine.snapshot.take_snapshot:
                              attrs run, fold, iteration (the last round played), elapsed;
                              datasets position, velocity, pbest_position (float64) and mask,
                              pbest_mask (bool) (n_particles, n_genes); fitness, size,
                              pbest_fitness, pbest_size (n_particles,); rng_states
                              (n_particles, 48) uint8 (pack_rng)
     /inflight/task-NNNNNN/method_state
-                             the rest of the search's state (hpcswarm.swarm.statetree): tree
+                             the rest of the search's state (hpcswarm.swarm.engine.statetree): tree
                              (a JSON string) and the numbered bool or numeric arrays it
                              names, arrays/0, arrays/1, ...
 
@@ -51,9 +51,9 @@ from hpcswarm.store.encoding import check_tag, decode_value, read_tag, tag
 from hpcswarm.store.reading import check_declared, checked_read, parse_json
 from hpcswarm.store.records import TaskRecord
 from hpcswarm.store.settings import with_later_params
-from hpcswarm.swarm.snapshot import SWARM_ARRAYS
-from hpcswarm.swarm.state import RNG_STATE_BYTES
-from hpcswarm.swarm.statetree import ARRAY_KINDS, decode_state
+from hpcswarm.swarm.engine.snapshot import SWARM_ARRAYS
+from hpcswarm.swarm.engine.state import RNG_STATE_BYTES
+from hpcswarm.swarm.engine.statetree import ARRAY_KINDS, decode_state
 
 ENCODING = ("hpcswarm-checkpoint", "0.2.0")
 _SNAPSHOT = ("hpcswarm-snapshot", "0.2.0")
@@ -255,7 +255,7 @@ def write_checkpoint(path, identity, n_tasks, finished, inflight):
         (:class:`~hpcswarm.store.records.TaskRecord`).
     inflight : dict
         Task number -> ``(task, snapshot)``; a snapshot is a dict of
-        :func:`~hpcswarm.swarm.snapshot.take_snapshot` or a callable returning one (a
+        :func:`~hpcswarm.swarm.engine.snapshot.take_snapshot` or a callable returning one (a
         snapshot still in the previous checkpoint, read only now).
     """
     with atomic_hdf5(path, overwrite=True, in_memory=True) as f:
@@ -300,7 +300,7 @@ class Checkpoint:
     check_snapshot : callable, optional
         With ``read_all``, ``check_snapshot(snapshot)`` on every snapshot read
         (:meth:`snapshot`): a :class:`DataError` when one holds a value no search of the
-        job can hold (:func:`hpcswarm.swarm.snapshot.check_snapshot`), before any work.
+        job can hold (:func:`hpcswarm.swarm.engine.snapshot.check_snapshot`), before any work.
 
     Attributes
     ----------

@@ -38,8 +38,8 @@ from hpcswarm.run.progress import (ProgressLines, ProgressReporter, Workload, pr
 from hpcswarm.run.protocols import protocol_of, run_task
 from hpcswarm.run.taskfarm import FarmHooks, TaskInterrupted, farm
 from hpcswarm.store.atomic import all_or_nothing, write_json, write_text
-from hpcswarm.swarm.core import SearchHooks
-from hpcswarm.swarm.snapshot import take_snapshot
+from hpcswarm.swarm.engine.loop import SearchHooks
+from hpcswarm.swarm.engine.snapshot import take_snapshot
 
 
 class JobInterrupted(HpcswarmError):
@@ -180,7 +180,7 @@ class TaskHooks:
         self.lifecycle, self.task, self.group, self.progress = lifecycle, task, group, progress
 
     def search_hooks(self):
-        """The :class:`~hpcswarm.swarm.core.SearchHooks` of the task's search, bound to these
+        """The :class:`~hpcswarm.swarm.engine.loop.SearchHooks` of the task's search, bound to these
         methods: ``progress`` :meth:`round`, ``checkpoint`` :meth:`round_end`, ``interrupt``
         :meth:`interrupt`."""
         return SearchHooks(progress=self.round, checkpoint=self.round_end,

@@ -10,11 +10,11 @@ collective.
 The memory estimate is summed here and nowhere else (:func:`search_needs`,
 :func:`task_needs`, :func:`check_job_size`); each part states its own need beside the code
 that allocates it: the task list (:meth:`hpcswarm.run.protocols.Task.bytes_needed`), the swarm
-(:meth:`hpcswarm.swarm.state.SwarmState.bytes_needed`), the archive
+(:meth:`hpcswarm.swarm.engine.state.SwarmState.bytes_needed`), the archive
 (:meth:`hpcswarm.fitness.archive.Archive.bytes_needed`), the scorer
 (:func:`hpcswarm.fitness.evaluator.scorer_bytes`), the preprocessing
 (:func:`hpcswarm.selection.preprocess.transformed_bytes`) and the checkpoint's snapshots
-(:func:`hpcswarm.swarm.snapshot.snapshot_bytes`).
+(:func:`hpcswarm.swarm.engine.snapshot.snapshot_bytes`).
 """
 
 import os
@@ -41,9 +41,9 @@ from hpcswarm.selection.preprocess import kept_genes, transformed_bytes
 from hpcswarm.signatures.subsample import SUBSAMPLE_RULES, halves_problem
 from hpcswarm.store.atomic import refuse_special, remove_stale_temporaries
 from hpcswarm.store.outputs import check_not_inputs, input_at
-from hpcswarm.swarm.evaluation import archive_size
-from hpcswarm.swarm.snapshot import check_snapshot, snapshot_bytes
-from hpcswarm.swarm.state import SwarmState
+from hpcswarm.swarm.engine.evaluation import archive_size
+from hpcswarm.swarm.engine.snapshot import check_snapshot, snapshot_bytes
+from hpcswarm.swarm.engine.state import SwarmState
 from hpcswarm.system import available_memory
 
 MEMORY_SHARE = 0.8
@@ -167,7 +167,7 @@ def open_job_dataset(job, world):
 
 def snapshot_check(job, n_genes):
     """The check of a resumed task's snapshot against the job's search on a dataset of
-    ``n_genes`` genes (:func:`~hpcswarm.swarm.snapshot.check_snapshot`: every value, for the
+    ``n_genes`` genes (:func:`~hpcswarm.swarm.engine.snapshot.check_snapshot`: every value, for the
     method, its parameters and the genes the preprocessing keeps), a DataError naming the
     checkpoint when the snapshot is damaged."""
     method, params = algorithm_class(job.spec.algorithm), job.spec.params

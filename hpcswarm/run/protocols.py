@@ -379,7 +379,7 @@ def run_task(task, data, spec, hooks=None, group=None, resume=None):
         ``task.test``: the search, the baselines and the test score all see the transformed
         values.
     hooks : SearchHooks, optional
-        What each round's end calls (:class:`hpcswarm.swarm.core.SearchHooks`), passed on
+        What each round's end calls (:class:`hpcswarm.swarm.engine.loop.SearchHooks`), passed on
         unchanged to the search.
     group : communicator, optional
         The rank group running the task (``None``: serial).

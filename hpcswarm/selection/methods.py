@@ -7,13 +7,13 @@ baselines run on the swarms' loop), so that neither package imports the other's 
 from hpcswarm.baselines.greedy import BASELINES
 from hpcswarm.errors import ParameterError
 from hpcswarm.params import did_you_mean
-from hpcswarm.swarm.bpso import BPSO, CBPSO
-from hpcswarm.swarm.cso import CSO
-from hpcswarm.swarm.fsipso import FSIPSO
+from hpcswarm.swarm.methods.bpso import BPSO, CBPSO
+from hpcswarm.swarm.methods.cso import CSO
+from hpcswarm.swarm.methods.fsipso import FSIPSO
+from hpcswarm.swarm.methods.pso import PSO, PSOLS, PSOLSRG, PSORG
+from hpcswarm.swarm.methods.subset_ranking import FSR, SFR
+from hpcswarm.swarm.methods.vlpso.algorithm import VLPSO
 from hpcswarm.swarm.params import resolve_params
-from hpcswarm.swarm.pso import PSO, PSOLS, PSOLSRG, PSORG
-from hpcswarm.swarm.subset_ranking import FSR, SFR
-from hpcswarm.swarm.vlpso import VLPSO
 
 ALGORITHMS = {
     cls.name: cls for cls in (PSOLSRG, CSO, PSO, BPSO, PSORG, PSOLS, CBPSO, FSIPSO, SFR, FSR,

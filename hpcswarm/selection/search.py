@@ -6,7 +6,7 @@ The spec's ``sample_shards`` S, a divisor of the ranks of ``comm``, makes them
 returned in ``refined``; its ``max_genes`` caps every evaluated subset (each method's
 ``capped_position``). The search keeps its own archive of ``archive_size`` subsets,
 replicated on the ranks so that hits do not depend on how particles are spread (see
-:mod:`hpcswarm.swarm.core`); the scorer has none.
+:mod:`hpcswarm.swarm.engine.loop`); the scorer has none.
 
 >>> from sklearn.datasets import load_wine
 >>> X, y = load_wine(return_X_y=True)
@@ -22,9 +22,9 @@ import numpy as np
 from hpcswarm.comm import as_comm, split_grid
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor, SubsetFitness, make_objective, make_scorer
+from hpcswarm.fitness.folds import fold_ids
 from hpcswarm.inputs import check_matrix, label_values
 from hpcswarm.selection.methods import algorithm_class
-from hpcswarm.fitness.folds import fold_ids
 from hpcswarm.selection.spec import SearchSpec, SettingError
 from hpcswarm.signatures.refine import TRIM_RULES
 from hpcswarm.signatures.refinements import REFINEMENTS
@@ -32,10 +32,10 @@ from hpcswarm.signatures.relevance import RANK_RULES, RELEVANCE_TRIMS
 from hpcswarm.signatures.subsample import SUBSAMPLE_RULES, search_subsamples
 from hpcswarm.store.encoding import finite, tags
 from hpcswarm.store.records import SEARCH_ENCODING as RESULT_ENCODING
-from hpcswarm.swarm.core import SearchHooks
-from hpcswarm.swarm.evaluation import EvaluationService
-from hpcswarm.swarm.front import pareto_front
-from hpcswarm.swarm.state import run_seed_sequence
+from hpcswarm.swarm.engine.evaluation import EvaluationService
+from hpcswarm.swarm.engine.front import pareto_front
+from hpcswarm.swarm.engine.loop import SearchHooks
+from hpcswarm.swarm.engine.state import run_seed_sequence
 
 
 def make_fitness(X, y, params, seed, shards=None, device="cpu"):
@@ -149,7 +149,7 @@ class SearchRun:
         and each rank evaluates its own on its ``X`` (pass a ``GeneMajor`` over the
         memory-mapped ``X_genes``: no matrix travels over MPI and no rank copies it).
     hooks : SearchHooks, optional
-        What every round's end calls (:class:`hpcswarm.swarm.core.SearchHooks`): round
+        What every round's end calls (:class:`hpcswarm.swarm.engine.loop.SearchHooks`): round
         reports, the job's snapshots and stop; its ``interrupt`` also ends every round of the
         subsample searches of the refinements ``stability`` and ``consensus``.
     resume : dict, optional
@@ -195,7 +195,7 @@ def run_search(X, y, spec, params=None, seed=0, **options):
         swarm stream all derive from it.
     **options
         How the search runs, the fields of :class:`SearchRun`: ``comm`` (its ranks),
-        ``hooks`` (a :class:`~hpcswarm.swarm.core.SearchHooks`), ``resume`` (a snapshot);
+        ``hooks`` (a :class:`~hpcswarm.swarm.engine.loop.SearchHooks`), ``resume`` (a snapshot);
         with a method name, also the spec's settings.
 
     Returns
@@ -315,7 +315,7 @@ class SpecSearch:
         """What searches of this spec (then ``prune-compact``) on subsamples of ``X, y``
         selected (:func:`hpcswarm.signatures.subsample.search_subsamples`), run one after the other
         on the same grid; each round of each ends with the ``interrupt`` hook only
-        (:meth:`~hpcswarm.swarm.core.SearchHooks.without_snapshots`)."""
+        (:meth:`~hpcswarm.swarm.engine.loop.SearchHooks.without_snapshots`)."""
         one = replace(self, spec=replace(self.spec, refine="prune-compact"),
                       hooks=self.hooks.without_snapshots())
 
@@ -359,7 +359,7 @@ def scored_front(scorer, front):
     """The front entries scored again (``correct``, ``total``), dominated ones dropped.
 
     The search's tracker keeps the best subset per size by fitness
-    (:mod:`hpcswarm.swarm.front`); their correct counts decide the front of (inner
+    (:mod:`hpcswarm.swarm.engine.front`); their correct counts decide the front of (inner
     accuracy, size), so that the combined objective's front is filtered here too.
     """
     scored = []

@@ -59,7 +59,7 @@ from hpcswarm.fitness import GeneMajor
 from hpcswarm.fitness.folds import parse_cv
 from hpcswarm.signatures.refine import Refined, prune_compact
 from hpcswarm.signatures.relevance import prefix_scores
-from hpcswarm.swarm.state import child_sequence
+from hpcswarm.swarm.engine.state import child_sequence
 
 SUBSAMPLES = 2
 """Child key of the subsample seeds under a search's seed (the swarm uses 0 and 1)."""

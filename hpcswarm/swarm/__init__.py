@@ -13,9 +13,9 @@ registry (:mod:`hpcswarm.selection`), the job or anything above.
 """
 
 from hpcswarm.store.records import HISTORY_FIELDS
-from hpcswarm.swarm.core import SearchAlgorithm, SearchHooks
-from hpcswarm.swarm.evaluation import EvaluationService
-from hpcswarm.swarm.result import SearchResult
+from hpcswarm.swarm.engine.evaluation import EvaluationService
+from hpcswarm.swarm.engine.loop import SearchAlgorithm, SearchHooks
+from hpcswarm.swarm.engine.result import SearchResult
 
 __all__ = ["HISTORY_FIELDS", "EvaluationService", "SearchAlgorithm", "SearchHooks",
            "SearchResult"]

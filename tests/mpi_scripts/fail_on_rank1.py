@@ -7,7 +7,7 @@ of the swarm, and the job must still end promptly with rank 1's message.
 import sys
 
 from hpcswarm.comm import world_rank
-from hpcswarm.swarm.evaluation import EvaluationService
+from hpcswarm.swarm.engine.evaluation import EvaluationService
 
 
 def main():

@@ -14,7 +14,7 @@ import numpy as np
 from hpcswarm.comm import pin_threads, world
 from hpcswarm.run.taskfarm import farm
 from hpcswarm.selection.search import run_search
-from hpcswarm.swarm.core import SearchHooks
+from hpcswarm.swarm.engine.loop import SearchHooks
 
 TASKS = [("pso-lsrg", {"n_particles": 5, "n_iterations": 4, "ls_tries": 3}, seed)
          for seed in range(3)] + [("cso", {"n_particles": 6, "n_iterations": 5}, seed)

@@ -21,7 +21,7 @@
 - Top genes (Tran et al. Table 6): the genes most often selected across runs and folds;
   ``--genes FILE`` writes every selected gene with its frequency and mean rank.
 - Signatures by size: every task keeps the Pareto front of (inner accuracy, size) of the
-  subsets its search evaluated (:mod:`hpcswarm.swarm.front`). For a budget of at most b
+  subsets its search evaluated (:mod:`hpcswarm.swarm.engine.front`). For a budget of at most b
   genes the report takes, in each task, the front point of at most b genes with the highest
   *inner* accuracy and gives its mean size, inner accuracy and test accuracy (pooled over
   each run's folds), over the tasks whose front has such a point (their number is shown).

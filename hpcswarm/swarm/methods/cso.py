@@ -11,15 +11,15 @@ import numpy as np
 from hpcswarm.comm import block_owner
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import DEFAULT_ARCHIVE_SIZE, WORST_FITNESS
-from hpcswarm.swarm.core import SearchAlgorithm
-from hpcswarm.swarm.exchange import ship
-from hpcswarm.swarm.initialisation import STRATEGIES, initial_position, strategy_of
-from hpcswarm.swarm.mean import swarm_mean
-from hpcswarm.swarm.operators import cap_selection, cso_loser_update, threshold_mask
-from hpcswarm.swarm.ordering import better
+from hpcswarm.swarm.engine.exchange import ship
+from hpcswarm.swarm.engine.loop import SearchAlgorithm
+from hpcswarm.swarm.engine.ordering import better
+from hpcswarm.swarm.engine.snapshot import ArraySpec
+from hpcswarm.swarm.engine.state import SwarmState
+from hpcswarm.swarm.operators.initialisation import STRATEGIES, initial_position, strategy_of
+from hpcswarm.swarm.operators.mean import swarm_mean
+from hpcswarm.swarm.operators.particle import cap_selection, cso_loser_update, threshold_mask
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param, override
-from hpcswarm.swarm.snapshot import ArraySpec
-from hpcswarm.swarm.state import SwarmState
 
 
 def random_pairs(n_particles, rng):
@@ -64,7 +64,8 @@ class CSO(SearchAlgorithm):
 
     Parallel runs (per round): the pairing comes from the swarm-wide stream and winners are
     settled from the shared fitness and sizes, identically on every rank; the mean position
-    is an order-independent fixed-point Allreduce (:func:`~hpcswarm.swarm.mean.swarm_mean`,
+    is an order-independent fixed-point Allreduce
+    (:func:`~hpcswarm.swarm.operators.mean.swarm_mean`,
     ``8 n_genes`` bytes per rank); a loser whose winner lives on another rank receives the
     winner's position row through one all-to-all (``8 n_genes`` bytes per such pair, about
     ``n/2 (1 - 1/P)`` pairs with P ranks: the one particles-x-genes term, inherent to CSO's
@@ -155,7 +156,7 @@ class CSO(SearchAlgorithm):
 
     def winner_rows(self, winners, losers):
         """Winner positions of this rank's losers, as {loser: row}; one all-to-all
-        (:func:`~hpcswarm.swarm.exchange.ship`).
+        (:func:`~hpcswarm.swarm.engine.exchange.ship`).
 
         ``winners``/``losers`` are sorted by loser and identical on every rank, so each
         rank knows what it sends (its winners whose loser lives elsewhere, grouped by

@@ -3,7 +3,7 @@
 A wrapper search such as PSO-LSRG maximises accuracy alone (Tran et al. 2016, Eq. 3); once
 its inner accuracy reaches 100% nothing shrinks the subset, yet on the way it evaluated many
 smaller subsets that were nearly as accurate. :class:`FrontTracker` watches every subset the
-search evaluates (:meth:`~hpcswarm.swarm.evaluation.EvaluationService.observe_many`) and
+search evaluates (:meth:`~hpcswarm.swarm.engine.evaluation.EvaluationService.observe_many`) and
 keeps, for each size, the best one. It only records: the search's trajectory is the same
 with or without it.
 

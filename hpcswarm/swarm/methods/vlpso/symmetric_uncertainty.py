@@ -231,7 +231,7 @@ def relevance_scores(data, codes, genes, comm=None, table=None):
         the scores are allgathered (``8 len(genes)`` bytes): every rank ends with the same
         array, each value computed exactly as in a serial run.
     table : GeneTable, optional
-        VLPSO's local-search table (:class:`~hpcswarm.swarm.vlpso_local_search.GeneTable`,
+        VLPSO's local-search table (:class:`~hpcswarm.swarm.methods.vlpso.local_search.GeneTable`,
         anything with ``learn(genes)`` and ``class_su``): this rank's genes are learned into
         it (their intervals from the same MDL cut points) and their scores read from it,
         the same values, so its search does not discretise them again.

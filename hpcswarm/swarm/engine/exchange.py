@@ -1,7 +1,7 @@
 """The exchange between the ranks running one search: who owns what, dealing work, shipping
 rows, settling a round.
 
-A method and its evaluation service (:mod:`hpcswarm.swarm.evaluation`) decide *what*
+A method and its evaluation service (:mod:`hpcswarm.swarm.engine.evaluation`) decide *what*
 travels; this module is *how*:
 
 * :class:`Blocks`: particles are owned in contiguous blocks (:func:`hpcswarm.comm.block_range`),

@@ -10,14 +10,14 @@ in ``extra``. One round of the shared loop is one value of d.
 import numpy as np
 
 from hpcswarm.fitness import WORST_FITNESS
-from hpcswarm.swarm.bpso import BPSO
-from hpcswarm.swarm.core import SearchAlgorithm, SearchHooks
-from hpcswarm.swarm.operators import random_subset, repair_size
+from hpcswarm.swarm.engine.loop import SearchAlgorithm, SearchHooks
+from hpcswarm.swarm.engine.snapshot import ArraySpec
+from hpcswarm.swarm.engine.termination import RoundLimit
+from hpcswarm.swarm.methods.bpso import BPSO
+from hpcswarm.swarm.methods.particle_swarm import SWARM_PARAMS
+from hpcswarm.swarm.operators.particle import random_subset, repair_size
+from hpcswarm.swarm.operators.ranking import rank_genes, single_gene_accuracies
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param, override
-from hpcswarm.swarm.particle_swarm import SWARM_PARAMS
-from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
-from hpcswarm.swarm.snapshot import ArraySpec
-from hpcswarm.swarm.termination import RoundLimit
 
 _MAX_SIZE_DOC = "largest subset size d tried (0: every size up to the number of genes)"
 

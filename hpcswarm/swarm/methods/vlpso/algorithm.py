@@ -1,16 +1,19 @@
 """Variable-length PSO, VLPSO (Tran, Xue & Zhang 2019, IEEE TEVC 23(3)).
 
 The genes are ordered by symmetric uncertainty with the class on the training samples
-(Sec. III-A, :mod:`hpcswarm.swarm.symmetric_uncertainty`); a particle of length ``L`` has
+(Sec. III-A, :mod:`hpcswarm.swarm.methods.vlpso.symmetric_uncertainty`); a particle of length ``L``
+has
 positions in [0, 1] for the first ``L`` genes of that order only and selects those above
 ``theta``. The swarm is cut into divisions of increasing length (Sec. III-B), the length
-changes when the best subset stalls (Sec. III-C, :mod:`hpcswarm.swarm.divisions`), and the
-particles move by comprehensive learning (CLPSO, Sec. III-D, :mod:`hpcswarm.swarm.exemplars`):
+changes when the best subset stalls (Sec. III-C, :mod:`hpcswarm.swarm.methods.vlpso.divisions`), and
+the
+particles move by comprehensive learning (CLPSO, Sec. III-D,
+:mod:`hpcswarm.swarm.methods.vlpso.exemplars`):
 
     v_d <- w v_d + c r_d (pbest_{f(d), d} - x_d),   |v_d| <= vmax,   x_d <- clip(x_d + v_d)
 
 with ``f(d)`` the exemplar of dimension ``d``. An optional local search on new pbests
-(off by default, as in the authors' Java) is in :mod:`hpcswarm.swarm.vlpso_local_search`.
+(off by default, as in the authors' Java) is in :mod:`hpcswarm.swarm.methods.vlpso.local_search`.
 """
 
 import warnings
@@ -22,18 +25,18 @@ import numpy as np
 from hpcswarm.errors import ParameterError, SettingNote
 from hpcswarm.fitness.folds import user_stacklevel
 from hpcswarm.params import Param
-from hpcswarm.swarm.divisions import (best_division, changed_lengths, division_lengths,
-                                      division_of, fitting_divisions, lengths_problem,
-                                      swarm_size)
-from hpcswarm.swarm.exemplars import choose_exemplars, learning_probabilities
-from hpcswarm.swarm.initialisation import initial_position
-from hpcswarm.swarm.operators import continuous_position, threshold_mask
+from hpcswarm.swarm.engine.snapshot import ArraySpec
+from hpcswarm.swarm.engine.state import child_sequence
+from hpcswarm.swarm.methods.particle_swarm import ParticleSwarm, inertia
+from hpcswarm.swarm.methods.vlpso.divisions import (best_division, changed_lengths,
+                                                    division_lengths, division_of,
+                                                    fitting_divisions, lengths_problem, swarm_size)
+from hpcswarm.swarm.methods.vlpso.exemplars import choose_exemplars, learning_probabilities
+from hpcswarm.swarm.methods.vlpso.local_search import GeneTable, RelevanceLocalSearch
+from hpcswarm.swarm.methods.vlpso.symmetric_uncertainty import relevance_order, relevance_scores
+from hpcswarm.swarm.operators.initialisation import initial_position
+from hpcswarm.swarm.operators.particle import continuous_position, threshold_mask
 from hpcswarm.swarm.params import FITNESS_PARAMS, override
-from hpcswarm.swarm.particle_swarm import ParticleSwarm, inertia
-from hpcswarm.swarm.snapshot import ArraySpec
-from hpcswarm.swarm.state import child_sequence
-from hpcswarm.swarm.symmetric_uncertainty import relevance_order, relevance_scores
-from hpcswarm.swarm.vlpso_local_search import GeneTable, RelevanceLocalSearch
 
 EXEMPLARS = 3
 """Child key of the exemplar draws under the run's seed (the swarm uses 0 and 1, the
@@ -116,7 +119,7 @@ class VLPSO(ParticleSwarm):
       (``LOCAL_SEARCH = false``, ``VarLenPSOMain.java`` line 80), so the paper's runs have
       none. Switched on, every new
       pbest of the initial evaluation and of the moves :func:`searched_after` names is
-      searched (:class:`~hpcswarm.swarm.vlpso_local_search.RelevanceLocalSearch`):
+      searched (:class:`~hpcswarm.swarm.methods.vlpso.local_search.RelevanceLocalSearch`):
       ``ls_tries`` tries, each drawing ``ls_flip`` of the pbest's genes, switching off drawn
       genes redundant with more relevant drawn ones and on drawn genes more relevant than
       the drawn selected ones, within the particle's length. The Java scores the tries with
@@ -146,19 +149,22 @@ class VLPSO(ParticleSwarm):
       half of the particle's genes selected), as the paper does; the rule that kept the
       fitness (above) kept it.
     * Length change (``VLSwarm.reinit``, ``ResizeParticles``): when the best subset (by the
-      order of :mod:`hpcswarm.swarm.ordering`) has not improved for ``change_after`` rounds,
-      the next round changes the lengths (:func:`~hpcswarm.swarm.divisions.changed_lengths`)
+      order of :mod:`hpcswarm.swarm.engine.ordering`) has not improved for ``change_after`` rounds,
+      the next round changes the lengths
+      (:func:`~hpcswarm.swarm.methods.vlpso.divisions.changed_lengths`)
       instead of moving: positions cut off are dropped (set to 0, unselected), positions
       added start uniform in [0, 1] with velocities uniform in [-vmax, vmax], and pbests are
       cut or padded with 0 the same way, keeping their fitness. The swarm is then evaluated,
       ``Pc`` recomputed, every exemplar renewed and the stall count restarted. Such a round
       does not count among the ``n_iterations`` (:class:`MoveLimit`), as in the Java, where
       it comes inside an iteration.
-    * ``Pc`` (:func:`~hpcswarm.swarm.exemplars.learning_probabilities`) follows the rank of
+    * ``Pc`` (:func:`~hpcswarm.swarm.methods.vlpso.exemplars.learning_probabilities`) follows the
+      rank of
       the pbest fitness, 0.05 for the best particle up to 0.5 for the worst, and is
       recomputed after the initial evaluation and after each length change, where the Java
       calls ``calculatePc``.
-    * Exemplars (:func:`~hpcswarm.swarm.exemplars.choose_exemplars`) are chosen for every
+    * Exemplars (:func:`~hpcswarm.swarm.methods.vlpso.exemplars.choose_exemplars`) are chosen for
+      every
       particle after the initial evaluation and after each length change, and for a
       particle whose pbest has not improved for ``refresh_gap`` rounds (CLPSO's refreshing
       gap, Liang et al. 2006), whose count then restarts.
@@ -229,9 +235,11 @@ class VLPSO(ParticleSwarm):
     @classmethod
     def state_problem(cls, state, params, n_genes):
         """The account's ties (:meth:`SearchAlgorithm.state_problem`), and VLPSO's: each
-        particle in the division :func:`~hpcswarm.swarm.divisions.division_of` deals it, with
+        particle in the division :func:`~hpcswarm.swarm.methods.vlpso.divisions.division_of` deals
+        it, with
         its division's length, the division lengths those of a cut or length change
-        (:func:`~hpcswarm.swarm.divisions.lengths_problem`) whose maximum is ``max_length``;
+        (:func:`~hpcswarm.swarm.methods.vlpso.divisions.lengths_problem`) whose maximum is
+        ``max_length``;
         one length change event per change; ``Pc`` one value of its curve per rank; refresh
         counts below ``refresh_gap`` (renewed at each round's end); and each particle's
         exemplars set over its length, -1 beyond."""
@@ -282,7 +290,8 @@ class VLPSO(ParticleSwarm):
 
     @classmethod
     def swarm_size(cls, params, n_genes):
-        """The paper's size for ``n_particles = 0`` (:func:`hpcswarm.swarm.divisions.swarm_size`)."""
+        """The paper's size for ``n_particles = 0``
+        (:func:`hpcswarm.swarm.methods.vlpso.divisions.swarm_size`)."""
         return swarm_size(params["n_particles"], n_genes)
 
     @classmethod
@@ -292,7 +301,8 @@ class VLPSO(ParticleSwarm):
 
     @classmethod
     def table_bytes(cls, params, n_samples, n_genes):
-        """The local search's :class:`~hpcswarm.swarm.vlpso_local_search.GeneTable` when on."""
+        """The local search's :class:`~hpcswarm.swarm.methods.vlpso.local_search.GeneTable` when
+        on."""
         return GeneTable.bytes_needed(n_samples, n_genes) if params["local_search"] else 0
 
     @classmethod
@@ -346,7 +356,8 @@ class VLPSO(ParticleSwarm):
         """Particle ``i``'s first position over its length: all 1.0 for the first particle
         of its division, the ``init`` strategy for the others (``"normal"``: half of its
         genes selected; ``"uniform"``: every position uniform in [0, 1];
-        :func:`~hpcswarm.swarm.initialisation.initial_position`); its velocity is drawn here
+        :func:`~hpcswarm.swarm.operators.initialisation.initial_position`); its velocity is drawn
+        here
         too, uniform in [-vmax, vmax] (``VLSwarm.initParticle``)."""
         genes = self.order[:self.lengths[i]]
         rng = self.state.rngs[i]

@@ -1,6 +1,6 @@
 """What a search returns: its result, plain data.
 
-A search (:class:`~hpcswarm.swarm.core.SearchAlgorithm`) records one history row per round
+A search (:class:`~hpcswarm.swarm.engine.loop.SearchAlgorithm`) records one history row per round
 (the fields of :data:`hpcswarm.store.records.HISTORY_FIELDS`) and ends with a :class:`SearchResult`,
 plain data readable without the engine.
 """
@@ -29,7 +29,7 @@ class SearchResult:
         Method-specific records (mechanism events, rankings).
     front : list of dict
         The best subset of each size among every subset the search evaluated, dominated
-        ones dropped where the objective allows (:mod:`hpcswarm.swarm.front`), in
+        ones dropped where the objective allows (:mod:`hpcswarm.swarm.engine.front`), in
         increasing size: ``size``, ``fitness`` (as scored during the search), ``genes``.
     refined : Refined or None
         The subset refined after the search (:mod:`hpcswarm.signatures.refine`), when asked for.

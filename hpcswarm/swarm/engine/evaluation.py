@@ -1,11 +1,12 @@
 """The evaluation service of a search: it scores subsets and keeps the account of a run.
 
 The search proposes subsets; this service scores them and owns everything that must come
-out the same whatever the number of ranks (the module notes of :mod:`hpcswarm.swarm.core`
+out the same whatever the number of ranks (the module notes of :mod:`hpcswarm.swarm.engine.loop`
 give the rules): the exchange of work and values between the ranks, the replicated archive
-(:mod:`hpcswarm.swarm.archived`), each rank's ledger of the round and its settlement
-(:mod:`hpcswarm.swarm.ledger`, :func:`~hpcswarm.swarm.exchange.settle_round`), the best
-subset ever evaluated, the front of subsets met (:mod:`hpcswarm.swarm.front`), the counts
+(:mod:`hpcswarm.swarm.engine.archived`), each rank's ledger of the round and its settlement
+(:mod:`hpcswarm.swarm.engine.ledger`, :func:`~hpcswarm.swarm.engine.exchange.settle_round`), the
+best
+subset ever evaluated, the front of subsets met (:mod:`hpcswarm.swarm.engine.front`), the counts
 of the history, and the bytes sent per round.
 
 A method records what it evaluates in one of two ways: :meth:`EvaluationService.evaluate`
@@ -19,13 +20,13 @@ import numpy as np
 from hpcswarm.comm import as_comm
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.fitness.archive import KEY_BYTES, Archive, mask_key
-from hpcswarm.swarm.archived import (ARCHIVED, REPEATED, TO_COMPUTE, compute_dealt, look_up,
-                                     share_keys)
-from hpcswarm.swarm.exchange import Blocks, settle_round
-from hpcswarm.swarm.front import MONOTONE_OBJECTIVES, FrontTracker
-from hpcswarm.swarm.ledger import RoundLedger, flipped
-from hpcswarm.swarm.ordering import better
-from hpcswarm.swarm.snapshot import ArraySpec
+from hpcswarm.swarm.engine.archived import (ARCHIVED, REPEATED, TO_COMPUTE, compute_dealt, look_up,
+                                            share_keys)
+from hpcswarm.swarm.engine.exchange import Blocks, settle_round
+from hpcswarm.swarm.engine.front import MONOTONE_OBJECTIVES, FrontTracker
+from hpcswarm.swarm.engine.ledger import RoundLedger, flipped
+from hpcswarm.swarm.engine.ordering import better
+from hpcswarm.swarm.engine.snapshot import ArraySpec
 
 
 def archive_size(params: dict) -> int:
@@ -46,7 +47,7 @@ class EvaluationService:
         Subsets the replicated archive remembers (0: off; Gu et al. 2018, Sec. 3).
     monotone : bool
         Whether the objective lets the front drop dominated sizes
-        (:data:`~hpcswarm.swarm.front.MONOTONE_OBJECTIVES`).
+        (:data:`~hpcswarm.swarm.engine.front.MONOTONE_OBJECTIVES`).
 
     Attributes
     ----------
@@ -217,7 +218,7 @@ class EvaluationService:
             Distinct gene indices in each row.
         values : ndarray of shape (n_rows,)
             The fitness of each flipped subset, or NaN for a local-search try decided
-            without it (:func:`hpcswarm.swarm.local_search.local_search`): one that cannot
+            without it (:func:`hpcswarm.swarm.operators.local_search.local_search`): one that cannot
             beat its search's current subset, which was observed earlier in the round, nor
             enter the front. Such a try is never the round's best.
         sizes : ndarray of int of shape (n_rows,)
@@ -251,7 +252,7 @@ class EvaluationService:
 
     def settle(self) -> None:
         """Close the round's ledgers on every rank (collective,
-        :func:`~hpcswarm.swarm.exchange.settle_round`).
+        :func:`~hpcswarm.swarm.engine.exchange.settle_round`).
 
         Afterwards the distinct-subset count, ``evaluations`` and the best subset
         (``best_found_at``: the evaluation count at the end of the round that first scored

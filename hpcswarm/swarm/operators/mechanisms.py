@@ -1,11 +1,12 @@
 """Mechanisms a PSO-family method is composed from, on top of the move/evaluate/update round.
 
-A round of the PSO family (:class:`~hpcswarm.swarm.particle_swarm.ParticleSwarm`) runs the
+A round of the PSO family (:class:`~hpcswarm.swarm.methods.particle_swarm.ParticleSwarm`) runs the
 mechanisms of its method, in the order listed, at three points: after the move (before
 evaluation), after the pbest updates, after the gbest update. A method is the PSO round plus
 its tuple of mechanisms (``MECHANISMS``); each mechanism brings its own parameters
-(``PARAMS``). The local search of Tran et al. 2016 is in :mod:`hpcswarm.swarm.local_search`,
-CBPSO's complement in :mod:`hpcswarm.swarm.bpso`.
+(``PARAMS``). The local search of Tran et al. 2016 is in
+:mod:`hpcswarm.swarm.operators.local_search`,
+CBPSO's complement in :mod:`hpcswarm.swarm.methods.bpso`.
 """
 
 import numpy as np

@@ -2,8 +2,9 @@
 
 A method is a :class:`SearchAlgorithm` subclass that implements ``initialise`` (round 0) and
 ``step`` (every later round); :meth:`SearchAlgorithm.run` repeats ``step`` until its
-termination rule (:mod:`hpcswarm.swarm.termination`) says it is done. The method proposes
-subsets; an injected evaluation service (:class:`~hpcswarm.swarm.evaluation.EvaluationService`)
+termination rule (:mod:`hpcswarm.swarm.engine.termination`) says it is done. The method proposes
+subsets; an injected evaluation service
+(:class:`~hpcswarm.swarm.engine.evaluation.EvaluationService`)
 scores them and keeps the account described below.
 A *round* is one evaluation of (part of) the swarm, so ``n_iterations`` counts evaluation
 rounds including the initial one: 70 rounds of 100 particles are the "7000 evaluations" of
@@ -11,7 +12,7 @@ Tran et al. Every subset the method evaluates is offered to the evaluation servi
 keeps the best ever seen *with the fitness it was scored with*: the returned mask is always
 one that was evaluated, and re-evaluating it gives the reported fitness.
 
-Ordering of subsets (all methods, :mod:`hpcswarm.swarm.ordering`): higher fitness first, then
+Ordering of subsets (all methods, :mod:`hpcswarm.swarm.engine.ordering`): higher fitness first, then
 fewer genes, then the lower particle index. Among different subsets of
 equal fitness and size, the best ever kept is the first met in the order (round, swarm
 evaluation before local search, particle index, local-search try), an order a parallel
@@ -36,8 +37,9 @@ size) scalars, with rows of ``n_genes`` values travelling only when they must:
   then the same with any number of ranks (the engine's own counter, whose within-batch
   de-duplication sees only one rank's particles, is not). A subset that could not matter,
   decided without its distances (the ``needed`` rule of
-  :meth:`~hpcswarm.swarm.evaluation.EvaluationService.evaluate`,
-  :func:`hpcswarm.swarm.local_search.local_search`), counts as the evaluation the method makes.
+  :meth:`~hpcswarm.swarm.engine.evaluation.EvaluationService.evaluate`,
+  :func:`hpcswarm.swarm.operators.local_search.local_search`), counts as the evaluation the method
+  makes.
 
 With these rules the history (every key but ``seconds``), the selected subset and its
 fitness are bit-identical for any number of ranks, 1 included; ``extra["comm"]`` holds the
@@ -51,11 +53,11 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from hpcswarm.swarm.evaluation import EvaluationService
-from hpcswarm.swarm.result import SearchResult
-from hpcswarm.swarm.snapshot import ArraySpec, restore_snapshot
-from hpcswarm.swarm.state import particle_streams, run_seed_sequence, swarm_stream
-from hpcswarm.swarm.termination import RoundLimit, Termination
+from hpcswarm.swarm.engine.evaluation import EvaluationService
+from hpcswarm.swarm.engine.result import SearchResult
+from hpcswarm.swarm.engine.snapshot import ArraySpec, restore_snapshot
+from hpcswarm.swarm.engine.state import particle_streams, run_seed_sequence, swarm_stream
+from hpcswarm.swarm.engine.termination import RoundLimit, Termination
 
 __all__ = ["SearchAlgorithm", "SearchHooks", "SearchResult"]
 
@@ -75,7 +77,7 @@ class SearchHooks:
         operations and lets world rank 0 report progress, see :func:`hpcswarm.run.taskfarm.farm`.
     checkpoint : callable, optional
         ``checkpoint(search)`` after ``progress``: the job's hook that takes snapshots
-        (:func:`hpcswarm.swarm.snapshot.take_snapshot`, collective) and may stop the search
+        (:func:`hpcswarm.swarm.engine.snapshot.take_snapshot`, collective) and may stop the search
         by raising.
     interrupt : callable, optional
         ``interrupt()`` at the round's end of a search without a ``checkpoint`` hook: the
@@ -150,11 +152,11 @@ class SearchAlgorithm(abc.ABC):
     STATE = ("iteration", "history", "events")
     """Attributes a later round reads, kept by a snapshot (:meth:`method_state`) with the
     evaluator's account; each subclass lists its own in its ``STATE`` (the swarm's arrays
-    are kept by :mod:`hpcswarm.swarm.snapshot` itself)."""
+    are kept by :mod:`hpcswarm.swarm.engine.snapshot` itself)."""
     STATE_VALUES = {"iteration": ArraySpec("i", (), 0)}
     """What the arrays and numbers of ``STATE`` must be (:meth:`state_values`); the round is
     checked against the stop rule
-    (:meth:`~hpcswarm.swarm.termination.Termination.last_round`) and the ties between values
+    (:meth:`~hpcswarm.swarm.engine.termination.Termination.last_round`) and the ties between values
     by :meth:`state_problem`."""
 
     def __init__(self, evaluator: EvaluationService, params: dict, seed=0,
@@ -190,7 +192,7 @@ class SearchAlgorithm(abc.ABC):
     @classmethod
     def state_values(cls) -> dict:
         """The arrays and numbers of :meth:`method_state` a snapshot is checked for before it
-        is restored (name -> :class:`~hpcswarm.swarm.snapshot.ArraySpec`, in the order they
+        is restored (name -> :class:`~hpcswarm.swarm.engine.snapshot.ArraySpec`, in the order they
         are checked): the evaluator's and those the ``STATE_VALUES`` of the class and its
         bases declare."""
         specs = dict(EvaluationService.STATE_VALUES)
@@ -203,14 +205,14 @@ class SearchAlgorithm(abc.ABC):
         """What ties between the values of a method state (checked by :meth:`state_values`)
         are broken, for the method with checked ``params`` on ``n_genes`` genes (a phrase), or
         None: here the evaluator's account
-        (:meth:`~hpcswarm.swarm.evaluation.EvaluationService.state_problem`); a method whose
+        (:meth:`~hpcswarm.swarm.engine.evaluation.EvaluationService.state_problem`); a method whose
         values must agree with one another or with its parameters says so too."""
         return EvaluationService.state_problem(state, params, n_genes)
 
     @classmethod
     def swarm_problem(cls, arrays: dict, state: dict, params: dict, n_genes: int):
         """What ties between a snapshot's swarm ``arrays`` (checked by
-        :func:`~hpcswarm.swarm.snapshot.check_swarm_arrays`) and its method ``state`` are
+        :func:`~hpcswarm.swarm.engine.snapshot.check_swarm_arrays`) and its method ``state`` are
         broken, for the method with checked ``params`` on ``n_genes`` genes (a phrase), or
         None: none here; a method with a swarm says what its particles must hold."""
         return None
@@ -243,7 +245,7 @@ class SearchAlgorithm(abc.ABC):
     @classmethod
     def swarm_size(cls, params, n_genes):
         """Particles the method runs with ``params`` on ``n_genes`` genes (for the memory
-        estimate, :meth:`hpcswarm.swarm.state.SwarmState.bytes_needed`):
+        estimate, :meth:`hpcswarm.swarm.engine.state.SwarmState.bytes_needed`):
         ``params["n_particles"]``, 1 for a method without a swarm."""
         return int(params.get("n_particles", 1))
 
@@ -266,7 +268,7 @@ class SearchAlgorithm(abc.ABC):
     def run(self, resume=None) -> "SearchResult":
         """Initialise, step until done, and return the :class:`SearchResult`.
 
-        ``resume``: a snapshot of this search (:func:`hpcswarm.swarm.snapshot.take_snapshot`)
+        ``resume``: a snapshot of this search (:func:`hpcswarm.swarm.engine.snapshot.take_snapshot`)
         to continue from instead of initialising; the result is the uninterrupted one.
         """
         if resume is None:
@@ -306,7 +308,7 @@ class SearchAlgorithm(abc.ABC):
     def swarm_shape(cls, params: dict, n_genes: int):
         """(n_particles, n_genes) of the swarm a snapshot of this method with checked
         ``params`` on ``n_genes`` genes holds, or None for a method without a swarm
-        (:func:`hpcswarm.swarm.snapshot.check_swarm_arrays`)."""
+        (:func:`hpcswarm.swarm.engine.snapshot.check_swarm_arrays`)."""
         return None
 
     # ------------------------------------------------------------------ streams and layout
@@ -323,7 +325,7 @@ class SearchAlgorithm(abc.ABC):
     def partition(self, n_particles):
         """This rank's particles: ndarray of the contiguous block it owns (maybe empty).
 
-        Sets ``blocks`` (:class:`~hpcswarm.swarm.exchange.Blocks`, who owns which particle,
+        Sets ``blocks`` (:class:`~hpcswarm.swarm.engine.exchange.Blocks`, who owns which particle,
         dealt by the evaluator) and ``bounds`` (this rank's range).
         """
         self.n_particles = int(n_particles)

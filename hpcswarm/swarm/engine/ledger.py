@@ -1,14 +1,14 @@
 """What one rank evaluated in a round, before the ranks settle it.
 
 A rank's ledger keeps the keys of its subsets, its computed evaluations and its first
-strictly best subset in scan order; :func:`hpcswarm.swarm.exchange.settle_round` makes them
-common to every rank (the best-subset order of :mod:`hpcswarm.swarm.ordering`).
+strictly best subset in scan order; :func:`hpcswarm.swarm.engine.exchange.settle_round` makes them
+common to every rank (the best-subset order of :mod:`hpcswarm.swarm.engine.ordering`).
 """
 
 import numpy as np
 
 from hpcswarm.fitness.archive import flipped_keys, mask_keys
-from hpcswarm.swarm.ordering import better
+from hpcswarm.swarm.engine.ordering import better
 
 
 def flipped(mask, genes):
@@ -20,7 +20,7 @@ def flipped(mask, genes):
 
 class RoundLedger:
     """What one rank evaluated in the current round, before the round is settled
-    (:meth:`~hpcswarm.swarm.evaluation.EvaluationService.settle`).
+    (:meth:`~hpcswarm.swarm.engine.evaluation.EvaluationService.settle`).
 
     Keeps the 16-byte keys of the subsets (for distinct-subset counting), the number of
     computed evaluations, and the first strictly best subset in this rank's scan order,

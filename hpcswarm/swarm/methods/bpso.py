@@ -7,10 +7,10 @@ bits as positions, is clamped to [-vmax, vmax], and each bit is resampled as
 
 import numpy as np
 
-from hpcswarm.swarm.mechanisms import Mechanism
-from hpcswarm.swarm.operators import binary_position, cap_selection
+from hpcswarm.swarm.methods.particle_swarm import SWARM_PARAMS, ParticleSwarm
+from hpcswarm.swarm.operators.mechanisms import Mechanism
+from hpcswarm.swarm.operators.particle import binary_position, cap_selection
 from hpcswarm.swarm.params import Param, override
-from hpcswarm.swarm.particle_swarm import SWARM_PARAMS, ParticleSwarm
 
 
 class BPSO(ParticleSwarm):

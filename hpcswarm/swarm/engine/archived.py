@@ -3,7 +3,8 @@
 Gu, Cheng & Jin 2018 (Sec. 3) keep an archive of the subsets already scored, so that a
 subset met again costs a look-up. Here the archive is replicated: every rank walks every
 subset of the batch in particle-index order, so hits, repeats and the archive's contents do
-not depend on the number of ranks (:meth:`~hpcswarm.swarm.evaluation.EvaluationService.evaluate`
+not depend on the number of ranks
+(:meth:`~hpcswarm.swarm.engine.evaluation.EvaluationService.evaluate`
 runs the three steps below).
 """
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.fitness.archive import mask_key
-from hpcswarm.swarm.exchange import balanced_blocks, ship
+from hpcswarm.swarm.engine.exchange import balanced_blocks, ship
 
 TO_COMPUTE, ARCHIVED, REPEATED, EMPTY = 0, 1, 2, 3
 """The status of a subset in a batch (:func:`look_up`)."""
@@ -68,7 +69,7 @@ def compute_dealt(comm, fitness, masks, todo, costs, counts):
     """Fitness of the subsets at batch positions ``todo``, dealt to the ranks by cost.
 
     The subsets are dealt in contiguous runs of about equal cost
-    (:func:`~hpcswarm.swarm.exchange.balanced_blocks`), whoever owns the particles; a subset
+    (:func:`~hpcswarm.swarm.engine.exchange.balanced_blocks`), whoever owns the particles; a subset
     computed away from its owner is shipped as packed bits (``n_genes / 8`` bytes). The
     values are allgathered (collective), ndarray of shape (todo.size,).
 

@@ -1,7 +1,7 @@
 """A search's method state as plain data: JSON text and numbered arrays, and back.
 
-A snapshot (:mod:`hpcswarm.swarm.snapshot`) keeps what a method says a later round reads
-(:meth:`~hpcswarm.swarm.core.SearchAlgorithm.method_state`) in this form, which a checkpoint
+A snapshot (:mod:`hpcswarm.swarm.engine.snapshot`) keeps what a method says a later round reads
+(:meth:`~hpcswarm.swarm.engine.loop.SearchAlgorithm.method_state`) in this form, which a checkpoint
 stores as a string dataset and plain numeric datasets (:mod:`hpcswarm.run.checkpoint`): nothing in
 it is ever unpickled, so reading a checkpoint runs no code from the file (the reason PyTorch's
 ``torch.load`` reads ``weights_only``).
@@ -24,7 +24,7 @@ dict with str keys             a JSON object (a key must not begin with ``$``)
 set of equal-length bytes      ``{"$byteset": i}``: the elements, sorted, as the rows of
                                array ``i`` (uint8); the subsets a search has met
 PCG64 Generator                ``{"$pcg64": hex}``: its 48-byte state
-                               (:func:`~hpcswarm.swarm.state.pack_rng`)
+                               (:func:`~hpcswarm.swarm.engine.state.pack_rng`)
 =============================  ==========================================================
 
 Anything else is refused when the snapshot is taken (TypeError naming where it sits), so a
@@ -38,8 +38,7 @@ import math
 import numpy as np
 
 from hpcswarm.store.reading import parse_json
-from hpcswarm.swarm.state import (RNG_STATE_BYTES, pack_rng, rng_state_problem,
-                                  unpack_rng)
+from hpcswarm.swarm.engine.state import (RNG_STATE_BYTES, pack_rng, rng_state_problem, unpack_rng)
 
 ARRAY_KINDS = "biuf"
 """dtype kinds an array of the tree may have (bool, signed, unsigned, float)."""

@@ -8,11 +8,11 @@ over the ranks.
 import numpy as np
 
 from hpcswarm.params import Param
-from hpcswarm.swarm.draws import sorted_choices
-from hpcswarm.swarm.exchange import balanced_blocks, ship
-from hpcswarm.swarm.mechanisms import Mechanism
-from hpcswarm.swarm.ordering import beats
-from hpcswarm.swarm.state import RNG_STATE_BYTES, pack_rng, unpack_rng
+from hpcswarm.swarm.engine.draws import sorted_choices
+from hpcswarm.swarm.engine.exchange import balanced_blocks, ship
+from hpcswarm.swarm.engine.ordering import beats
+from hpcswarm.swarm.engine.state import RNG_STATE_BYTES, pack_rng, unpack_rng
+from hpcswarm.swarm.operators.mechanisms import Mechanism
 
 FIRST_BLOCK = 8
 """Tries scored at once after an improvement; the block doubles while none improves."""
@@ -108,7 +108,7 @@ def local_search(fitness, mask, value, tries, observe=None, needed=None):
 
 def draw_tries(rng, n_genes: int, n_flip: int, n_tries: int) -> np.ndarray:
     """The genes of ``n_tries`` local-search tries of ``n_flip`` distinct genes each, from the
-    particle's stream ``rng`` (:func:`~hpcswarm.swarm.draws.sorted_choices`), ndarray of
+    particle's stream ``rng`` (:func:`~hpcswarm.swarm.engine.draws.sorted_choices`), ndarray of
     shape (n_tries, n_flip)."""
     return sorted_choices(rng, n_genes, n_flip, n_tries)
 
@@ -146,7 +146,7 @@ def deal_searches(search, improved):
 
     The new pbests of the whole swarm (one flag byte per particle, allgathered) are dealt
     to the ranks in contiguous runs of equal count in particle order
-    (:func:`~hpcswarm.swarm.exchange.balanced_blocks`): every search costs about the same.
+    (:func:`~hpcswarm.swarm.engine.exchange.balanced_blocks`): every search costs about the same.
 
     Parameters
     ----------

@@ -1,8 +1,8 @@
 """When a search stops: a rule object asked once per round, after the round is recorded.
 
-As pymoo's ``Termination``: the loop (:class:`~hpcswarm.swarm.core.SearchAlgorithm`) asks
+As pymoo's ``Termination``: the loop (:class:`~hpcswarm.swarm.engine.loop.SearchAlgorithm`) asks
 ``termination.done(search)``; a method picks its rule
-(:meth:`~hpcswarm.swarm.core.SearchAlgorithm.default_termination`), a caller
+(:meth:`~hpcswarm.swarm.engine.loop.SearchAlgorithm.default_termination`), a caller
 may inject another.
 """
 
@@ -18,7 +18,7 @@ class Termination(Protocol):
 
     def last_round(self, state: dict, n_genes: int) -> int:
         """The last round the rule lets a search of ``n_genes`` genes play, given its method
-        state ``state`` (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.method_state`; a
+        state ``state`` (:meth:`~hpcswarm.swarm.engine.loop.SearchAlgorithm.method_state`; a
         resumed snapshot of a later round is damaged)."""
 
 

@@ -12,15 +12,15 @@ fitness, then fewer genes). :func:`relevance_search` is the search around one su
 import numpy as np
 
 from hpcswarm.params import Param
-from hpcswarm.swarm.exchange import ship
-from hpcswarm.swarm.local_search import deal_searches, pack_pbest, unpack_pbest
-from hpcswarm.swarm.ordering import beats
-from hpcswarm.swarm.redundancy_kernel import AVAILABLE as COMPILED_AVAILABLE
-from hpcswarm.swarm.redundancy_kernel import entropy_terms, kept_genes
-from hpcswarm.swarm.state import child_sequence
-from hpcswarm.swarm.symmetric_uncertainty import (discretised, interval_entropies,
-                                                  interval_relevance,
-                                                  mutual_symmetric_uncertainty)
+from hpcswarm.swarm.engine.exchange import ship
+from hpcswarm.swarm.engine.ordering import beats
+from hpcswarm.swarm.engine.state import child_sequence
+from hpcswarm.swarm.methods.vlpso.redundancy_kernel import AVAILABLE as COMPILED_AVAILABLE
+from hpcswarm.swarm.methods.vlpso.redundancy_kernel import entropy_terms, kept_genes
+from hpcswarm.swarm.methods.vlpso.symmetric_uncertainty import (discretised, interval_entropies,
+                                                                interval_relevance,
+                                                                mutual_symmetric_uncertainty)
+from hpcswarm.swarm.operators.local_search import deal_searches, pack_pbest, unpack_pbest
 
 LOCAL_SEARCH = 4
 """Child key of the local-search draws under the run's seed (the swarm uses 0 and 1, the
@@ -33,11 +33,13 @@ DRAWS = 10
 
 class GeneTable:
     """The genes as the local search reads them: each gene's MDL intervals
-    (:func:`~hpcswarm.swarm.symmetric_uncertainty.discretised`), their entropy and the
-    gene's SU with the class (:func:`~hpcswarm.swarm.symmetric_uncertainty.gene_relevance`,
+    (:func:`~hpcswarm.swarm.methods.vlpso.symmetric_uncertainty.discretised`), their entropy and the
+    gene's SU with the class
+    (:func:`~hpcswarm.swarm.methods.vlpso.symmetric_uncertainty.gene_relevance`,
     the values VLPSO orders the genes by), computed the first time VLPSO's ranking or a try
     reads the gene (:meth:`learn`) and kept; SU between genes is computed for the pairs a
-    try compares only, by the compiled pass of :mod:`~hpcswarm.swarm.redundancy_kernel`
+    try compares only, by the compiled pass of
+    :mod:`~hpcswarm.swarm.methods.vlpso.redundancy_kernel`
     (:meth:`kept`, the same values) where numba is installed and ``compiled`` is left on,
     else pair by pair (:meth:`between`).
 
@@ -209,7 +211,7 @@ def relevance_search(fitness, mask, value, genes, table, rng, flip: float, tries
     the current subset when it beats it (higher fitness, then fewer genes). The result is
     never worse than the input. A try whose highest possible fitness (``fitness.highest``)
     cannot beat the current subset, and that ``needed`` does not ask for, is not scored
-    (observed with the fitness NaN, as :func:`hpcswarm.swarm.local_search.local_search`
+    (observed with the fitness NaN, as :func:`hpcswarm.swarm.operators.local_search.local_search`
     does): it could not be kept.
 
     Parameters
@@ -228,7 +230,7 @@ def relevance_search(fitness, mask, value, genes, table, rng, flip: float, tries
     tries : int
     observe : callable, optional
         ``observe(mask, flips, values, sizes)`` for each scored try (see
-        :meth:`~hpcswarm.swarm.evaluation.EvaluationService.observe_flips`).
+        :meth:`~hpcswarm.swarm.engine.evaluation.EvaluationService.observe_flips`).
     needed : callable, optional
         ``needed(sizes, highest)``: whether a try must be scored even when it cannot beat
         the current subset (e.g. to enter the front), ndarray of bool.
@@ -289,7 +291,7 @@ class RelevanceLocalSearch:
     run, the pbests they improved and the tries kept.
 
     Parallel runs: the searches of a round are dealt evenly over the ranks
-    (:func:`~hpcswarm.swarm.local_search.deal_searches`); a search run away from its
+    (:func:`~hpcswarm.swarm.operators.local_search.deal_searches`); a search run away from its
     particle's owner receives the pbest as packed bits with its fitness
     (``n_genes / 8 + 8`` bytes) and returns the same, and the event's three counts are
     summed over the ranks (24 bytes per rank).

@@ -12,11 +12,11 @@ re-initialised uniformly in [0, 1], and after each PSO move every position eleme
 import numpy as np
 
 from hpcswarm.errors import ParameterError
-from hpcswarm.swarm.operators import continuous_position, pso_velocity, reflect_mutation
+from hpcswarm.swarm.engine.snapshot import ArraySpec
+from hpcswarm.swarm.methods.pso import PSO
+from hpcswarm.swarm.operators.particle import continuous_position, pso_velocity, reflect_mutation
+from hpcswarm.swarm.operators.ranking import rank_genes, single_gene_accuracies
 from hpcswarm.swarm.params import Param, override
-from hpcswarm.swarm.pso import PSO
-from hpcswarm.swarm.ranking import rank_genes, single_gene_accuracies
-from hpcswarm.swarm.snapshot import ArraySpec
 
 
 class FSIPSO(PSO):

@@ -5,20 +5,20 @@ of round ``t`` plays rounds ``t + 1, ...`` exactly as the uninterrupted search w
 bit, whatever the number of ranks before and after, because everything a later round reads
 is in the snapshot:
 
-* the swarm (:class:`~hpcswarm.swarm.state.SwarmState`): each rank owns the rows of its
+* the swarm (:class:`~hpcswarm.swarm.engine.state.SwarmState`): each rank owns the rows of its
   particles (positions, velocities, masks, personal bests, and each particle's generator,
-  packed by :func:`~hpcswarm.swarm.state.pack_rng`); the group's rank 0 gathers them into
+  packed by :func:`~hpcswarm.swarm.engine.state.pack_rng`); the group's rank 0 gathers them into
   full-size arrays, so a resumed run can deal the particles to any number of ranks. The
   per-particle scalars (fitness, sizes) are already identical on every rank after a round;
 * the rest is what the method says it needs
-  (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.method_state`: the evaluator's account and the
+  (:meth:`~hpcswarm.swarm.engine.loop.SearchAlgorithm.method_state`: the evaluator's account and the
   attributes its classes list in ``STATE``: gbest, stagnation count, best subset,
   history, events, counters, the replicated archive and set of subsets seen,
   method-specific records such as FSIPSO's active genes or CSO's losers), plus the
   swarm-wide generator; all of it is the same on every rank of the group at a round's end
-  (:mod:`hpcswarm.swarm.core`), so rank 0's copy is kept, as plain data
-  (:func:`~hpcswarm.swarm.statetree.encode_state`: JSON text and numeric arrays, never a
-  pickle; the front of subsets met, :mod:`hpcswarm.swarm.front`, which each rank keeps for
+  (:mod:`hpcswarm.swarm.engine.loop`), so rank 0's copy is kept, as plain data
+  (:func:`~hpcswarm.swarm.engine.statetree.encode_state`: JSON text and numeric arrays, never a
+  pickle; the front of subsets met, :mod:`hpcswarm.swarm.engine.front`, which each rank keeps for
   its own particles, is merged over the ranks first). A cached distance
   state of the fitness engine (a greedy baseline's, SFR's prefix) is a cache: the method
   keeps its mask and rebuilds it in ``restore`` with one Gram product; every score computed
@@ -38,9 +38,9 @@ import numpy as np
 from hpcswarm.errors import DataError
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.store.records import HISTORY_FIELDS
-from hpcswarm.swarm.state import (RNG_STATE_BYTES, SwarmState, pack_rng, rng_state_problem,
-                                  unpack_rng)
-from hpcswarm.swarm.statetree import decode_state, encode_state
+from hpcswarm.swarm.engine.state import (RNG_STATE_BYTES, SwarmState, pack_rng, rng_state_problem,
+                                         unpack_rng)
+from hpcswarm.swarm.engine.statetree import decode_state, encode_state
 
 SWARM_ROWS = ("position", "velocity", "mask", "pbest_position", "pbest_mask")
 """Per-particle rows of a swarm that live only on the rank owning the particle."""
@@ -51,7 +51,7 @@ SWARM_SCALARS = ("fitness", "size", "pbest_fitness", "pbest_size")
 
 def snapshot_bytes(n_particles, n_genes):
     """Bytes of a snapshot's swarm rows (:data:`SWARM_ROWS`, gathered on the group's rank 0
-    by :func:`take_snapshot`): those of a :class:`~hpcswarm.swarm.state.SwarmState` of
+    by :func:`take_snapshot`): those of a :class:`~hpcswarm.swarm.engine.state.SwarmState` of
     ``n_particles`` x ``n_genes`` (the scalars, generators and method state not counted)."""
     return SwarmState.bytes_needed(n_particles, n_genes)
 
@@ -80,7 +80,7 @@ def take_snapshot(search):
         On the group's rank 0: ``iteration`` (the last round played), ``elapsed`` (seconds
         since the search started), ``arrays`` (the swarm's per-particle arrays, empty for a
         method without a swarm) and ``method_state`` (the search's ``method_state()`` and the
-        swarm-wide generator, as :func:`~hpcswarm.swarm.statetree.encode_state` stores them:
+        swarm-wide generator, as :func:`~hpcswarm.swarm.engine.statetree.encode_state` stores them:
         a copy, which later rounds leave alone). None on the other ranks.
     """
     has_swarm = hasattr(search, "state")
@@ -135,7 +135,7 @@ Eq. 2's clamp, the bits of binary PSO, Gu et al.'s search box), velocities are f
 fitness values lie between the empty subset's and a perfect score (a swarm particle's
 fitness may be NaN: not needed this round), sizes between 0 and the number of genes, each
 the count of its mask (:data:`SWARM_SIZES`), and each generator state is one a PCG64
-generator can be in (:func:`~hpcswarm.swarm.state.rng_state_problem`)."""
+generator can be in (:func:`~hpcswarm.swarm.engine.state.rng_state_problem`)."""
 
 SWARM_SIZES = {"size": "mask", "pbest_size": "pbest_mask"}
 """Each per-particle size of a swarm's snapshot and the mask it counts."""
@@ -214,7 +214,7 @@ def check_swarm_arrays(arrays: dict, n_particles: int, n_genes: int, source: str
 def check_state_values(state: dict, specs: dict, n_genes: int, source: str,
                        n_particles: int = 0) -> None:
     """Check the arrays and numbers of a method state (``specs``: name ->
-    :class:`ArraySpec`, see :meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_values`), in
+    :class:`ArraySpec`, see :meth:`~hpcswarm.swarm.engine.loop.SearchAlgorithm.state_values`), in
     order, a range naming another number checked after it; DataError naming the first
     damaged one."""
     limits = {"genes": n_genes, "last_gene": n_genes - 1, "particles": n_particles,
@@ -253,7 +253,7 @@ def history_problem(history, iteration: int):
 
 def events_problem(events, iteration: int):
     """What is wrong with the events of a method state at round ``iteration`` (a phrase), or
-    None: a list of records (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.event`), each of a
+    None: a list of records (:meth:`~hpcswarm.swarm.engine.loop.SearchAlgorithm.event`), each of a
     round played, in round order, named by a text."""
     if not isinstance(events, list):
         return f"is a {type(events).__name__}, not a list"
@@ -269,10 +269,11 @@ def events_problem(events, iteration: int):
 
 def _method_attributes(method, params, n_genes, snapshot, source):
     """The method state of ``snapshot`` read back, checked to hold every attribute the
-    ``method`` lists (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_names`), each array and
-    number in its range (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_values`), the
+    ``method`` lists (:meth:`~hpcswarm.swarm.engine.loop.SearchAlgorithm.state_names`), each array
+    and
+    number in its range (:meth:`~hpcswarm.swarm.engine.loop.SearchAlgorithm.state_values`), the
     round the snapshot names, a history of that many rounds, events of rounds played and the
-    ties between its values (:meth:`~hpcswarm.swarm.core.SearchAlgorithm.state_problem`)."""
+    ties between its values (:meth:`~hpcswarm.swarm.engine.loop.SearchAlgorithm.state_problem`)."""
     try:
         attributes = decode_state(snapshot["method_state"])
     except ValueError as exc:
@@ -314,7 +315,7 @@ def check_snapshot(method, params, n_genes, snapshot, termination=None):
     Parameters
     ----------
     method : type
-        The :class:`~hpcswarm.swarm.core.SearchAlgorithm` subclass of the search.
+        The :class:`~hpcswarm.swarm.engine.loop.SearchAlgorithm` subclass of the search.
     params : dict
         Its checked parameters.
     n_genes : int
@@ -323,7 +324,7 @@ def check_snapshot(method, params, n_genes, snapshot, termination=None):
         As :func:`take_snapshot` made it (``source``: the file it was read from).
     termination : Termination, optional
         The search's stop rule (default: the method's own,
-        :meth:`~hpcswarm.swarm.core.SearchAlgorithm.default_termination`), past whose last
+        :meth:`~hpcswarm.swarm.engine.loop.SearchAlgorithm.default_termination`), past whose last
         round a snapshot is damaged.
 
     Returns

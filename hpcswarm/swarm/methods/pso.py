@@ -4,21 +4,23 @@ Positions live in [0, 1]^D and a gene is selected when its position exceeds ``th
 (Tran et al. Sec. 3). PSO-LSRG adds two mechanisms to this PSO (Tran et al. Algorithm 1),
 PSO-LS the first only and PSO-RG the second only (Sec. 4.1):
 
-* local search on each new pbest (Sec. 3.1-3.2, :class:`~hpcswarm.swarm.local_search.LocalSearch`):
+* local search on each new pbest (Sec. 3.1-3.2,
+  :class:`~hpcswarm.swarm.operators.local_search.LocalSearch`):
   ``ls_tries`` times, flip ``ls_flip`` of the bits of the pbest's subset and keep the
   flipped subset when it is better; every try is scored through the fitness engine's
   incremental path (``new_state``/``flip``), the paper's "fast fitness evaluation";
-* gbest resetting (Chuang et al. 2008, :class:`~hpcswarm.swarm.mechanisms.GbestReset`): when
+* gbest resetting (Chuang et al. 2008, :class:`~hpcswarm.swarm.operators.mechanisms.GbestReset`):
+  when
   the best subset has not improved for ``reset_after`` rounds, gbest is set to the empty
   subset (all-zero position).
 """
 
-from hpcswarm.swarm.initialisation import STRATEGIES, initial_position, strategy_of
-from hpcswarm.swarm.local_search import LocalSearch
-from hpcswarm.swarm.mechanisms import GbestReset
-from hpcswarm.swarm.operators import cap_selection, continuous_position
+from hpcswarm.swarm.methods.particle_swarm import SWARM_PARAMS, ParticleSwarm
+from hpcswarm.swarm.operators.initialisation import STRATEGIES, initial_position, strategy_of
+from hpcswarm.swarm.operators.local_search import LocalSearch
+from hpcswarm.swarm.operators.mechanisms import GbestReset
+from hpcswarm.swarm.operators.particle import cap_selection, continuous_position
 from hpcswarm.swarm.params import Param, override
-from hpcswarm.swarm.particle_swarm import SWARM_PARAMS, ParticleSwarm
 
 
 class PSO(ParticleSwarm):
@@ -88,7 +90,8 @@ class PSOLSRG(PSO):
       this method's parameters, while 6.0 is the usual binary-PSO value.
     * "2% of the bits" is ``max(1, round(0.02 * D))`` distinct genes per try.
     * "not improved for m iterations" counts rounds in which the best subset found (by the
-      ordering of :mod:`hpcswarm.swarm.ordering`) did not improve; the count restarts at every
+      ordering of :mod:`hpcswarm.swarm.engine.ordering`) did not improve; the count restarts at
+      every
       reset, so a stalled run resets every 3 rounds. The reset gbest is the empty subset
       with the empty subset's fitness (``WORST_FITNESS``), so the next round's gbest update
       takes the best pbest again: as in Algorithm 1, the reset redirects one velocity update.
@@ -99,7 +102,7 @@ class PSOLSRG(PSO):
     * Velocities start at zero and positions uniform in [0, 1] (the paper gives neither).
 
     Parallel runs: the local searches of a round are dealt evenly over the ranks (see
-    :meth:`~hpcswarm.swarm.local_search.LocalSearch.after_pbests`), each with its
+    :meth:`~hpcswarm.swarm.operators.local_search.LocalSearch.after_pbests`), each with its
     particle's own generator, so the result does not depend on the deal; a search run away
     from its owner costs ``2 (n_genes / 8 + 56)`` bytes. Tries are never looked up in the
     archive (they are the cheap incremental evaluations) and each non-empty try counts as an

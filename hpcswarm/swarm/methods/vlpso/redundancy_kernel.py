@@ -1,10 +1,10 @@
 """Compiled redundancy pass of VLPSO's local search: one call per try, the same SU values.
 
-The flip rule of :func:`~hpcswarm.swarm.vlpso_local_search.flip_set` (the authors'
+The flip rule of :func:`~hpcswarm.swarm.methods.vlpso.local_search.flip_set` (the authors'
 ``KNNopt.flip``, Tran, Xue & Zhang 2019) goes down a try's drawn selected genes by
 decreasing relevance and compares each gene still kept with the later ones still kept,
 ``SU(i, j) > SU(j, C)``, which numpy makes one small call per kept gene
-(:func:`~hpcswarm.swarm.symmetric_uncertainty.mutual_symmetric_uncertainty`). Here the
+(:func:`~hpcswarm.swarm.methods.vlpso.symmetric_uncertainty.mutual_symmetric_uncertainty`). Here the
 whole pass is one compiled loop, and each SU is computed with numpy's own arithmetic, so
 the values, and the genes kept, are the same bit for bit:
 
@@ -39,7 +39,8 @@ STACK = 256
 def entropy_terms(n_samples: int) -> np.ndarray:
     """``p log2 p`` for ``p = c / n_samples``, ``c = 0 .. n_samples`` (0 for ``c = 0``),
     computed by the numpy operations of
-    :func:`~hpcswarm.swarm.symmetric_uncertainty._row_entropies` on a row of counts whose
+    :func:`~hpcswarm.swarm.methods.vlpso.symmetric_uncertainty._row_entropies` on a row of counts
+    whose
     total is ``n_samples``: ndarray of float64 of shape (n_samples + 1,)."""
     counts = np.arange(int(n_samples) + 1, dtype=float)[None]
     totals = np.full((1, 1), float(n_samples))
@@ -111,7 +112,8 @@ def _pairwise_sum(values, n):
 def _pair_su(bins, x, y, k_y, cells, h_x, h_y, terms, counts, values):
     """SU between genes ``x`` and ``y`` (rows of ``bins``) over a joint table of ``cells``
     cells laid out with ``k_y`` columns, as
-    :func:`~hpcswarm.swarm.symmetric_uncertainty.mutual_symmetric_uncertainty` computes it;
+    :func:`~hpcswarm.swarm.methods.vlpso.symmetric_uncertainty.mutual_symmetric_uncertainty`
+    computes it;
     ``counts`` and ``values`` are scratch of at least ``cells`` entries."""
     for c in range(cells):
         counts[c] = 0

@@ -3,21 +3,24 @@
 A round of these methods (Tran et al. Algorithm 1; Chuang et al. pseudo-code) is: move every
 particle (velocity and position, each with its own generator), evaluate, update each pbest,
 update gbest. Subclasses plug in the initial positions and the move; a method's mechanisms
-(``MECHANISMS``, :mod:`hpcswarm.swarm.mechanisms`) run after the move (CBPSO's complement),
+(``MECHANISMS``, :mod:`hpcswarm.swarm.operators.mechanisms`) run after the move (CBPSO's
+complement),
 after the pbest updates (local search) and after the gbest update (gbest reset); FSR's
 repair overrides the ``after_move`` hook.
 
 ``gbest`` here is the *attractor* of the velocity equation; the subset the run returns is the
-best ever evaluated (:class:`~hpcswarm.swarm.evaluation.EvaluationService`), which a gbest reset
+best ever evaluated (:class:`~hpcswarm.swarm.engine.evaluation.EvaluationService`), which a gbest
+reset
 does not touch.
 
 Parallel round (``comm`` of P ranks, particles in contiguous blocks): each rank moves,
 evaluates and updates the pbests of its own particles only, with their own generators (the
-local searches of PSO-LS/LSRG are dealt evenly, see :class:`~hpcswarm.swarm.pso.PSOLSRG`);
-then :meth:`~hpcswarm.swarm.evaluation.EvaluationService.settle` (best ever,
+local searches of PSO-LS/LSRG are dealt evenly, see :class:`~hpcswarm.swarm.methods.pso.PSOLSRG`);
+then :meth:`~hpcswarm.swarm.engine.evaluation.EvaluationService.settle` (best ever,
 distinct subsets, evaluations) and one allgather of (fitness, size, pbest fitness, pbest
 size) per particle (32 bytes each). gbest is then chosen identically on every rank with
-:func:`~hpcswarm.swarm.ordering.best_index` (higher fitness, fewer genes, lower index), and when
+:func:`~hpcswarm.swarm.engine.ordering.best_index` (higher fitness, fewer genes, lower index), and
+when
 it changes the owner of that pbest broadcasts its row: position and packed mask,
 ``8.125 n_genes`` bytes. Nothing of size particles x genes travels.
 """
@@ -28,12 +31,12 @@ import numpy as np
 
 from hpcswarm.comm import block_owner
 from hpcswarm.fitness import WORST_FITNESS
-from hpcswarm.swarm.core import SearchAlgorithm
-from hpcswarm.swarm.ordering import beats, best_index, better
+from hpcswarm.swarm.engine.loop import SearchAlgorithm
+from hpcswarm.swarm.engine.ordering import beats, best_index, better
+from hpcswarm.swarm.engine.snapshot import ArraySpec
+from hpcswarm.swarm.engine.state import SwarmState
+from hpcswarm.swarm.operators.particle import pso_velocity, threshold_mask
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param
-from hpcswarm.swarm.snapshot import ArraySpec
-from hpcswarm.swarm.operators import pso_velocity, threshold_mask
-from hpcswarm.swarm.state import SwarmState
 
 #: Parameters of every PSO-family method; each method re-declares the defaults of its paper.
 SWARM_PARAMS = (
@@ -89,7 +92,8 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
                     "gbest_fitness": ArraySpec("f", (), WORST_FITNESS, 1.0),
                     "stagnation": ArraySpec("i", (), 0, "iteration")}
     MECHANISMS = ()
-    """The mechanisms of the method (:class:`~hpcswarm.swarm.mechanisms.Mechanism`), run in
+    """The mechanisms of the method (:class:`~hpcswarm.swarm.operators.mechanisms.Mechanism`), run
+    in
     this order at each point of the round."""
 
     @classmethod
