@@ -7,27 +7,29 @@ The package is in layers, bottom first; a module imports its own layer and those
 never one above (``tests/test_import_graph.py`` checks it; each package's docstring says
 why it sits where it does):
 
-1. the root's foundation: :mod:`~hpcswarm.errors`, :mod:`~hpcswarm.system` (what the
-   machine offers), :mod:`~hpcswarm.comm` (the only module that knows MPI) and
-   :mod:`~hpcswarm.inputs` (data given in Python, checked for ``select``, the selector and
-   ``run_search``);
+1. the root's foundation: :mod:`~hpcswarm.version`, :mod:`~hpcswarm.errors`,
+   :mod:`~hpcswarm.system` (what the machine offers), :mod:`~hpcswarm.comm` (the only module
+   that knows MPI) and :mod:`~hpcswarm.inputs` (data given in Python, checked for ``select``,
+   the selector and ``run_search``);
 2. :mod:`hpcswarm.store`: atomic writes, allowed outputs, encoding tags, typed records;
 3. :mod:`hpcswarm.fitness`: the k-NN cross-validation engine;
 4. :mod:`hpcswarm.params`: one declaration per parameter;
-5. :mod:`hpcswarm.datasets`, then :mod:`hpcswarm.data`: bundled sets; the HDF5 format and
-   the readers;
-6. :mod:`hpcswarm.swarm`, then :mod:`hpcswarm.baselines`: the methods of the papers;
-7. :mod:`hpcswarm.signatures`: refinements, stability, the final signature, gene lists;
-8. :mod:`hpcswarm.results`: results files, the report, plots;
-9. :mod:`hpcswarm.selection`: one search (methods by name, its specification, preprocessing);
-10. :mod:`hpcswarm.run`: a job (job files, plan, protocols, task farm, checkpoint);
-11. the public face: :mod:`~hpcswarm.selector`, :mod:`~hpcswarm.api`; then the command
-    line, :mod:`~hpcswarm.cli` and ``__main__``.
+5. :mod:`hpcswarm.datasets`: bundled and generated sets;
+6. :mod:`hpcswarm.data`: the HDF5 format and the readers;
+7. :mod:`hpcswarm.swarm`: the engine, the operators and the methods of the papers;
+8. :mod:`hpcswarm.baselines`: the greedy wrappers and PCA + k-NN;
+9. :mod:`hpcswarm.signatures`: refinements, stability, the final signature, gene lists;
+10. :mod:`hpcswarm.results`: results files, the report, plots;
+11. :mod:`hpcswarm.selection`: one search (methods by name, its specification, preprocessing);
+12. :mod:`hpcswarm.run`: a job (job files, plan, protocols, task farm, checkpoint);
+13. the public face: :mod:`~hpcswarm.selector`, :mod:`~hpcswarm.api` and this package,
+    which offers their names;
+14. the command line: :mod:`~hpcswarm.cli` and ``__main__``.
 """
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from hpcswarm.version import __version__
 
 __all__ = ["Selection", "SwarmFeatureSelector", "__version__", "select"]
 

@@ -96,9 +96,9 @@ class Selection:
         its ``column`` (0-based index in the data), its ``score`` (selection frequency on
         the front, :attr:`~hpcswarm.selector.SwarmFeatureSelector.scores_`), its mean value
         in each class (``mean_CLASS``) and the one-way ANOVA F statistic of its values across
-        the classes (``anova_f``, :func:`hpcswarm.results.plots.separation`), computed on the
+        the classes (``anova_f``, :func:`hpcswarm.results.report.plots.separation`), computed on the
         samples given."""
-        from hpcswarm.results.plots import class_groups, separation
+        from hpcswarm.results.report.plots import class_groups, separation
 
         pandas = _pandas()
         values = np.asarray(self.data)[:, self.genes].astype(np.float64)
@@ -137,7 +137,7 @@ class Selection:
     def plot_expression(self, folder: Union[None, str, "os.PathLike[str]"] = None,
                         prefix: str = "signature", title: str = "",
                         overwrite: bool = False) -> Union[list, tuple]:
-        """The signature's expression by class (:mod:`hpcswarm.results.plots`).
+        """The signature's expression by class (:mod:`hpcswarm.results.report.plots`).
 
         Without ``folder``: the two matplotlib figures ``(heatmap, strips)`` to show; with
         it: the two PNG files written there, ``PREFIX-heatmap.png`` and
@@ -152,8 +152,8 @@ class Selection:
             FIFO, a device: never replaced), or the files cannot be written.
         """
         from hpcswarm.errors import DataError
-        from hpcswarm.results.plots import (expression_heatmap, expression_plot_files,
-                                    expression_strips, write_expression_plots)
+        from hpcswarm.results.report.plots import (expression_heatmap, expression_plot_files,
+                                                   expression_strips, write_expression_plots)
         from hpcswarm.store.atomic import special_kind
 
         arguments = (self.data, self.labels, self.all_gene_names, self.genes)

@@ -12,9 +12,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
-from hpcswarm import __version__
 from hpcswarm.errors import ParameterError
 from hpcswarm.run.launch import hold_sigterm, refuse_split_world
+from hpcswarm.version import __version__
 
 
 class _OneLineErrors(argparse.ArgumentParser):
@@ -382,7 +382,7 @@ def _check_plot_outputs(args):
     """``evaluate --plot``: matplotlib present, and the plot files free, before any work."""
     from pathlib import Path
 
-    from hpcswarm.results.plots import expression_plot_files, plotting_available
+    from hpcswarm.results.report.plots import expression_plot_files, plotting_available
     from hpcswarm.store.outputs import check_not_inputs, check_outputs, missing_folders
 
     if not plotting_available():
@@ -405,7 +405,7 @@ def _plot_evaluated(args):
 
     from hpcswarm.data import load_dataset
     from hpcswarm.fitness.genes import mask_from_genes
-    from hpcswarm.results.plots import write_expression_plots
+    from hpcswarm.results.report.plots import write_expression_plots
     from hpcswarm.signatures.genelist import read_gene_list
 
     dataset = load_dataset(args.data)

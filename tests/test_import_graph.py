@@ -1,10 +1,10 @@
 """The package's import graph, read from the source with ast: no cycles, no private imports, no
 import of a layer above the importer's own (:data:`LAYERS`).
 
-Every ``import`` and ``from ... import`` of a module counts, at module level or inside a
-function alike (a deferred import is still a dependency), except under ``if TYPE_CHECKING:``
-(read by type checkers only, never run). Importing ``a.b.c`` also runs the
-packages ``a.b`` and ``a`` first: a module depends on every package above what it imports,
+Every ``import`` and ``from ... import`` of a module counts, at module level, inside a
+function (a deferred import is still a dependency) or under ``if TYPE_CHECKING:`` (what a type
+checker reads is a dependency of the code's meaning, if not of its running) alike. Importing
+``a.b.c`` also runs the packages ``a.b`` and ``a`` first: a module depends on every package above what it imports,
 except the packages it lives in itself (they are initialised before it).
 """
 
@@ -28,10 +28,6 @@ def imports_of(path, modules):
     tree = ast.parse(path.read_text(), filename=str(path))
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(tree):  # what only a type checker reads is no dependency
-        if (isinstance(node, ast.If) and isinstance(node.test, ast.Name)
-                and node.test.id == "TYPE_CHECKING"):
-            node.body = []
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -127,7 +123,7 @@ def test_no_module_imports_a_private_name_of_another(graph):
 
 
 LAYERS = (
-    ("hpcswarm", "hpcswarm.errors", "hpcswarm.system", "hpcswarm.comm", "hpcswarm.inputs"),
+    ("hpcswarm.version", "hpcswarm.errors", "hpcswarm.system", "hpcswarm.comm", "hpcswarm.inputs"),
     ("hpcswarm.store",),
     ("hpcswarm.fitness",),
     ("hpcswarm.params",),
@@ -139,14 +135,14 @@ LAYERS = (
     ("hpcswarm.results",),
     ("hpcswarm.selection",),
     ("hpcswarm.run",),
-    ("hpcswarm.selector", "hpcswarm.api"),
+    ("hpcswarm.selector", "hpcswarm.api", "hpcswarm"),
     ("hpcswarm.cli", "hpcswarm.__main__"),
 )
 """The layers of the package, bottom first (``hpcswarm/__init__.py`` lists them, each
 package's docstring says why it sits where it does): a module may import its own layer and
 those below, never one above. A unit is a root module or a whole package:
 ``hpcswarm.run.job`` belongs to ``hpcswarm.run``; ``hpcswarm`` is the root package itself,
-whose public names are imported on first use (by name, not by an import statement)."""
+which offers the public face (``select``, the selector) and so sits on its floor."""
 
 LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
 
@@ -185,3 +181,20 @@ def test_every_package_says_what_it_may_import():
     silent = sorted(path.parent.name for path in PACKAGE.glob("*/__init__.py")
                     if "May import:" not in ast.get_docstring(ast.parse(path.read_text())))
     assert silent == []
+
+
+def documented_layers():
+    """The units each numbered item of ``hpcswarm/__init__.py``'s layer list names."""
+    import re
+
+    text = ast.get_docstring(ast.parse((PACKAGE / "__init__.py").read_text()))
+    items = re.split(r"\n(?=\d+\. )", text.split("\n1. ", 1)[1].split("\n\n")[0])
+    return [set(re.findall(r":mod:`~?(hpcswarm[\w.]*)`", item))
+            | ({"hpcswarm"} if "this package" in item else set())
+            | ({"hpcswarm.__main__"} if "``__main__``" in item else set())
+            for item in items]
+
+
+def test_the_layers_checked_are_the_layers_documented():
+    """The package's docstring lists the floors this test checks, in the same order."""
+    assert documented_layers() == [set(units) for units in LAYERS]

@@ -8,7 +8,8 @@ from small_jobs import run_small_job
 
 pytest.importorskip("matplotlib")
 
-from hpcswarm.results.plots import convergence_figure, front_figure, stability_figure  # noqa: E402
+from hpcswarm.results.report.plots import (convergence_figure, front_figure,  # noqa: E402
+                                           stability_figure)
 
 JOB = """data = "sklearn:wine"
 algorithm = "pso-lsrg"

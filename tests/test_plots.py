@@ -1,5 +1,5 @@
-"""The plots of :mod:`hpcswarm.results.plots`: the signature's expression by class (library call and
-``evaluate --plot``) and the refined signatures on the front plot."""
+"""The plots of :mod:`hpcswarm.results.report.plots`: the signature's expression by class
+(library call and ``evaluate --plot``) and the refined signatures on the front plot."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ import pytest
 from hpcswarm import cli
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.results.files import read_results
-from hpcswarm.results.plots import class_groups, expression_plot_files, separation
+from hpcswarm.results.report.plots import class_groups, expression_plot_files, separation
 from hpcswarm.results.report import build_report
 from small_jobs import run_small_job
 
@@ -36,7 +36,7 @@ def test_class_groups_and_separation():
 
 def test_expression_plots_are_written_as_png(tmp_path):
     pytest.importorskip("matplotlib")
-    from hpcswarm.results.plots import expression_heatmap, write_expression_plots
+    from hpcswarm.results.report.plots import expression_heatmap, write_expression_plots
 
     X, y = two_class_data()
     names = [f"G{i}" for i in range(5)]
@@ -72,9 +72,9 @@ def test_evaluate_plot_draws_the_gene_list(tmp_path, capsys):
 
 
 def test_evaluate_plot_without_matplotlib_fails_before_any_work(tmp_path, monkeypatch):
-    import hpcswarm.results.plots
+    import hpcswarm.results.report.plots
 
-    monkeypatch.setattr(hpcswarm.results.plots, "plotting_available", lambda: False)
+    monkeypatch.setattr(hpcswarm.results.report.plots, "plotting_available", lambda: False)
     folder = tmp_path / "plots"
     with pytest.raises(ParameterError, match="--plot needs matplotlib"):
         cli.main(["evaluate", "sklearn:wine", "--all", "--plot", str(folder)])
@@ -114,7 +114,7 @@ def test_front_entries_carry_the_refined_signatures(pruned):
 
 def test_front_plot_marks_the_refined_signatures(pruned):
     pytest.importorskip("matplotlib")
-    from hpcswarm.results.plots import front_figure
+    from hpcswarm.results.report.plots import front_figure
 
     (entry,) = build_report([pruned])["fronts"]
     inner, test = front_figure(entry).axes[:2]
@@ -125,7 +125,7 @@ def test_front_plot_marks_the_refined_signatures(pruned):
 
 def test_report_plots_create_their_folder_and_check_every_file_first(pruned, tmp_path):
     pytest.importorskip("matplotlib")
-    from hpcswarm.results.plots import plot_files, write_plots
+    from hpcswarm.results.report.plots import plot_files, write_plots
 
     report = build_report([pruned])
     folder = tmp_path / "new" / "plots"

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 
-from hpcswarm import __version__
 from hpcswarm.data.build import MemoryDestination, build
 from hpcswarm.data.dataset import Dataset, file_sha256
 from hpcswarm.data.formats import READER_OPTIONS, check_dataset_name, detect_format, read_source
@@ -17,6 +16,7 @@ from hpcswarm.data.validate import Cleaning
 from hpcswarm.errors import DataError
 from hpcswarm.store.atomic import remove_stale_temporaries
 from hpcswarm.store.outputs import check_outputs
+from hpcswarm.version import __version__
 
 
 BUILD_DEFAULTS = {"dtype": "float64", "drop_constant": False, "transpose": False, "nan": "error",

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 
-from hpcswarm import __version__
 from hpcswarm.comm import as_comm
 from hpcswarm.data.convert import convert_file, read_dataset
 from hpcswarm.data.dataset import Dataset, file_sha256
@@ -32,6 +31,7 @@ from hpcswarm.data.textio import check_readable
 from hpcswarm.data.values import checked
 from hpcswarm.datasets.panel import PANEL_SETS, panel_set
 from hpcswarm.errors import DataError, ParameterError
+from hpcswarm.version import __version__
 
 BUILTIN_PREFIX = "builtin:"
 SKLEARN_PREFIX = "sklearn:"

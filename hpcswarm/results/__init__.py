@@ -6,8 +6,8 @@
   significance, top genes, convergence, stability, the final signature) and the gene lists.
 - :mod:`~hpcswarm.results.significance`: the paired one-sided Wilcoxon signed-rank test of two
   report rows' per-fold accuracies: the report's statistics, not a property of a signature.
-- :mod:`~hpcswarm.results.plots`: the pictures of a report and of a signature's expression by
-  class (matplotlib, imported only when a plot is drawn).
+- :mod:`~hpcswarm.results.report.plots`: the pictures of a report and of a signature's
+  expression by class (matplotlib, imported only when a plot is drawn).
 
 Why together: a job's output read back and shown, by ``report``, ``evaluate --plot`` and
 :meth:`hpcswarm.Selection.plot_expression`. Reading results never loads the fitness engine,

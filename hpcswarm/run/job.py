@@ -23,7 +23,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hpcswarm import __version__
 from hpcswarm.comm import as_comm
 from hpcswarm.comm import world as duplicate_world
 from hpcswarm.data.sources import dataset_sha256
@@ -40,6 +39,7 @@ from hpcswarm.run.taskfarm import FarmHooks, TaskInterrupted, farm
 from hpcswarm.store.atomic import all_or_nothing, write_json, write_text
 from hpcswarm.swarm.engine.loop import SearchHooks
 from hpcswarm.swarm.engine.snapshot import take_snapshot
+from hpcswarm.version import __version__
 
 
 class JobInterrupted(HpcswarmError):

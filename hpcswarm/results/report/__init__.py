@@ -49,7 +49,7 @@ tests), :mod:`~hpcswarm.results.report.figures` (a method's signatures by size a
 (:mod:`hpcswarm.results.files`) and imports no engine.
 """
 
-from hpcswarm.results.plots import plot_files, plotting_available, write_plots
+from hpcswarm.results.report.plots import plot_files, plotting_available, write_plots
 from hpcswarm.results.report.build import (ALL_GENES, FRONT_NOTE, PCA_KNN, SINGLE_SEARCH,
                                    STABILITY_GENES, build_report, dataset_label)
 from hpcswarm.results.report.command import ReportOptions, ReportOutputs, report_command

@@ -5,7 +5,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
-from hpcswarm.results.plots import plot_files, plotting_available, write_plots
+from hpcswarm.results.report.plots import plot_files, plotting_available, write_plots
 from hpcswarm.results.report.build import build_report
 from hpcswarm.results.report.files import (CSV_FILES, csv_texts, gene_list_paths, genes_text,
                                    json_document)
