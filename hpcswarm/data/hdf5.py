@@ -56,13 +56,12 @@ from hpcswarm.data.validate import check_names, clean_names
 from hpcswarm.data.values import checked, recorded
 from hpcswarm.errors import DataError
 from hpcswarm.store.atomic import atomic_hdf5
-from hpcswarm.store.encoding import check_tag, damaged_file, decode_value, read_tag, tag
+from hpcswarm.store.encoding import (ARRAY_ENCODING, STRINGS_ENCODING, check_tag, damaged_file,
+                                     decode_value, read_tag, tag)
 from hpcswarm.store.reading import check_declared, checked_read, parse_json
 
 ENCODING_TYPE = "hpcswarm-dataset"
 ENCODING_VERSION = "0.2.0"
-_ARRAY = ("array", "0.2.0")
-_STRINGS = ("string-array", "0.2.0")
 _STR = h5py.string_dtype("utf-8")
 FINITE_ATTRIBUTE = "values-finite"
 """Root attribute: True when every value of ``X`` was found finite as the file was written."""
@@ -116,12 +115,12 @@ def write_labels_and_names(f, attrs, y, class_names, gene_names, sample_names):
     tag(f, (ENCODING_TYPE, ENCODING_VERSION))
     for key, value in attrs.items():
         f.attrs[key] = _attr_value(value)
-    tag(f.create_dataset("y", data=np.asarray(y, dtype=np.int64)), _ARRAY)
+    tag(f.create_dataset("y", data=np.asarray(y, dtype=np.int64)), ARRAY_ENCODING)
     for key, names in (("class_names", class_names), ("gene_names", gene_names),
                        ("sample_names", sample_names)):
         if names is not None:
             strings = np.array(names, dtype=object)
-            tag(f.create_dataset(key, data=strings, dtype=_STR), _STRINGS)
+            tag(f.create_dataset(key, data=strings, dtype=_STR), STRINGS_ENCODING)
 
 
 def seal(output):
@@ -143,7 +142,7 @@ def _allocated(f, name, shape, dtype):
     dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
     dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
     dset = f.create_dataset(name, shape=shape, dtype=dtype, dcpl=dcpl)
-    tag(dset, _ARRAY)
+    tag(dset, ARRAY_ENCODING)
     return dset
 
 

@@ -57,8 +57,8 @@ from hpcswarm.signatures.final import FinalSignature, final_signature
 from hpcswarm.signatures.refinements import row_label
 from hpcswarm.signatures.stability import GeneSimilarity, gene_similarity, stability_summary
 from hpcswarm.store.atomic import atomic_hdf5, special_kind
-from hpcswarm.store.encoding import (check_tag, damaged_file, decode_value, finite, json_text, tag,
-                                     tags)
+from hpcswarm.store.encoding import (GROUP_ENCODING, STRINGS_ENCODING, check_tag, damaged_file,
+                                     decode_value, finite, json_text, tag, tags, write_array)
 from hpcswarm.store.reading import checked_read, parse_json
 from hpcswarm.store.records import (BIAS_NOTE, SEARCH_ENCODING, FrontPoint, History,
                               TaskRecord)
@@ -70,9 +70,6 @@ SUMMARY_ENCODING = ("hpcswarm-results-summary", "0.3.0")
 ``all_genes_balanced_accuracy`` and ``pca_knn_balanced_accuracy``."""
 _TABLE = ("hpcswarm-task-table", "0.3.0")
 _SIMILARITY = ("hpcswarm-gene-similarity", "0.1.0")
-_GROUP = ("dict", "0.1.0")
-_ARRAY = ("array", "0.2.0")
-_STRINGS = ("string-array", "0.2.0")
 _STR = h5py.string_dtype("utf-8")
 
 TASK_COLUMNS = (
@@ -167,13 +164,10 @@ _TABLE_COLUMNS = tuple(f.name for f in fields(TaskTable))
 """The fields of :class:`TaskTable`: :data:`TASK_COLUMNS`, then :data:`REFINED_COLUMNS`."""
 
 
-def _array(parent, name, data):
-    tag(parent.create_dataset(name, data=data), _ARRAY)
-
 
 def _strings(parent, name, items):
     tag(parent.create_dataset(name, data=np.array(list(items), dtype=object), dtype=_STR),
-         _STRINGS)
+         STRINGS_ENCODING)
 
 
 def task_table(results):
@@ -266,9 +260,9 @@ def write_results(job, dataset, records, provenance, overwrite=False):
         table = f.create_group("tasks")
         tag(table, _TABLE)
         for column, values in task_table(results).items():
-            _array(table, column, values)
+            write_array(table, column, values)
         runs = f.create_group("runs")
-        tag(runs, _GROUP)
+        tag(runs, GROUP_ENCODING)
         for result in results:
             result.to_hdf5(runs)
         if records.final is not None:
@@ -283,8 +277,8 @@ def _write_similarity(f, similarity):
     group.attrs["threshold"] = similarity.threshold
     group.attrs["measure"] = "absolute Pearson correlation over all samples"
     for name in ("genes", "first", "second"):
-        _array(group, name, np.asarray(getattr(similarity, name), dtype=np.int64))
-    _array(group, "weight", np.asarray(similarity.weight, dtype=np.float64))
+        write_array(group, name, np.asarray(getattr(similarity, name), dtype=np.int64))
+    write_array(group, "weight", np.asarray(similarity.weight, dtype=np.float64))
 
 
 def _read_similarity(group, path, n_genes):

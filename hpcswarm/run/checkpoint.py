@@ -47,7 +47,8 @@ from hpcswarm.errors import DataError, HpcswarmError, ParameterError
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.results.files import task_table
 from hpcswarm.store.atomic import atomic_hdf5
-from hpcswarm.store.encoding import check_tag, decode_value, read_tag, tag
+from hpcswarm.store.encoding import (GROUP_ENCODING, check_tag, decode_value, read_tag, tag,
+                                     write_array)
 from hpcswarm.store.reading import check_declared, checked_read, parse_json
 from hpcswarm.store.records import TaskRecord
 from hpcswarm.store.settings import with_later_params
@@ -59,8 +60,6 @@ ENCODING = ("hpcswarm-checkpoint", "0.2.0")
 _SNAPSHOT = ("hpcswarm-snapshot", "0.2.0")
 _STATE = ("hpcswarm-state", "0.1.0")
 _JSON = ("json", "0.1.0")
-_ARRAY = ("array", "0.2.0")
-_GROUP = ("dict", "0.1.0")
 _TEXT = h5py.string_dtype("utf-8")
 
 
@@ -91,9 +90,6 @@ def _task_numbers(f, group, n_tasks):
         numbers.add(int(number))
     return numbers
 
-
-def _array(parent, name, data):
-    tag(parent.create_dataset(name, data=data), _ARRAY)
 
 
 def _write_record(finished, number, record, group_index):
@@ -232,13 +228,13 @@ def _write_snapshot(running, task, snapshot):
     group.attrs.update(run=task.run, fold=task.fold, iteration=snapshot["iteration"],
                        elapsed=snapshot["elapsed"])
     for key, array in snapshot["arrays"].items():
-        _array(group, key, array)
+        write_array(group, key, array)
     state = snapshot["method_state"]
     method = tag(group.create_group("method_state"), _STATE)
     tag(method.create_dataset("tree", data=state["tree"], dtype=_TEXT), _JSON)
-    arrays = tag(method.create_group("arrays"), _GROUP)
+    arrays = tag(method.create_group("arrays"), GROUP_ENCODING)
     for key, array in state["arrays"].items():
-        _array(arrays, key, array)
+        write_array(arrays, key, array)
 
 
 def write_checkpoint(path, identity, n_tasks, finished, inflight):
@@ -262,11 +258,11 @@ def write_checkpoint(path, identity, n_tasks, finished, inflight):
         tag(f, ENCODING)
         f.attrs["identity"] = json.dumps(identity, sort_keys=True)
         f.attrs["n_tasks"] = int(n_tasks)
-        done = tag(f.create_group("finished"), _GROUP)
+        done = tag(f.create_group("finished"), GROUP_ENCODING)
         for number in sorted(finished):
             task, record, group_index = finished[number]
             _write_record(done, number, record, group_index)
-        running = tag(f.create_group("inflight"), _GROUP)
+        running = tag(f.create_group("inflight"), GROUP_ENCODING)
         for number in sorted(inflight):
             task, snapshot = inflight[number]
             _write_snapshot(running, task, snapshot() if callable(snapshot) else snapshot)

@@ -18,11 +18,26 @@ from hpcswarm.errors import DataError, HpcswarmError
 TYPE, VERSION = "encoding-type", "encoding-version"
 """The two attribute (or JSON) keys."""
 
+ARRAY_ENCODING = ("array", "0.2.0")
+"""A dataset of numbers (every file hpcswarm writes tags its arrays so)."""
+
+STRINGS_ENCODING = ("string-array", "0.2.0")
+"""A dataset of UTF-8 strings."""
+
+GROUP_ENCODING = ("dict", "0.1.0")
+"""A group holding named members."""
+
 
 def tag(obj, encoding):
     """Write ``encoding`` into the attributes of an HDF5 object (file, group or dataset)."""
     obj.attrs[TYPE], obj.attrs[VERSION] = encoding
     return obj
+
+
+def write_array(parent, name, data):
+    """A new dataset ``name`` of ``parent`` (an HDF5 file or group) holding ``data``, tagged
+    :data:`ARRAY_ENCODING`."""
+    return tag(parent.create_dataset(name, data=data), ARRAY_ENCODING)
 
 
 def tags(encoding):

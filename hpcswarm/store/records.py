@@ -32,7 +32,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from hpcswarm.store.encoding import finite, json_text, tag
+from hpcswarm.store.encoding import GROUP_ENCODING, finite, json_text, tag, write_array
 from hpcswarm.store.reading import checked_read, parse_json
 
 HISTORY_FIELDS = (
@@ -67,8 +67,6 @@ FRONT_ENCODING = ("hpcswarm-front", "0.1.0")
 TASK_ENCODING = ("hpcswarm-task", "0.3.0")
 """0.2.0 added the test counts per class (read as absent from 0.1.0 groups), 0.3.0 those of
 the all-genes and PCA-kNN baselines (read as absent from 0.1.0 and 0.2.0 groups)."""
-_ARRAY = ("array", "0.2.0")
-_GROUP = ("dict", "0.1.0")
 
 FRONT_FIELDS = ("size", "fitness", "train_correct", "train_total", "test_correct",
                 "test_total")
@@ -141,9 +139,6 @@ class _Record:
 def _genes(values: Any) -> np.ndarray:
     return np.asarray(values, dtype=np.int64).reshape(-1)
 
-
-def _array(parent: Any, name: str, data: np.ndarray) -> None:
-    tag(parent.create_dataset(name, data=data), _ARRAY)
 
 
 def _at_most(bound: int | None) -> range | None:
@@ -463,7 +458,7 @@ class TaskRecord(_Record):
         the counts go to the ``/tasks`` table, not here. Returns the task's group."""
         run_name = f"run-{self.run:03d}"
         if run_name not in runs:
-            tag(runs.create_group(run_name), _GROUP)
+            tag(runs.create_group(run_name), GROUP_ENCODING)
         return self.write_hdf5(runs[run_name].create_group(f"fold-{self.fold:02d}"))
 
     def write_hdf5(self, task: Any) -> Any:
@@ -476,21 +471,21 @@ class TaskRecord(_Record):
         task.attrs["extra"] = json_text(self.extra)
         if self.preprocessing is not None:
             task.attrs["preprocessing"] = json_text(self.preprocessing)
-        _array(task, "selected_genes", _genes(self.genes))
-        _array(task, "train_index", _genes(self.train_index))
-        _array(task, "test_index", _genes(self.test_index))
-        _array(task, "history", self.history.values)
+        write_array(task, "selected_genes", _genes(self.genes))
+        write_array(task, "train_index", _genes(self.train_index))
+        write_array(task, "test_index", _genes(self.test_index))
+        write_array(task, "history", self.history.values)
         task["history"].attrs["columns"] = list(self.history.columns)
         write_front(task, self.front)
         for prefix in _CLASS_COUNTED:
             _class_counts(task, prefix, getattr(self, f"{prefix}_class_correct"),
                           getattr(self, f"{prefix}_class_total"))
         if self.refined is not None:
-            _array(task, "refined_genes", _genes(self.refined.genes))
-            _array(task, "refined_removed", _genes(self.refined.removed))
+            write_array(task, "refined_genes", _genes(self.refined.genes))
+            write_array(task, "refined_removed", _genes(self.refined.removed))
             if self.refined.frequency is not None:
-                _array(task, "refined_frequency",
-                       np.asarray(self.refined.frequency, dtype=np.float64))
+                write_array(task, "refined_frequency",
+                            np.asarray(self.refined.frequency, dtype=np.float64))
             _class_counts(task, "refined_test", self.refined.test_class_correct,
                           self.refined.test_class_total)
         return task
@@ -543,8 +538,8 @@ def _class_counts(task: Any, prefix: str, class_correct: tuple, class_total: tup
     """Write counts per class as ``{prefix}_class_correct`` and ``{prefix}_class_total``
     (int64) in ``task``, when there are any."""
     if class_total:
-        _array(task, f"{prefix}_class_correct", np.array(class_correct, np.int64))
-        _array(task, f"{prefix}_class_total", np.array(class_total, np.int64))
+        write_array(task, f"{prefix}_class_correct", np.array(class_correct, np.int64))
+        write_array(task, f"{prefix}_class_total", np.array(class_total, np.int64))
 
 
 def _read_class_counts(task: Any, prefix: str, n_samples: int | None = None) -> tuple:
@@ -576,11 +571,11 @@ def write_front(task: Any, front: Sequence[FrontPoint]) -> None:
     values = {"size": [p.size for p in front]}
     values.update({name: [getattr(p, name) for p in front] for name in FRONT_FIELDS[1:]})
     for name in FRONT_FIELDS:
-        _array(group, name, np.array(values[name], dtype=float if name == "fitness"
-                                     else np.int64))
+        write_array(group, name, np.array(values[name], dtype=float if name == "fitness"
+                                          else np.int64))
     genes = [_genes(p.genes) for p in front]
-    _array(group, "genes", np.concatenate(genes) if genes else np.zeros(0, dtype=np.int64))
-    _array(group, "offsets", np.cumsum([0] + [g.size for g in genes]).astype(np.int64))
+    write_array(group, "genes", np.concatenate(genes) if genes else np.zeros(0, dtype=np.int64))
+    write_array(group, "offsets", np.cumsum([0] + [g.size for g in genes]).astype(np.int64))
 
 
 def read_front(task: Any, n_genes: int | None = None) -> list:
