@@ -76,105 +76,41 @@ class MoveLimit:
 class VLPSO(ParticleSwarm):
     """VLPSO: variable-length particles, length changing and comprehensive learning.
 
-    Defaults (Sec. IV and the authors' ``VarLenPSOMain.java``): swarm size ``n_genes / 20``
-    within [100, 300] (``n_particles = 0``), 100 iterations after the initial evaluation
-    (``n_iterations = 101`` rounds), 12 divisions, a length change after 9 rounds without a
-    better subset, ``c = 1.49445``, ``w`` from 0.9 down to 0.4, ``vmax = 0.6``,
-    ``theta = 0.6``, CLPSO's refreshing gap 7 and ``Pc`` from 0.05 to 0.5; 1-NN 10-fold
-    cross-validation accuracy on the training samples, every gene min-max scaled on them
-    (:data:`PREPROCESS`). The 12 divisions and 9 rounds are the run line of the authors'
-    README and of ``VarLenPSOMain``'s usage note (``12 9 100``), which override the class's
-    initial constants (7 and 7).
+    Tran, Xue & Zhang 2019, Sec. III; defaults from Sec. IV and the authors' run line
+    (``VarLenPSOMain``: 12 divisions, a length change after 9 rounds without a better subset).
+    How the authors' Java differs, the settings that give their runs and the study that kept
+    these defaults are in ``docs/methods.md``. A round:
 
-    The code that produced the published figures is the authors' Java: ``xyjigsaw/VarLenPSO``
-    (``src/VarLenPSO``; its ``fs`` and ``psofs`` classes come in a jar whose source is the
-    companion ``tnbinh/AMSO``, ``src/fs``, ``src/psofs``, ``src/myUtils``). Mechanism by
-    mechanism (``docs/methods.md`` has the table, with the settings that give the authors'):
-
-    * Fitness: balanced accuracy (the mean of the per-class recalls) of 1-NN by leave-one-out
-      on the training samples in the Java: ``Featureselection.fitness`` (AMSO
-      ``src/fs/Featureselection.java``, lines 36-53) calls
-      ``WekaDatasetHandle.CalculateLOOCVBalAcc`` (``src/myUtils/WekaDatasetHandle.java``,
-      lines 219-253: squared Euclidean distance, the nearest other sample, then
-      ``MyClassifier.unbalanceAcc``, ``src/fs/MyClassifier.java`` lines 237-250).
-      ``VarLenPSOMain.VECLPSO`` sets IB1 and ``setNumFolds(10)`` (lines 149-150), but that
-      fitness reads neither. The defaults keep plain accuracy and 10-fold CV, the paper's
-      text: a rule fixed before the runs it judged (``docs/signatures.md``, "VLPSO's own
-      settings") put the authors' code, its four settings together (this fitness, the
-      inertia, the initialisation below), against these defaults on the design panel, and
-      the authors' code was significantly below them on leukemia (92.14 % against 95.83 %
-      test accuracy, per-fold paired one-sided Wilcoxon p = 0.046 over 3 runs x 10 folds).
-      ``cv = "loo"`` is the authors' validation and ``objective = "balanced-accuracy"``
-      their score.
-    * Inner cross-validation: see the fitness; ``cv`` chooses it.
-    * Feature scaling: every gene min-max scaled on the training samples
-      (``VarLenPSOMain.VECLPSO`` lines 155-159, Weka's ``Normalize`` fitted on the training
-      folds and applied to the test fold), the default of every front door
-      (:data:`PREPROCESS`; ``preprocess = {}`` reads the values as given).
-    * Selection threshold: a gene is selected when its position exceeds ``theta``; the Java
-      selects at ``>= 0.6`` (``Featureselection.java`` lines 65, 79, 86). A position equals
-      ``theta`` exactly only by a draw of probability zero, so the two agree.
-    * Local search (``local_search``, off by default): ``VarLenPSOMain`` switches the
-      Java's (``KNNopt.localsearchSU``) off among its "important parameter settings"
-      (``LOCAL_SEARCH = false``, ``VarLenPSOMain.java`` line 80), so the paper's runs have
-      none. Switched on, every new
+    * The genes are ranked by symmetric uncertainty with the class on the training samples
+      (Sec. III-A; MDL discretisation by Fayyad & Irani's criterion, ties in index order).
+    * Divisions (Sec. III-B) are contiguous runs of particles whose sizes differ by at most
+      one; division ``j`` has length ``(j + 1) max_length // n_divisions``, ``max_length`` all
+      the genes or ``max_genes``. A swarm smaller than ``n_divisions`` gets one division per
+      particle, with a :class:`~hpcswarm.errors.SettingNote`. Each division's first particle
+      starts with every position at 1.0, the others as ``init`` says; velocities start
+      uniform in [-vmax, vmax].
+    * A gene is selected when its position exceeds ``theta``; the fitness is ``objective``
+      by ``cv`` on the training samples, every gene min-max scaled on them
+      (:data:`PREPROCESS`).
+    * Length change (Sec. III-C): when the best subset (the order of
+      :mod:`hpcswarm.swarm.engine.ordering`) has not improved for ``change_after`` rounds, the
+      next round changes the lengths
+      (:func:`~hpcswarm.swarm.methods.vlpso.divisions.changed_lengths`) instead of moving:
+      positions cut off are dropped, positions added start uniform in [0, 1] with velocities
+      uniform in [-vmax, vmax], pbests are cut or padded with 0 keeping their fitness; the
+      swarm is evaluated, ``Pc`` recomputed, every exemplar renewed. Such a round does not
+      count among the ``n_iterations`` (:class:`MoveLimit`).
+    * Moves (Sec. III-D) by comprehensive learning (CLPSO, Liang et al. 2006): ``Pc``
+      (:func:`~hpcswarm.swarm.methods.vlpso.exemplars.learning_probabilities`) from 0.05 for
+      the best pbest up to 0.5 for the worst; exemplars
+      (:func:`~hpcswarm.swarm.methods.vlpso.exemplars.choose_exemplars`) renewed after the
+      initial evaluation, after each length change and for a particle whose pbest has not
+      improved for ``refresh_gap`` rounds; inertia ``w - (w - w_final) m / (n_iterations -
+      1)`` at the ``m``-th move (from 0), constant ``w`` when ``w_final`` is none.
+    * Local search (``local_search``, off by default as in the authors' runs): every new
       pbest of the initial evaluation and of the moves :func:`searched_after` names is
-      searched (:class:`~hpcswarm.swarm.methods.vlpso.local_search.RelevanceLocalSearch`):
-      ``ls_tries`` tries, each drawing ``ls_flip`` of the pbest's genes, switching off drawn
-      genes redundant with more relevant drawn ones and on drawn genes more relevant than
-      the drawn selected ones, within the particle's length. The Java scores the tries with
-      another fitness (``KNNopt.DistanceAndLOOCVAcc``, ``KNNopt.java`` lines 91-149:
-      leave-one-out, Manhattan distance, 0.8 balanced accuracy plus 0.2 of a class-distance
-      term) and compares that number with the pbest's fitness (``VLSwarm.java`` lines
-      154-155), which is balanced accuracy alone, so a try wins on the distance term at
-      equal accuracy; here the tries are scored with the swarm's own fitness (the engine's
-      incremental k-NN cross-validation), so pbests, the best subset and the front stay on
-      one scale.
-    * Divisions are contiguous runs of particles whose sizes differ by at most one, so the
-      swarm has ``n_particles`` particles (the Java keeps ``n_particles // n_divisions``
-      per division and drops the rest). Division ``j`` has length
-      ``(j + 1) max_length // n_divisions`` (``VLSwarm.initialize``), ``max_length`` all the
-      genes, or ``max_genes`` when a size cap is given (a particle selects none past its
-      length, so the cap is the longest particle). A swarm smaller than ``n_divisions`` is
-      cut into as many divisions as it has particles, with a
-      :class:`~hpcswarm.errors.SettingNote`. In each division the first particle starts with
-      every position at 1.0 (all its genes selected; ``VLSwarm.java`` lines 97-112), the
-      others as ``init`` says; velocities start uniform in [-vmax, vmax].
-    * Initialisation (``init``): ``VLSwarm.initParticle`` (``VLSwarm.java`` lines 71-95)
-      calls ``Initialisation.NormalInitialisation``, which for a continuous problem
-      (``Featureselection`` sets ``setBinaryContin(false)``, line 29) draws every position
-      uniform in [0, 1] (AMSO ``src/psofs/Initialisation.java``, lines 17-35): about 40 % of
-      the genes selected at ``theta = 0.6``, ``init = "uniform"``. The default,
-      ``"normal"``, reads the name as Xue et al.'s (2014) normal initialisation (exactly
-      half of the particle's genes selected), as the paper does; the rule that kept the
-      fitness (above) kept it.
-    * Length change (``VLSwarm.reinit``, ``ResizeParticles``): when the best subset (by the
-      order of :mod:`hpcswarm.swarm.engine.ordering`) has not improved for ``change_after`` rounds,
-      the next round changes the lengths
-      (:func:`~hpcswarm.swarm.methods.vlpso.divisions.changed_lengths`)
-      instead of moving: positions cut off are dropped (set to 0, unselected), positions
-      added start uniform in [0, 1] with velocities uniform in [-vmax, vmax], and pbests are
-      cut or padded with 0 the same way, keeping their fitness. The swarm is then evaluated,
-      ``Pc`` recomputed, every exemplar renewed and the stall count restarted. Such a round
-      does not count among the ``n_iterations`` (:class:`MoveLimit`), as in the Java, where
-      it comes inside an iteration.
-    * ``Pc`` (:func:`~hpcswarm.swarm.methods.vlpso.exemplars.learning_probabilities`) follows the
-      rank of
-      the pbest fitness, 0.05 for the best particle up to 0.5 for the worst, and is
-      recomputed after the initial evaluation and after each length change, where the Java
-      calls ``calculatePc``.
-    * Exemplars (:func:`~hpcswarm.swarm.methods.vlpso.exemplars.choose_exemplars`) are chosen for
-      every
-      particle after the initial evaluation and after each length change, and for a
-      particle whose pbest has not improved for ``refresh_gap`` rounds (CLPSO's refreshing
-      gap, Liang et al. 2006), whose count then restarts.
-    * Inertia: ``w - (w - w_final) m / (n_iterations - 1)`` at the ``m``-th move (from 0):
-      the paper's linear decrease from 0.9 to 0.4. The Java's
-      ``0.9 - ((iter / max_number_of_iterations) * 0.5)`` (``VarLenPSOMain.java`` line 220)
-      divides two ints, 0 while ``iter < max_number_of_iterations``, so its runs keep
-      ``w = 0.9`` throughout: ``w_final = none``.
-    * Genes of equal symmetric uncertainty keep their index order; MDL discretisation is
-      Fayyad & Irani's criterion (Weka's filter with ``useBetterEncoding``).
+      searched (:class:`~hpcswarm.swarm.methods.vlpso.local_search.RelevanceLocalSearch`),
+      its tries scored with the search's own fitness.
 
     Parallel runs: the gene ranking splits the genes across the ranks (``8 n_genes`` bytes
     allgathered, once). Each rank moves and evaluates its own particles; every rank keeps
