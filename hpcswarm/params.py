@@ -52,6 +52,10 @@ class Param:
         selection threshold of 1 on positions in [0, 1] selects no gene).
     choices : tuple of str, optional
         Allowed values of a ``"choice"`` parameter.
+    aliases : tuple of (str, str), optional
+        Other spellings of some choices, as ``(alias, choice)`` pairs: a value given as an
+        alias is read as its choice (scikit-learn's ``balanced_accuracy`` for
+        ``balanced-accuracy``).
     required : bool, default False
         A job file must give it (``default`` is then None).
     neutral : bool, default False
@@ -72,6 +76,7 @@ class Param:
     low_open: bool = False
     high_open: bool = False
     choices: tuple = ()
+    aliases: tuple = ()
     required: bool = False
     neutral: bool = False
 
@@ -141,6 +146,8 @@ class Param:
             ``"<where> must be <what>, got <value>"``.
         """
         ok = _TYPED[self.kind](value)
+        if ok and self.kind == "choice":
+            value = dict(self.aliases).get(value, value)
         if ok and self.kind == "choice" and value not in self.choices:
             raise ParameterError(f"{where} must be one of {', '.join(self.choices)}, got {value!r}")
         if not ok:
@@ -220,8 +227,10 @@ def _parse_bool(param, value):
 
 
 def _parse_choice(param, value):
-    if isinstance(value, str) and value.strip() in param.choices:
-        return value.strip()
+    if isinstance(value, str):
+        value = dict(param.aliases).get(value.strip(), value.strip())
+    if isinstance(value, str) and value in param.choices:
+        return value
     raise ParameterError(
         f"parameter '{param.name}' must be one of {', '.join(param.choices)}, got {value!r}"
     )

@@ -10,6 +10,8 @@ Directives (usable from Markdown as ```{name} argument``` fences):
 ``hpcswarm-method METHOD``
     The parameters of one method (``hpcswarm.selection.methods.METHODS[METHOD].PARAMS``) with its
     paper defaults.
+``hpcswarm-objectives``
+    The objectives, one row of :data:`hpcswarm.store.objectives.OBJECTIVE_TABLE` each.
 ``hpcswarm-cli``
     Every subcommand of ``hpcswarm`` from the argparse parser of :mod:`hpcswarm.cli`: its
     description and one row per option.
@@ -87,7 +89,8 @@ def _number(value):
 
 def _allowed(param):
     if param.choices:
-        return ", ".join(param.choices)
+        also = "".join(f" ({alias} for {choice})" for alias, choice in param.aliases)
+        return ", ".join(param.choices) + also
     if param.low is not None and param.high is not None:
         low = f"{_number(param.low)}{' (excluded)' if param.low_open else ''}"
         high = f"{_number(param.high)}{' (excluded)' if param.high_open else ''}"
@@ -134,6 +137,21 @@ class MethodDirective(SphinxDirective):
         if name not in METHODS:
             raise self.error(f"unknown method {name!r}; known: {', '.join(METHODS)}")
         return [params_table(METHODS[name].PARAMS, "parameter")]
+
+
+class ObjectivesDirective(SphinxDirective):
+    """``hpcswarm-objectives``: every objective, from its registry row."""
+
+    def run(self):
+        from hpcswarm.store.objectives import OBJECTIVE_TABLE
+
+        rows = [[(row.name, True), (", ".join(row.aliases), bool(row.aliases)),
+                 (row.fitness, False), (row.source, False),
+                 ("yes" if row.per_class else "", False),
+                 ("yes" if row.monotone else "", False)]
+                for row in OBJECTIVE_TABLE.values()]
+        return [_table(["objective", "also", "fitness", "from", "per class", "front pruned"],
+                       rows, [14, 14, 30, 26, 8, 8])]
 
 
 def _flags(action):
@@ -185,5 +203,6 @@ class CliDirective(SphinxDirective):
 def setup(app):
     app.add_directive("hpcswarm-params", ParamsDirective)
     app.add_directive("hpcswarm-method", MethodDirective)
+    app.add_directive("hpcswarm-objectives", ObjectivesDirective)
     app.add_directive("hpcswarm-cli", CliDirective)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

@@ -1,15 +1,13 @@
 """Fitness functions on top of a validation score, all maximised by every search.
 
-- ``"accuracy"``: validation accuracy (Tran et al. 2016 and Chuang et al. 2008 report it).
-- ``"error"``: minus the error rate (Gu et al. 2018 minimise the error rate, their Eq. 5).
-- ``"combined"``: ``alpha * acc + (1 - alpha) * (1 - |S| / D)``, Li et al., Eq. (3), with
-  alpha = 0.9 as they and Xue et al. (2012) suggest.
-- ``"balanced-accuracy"``: the mean over classes of the recall of the held-out predictions
-  (Tran, Xue and Zhang 2019, VLPSO's fitness; scikit-learn's ``balanced_accuracy_score``),
-  from the scorer's correct counts per class (:func:`~hpcswarm.store.records.balanced_accuracy`:
-  a class without held-out samples does not count). A class of 2 samples among 60 weighs
-  1/C of the fitness, not 2/60, so a search cannot drop a small class cheaply. Its scorer
-  must count per class (``make_scorer(..., class_counts=True)``, :attr:`Objective.per_class`).
+Each objective is a row of :data:`hpcswarm.store.objectives.OBJECTIVE_TABLE` (its name and
+aliases, its scalar and batched kernels, whether it needs counts per class); ``docs/methods.md``
+tabulates them. :func:`make_objective` checks a name and ``alpha`` and returns the
+:class:`Objective` the searches call. ``"balanced-accuracy"`` (scikit-learn's
+``balanced_accuracy``) is computed from the scorer's correct counts per class
+(:func:`~hpcswarm.store.records.balanced_accuracy`: a class without held-out samples does not
+count), so its scorer must count per class (``make_scorer(..., class_counts=True)``,
+:attr:`Objective.per_class`).
 
 The empty subset scores :data:`WORST_FITNESS` under every objective.
 """
@@ -18,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hpcswarm.store.records import balanced_accuracy
+from hpcswarm.store.objectives import ALPHA_RANGE, OBJECTIVE_TABLE, objective_row
 
 WORST_FITNESS = -2.0
 """Fitness of the empty subset.
@@ -29,10 +27,8 @@ PSO-LSRG resets gbest to the empty subset (Tran et al. 2016, Sect. 3, after Chua
 JSON-safe.
 """
 
-OBJECTIVES = ("accuracy", "error", "combined", "balanced-accuracy")
-
-PER_CLASS_OBJECTIVES = ("balanced-accuracy",)
-"""The objectives computed from correct counts per class (their scorers count per class)."""
+OBJECTIVES = tuple(OBJECTIVE_TABLE)
+"""The objectives' names (:data:`~hpcswarm.store.objectives.OBJECTIVE_TABLE`)."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +37,8 @@ class Objective:
 
     Parameters
     ----------
-    name : {"accuracy", "error", "combined", "balanced-accuracy"}
+    name : str
+        A name of :data:`~hpcswarm.store.objectives.OBJECTIVE_TABLE`.
     alpha : float
         Weight of the accuracy in ``"combined"`` (Li et al., Eq. 3); unused otherwise.
     """
@@ -53,18 +50,12 @@ class Objective:
     def per_class(self):
         """Whether the objective needs correct counts per class (Scores with
         ``class_correct``; ``score_flips`` counts of shape (n_tries, n_classes))."""
-        return self.name in PER_CLASS_OBJECTIVES
+        return OBJECTIVE_TABLE[self.name].per_class
 
     def __call__(self, score, n_selected, n_genes):
         if n_selected == 0:
             return WORST_FITNESS
-        if self.name == "accuracy":
-            return score.accuracy
-        if self.name == "error":
-            return -score.error
-        if self.name == "balanced-accuracy":
-            return score.balanced_accuracy
-        return self.alpha * score.accuracy + (1.0 - self.alpha) * (1.0 - n_selected / n_genes)
+        return OBJECTIVE_TABLE[self.name].scalar(score, n_selected, n_genes, self.alpha)
 
     def many(self, correct, total, n_selected, n_genes):
         """The fitness of many subsets at once, element by element equal to a call.
@@ -85,15 +76,8 @@ class Objective:
         """
         correct = np.asarray(correct, dtype=np.int64)
         n_selected = np.asarray(n_selected, dtype=np.int64)
-        if self.name == "accuracy":
-            values = correct / total
-        elif self.name == "balanced-accuracy":
-            values = balanced_accuracy(correct, total)
-        elif self.name == "error":
-            values = -((total - correct) / total)
-        else:
-            values = (self.alpha * (correct / total)
-                      + (1.0 - self.alpha) * (1.0 - n_selected / n_genes))
+        values = OBJECTIVE_TABLE[self.name].batched(correct, total, n_selected, n_genes,
+                                                     self.alpha)
         return np.where(n_selected == 0, WORST_FITNESS, values)
 
 
@@ -102,9 +86,11 @@ def make_objective(name, alpha=0.9):
 
     Parameters
     ----------
-    name : {"accuracy", "error", "combined", "balanced-accuracy"}
+    name : str
+        A name of :data:`~hpcswarm.store.objectives.OBJECTIVE_TABLE`, or one of its aliases.
     alpha : float, default 0.9
-        Accuracy weight of ``"combined"``, in the open interval (0, 1).
+        Accuracy weight of ``"combined"``, in the open interval
+        :data:`~hpcswarm.store.objectives.ALPHA_RANGE`.
 
     Returns
     -------
@@ -113,8 +99,10 @@ def make_objective(name, alpha=0.9):
         error rate, ``"balanced-accuracy"`` needs Scores with counts per class
         (:attr:`Objective.per_class`), and the empty subset gives :data:`WORST_FITNESS`.
     """
-    if name not in OBJECTIVES:
+    row = objective_row(name)
+    if row is None:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}; got {name!r}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
-    return Objective(name, float(alpha))
+    low, high = ALPHA_RANGE
+    if not low < alpha < high:
+        raise ValueError(f"alpha must lie in ({low:g}, {high:g}), got {alpha!r}")
+    return Objective(row.name, float(alpha))

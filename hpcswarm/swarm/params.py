@@ -9,14 +9,16 @@ the key and the allowed keys or values.
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness.objectives import OBJECTIVES
 from hpcswarm.params import Param, did_you_mean
+from hpcswarm.store.objectives import ALPHA_RANGE, OBJECTIVE_ALIASES
 
 #: The fitness settings every algorithm carries (defaults overridden per paper).
 FITNESS_PARAMS = (
     Param("k", "int", 1, "neighbours of the k-NN classifier", low=1),
     Param("cv", "cv", "loo", "cross-validation: 'loo', 'holdout' or a number of folds"),
     Param("objective", "choice", "accuracy", "fitness to maximise",
-          choices=OBJECTIVES),
-    Param("alpha", "float", 0.9, "weight of accuracy in the combined objective", low=0, high=1),
+          choices=OBJECTIVES, aliases=tuple(OBJECTIVE_ALIASES.items())),
+    Param("alpha", "float", 0.9, "weight of accuracy in the combined objective",
+          low=ALPHA_RANGE[0], high=ALPHA_RANGE[1], low_open=True, high_open=True),
     Param("archive_size", "int", 0, "subsets remembered by the fitness archive (0: off)", low=0),
 )
 

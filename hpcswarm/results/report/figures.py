@@ -6,6 +6,7 @@ import numpy as np
 from hpcswarm.results.files import mean_curve
 from hpcswarm.results.report.model import BudgetRow
 from hpcswarm.store.encoding import finite
+from hpcswarm.store.objectives import objective_row
 
 BUDGETS = (1, 2, 3, 5, 10, 15, 20, 30, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000)
 """Signature sizes (most genes) at which the report reads the fronts."""
@@ -64,13 +65,12 @@ def signature_budgets(method, budgets=None):
 
 
 def fitness_accuracy(fitness, size, objective, alpha=0.9, n_genes=None):
-    """The validation accuracy behind a fitness value of :mod:`hpcswarm.fitness.objectives`.
+    """The validation accuracy behind a fitness value, by the objective's
+    :attr:`~hpcswarm.store.objectives.ObjectiveRow.inverse`.
 
-    ``accuracy``: the fitness itself; ``error`` (Gu et al. 2018, Eq. 5, maximised as minus
-    the error rate): ``1 + fitness``; ``combined`` (Li et al., Eq. 3): ``(fitness - (1 -
-    alpha) (1 - size / n_genes)) / alpha``. NaN for the empty subset (a fitness below -1,
-    outside every objective's range on non-empty subsets) and None for an objective it
-    cannot invert (unknown, or ``combined`` without ``n_genes``).
+    NaN for the empty subset (a fitness below -1, outside every objective's range on
+    non-empty subsets) and None for an objective it cannot invert (unknown, without an
+    inverse, or ``combined`` without ``n_genes``).
 
     Parameters
     ----------
@@ -81,13 +81,9 @@ def fitness_accuracy(fitness, size, objective, alpha=0.9, n_genes=None):
         Genes the search chose from.
     """
     fitness = np.asarray(fitness, dtype=float)
-    if objective == "accuracy":
-        accuracy = fitness.copy()
-    elif objective == "error":
-        accuracy = 1.0 + fitness
-    elif objective == "combined" and n_genes:
-        accuracy = (fitness - (1.0 - alpha) * (1.0 - np.asarray(size) / n_genes)) / alpha
-    else:
+    row = objective_row(objective)
+    accuracy = row.inverse(fitness, size, n_genes, alpha) if row and row.inverse else None
+    if accuracy is None:
         return None
     return np.where(fitness < -1.0, np.nan, accuracy)
 

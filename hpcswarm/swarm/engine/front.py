@@ -24,9 +24,11 @@ tracker a serial search builds (:meth:`FrontTracker.merge`).
 import numpy as np
 
 from hpcswarm.fitness import WORST_FITNESS
+from hpcswarm.store.objectives import OBJECTIVE_TABLE
 
-MONOTONE_OBJECTIVES = ("accuracy", "error")
-"""Objectives under which the fitness orders subsets of any sizes as their accuracy does."""
+MONOTONE_OBJECTIVES = tuple(name for name, row in OBJECTIVE_TABLE.items() if row.monotone)
+"""Objectives under which the fitness orders subsets of any sizes as their accuracy does
+(:attr:`~hpcswarm.store.objectives.ObjectiveRow.monotone`)."""
 
 
 class FrontTracker:
