@@ -28,8 +28,7 @@ from hpcswarm.params import Param, did_you_mean
 from hpcswarm.run.protocols import PROTOCOLS as PROTOCOL_REGISTRY
 from hpcswarm.selection.preprocess import parse_steps
 from hpcswarm.selection.spec import SPEC, SearchSpec, SettingError, preprocess_steps
-from hpcswarm.signatures.refinements import final_refine_doc
-from hpcswarm.signatures.subsample import SUBSAMPLE_RULES
+from hpcswarm.signatures.refinements import SUBSAMPLING, final_refine_doc
 from hpcswarm.store.atomic import special_kind
 from hpcswarm.swarm.params import FITNESS_PARAMS
 
@@ -204,7 +203,7 @@ class Job:
             "convert": dict(self.convert),
         } | ({"preprocess": [list(step) for step in spec.preprocess]} if spec.preprocess else {}
              ) | ({"device": spec.device} if spec.device != SPEC["device"].default else {}
-             ) | ({"subsamples": spec.subsamples} if spec.refine in SUBSAMPLE_RULES else {})
+             ) | ({"subsamples": spec.subsamples} if spec.refine in SUBSAMPLING else {})
 
     def identity(self) -> dict:
         """What decides the job's results: :meth:`as_dict` without the keys of :data:`SCHEMA`

@@ -38,7 +38,8 @@ from hpcswarm.run.protocols import PROTOCOLS, Task, make_tasks
 from hpcswarm.run.taskfarm import default_group_size, group_layout
 from hpcswarm.selection.methods import algorithm_class
 from hpcswarm.selection.preprocess import kept_genes, transformed_bytes
-from hpcswarm.signatures.subsample import SUBSAMPLE_RULES, halves_problem
+from hpcswarm.signatures.refinements import SUBSAMPLING
+from hpcswarm.signatures.subsample import halves_problem
 from hpcswarm.store.atomic import refuse_special, remove_stale_temporaries
 from hpcswarm.store.outputs import check_not_inputs, input_at
 from hpcswarm.swarm.engine.evaluation import archive_size
@@ -224,7 +225,7 @@ def draw_tasks(job, y):
     notes = list(dict.fromkeys(str(w.message) for w in caught
                                if issubclass(w.category, FoldWarning)))
     check_inner_k(tasks, job.spec.params["k"], job.spec.params["cv"])
-    if job.spec.refine in SUBSAMPLE_RULES:
+    if job.spec.refine in SUBSAMPLING:
         for task in tasks:
             problem = halves_problem(np.asarray(y)[task.train], job.spec.subsamples,
                                      task.seed_sequence(task.job_seed), job.spec.params["cv"])

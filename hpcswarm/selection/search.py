@@ -26,10 +26,8 @@ from hpcswarm.fitness.folds import fold_ids
 from hpcswarm.inputs import check_matrix, label_values
 from hpcswarm.selection.methods import algorithm_class
 from hpcswarm.selection.spec import SearchSpec, SettingError
-from hpcswarm.signatures.refine import TRIM_RULES
 from hpcswarm.signatures.refinements import REFINEMENTS
-from hpcswarm.signatures.relevance import RANK_RULES, RELEVANCE_TRIMS
-from hpcswarm.signatures.subsample import SUBSAMPLE_RULES, search_subsamples
+from hpcswarm.signatures.subsample import search_subsamples
 from hpcswarm.store.encoding import finite, tags
 from hpcswarm.store.records import SEARCH_ENCODING as RESULT_ENCODING
 from hpcswarm.swarm.engine.evaluation import EvaluationService
@@ -308,7 +306,7 @@ class SpecSearch:
         if spec.refine != "none":
             inputs = RefineInputs(scorer, X, y, result.mask,
                                   lambda: self.subsample_selections(X, y))
-            result.refined = _APPLY[REFINEMENTS[spec.refine].kind](spec.refine, inputs)
+            result.refined = REFINEMENTS[spec.refine].apply(inputs)
         return result, score
 
     def subsample_selections(self, X, y):
@@ -341,18 +339,6 @@ class RefineInputs:
     mask: np.ndarray
     selections: object
 
-
-_TRIMS = {**TRIM_RULES, **RELEVANCE_TRIMS}
-
-_APPLY = {
-    "trim": lambda name, inputs: _TRIMS[name](inputs.scorer, inputs.data, inputs.y,
-                                              inputs.mask),
-    "rank": lambda name, inputs: RANK_RULES[name](inputs.scorer, inputs.data, inputs.y),
-    "subsample": lambda name, inputs: SUBSAMPLE_RULES[name](inputs.scorer, inputs.data,
-                                                            inputs.y, inputs.selections()),
-}
-"""How each kind of :data:`hpcswarm.signatures.refinements.REFINEMENTS` applies its rule of
-``name``."""
 
 
 def scored_front(scorer, front):

@@ -277,12 +277,7 @@ def eliminate_to(scorer, mask: np.ndarray, n_genes: int) -> Refined:
                    np.array(removed, dtype=np.int64))
 
 
-def _prune(scorer, data, y, mask):
-    """:func:`prune` with the arguments of every rule of :data:`TRIM_RULES`."""
+def prune_subset(scorer, data, y, mask):
+    """:func:`prune` with the arguments of a rule of kind ``trim``
+    (:data:`hpcswarm.signatures.refinements.KINDS`): ``refine = "prune"``."""
     return prune(scorer, mask)
-
-
-TRIM_RULES = {"prune": _prune, "prune-margin": prune_margin, "prune-compact": prune_compact}
-"""The pruning rules of ``refine`` (kind ``trim`` of
-:data:`hpcswarm.signatures.refinements.REFINEMENTS`) by name: ``rule(scorer, data, y, mask) ->
-Refined``."""

@@ -1,13 +1,12 @@
 """The registry of refinements: what turns a task's search into the signature it reports.
 
-One row per rule (:class:`Refinement`), naming its kind, what it reads and its report label;
-the job key ``refine``, the selector's ``refine`` and the report's row names derive from
-:data:`REFINEMENTS`. The rules themselves live with their kind, each module holding a table
-of them by name: :data:`hpcswarm.signatures.refine.TRIM_RULES`,
-:data:`hpcswarm.signatures.relevance.RANK_RULES`,
-:data:`hpcswarm.signatures.subsample.SUBSAMPLE_RULES` (:func:`hpcswarm.selection.search.run_search`
-applies them). This module imports none of them, so that reading a results file never loads the
-engine.
+One row per rule (:class:`Refinement`), naming its kind, what it reads, its report label and
+the function that applies it; the job key ``refine``, the selector's ``refine``, the report's
+row names and what :func:`hpcswarm.selection.search.run_search` runs derive from
+:data:`REFINEMENTS`. The functions live with their kind (:mod:`hpcswarm.signatures.refine`,
+:mod:`hpcswarm.signatures.relevance`, :mod:`hpcswarm.signatures.subsample`); a row names its
+function as ``module:name``, imported only when the rule runs, so that reading a results file
+never loads the engine. How a rule of each kind is called is one row of :data:`KINDS`.
 
 The kinds:
 
@@ -26,14 +25,39 @@ The kinds:
     selected (:mod:`hpcswarm.signatures.subsample`). Reported as ``NAME+RULE``.
 """
 
+import importlib
 from dataclasses import dataclass
+from typing import Callable
 
-KINDS = {
-    "trim": "trims the search's subset",
-    "rank": "ranks every gene by a filter statistic (reads no subset; a baseline)",
-    "subsample": "runs the search again on subsamples of the training samples",
-}
-"""What each kind of rule does, as the docs and ``--help`` say it."""
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of rule of :data:`REFINEMENTS`.
+
+    Attributes
+    ----------
+    name : str
+    summary : str
+        What a rule of this kind does, as the docs and ``--help`` say it.
+    call : callable
+        ``(rule, inputs) -> Refined``: a rule of this kind applied to the inputs of a task
+        (:class:`hpcswarm.selection.search.RefineInputs`).
+    """
+
+    name: str
+    summary: str
+    call: Callable
+
+
+KINDS = {kind.name: kind for kind in (
+    Kind("trim", "trims the search's subset",
+         lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y, inputs.mask)),
+    Kind("rank", "ranks every gene by a filter statistic (reads no subset; a baseline)",
+         lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y)),
+    Kind("subsample", "runs the search again on subsamples of the training samples",
+         lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y, inputs.selections())),
+)}
+"""Every kind of rule, by name."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +76,9 @@ class Refinement:
         searches of the same spec on subsamples).
     summary : str
         One sentence for ``--help`` and the docs.
+    rule : str
+        The function that applies it, ``module:name``, called as its kind says
+        (:attr:`Kind.call`) and returning a :class:`~hpcswarm.signatures.refine.Refined`.
     baseline_label : str
         The report row of a ``rank`` rule ("" for the other kinds, reported as
         ``NAME+RULE``).
@@ -61,7 +88,18 @@ class Refinement:
     kind: str
     needs: tuple
     summary: str
+    rule: str
     baseline_label: str = ""
+
+    def function(self):
+        """The function :attr:`rule` names (its module imported now)."""
+        module, _, name = self.rule.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    def apply(self, inputs):
+        """This rule applied to a task's ``inputs``
+        (:class:`hpcswarm.selection.search.RefineInputs`): a ``Refined``."""
+        return KINDS[self.kind].call(self.function(), inputs)
 
     def row_label(self, method_label):
         """The report row of this rule applied to the method labelled ``method_label``."""
@@ -70,36 +108,47 @@ class Refinement:
 
 REFINEMENTS = {rule.name: rule for rule in (
     Refinement("prune", "trim", ("subset",),
-               "removes genes one at a time while the inner accuracy does not drop"),
+               "removes genes one at a time while the inner accuracy does not drop",
+               "hpcswarm.signatures.refine:prune_subset"),
     Refinement("prune-margin", "trim", ("subset", "samples"),
                "the same backward path with ties broken by the training samples' 1-NN "
-               "margins, keeping the best subset of the path"),
+               "margins, keeping the best subset of the path",
+               "hpcswarm.signatures.refine:prune_margin"),
     Refinement("prune-compact", "trim", ("subset", "samples"),
                "keeps the subset of that path with the largest margin relative to the "
-               "samples' spread"),
+               "samples' spread",
+               "hpcswarm.signatures.refine:prune_compact"),
     Refinement("relevance-subset", "trim", ("subset", "samples"),
                "ranks the search's genes one class against the rest, round robin over the "
                "classes, and keeps the shortest prefix that classifies the training samples "
-               "best"),
+               "best",
+               "hpcswarm.signatures.relevance:relevance_subset"),
     Refinement("relevance-subset-1se", "trim", ("subset", "samples"),
                "the same ranking cut at the shortest prefix within one standard error of the "
-               "best inner count (the one-standard-error rule)"),
+               "best inner count (the one-standard-error rule)",
+               "hpcswarm.signatures.relevance:relevance_subset_1se"),
     Refinement("relevance", "rank", ("samples",),
                "a filter, not the search's answer: every gene ranked one class against the "
                "rest, round robin over the classes, cut where the inner validation is best; "
                "reported as the baseline row 'Welch-RR filter'",
+               "hpcswarm.signatures.relevance:relevance_prefix",
                baseline_label="Welch-RR filter"),
     Refinement("stability", "subsample", ("samples", "searches"),
                "repeats the search (then prune-compact) on 'subsamples' halves of the "
                "training samples and keeps the prefix of the genes ranked by how often they "
-               "were kept that the inner validation cannot tell from the best"),
+               "were kept that the inner validation cannot tell from the best",
+               "hpcswarm.signatures.subsample:stability_prefix"),
     Refinement("consensus", "subsample", ("samples", "searches"),
-               "prunes the union of those halves' genes by prune-compact"),
+               "prunes the union of those halves' genes by prune-compact",
+               "hpcswarm.signatures.subsample:consensus_prune"),
 )}
 """Every refinement by its ``refine`` value."""
 
 CHOICES = ("none", *REFINEMENTS)
 """The values of ``refine`` (``"none"``: the search's subset as it is)."""
+
+SUBSAMPLING = tuple(name for name, rule in REFINEMENTS.items() if "searches" in rule.needs)
+"""The refinements that run further searches on subsamples (they read ``subsamples``)."""
 
 SIGNATURE_METHOD = "vlpso"
 """The search that makes the default signature: :func:`hpcswarm.select`'s method, whose

@@ -261,11 +261,3 @@ def prefix_scores(scorer, ranking):
         scorer.apply_flip(state, flip)
     return scores
 
-
-RELEVANCE_TRIMS = {"relevance-subset": relevance_subset,
-                   "relevance-subset-1se": relevance_subset_1se}
-"""The rules of this module that trim the search's subset (kind ``trim``):
-``rule(scorer, data, y, mask) -> Refined``."""
-
-RANK_RULES = {"relevance": relevance_prefix}
-"""The filters of ``refine`` (kind ``rank``): ``rule(scorer, data, y) -> Refined``."""

@@ -247,7 +247,3 @@ def consensus_prune(scorer, data, y, selections):
     return Refined("consensus", pruned.mask, pruned.correct, pruned.total, pruned.removed,
                    selections.frequency[pruned.mask])
 
-
-SUBSAMPLE_RULES = {"stability": stability_prefix, "consensus": consensus_prune}
-"""The rules of ``refine`` that search subsamples (kind ``subsample``):
-``rule(scorer, data, y, selections) -> Refined``."""
