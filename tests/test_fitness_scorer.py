@@ -55,3 +55,22 @@ def test_scores_of_disjoint_held_out_blocks_add_up_to_the_whole():
     assert Score(2, 3) + Score(4, 5) == Score(6, 8)
     with pytest.raises(TypeError):
         Score(2, 3) + 1
+
+
+def test_the_protocol_holds_what_the_methods_read_from_a_scorer():
+    """VLPSO ranks the genes from the scorer's samples and class codes: the protocol says so,
+    so that every engine behind it offers them."""
+    import ast
+    from pathlib import Path
+
+    import hpcswarm.swarm
+
+    read = set()
+    for path in Path(hpcswarm.swarm.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id == "scorer"):
+                read.add(node.attr)
+    declared = {name for name in dir(Scorer) if not name.startswith("_")}
+    declared |= set(Scorer.__annotations__)
+    assert {"data", "codes"} <= read and read <= declared

@@ -55,6 +55,16 @@ class Scorer(Protocol):
     def total(self) -> int:
         """Held-out predictions per evaluation (the ``total`` of every Score)."""
 
+    @property
+    def data(self):
+        """The training samples it scores, gene-major
+        (:class:`~hpcswarm.fitness.genemajor.GeneMajor`): what a method that reads values
+        (VLPSO's symmetric-uncertainty ranking) reads."""
+
+    @property
+    def codes(self) -> np.ndarray:
+        """Class code of every training sample, ndarray of int of shape (n_samples,)."""
+
     def score(self, mask):
         """Score of the genes of ``mask``; the empty subset scores ``Score(0, total)``."""
 

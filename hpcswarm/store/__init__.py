@@ -13,6 +13,8 @@
   array's declared shape and type (before it is read) and JSON's nesting depth.
 - :mod:`~hpcswarm.store.settings`: a stored method's parameters as they ran, filled in
   where a file predates a parameter.
+- :mod:`~hpcswarm.store.objectives`: the objectives, one row each: how counts become the
+  fitness a search maximises, and how a stored fitness is read back as an accuracy.
 
 Why together, and why at the bottom: every file hpcswarm writes, from a converted dataset to
 a job's results and checkpoint, goes through these, and every file it reads back through the
