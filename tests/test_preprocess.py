@@ -144,3 +144,21 @@ def test_job_records_fitted_steps_per_task_and_the_bias_note(tmp_path):
     assert set(selected.tolist()) <= set(steps[1]["genes"])
     with pytest.raises(ParameterError, match=r"preprocess\.top_anova must be"):
         read_job(jobs / "cbpso-wine-biased.toml", ["preprocess.top_anova=0"])
+
+
+def test_the_steps_documented_are_the_steps_of_the_registry():
+    """The module's list of steps and docs/converting.md's table name the rows of STEPS."""
+    import re
+    from pathlib import Path
+
+    import hpcswarm.selection.preprocess as preprocess
+
+    documented = re.findall(r"^``(\w+) = ", preprocess.__doc__, flags=re.M)
+    assert tuple(documented) == tuple(preprocess.STEPS)
+    with pytest.raises(ParameterError, match="steps: " + ", ".join(preprocess.STEPS)):
+        parse_steps({"log10": True})
+    guide = (Path(__file__).parents[1] / "docs" / "converting.md").read_text()
+    section = guide.split("## In-fold preprocessing")[1].split("\n## ")[0]
+    described = {name for name in preprocess.STEPS
+                 if re.search(rf"(^{name} = |`{name} = )", section, flags=re.M)}
+    assert described == set(preprocess.STEPS)

@@ -1,7 +1,7 @@
 """In-fold preprocessing: ordered steps fitted on a task's training rows, applied to its test rows.
 
 Steps (the ``[preprocess]`` table of a job, in the table's order, or ``--preprocess`` of
-``evaluate``):
+``evaluate``), one :class:`Step` row each in :data:`STEPS`:
 
 ``log2 = C``
     ``log2(x + C)`` (pseudocount ``C``, ``true`` meaning 1), for counts or intensities on a
@@ -27,14 +27,107 @@ plain arrays, recorded per task in the results file.
 
 import warnings
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
 from hpcswarm.errors import ParameterError
 
-VALUE_STEPS = ("log2", "zscore", "minmax")
-FILTER_STEPS = ("top_variance", "top_anova")
-STEPS = VALUE_STEPS + FILTER_STEPS
+
+@dataclass(frozen=True)
+class Step:
+    """One preprocessing step.
+
+    Attributes
+    ----------
+    name : str
+        Its key in ``[preprocess]`` and ``--preprocess``.
+    parse : callable
+        ``(value, key) -> parsed``: the value a job or the command line gives (not
+        ``false``, which leaves the step out), checked; ParameterError naming ``key``.
+    fit : callable
+        ``(values, y, parsed, kept) -> dict``: the step's fitted parameters on training
+        ``values`` (rows x the genes ``kept``, original indices) of classes ``y``.
+    apply : callable
+        ``(fitted, values, kept) -> (values, kept)``: the fitted step on rows of ``kept``.
+    filters : bool, default False
+        It keeps some genes (at most its ``N``) rather than transforming values.
+    """
+
+    name: str
+    parse: Callable
+    fit: Callable
+    apply: Callable
+    filters: bool = False
+
+
+def _pseudocount(value, key):
+    pseudocount = 1.0 if value is True else value
+    if isinstance(pseudocount, bool) or not isinstance(pseudocount, (int, float)) \
+            or not 0 <= pseudocount < float("inf"):
+        raise ParameterError(f"{key} must be true or a finite pseudocount >= 0, got {value!r}")
+    return float(pseudocount)
+
+
+def _switch(value, key):
+    if value is not True:
+        raise ParameterError(f"{key} must be true or false, got {value!r}")
+    return None
+
+
+def _n_genes(value, key):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ParameterError(f"{key} must be a number of genes >= 1, got {value!r}")
+    return int(value)
+
+
+def _log2(fitted, values, kept):
+    shifted = values + fitted["pseudocount"]
+    if not (shifted > 0).all():
+        raise ParameterError(f"preprocess.log2: {int((shifted <= 0).sum())} value(s) "
+                             f"with x + {fitted['pseudocount']:g} <= 0 (already on a log "
+                             f"scale, or negative values?)")
+    return np.log2(shifted), kept
+
+
+def _zscore_fit(values, y, parsed, kept):
+    varies = values.max(axis=0) > values.min(axis=0)  # std of a constant is not 0
+    return {"mean": values.mean(axis=0), "scale": np.where(varies, values.std(axis=0), 1.0)}
+
+
+def _minmax_fit(values, y, parsed, kept):
+    low, high = values.min(axis=0), values.max(axis=0)
+    return {"minimum": low, "range": np.where(high > low, high - low, 1.0)}
+
+
+def _anova_fit(values, y, n, kept):
+    from sklearn.feature_selection import f_classif
+
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore", UserWarning)  # constant genes: F undefined
+        f_stat, _ = f_classif(values, y)
+    return {"n": n, "genes": _top(f_stat, n, kept)}
+
+
+def _keep(fitted, values, kept):
+    """A filter's fitted genes kept of the rows of ``kept``."""
+    positions = np.searchsorted(kept, fitted["genes"])
+    return values[:, positions], fitted["genes"]
+
+
+STEPS = {step.name: step for step in (
+    Step("log2", _pseudocount, lambda values, y, pseudocount, kept: {"pseudocount": pseudocount},
+         _log2),
+    Step("zscore", _switch, _zscore_fit,
+         lambda fitted, values, kept: ((values - fitted["mean"]) / fitted["scale"], kept)),
+    Step("minmax", _switch, _minmax_fit,
+         lambda fitted, values, kept: ((values - fitted["minimum"]) / fitted["range"], kept)),
+    Step("top_variance", _n_genes,
+         lambda values, y, n, kept: {"n": n, "genes": _top(values.var(axis=0), n, kept)},
+         _keep, filters=True),
+    Step("top_anova", _n_genes, _anova_fit, _keep, filters=True),
+)}
+"""Every preprocessing step by name."""
 
 
 def parse_steps(spec, where="preprocess"):
@@ -75,23 +168,8 @@ def parse_steps(spec, where="preprocess"):
         key = f"{where}.{name}"
         if name not in STEPS:
             raise ParameterError(f"{key} is not a preprocessing step; steps: {', '.join(STEPS)}")
-        if value is False:
-            continue
-        if name == "log2":
-            pseudocount = 1.0 if value is True else value
-            if isinstance(pseudocount, bool) or not isinstance(pseudocount, (int, float)) \
-                    or not 0 <= pseudocount < float("inf"):
-                raise ParameterError(f"{key} must be true or a finite pseudocount >= 0, got "
-                                     f"{value!r}")
-            steps.append((name, float(pseudocount)))
-        elif name in ("zscore", "minmax"):
-            if value is not True:
-                raise ParameterError(f"{key} must be true or false, got {value!r}")
-            steps.append((name, None))
-        else:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ParameterError(f"{key} must be a number of genes >= 1, got {value!r}")
-            steps.append((name, int(value)))
+        if value is not False:
+            steps.append((name, STEPS[name].parse(value, key)))
     return steps
 
 
@@ -149,20 +227,7 @@ class Fitted:
 
 def _apply(step, values, kept):
     """One fitted step on ``values`` (rows x the genes ``kept``)."""
-    name = step["step"]
-    if name == "log2":
-        shifted = values + step["pseudocount"]
-        if not (shifted > 0).all():
-            raise ParameterError(f"preprocess.log2: {int((shifted <= 0).sum())} value(s) "
-                                 f"with x + {step['pseudocount']:g} <= 0 (already on a log "
-                                 f"scale, or negative values?)")
-        return np.log2(shifted), kept
-    if name == "zscore":
-        return (values - step["mean"]) / step["scale"], kept
-    if name == "minmax":
-        return (values - step["minimum"]) / step["range"], kept
-    positions = np.searchsorted(kept, step["genes"])
-    return values[:, positions], step["genes"]
+    return STEPS[step["step"]].apply(step, values, kept)
 
 
 def _top(scores, n, kept):
@@ -193,24 +258,7 @@ def fit(steps, rows, y):
     kept = np.arange(values.shape[1], dtype=np.int64)
     fitted = Fitted()
     for name, value in steps:
-        if name == "log2":
-            step = {"step": name, "pseudocount": value}
-        elif name == "zscore":
-            varies = values.max(axis=0) > values.min(axis=0)  # std of a constant is not 0
-            step = {"step": name, "mean": values.mean(axis=0),
-                    "scale": np.where(varies, values.std(axis=0), 1.0)}
-        elif name == "minmax":
-            low, high = values.min(axis=0), values.max(axis=0)
-            step = {"step": name, "minimum": low, "range": np.where(high > low, high - low, 1.0)}
-        elif name == "top_variance":
-            step = {"step": name, "n": value, "genes": _top(values.var(axis=0), value, kept)}
-        else:
-            from sklearn.feature_selection import f_classif
-
-            with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
-                warnings.simplefilter("ignore", UserWarning)  # constant genes: F undefined
-                f_stat, _ = f_classif(values, y)
-            step = {"step": name, "n": value, "genes": _top(f_stat, value, kept)}
+        step = {"step": name, **STEPS[name].fit(values, y, value, kept)}
         values, kept = _apply(step, values, kept)
         fitted.steps.append(step)
     fitted.genes = kept
@@ -222,7 +270,7 @@ def kept_genes(steps, n_genes):
     reads): each filter the ``N`` best of those before it, all of them when fewer; known
     before any fit."""
     for name, value in steps:
-        if name in FILTER_STEPS:
+        if STEPS[name].filters:
             n_genes = min(int(value), n_genes)
     return n_genes
 
