@@ -31,7 +31,8 @@ from numpy.typing import ArrayLike
 from hpcswarm.data.dataset import Dataset
 from hpcswarm.inputs import (check_columns, check_finite, check_gene_names, check_labels,
                              check_matrix)
-from hpcswarm.selector import PYTHON_NAMES, SEARCH_SETTINGS, SETTINGS, SwarmFeatureSelector
+from hpcswarm.selector import (PYTHON_NAMES, SEARCH_SETTINGS, SETTINGS, SwarmFeatureSelector,
+                               with_setting_docs)
 from hpcswarm.signatures.refinements import SIGNATURE_METHOD, final_refine
 from hpcswarm.store.encoding import finite
 
@@ -223,17 +224,7 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         Cap on the signature's genes: at most this many (an int >= 1) or at most this
         fraction of the genes (a float in (0, 1]), chosen as
         :class:`~hpcswarm.selector.SwarmFeatureSelector` chooses (its Notes).
-    max_genes : int, optional
-        Cap on the genes of every subset the search evaluates, for the swarm methods that
-        have one (:data:`hpcswarm.selection.spec.SPEC_PARAMS`).
-    sample_shards : int, optional
-        Ranks of ``comm`` that split every evaluation's held-out samples between them
-        (:data:`hpcswarm.selection.spec.SPEC_PARAMS`); None keeps the default, 1.
-    device : {"cpu", "gpu"}, optional
-        Where the k-NN scorer runs; None keeps the default, ``"cpu"``.
-    subsamples : int, optional
-        The number of searches on halves of the samples (an even number) for
-        ``refine="stability"`` or ``"consensus"``; None keeps the specification's default.
+    SEARCH_SETTINGS_DOC
     preprocess : dict or str, optional
         Steps the search reads the data through: a dict as the ``[preprocess]`` table of a
         job (``{"log2": True, "top_variance": 500}``) or a text as ``hpcswarm evaluate
@@ -253,23 +244,7 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         (:func:`~hpcswarm.signatures.refinements.final_refine`: ``"none"`` for VLPSO, whose
         subset is the signature, ``"relevance-subset-1se"`` for the other methods), since
         ``select`` on all samples is that job's last search.
-    n_particles : int, optional
-        Swarm size of a swarm method; None keeps the method's paper default (every setting
-        below likewise: :data:`~hpcswarm.selector.SETTINGS`; other parameters go in
-        ``params``).
-    n_iterations : int, optional
-        Rounds of a swarm method's search, the initial evaluation included.
-    k : int, optional
-        Neighbours of the k-NN classifier of the fitness.
-    cv : str or int, optional
-        Cross-validation of the fitness: ``"loo"``, ``"holdout"`` or a number of folds.
-    objective : {"accuracy", "error", "combined", "balanced-accuracy"}, optional
-        The fitness to maximise (``"balanced-accuracy"``: the mean recall over classes,
-        :mod:`hpcswarm.fitness.objectives`).
-    alpha : float, optional
-        Weight of accuracy in the ``"combined"`` objective, in [0, 1].
-    archive_size : int, optional
-        Subsets remembered by the fitness archive (0: off).
+    METHOD_SETTINGS_DOC
     random_state : None, int, RandomState or Generator, default 0
         Run seed, scikit-learn conventions (:func:`~hpcswarm.selector.run_seed`):
         ``select(..., random_state=s)`` selects what ``hpcswarm run --seed s`` selects on
@@ -345,6 +320,9 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
     if adata is not None and inplace:
         write_back(adata, result, key_added)
     return result
+
+
+select.__doc__ = with_setting_docs(select.__doc__)
 
 
 def _matrix(data, labels, layer, gene_names):

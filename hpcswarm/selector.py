@@ -40,6 +40,7 @@ from hpcswarm.selection.spec import SETTINGS as SPEC_SETTINGS
 from hpcswarm.selection.spec import SPEC, SearchSpec
 from hpcswarm.signatures.refine import eliminate_to
 from hpcswarm.signatures.refinements import SIGNATURE_METHOD
+from hpcswarm.store.objectives import ALPHA_RANGE, OBJECTIVE_ALIASES, OBJECTIVE_TABLE
 from hpcswarm.swarm.engine.loop import SearchHooks
 from hpcswarm.swarm.engine.state import run_seed_sequence
 
@@ -125,21 +126,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         ``subsamples`` more searches on halves of the samples (``stability``, ``consensus``:
         :mod:`hpcswarm.signatures.subsample`). Every rule:
         :data:`hpcswarm.signatures.refinements.REFINEMENTS`.
-    max_genes : None or int, default None
-        Cap on the genes of every subset the search evaluates, for the swarm methods that
-        have one (``pso``, ``pso-rg``, ``bpso``, ``cbpso``, ``cso``, ``fsipso``, and
-        ``vlpso``, whose longest particle it caps); a ``ParameterError`` for the other
-        methods.
-    sample_shards : None or int, default None
-        Ranks of ``comm`` that split every evaluation's held-out samples (and its cached
-        distances) between them (:data:`hpcswarm.selection.spec.SPEC_PARAMS`); ``None`` keeps the
-        specification's default, 1.
-    device : None, "cpu" or "gpu", default None
-        Where the k-NN scorer runs; ``None`` keeps the specification's default, ``"cpu"``.
-    subsamples : None or int, default None
-        The number of searches on halves of the training samples (complementary pairs: an
-        even number) for ``refine="stability"`` or ``"consensus"``; ``None`` keeps the
-        specification's default.
+    SEARCH_SETTINGS_DOC
     preprocess : None, dict or str, default None
         Preprocessing steps the search reads the data through: a dict of steps in order,
         as the ``[preprocess]`` table of a job (``{"log2": True, "top_variance": 500}``),
@@ -153,26 +140,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         cross-validated estimate, cross-validate a pipeline holding the selector (each fit
         then sees its training part only) or run a job, whose protocols fit the steps inside
         every outer fold (:mod:`hpcswarm.run.protocols`).
-    n_particles : None or int, default None
-        Swarm size of a swarm method. This and the settings below are the method's
-        parameters of these names (:data:`SETTINGS`), as keyword arguments for
-        ``GridSearchCV``; ``None`` keeps the method's paper default. A setting that the
-        method does not have (``n_particles`` of the greedy ``sfs``) is ignored, so that
-        one grid can span swarms and greedy methods. Giving a setting both here and in
-        ``params`` is a ``ValueError``.
-    n_iterations : None or int, default None
-        Rounds of a swarm method's search, the initial evaluation included.
-    k : None or int, default None
-        Neighbours of the k-NN classifier of the fitness.
-    cv : None, str or int, default None
-        Cross-validation of the fitness: ``"loo"``, ``"holdout"`` or a number of folds.
-    objective : None, "accuracy", "error", "combined" or "balanced-accuracy", default None
-        The fitness to maximise (``"balanced-accuracy"``: the mean recall over classes,
-        :mod:`hpcswarm.fitness.objectives`).
-    alpha : None or float, default None
-        Weight of accuracy in the ``"combined"`` objective, in [0, 1].
-    archive_size : None or int, default None
-        Subsets remembered by the fitness archive (0: off).
+    METHOD_SETTINGS_DOC
     verbose : int, default 0
         ``0`` silent; ``1`` one line when the fit ends; ``2`` also one line per round of
         the search. Printed by rank 0 of ``comm`` only.
@@ -572,6 +540,78 @@ SEARCH_SETTINGS = tuple(name for name in _KEYWORDS if name in SPEC_SETTINGS)
 """The settings of :data:`hpcswarm.selection.spec.SETTINGS` (the rows of
 :data:`~hpcswarm.selection.spec.SPEC_PARAMS` and ``preprocess``) the selector takes as keyword
 arguments and passes to the search (``None``: the specification's default)."""
+
+def _described(text):
+    """``text`` as the description of a numpydoc parameter: indented 8, lines of at most 92."""
+    import textwrap
+
+    return textwrap.fill(text, width=92, initial_indent=" " * 8, subsequent_indent=" " * 8)
+
+
+SEARCH_SETTINGS_DOC = f"""\
+    max_genes : None or int, default None
+{_described(
+    "Cap on the genes of every subset the search evaluates, for the swarm methods that have "
+    "one (" + ", ".join(f"``{name}``" for name, method in METHODS.items()
+                        if getattr(method, "supports_max_genes", False))
+    + "; ``vlpso``'s longest particle); a ``ParameterError`` for the other methods.")}
+    sample_shards : None or int, default None
+        Ranks of ``comm`` that split every evaluation's held-out samples (and its cached
+        distances) between them (:data:`hpcswarm.selection.spec.SPEC_PARAMS`); ``None``
+        keeps the specification's default, 1.
+    device : None, "cpu" or "gpu", default None
+        Where the k-NN scorer runs; ``None`` keeps the specification's default, ``"cpu"``.
+    subsamples : None or int, default None
+        The number of searches on halves of the training samples (complementary pairs: an
+        even number) for ``refine="stability"`` or ``"consensus"``; ``None`` keeps the
+        specification's default.
+"""
+"""The parameter documentation of the settings of :data:`SEARCH_SETTINGS` but
+``preprocess``, shared by the selector's docstring and :func:`hpcswarm.select`'s
+(:func:`with_setting_docs`)."""
+
+METHOD_SETTINGS_DOC = f"""\
+    n_particles : None or int, default None
+        Swarm size of a swarm method. This and the settings below are the method's
+        parameters of these names (:data:`hpcswarm.selector.SETTINGS`), as keyword arguments
+        for ``GridSearchCV``; ``None`` keeps the method's paper default. A setting that the
+        method does not have (``n_particles`` of the greedy ``sfs``) is ignored, so that
+        one grid can span swarms and greedy methods. Giving a setting both here and in
+        ``params`` is a ``ValueError``.
+    n_iterations : None or int, default None
+        Rounds of a swarm method's search, the initial evaluation included.
+    k : None or int, default None
+        Neighbours of the k-NN classifier of the fitness.
+    cv : None, str or int, default None
+        Cross-validation of the fitness: ``"loo"``, ``"holdout"`` or a number of folds.
+    objective : None or str, default None
+{_described(
+    "The fitness to maximise, one of "
+    + ", ".join(f'``"{name}"``' for name in OBJECTIVE_TABLE)
+    + " (:data:`hpcswarm.store.objectives.OBJECTIVE_TABLE`; "
+    + ", ".join(f'``"{alias}"`` stands for ``"{name}"``'
+                for alias, name in OBJECTIVE_ALIASES.items()) + ").")}
+    alpha : None or float, default None
+        Weight of accuracy in the ``"combined"`` objective, in the open interval
+        ({ALPHA_RANGE[0]}, {ALPHA_RANGE[1]}).
+    archive_size : None or int, default None
+        Subsets remembered by the fitness archive (0: off).
+"""
+"""The parameter documentation of the method settings (:data:`SETTINGS`), shared by the
+selector's docstring and :func:`hpcswarm.select`'s (:func:`with_setting_docs`)."""
+
+
+def with_setting_docs(doc):
+    """``doc`` with its placeholder lines ``SEARCH_SETTINGS_DOC`` and ``METHOD_SETTINGS_DOC``
+    replaced by those texts: one copy of the documentation of the settings the selector and
+    :func:`hpcswarm.select` share."""
+    for name, text in (("SEARCH_SETTINGS_DOC", SEARCH_SETTINGS_DOC),
+                       ("METHOD_SETTINGS_DOC", METHOD_SETTINGS_DOC)):
+        doc = doc.replace(f"    {name}\n", text)
+    return doc
+
+
+SwarmFeatureSelector.__doc__ = with_setting_docs(SwarmFeatureSelector.__doc__)
 
 PYTHON_NAMES = {"seed": "random_state"}
 """The keyword of the selector and of :func:`hpcswarm.select` for a job key or ``run`` flag

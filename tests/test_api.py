@@ -490,3 +490,15 @@ def test_select_and_the_selector_maximise_the_balanced_accuracy_objective():
     again = SwarmFeatureSelector(**{k: v for k, v in settings.items() if k != "algorithm"},
                                  algorithm="bpso").fit(X, y)
     assert again.fitness_ == selector.fitness_
+
+
+def test_select_and_the_selector_share_one_copy_of_the_settings_documentation():
+    """The settings both take are documented once (hpcswarm.selector's texts), with the
+    objectives of the registry."""
+    from hpcswarm.selector import METHOD_SETTINGS_DOC, SEARCH_SETTINGS_DOC
+    from hpcswarm.store.objectives import OBJECTIVE_TABLE
+
+    for doc in (hpcswarm.select.__doc__, hpcswarm.SwarmFeatureSelector.__doc__):
+        assert SEARCH_SETTINGS_DOC in doc and METHOD_SETTINGS_DOC in doc
+        assert "SETTINGS_DOC" not in doc
+    assert all(f'``"{name}"``' in METHOD_SETTINGS_DOC for name in OBJECTIVE_TABLE)
