@@ -220,3 +220,17 @@ def test_the_memory_estimate_counts_the_swarm_the_papers_rule_gives():
     assert search_memory(default, 80, 4000) == search_memory(explicit, 80, 4000)
     assert search_memory(default, 80, 4000) > search_memory(
         SearchSpec.build("vlpso", {"n_particles": 100}), 80, 4000)
+
+
+def test_vlpso_is_the_pbest_round_without_a_gbest_to_switch_off():
+    """Comprehensive learning has no gbest term (Liang et al. 2006, Eq. 8): VLPSO is composed
+    from the pbest round alone, so it neither keeps nor updates a gbest, where the PSO family
+    adds one."""
+    from hpcswarm.swarm.methods.particle_swarm import ParticleSwarm, PersonalBestSwarm
+    from hpcswarm.swarm.methods.pso import PSO
+    from hpcswarm.swarm.methods.vlpso.algorithm import VLPSO
+
+    assert issubclass(VLPSO, PersonalBestSwarm) and not issubclass(VLPSO, ParticleSwarm)
+    assert not hasattr(VLPSO, "update_gbest")
+    assert not any(name.startswith("gbest") for name in VLPSO.state_names())
+    assert {"gbest_position", "stagnation"} <= set(PSO.state_names())

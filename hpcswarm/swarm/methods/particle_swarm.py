@@ -1,17 +1,19 @@
-"""pbest/gbest machinery shared by the PSO-family methods (continuous and binary).
+"""The round of swarms with personal bests, and the global best of the PSO family on top.
 
 A round of these methods (Tran et al. Algorithm 1; Chuang et al. pseudo-code) is: move every
 particle (velocity and position, each with its own generator), evaluate, update each pbest,
-update gbest. Subclasses plug in the initial positions and the move; a method's mechanisms
-(``MECHANISMS``, :mod:`hpcswarm.swarm.operators.mechanisms`) run after the move (CBPSO's
-complement),
-after the pbest updates (local search) and after the gbest update (gbest reset); FSR's
-repair overrides the ``after_move`` hook.
+then update what the next move learns from. :class:`PersonalBestSwarm` is that round with
+pbests alone, what VLPSO's comprehensive learning needs (each dimension learns from an
+exemplar's pbest, Liang et al. 2006, Eq. 8); :class:`ParticleSwarm` adds the global best of
+the PSO family, the attractor of its velocity equation. Subclasses plug in the initial
+positions and the move; a method's mechanisms (``MECHANISMS``,
+:mod:`hpcswarm.swarm.operators.mechanisms`) run after the move (CBPSO's complement), after the
+pbest updates (local search) and after the gbest update (gbest reset); FSR's repair overrides
+the ``after_move`` hook.
 
-``gbest`` here is the *attractor* of the velocity equation; the subset the run returns is the
-best ever evaluated (:class:`~hpcswarm.swarm.engine.evaluation.EvaluationService`), which a gbest
-reset
-does not touch.
+``gbest`` is the *attractor* of the velocity equation; the subset the run returns is the best
+ever evaluated (:class:`~hpcswarm.swarm.engine.evaluation.EvaluationService`), which a gbest
+reset does not touch.
 
 Parallel round (``comm`` of P ranks, particles in contiguous blocks): each rank moves,
 evaluates and updates the pbests of its own particles only, with their own generators (the
@@ -19,9 +21,8 @@ local searches of PSO-LS/LSRG are dealt evenly, see :class:`~hpcswarm.swarm.meth
 then :meth:`~hpcswarm.swarm.engine.evaluation.EvaluationService.settle` (best ever,
 distinct subsets, evaluations) and one allgather of (fitness, size, pbest fitness, pbest
 size) per particle (32 bytes each). gbest is then chosen identically on every rank with
-:func:`~hpcswarm.swarm.engine.ordering.best_index` (higher fitness, fewer genes, lower index), and
-when
-it changes the owner of that pbest broadcasts its row: position and packed mask,
+:func:`~hpcswarm.swarm.engine.ordering.best_index` (higher fitness, fewer genes, lower index),
+and when it changes the owner of that pbest broadcasts its row: position and packed mask,
 ``8.125 n_genes`` bytes. Nothing of size particles x genes travels.
 """
 
@@ -68,8 +69,8 @@ def inertia(w, w_final, iteration, n_iterations):
     return w - (w - w_final) * iteration / n_iterations
 
 
-class ParticleSwarm(SearchAlgorithm, abc.ABC):
-    """A swarm with personal bests and a global best (the PSO family).
+class PersonalBestSwarm(SearchAlgorithm, abc.ABC):
+    """A swarm of particles with personal bests: move, evaluate, update the pbests.
 
     Attributes
     ----------
@@ -78,35 +79,17 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
         The particles this rank moves and evaluates, its block
         ``range(*block_range(n_particles, comm.size, comm.rank))`` (all of them in a serial
         run, none when there are more ranks than particles): every per-particle step loops
-        over ``local`` only; swarm-wide quantities (gbest, the stagnation count) are settled
-        identically on every rank.
-    gbest_position, gbest_mask, gbest_fitness
-        The velocity equation's global best (reset by PSO-RG/LSRG).
+        over ``local`` only; swarm-wide quantities (the stagnation count, a gbest) are
+        settled identically on every rank.
     stagnation : int
         Rounds in a row without improvement of the best subset.
     """
 
-    STATE = ("gbest_position", "gbest_mask", "gbest_fitness", "stagnation")
-    STATE_VALUES = {"gbest_position": ArraySpec("f", ("genes",), 0.0, 1.0),
-                    "gbest_mask": ArraySpec("b", ("genes",)),
-                    "gbest_fitness": ArraySpec("f", (), WORST_FITNESS, 1.0),
-                    "stagnation": ArraySpec("i", (), 0, "iteration")}
+    STATE = ("stagnation",)
+    STATE_VALUES = {"stagnation": ArraySpec("i", (), 0, "iteration")}
     MECHANISMS = ()
-    """The mechanisms of the method (:class:`~hpcswarm.swarm.operators.mechanisms.Mechanism`), run
-    in
-    this order at each point of the round."""
-
-    @classmethod
-    def state_problem(cls, state, params, n_genes):
-        """The account's ties (:meth:`SearchAlgorithm.state_problem`), and the swarm's:
-        gbest, a pbest or reset, is no better than the best subset ever evaluated."""
-        problem = super().state_problem(state, params, n_genes)
-        if problem is not None:
-            return problem
-        if state["gbest_fitness"] > state["best_fitness"]:
-            return (f"'gbest_fitness' {state['gbest_fitness']} is above the best fitness ever "
-                    f"evaluated, {state['best_fitness']}")
-        return None
+    """The mechanisms of the method (:class:`~hpcswarm.swarm.operators.mechanisms.Mechanism`),
+    run in this order at each point of the round."""
 
     @classmethod
     def swarm_shape(cls, params, n_genes):
@@ -120,14 +103,11 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
 
     @classmethod
     def swarm_problem(cls, arrays, state, params, n_genes):
-        """Each mask, pbest mask and gbest mask the genes its position selects
-        (:meth:`position_masks`; a capped position is repaired before its mask is taken)."""
+        """Each mask and pbest mask the genes its position selects (:meth:`position_masks`;
+        a capped position is repaired before its mask is taken)."""
         for mask, position in (("mask", "position"), ("pbest_mask", "pbest_position")):
             if not np.array_equal(arrays[mask], cls.position_masks(arrays[position], params)):
                 return f"'{mask}' is not the genes its '{position}' selects"
-        if not np.array_equal(state["gbest_mask"],
-                              cls.position_masks(state["gbest_position"], params)):
-            return "'gbest_mask' is not the genes its 'gbest_position' selects"
         return None
 
     @property
@@ -143,9 +123,6 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
         for i in self.local:
             self.state.position[i] = self.initial_position(i)
         self.refresh_masks(self.local)
-        self.gbest_position = np.zeros(self.n_genes)
-        self.gbest_mask = np.zeros(self.n_genes, dtype=bool)
-        self.gbest_fitness = WORST_FITNESS
         self.stagnation = 0
         self.after_move()
         self.evaluate_round()
@@ -160,7 +137,8 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
         self.evaluate_round()
 
     def evaluate_round(self):
-        """Evaluate the swarm, then update pbests, gbest and the stagnation count."""
+        """Evaluate the swarm, then update the pbests, what the next move learns from
+        (:meth:`after_share`) and the stagnation count."""
         evaluator = self.evaluator
         before = (evaluator.best_fitness, evaluator.best_size)
         evaluator.evaluate(self.state, self.everyone, needed=self.could_matter)
@@ -169,7 +147,7 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
         evaluator.settle()
         evaluator.share(self.state, self.everyone,
                         ("fitness", "size", "pbest_fitness", "pbest_size"))
-        self.update_gbest()
+        self.after_share()
         self.stagnation = stagnation_update(
             better(evaluator.best_fitness, evaluator.best_size, *before), self.stagnation)
         self.after_gbest()
@@ -190,13 +168,10 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
     def initial_position(self, i):
         """Initial position of particle ``i``, ndarray of shape (n_genes,)."""
 
+    @abc.abstractmethod
     def move(self, i, w):
-        """Velocity (Eq. 1, clamped to vmax) and position update of particle ``i`` (in place)."""
-        p, s = self.params, self.state
-        s.velocity[i] = pso_velocity(s.velocity[i], s.position[i], s.pbest_position[i],
-                                     self.gbest_position, w, p["c1"], p["c2"], p["vmax"],
-                                     s.rngs[i])
-        s.position[i] = self.next_position(i)
+        """Velocity and position update of own particle ``i`` with inertia ``w`` (in
+        place)."""
 
     @abc.abstractmethod
     def next_position(self, i):
@@ -220,8 +195,14 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
         for mechanism in self.MECHANISMS:
             mechanism.after_pbests(self, improved)
 
+    def after_share(self):
+        """Run once every rank knows the round's pbests, before the stagnation count: what
+        the next move learns from beyond the pbests (:meth:`ParticleSwarm.update_gbest`);
+        nothing here, where the particles learn from pbests alone."""
+
     def after_gbest(self):
-        """Run once gbest and the stagnation count are up to date: the mechanisms' part."""
+        """Run once the round's attractors and the stagnation count are up to date: the
+        mechanisms' part."""
         for mechanism in self.MECHANISMS:
             mechanism.after_gbest(self)
 
@@ -251,6 +232,62 @@ class ParticleSwarm(SearchAlgorithm, abc.ABC):
                 state.pbest_size[i] = state.size[i]
                 improved.append(i)
         return np.asarray(improved, dtype=int)
+
+
+class ParticleSwarm(PersonalBestSwarm):
+    """A swarm with personal bests and a global best (the PSO family): the pbest round with
+    the velocity equation's global best updated after it.
+
+    Attributes
+    ----------
+    gbest_position, gbest_mask, gbest_fitness
+        The velocity equation's global best (reset by PSO-RG/LSRG).
+    """
+
+    STATE = ("gbest_position", "gbest_mask", "gbest_fitness")
+    STATE_VALUES = {"gbest_position": ArraySpec("f", ("genes",), 0.0, 1.0),
+                    "gbest_mask": ArraySpec("b", ("genes",)),
+                    "gbest_fitness": ArraySpec("f", (), WORST_FITNESS, 1.0)}
+
+    @classmethod
+    def state_problem(cls, state, params, n_genes):
+        """The account's ties (:meth:`SearchAlgorithm.state_problem`), and the swarm's:
+        gbest, a pbest or reset, is no better than the best subset ever evaluated."""
+        problem = super().state_problem(state, params, n_genes)
+        if problem is not None:
+            return problem
+        if state["gbest_fitness"] > state["best_fitness"]:
+            return (f"'gbest_fitness' {state['gbest_fitness']} is above the best fitness ever "
+                    f"evaluated, {state['best_fitness']}")
+        return None
+
+    @classmethod
+    def swarm_problem(cls, arrays, state, params, n_genes):
+        """The pbest swarm's ties, and the gbest mask the genes its position selects."""
+        problem = super().swarm_problem(arrays, state, params, n_genes)
+        if problem is not None:
+            return problem
+        if not np.array_equal(state["gbest_mask"],
+                              cls.position_masks(state["gbest_position"], params)):
+            return "'gbest_mask' is not the genes its 'gbest_position' selects"
+        return None
+
+    def initialise(self):
+        self.gbest_position = np.zeros(self.n_genes)
+        self.gbest_mask = np.zeros(self.n_genes, dtype=bool)
+        self.gbest_fitness = WORST_FITNESS
+        super().initialise()
+
+    def move(self, i, w):
+        """Velocity (Eq. 1, clamped to vmax) and position update of particle ``i`` (in place)."""
+        p, s = self.params, self.state
+        s.velocity[i] = pso_velocity(s.velocity[i], s.position[i], s.pbest_position[i],
+                                     self.gbest_position, w, p["c1"], p["c2"], p["vmax"],
+                                     s.rngs[i])
+        s.position[i] = self.next_position(i)
+
+    def after_share(self):
+        self.update_gbest()
 
     def update_gbest(self):
         """Move gbest to the best pbest if that beats it (ties: fewer genes, lower index).

@@ -27,7 +27,7 @@ from hpcswarm.fitness.folds import user_stacklevel
 from hpcswarm.params import Param
 from hpcswarm.swarm.engine.snapshot import ArraySpec
 from hpcswarm.swarm.engine.state import child_sequence
-from hpcswarm.swarm.methods.particle_swarm import ParticleSwarm, inertia
+from hpcswarm.swarm.methods.particle_swarm import PersonalBestSwarm, inertia
 from hpcswarm.swarm.methods.vlpso.divisions import (best_division, changed_lengths,
                                                     division_lengths, division_of,
                                                     fitting_divisions, lengths_problem, swarm_size)
@@ -73,7 +73,7 @@ class MoveLimit:
         return self.n_rounds - 1 + state["n_changes"]
 
 
-class VLPSO(ParticleSwarm):
+class VLPSO(PersonalBestSwarm):
     """VLPSO: variable-length particles, length changing and comprehensive learning.
 
     Tran, Xue & Zhang 2019, Sec. III; defaults from Sec. IV and the authors' run line
@@ -210,7 +210,7 @@ class VLPSO(ParticleSwarm):
 
     @classmethod
     def swarm_problem(cls, arrays, state, params, n_genes):
-        """The swarm's ties (:meth:`ParticleSwarm.swarm_problem`), and each particle's
+        """The swarm's ties (:meth:`PersonalBestSwarm.swarm_problem`), and each particle's
         position, velocity and pbest 0 beyond its length (on the genes after the first
         ``lengths[i]`` of ``order``)."""
         problem = super().swarm_problem(arrays, state, params, n_genes)
@@ -344,10 +344,6 @@ class VLPSO(ParticleSwarm):
         the genes past its length, so no position selects more than ``max_genes``."""
         return self.state.position[i]
 
-    def update_gbest(self):
-        """Nothing: comprehensive learning has no gbest term (Liang et al. 2006, Eq. 8); the
-        stall count follows the evaluator's best subset."""
-
     def after_pbests(self, improved):
         """The local search on the new pbests, in a round that has one (``searching``, set
         before each evaluation: the initial one, a move's, a length change's)."""
@@ -356,7 +352,7 @@ class VLPSO(ParticleSwarm):
             self.local_search.run(self, improved)
 
     def evaluate_round(self):
-        """:meth:`ParticleSwarm.evaluate_round` (with the local search on the new pbests in
+        """:meth:`PersonalBestSwarm.evaluate_round` (with the local search on the new pbests in
         the rounds that have one), then every rank takes the rows of the pbests that
         improved and counts the rounds each pbest has not improved."""
         s = self.state
