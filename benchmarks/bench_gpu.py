@@ -34,7 +34,7 @@ finish well inside the 300 s ``gpu_check.sh`` gives it: one core works on 500 ro
 10,000; the GPU's figures take seconds), or ``python benchmarks/bench_gpu.py --small``
 anywhere: a small size with numpy as the GPU path's array module (or with CuPy
 when it is importable as ``cupy``: ``benchmarks/gpu_check.sh --small`` puts the numpy
-stand-in ``benchmarks/numpy_cupy`` there). ``benchmarks/gpu_check.sh`` runs this, then the
+stand-in ``tests/numpy_cupy`` there). ``benchmarks/gpu_check.sh`` runs this, then the
 GPU tests.
 """
 

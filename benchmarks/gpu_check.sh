@@ -7,7 +7,7 @@
 # $OUT/bench_vlpso.jsonl), then the GPU tests (non-fatal; skipped with a message without
 # pytest). Timeouts: 10 + 10 + 300 + 120 + 120 s, at most 560 s in all.
 # PYTHON names the interpreter (default python3); extra arguments go to the benchmark.
-# --small: a small size; on a machine without CuPy the numpy stand-in benchmarks/numpy_cupy
+# --small: a small size; on a machine without CuPy the numpy stand-in tests/numpy_cupy
 # is put first on PYTHONPATH, so that `import cupy` runs the same script end to end on a CPU.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -20,8 +20,8 @@ for arg in "$@"; do
     if [ "$arg" = --small ]; then
         vlpso_args+=(--small)
         if ! "$python" -c "import cupy" 2>/dev/null; then
-            echo "gpu_check: no CuPy here: the numpy stand-in benchmarks/numpy_cupy plays cupy"
-            export PYTHONPATH="$PWD/benchmarks/numpy_cupy:$PYTHONPATH"
+            echo "gpu_check: no CuPy here: the numpy stand-in tests/numpy_cupy plays cupy"
+            export PYTHONPATH="$PWD/tests/numpy_cupy:$PYTHONPATH"
         fi
     fi
 done

@@ -220,7 +220,7 @@ def test_a_rank_names_its_gpu_and_warns_when_it_shares_one(monkeypatch, capsys):
                                 "local rank 1")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     spec = importlib.util.spec_from_file_location(
-        "cupy", os.path.join(root, "benchmarks", "numpy_cupy", "cupy", "__init__.py"))
+        "cupy", os.path.join(root, "tests", "numpy_cupy", "cupy", "__init__.py"))
     stand_in = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(stand_in)
     monkeypatch.setitem(sys.modules, "cupy", stand_in)  # for this test only
@@ -398,7 +398,7 @@ def _run_script(tmp_path, *command, stand_in=False):
     """Run ``command`` from the repository root with ``OUT=tmp_path``; its stdout and the
     figures it wrote to ``tmp_path / bench_gpu.jsonl``."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = [os.path.join(root, "benchmarks", "numpy_cupy")] if stand_in else []
+    path = [os.path.join(root, "tests", "numpy_cupy")] if stand_in else []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path + [root]), "OUT": str(tmp_path),
            "PYTHON": sys.executable}
     done = subprocess.run(list(command), capture_output=True, text=True, cwd=root, env=env)

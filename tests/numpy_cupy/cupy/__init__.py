@@ -1,6 +1,6 @@
 """A stand-in for CuPy that forwards to numpy: the GPU scripts run end to end on a CPU.
 
-With ``benchmarks/numpy_cupy`` first on ``PYTHONPATH``, ``import cupy`` finds this module:
+With ``tests/numpy_cupy`` first on ``PYTHONPATH``, ``import cupy`` finds this module:
 every array function is numpy's (module ``__getattr__``), and the few CUDA calls that
 hpcswarm and its GPU benchmark make (device count, device selection and properties,
 synchronisation, ``asnumpy``) answer as one device named ``"numpy stand-in"`` would.
