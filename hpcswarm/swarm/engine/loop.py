@@ -56,7 +56,9 @@ import numpy as np
 from hpcswarm.swarm.engine.evaluation import EvaluationService
 from hpcswarm.swarm.engine.result import SearchResult
 from hpcswarm.swarm.engine.snapshot import ArraySpec, restore_snapshot
-from hpcswarm.swarm.engine.state import particle_streams, run_seed_sequence, swarm_stream
+from hpcswarm.fitness import WORST_FITNESS
+from hpcswarm.swarm.engine.state import (SwarmState, particle_streams, run_seed_sequence,
+                                         swarm_stream)
 from hpcswarm.swarm.engine.termination import RoundLimit, Termination
 
 __all__ = ["SearchAlgorithm", "SearchHooks", "SearchResult"]
@@ -321,6 +323,17 @@ class SearchAlgorithm(abc.ABC):
         return particle_streams(self.seed_sequence, range(n_particles)), swarm_stream(
             self.seed_sequence
         )
+
+    def new_swarm(self, n_particles):
+        """An empty swarm of ``n_particles`` (:class:`~hpcswarm.swarm.engine.state.SwarmState`,
+        every fitness the worst) with their streams (:meth:`make_streams`), kept as ``state``,
+        and this rank's own particles as ``local`` (:meth:`partition`); returns the
+        per-particle generators."""
+        rngs, swarm_rng = self.make_streams(n_particles)
+        self.state = SwarmState.empty(n_particles, self.n_genes, rngs, swarm_rng,
+                                      worst=WORST_FITNESS)
+        self.local = self.partition(n_particles)
+        return rngs
 
     def partition(self, n_particles):
         """This rank's particles: ndarray of the contiguous block it owns (maybe empty).

@@ -10,12 +10,11 @@ import numpy as np
 
 from hpcswarm.comm import block_owner
 from hpcswarm.errors import ParameterError
-from hpcswarm.fitness import DEFAULT_ARCHIVE_SIZE, WORST_FITNESS
+from hpcswarm.fitness import DEFAULT_ARCHIVE_SIZE
 from hpcswarm.swarm.engine.exchange import ship
 from hpcswarm.swarm.engine.loop import SearchAlgorithm
 from hpcswarm.swarm.engine.ordering import better
 from hpcswarm.swarm.engine.snapshot import ArraySpec
-from hpcswarm.swarm.engine.state import SwarmState
 from hpcswarm.swarm.operators.initialisation import STRATEGIES, initial_position, strategy_of
 from hpcswarm.swarm.operators.mean import swarm_mean
 from hpcswarm.swarm.operators.particle import cap_selection, cso_loser_update, threshold_mask
@@ -128,9 +127,7 @@ class CSO(SearchAlgorithm):
 
     def initialise(self):
         n = self.params["n_particles"]
-        rngs, swarm_rng = self.make_streams(n)
-        self.state = SwarmState.empty(n, self.n_genes, rngs, swarm_rng, worst=WORST_FITNESS)
-        self.local = self.partition(n)
+        rngs = self.new_swarm(n)
         for i in self.local:
             strategy = strategy_of(self.params["init"], i, n)
             self.state.position[i] = initial_position(strategy, self.n_genes,

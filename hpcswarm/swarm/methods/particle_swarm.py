@@ -35,7 +35,6 @@ from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.swarm.engine.loop import SearchAlgorithm
 from hpcswarm.swarm.engine.ordering import beats, best_index, better
 from hpcswarm.swarm.engine.snapshot import ArraySpec
-from hpcswarm.swarm.engine.state import SwarmState
 from hpcswarm.swarm.operators.particle import pso_velocity, threshold_mask
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param
 
@@ -116,10 +115,7 @@ class PersonalBestSwarm(SearchAlgorithm, abc.ABC):
         return np.arange(self.n_particles)
 
     def initialise(self):
-        n = self.params["n_particles"]
-        rngs, swarm_rng = self.make_streams(n)
-        self.state = SwarmState.empty(n, self.n_genes, rngs, swarm_rng, worst=WORST_FITNESS)
-        self.local = self.partition(n)
+        self.new_swarm(self.params["n_particles"])
         for i in self.local:
             self.state.position[i] = self.initial_position(i)
         self.refresh_masks(self.local)
