@@ -58,15 +58,18 @@ def test_scores_of_disjoint_held_out_blocks_add_up_to_the_whole():
 
 
 def test_the_protocol_holds_what_the_methods_read_from_a_scorer():
-    """VLPSO ranks the genes from the scorer's samples and class codes: the protocol says so,
-    so that every engine behind it offers them."""
+    """Every attribute the methods, refinements and the search read from a scorer is in the
+    protocol (VLPSO ranks the genes from the scorer's samples and class codes), so that every
+    engine behind it offers them."""
     import ast
     from pathlib import Path
 
-    import hpcswarm.swarm
+    import hpcswarm
 
     read = set()
-    for path in Path(hpcswarm.swarm.__file__).parent.rglob("*.py"):
+    package = Path(hpcswarm.__file__).parent
+    readers = ("swarm", "signatures", "baselines", "selection")
+    for path in (p for folder in readers for p in (package / folder).rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                     and node.value.id == "scorer"):
