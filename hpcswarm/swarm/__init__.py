@@ -1,6 +1,10 @@
 """Swarm state, operators and the methods of the papers, over one shared loop.
 
-The methods by name are in :mod:`hpcswarm.selection.methods`.
+By role: :mod:`~hpcswarm.swarm.engine` (the loop, the evaluation service, the swarm's state
+and snapshots), :mod:`~hpcswarm.swarm.operators` (what methods are composed from) and
+:mod:`~hpcswarm.swarm.methods` (one module per paper, VLPSO's files together); the methods'
+parameters in :mod:`~hpcswarm.swarm.params`. The methods by name are in
+:mod:`hpcswarm.selection.methods`.
 
 May import: :mod:`hpcswarm.data` and :mod:`hpcswarm.datasets` (below it, not used),
 :mod:`hpcswarm.params`, :mod:`hpcswarm.fitness`, :mod:`hpcswarm.store` (the records' history
