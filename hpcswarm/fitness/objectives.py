@@ -18,16 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hpcswarm.store.records import balanced_accuracy
-
-WORST_FITNESS = -2.0
-"""Fitness of the empty subset.
-
-PSO-LSRG resets gbest to the empty subset (Tran et al. 2016, Sect. 3, after Chuang et al.
-2008), so every non-empty subset must beat it: every objective here takes values in
-[-1, 1] on non-empty subsets, and -2.0 lies strictly below while staying finite and
-JSON-safe.
-"""
+from hpcswarm.store.records import WORST_FITNESS, balanced_accuracy
 
 OBJECTIVES = ("accuracy", "error", "combined", "balanced-accuracy")
 
