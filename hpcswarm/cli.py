@@ -320,16 +320,19 @@ def _add_evaluate(p):
         "Euclidean distance, leave-one-out, stratified n-fold (folds fixed by --seed) or a "
         "stratified 70/30 holdout. Prints one JSON object: correct, total, accuracy, "
         "balanced_accuracy (the mean recall over the classes), error, class_correct, "
-        "class_total (per class, in the order of the class names), genes_used, n_genes, k, "
-        "cv, seed.")
+        "class_total (per class, in the order of the class names), genes_used, genes (with "
+        "--genes: their names), n_genes, k, cv, seed, and, for a list hpcswarm wrote, a note "
+        "that on the samples that selected it the accuracy is in-sample and optimistic.")
     p.add_argument("data", metavar="DATA", type=_path,
                    help="FILE.h5, builtin:NAME, sklearn:NAME, or an input file")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--genes", metavar="FILE", type=_path,
                        help="gene list: what 'run' and 'report --genes' write (a header line "
-                       "starting 'gene'; names, never read as columns), or one gene per "
-                       "line, by name or 0-based index")
+                       "starting 'gene'), or one gene name per line; a line naming no gene "
+                       "is an error, even a number")
     which.add_argument("--all", action="store_true", help="use every gene")
+    p.add_argument("--columns", action="store_true",
+                   help="the --genes list holds 0-based columns, one per line, not names")
     from hpcswarm.selection.spec import SPEC
 
     p.add_argument("--k", type=_int_at_least(1), default=1, metavar="K", help="neighbours (default 1)")
@@ -404,17 +407,39 @@ def _plot_evaluated(args):
     import numpy as np
 
     from hpcswarm.data import load_dataset
-    from hpcswarm.fitness.genes import mask_from_genes
     from hpcswarm.results.report.plots import write_expression_plots
-    from hpcswarm.signatures.genelist import read_gene_list
 
     dataset = load_dataset(args.data)
-    listed = None if args.all else read_gene_list(args.genes)
-    mask = (np.ones(dataset.n_genes, dtype=bool) if args.all
-            else mask_from_genes(listed.entries, dataset.gene_names, names_only=listed.names_only))
+    mask, _ = _evaluated_genes(args, dataset.gene_names)
     return write_expression_plots(np.asarray(dataset.X), dataset.y, dataset.gene_names,
                                   np.flatnonzero(mask), args.plot, dataset.class_names,
                                   title=Path(str(args.data)).name, overwrite=args.overwrite)
+
+
+def _evaluated_genes(args, gene_names):
+    """The mask of the genes ``evaluate`` uses (every one with ``--all``, else those of the
+    ``--genes`` list, by name or, with ``--columns``, by 0-based column), and the list read
+    (None with ``--all``); a line naming no gene is one error naming the file and line."""
+    import numpy as np
+
+    from hpcswarm.fitness.genes import mask_from_genes
+    from hpcswarm.signatures.genelist import read_gene_list
+
+    if args.all:
+        return np.ones(len(gene_names), dtype=bool), None
+    listed = read_gene_list(args.genes)
+    try:
+        return mask_from_genes(listed.entries, gene_names, columns=args.columns,
+                               lines=listed.lines), listed
+    except ParameterError as exc:
+        raise ParameterError(f"{args.genes}: {exc}") from None
+
+
+IN_SAMPLE_NOTE = ("a list hpcswarm wrote holds genes a search selected: on the samples that "
+                  "selected them this accuracy is in-sample and optimistically biased "
+                  "(Ambroise & McLachlan 2002); the job's outer-fold estimate is the one to "
+                  "report")
+"""The note of ``evaluate --genes`` on a list hpcswarm wrote (a signature, report --genes)."""
 
 
 def _evaluate(args, shards=None, comm=None):
@@ -425,20 +450,11 @@ def _evaluate(args, shards=None, comm=None):
     from hpcswarm.data import load_dataset
     from hpcswarm.fitness import GeneMajor, make_folds, make_scorer
     from hpcswarm.fitness.compiled import worth_compiling
-    from hpcswarm.fitness.genes import mask_from_genes
     from hpcswarm.selection.preprocess import parse_steps, score_in_folds
-    from hpcswarm.signatures.genelist import read_gene_list
 
     dataset = load_dataset(args.data, comm)
     _notes0(dataset)
-    if args.all:
-        mask = np.ones(dataset.n_genes, dtype=bool)
-    else:
-        listed = read_gene_list(args.genes)
-        try:
-            mask = mask_from_genes(listed.entries, dataset.gene_names, names_only=listed.names_only)
-        except ParameterError as exc:
-            raise ParameterError(f"{args.genes}: {exc}") from None
+    mask, listed = _evaluated_genes(args, dataset.gene_names)
     steps = parse_steps(args.preprocess, "--preprocess")
     if steps:
         try:
@@ -456,8 +472,12 @@ def _evaluate(args, shards=None, comm=None):
         score = scorer.score(mask)
     result = {"correct": score.correct, "total": score.total, "accuracy": score.accuracy,
               "balanced_accuracy": score.balanced_accuracy, **score.as_dict()}  # side by side
-    result.update(genes_used=int(mask.sum()), n_genes=dataset.n_genes, k=args.k,
-                  cv=args.cv, seed=args.seed)
+    result["genes_used"] = int(mask.sum())
+    if listed is not None:
+        result["genes"] = [dataset.gene_names[j] for j in np.flatnonzero(mask)]
+    result.update(n_genes=dataset.n_genes, k=args.k, cv=args.cv, seed=args.seed)
+    if listed is not None and listed.written:
+        result["note"] = IN_SAMPLE_NOTE
     if steps:
         result["preprocess"] = args.preprocess
     return result

@@ -140,3 +140,34 @@ def test_encoding_tags_are_written_read_and_checked(tmp_path):
         with pytest.raises(DataError, match="thing encoding-version '1.2.0' is not supported"):
             check_tag(f, ("hpcswarm-thing", "2.0.0"), "t.h5", "thing")
     assert tags(("a", "0.1.0")) == {"encoding-type": "a", "encoding-version": "0.1.0"}
+
+
+@pytest.mark.parametrize("pid", ["99999999999999999999", "0"])
+def test_a_temporary_naming_a_process_id_no_process_can_have_is_stale(tmp_path, capsys, pid):
+    """A process id past the system's range (``os.kill`` raises OverflowError) or 0 (which
+    ``os.kill`` reads as this process group) cannot be a live writer: its temporary is
+    removed by the next write, with a note, never a traceback."""
+    target = tmp_path / "out.h5"
+    left = tmp_path / f".out.h5.hpcswarm-{pid}-0123456789ab.tmp"
+    left.write_bytes(b"half")
+    write_text(target, "whole")
+    assert target.read_text() == "whole" and not left.exists()
+    assert f"(process {pid} is gone)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("door", ["convert", "run"])
+def test_convert_and_run_remove_a_temporary_with_a_huge_process_id(tmp_path, capsys, door):
+    from pathlib import Path
+
+    from cli_checks import run_cli
+
+    data = Path(__file__).parent / "data" / "good.csv"
+    output = tmp_path / ("out.h5" if door == "convert" else "out.json")
+    left = tmp_path / f".{output.name}.hpcswarm-99999999999999999999-0123456789ab.tmp"
+    left.write_bytes(b"half")
+    argv = (["convert", data, output] if door == "convert" else
+            ["run", "--algorithm", "bpso", "--data", "builtin:srbct", "--param",
+             "n_iterations=1", "--param", "n_particles=4", "--output", output])
+    status, _, err = run_cli(capsys, *argv)
+    assert status == 0, err
+    assert "Traceback" not in err and output.exists() and not left.exists()

@@ -451,3 +451,75 @@ def test_run_resume_refuses_an_impossible_finished_record_in_one_line(tmp_path, 
     assert_one_error(status, err, str(job.checkpoint), "damaged checkpoint",
                      "finished task task-000000", message, "--overwrite")
     assert folder_state(tmp_path) == before
+
+
+STORED_FIGURES = {
+    "balanced-accuracy-above-one": ("test_balanced_accuracy", 1.5,
+                                    r"test_balanced_accuracy = 1.5 is no accuracy in \[0, 1\]"),
+    "accuracy-not-its-counts": ("test_accuracy", 0.25,
+                                r"test_accuracy = 0.25, but its counts give 0.8"),
+    "size-not-its-genes": ("subset_size", 9, "subset_size = 9, but the task holds 4 genes"),
+    "refined-balanced-accuracy-below-zero": (
+        "refined_test_balanced_accuracy", -0.5,
+        r"refined_test_balanced_accuracy = -0.5 is no accuracy in \[0, 1\]"),
+}
+"""Figures of a finished task's ``/tasks`` row that its counts contradict: the column, the
+value written over it and what the error says."""
+
+
+def _stored_figure_changed(path, column, value):
+    with h5py.File(path, "r+") as f:
+        f["finished/task-000000"].attrs[column] = value
+
+
+@pytest.mark.parametrize("case", sorted(STORED_FIGURES))
+def test_a_stored_figure_its_counts_contradict_is_a_damaged_checkpoint(tmp_path, case):
+    from hpcswarm.errors import DataError
+
+    column, value, message = STORED_FIGURES[case]
+    path = tmp_path / "job.checkpoint.h5"
+    tasks = [SimpleNamespace(number=n, run=0, fold=n) for n in range(2)]
+    write_checkpoint(path, {"job": 1}, 2, {0: (tasks[0], record(0, 0), 3)}, {})
+    _stored_figure_changed(path, column, value)
+    before = path.read_bytes()
+    with pytest.raises(DataError) as caught:
+        Checkpoint(path, {"job": 1}, 2, read_all=True, n_genes=24, n_samples=30)
+    _assert_damaged(caught, path, "the record of finished task task-000000: ")
+    assert re.search(message, str(caught.value)), caught.value
+    assert path.read_bytes() == before
+
+
+def test_a_balanced_accuracy_not_counted_stays_legal(tmp_path):
+    """NaN where no counts per class were kept (a record of an earlier version)."""
+    path = tmp_path / "job.checkpoint.h5"
+    tasks = [SimpleNamespace(number=n, run=0, fold=n) for n in range(2)]
+    old = replace(record(0, 0), test_class_correct=(), test_class_total=())
+    write_checkpoint(path, {"job": 1}, 2, {0: (tasks[0], old, 3)}, {})
+    checkpoint = Checkpoint(path, {"job": 1}, 2, read_all=True, n_genes=24, n_samples=30)
+    assert checkpoint.results()[0][0] == replace(old, group=3)
+    checkpoint.close()
+
+
+def test_run_resume_refuses_a_balanced_accuracy_above_one_in_one_line(tmp_path, capsys):
+    from hpcswarm.data import load_dataset
+    from hpcswarm.data.sources import dataset_sha256
+    from hpcswarm.run.checkpoint import CheckpointKeeper, checkpoint_identity
+    from hpcswarm.run.jobfile import read_job
+    from hpcswarm.run.plan import draw_tasks
+
+    job_file = _write_job(tmp_path)
+    output = tmp_path / "out.h5"
+    job = read_job(job_file, [f"output={output}"])
+    dataset = load_dataset(job.data)
+    tasks, _ = draw_tasks(job, dataset.y)
+    keeper = CheckpointKeeper(job.checkpoint,
+                              checkpoint_identity(job, dataset_sha256(dataset)), tasks)
+    keeper.done(0, record(0, 0), 0)
+    _stored_figure_changed(job.checkpoint, "test_balanced_accuracy", 1.5)
+    before = folder_state(tmp_path)
+    status, _, err = run_cli(capsys, "run", job_file, "--quiet", "--set", f"output={output}",
+                             "--resume")
+    assert_one_error(status, err, str(job.checkpoint), "damaged checkpoint",
+                     "finished task task-000000",
+                     "test_balanced_accuracy = 1.5 is no accuracy in [0, 1]")
+    assert folder_state(tmp_path) == before

@@ -106,7 +106,7 @@ def test_a_genes_file_in_any_unicode_encoding(tmp_path, capsys, encoding):
 @pytest.mark.parametrize("content, fragments", [
     (b"\x89PNG\x00\x00\x00\rIHDR\x00\x10", ["genes.txt", "binary content"]),
     (b"\xff\xfeG\x00\x00\xd8", ["genes.txt", "not valid UTF-16"]),
-    ("a1_21652\nnot_a_gene\n".encode("utf-16"), ["genes.txt", "unknown gene 'not_a_gene'"]),
+    ("a1_21652\nnot_a_gene\n".encode("utf-16"), ["genes.txt", "line 2: 'not_a_gene' names no gene"]),
 ])
 def test_a_bad_genes_file_is_one_line_naming_it(tmp_path, capsys, content, fragments):
     (tmp_path / "genes.txt").write_bytes(content)

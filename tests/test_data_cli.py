@@ -49,3 +49,21 @@ def test_convert_error_in_a_subprocess(tmp_path):
     expected = f"hpcswarm: error: {bad}: line 3: 4 fields, expected 5 like the header (ragged row)"
     assert done.stderr.strip() == expected
     assert list(tmp_path.iterdir()) == []
+
+
+def test_info_refuses_a_recorded_count_that_is_no_count(tmp_path, capsys):
+    """A count ``convert`` recorded of what it left out is a stored figure, checked on read."""
+    import h5py
+
+    from cli_checks import assert_one_error, run_cli
+
+    output = tmp_path / "good.h5"
+    assert main(["convert", str(GOOD), str(output)]) == 0
+    for value in (-3, 2.5):
+        with h5py.File(output, "r+") as f:
+            f.attrs["dropped_constant_genes"] = value
+        capsys.readouterr()
+        status, out, err = run_cli(capsys, "info", output)
+        assert_one_error(status, err, f"{output}: a damaged dataset: provenance "
+                         f"'dropped_constant_genes' = {value!r} is no count")
+        assert out == ""

@@ -53,25 +53,27 @@ def test_evaluate_imports_no_search():
     assert json.loads(out[0])["total"] == 178 and out[1] == "[]"
 
 
-def test_gene_file_by_name_and_index(capsys, tmp_path):
+@pytest.mark.parametrize("by", ["name", "column"])
+def test_gene_file_by_name_or_by_column(capsys, tmp_path, by):
     dataset = load_dataset("builtin:srbct")
     names = [dataset.gene_names[i] for i in (3, 40, 1000)]
+    entries = names if by == "name" else ["3", "40", "1000"]
     genes = tmp_path / "signature.txt"
-    genes.write_text(f"# a signature\n{names[0]}\n{names[1]}\n\n1000\n")
+    genes.write_text(f"# a signature\n{entries[0]}\n{entries[1]}\n\n{entries[2]}\n")
     result = run(capsys, "builtin:srbct", "--genes", str(genes), "--k", "3", "--cv", "5",
-                 "--seed", "4")
+                 "--seed", "4", *(["--columns"] if by == "column" else []))
     mask = np.zeros(dataset.n_genes, bool)
     mask[[3, 40, 1000]] = True
     expected = KnnEvaluator(dataset.X, dataset.y, k=3, cv=5, seed=4).score(mask)
     assert (result["correct"], result["total"], result["genes_used"]) == \
         (expected.correct, expected.total, 3)
-    assert result["cv"] == 5
+    assert result["cv"] == 5 and result["genes"] == names
 
 
 def test_unknown_gene_is_named(tmp_path):
     genes = tmp_path / "genes.txt"
     genes.write_text("no-such-gene\n")
-    with pytest.raises(ParameterError, match="unknown gene 'no-such-gene'"):
+    with pytest.raises(ParameterError, match="line 1: 'no-such-gene' names no gene"):
         cli.main(["evaluate", "builtin:srbct", "--genes", str(genes)])
 
 
@@ -87,10 +89,14 @@ def test_bad_cv_option_is_one_error_naming_it():
 
 def test_gene_list_rules(tmp_path):
     names = ["7", "GENE_A", "GENE_B"]
-    # a name wins over an index: "7" is the first gene, not column 7
-    assert mask_from_genes(["7", "2"], names).tolist() == [True, False, True]
-    with pytest.raises(ParameterError, match=r"'3' is not a gene name.*outside \[0, 3\)"):
-        mask_from_genes(["3"], names)
+    # "7" is the first gene's name; a number that names no gene is never a column
+    assert mask_from_genes(["7", "GENE_B"], names).tolist() == [True, False, True]
+    with pytest.raises(ParameterError, match=r"line 4: '2' names no gene of the dataset "
+                                             r"\(a gene list holds names; for 0-based columns"):
+        mask_from_genes(["7", "2"], names, lines=[3, 4])
+    assert mask_from_genes(["0", "2"], names, columns=True).tolist() == [True, False, True]
+    with pytest.raises(ParameterError, match=r"'3' is no 0-based column in \[0, 3\)"):
+        mask_from_genes(["3"], names, columns=True)
     with pytest.raises(ParameterError, match="empty"):
         mask_from_genes([], names)
     with pytest.raises(DataError, match="missing.txt: no such file"):

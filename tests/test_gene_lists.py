@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from cli_checks import assert_one_error, run_cli
+from hpcswarm.cli import IN_SAMPLE_NOTE
 from hpcswarm.data import Dataset, open_dataset, write_dataset
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness.genes import mask_from_genes
@@ -33,9 +34,9 @@ def test_a_written_list_reads_back_exactly(tmp_path):
     path.write_text(gene_table(("frequency",), [(n, j, "1") for j, n in enumerate(AWKWARD)]),
                     encoding="utf-8")
     listed = read_gene_list(path)
-    assert listed.names_only and listed.entries == AWKWARD
+    assert listed.written and listed.entries == AWKWARD
     names = ["TP53", *AWKWARD, "hash", "a", "lead", "trail", "5"]
-    mask = mask_from_genes(listed.entries, names, names_only=True)
+    mask = mask_from_genes(listed.entries, names)
     assert np.flatnonzero(mask).tolist() == list(range(1, len(AWKWARD) + 1))
 
 
@@ -43,17 +44,18 @@ def test_names_of_a_written_list_are_never_indices(tmp_path):
     path = tmp_path / "genes.tsv"
     path.write_text(gene_table((), [("12", 0)]))
     listed = read_gene_list(path)
-    with pytest.raises(ParameterError, match="unknown gene '12'.*names genes, not columns"):
-        mask_from_genes(listed.entries, [f"g{j}" for j in range(20)], names_only=listed.names_only)
+    with pytest.raises(ParameterError, match="line 2: '12' names no gene of the dataset"):
+        mask_from_genes(listed.entries, [f"g{j}" for j in range(20)], lines=listed.lines)
 
 
 def test_a_plain_list_keeps_its_rules(tmp_path):
     path = tmp_path / "mine.txt"
     path.write_text("# my favourites\n\n  TP53  \n7\n#skipped\nMYC\n")
     listed = read_gene_list(path)
-    assert not listed.names_only and listed.entries == ["TP53", "7", "MYC"]
-    names = ["MYC", " TP53"] + [f"g{j}" for j in range(6)]
-    # a hand-typed name matches a dataset name with surrounding spaces; 7 is a column
+    assert not listed.written and listed.entries == ["TP53", "7", "MYC"]
+    assert listed.lines == [3, 4, 6]
+    names = ["MYC", " TP53"] + [f"g{j}" for j in range(5)] + ["7"]
+    # a hand-typed name matches a dataset name with surrounding spaces; 7 is a name
     assert np.flatnonzero(mask_from_genes(listed.entries, names)).tolist() == [0, 1, 7]
 
 
@@ -61,7 +63,7 @@ def test_a_list_written_by_an_earlier_version_still_reads(tmp_path):
     path = tmp_path / "old.signature.tsv"
     path.write_text("# final signature: 2 genes\n# estimate\ngene\tcolumn\tfold_frequency\n"
                     "B\t1\t1.0000\nA\t0\t0.5000\n")
-    assert read_gene_list(path) == (["B", "A"], True)
+    assert read_gene_list(path) == (["B", "A"], [4, 5], True)
 
 
 def _signature(genes):
@@ -96,8 +98,11 @@ def test_evaluate_reads_the_signature_list_the_tool_writes(awkward_data, tmp_pat
     assert status == 0, err
     assert json.loads(out)["genes_used"] == len(chosen)
     expected = run_cli(capsys, "evaluate", path, "--genes", _indices(tmp_path, chosen),
-                       "--k", "1", "--cv", "2")[1]
+                       "--columns", "--k", "1", "--cv", "2")[1]
     assert json.loads(out)["accuracy"] == json.loads(expected)["accuracy"]
+    assert json.loads(out)["genes"] == [names[j] for j in sorted(chosen)]
+    assert json.loads(out)["note"] == IN_SAMPLE_NOTE  # a signature: in-sample on its samples
+    assert "in-sample and optimistically biased" in IN_SAMPLE_NOTE
 
 
 def _indices(folder, columns):
@@ -140,10 +145,11 @@ def test_a_quoted_carriage_return_reads_back(tmp_path):
     """A line ``\\r\\n`` inside a quoted name is part of the name, not a line end."""
     path = tmp_path / "genes.tsv"
     path.write_bytes(gene_table((), [(n, j) for j, n in enumerate(CARRIAGE)]).encode())
-    assert read_gene_list(path) == (CARRIAGE, True)
+    listed = read_gene_list(path)
+    assert (listed.entries, listed.written) == (CARRIAGE, True)
     wide = tmp_path / "wide.tsv"  # saved again by a Windows editor as UTF-16
     wide.write_bytes(gene_table((), [(n, j) for j, n in enumerate(CARRIAGE)]).encode("utf-16"))
-    assert read_gene_list(wide) == (CARRIAGE, True)
+    assert read_gene_list(wide).entries == CARRIAGE
 
 
 def test_a_bare_carriage_return_in_an_unquoted_name_is_one_line(tmp_path, capsys):
@@ -154,12 +160,12 @@ def test_a_bare_carriage_return_in_an_unquoted_name_is_one_line(tmp_path, capsys
     assert out == ""
 
 
-@pytest.mark.parametrize("entry", ["²", "١", "５", "--3", "3-"])
+@pytest.mark.parametrize("entry", ["²", "١", "５", "--3", "3-", "-1"])
 def test_only_ascii_digits_are_columns(entry):
-    """Python's ``int`` reads superscripts and other scripts' digits; a list never does."""
-    with pytest.raises(ParameterError, match=f"unknown gene '{entry}': not a gene name of the "
-                                             "dataset nor a 0-based index"):
-        mask_from_genes([entry], [f"g{j}" for j in range(8)])
+    """Python's ``int`` reads superscripts and other scripts' digits; ``--columns`` never
+    does."""
+    with pytest.raises(ParameterError, match=f"'{entry}' is no 0-based column in \\[0, 8\\)"):
+        mask_from_genes([entry], [f"g{j}" for j in range(8)], columns=True)
 
 
 def test_every_list_and_table_the_tool_writes_reads_back_the_dataset_names(tmp_path, capsys):
@@ -232,6 +238,33 @@ def test_evaluate_reads_a_list_saved_by_another_tool(tmp_path, capsys, case, dat
     listed.write_bytes(SAVED_ELSEWHERE[case])
     status, out, err = run_cli(capsys, "evaluate", table, "--genes", listed, "--cv", "2")
     assert status == 0, err
-    expected = run_cli(capsys, "evaluate", table, "--genes", _indices(tmp_path, [1, 2]),
-                       "--cv", "2")[1]
-    assert json.loads(out)["genes_used"] == 2 and json.loads(out) == json.loads(expected)
+    expected = json.loads(run_cli(capsys, "evaluate", table, "--genes",
+                                  _indices(tmp_path, [1, 2]), "--columns", "--cv", "2")[1])
+    result = json.loads(out)
+    assert result["genes"] == ["MYC", "EGFR"]
+    assert result.pop("note", IN_SAMPLE_NOTE) == IN_SAMPLE_NOTE and result == expected
+
+
+# ------------------------------------------------------------------ names, never positions
+def test_a_number_that_names_no_gene_is_an_error_naming_its_line(tmp_path, capsys):
+    """Genes named by Entrez ids: ``40`` names no gene, so the list is refused at its line
+    (it used to select column 40 in silence); ``--columns`` reads columns when wanted."""
+    table = tmp_path / "t.csv"
+    table.write_text("sample,7157,672,1956,label\ns1,1,2,0,a\ns2,3,4,1,b\ns3,5,6,0,a\n"
+                     "s4,7,8,1,b\ns5,1,3,0,a\ns6,8,8,1,b\n")
+    listed = tmp_path / "genes.txt"
+    listed.write_text("# TP53 and one more\n7157\n\n2\n")
+    status, out, err = run_cli(capsys, "evaluate", table, "--genes", listed, "--cv", "2")
+    assert_one_error(status, err, f"{listed}: line 4: '2' names no gene of the dataset",
+                     "evaluate --columns")
+    assert out == ""
+    listed.write_text("7157\n1956\n")
+    status, out, err = run_cli(capsys, "evaluate", table, "--genes", listed, "--cv", "2")
+    assert status == 0, err
+    result = json.loads(out)
+    assert result["genes"] == ["7157", "1956"] and "note" not in result  # typed by hand
+    listed.write_text("0\n2\n")
+    status, out, err = run_cli(capsys, "evaluate", table, "--genes", listed, "--columns",
+                               "--cv", "2")
+    assert status == 0, err
+    assert json.loads(out)["genes"] == ["7157", "1956"]

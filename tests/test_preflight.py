@@ -416,16 +416,29 @@ def test_the_lock_is_released_when_a_check_fails(tmp_path, capsys, no_computatio
 def test_a_lock_held_by_a_dead_process_of_this_host_is_stale(tmp_path, monkeypatch):
     """Where the lock is still reported held (a network file system), a holder of this host
     whose process is gone is detected and its lock file replaced."""
-    import errno
-    import fcntl
     import socket
 
     from hpcswarm.run import joblock
 
     path = tmp_path / "out.h5.lock"
     path.write_text(f"{socket.gethostname()} 999999999\n")
-    real = fcntl.flock
-    calls = []
+    calls = _held_once(monkeypatch)
+    lock = joblock.JobLock(tmp_path / "out.h5")
+    assert lock.acquire() is None and len(calls) == 2
+    assert path.read_text() == f"{socket.gethostname()} {os.getpid()}\n"
+    lock.release()
+    assert not path.exists()
+
+
+def _held_once(monkeypatch):
+    """Make the lock report itself held once (as a network file system that lost track of a
+    dead holder does), then taken; returns the list of calls."""
+    import errno
+    import fcntl
+
+    from hpcswarm.run import joblock
+
+    real, calls = fcntl.flock, []
 
     def held_once(handle, operation):
         calls.append(operation)
@@ -434,8 +447,44 @@ def test_a_lock_held_by_a_dead_process_of_this_host_is_stale(tmp_path, monkeypat
         return real(handle, operation)
 
     monkeypatch.setattr(joblock.fcntl, "flock", held_once)
+    return calls
+
+
+@pytest.mark.parametrize("pid", ["99999999999999999999", "0"])
+def test_a_lock_naming_a_process_id_no_process_can_have_is_stale(tmp_path, monkeypatch, pid):
+    """A holder's process id past the system's range (``os.kill`` raises OverflowError) or 0
+    (``os.kill`` reads it as this process group) is no live process: the lock is stale."""
+    import socket
+
+    from hpcswarm.run import joblock
+
+    (tmp_path / "out.h5.lock").write_text(f"{socket.gethostname()} {pid}\n")
+    calls = _held_once(monkeypatch)
     lock = joblock.JobLock(tmp_path / "out.h5")
     assert lock.acquire() is None and len(calls) == 2
-    assert path.read_text() == f"{socket.gethostname()} {os.getpid()}\n"
     lock.release()
-    assert not path.exists()
+
+
+def test_a_lock_whose_process_id_is_no_ascii_number_names_no_holder(tmp_path, monkeypatch):
+    """Digits that are no ASCII number (a superscript two) are not a holder's process id."""
+    import socket
+
+    from hpcswarm.run import joblock
+
+    (tmp_path / "out.h5.lock").write_text(f"{socket.gethostname()} \u00b2\n")
+    _held_once(monkeypatch)
+    problem = joblock.JobLock(tmp_path / "out.h5").acquire()
+    assert "another run of this job is under way (host an unknown host" in problem
+
+
+def test_a_job_takes_over_a_lock_naming_a_huge_process_id(tmp_path, capsys, monkeypatch):
+    import socket
+
+    from hpcswarm.__main__ import main as entry
+
+    (tmp_path / "out.h5.lock").write_text(f"{socket.gethostname()} 99999999999999999999\n")
+    _held_once(monkeypatch)
+    status = entry(cli_args(tmp_path) + ["--quiet"])
+    err = capsys.readouterr().err
+    assert status == 0 and "Traceback" not in err, err
+    assert (tmp_path / "out.h5").exists() and not (tmp_path / "out.h5.lock").exists()

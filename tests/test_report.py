@@ -335,6 +335,40 @@ def test_a_damaged_search_document_names_the_field(tmp_path, capsys, key, value,
                      + fragment)
 
 
+def _score(**changes):
+    return lambda document: document["extra"]["score"].update(changes)
+
+
+def _first_point(**changes):
+    return lambda document: document["front"][0].update(changes)
+
+
+@pytest.mark.parametrize("change, fragment", [
+    (_score(balanced_accuracy=1.7),
+     "'extra.score.balanced_accuracy' must be an accuracy in [0, 1] (or null), got 1.7"),
+    (_score(accuracy=-0.1), "'extra.score.accuracy' must be an accuracy in [0, 1]"),
+    (_score(correct=200), "'extra.score.correct' must be a count of correct predictions "
+                          "between 0 and a total of at least one sample"),
+    (_first_point(total=0), "'front[0].correct' must be a count of correct predictions"),
+    (lambda document: document.update(fitness=1.5),
+     "'fitness' must be a fitness in [-2.0, 1.0], got 1.5"),
+], ids=["balanced-above-one", "accuracy-below-zero", "correct-above-total", "front-no-sample",
+        "fitness-above-one"])
+def test_a_search_document_with_an_impossible_figure_names_it(tmp_path, capsys, change,
+                                                                fragment):
+    """A stored figure of a search's JSON is checked on read, as a results file's."""
+    output = tmp_path / "single.json"
+    assert cli.main(["run", "--data", "sklearn:wine", "--algorithm", "sfs", "--output",
+                     str(output)]) == 0
+    document = json.loads(output.read_text())
+    change(document)
+    output.write_text(json.dumps(document))
+    capsys.readouterr()
+    assert main(["report", str(output)]) == 2
+    assert_one_error(2, capsys.readouterr().err, "single.json: a damaged search document: "
+                     + fragment)
+
+
 def test_a_search_document_without_its_optional_fields_is_read(tmp_path):
     output = tmp_path / "single.json"
     assert cli.main(["run", "--data", "sklearn:wine", "--algorithm", "sfs", "--output",

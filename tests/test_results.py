@@ -145,3 +145,86 @@ def test_a_damaged_results_file_is_one_error_naming_it(finished, tmp_path, damag
             f.attrs["name"] = np.bytes_(b"\xff\xfe")
     with pytest.raises(DataError, match=re.escape(f"damaged.h5: {fragment}")):
         read_results(path)
+
+
+STORED_FIGURES = {
+    "balanced-accuracy-above-one": ("test_balanced_accuracy", 1.7,
+                                    r"test_balanced_accuracy = 1.7 is no accuracy in \[0, 1\]"),
+    "accuracy-not-its-counts": ("test_accuracy", 0.125, r"test_accuracy = 0.125, but its "
+                                                        r"counts give"),
+    "baseline-balanced-not-its-counts": ("baseline_balanced_accuracy", 0.0,
+                                         "baseline_balanced_accuracy = 0.0, but its counts "
+                                         "give"),
+    "size-not-its-genes": ("subset_size", 0, "subset_size = 0, but the task holds"),
+    "correct-above-total": ("test_correct", 99, "test_correct = 99 of test_total"),
+}
+"""Figures of the ``/tasks`` table that the task's counts contradict: the column, the value
+written over its first row and what the error says."""
+
+
+def _damaged_copy(job, folder, column=None, value=None):
+    path = folder / "damaged.h5"
+    path.write_bytes(job.output.read_bytes())
+    if column is not None:
+        with h5py.File(path, "r+") as f:
+            values = f["tasks"][column][()]
+            values[0] = value
+            f["tasks"][column][...] = values
+    return path
+
+
+@pytest.mark.parametrize("case", sorted(STORED_FIGURES))
+def test_a_stored_figure_its_counts_contradict_is_a_damaged_results_file(finished, tmp_path,
+                                                                         case):
+    column, value, message = STORED_FIGURES[case]
+    path = _damaged_copy(finished[0], tmp_path, column, value)
+    with pytest.raises(DataError, match="damaged.h5: a damaged results file: run 0 fold 0: "
+                                        + message):
+        read_results(path)
+
+
+def test_report_refuses_a_balanced_accuracy_above_one_in_one_line(finished, tmp_path, capsys):
+    """It was reported as 77.99 ± 47.12 %."""
+    from cli_checks import assert_one_error, folder_state, run_cli
+
+    path = _damaged_copy(finished[0], tmp_path, "test_balanced_accuracy", 1.7)
+    before = folder_state(tmp_path)
+    status, out, err = run_cli(capsys, "report", path, "--csv", tmp_path / "csv")
+    assert_one_error(status, err, f"{path}: a damaged results file: run 0 fold 0: "
+                     "test_balanced_accuracy = 1.7 is no accuracy in [0, 1]")
+    assert out == "" and folder_state(tmp_path) == before
+
+
+def test_a_balanced_accuracy_not_counted_stays_legal(finished, tmp_path):
+    """A file written before counts per class were kept: its balanced accuracies are NaN."""
+    path = _damaged_copy(finished[0], tmp_path)
+    with h5py.File(path, "r+") as f:
+        for column in ("test", "baseline", "pca"):
+            f["tasks"][f"{column}_balanced_accuracy"][...] = np.nan
+        for run in f["runs"].values():
+            for fold in run.values():
+                for name in [name for name in fold if "_class_" in name]:
+                    del fold[name]
+    assert np.isnan(read_results(path).table.test_balanced_accuracy).all()
+
+
+@pytest.mark.parametrize("estimate, inner, frequency, fragment", [
+    ({"row": "M", "mean": 1.4, "n": 1}, (1, 1), 0.5, "the final signature's estimate mean = 1.4 "
+                                                     "is no accuracy in [0, 1]"),
+    ({"row": "M", "mean": 0.9, "n": 1}, (5, 4), 0.5, "the final signature's inner_correct = 5 "
+                                                     "of inner_total = 4 is no accuracy"),
+    ({"row": "M", "mean": 0.9, "n": 1}, (1, 1), 2.0, "the final signature's frequency holds "
+                                                     "values outside [0, 1]"),
+], ids=["estimate-above-one", "inner-above-one", "frequency-above-one"])
+def test_a_final_signature_with_an_impossible_figure_is_a_damaged_results_file(
+        finished, tmp_path, estimate, inner, frequency, fragment):
+    from hpcswarm.signatures.final import FinalSignature
+
+    path = _damaged_copy(finished[0], tmp_path)
+    genes = np.array([0, 3])
+    with h5py.File(path, "r+") as f:
+        FinalSignature(genes, genes, "none", (0,), *inner, np.full(2, frequency), estimate,
+                       {}, None).to_hdf5(f)
+    with pytest.raises(DataError, match=re.escape(f"damaged.h5: a damaged results file: "
+                                                  f"{fragment}")):
+        read_results(path)

@@ -2,7 +2,21 @@
 
 import json
 
-from hpcswarm.errors import ParameterError
+from hpcswarm.errors import DataError, ParameterError
+
+DROPPED_PREFIX = "dropped_"
+"""The provenance counts ``convert`` records of what it left out (``dropped_constant_genes``,
+``dropped_unlabelled_samples``...): each a count of genes or samples, 0 or more."""
+
+
+def _check_counts(dataset, spec):
+    """Refuse a dataset whose recorded counts of what ``convert`` left out are not counts (a
+    damaged file): one :class:`DataError` naming the file and the field."""
+    for key, value in sorted(dataset.attrs.items()):
+        if key.startswith(DROPPED_PREFIX) and not (
+                isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            raise DataError(f"{dataset.path or spec}: a damaged dataset: provenance {key!r} = "
+                            f"{value!r} is no count of genes or samples (0 or more)")
 
 
 def _size(n_bytes):
@@ -32,9 +46,12 @@ def describe(dataset, spec, n_names=5):
     ------
     ParameterError
         ``n_names`` is negative.
+    DataError
+        A count ``convert`` recorded of the genes or samples it left out is no count.
     """
     if n_names < 0:
         raise ParameterError(f"names must be 0 or more, got {n_names}")
+    _check_counts(dataset, spec)
     X = dataset.X
     where = f" ({dataset.path})" if dataset.path is not None and str(dataset.path) != spec else ""
     if dataset.memory_mapped:

@@ -6,27 +6,27 @@ import numpy as np
 
 from hpcswarm.errors import ParameterError
 
-_INDEX = re.compile(r"-?[0-9]+")
-"""An entry read as a column: ASCII digits after an optional minus (then refused as out of
-range); the other digits Python's ``int`` reads (other scripts', full-width) are never
-columns, and a superscript is not a number at all."""
+_INDEX = re.compile(r"[0-9]+")
+"""A 0-based column (``--columns``): ASCII digits; the other digits Python's ``int`` reads
+(other scripts', full-width) are never columns, and a superscript is not a number at all."""
 
 
-def mask_from_genes(entries, gene_names, *, names_only=False):
+def mask_from_genes(entries, gene_names, *, columns=False, lines=None):
     """Boolean mask over ``gene_names`` of the genes named in ``entries``.
 
-    An entry is looked up as a gene name, compared without surrounding spaces (the name rule
-    of :func:`hpcswarm.data.validate.clean_names`); failing that, an integer in ASCII digits
-    is a 0-based column index (gene names that look like integers, such as clone IDs,
-    therefore win over indices). Duplicates are allowed.
+    Each entry is a gene name, compared without surrounding spaces (the name rule of
+    :func:`hpcswarm.data.validate.clean_names`), even one that looks like a number (Entrez
+    ids): an entry that names no gene is an error, never read as a column. With ``columns``
+    every entry is a 0-based column instead, in ASCII digits. Duplicates are allowed.
 
     Parameters
     ----------
     entries : sequence of str
     gene_names : sequence of str
-    names_only : bool, default False
-        Entries are names, never indices (a list hpcswarm wrote,
-        :func:`hpcswarm.signatures.genelist.read_gene_list`).
+    columns : bool, default False
+        The entries are 0-based columns, not names.
+    lines : sequence of int, optional
+        The line of its file each entry was read from, named by the error about it.
 
     Returns
     -------
@@ -35,7 +35,8 @@ def mask_from_genes(entries, gene_names, *, names_only=False):
     Raises
     ------
     ParameterError
-        If ``entries`` is empty or an entry is neither a gene name nor a valid index.
+        If ``entries`` is empty or an entry names no gene (is no column in range, with
+        ``columns``).
     """
     if not entries:
         raise ParameterError("the gene list is empty: give at least one gene")
@@ -45,18 +46,18 @@ def mask_from_genes(entries, gene_names, *, names_only=False):
     for i, name in enumerate(gene_names):
         position.setdefault(str(name).strip(), i)
     mask = np.zeros(len(gene_names), dtype=bool)
-    for entry in entries:
-        index = position.get(entry, position.get(entry.strip()))
-        if index is None and names_only:
-            raise ParameterError(f"unknown gene {entry!r}: not a gene name of the dataset "
-                                 "(a gene list with a 'gene' header names genes, not columns)")
-        if index is None and _INDEX.fullmatch(entry.strip()):
+    for number, entry in enumerate(entries):
+        where = f"line {lines[number]}: " if lines is not None else ""
+        if columns:
+            if not (_INDEX.fullmatch(entry.strip()) and int(entry) < len(gene_names)):
+                raise ParameterError(f"{where}{entry!r} is no 0-based column in [0, "
+                                     f"{len(gene_names)}) (--columns reads column numbers)")
             index = int(entry)
-            if not 0 <= index < len(gene_names):
-                raise ParameterError(f"gene {entry!r} is not a gene name, and as an index it is "
-                                     f"outside [0, {len(gene_names)})")
+        else:
+            index = position.get(entry, position.get(entry.strip()))
         if index is None:
-            raise ParameterError(f"unknown gene {entry!r}: not a gene name of the dataset nor "
-                                 "a 0-based index")
+            hint = (" (a gene list holds names; for 0-based columns, evaluate --columns)"
+                    if _INDEX.fullmatch(entry.strip()) else "")
+            raise ParameterError(f"{where}{entry!r} names no gene of the dataset{hint}")
         mask[index] = True
     return mask

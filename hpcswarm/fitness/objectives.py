@@ -17,15 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hpcswarm.store.objectives import ALPHA_RANGE, OBJECTIVE_TABLE, objective_row
-
-WORST_FITNESS = -2.0
-"""Fitness of the empty subset.
-
-PSO-LSRG resets gbest to the empty subset (Tran et al. 2016, Sect. 3, after Chuang et al.
-2008), so every non-empty subset must beat it: every objective here takes values in
-[-1, 1] on non-empty subsets, and -2.0 lies strictly below while staying finite and
-JSON-safe.
-"""
+from hpcswarm.store.records import WORST_FITNESS
 
 OBJECTIVES = tuple(OBJECTIVE_TABLE)
 """The objectives' names (:data:`~hpcswarm.store.objectives.OBJECTIVE_TABLE`)."""

@@ -60,8 +60,9 @@ from hpcswarm.store.atomic import atomic_hdf5, special_kind
 from hpcswarm.store.encoding import (GROUP_ENCODING, STRINGS_ENCODING, check_tag, damaged_file,
                                      decode_value, finite, json_text, tag, tags, write_array)
 from hpcswarm.store.reading import checked_read, parse_json
-from hpcswarm.store.records import (BIAS_NOTE, SEARCH_ENCODING, FrontPoint, History,
-                              TaskRecord)
+from hpcswarm.store.figures import stored_task_problem
+from hpcswarm.store.records import (BIAS_NOTE, SEARCH_ENCODING, WORST_FITNESS, FrontPoint,
+                                    History, TaskRecord, column_value)
 from hpcswarm.store.settings import with_later_params
 
 ENCODING = ("hpcswarm-results", "0.1.0")
@@ -174,30 +175,12 @@ def task_table(results):
     """The ``/tasks`` columns (:class:`TaskTable`) from in-memory task records
     (:class:`~hpcswarm.store.records.TaskRecord`)."""
     table = {}
-    for column in TASK_COLUMNS:
-        if column == "test_accuracy":
-            values = [r.test_correct / r.test_total for r in results]
-        elif column in ("baseline_accuracy", "pca_accuracy"):
-            prefix = column.split("_")[0]
-            values = [getattr(r, f"{prefix}_correct") / getattr(r, f"{prefix}_total")
-                      for r in results]
-        elif column == "subset_size":
-            values = [len(r.genes) for r in results]
-        else:
-            values = [getattr(r, column) for r in results]
+    columns = TASK_COLUMNS + (REFINED_COLUMNS if results and results[0].refined is not None
+                              else ())
+    for column in columns:
         # a balanced accuracy that was not counted (None) is NaN in its float column
-        table[column] = np.array(values, dtype=np.int64 if column in _INT_COLUMNS else float)
-    if results and results[0].refined is not None:
-        refined = [r.refined for r in results]
-        for column in REFINED_COLUMNS:
-            if column == "refined_size":
-                values = [len(r.genes) for r in refined]
-            elif column == "refined_test_accuracy":
-                values = [r.test_correct / r.test_total for r in refined]
-            else:
-                values = [getattr(r, column[len("refined_"):]) for r in refined]
-            table[column] = np.array(values, dtype=np.int64 if column in _INT_COLUMNS
-                                     else float)
+        table[column] = np.array([column_value(r, column) for r in results],
+                                 dtype=np.int64 if column in _INT_COLUMNS else float)
     return TaskTable(**table)
 
 
@@ -405,6 +388,12 @@ def read_results(path):
         similarity = (_read_similarity(f["gene_similarity"], path, n_genes)
                       if "gene_similarity" in f else None)
     _check_gene_columns(path, len(gene_names), tasks, final)
+    for i, task in enumerate(tasks):
+        problem = stored_task_problem(task, {k: v[i] for k, v in table.items()}, n_genes,
+                                      n_samples)
+        if problem is not None:
+            raise DataError(f"{path}: a damaged results file: run {task.run} fold "
+                            f"{task.fold}: {problem}")
     refined = [t.refined.genes for t in tasks if t.refined is not None]
     return MethodResults(path, attrs, gene_names, class_names, table, [t.genes for t in tasks],
                          [t.history.values for t in tasks],
@@ -426,6 +415,30 @@ def _check_gene_columns(path, n_genes, tasks, final):
     if final is not None:
         for what, genes in (("genes", final.genes), ("search genes", final.search_genes)):
             _check_columns(path, f"the final signature's {what}", genes, n_genes)
+        problem = _final_problem(final)
+        if problem is not None:
+            raise DataError(f"{path}: a damaged results file: the final signature's {problem}")
+
+
+_ESTIMATE_FIGURES = ("best", "mean", "std", "min", "max")
+"""The accuracies of the final signature's estimate (:func:`describe` of the row's runs)."""
+
+
+def _final_problem(final):
+    """What makes the stored figures of a final signature impossible (a phrase naming the
+    field), or None: its inner counts, its genes' frequencies and its estimate's accuracies."""
+    if not 0 <= final.inner_correct <= final.inner_total or final.inner_total < 1:
+        return (f"inner_correct = {final.inner_correct} of inner_total = {final.inner_total} "
+                "is no accuracy in [0, 1]")
+    for name in ("frequency", "subsample_frequency"):
+        values = getattr(final, name)
+        if values is not None and not ((values >= 0) & (values <= 1)).all():  # NaN too
+            return f"{name} holds values outside [0, 1]"
+    for name in _ESTIMATE_FIGURES:
+        value = final.estimate.get(name) if isinstance(final.estimate, dict) else None
+        if value is not None and not (isinstance(value, (int, float)) and 0 <= value <= 1):
+            return f"estimate {name} = {value!r} is no accuracy in [0, 1]"
+    return None
 
 
 def _check_columns(path, where, genes, n_genes):
@@ -540,6 +553,39 @@ def _check_search_fields(path, document):
             refuse(key, f"a list of gene columns in [0, {n_genes})", genes)
     if not document["history"] or not all(isinstance(row, dict) for row in document["history"]):
         refuse("history", "a list of rounds (tables)", document["history"])
+    _check_search_figures(document, refuse)
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_search_figures(document, refuse):
+    """Refuse a search document whose stored figures are impossible: each count of correct
+    predictions (the search's score, its refined subset's, its front points') an integer
+    between 0 and a total of at least one sample, an accuracy or balanced accuracy in [0, 1]
+    (null where not counted), a fitness between the empty subset's and a perfect score."""
+    score = document["extra"].get("score")
+    counted = [("extra.score", score), *((f"front[{i}]", point)
+                                         for i, point in enumerate(document["front"]))]
+    if document.get("refined"):
+        counted.append(("refined", document["refined"]))
+    for key, counts in counted:
+        correct, total = ((counts.get("correct"), counts.get("total"))
+                          if isinstance(counts, dict) else (None, None))
+        if not (isinstance(correct, int) and isinstance(total, int)
+                and not isinstance(correct, bool) and 0 <= correct <= total and total >= 1):
+            refuse(f"{key}.correct", "a count of correct predictions between 0 and a total "
+                   "of at least one sample", counts)
+        for name in ("accuracy", "balanced_accuracy"):
+            value = counts.get(name)
+            if value is not None and not (_is_number(value) and 0 <= value <= 1):
+                refuse(f"{key}.{name}", "an accuracy in [0, 1] (or null)", value)
+    for key, value in [("fitness", document["fitness"]),
+                       *((f"front[{i}].fitness", point.get("fitness"))
+                         for i, point in enumerate(document["front"]))]:
+        if not (_is_number(value) and WORST_FITNESS <= value <= 1.0):
+            refuse(key, f"a fitness in [{WORST_FITNESS}, 1.0]", value)
 
 
 def _search_results(path, document):

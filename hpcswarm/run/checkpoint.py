@@ -41,14 +41,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import h5py
-import numpy as np
 
 from hpcswarm.errors import DataError, HpcswarmError, ParameterError
-from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.results.files import task_table
 from hpcswarm.store.atomic import atomic_hdf5
 from hpcswarm.store.encoding import (GROUP_ENCODING, check_tag, decode_value, read_tag, tag,
                                      write_array)
+from hpcswarm.store.figures import stored_task_problem
 from hpcswarm.store.reading import check_declared, checked_read, parse_json
 from hpcswarm.store.records import TaskRecord
 from hpcswarm.store.settings import with_later_params
@@ -123,105 +122,6 @@ def _snapshot_shape(name, dataset, n_particles, n_genes):
                  for dim in spec.shape)
 
 
-_COUNT_PAIRS = (("train_correct", "train_total"), ("test_correct", "test_total"),
-                ("baseline_correct", "baseline_total"), ("pca_correct", "pca_total"))
-"""The (correct, total) counts of a record (and of its front's points and refined subset)."""
-
-
-def _indices_problem(name, values, bound):
-    """What makes ``values`` no 1-D array of distinct indices in [0, ``bound``) (a phrase),
-    or None (``bound`` None: no upper bound)."""
-    values = np.asarray(values)
-    if values.ndim != 1 or (values.size and values.dtype.kind not in "iu"):
-        return f"{name} is no 1-D array of indices"
-    high = np.inf if bound is None else bound
-    if values.size and (values.min() < 0 or values.max() >= high):
-        return f"{name} holds indices outside [0, {high})"
-    if np.unique(values).size != values.size:
-        return f"{name} holds an index twice"
-    return None
-
-
-def _counts_problem(where, source, none=()):
-    """The first ``correct``/``total`` pair of ``source`` (a record, a front point, a
-    refined subset) that is no accuracy in [0, 1], as a phrase, or None; a pair in ``none``
-    (a front point's ``(-1, -1)``: no held-out data) stands for no accuracy."""
-    for correct, total in _COUNT_PAIRS:
-        if not hasattr(source, correct):
-            continue
-        pair = (getattr(source, correct), getattr(source, total))
-        if pair not in none and not 0 <= pair[0] <= pair[1]:
-            return (f"{where}{correct} = {getattr(source, correct)} of {total} = "
-                    f"{getattr(source, total)} is no accuracy in [0, 1]")
-    return None
-
-
-def _class_counts_problem(where, source, prefix="test"):
-    """What makes the counts per class of ``source`` (a record or a refined subset) under
-    ``prefix`` (``test``; a record's ``baseline`` and ``pca`` too) no counts of its
-    predictions (a phrase), or None: as many correct counts as totals, each
-    ``0 <= correct <= total``, summing to ``{prefix}_correct`` and ``{prefix}_total``. None
-    when it has none (a record of an earlier version)."""
-    correct = getattr(source, f"{prefix}_class_correct")
-    total = getattr(source, f"{prefix}_class_total")
-    if not correct and not total:
-        return None
-    all_correct = getattr(source, f"{prefix}_correct")
-    all_total = getattr(source, f"{prefix}_total")
-    if (len(correct) != len(total) or any(not 0 <= c <= t for c, t in zip(correct, total))
-            or sum(correct) != all_correct or sum(total) != all_total):
-        return (f"{where}{prefix}_class_correct = {list(correct)} of {prefix}_class_total = "
-                f"{list(total)} are no counts of {prefix}_correct = {all_correct} of "
-                f"{prefix}_total = {all_total}")
-    return None
-
-
-def _fitness_problem(where, value):
-    if not WORST_FITNESS <= value <= 1.0:  # NaN too
-        return f"{where}train_fitness = {value!r} is outside [{WORST_FITNESS}, 1.0]"
-    return None
-
-
-def record_problem(record, n_genes=None, n_samples=None):
-    """What makes a finished task's record impossible (a phrase naming the field), or None.
-
-    Accuracies are counts ``0 <= correct <= total`` (per class too, adding up to the test's
-    and the baselines' counts); fitness values lie between the empty
-    subset's and a perfect score; gene indices are distinct and below ``n_genes``, sample
-    indices below ``n_samples`` (when given); times, counts and the history are finite and
-    not negative (the best fitness of the history excepted).
-    """
-    problems = [
-        _counts_problem("", record),
-        *(_class_counts_problem("", record, prefix) for prefix in ("test", "baseline", "pca")),
-        _fitness_problem("", record.train_fitness),
-        _indices_problem("selected_genes", record.genes, n_genes),
-        _indices_problem("train_index", record.train_index, n_samples),
-        _indices_problem("test_index", record.test_index, n_samples),
-    ]
-    for name in ("seconds", "pca_components", "evaluations", "archive_hits"):
-        value = getattr(record, name)
-        if not 0 <= value < np.inf:
-            problems.append(f"{name} = {value!r} is not a finite number >= 0")
-    values = record.history.values
-    if values.dtype.kind != "f" or not np.isfinite(values).all():
-        problems.append("history holds values that are not finite")
-    for i, point in enumerate(record.front):
-        problems += [_counts_problem(f"front point {i}: ", point, none=((-1, -1),)),
-                     _fitness_problem(f"front point {i}: ", point.fitness),
-                     _indices_problem(f"front point {i}: genes", point.genes, n_genes)]
-    refined = record.refined
-    if refined is not None:
-        problems += [_counts_problem("refined ", refined),
-                     _class_counts_problem("refined ", refined),
-                     _indices_problem("refined_genes", refined.genes, n_genes),
-                     _indices_problem("refined_removed", refined.removed, n_genes)]
-        frequency = np.zeros(0) if refined.frequency is None else refined.frequency
-        if not ((frequency >= 0) & (frequency <= 1)).all():  # NaN too
-            problems.append("refined_frequency holds values outside [0, 1]")
-    return next((problem for problem in problems if problem is not None), None)
-
-
 def _write_snapshot(running, task, snapshot):
     group = running.create_group(_name(task.number))
     tag(group, _SNAPSHOT)
@@ -284,7 +184,7 @@ class Checkpoint:
     read_all : bool, default False
         Read every finished record and every snapshot's method state now (world rank 0,
         which alone needs the records): one that does not read back, or a record holding an
-        impossible value (:func:`record_problem`), is a :class:`DataError` (a damaged
+        impossible value (:func:`~hpcswarm.store.figures.stored_task_problem`), is a :class:`DataError` (a damaged
         checkpoint) before any work.
     n_genes, n_samples : int, optional
         The dataset's size, which bounds the gene and sample indices of the records and the
@@ -345,9 +245,10 @@ class Checkpoint:
         results = {}
         for number in sorted(self.finished):
             try:
-                record = _read_record(self._file["finished"][_name(number)], self.n_genes,
-                                      self.n_samples)
-                problem = record_problem(record, self.n_genes, self.n_samples)
+                group = self._file["finished"][_name(number)]
+                record = _read_record(group, self.n_genes, self.n_samples)
+                problem = stored_task_problem(record, group.attrs, self.n_genes,
+                                              self.n_samples)
             except (KeyError, OSError, ValueError, TypeError, AttributeError) as exc:
                 raise self._damaged(f"the record of finished task {_name(number)}",
                                     exc) from None

@@ -7,7 +7,8 @@ but one checkpoint (a job array whose job file names it) from replacing each oth
 checkpoint, and then deleting it (:class:`JobLocks`). The kernel drops a ``flock`` when its process dies, so a lock file left by a
 killed run is simply taken over; where a lock is still reported held by a process of this
 host that no longer exists (a network file system that lost track of it), the file is
-replaced too. Released at the end of the run, the lock file is removed.
+replaced too, and so is one whose process id no process can have (0, or one past the
+system's range: :func:`hpcswarm.store.atomic.process_running`). Released at the end of the run, the lock file is removed.
 
 The lock file is created with ``O_EXCL`` and opened with ``O_NOFOLLOW``: a symbolic link (or
 a folder, FIFO or device) in its place is refused, naming it, and never written through, so
@@ -24,7 +25,7 @@ import socket
 import stat
 from pathlib import Path
 
-from hpcswarm.store.atomic import special_kind
+from hpcswarm.store.atomic import process_id, process_running, special_kind
 from hpcswarm.store.outputs import same_file
 
 
@@ -32,16 +33,6 @@ def lock_path(output: Path) -> Path:
     """The lock file of the job writing ``output``."""
     output = Path(output)
     return output.with_name(output.name + ".lock")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _read_all(fd) -> bytes:
@@ -58,9 +49,8 @@ def _holder(content: bytes):
         parts = content[:256].decode("utf-8").split()
     except UnicodeDecodeError:
         return None
-    if len(parts) == 2 and parts[1].isdigit():
-        return parts[0], int(parts[1])
-    return None
+    pid = process_id(parts[1]) if len(parts) == 2 else None
+    return None if pid is None else (parts[0], pid)
 
 
 class JobLock:
@@ -198,7 +188,7 @@ class JobLock:
     def _stale(holder) -> bool:
         """Held, but by a process of this host that no longer exists."""
         return (holder is not None and holder[0] == socket.gethostname()
-                and not _alive(holder[1]))
+                and not process_running(holder[1]))
 
     @property
     def held(self) -> bool:

@@ -24,17 +24,20 @@ What ``evaluate --genes FILE`` reads (:func:`read_gene_list`):
 
 - a list in this format (a first line, after any ``#`` comment lines, of tab-separated fields
   the first of which is ``gene``, alone or followed by other columns): the names of its
-  ``gene`` column, as written, never read as columns. Any field may be quoted, the header's
-  included (R's ``write.table`` quotes every one: ``"gene"`` is ``gene``); or
+  ``gene`` column, as written. Any field may be quoted, the header's included (R's
+  ``write.table`` quotes every one: ``"gene"`` is ``gene``); or
 - a plain list written by hand: one gene per line, surrounding spaces ignored, blank lines
-  and lines starting with ``#`` skipped. An entry is a gene name or else a 0-based column.
-  (A first line ``gene`` is the header of a one-column list, never a gene of that name.)
+  and lines starting with ``#`` skipped. (A first line ``gene`` is the header of a one-column
+  list, never a gene of that name.)
 
 Lines end with ``\n`` or ``\r\n``, or, in a file without ``\n``, with a bare ``\r``
 (classic Mac OS, Excel's Macintosh formats).
 
-Either way a name matches a gene of the dataset compared without surrounding spaces, the one
-name rule of ``convert`` and loading (:func:`hpcswarm.fitness.genes.mask_from_genes`).
+Every entry is a gene name, even one that looks like a number (Entrez ids): a line that names
+no gene of the dataset is an error naming the line. A plain list of 0-based columns is read
+as such only when the user says so (``evaluate --columns``). A name matches a gene of the
+dataset compared without surrounding spaces, the one name rule of ``convert`` and loading
+(:func:`hpcswarm.fitness.genes.mask_from_genes`).
 """
 
 import csv
@@ -82,12 +85,15 @@ def gene_table(columns, rows) -> str:
 
 
 class GeneList(NamedTuple):
-    """The entries of a gene list file and how to look them up."""
+    """The entries of a gene list file, each with the line it was read from."""
 
     entries: list
-    """The names (or, in a plain list, names or 0-based columns), in the file's order."""
-    names_only: bool
-    """True for a list in this module's format: its entries are names, never columns."""
+    """The names (or, read with ``--columns``, the 0-based columns), in the file's order."""
+    lines: list
+    """The 1-based line of the file each entry starts on, for the messages naming it."""
+    written: bool
+    """True for a list in this module's format (genes a search selected), False for a plain
+    list typed by hand."""
 
 
 _AFTER_BARE_CR = re.compile(r"(?<=\r)(?!\n)")
@@ -126,11 +132,19 @@ def read_gene_list(path) -> GeneList:
     header = next(_fields(lines[start:start + 1]), [])
     if header and header[0].strip() == "gene":
         rows = _fields(lines[start + 1:])
+        entries, numbers, before = [], [], 0  # before: the lines read before this row
         try:
-            return GeneList([row[0] for row in rows if row and row != [""]], names_only=True)
+            for row in rows:
+                if row and row != [""]:
+                    entries.append(row[0])
+                    numbers.append(start + 2 + before)
+                before = rows.line_num
         except csv.Error:  # a bare carriage return inside a field that is not quoted
             raise DataError(f"{path}: line {start + 1 + rows.line_num}: a line end inside an "
                             "unquoted field (a name holding one is written between double "
                             "quotes)") from None
-    return GeneList([line.strip() for line in lines
-                     if line.strip() and not line.lstrip().startswith("#")], names_only=False)
+        return GeneList(entries, numbers, written=True)
+    kept = [(line.strip(), number) for number, line in enumerate(lines, start=1)
+            if line.strip() and not line.lstrip().startswith("#")]
+    return GeneList([entry for entry, _ in kept], [number for _, number in kept],
+                    written=False)

@@ -9,6 +9,8 @@
   stored object, values made plain for JSON and HDF5 attributes.
 - :mod:`~hpcswarm.store.records`: typed results (a task's record, its Pareto front, its refined
   subset, its history) and their HDF5 and JSON encodings.
+- :mod:`~hpcswarm.store.figures`: the checks every reader makes of a task's stored figures
+  (counts, accuracies, sizes) before trusting them: the results file and the checkpoint.
 - :mod:`~hpcswarm.store.reading`: what every reader of a file trusts only once checked: an
   array's declared shape and type (before it is read) and JSON's nesting depth.
 - :mod:`~hpcswarm.store.settings`: a stored method's parameters as they ran, filled in

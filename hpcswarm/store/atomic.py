@@ -13,7 +13,9 @@ permissions of the result, as for any file the user creates. Its name,
 by an hpcswarm writer of that target (:func:`temporaries_of`): a process killed during a write
 (SIGKILL, a lost node) cannot remove its own, so the next write of the same target, and a job's
 pre-flight (the next run of the job, or ``--resume``), remove those whose process is gone
-(:func:`remove_stale_temporaries`) and say so.
+(:func:`remove_stale_temporaries`) and say so. The process id is read defensively
+(:func:`process_id`, :func:`process_running`): a number no process can have (0, or one past
+the system's range) is a writer that is gone, never an error.
 
 A failing write (a full disk, a quota, an I/O error) is one :class:`DataError` naming the
 target and the system's reason, e.g. ``res.h5: cannot write (No space left on device)``.
@@ -83,35 +85,43 @@ def creation_refused(path):
     return None
 
 
-def _writer_pid(temporary):
-    """The process id in a temporary's name (:func:`temporary_path`), or None."""
-    try:
-        return int(temporary.name[:-len(".tmp")].rsplit("-", 2)[1])
-    except (IndexError, ValueError):
-        return None
+def process_id(text):
+    """The process id ``text`` spells (ASCII digits only), or None for any other text."""
+    return int(text) if re.fullmatch(r"[0-9]{1,30}", text) else None
 
 
-def _running(pid):
-    """Whether process ``pid`` runs on this host."""
+def process_running(pid):
+    """Whether process ``pid`` runs on this host; False for a number no process can have
+    (0, which :func:`os.kill` reads as this process group, or one past the system's range)."""
+    if pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):
         return False
     except PermissionError:  # another user's process
         return True
     return True
 
 
+def _writer_pid(temporary):
+    """The process id in a temporary's name (:func:`temporary_path`), or None."""
+    fields = temporary.name[:-len(".tmp")].rsplit("-", 2)
+    return process_id(fields[1]) if len(fields) == 3 else None
+
+
 def remove_stale_temporaries(path):
     """Remove the temporaries of writes of ``path`` whose writer is gone; returns them.
 
-    A temporary whose process still runs on this host is left alone (a write in progress).
+    A temporary whose process still runs on this host is left alone (a write in progress),
+    and so is one whose name holds no process id (not written by :func:`temporary_path`); a
+    process id no process can have (0, or past the system's range) is a writer that is gone.
     Each removal is reported on stderr with one ``hpcswarm: note:`` line.
     """
     removed = []
     for temporary in temporaries_of(path):
         pid = _writer_pid(temporary)
-        if pid is None or _running(pid):
+        if pid is None or process_running(pid):
             continue
         try:
             temporary.unlink()

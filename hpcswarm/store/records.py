@@ -63,6 +63,16 @@ PREPROCESS_BIAS_NOTE = ("; the in-fold preprocessing (scaling, gene filters) was
 SEARCH_ENCODING = ("hpcswarm-search-result", "0.1.0")
 """The JSON document of one search (``run --data ... --output FILE.json``)."""
 
+WORST_FITNESS = -2.0
+"""Fitness of the empty subset.
+
+PSO-LSRG resets gbest to the empty subset (Tran et al. 2016, Sect. 3, after Chuang et al.
+2008), so every non-empty subset must beat it: every objective takes values in [-1, 1] on
+non-empty subsets, and -2.0 lies strictly below while staying finite and JSON-safe. Here, at
+the bottom, because a stored fitness is checked against it on read
+(:mod:`hpcswarm.store.figures`) without loading the engine.
+"""
+
 FRONT_ENCODING = ("hpcswarm-front", "0.1.0")
 TASK_ENCODING = ("hpcswarm-task", "0.3.0")
 """0.2.0 added the test counts per class (read as absent from 0.1.0 groups), 0.3.0 those of
@@ -277,6 +287,10 @@ class RefinedSubset(_Record):
         return int(self.genes.size)
 
     @property
+    def test_accuracy(self) -> float:
+        return self.test_correct / self.test_total
+
+    @property
     def test_balanced_accuracy(self) -> float | None:
         """Test balanced accuracy (:func:`balanced_accuracy`); None without class counts."""
         return _balanced_or_none(self.test_class_correct, self.test_class_total)
@@ -399,6 +413,20 @@ class TaskRecord(_Record):
     def test_balanced_accuracy(self) -> float | None:
         """Test balanced accuracy (:func:`balanced_accuracy`); None without class counts."""
         return _balanced_or_none(self.test_class_correct, self.test_class_total)
+
+    @property
+    def subset_size(self) -> int:
+        return len(self.genes)
+
+    @property
+    def baseline_accuracy(self) -> float:
+        """The all-genes baseline's accuracy."""
+        return self.baseline_correct / self.baseline_total
+
+    @property
+    def pca_accuracy(self) -> float:
+        """The PCA-kNN baseline's accuracy."""
+        return self.pca_correct / self.pca_total
 
     @property
     def baseline_balanced_accuracy(self) -> float | None:
@@ -532,6 +560,16 @@ class TaskRecord(_Record):
             test_index=_read(task, "test_index", samples, "iu"),
             preprocessing=None if preprocessing is None else parse_json(_text(preprocessing)),
             group=int(row.get("group", task.attrs["group"])), **class_counts)
+
+
+def column_value(record: TaskRecord, column: str) -> Any:
+    """The value of column ``column`` of the ``/tasks`` table in ``record``'s row: a field or
+    property of the record (``test_accuracy``, ``subset_size``...), or, for a column
+    ``refined_NAME``, its refined subset's ``NAME`` (``refined_size`` is the subset's size). A
+    balanced accuracy that was not counted is None."""
+    if column.startswith("refined_"):
+        return getattr(record.refined, column[len("refined_"):])
+    return getattr(record, column)
 
 
 def _class_counts(task: Any, prefix: str, class_correct: tuple, class_total: tuple) -> None:
