@@ -197,7 +197,7 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
            random_state: Union[None, int, np.random.RandomState, np.random.Generator] = 0,
            comm: Any = None, layer: Optional[str] = None,
            gene_names: Optional[Sequence[str]] = None, inplace: bool = True,
-           key_added: str = UNS_KEY, verbose: int = 0,
+           key_added: str = UNS_KEY, verbose: int = 0, n_threads: Optional[int] = None,
            seed: Optional[int] = None) -> Selection:
     """Select a gene signature from an expression matrix in memory.
 
@@ -285,6 +285,10 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         ``AnnData`` only: write the signature, each gene's score and rank into ``var`` and
         the parameters and scores into ``uns[key_added]`` (:func:`write_back`).
     key_added : str, default "hpcswarm"
+    n_threads : int, optional
+        BLAS/OpenMP threads of the search; None: no more than ``OMP_NUM_THREADS`` when
+        set, else the cores the machine's load leaves free
+        (:class:`~hpcswarm.selector.SwarmFeatureSelector`'s ``n_threads``).
     seed : int, optional
         Deprecated alias of ``random_state`` (a ``DeprecationWarning``).
 
@@ -328,7 +332,8 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
     method = {name: given[name] for name in SETTINGS}
     selector = SwarmFeatureSelector(
         algorithm, params, random_state=random_state, comm=comm,
-        n_features_to_select=n_features_to_select, verbose=verbose, **search,
+        n_features_to_select=n_features_to_select, verbose=verbose, n_threads=n_threads,
+        **search,
         **method).fit(X, y)
     genes = np.flatnonzero(selector.support_)
     front = dict(selector.front_, gene_names=[[names[g] for g in point]
