@@ -30,6 +30,7 @@ from hpcswarm.signatures.refine import TRIM_RULES
 from hpcswarm.signatures.refinements import REFINEMENTS
 from hpcswarm.signatures.relevance import RANK_RULES, RELEVANCE_TRIMS
 from hpcswarm.signatures.subsample import SUBSAMPLE_RULES, search_subsamples
+from hpcswarm.signatures.watched import WatchedScorer
 from hpcswarm.store.encoding import finite, tags
 from hpcswarm.store.records import SEARCH_ENCODING as RESULT_ENCODING
 from hpcswarm.swarm.core import SearchHooks
@@ -306,7 +307,9 @@ class SpecSearch:
         score = fitness.score(result.mask)
         result.front = scored_front(scorer, result.front)
         if spec.refine != "none":
-            inputs = RefineInputs(scorer, X, y, result.mask,
+            watched = (scorer if self.hooks.phase is None
+                       else WatchedScorer(scorer, self.hooks.phase, f"refine {spec.refine}"))
+            inputs = RefineInputs(watched, X, y, result.mask,
                                   lambda: self.subsample_selections(X, y))
             result.refined = _APPLY[REFINEMENTS[spec.refine].kind](spec.refine, inputs)
         return result, score
