@@ -32,6 +32,7 @@ from hpcswarm.data.dataset import Dataset
 from hpcswarm.inputs import (check_columns, check_finite, check_gene_names, check_labels,
                              check_matrix)
 from hpcswarm.selector import PYTHON_NAMES, SEARCH_SETTINGS, SETTINGS, SwarmFeatureSelector
+from hpcswarm.signatures.compact import compact_note
 from hpcswarm.signatures.refinements import SIGNATURE_METHOD, final_refine
 from hpcswarm.store.encoding import finite
 
@@ -311,6 +312,13 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         that is not a communicator.
     ImportError
         A ``DataFrame`` view asked for without pandas.
+
+    Warns
+    -----
+    UserWarning
+        A signature of more than :data:`~hpcswarm.signatures.compact.COMPACT_GENES` genes
+        (50): far from compact, as a small swarm or few rounds leave it; a refinement
+        (``refine="prune-compact"``) or more rounds give a compact one.
     """
     given = dict(locals())  # the keywords, before any is reassigned
     if seed is not None:
@@ -349,6 +357,10 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
                        selector=selector, data=X, labels=shown, all_gene_names=names)
     if adata is not None and inplace:
         write_back(adata, result, key_added)
+    note = compact_note(len(genes), result.inner_accuracy,
+                        "refine='prune-compact' or more n_iterations gives a compact one")
+    if note is not None:
+        warnings.warn(f"select: {note}", UserWarning, stacklevel=2)
     return result
 
 

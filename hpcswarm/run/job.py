@@ -38,6 +38,7 @@ from hpcswarm.run.progress import (ProgressLines, ProgressReporter, Workload, pr
 from hpcswarm.run.protocols import protocol_of, run_task
 from hpcswarm.run.taskfarm import FarmHooks, TaskInterrupted, farm
 from hpcswarm.run.timing import JobTimes, command_startup
+from hpcswarm.signatures.compact import compact_note
 from hpcswarm.store.atomic import all_or_nothing, write_json, write_text
 from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.swarm.snapshot import take_snapshot
@@ -442,7 +443,24 @@ def summary_lines(job, summary):
                      + f"; its estimate is the {final['estimate']['row']} row above (the "
                      f"outer folds' searches), not its own inner accuracy "
                      f"{100 * final['inner_accuracy']:.2f}%")
+    note = _compact_note(summary)
+    if note is not None:
+        lines.append(f"note: {note}")
     written = [str(path) for path in (job.output, job.summary_path, job.signature_path)
                if path is not None]
     lines.append(f"wrote {', '.join(written[:-1])} and {written[-1]}")
     return lines
+
+
+def _compact_note(summary):
+    """The note of :func:`~hpcswarm.signatures.compact.compact_note` on the answer the job
+    gives: its final signature, else its refined subsets, else its searches' subsets."""
+    final, refined = summary.get("final_signature"), summary.get("refined", [])
+    if final is not None:
+        size, accuracy = final["size"], final["inner_accuracy"]
+    elif refined:
+        size, accuracy = min(row["subset_size"]["mean"] for row in refined), None
+    else:
+        size, accuracy = summary["subset_size"]["mean"], None
+    return compact_note(size, accuracy, 'a refinement (job key refine = "prune-compact") or '
+                                        'more rounds (n_iterations) gives a compact one')
