@@ -560,8 +560,8 @@ def _run_one_search(args, comm):
         raise ParameterError("--resume applies to a job file (run JOB.toml --resume); a single "
                              "search has no checkpoint")
     settings = {param.name: getattr(args, param.name) for param in _search_options()}
-    spec = SearchSpec.build(args.algorithm, parse_assignments(args.param),  # before the data
-                            **settings)
+    spec_overrides = parse_assignments(args.param)
+    spec = SearchSpec.build(args.algorithm, spec_overrides, **settings)  # before the data
     if args.output:
         _on_rank0(lambda: check_outputs([("--output", args.output)],
                                         [("the dataset", source_path(args.data))],
@@ -584,8 +584,10 @@ def _run_one_search(args, comm):
     except MemoryError:
         _out_of_memory(spec, dataset, comm, args.memory_limit)
     except FitnessMismatch as exc:
-        raise ParameterError(f"--param {exc.setting}={exc.value} {exc.problem}; give another "
-                             f"with --param {exc.setting}=...") from None
+        named = (f"--param {exc.setting}={exc.value}" if exc.setting in spec_overrides
+                 else f"{exc.setting}={exc.value} (the default of {args.algorithm})")
+        raise ParameterError(f"{named} {exc.problem}; give another with --param "
+                             f"{exc.setting}=...") from None
     document = result_document(result, args.seed, dataset.gene_names, args.data)
     if args.output:
         if comm.rank == 0:

@@ -381,9 +381,10 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
                                     comm=self.comm, hooks=SearchHooks(
                                         progress=self._round_printer(spec.params)))
             except FitnessMismatch as exc:
-                raise ParameterError(f"{exc.setting}={exc.value!r} {exc.problem}; pass another "
-                                     f"{exc.setting} (a keyword of select() and of the "
-                                     f"selector)") from None
+                default = "" if exc.setting in self.method_params() else " (the default)"
+                raise ParameterError(f"{exc.setting}={exc.value!r}{default} {exc.problem}; pass "
+                                     f"another {exc.setting} (a keyword of select() and of "
+                                     f"the selector)") from None
             mask, source, correct = choose_signature(result, budget)
             if mask is None:
                 _, scorer = make_fitness(X, y, result.params, run_seed_sequence(seed),

@@ -142,12 +142,15 @@ def _few(n_samples=8):
 
 def test_a_default_cv_too_large_for_the_samples_names_the_argument():
     X, y = _few()
-    with pytest.raises(ParameterError, match=r"^cv=10 cannot run on these 8 samples: 10-fold "
+    with pytest.raises(ParameterError, match=r"^cv=10 \(the default\) cannot run on these 8 "
+                                             r"samples: 10-fold "
                                              r"cross-validation needs at least 10 samples, got "
                                              r"8.*; pass another cv \(a keyword of select\(\)"):
         select(X, y)
-    with pytest.raises(ParameterError, match=r"^cv=10 cannot run on these 8 samples"):
+    with pytest.raises(ParameterError, match=r"^cv=10 \(the default\) cannot run on these 8"):
         SwarmFeatureSelector().fit(X, y)
+    with pytest.raises(ParameterError, match=r"^cv=10 cannot run on these 8 samples"):
+        SwarmFeatureSelector(cv=10).fit(X, y)  # given: no "(the default)"
 
 
 def test_a_k_above_the_training_samples_names_the_argument():
@@ -172,8 +175,9 @@ def test_subsample_halves_too_small_for_the_cv_are_named_as_the_cause(capsys, tm
     data.write_text("label," + ",".join(f"g{i}" for i in range(20)) + "\n" + "".join(
         f"c{label}," + ",".join(f"{v:.4f}" for v in row) + "\n" for row, label in zip(X, y)))
     status, _, err = run_cli(capsys, "run", "--data", data, "--algorithm", "vlpso")
-    assert_one_error(status, err, "--param cv=10 cannot run on these 8 samples",
+    assert_one_error(status, err, "cv=10 (the default of vlpso) cannot run on these 8 samples",
                      "give another with --param cv=")
+    assert "--param cv=10" not in err  # a flag the user never passed
     status, _, err = run_cli(capsys, "run", "--data", data, "--algorithm", "vlpso", "--refine",
                              "stability", "--param", "cv=5", "--param", "n_particles=4")
     err = "\n".join(line for line in err.splitlines() if "warning" not in line)
