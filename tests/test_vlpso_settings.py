@@ -106,10 +106,11 @@ def test_a_swarm_smaller_than_its_divisions_runs_with_fewer_divisions_and_a_note
     assert sorted(set(result.extra["lengths"])) == [8, 16, 24, 32, 40]  # one per division
 
 
-def test_select_with_a_small_swarm_runs_and_the_command_line_says_why(capsys):
+def test_select_with_a_small_swarm_runs_and_the_command_line_says_why(capsys, monkeypatch):
     X, y = _wine()
     with pytest.warns(UserWarning, match="n_divisions=12 reduced to 6"):
         select(X, y, n_particles=6, n_iterations=2)
+    monkeypatch.setattr("hpcswarm.fitness.folds._WARNED", set())  # the command: a new process
     status, _, err = run_cli(capsys, "run", "--data", "sklearn:wine", "--algorithm", "vlpso",
                              "--param", "n_particles=6", "--param", "n_iterations=2")
     assert status in (0, None)
@@ -161,13 +162,15 @@ def test_a_k_above_the_training_samples_names_the_argument():
         select(X, y, cv="loo", k=8)
 
 
-def test_subsample_halves_too_small_for_the_cv_are_named_as_the_cause(capsys, tmp_path):
+def test_subsample_halves_too_small_for_the_cv_are_named_as_the_cause(capsys, tmp_path,
+                                                                    monkeypatch):
     X, y = _few()
     with pytest.warns(UserWarning, match="n_divisions"), pytest.raises(
             ParameterError, match=r"^cv=5 cannot run on the subsample halves of "
                                   r"refine='stability' \(searches on 4 of the 8 samples each\): "
                                   r"5-fold cross-validation needs at least 5 samples, got 4"):
         select(X, y, refine="stability", cv=5, n_particles=4, n_iterations=2)
+    monkeypatch.setattr("hpcswarm.fitness.folds._WARNED", set())  # as in a new process
     with pytest.warns(UserWarning, match="n_divisions"), pytest.raises(
             ParameterError, match=r"^cv=5 cannot run on the subsample halves"):
         SwarmFeatureSelector(refine="stability", cv=5, n_particles=4, n_iterations=2).fit(X, y)
