@@ -36,6 +36,9 @@ from hpcswarm.signatures.compact import compact_note
 from hpcswarm.signatures.refinements import SIGNATURE_METHOD, final_refine
 from hpcswarm.store.encoding import finite
 
+REPR_GENES = 5
+"""Gene names a :class:`Selection`'s ``repr`` shows (``gene_names`` holds them all)."""
+
 UNS_KEY = "hpcswarm"
 """Default key of ``adata.uns`` and prefix of the ``adata.var`` column written back."""
 
@@ -91,6 +94,14 @@ class Selection:
     data: Any = field(default=None, repr=False)
     labels: Any = field(default=None, repr=False)
     all_gene_names: list = field(default_factory=list, repr=False)
+
+    def __repr__(self) -> str:
+        """One short line: the method, the size, the first genes, the inner accuracy."""
+        shown = ", ".join(repr(name) for name in self.gene_names[:REPR_GENES])
+        more = (f", ... {len(self.gene_names) - REPR_GENES} more"
+                if len(self.gene_names) > REPR_GENES else "")
+        return (f"Selection({self.algorithm}: {len(self.gene_names)} genes [{shown}{more}], "
+                f"inner_accuracy={self.inner_accuracy:.4g}, chosen_from={self.chosen_from!r})")
 
     def to_frame(self) -> "pandas.DataFrame":
         """The signature as a ``pandas.DataFrame``: one row per gene, indexed by its name, with
