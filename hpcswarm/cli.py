@@ -696,8 +696,8 @@ def _add_report(p):
                    help="write the selected genes of each method, ranked: name, 1-based "
                    "feature and 0-based column, selection frequency, mean rank over runs "
                    "(a tab-separated gene list, for enrichment tools; 'evaluate --genes' "
-                   "reads it); one list per method: FILE.tsv for one, else "
-                   "FILE.METHOD.tsv for each")
+                   "reads it); one list per method: FILE.tsv for the first (the "
+                   "report's first row), FILE.METHOD.tsv for each other")
     p.add_argument("--sizes", type=_sizes, metavar="N,N,...",
                    help="signature sizes (most genes) of the 'signatures by size' tables, e.g. "
                    "10,20,50 (default: read from the searches' fronts)")
