@@ -3,9 +3,9 @@ says is what the getting-started page quotes, and its remedy works."""
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
