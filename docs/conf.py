@@ -21,6 +21,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
     "hpcswarm_reference",
+    "hpcswarm_api",
     "hpcswarm_docstrings",
     "run_examples",
 ]

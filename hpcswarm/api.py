@@ -33,8 +33,12 @@ from hpcswarm.inputs import (check_columns, check_finite, check_gene_names, chec
                              check_matrix)
 from hpcswarm.selector import (PYTHON_NAMES, SEARCH_SETTINGS, SETTINGS, SwarmFeatureSelector,
                                with_setting_docs)
+from hpcswarm.signatures.compact import compact_note
 from hpcswarm.signatures.refinements import SIGNATURE_METHOD, final_refine
 from hpcswarm.store.encoding import finite
+
+REPR_GENES = 5
+"""Gene names a :class:`Selection`'s ``repr`` shows (``gene_names`` holds them all)."""
 
 UNS_KEY = "hpcswarm"
 """Default key of ``adata.uns`` and prefix of the ``adata.var`` column written back."""
@@ -91,6 +95,14 @@ class Selection:
     data: Any = field(default=None, repr=False)
     labels: Any = field(default=None, repr=False)
     all_gene_names: list = field(default_factory=list, repr=False)
+
+    def __repr__(self) -> str:
+        """One short line: the method, the size, the first genes, the inner accuracy."""
+        shown = ", ".join(repr(name) for name in self.gene_names[:REPR_GENES])
+        more = (f", ... {len(self.gene_names) - REPR_GENES} more"
+                if len(self.gene_names) > REPR_GENES else "")
+        return (f"Selection({self.algorithm}: {len(self.gene_names)} genes [{shown}{more}], "
+                f"inner_accuracy={self.inner_accuracy:.4g}, chosen_from={self.chosen_from!r})")
 
     def to_frame(self) -> "pandas.DataFrame":
         """The signature as a ``pandas.DataFrame``: one row per gene, indexed by its name, with
@@ -198,7 +210,7 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
            random_state: Union[None, int, np.random.RandomState, np.random.Generator] = 0,
            comm: Any = None, layer: Optional[str] = None,
            gene_names: Optional[Sequence[str]] = None, inplace: bool = True,
-           key_added: str = UNS_KEY, verbose: int = 0,
+           key_added: str = UNS_KEY, verbose: int = 0, n_threads: Optional[int] = None,
            seed: Optional[int] = None) -> Selection:
     """Select a gene signature from an expression matrix in memory.
 
@@ -260,6 +272,10 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         ``AnnData`` only: write the signature, each gene's score and rank into ``var`` and
         the parameters and scores into ``uns[key_added]`` (:func:`write_back`).
     key_added : str, default "hpcswarm"
+    n_threads : int, optional
+        BLAS/OpenMP threads of the search; None: no more than ``OMP_NUM_THREADS`` when
+        set, else the cores the machine's load leaves free
+        (:class:`~hpcswarm.selector.SwarmFeatureSelector`'s ``n_threads``).
     seed : int, optional
         Deprecated alias of ``random_state`` (a ``DeprecationWarning``).
 
@@ -282,6 +298,13 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         that is not a communicator.
     ImportError
         A ``DataFrame`` view asked for without pandas.
+
+    Warns
+    -----
+    UserWarning
+        A signature of more than :data:`~hpcswarm.signatures.compact.COMPACT_GENES` genes
+        (50): far from compact, as a small swarm or few rounds leave it; a refinement
+        (``refine="prune-compact"``) or more rounds give a compact one.
     """
     given = dict(locals())  # the keywords, before any is reassigned
     if seed is not None:
@@ -303,7 +326,8 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
     method = {name: given[name] for name in SETTINGS}
     selector = SwarmFeatureSelector(
         algorithm, params, random_state=random_state, comm=comm,
-        n_features_to_select=n_features_to_select, verbose=verbose, **search,
+        n_features_to_select=n_features_to_select, verbose=verbose, n_threads=n_threads,
+        **search,
         **method).fit(X, y)
     genes = np.flatnonzero(selector.support_)
     front = dict(selector.front_, gene_names=[[names[g] for g in point]
@@ -319,6 +343,10 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
                        selector=selector, data=X, labels=shown, all_gene_names=names)
     if adata is not None and inplace:
         write_back(adata, result, key_added)
+    note = compact_note(len(genes), result.inner_accuracy,
+                        "refine='prune-compact' or more n_iterations gives a compact one")
+    if note is not None:
+        warnings.warn(f"select: {note}", UserWarning, stacklevel=2)
     return result
 
 

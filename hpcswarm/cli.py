@@ -580,8 +580,8 @@ def _run_one_search(args, comm):
         raise ParameterError("--resume applies to a job file (run JOB.toml --resume); a single "
                              "search has no checkpoint")
     settings = {param.name: getattr(args, param.name) for param in _search_options()}
-    spec = SearchSpec.build(args.algorithm, parse_assignments(args.param),  # before the data
-                            **settings)
+    spec_overrides = parse_assignments(args.param)
+    spec = SearchSpec.build(args.algorithm, spec_overrides, **settings)  # before the data
     if args.output:
         _on_rank0(lambda: check_outputs([("--output", args.output)],
                                         [("the dataset", source_path(args.data))],
@@ -604,8 +604,10 @@ def _run_one_search(args, comm):
     except MemoryError:
         _out_of_memory(spec, dataset, comm, args.memory_limit)
     except FitnessMismatch as exc:
-        raise ParameterError(f"--param {exc.setting}={exc.value} {exc.problem}; give another "
-                             f"with --param {exc.setting}=...") from None
+        named = (f"--param {exc.setting}={exc.value}" if exc.setting in spec_overrides
+                 else f"{exc.setting}={exc.value} (the default of {args.algorithm})")
+        raise ParameterError(f"{named} {exc.problem}; give another with --param "
+                             f"{exc.setting}=...") from None
     document = result_document(result, args.seed, dataset.gene_names, args.data)
     if args.output:
         if comm.rank == 0:
@@ -714,8 +716,8 @@ def _add_report(p):
                    help="write the selected genes of each method, ranked: name, 1-based "
                    "feature and 0-based column, selection frequency, mean rank over runs "
                    "(a tab-separated gene list, for enrichment tools; 'evaluate --genes' "
-                   "reads it); one list per method: FILE.tsv for one, else "
-                   "FILE.METHOD.tsv for each")
+                   "reads it); one list per method: FILE.tsv for the first (the "
+                   "report's first row), FILE.METHOD.tsv for each other")
     p.add_argument("--sizes", type=_sizes, metavar="N,N,...",
                    help="signature sizes (most genes) of the 'signatures by size' tables, e.g. "
                    "10,20,50 (default: read from the searches' fronts)")

@@ -27,7 +27,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from hpcswarm.comm import Comm
+from hpcswarm.comm import Comm, pinned_threads
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness.folds import user_stacklevel
 from hpcswarm.inputs import check_columns, check_finite, check_labels, check_matrix
@@ -144,6 +144,12 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     verbose : int, default 0
         ``0`` silent; ``1`` one line when the fit ends; ``2`` also one line per round of
         the search. Printed by rank 0 of ``comm`` only.
+    n_threads : None or int, default None
+        BLAS/OpenMP threads of the search, restored when ``fit`` returns. ``None``: as
+        ``hpcswarm run`` without ``--threads`` (:func:`hpcswarm.comm.threads_to_pin`): no more
+        than ``OMP_NUM_THREADS`` (or ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``) when set,
+        else the cores that the machine's load leaves free, shared by the ranks of ``comm``;
+        so that a notebook on a shared machine does not oversubscribe it.
 
     Attributes
     ----------
@@ -227,7 +233,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
                  n_iterations: Optional[int] = None, k: Optional[int] = None,
                  cv: Union[None, str, int] = None, objective: Optional[str] = None,
                  alpha: Optional[float] = None, archive_size: Optional[int] = None,
-                 verbose: int = 0) -> None:
+                 verbose: int = 0, n_threads: Optional[int] = None) -> None:
         self.algorithm = algorithm
         self.params = params
         self.random_state = random_state
@@ -247,6 +253,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         self.alpha = alpha
         self.archive_size = archive_size
         self.verbose = verbose
+        self.n_threads = n_threads
 
     def method_params(self) -> dict:
         """The overrides passed to the method: ``params`` and the settings it has (not None).
@@ -307,6 +314,10 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         spec = self.search_spec()  # every setting checked before the data
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
             raise ValueError(f"verbose must be an int >= 0, got {self.verbose!r}")
+        if self.n_threads is not None and (isinstance(self.n_threads, (bool, np.bool_)) or not
+                                           isinstance(self.n_threads, numbers.Integral)
+                                           or self.n_threads < 1):
+            raise ValueError(f"n_threads must be None or an int >= 1, got {self.n_threads!r}")
         if self.comm is not None and not isinstance(self.comm, Comm):
             raise TypeError(f"comm must be None or a communicator of hpcswarm.comm (world(), "
                             f"SerialComm, MPIComm), got {type(self.comm).__name__}")
@@ -332,19 +343,22 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         seed = run_seed(self.random_state)
         if self.comm is not None:  # a seed drawn from a random state: rank 0's, on every rank
             seed = self.comm.bcast(seed, root=0)
-        try:
-            result = run_search(X, y, replace(spec, preprocess=()), seed=seed, comm=self.comm,
-                                hooks=SearchHooks(progress=self._round_printer(spec.params)))
-        except FitnessMismatch as exc:
-            raise ParameterError(f"{exc.setting}={exc.value!r} {exc.problem}; pass another "
-                                 f"{exc.setting} (a keyword of select() and of the "
-                                 f"selector)") from None
-        mask, source, correct = choose_signature(result, budget)
-        if mask is None:
-            _, scorer = make_fitness(X, y, result.params, run_seed_sequence(seed),
-                                     device=spec.device)
-            cut = eliminate_to(scorer, smallest_subset(result), budget)
-            mask, source, correct = cut.mask, "eliminate", cut.correct
+        with pinned_threads(self.n_threads, 1 if self.comm is None else self.comm.size):
+            try:
+                result = run_search(X, y, replace(spec, preprocess=()), seed=seed,
+                                    comm=self.comm, hooks=SearchHooks(
+                                        progress=self._round_printer(spec.params)))
+            except FitnessMismatch as exc:
+                default = "" if exc.setting in self.method_params() else " (the default)"
+                raise ParameterError(f"{exc.setting}={exc.value!r}{default} {exc.problem}; pass "
+                                     f"another {exc.setting} (a keyword of select() and of "
+                                     f"the selector)") from None
+            mask, source, correct = choose_signature(result, budget)
+            if mask is None:
+                _, scorer = make_fitness(X, y, result.params, run_seed_sequence(seed),
+                                         device=spec.device)
+                cut = eliminate_to(scorer, smallest_subset(result), budget)
+                mask, source, correct = cut.mask, "eliminate", cut.correct
         self.support_ = np.zeros(self.n_features_in_, dtype=bool)
         self.support_[genes[mask]] = True
         self.chosen_from_ = source

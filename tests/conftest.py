@@ -112,3 +112,10 @@ def files_are_not_forced_to_disk():
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(os, "fsync", lambda handle: None)
         yield
+
+
+@pytest.fixture(autouse=True)
+def _warnings_shown_once_per_test(monkeypatch):
+    """hpcswarm shows each of its notes once per process; each test is a process of its own
+    in that respect, so that a test that expects a note sees it whatever ran before."""
+    monkeypatch.setattr("hpcswarm.fitness.folds._WARNED", set())

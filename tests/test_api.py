@@ -232,7 +232,7 @@ def test_import_hpcswarm_stays_light_and_lists_select():
 
 
 API_ONLY = {"data", "labels", "n_features_to_select", "params", "random_state", "comm", "layer",
-            "gene_names", "inplace", "key_added", "verbose", "seed"}
+            "gene_names", "inplace", "key_added", "verbose", "n_threads", "seed"}
 """The arguments of ``select`` that are not settings of the search specification."""
 
 KIND_TYPES = {"int": (int,), "float": (float,), "str": (str,), "choice": (str,),
@@ -263,7 +263,8 @@ def test_select_takes_the_search_specification_as_typed_keywords():
     assert keywords["refine"].default is None  # the final signature's, by method
     selector = inspect.signature(SwarmFeatureSelector.__init__).parameters
     assert set(selector) - {"self"} == set(derived) | {"params", "random_state", "comm",
-                                                       "n_features_to_select", "verbose"}
+                                                       "n_features_to_select", "verbose",
+                                                       "n_threads"}
     selector_hints = typing.get_type_hints(SwarmFeatureSelector.__init__)
     assert all(selector_hints[name] == hints[name] for name in derived if name != "refine")
     assert hints["refine"] == Optional[selector_hints["refine"]]  # None: by method

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from hpcswarm import comm as comm_module
-from hpcswarm.comm import (SerialComm, block_counts, block_range, default_threads_per_rank,
-                           environment_threads, pinned_threads, threads_to_pin)
+from hpcswarm.comm import (SerialComm, block_counts, block_range, cores_left_free,
+                           default_threads_per_rank, environment_threads, pinned_threads,
+                           threads_to_pin)
 
 
 @pytest.mark.parametrize("n_items", [0, 1, 5, 100, 101])
@@ -60,6 +61,8 @@ def test_the_environment_thread_limit_is_its_smallest_positive_count(environ, ex
 def four_cores(monkeypatch):
     """This rank sees four cores of its own (whatever the machine running the test has)."""
     monkeypatch.setattr(comm_module.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr(comm_module.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(comm_module.os, "getloadavg", lambda: (0.2, 0.2, 0.2))  # idle
     for name in comm_module.THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     return monkeypatch
@@ -72,6 +75,32 @@ def test_a_thread_limit_in_the_environment_caps_the_default(four_cores):
     four_cores.setenv("OPENBLAS_NUM_THREADS", "16")  # above the cores: the cores
     assert threads_to_pin() == 4
     assert threads_to_pin(3) == 3  # --threads overrides both
+
+
+@pytest.mark.parametrize(
+    "n_cores, load, n_online, expected",
+    [
+        (2, 0.1, 2, 2),  # an idle 2-core machine
+        (2, 1.0, 2, 1),  # one other busy process
+        (2, 5.5, 2, 1),  # loaded past its cores: one thread still
+        (4, 30.0, 64, 2),  # a 4-core cpuset of a 64-core node at load 30: its share, 1.9
+        (8, 0.0, 8, 8),
+    ],
+)
+def test_cores_left_free_by_the_load(n_cores, load, n_online, expected):
+    assert cores_left_free(n_cores, load, n_online) == expected
+
+
+def test_a_loaded_machine_lowers_the_default_but_not_a_set_limit(four_cores):
+    four_cores.setattr(comm_module.os, "getloadavg", lambda: (3.0, 3.0, 3.0))
+    assert threads_to_pin(n_sharing_ranks=1) == 1
+    assert threads_to_pin(n_sharing_ranks=2) == 1
+    four_cores.setattr(comm_module.os, "getloadavg", lambda: (1.6, 1.0, 1.0))
+    assert threads_to_pin(n_sharing_ranks=1) == 2
+    four_cores.setenv("OMP_NUM_THREADS", "4")  # a limit the user set: the load is not read
+    assert threads_to_pin(n_sharing_ranks=1) == 4
+    assert threads_to_pin(n_sharing_ranks=2) == 2
+    assert threads_to_pin(3) == 3
 
 
 def test_the_blas_pool_runs_the_environment_limit(four_cores):

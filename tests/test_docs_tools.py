@@ -193,3 +193,19 @@ def test_the_api_and_reference_pages_render_one_text_per_name_and_options_as_wri
     assert record.count("<strong>size</strong>") == 1
     assert "hpcswarm run --help" in html and "&#8211;help" not in html and "–help" not in html
     assert "2147483647" in html and "2.14748e+09" not in html
+
+
+def test_the_api_page_reads_as_text_and_its_lists_are_autodoc():
+    import hpcswarm_api
+
+    text = (REPO / "docs" / "api.md").read_text()
+    assert "eval-rst" not in text and ".. auto" not in text  # no reStructuredText on GitHub
+    assert text.count("```{hpcswarm-api}") >= 5
+    assert hpcswarm_api.autodoc_lines("hpcswarm.select") == [
+        ".. autofunction:: hpcswarm.select", ""]
+    assert hpcswarm_api.autodoc_lines("hpcswarm.api.Selection: to_frame") == [
+        ".. autoclass:: hpcswarm.api.Selection", "   :members: to_frame", ""]
+    assert hpcswarm_api.autodoc_lines("hpcswarm.data.Dataset")[1] == "   :no-members:"
+    assert hpcswarm_api.autodoc_lines("hpcswarm.comm")[0] == ".. automodule:: hpcswarm.comm"
+    assert hpcswarm_api.autodoc_lines("hpcswarm.selector.SETTINGS")[0].startswith(
+        ".. autodata::")

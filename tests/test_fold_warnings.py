@@ -46,4 +46,26 @@ def test_the_command_line_shows_it_as_one_line(tmp_path):
     assert done.stderr.splitlines() == [
         "hpcswarm: warning: stratified 3-fold: class(es) 1 (1) have fewer samples than folds, "
         "so some test folds hold none of them (scikit-learn's StratifiedKFold, kept as it "
-        "accepts these labels)"]
+        "accepts these labels); cv='loo' (leave-one-out) tests every sample alone"]
+
+
+def test_inside_cross_val_score_each_note_is_shown_once_with_its_fix():
+    from sklearn.model_selection import cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+
+    from hpcswarm.errors import SettingNote
+    from hpcswarm.selector import SwarmFeatureSelector
+
+    y = np.repeat([0, 1, 2], [6, 20, 20])
+    X = np.random.default_rng(0).normal(size=(y.size, 30)) + y[:, None]
+    model = make_pipeline(SwarmFeatureSelector("vlpso", n_particles=4, n_iterations=2,
+                                               random_state=0), KNeighborsClassifier(1))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cross_val_score(model, X, y, cv=3)
+    notes = [w for w in caught if issubclass(w.category, SettingNote)]
+    folds = [w for w in caught if issubclass(w.category, FoldWarning)]
+    assert len(notes) == 1 and "pass n_divisions=4" in str(notes[0].message)
+    assert len(folds) == 1 and "cv=4 puts each class in every test fold, cv='loo'" in str(
+        folds[0].message)

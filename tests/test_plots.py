@@ -136,3 +136,20 @@ def test_report_plots_create_their_folder_and_check_every_file_first(pruned, tmp
     with pytest.raises(DataError, match="already exists"):
         write_plots(report, folder)
     assert [path for path in files if path.exists()] == files[-1:]
+
+
+def test_the_convergence_plot_draws_the_best_subsets_size_below_its_fitness():
+    pytest.importorskip("matplotlib")
+    from types import SimpleNamespace
+
+    from hpcswarm.results.plots import convergence_figure
+    from hpcswarm.results.report.model import ConvergenceEntry
+
+    flat = ConvergenceEntry(dataset="srbct", method="VLPSO", file="r.h5", objective="accuracy",
+                            best_fitness=[1.0, 1.0, 1.0], best_accuracy=[1.0, 1.0, 1.0],
+                            best_size=[540.0, 310.0, 120.0])  # the fitness flat, the size not
+    figure = convergence_figure(SimpleNamespace(convergence=[flat]))
+    fitness, sizes = figure.axes
+    assert list(fitness.lines[0].get_ydata()) == [1.0, 1.0, 1.0]
+    assert list(sizes.lines[0].get_ydata()) == [540.0, 310.0, 120.0]
+    assert "genes" in sizes.get_ylabel()

@@ -32,3 +32,22 @@ def test_every_output_of_the_quick_start_is_in_the_ignored_folder():
 def test_the_quick_start_job_shows_its_progress():
     (run,) = [block for block in quickstart_blocks() if "hpcswarm run " in block]
     assert "--quiet" not in run
+
+
+def test_every_step_that_writes_replaces_its_outputs_so_the_quick_start_reruns():
+    writing = [line for block in quickstart_blocks() for line in block.splitlines()
+               if re.search(r"hpcswarm (convert|run|report|evaluate) |plot_expression\(", line)]
+    assert len(writing) == 5, writing
+    assert all("--overwrite" in line or "overwrite=True" in line for line in writing), writing
+
+
+def test_the_conversion_step_runs_twice(tmp_path):
+    from hpcswarm import cli
+
+    (convert,) = [line for block in quickstart_blocks() for line in block.splitlines()
+                  if line.startswith("hpcswarm convert ")]
+    args = convert.split()[1:]
+    args = [str(REPO / arg) if arg.startswith("tests/") else
+            str(tmp_path / arg) if arg.startswith("quickstart/") else arg for arg in args]
+    (tmp_path / "quickstart").mkdir()
+    assert cli.main(args) == 0 and cli.main(args) == 0

@@ -194,9 +194,9 @@ def test_pruned_rows_fronts_stability_and_gene_list(pruned, tmp_path, capsys):
     assert cli.main(["report", str(pruned), "--genes", str(genes), "--csv", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "Signatures by size (LSRG on sklearn:wine)" in out and "Kuncheva" in out
-    assert not genes.exists()  # two methods: one list each, never merged
-    for method in ("LSRG", "LSRG+prune"):
-        lines = (tmp_path / f"genes.{method}.tsv").read_text().splitlines()
+    assert not (tmp_path / "genes.LSRG.tsv").exists()  # the first method: the file asked for
+    for method, name in (("LSRG", "genes.tsv"), ("LSRG+prune", "genes.LSRG+prune.tsv")):
+        lines = (tmp_path / name).read_text().splitlines()
         assert lines[0].split("\t") == ["gene", "feature", "column", "frequency", "mean_rank",
                                         "selections"]
         assert f"ranked genes of {method}" in out

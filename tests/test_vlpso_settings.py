@@ -106,10 +106,11 @@ def test_a_swarm_smaller_than_its_divisions_runs_with_fewer_divisions_and_a_note
     assert sorted(set(result.extra["lengths"])) == [8, 16, 24, 32, 40]  # one per division
 
 
-def test_select_with_a_small_swarm_runs_and_the_command_line_says_why(capsys):
+def test_select_with_a_small_swarm_runs_and_the_command_line_says_why(capsys, monkeypatch):
     X, y = _wine()
     with pytest.warns(UserWarning, match="n_divisions=12 reduced to 6"):
         select(X, y, n_particles=6, n_iterations=2)
+    monkeypatch.setattr("hpcswarm.fitness.folds._WARNED", set())  # the command: a new process
     status, _, err = run_cli(capsys, "run", "--data", "sklearn:wine", "--algorithm", "vlpso",
                              "--param", "n_particles=6", "--param", "n_iterations=2")
     assert status in (0, None)
@@ -142,12 +143,15 @@ def _few(n_samples=8):
 
 def test_a_default_cv_too_large_for_the_samples_names_the_argument():
     X, y = _few()
-    with pytest.raises(ParameterError, match=r"^cv=10 cannot run on these 8 samples: 10-fold "
+    with pytest.raises(ParameterError, match=r"^cv=10 \(the default\) cannot run on these 8 "
+                                             r"samples: 10-fold "
                                              r"cross-validation needs at least 10 samples, got "
                                              r"8.*; pass another cv \(a keyword of select\(\)"):
         select(X, y)
-    with pytest.raises(ParameterError, match=r"^cv=10 cannot run on these 8 samples"):
+    with pytest.raises(ParameterError, match=r"^cv=10 \(the default\) cannot run on these 8"):
         SwarmFeatureSelector().fit(X, y)
+    with pytest.raises(ParameterError, match=r"^cv=10 cannot run on these 8 samples"):
+        SwarmFeatureSelector(cv=10).fit(X, y)  # given: no "(the default)"
 
 
 def test_a_k_above_the_training_samples_names_the_argument():
@@ -158,13 +162,15 @@ def test_a_k_above_the_training_samples_names_the_argument():
         select(X, y, cv="loo", k=8)
 
 
-def test_subsample_halves_too_small_for_the_cv_are_named_as_the_cause(capsys, tmp_path):
+def test_subsample_halves_too_small_for_the_cv_are_named_as_the_cause(capsys, tmp_path,
+                                                                    monkeypatch):
     X, y = _few()
     with pytest.warns(UserWarning, match="n_divisions"), pytest.raises(
             ParameterError, match=r"^cv=5 cannot run on the subsample halves of "
                                   r"refine='stability' \(searches on 4 of the 8 samples each\): "
                                   r"5-fold cross-validation needs at least 5 samples, got 4"):
         select(X, y, refine="stability", cv=5, n_particles=4, n_iterations=2)
+    monkeypatch.setattr("hpcswarm.fitness.folds._WARNED", set())  # as in a new process
     with pytest.warns(UserWarning, match="n_divisions"), pytest.raises(
             ParameterError, match=r"^cv=5 cannot run on the subsample halves"):
         SwarmFeatureSelector(refine="stability", cv=5, n_particles=4, n_iterations=2).fit(X, y)
@@ -172,8 +178,9 @@ def test_subsample_halves_too_small_for_the_cv_are_named_as_the_cause(capsys, tm
     data.write_text("label," + ",".join(f"g{i}" for i in range(20)) + "\n" + "".join(
         f"c{label}," + ",".join(f"{v:.4f}" for v in row) + "\n" for row, label in zip(X, y)))
     status, _, err = run_cli(capsys, "run", "--data", data, "--algorithm", "vlpso")
-    assert_one_error(status, err, "--param cv=10 cannot run on these 8 samples",
+    assert_one_error(status, err, "cv=10 (the default of vlpso) cannot run on these 8 samples",
                      "give another with --param cv=")
+    assert "--param cv=10" not in err  # a flag the user never passed
     status, _, err = run_cli(capsys, "run", "--data", data, "--algorithm", "vlpso", "--refine",
                              "stability", "--param", "cv=5", "--param", "n_particles=4")
     err = "\n".join(line for line in err.splitlines() if "warning" not in line)

@@ -88,13 +88,52 @@ def fit_pca(X_train, variance=DEFAULT_VARIANCE):
     if X_train.ndim != 2 or X_train.shape[0] < 1:
         raise ValueError(f"X_train must be 2-D with at least one row, got shape {X_train.shape}")
     mean = X_train.mean(axis=0)
-    _, singular, axes = np.linalg.svd(X_train - mean, full_matrices=False)
+    centred = X_train - mean
+    if centred.shape[0] < centred.shape[1]:
+        axes = _axes_from_gram(centred, variance)
+        if axes is not None:
+            return mean, axes
+    _, singular, axes = np.linalg.svd(centred, full_matrices=False)
     explained = singular ** 2
     if explained.sum() == 0.0:  # constant training rows: one (arbitrary) axis
         return mean, axes[:1]
+    return mean, axes[:_kept(explained, variance)]
+
+
+GRAM_FLOOR = 1e-6
+"""Smallest eigenvalue of the Gram matrix, relative to its largest, that a kept component may
+have for :func:`_axes_from_gram` (below it, the SVD): eigenvalues of ``X X^T`` carry an
+absolute rounding error of about ``n eps`` times the largest, so a kept one at least this
+share of it is accurate to better than 1e-8 relative, and its axis ``X^T u / s`` too."""
+
+
+def _kept(explained, variance):
+    """The fewest leading components whose cumulative share of ``explained`` (variances by
+    decreasing size, summing to more than 0) exceeds ``variance``, all of them at most."""
     cumulative = np.cumsum(explained / explained.sum())
-    n_components = min(int(np.searchsorted(cumulative, variance, side="right")) + 1, axes.shape[0])
-    return mean, axes[:n_components]
+    return min(int(np.searchsorted(cumulative, variance, side="right")) + 1, explained.size)
+
+
+def _axes_from_gram(centred, variance):
+    """The principal axes of centred rows from their ``n x n`` Gram matrix, or None.
+
+    With fewer rows than genes, the right singular vectors of ``X`` are ``X^T u_i / s_i``
+    for the eigenpairs ``(s_i^2, u_i)`` of ``X X^T`` (the kernel trick of Schölkopf, Smola &
+    Müller 1998, with a linear kernel): one ``n x n x p`` product and an ``n x n``
+    eigendecomposition instead of the SVD of ``n x p``, the same axes up to sign and
+    rounding. None when no variance is left or a kept eigenvalue lies below
+    :data:`GRAM_FLOOR` of the largest (the SVD is then the accurate one).
+    """
+    eigenvalues, vectors = np.linalg.eigh(centred @ centred.T)
+    eigenvalues, vectors = eigenvalues[::-1], vectors[:, ::-1]
+    if not eigenvalues[0] > 0.0:
+        return None
+    explained = np.clip(eigenvalues, 0.0, None)
+    n_components = _kept(explained, variance)
+    if eigenvalues[n_components - 1] < GRAM_FLOOR * eigenvalues[0]:
+        return None
+    axes = (centred.T @ vectors[:, :n_components]) / np.sqrt(eigenvalues[:n_components])
+    return np.ascontiguousarray(axes.T)
 
 
 def pca_knn_split(X_train, y_train, X_test, y_test, k=1, variance=DEFAULT_VARIANCE,

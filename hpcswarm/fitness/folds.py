@@ -103,9 +103,19 @@ def round_robin_folds(y, n_folds, rng):
 
 
 _WARNED = set()
-"""What :class:`FoldWarning` has been issued about in this process: ``(n_folds, the small
-classes)``, each shown once (Python's own once-per-location rule forgets them whenever a
-filter changes, and the outer folds of a protocol give the same classes different counts)."""
+"""What :func:`warn_once` has issued in this process, by key (a :class:`FoldWarning`:
+``(n_folds, the small classes)``), each shown once: Python's own once-per-location rule
+forgets them whenever a filter changes (as scikit-learn's ``cross_val_score`` does around
+every fit), and the outer folds of a protocol give the same classes different counts."""
+
+
+def warn_once(key, message, category):
+    """``warnings.warn(message, category)`` at the user's line (:func:`user_stacklevel`)
+    the first time this process meets ``key``; nothing after."""
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    warnings.warn(message, category, stacklevel=user_stacklevel())
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 """The folder of the ``hpcswarm`` package: frames under it are not the user's code."""
@@ -125,15 +135,14 @@ def _warn_small_classes(y, n_folds):
     classes, counts = np.unique(y, return_counts=True)
     small = [(label, count) for label, count in zip(classes.tolist(), counts.tolist())
              if count < n_folds]
-    key = (n_folds, tuple(label for label, _ in small))
-    if key in _WARNED:
-        return
-    _WARNED.add(key)
     named = ", ".join(f"{label!r} ({count})" for label, count in small)
-    warnings.warn(f"stratified {n_folds}-fold: class(es) {named} have fewer samples than "
-                  f"folds, so some test folds hold none of them (scikit-learn's "
-                  f"StratifiedKFold, kept as it accepts these labels)", FoldWarning,
-                  stacklevel=user_stacklevel())
+    fewest = min(count for _, count in small)
+    remedy = (f"cv={fewest} puts each class in every test fold, " if fewest >= 2 else "")
+    warn_once((n_folds, tuple(label for label, _ in small)),
+              f"stratified {n_folds}-fold: class(es) {named} have fewer samples than folds, "
+              f"so some test folds hold none of them (scikit-learn's StratifiedKFold, kept "
+              f"as it accepts these labels); {remedy}cv='loo' (leave-one-out) tests every "
+              f"sample alone", FoldWarning)
 
 
 def random_state_from_seed(seed):

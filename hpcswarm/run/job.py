@@ -36,6 +36,8 @@ from hpcswarm.run.progress import (ProgressLines, ProgressReporter, Workload, pr
                                task_record)
 from hpcswarm.run.protocols import protocol_of, run_task
 from hpcswarm.run.taskfarm import FarmHooks, TaskInterrupted, farm
+from hpcswarm.run.timing import JobTimes, command_startup
+from hpcswarm.signatures.compact import compact_note
 from hpcswarm.store.atomic import all_or_nothing, write_json, write_text
 from hpcswarm.swarm.engine.loop import SearchHooks
 from hpcswarm.swarm.engine.snapshot import take_snapshot
@@ -126,6 +128,14 @@ class JobLifecycle:
                         TaskHooks(self, task, group, progress).search_hooks(), group=group,
                         resume=snapshot)
 
+    def phase(self, task, name, genes_left):
+        """A step after the search of ``task`` on this rank (a refinement's step, with the
+        genes left; the baselines and test, with None)."""
+        if self.reporter is not None:
+            self.reporter.phase(task, name, genes_left)
+        if self.keeper is not None:
+            self.keeper.maybe_write()
+
     def round(self, task, row):
         """A round of a search this rank runs (``row`` its history row, or None)."""
         if self.reporter is not None and row is not None:
@@ -182,14 +192,20 @@ class TaskHooks:
     def search_hooks(self):
         """The :class:`~hpcswarm.swarm.engine.loop.SearchHooks` of the task's search, bound to these
         methods: ``progress`` :meth:`round`, ``checkpoint`` :meth:`round_end`, ``interrupt``
-        :meth:`interrupt`."""
+        :meth:`interrupt`, ``phase`` :meth:`phase`."""
         return SearchHooks(progress=self.round, checkpoint=self.round_end,
-                           interrupt=self.interrupt)
+                           interrupt=self.interrupt, phase=self.phase)
 
     def round(self, row=None):
         """After each round: let MPI progress, report it, write the checkpoint when due."""
         self.progress(row)
         self.lifecycle.round(self.task, row)
+
+    def phase(self, name, genes_left):
+        """A step after the search: let MPI progress, report it (no stop here: a refinement
+        has no snapshot, the task stops at its next round or subsample round)."""
+        self.progress()
+        self.lifecycle.phase(self.task, name, genes_left)
 
     def _stopping(self):
         """Whether the job must stop (collective over the group: every rank agrees)."""
@@ -235,6 +251,9 @@ class JobOptions:
         Where world rank 0 writes progress lines (default stderr).
     resume : bool
         Continue from ``job.checkpoint`` when it exists.
+    times : JobTimes, optional
+        Filled in on world rank 0 with where the wall time went
+        (:class:`hpcswarm.run.timing.JobTimes`).
     """
 
     overwrite: bool = False
@@ -243,6 +262,7 @@ class JobOptions:
     memory_limit: float = None
     progress_stream: object = None
     resume: bool = False
+    times: JobTimes = None
 
 
 def run_job(job, world=None, **options):
@@ -283,6 +303,8 @@ def run_job(job, world=None, **options):
     started = time.perf_counter()
     plan = plan_job(job, world, overwrite=options.overwrite, resume=options.resume,
                     memory_limit=options.memory_limit)
+    if options.times is not None:
+        options.times.preflight = time.perf_counter() - started
     try:
         return run_planned(job, plan, world, options, started)
     finally:
@@ -296,12 +318,16 @@ def run_planned(job, plan, world, options, started):
             options.log(line)
     lifecycle = JobLifecycle(job, plan, world, quiet=options.quiet,
                              progress_stream=options.progress_stream)
+    farm_started = time.perf_counter()
     try:
         results, assignments = farm(world, plan.pending, lifecycle.run,
                                     group_size=plan.layout.group_size, hooks=lifecycle.farm_hooks())
         stopped = lifecycle.stopper.finish()
     finally:
         lifecycle.close()
+    times = options.times if world.rank == 0 else None
+    if times is not None:
+        times.tasks, times.n_groups = time.perf_counter() - farm_started, plan.layout.n_groups
     if world.rank != 0:
         if stopped:
             raise JobInterrupted(lifecycle.stopper.signal_name, job.checkpoint)
@@ -314,7 +340,12 @@ def run_planned(job, plan, world, options, started):
         raise JobInterrupted(lifecycle.stopper.signal_name, job.checkpoint,
                              len(lifecycle.finished), len(plan.tasks))
     provenance = job_provenance(job, plan, world, time.perf_counter() - started)
-    return finish_job(job, plan, lifecycle, provenance, options.overwrite)
+    writing = time.perf_counter()
+    summary = finish_job(job, plan, lifecycle, provenance, options.overwrite)
+    if times is not None:
+        times.writing = time.perf_counter() - writing
+        times.add_tasks(result for result, _ in lifecycle.finished.values())
+    return summary
 
 
 def job_provenance(job, plan, world, total_seconds):
@@ -371,11 +402,14 @@ def run_job_file(path, overrides=(), *, comm=None, print0=print, **options):
     if comm is None:
         with duplicate_world() as comm:
             return run_job_file(path, overrides, comm=comm, print0=print0, **options)
+    times = JobTimes(startup=command_startup())
     job = read_job(path, overrides)
-    summary = run_job(job, comm, log=print0 if comm.rank == 0 else None, **options)
+    summary = run_job(job, comm, log=print0 if comm.rank == 0 else None, times=times,
+                      **options)
     if comm.rank == 0:
         for line in summary_lines(job, summary):
             print0(line)
+        print0(times.line())
 
 
 def summary_lines(job, summary):
@@ -409,7 +443,24 @@ def summary_lines(job, summary):
                      + f"; its estimate is the {final['estimate']['row']} row above (the "
                      f"outer folds' searches), not its own inner accuracy "
                      f"{100 * final['inner_accuracy']:.2f}%")
+    note = _compact_note(summary)
+    if note is not None:
+        lines.append(f"note: {note}")
     written = [str(path) for path in (job.output, job.summary_path, job.signature_path)
                if path is not None]
     lines.append(f"wrote {', '.join(written[:-1])} and {written[-1]}")
     return lines
+
+
+def _compact_note(summary):
+    """The note of :func:`~hpcswarm.signatures.compact.compact_note` on the answer the job
+    gives: its final signature, else its refined subsets, else its searches' subsets."""
+    final, refined = summary.get("final_signature"), summary.get("refined", [])
+    if final is not None:
+        size, accuracy = final["size"], final["inner_accuracy"]
+    elif refined:
+        size, accuracy = min(row["subset_size"]["mean"] for row in refined), None
+    else:
+        size, accuracy = summary["subset_size"]["mean"], None
+    return compact_note(size, accuracy, 'a refinement (job key refine = "prune-compact") or '
+                                        'more rounds (n_iterations) gives a compact one')

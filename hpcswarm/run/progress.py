@@ -7,7 +7,7 @@ of ``<output stem>.progress.jsonl`` and, unless ``quiet``, one line on stderr: a
 rewrites itself (with a bar) when stderr is a terminal, plain lines in a batch log. Round
 updates are throttled to one per ``interval`` seconds; task completions are always reported.
 
-Keys of a progress record: ``event`` ("start", "round", "task" or "end"), ``time`` (UTC,
+Keys of a progress record: ``event`` ("start", "round", "phase", "task" or "end"), ``time`` (UTC,
 ISO 8601), ``elapsed`` (s since the start), ``tasks_total``, ``tasks_done``,
 ``tasks_remaining``, ``run`` and ``fold`` (the task the event is about: rank 0's current
 task for "round", the finished one for "task"), ``group`` (the rank group of a finished
@@ -18,7 +18,12 @@ search), ``eta_seconds`` (time left: mean duration of the finished tasks x ceil(
 remaining / groups); before the first task ends, the duration of a task is estimated from
 rank 0's search, its seconds per round so far x its rounds (:func:`task_seconds`), and null
 only until its first round when the rounds of a search are not known beforehand, as for the
-greedy methods). Keys that do not apply are null.
+greedy methods), ``phase`` and ``genes_left`` (a "phase" event: a step after rank 0's
+search, ``"refine NAME"`` with the genes its elimination has left, or ``"baselines and
+test"``; its ETA counts the refinement's time left, estimated from its steps so far as each
+step costs in proportion to the genes left: before the first task ends, that plus as many
+more tasks as remain; after, the ETA of the finished tasks less the time since the last one
+ended, and never less than the refinement's time left). Keys that do not apply are null.
 """
 
 import datetime
@@ -35,7 +40,7 @@ from hpcswarm.store.atomic import open_replacing
 
 FIELDS = ("event", "time", "elapsed", "tasks_total", "tasks_done", "tasks_remaining", "run",
           "fold", "group", "iteration", "best_fitness", "best_size",
-          "evaluations_per_second", "archive_hit_rate", "eta_seconds")
+          "evaluations_per_second", "archive_hit_rate", "eta_seconds", "phase", "genes_left")
 """Keys of every progress record, in file order."""
 
 
@@ -86,10 +91,14 @@ def format_line(record, bar_width=0):
         filled = int(bar_width * done / total) if total else bar_width
         parts[0] = f"[{'#' * filled}{'.' * (bar_width - filled)}] " + parts[0]
     if record["run"] is not None:
-        what = "done" if record["event"] == "task" else f"round {record['iteration']}"
+        what = ("done" if record["event"] in ("task", "phase")
+                else f"round {record['iteration']}")
         where = ("final signature" if record["run"] < 0  # a task outside the runs
                  else f"run {record['run']} fold {record['fold']}")
         parts.append(f"{where} {what}")
+    if record["phase"] is not None:
+        parts[-1] = parts[-1].replace("done", record["phase"]) + (
+            "" if record["genes_left"] is None else f": {record['genes_left']} genes left")
     if record["best_fitness"] is not None:
         parts.append(f"best {record['best_fitness']:.6g} ({record['best_size']} genes)")
     if record["evaluations_per_second"] is not None:
@@ -191,6 +200,8 @@ class ProgressReporter:
         self.durations = []
         self.started = clock()
         self.last_round = None
+        self.steps = None  # rank 0's current phase: (task number, name, started, steps)
+        self.last_done = self.started  # when the last task ended
         self.path = path
         self.file = open_replacing(path)  # a link in its place is replaced, never followed
         self._emit(self._record("start"))
@@ -229,9 +240,32 @@ class ProgressReporter:
                                 best_size=row["best_size"], evaluations_per_second=per_second,
                                 archive_hit_rate=hit_rate))
 
+    def phase(self, task, name, genes_left):
+        """A step after rank 0's search of ``task``: reported when the phase begins, then
+        throttled as rounds are (:meth:`round`)."""
+        now = self.clock()
+        if self.steps is None or self.steps[:2] != (task.number, name):
+            self.steps = (task.number, name, now, 0)
+            self.last_round = None
+        else:
+            self.steps = self.steps[:3] + (self.steps[3] + 1,)
+        if self.last_round is not None and now - self.last_round < self.interval:
+            return
+        self.last_round = now
+        _, _, started, steps = self.steps
+        left = (now - started) / steps * genes_left / 2 if genes_left and steps else 0.0
+        if self.durations:  # the tasks' mean, less this task's time so far
+            eta = max(self.workload.eta(self.durations) - (now - self.last_done), left)
+        else:
+            eta = left + eta_seconds([now - self.started + left], self.workload.n_tasks - 1,
+                                     self.workload.n_groups)
+        self._emit(self._record("phase", run=task.run, fold=task.fold, phase=name,
+                                genes_left=genes_left, eta_seconds=eta))
+
     def task_done(self, record):
         """A finished task from any group: a record of :func:`task_record`; always reported."""
         self.durations.append(record["seconds"])
+        self.last_done = self.clock()
         per_second, hit_rate = rates(record)
         self._emit(self._record("task", run=record["run"], fold=record["fold"],
                                 group=record["group"], iteration=record["iteration"],

@@ -404,6 +404,8 @@ def run_task(task, data, spec, hooks=None, group=None, resume=None):
     view = _training_view(data, task, spec.preprocess)
     result = run_search(view.genes, view.y, replace(spec, preprocess=()), seed=seed,
                         comm=group, hooks=hooks, resume=resume)
+    if hooks is not None and hooks.phase is not None:
+        hooks.phase("baselines and test", None)
     if protocol_of(task.protocol).held_out(task):
         held_out = tester = HeldOut(data, task, view, spec.params["k"])
         scores = held_out.scores(result.mask)

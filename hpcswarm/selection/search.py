@@ -28,6 +28,7 @@ from hpcswarm.selection.methods import algorithm_class
 from hpcswarm.selection.spec import SearchSpec, SettingError
 from hpcswarm.signatures.refinements import REFINEMENTS
 from hpcswarm.signatures.subsample import search_subsamples
+from hpcswarm.signatures.watched import WatchedScorer
 from hpcswarm.store.encoding import finite, tags
 from hpcswarm.store.records import SEARCH_ENCODING as RESULT_ENCODING
 from hpcswarm.swarm.engine.evaluation import EvaluationService
@@ -304,7 +305,9 @@ class SpecSearch:
         score = fitness.score(result.mask)
         result.front = scored_front(scorer, result.front)
         if spec.refine != "none":
-            inputs = RefineInputs(scorer, X, y, result.mask,
+            watched = (scorer if self.hooks.phase is None
+                       else WatchedScorer(scorer, self.hooks.phase, f"refine {spec.refine}"))
+            inputs = RefineInputs(watched, X, y, result.mask,
                                   lambda: self.subsample_selections(X, y))
             result.refined = REFINEMENTS[spec.refine].apply(inputs)
         return result, score

@@ -225,7 +225,8 @@ def _convergence_entry(method):
         dataset=dataset_label(method), method=method.label, file=str(method.path),
         objective=(method.attrs.get("params") or {}).get("objective"),
         best_fitness=mean_curve(method.histories, method.history_columns).tolist(),
-        best_accuracy=accuracy_curve(method))
+        best_accuracy=accuracy_curve(method),
+        best_size=mean_curve(method.histories, method.history_columns, "best_size").tolist())
 
 
 def _front_entry(method, sizes):

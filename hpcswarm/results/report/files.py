@@ -88,17 +88,17 @@ def genes_text(entry):
 
 
 def gene_list_paths(report, genes_path):
-    """Where ``--genes PATH`` writes each method's list: ``PATH`` itself for a report of one
-    method, else ``STEM.METHOD.SUFFIX`` beside it (``STEM.DATASET.METHOD.SUFFIX`` when the
-    report spans several datasets), characters other than letters, digits and ``+._-``
-    written as ``_``. Returns ``(path, entry)`` pairs, one per method."""
+    """Where ``--genes PATH`` writes each method's list: the report's first method (its first
+    row, the search's own subsets) at ``PATH`` itself, so that the file asked for always
+    exists; each other method at ``STEM.METHOD.SUFFIX`` beside it
+    (``STEM.DATASET.METHOD.SUFFIX`` when the report spans several datasets), characters other
+    than letters, digits and ``+._-`` written as ``_``. Returns ``(path, entry)`` pairs, one
+    per method."""
     entries = report.genes
-    if len(entries) == 1:
-        return [(Path(genes_path), entries[0])]
     path = Path(genes_path)
     several = len({entry.dataset for entry in entries}) > 1
-    pairs, taken = [], set()
-    for entry in entries:
+    pairs, taken = [(path, entries[0])], set()
+    for entry in entries[1:]:
         label = f"{entry.dataset}.{entry.method}" if several else entry.method
         name = f"{path.stem}.{re.sub(r'[^A-Za-z0-9+._-]', '_', label)}"
         unique, count = name, 1

@@ -151,8 +151,8 @@ class GeneEntry(Fields):
 
 @dataclass(eq=False)
 class ConvergenceEntry(Fields):
-    """A method's mean gbest fitness per round, and the inner accuracy behind it (None when
-    its objective cannot be inverted)."""
+    """A method's mean gbest fitness per round, the inner accuracy behind it (None when its
+    objective cannot be inverted), and the mean size of that best subset per round."""
 
     dataset: str
     method: str
@@ -160,6 +160,7 @@ class ConvergenceEntry(Fields):
     objective: Optional[str]
     best_fitness: list
     best_accuracy: Optional[list]
+    best_size: list
 
 
 @dataclass(eq=False)

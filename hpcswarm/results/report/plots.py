@@ -96,22 +96,27 @@ def _free_targets(folder, files, overwrite):
 
 
 def convergence_figure(report: "Report") -> "Figure":
-    """Mean best fitness per round of every method (one line each, labelled dataset: method);
-    rounds are whole numbers, the initial evaluation being round 0."""
+    """Mean best fitness per round of every method (one line each, labelled dataset: method)
+    above the mean size of that best subset: a search whose fitness stays at its best (as
+    VLPSO's at 1.0 on SRBCT) still shrinks its subset, which only the lower panel shows.
+    Rounds are whole numbers, the initial evaluation being round 0."""
     from matplotlib.ticker import MaxNLocator
 
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
+    fig, (ax, sizes) = plt.subplots(2, 1, figsize=(7, 6), sharex=True, layout="constrained",
+                                    height_ratios=(3, 2))
     objectives = sorted({str(e.objective) for e in report.convergence})
     for entry in report.convergence:
-        curve = entry.best_fitness
-        ax.plot(range(len(curve)), curve, marker="." if len(curve) <= 30 else None,
-                label=f"{entry.dataset}: {entry.method}")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("round (0: the initial swarm)")
+        label = f"{entry.dataset}: {entry.method}"
+        for axes, curve in ((ax, entry.best_fitness), (sizes, entry.best_size)):
+            axes.plot(range(len(curve)), curve, marker="." if len(curve) <= 30 else None,
+                      label=label)
+    sizes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    sizes.set_xlabel("round (0: the initial swarm)")
     ax.set_ylabel(f"mean best fitness ({', '.join(objectives)})")
-    ax.set_title("Convergence: best inner-validation fitness per round, mean over runs and "
-                 "folds", fontsize=9)
+    sizes.set_ylabel("genes of the best subset (mean)")
+    ax.set_title("Convergence: best inner-validation fitness per round and its subset's size, "
+                 "mean over runs and folds", fontsize=9)
     if report.convergence:
         ax.legend(fontsize=8)
     return fig

@@ -86,11 +86,16 @@ class SearchHooks:
         job's hook that may stop the task by raising, called in the searches whose state the
         job does not keep (a refinement's subsample searches, :meth:`without_snapshots`; a
         resumed task runs them again, to the same result).
+    phase : callable, optional
+        ``phase(name, genes_left)`` from the steps after the search (a refinement's each
+        elimination step, with the genes left; the baselines and test, with None): the
+        job's hook that reports them (:class:`hpcswarm.run.progress.ProgressReporter`).
     """
 
     progress: Optional[Callable] = None
     checkpoint: Optional[Callable] = None
     interrupt: Optional[Callable] = None
+    phase: Optional[Callable] = None
 
     def round_end(self, search):
         """What the loop calls after recording a round of ``search``: ``progress`` with its
@@ -105,8 +110,8 @@ class SearchHooks:
     def without_snapshots(self):
         """The hooks of a search run inside this one whose state no snapshot keeps (a
         refinement's subsample searches): no round reports, no snapshots, only
-        ``interrupt``."""
-        return SearchHooks(interrupt=self.interrupt)
+        ``interrupt`` and ``phase``."""
+        return SearchHooks(interrupt=self.interrupt, phase=self.phase)
 
 
 class SearchAlgorithm(abc.ABC):

@@ -16,14 +16,13 @@ with ``f(d)`` the exemplar of dimension ``d``. An optional local search on new p
 (off by default, as in the authors' Java) is in :mod:`hpcswarm.swarm.methods.vlpso.local_search`.
 """
 
-import warnings
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
 from hpcswarm.errors import ParameterError, SettingNote
-from hpcswarm.fitness.folds import user_stacklevel
+from hpcswarm.fitness.folds import warn_once
 from hpcswarm.params import Param
 from hpcswarm.swarm.engine.snapshot import ArraySpec
 from hpcswarm.swarm.engine.state import child_sequence
@@ -258,9 +257,10 @@ class VLPSO(PersonalBestSwarm):
         self.params["n_particles"] = swarm_size(self.params["n_particles"], self.n_genes)
         n_divisions = fitting_divisions(self.params["n_divisions"], self.params["n_particles"])
         if n_divisions != self.params["n_divisions"]:
-            warnings.warn(f"vlpso: n_divisions={self.params['n_divisions']} reduced to "
-                          f"{n_divisions}, the swarm's n_particles (a division needs a "
-                          f"particle)", SettingNote, stacklevel=user_stacklevel())
+            warn_once(("vlpso n_divisions", self.params["n_divisions"], n_divisions),
+                      f"vlpso: n_divisions={self.params['n_divisions']} reduced to "
+                      f"{n_divisions}, the swarm's n_particles (a division needs a particle; pass "
+                      f"n_divisions={n_divisions} to choose it)", SettingNote)
         self.params["n_divisions"] = n_divisions
         self.local_search = RelevanceLocalSearch() if self.params["local_search"] else None
         self.searching = False
