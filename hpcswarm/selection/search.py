@@ -15,6 +15,7 @@ replicated on the ranks so that hits do not depend on how particles are spread (
 (13,)
 """
 
+import os
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -25,6 +26,7 @@ from hpcswarm.fitness import GeneMajor, SubsetFitness, make_objective, make_scor
 from hpcswarm.inputs import check_matrix, label_values
 from hpcswarm.selection.methods import algorithm_class
 from hpcswarm.fitness.folds import fold_ids
+from hpcswarm.fitness.incremental import state_bytes
 from hpcswarm.selection.spec import SearchSpec, SettingError
 from hpcswarm.signatures.refine import TRIM_RULES
 from hpcswarm.signatures.refinements import REFINEMENTS
@@ -36,6 +38,7 @@ from hpcswarm.swarm.core import SearchHooks
 from hpcswarm.swarm.evaluation import EvaluationService
 from hpcswarm.swarm.front import pareto_front
 from hpcswarm.swarm.state import run_seed_sequence
+from hpcswarm.system import available_memory
 
 
 def make_fitness(X, y, params, seed, shards=None, device="cpu"):
@@ -264,6 +267,30 @@ def _as_spec(spec, params, settings):
     return SearchSpec.build(spec, params, preprocess=(), **settings)
 
 
+CACHE_SHARE = 0.25
+"""The share of the memory each rank sees that its particles' states take by default."""
+
+
+def cache_states(cache_memory, grid, n_held_out, n_samples, n_genes):
+    """Particle states a rank of ``grid`` keeps (:class:`~hpcswarm.fitness.moves.ParticleStates`).
+
+    ``cache_memory`` GB divided by the bytes of one state of the largest sample shard's
+    held-out rows (:func:`~hpcswarm.fitness.incremental.state_bytes`); None: a
+    :data:`CACHE_SHARE` of the memory each rank sees (:func:`hpcswarm.system.available_memory`,
+    the node's memory or cgroup limit over the grid's ranks, at most one a core). The
+    smallest over the grid's shards of a particle group, which must make the same calls
+    (collective over ``grid.shards``).
+    """
+    if cache_memory is None:
+        ranks = min(grid.n_groups * grid.n_shards, os.cpu_count() or 1)
+        budget = CACHE_SHARE * available_memory(ranks)[0]
+    else:
+        budget = cache_memory * 1e9
+    rows = -(-n_held_out // grid.n_shards)
+    states = int(budget // state_bytes(rows, n_samples, n_genes))
+    return -int(grid.shards.allreduce_max(np.array([-states]))[0])
+
+
 def _grid(comm, sample_shards):
     """``comm`` split into particle groups x ``sample_shards`` sample shards
     (:func:`hpcswarm.comm.split_grid`)."""
@@ -299,7 +326,10 @@ class SpecSearch:
         spec = self.spec
         fitness, scorer = make_fitness(X, y, spec.params, self.root, self.grid.shards,
                                        spec.device)
-        evaluator = EvaluationService.for_params(fitness, spec.params, self.grid.particles)
+        states = cache_states(spec.cache_memory, self.grid, scorer.total, len(y),
+                              scorer.n_genes)
+        evaluator = EvaluationService.for_params(fitness, spec.params, self.grid.particles,
+                                                 states)
         search = algorithm_class(spec.algorithm)(evaluator, spec.params, seed=self.root,
                                                  hooks=self.hooks, max_genes=spec.max_genes)
         result = search.run(resume)
