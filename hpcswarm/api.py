@@ -188,6 +188,7 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
            n_features_to_select: Union[None, int, float] = None,
            refine: Optional[str] = None, max_genes: Optional[int] = None,
            sample_shards: Optional[int] = None, device: Optional[str] = None,
+           cache_memory: Optional[float] = None,
            subsamples: Optional[int] = None, preprocess: Union[None, dict, str] = None,
            n_particles: Optional[int] = None,
            n_iterations: Optional[int] = None, k: Optional[int] = None,
@@ -231,6 +232,10 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         (:data:`hpcswarm.selection.spec.SPEC_PARAMS`); None keeps the default, 1.
     device : {"cpu", "gpu"}, optional
         Where the k-NN scorer runs; None keeps the default, ``"cpu"``.
+    cache_memory : float, optional
+        GB of distance states each rank keeps of its particles, so that a particle is scored
+        from its previous subset (0: every subset in full); None: a quarter of the memory
+        each rank sees. The result is the same whatever it is.
     subsamples : int, optional
         The number of searches on halves of the samples (an even number) for
         ``refine="stability"`` or ``"consensus"``; None keeps the specification's default.

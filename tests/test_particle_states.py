@@ -10,11 +10,15 @@ every particle's.
 import numpy as np
 import pytest
 
+import hpcswarm.selection.search
 import hpcswarm.swarm.evaluation
+from hpcswarm import select
+from hpcswarm.cli import build_parser
 
 from hpcswarm.fitness import SubsetFitness, make_objective, make_scorer
 from hpcswarm.fitness.incremental import state_bytes
 from hpcswarm.fitness.moves import ParticleStates, worth_moving
+from hpcswarm.run.jobfile import read_job
 from hpcswarm.selection.search import run_search
 from synthetic import small_data
 from test_mpi_invariance import comparable
@@ -142,3 +146,21 @@ def test_a_search_does_not_depend_on_the_cache_budget(name, objective, monkeypat
     if name in SETTLING:
         assert counts[0].moved > 0 and counts[1].moved > 0
     assert counts[2].moved == counts[2].rebuilt == 0
+
+
+def test_select_the_job_file_and_run_pass_the_cache_budget(monkeypatch, tmp_path):
+    seen = []
+    real = hpcswarm.selection.search.cache_states
+    monkeypatch.setattr(hpcswarm.selection.search, "cache_states",
+                        lambda memory, *rest: seen.append(memory) or real(memory, *rest))
+    X, y = small_data(seed=2, n_samples=30, n_genes=40)
+    select(X, y, algorithm="pso", n_particles=4, n_iterations=2, cache_memory=0.25)
+    assert seen and set(seen) == {0.25}
+    job = tmp_path / "job.toml"
+    job.write_text('data = "builtin:srbct"\nalgorithm = "vlpso"\ncache_memory = 0.5\n')
+    assert read_job(str(job)).spec.cache_memory == 0.5
+    assert read_job(str(job), ["cache_memory=0"]).spec.cache_memory == 0.0
+    assert "cache_memory" not in read_job(str(job)).identity()  # results do not depend on it
+    flags = build_parser().parse_args(["run", "--algorithm", "pso", "--data", "x.h5",
+                                       "--cache-memory", "2"])
+    assert flags.cache_memory == 2.0
