@@ -130,6 +130,7 @@ def measure(path, rounds, repeats, particles):
     for _ in range(repeats):
         for name, budget in PATHS.items():
             result, counts, elapsed = one_search(data, y, params, budget)
+            print(f"  {data.n_samples} x {data.n_genes} {name}: {elapsed:.2f} s", flush=True)
             seconds[name].append(elapsed)
             found[name] = comparable(result)
             tables[name] = per_round(result, counts, data.n_samples, data.n_samples,

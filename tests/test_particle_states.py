@@ -164,3 +164,11 @@ def test_select_the_job_file_and_run_pass_the_cache_budget(monkeypatch, tmp_path
     flags = build_parser().parse_args(["run", "--algorithm", "pso", "--data", "x.h5",
                                        "--cache-memory", "2"])
     assert flags.cache_memory == 2.0
+
+
+def test_the_default_budget_leaves_a_full_evaluation_its_memory():
+    from hpcswarm.selection.search import default_cache_bytes
+
+    assert default_cache_bytes(10e9, 1e9, 1e9) == 2.5e9  # a quarter of what the rank sees
+    assert default_cache_bytes(10e9, 5e9, 1e9) == pytest.approx(2e9)  # what 80 % leaves
+    assert default_cache_bytes(10e9, 7e9, 2e9) == 0.0  # nothing left: every subset in full
