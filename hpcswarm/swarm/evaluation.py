@@ -112,7 +112,7 @@ class EvaluationService:
     def nested(self) -> "EvaluationService":
         """A service for a search run inside this one (FSR's BPSO of one size): it shares
         this one's subsets seen, archive and front and counts on from its counts, with a
-        best subset of its own."""
+        best subset of its own and no particle states (its particles are not this one's)."""
         inner = EvaluationService(self.fitness, self.comm)
         inner._seen, inner.archive, inner.front = self._seen, self.archive, self.front
         inner.evaluations, inner.archive_hits = self.evaluations, self.archive_hits
