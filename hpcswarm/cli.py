@@ -522,6 +522,10 @@ def _add_run(p):
                    "checkpoint the job starts from the beginning")
     p.add_argument("--quiet", action="store_true",
                    help="no progress lines on stderr (OUTPUT.progress.jsonl is still written)")
+    p.add_argument("--dry-run", action="store_true", dest="dry_run",
+                   help="with --data and --algorithm: print the plan (the grid of particle "
+                   "groups x sample shards, the memory and particle states of each rank) and "
+                   "exit without searching")
     p.add_argument("--memory-limit", type=_float, metavar="GB", dest="memory_limit",
                    help="memory of a node in GB for the pre-flight check (default: detected "
                    "physical memory or cgroup limit); the run is refused when its estimate "
@@ -554,6 +558,9 @@ def _run_run(args):
     # stay within the cores from before any work until the command returns
     with launch_world() as comm, pinned_threads(args.threads):
         if args.job is not None or args.sets:  # the job-file form
+            if args.dry_run:
+                raise ParameterError("--dry-run applies to a single search (--data and "
+                                     "--algorithm), not to a job file")
             return _run_job_file(args, comm)
         return _run_one_search(args, comm)
 
@@ -589,6 +596,11 @@ def _run_one_search(args, comm):
     dataset = load_dataset(args.data, comm)  # every rank memory-maps the same file
     _notes0(dataset)
     check_search_memory(spec, dataset.n_samples, dataset.n_genes, comm, args.memory_limit)
+    if args.dry_run:
+        from hpcswarm.run.dry_run import plan_lines
+
+        _print0(*plan_lines(spec, dataset.n_samples, dataset.n_genes, comm, args.memory_limit))
+        return
     # one task: all ranks of the world run this one swarm, each its block of particles, read
     # from the file's gene-major matrix (no private copy), or from the rows the method's
     # preprocessing made of it (value steps: the same genes)

@@ -228,8 +228,8 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
                  n_features_to_select: Union[None, int, float] = None,
                  refine: str = SPEC["refine"].default,
                  max_genes: Optional[int] = None, sample_shards: Optional[int] = None,
-                 device: Optional[str] = None, subsamples: Optional[int] = None,
-                 preprocess: Union[None, dict, str] = None, n_particles: Optional[int] = None,
+                 device: Optional[str] = None, cache_memory: Optional[float] = None,
+                 subsamples: Optional[int] = None, preprocess: Union[None, dict, str] = None, n_particles: Optional[int] = None,
                  n_iterations: Optional[int] = None, k: Optional[int] = None,
                  cv: Union[None, str, int] = None, objective: Optional[str] = None,
                  alpha: Optional[float] = None, archive_size: Optional[int] = None,
@@ -243,6 +243,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         self.max_genes = max_genes
         self.sample_shards = sample_shards
         self.device = device
+        self.cache_memory = cache_memory
         self.subsamples = subsamples
         self.preprocess = preprocess
         self.n_particles = n_particles
@@ -575,6 +576,9 @@ SEARCH_SETTINGS_DOC = f"""\
         keeps the specification's default, 1.
     device : None, "cpu" or "gpu", default None
         Where the k-NN scorer runs; ``None`` keeps the specification's default, ``"cpu"``.
+    cache_memory : None or float, default None
+        GB of distance states each rank keeps of its particles between rounds (0: none);
+        ``None``: a quarter of the memory each rank sees. Results do not depend on it.
     subsamples : None or int, default None
         The number of searches on halves of the training samples (complementary pairs: an
         even number) for ``refine="stability"`` or ``"consensus"``; ``None`` keeps the

@@ -10,6 +10,9 @@ from pathlib import Path
 
 from hpcswarm.errors import ParameterError
 
+MEMORY_SHARE = 0.8
+"""Share of the available memory a rank may be estimated to use."""
+
 
 def cgroup_limit(path="/sys/fs/cgroup/memory.max"):
     """The cgroup v2 memory limit in bytes, or None (no file, or "max")."""
@@ -28,6 +31,14 @@ def check_memory_limit(limit_gb):
                                      and 0 < limit_gb < math.inf):
         raise ParameterError(f"--memory-limit must be a positive number of GB, got {limit_gb}")
     return limit_gb
+
+
+def resident_memory(path="/proc/self/statm"):
+    """Bytes this process holds in memory now (its resident set), or 0 where unknown."""
+    try:
+        return int(Path(path).read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def available_memory(ranks_on_node, limit_gb=None):

@@ -42,6 +42,20 @@ CSO's pairings and FSIPSO's sub-spaces to act, a few seconds in all."""
 SYNTHETIC_SETTINGS = {**SMALL, "all-genes": {}, "sfs": {}, "sbs": {"max_steps": 10},
                       "gsbs": {"max_steps": 10}, "lfs": {}}
 
+SWARM_METHODS = ("pso", "bpso", "pso-rg", "pso-ls", "pso-lsrg", "cbpso", "cso", "fsipso",
+                 "fsr", "vlpso")
+"""The swarm methods, each searched again with the balanced-accuracy objective (per-class
+counts on every evaluation path)."""
+
+LONG_SETTINGS = {
+    "vlpso": {"n_particles": 20, "n_iterations": 16, "n_divisions": 4, "change_after": 5},
+    "pso": {"n_particles": 12, "n_iterations": 12},
+    "bpso": {"n_particles": 12, "n_iterations": 12},
+    "cbpso": {"n_particles": 12, "n_iterations": 12},
+}
+"""Longer SRBCT searches, where particles settle and most moves flip a few genes: what an
+evaluation from a particle's previous subset must score exactly as a full one."""
+
 
 def _cases():
     cases = {}
@@ -51,10 +65,20 @@ def _cases():
     for method, params in SYNTHETIC_SETTINGS.items():
         cases[f"synthetic-{method}"] = {"data": "synthetic", "algorithm": method,
                                         "params": params, "seed": 3}
+    for method in SWARM_METHODS:
+        balanced = {**SRBCT_SETTINGS[method], "objective": "balanced-accuracy"}
+        cases[f"srbct-balanced-{method}"] = {"data": "srbct", "algorithm": method,
+                                             "params": balanced, "seed": 5}
+    for method, params in LONG_SETTINGS.items():
+        cases[f"srbct-long-{method}"] = {"data": "srbct", "algorithm": method,
+                                         "params": params, "seed": 9}
     return cases
 
 
 SEARCH_CASES = _cases()
+
+REPRESENTATIVE_CASES = ("srbct-balanced-vlpso", "srbct-long-vlpso", "srbct-balanced-cso")
+"""The balanced-objective and longer cases ``make test`` runs (the others are slow)."""
 
 JOB_CASES = {
     "pso-lsrg-unbiased": ["data=builtin:srbct", "algorithm=pso-lsrg", "protocol=unbiased",

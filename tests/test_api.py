@@ -236,7 +236,7 @@ API_ONLY = {"data", "labels", "n_features_to_select", "params", "random_state", 
 """The arguments of ``select`` that are not settings of the search specification."""
 
 KIND_TYPES = {"int": (int,), "float": (float,), "str": (str,), "choice": (str,),
-              "cv": (str, int), "bool": (bool,)}
+              "cv": (str, int), "bool": (bool,), "optional_float": (float,)}
 """The Python types a keyword must accept for each kind of :class:`~hpcswarm.params.Param`."""
 
 

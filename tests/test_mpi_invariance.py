@@ -260,3 +260,35 @@ def test_a_search_resumed_with_another_shard_count_ends_as_the_uninterrupted_one
         assert resumed.mask.tolist() == full.mask.tolist()
         assert resumed.extra.get("events") == full.extra.get("events")
         assert resumed.fitness == full.fitness
+
+
+CACHE_CASES = {
+    "vlpso": ({"n_particles": 9, "n_iterations": 10, "n_divisions": 3, "change_after": 3}, 60),
+    "pso-lsrg": ({"n_particles": 6, "n_iterations": 6, "ls_tries": 3}, 60),
+    "cbpso": ({"n_particles": 7, "n_iterations": 8}, 60),
+    "bpso": ({"n_particles": 7, "n_iterations": 6, "objective": "balanced-accuracy"}, 60),
+    "pso": ({"n_particles": 7, "n_iterations": 6}, 60),
+    "cso": ({"n_particles": 8, "n_iterations": 6}, 20),
+}
+"""Swarms whose particles are scored from their previous subsets (CSO's archive: in full)."""
+
+
+@pytest.mark.parametrize("budget", ["default", "partly full", "none"])
+@pytest.mark.parametrize("shards", [1, 2])
+@pytest.mark.parametrize("name", [name if name == "vlpso"
+                                  else pytest.param(name, marks=pytest.mark.slow)
+                                  for name in sorted(CACHE_CASES)])
+def test_the_particle_states_give_the_serial_result_on_any_grid(name, shards, budget, comm):
+    """Particle groups x sample shards with each particle's state kept (every state, one
+    or two a rank, none) find the serial search's result without states."""
+    if comm.size % shards:
+        pytest.skip(f"{shards} shards do not divide {comm.size} ranks")
+    settings, n_genes = CACHE_CASES[name]
+    X, y = small_data(n_genes=n_genes)
+    one_state = 8 * X.shape[0] * (X.shape[0] + 2) + n_genes  # a state of every held-out row
+    memory = {"default": None, "partly full": 1.5 * one_state / 1e9, "none": 0.0}[budget]
+    serial = run_search(X, y, name, settings, seed=2, cache_memory=0.0)
+    parallel = run_search(X, y, name, settings, seed=2, comm=comm, sample_shards=shards,
+                          cache_memory=memory)
+    assert len(set(comm.allgather(digest(comparable(parallel))))) == 1
+    assert comparable(parallel) == comparable(serial)

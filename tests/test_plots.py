@@ -142,7 +142,7 @@ def test_the_convergence_plot_draws_the_best_subsets_size_below_its_fitness():
     pytest.importorskip("matplotlib")
     from types import SimpleNamespace
 
-    from hpcswarm.results.plots import convergence_figure
+    from hpcswarm.results.report.plots import convergence_figure
     from hpcswarm.results.report.model import ConvergenceEntry
 
     flat = ConvergenceEntry(dataset="srbct", method="VLPSO", file="r.h5", objective="accuracy",

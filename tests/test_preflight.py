@@ -175,6 +175,7 @@ def test_the_plans_total_is_the_sum_of_each_parts_stated_need(algorithm, params,
                                                               shards):
     from hpcswarm.fitness.archive import Archive
     from hpcswarm.fitness.evaluator import scorer_bytes
+    from hpcswarm.fitness.incremental import state_bytes
     from hpcswarm.selection.methods import algorithm_class
     from hpcswarm.selection.preprocess import transformed_bytes
     from hpcswarm.swarm.engine.evaluation import archive_size
@@ -195,9 +196,16 @@ def test_the_plans_total_is_the_sum_of_each_parts_stated_need(algorithm, params,
                                method.scores_single_flips),
         "preprocessing": transformed_bytes(spec.preprocess, n_train, n_genes),
         "tables": method.table_bytes(spec.params, n_train, n_genes),
+        "particle_states": 0,  # the default budget takes only what the rest leaves
     }
     assert search_needs(spec, n_train, n_genes, shards) == stated
     assert search_memory(spec, n_train, n_genes, shards) == sum(stated.values())
+    rows = -(-n_train // shards)
+    one_state = state_bytes(rows, n_train, n_genes)
+    for gb in (2.5 * one_state / 1e9, 1e3):  # two states and a half; more than every one
+        capped = replace(spec, cache_memory=gb)
+        assert (search_needs(capped, n_train, n_genes, shards)["particle_states"]
+                == min(int(gb * 1e9), n_particles * one_state))
     needs, n = task_needs(job, dataset, tasks, shards, 0)
     assert (needs, n) == (stated, n_train)
     assert task_memory(job, dataset, tasks, shards, 0) == (sum(stated.values()), n_train)

@@ -14,7 +14,7 @@ from hpcswarm.run.jobfile import read_job
 from hpcswarm.run.progress import ProgressLines, ProgressReporter, Workload, progress_path
 from hpcswarm.run.timing import JobTimes
 from hpcswarm.selection.search import run_search
-from hpcswarm.swarm.core import SearchHooks
+from hpcswarm.swarm.engine.loop import SearchHooks
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from hpcswarm.fitness.moves import ParticleStates
 from hpcswarm.fitness.subset import SubsetFitness
 from hpcswarm.selection.methods import algorithm_params
 from hpcswarm.selection.search import make_fitness, run_search
@@ -430,13 +431,13 @@ def test_subsets_that_cannot_matter_are_not_scored_and_change_nothing(name, monk
     X, y = small_data()
     X[:, :3] += 4.0 * y[:, None]  # every prediction right is within reach
     scored = []
-    many = SubsetFitness.many
+    values = ParticleStates.values  # what the evaluation service scores particles through
 
-    def counting(self, masks):
+    def counting(self, particles, masks):
         scored.append(len(masks))
-        return many(self, masks)
+        return values(self, particles, masks)
 
-    monkeypatch.setattr(SubsetFitness, "many", counting)
+    monkeypatch.setattr(ParticleStates, "values", counting)
     pruned = run_search(X, y, name, SMALL[name], seed=2)
     pruned_scored = sum(scored)
     scored.clear()

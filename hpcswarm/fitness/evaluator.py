@@ -298,15 +298,16 @@ class KnnEvaluator:
                  else None)
         return correct, state
 
-    def _flip(self, state, genes, apply=False):
+    def _flip(self, state, genes, apply=False, decide=True):
         """This shard's correct counts of ``state.mask`` with ``genes`` flipped.
 
         One pass over ``state.dist2``, a block of rows at a time: the change of each block
         (one product of the F flipped genes plus two norm terms,
         :func:`~hpcswarm.fitness.distances.flip_terms`) is added to the cached block in a
         small buffer and decided there (:meth:`HeldOutRows.updated_block`); with ``apply``
-        it is added to the cached block in place instead, nothing is decided (zero counts
-        are returned) and ``state`` moves to the flipped subset.
+        the sum is written back to the cached block (the same bits as adding in place) and
+        ``state`` moves to the flipped subset; with ``apply`` and not ``decide`` the change
+        is added in place and nothing is decided (zero counts are returned).
         """
         rows = self._rows
         leaving = state.mask[genes]
@@ -323,12 +324,13 @@ class KnnEvaluator:
         correct = rows.zeros()
         for start, stop in rows.blocks():
             block = flip_rows(left, right, rows.columns(start, stop), scratch[:stop - start])
-            if apply:
-                cached = state.dist2[start:stop]
+            cached = state.dist2[start:stop]
+            if apply and not decide:
                 cached += block
-            else:
-                correct += rows.updated_block(block, state.dist2[start:stop], start, stop,
-                                              slack, exact)
+                continue
+            correct += rows.updated_block(block, cached, start, stop, slack, exact)
+            if apply:
+                cached[...] = block  # the sum cached + change, decided above
         if apply:
             state.mask, state.sq, state.drift, state.n_selected = mask, sq, drift, n_selected
         return correct
@@ -418,6 +420,32 @@ class KnnEvaluator:
         self.evaluations += 1
         self.incremental_evaluations += 1
         return score
+
+    def score_move(self, state, genes):
+        """Score of ``state.mask`` with ``genes`` flipped, and ``state`` moved there.
+
+        ``score_flip`` and ``apply_flip`` in one pass over the cached distances (each block's
+        change is computed once, decided, and written back): a particle's subset scored from
+        its previous one. Equal to ``score`` of the flipped mask; the subset must stay
+        non-empty (ValueError otherwise: the empty subset is not computed).
+        """
+        genes = self._check_genes(genes)
+        if state.n_selected + genes.size == 2 * np.count_nonzero(state.mask[genes]):
+            raise ValueError("score_move: the flip empties the subset")
+        score = self._score(self._flip(state, genes, apply=True))
+        self.evaluations += 1
+        self.incremental_evaluations += 1
+        return score
+
+    def score_new_state(self, mask):
+        """Score of the non-empty ``mask`` and a new cached state of it, from one product
+        (``score`` and ``new_state`` at once)."""
+        mask = _check_mask(mask, self.n_genes)
+        if not mask.any():
+            raise ValueError("score_new_state: the empty subset has no state")
+        correct, state = self._full(mask, keep=True)
+        self.evaluations += 1
+        return self._score(correct), state
 
     def score_single_flips(self, state, genes):
         """Score of ``state.mask`` with each gene of ``genes`` flipped alone (state unchanged).
@@ -608,7 +636,7 @@ class KnnEvaluator:
         place (the same sums as ``score_flip``'s, so the same bits), whichever way the flip
         was scored.
         """
-        self._flip(state, self._check_genes(genes), apply=True)
+        self._flip(state, self._check_genes(genes), apply=True, decide=False)
 
 
 def score_split(X_train, y_train, X_test, y_test, mask, k, classes=None):

@@ -271,9 +271,10 @@ class DeviceScorer(KnnEvaluator):
                  else None)
         return correct, state
 
-    def _flip(self, state, genes, apply=False):
+    def _flip(self, state, genes, apply=False, decide=True):
         """This shard's correct counts of ``state.mask`` with ``genes`` flipped; with ``apply``
-        the change is added to the state in place instead, and zero counts returned."""
+        the change is added to the state in place and the state moves to the flipped subset
+        (decided there, unless not ``decide``: zero counts are returned)."""
         xp = self.xp
         leaving = state.mask[genes]
         left, right, delta_sq, magnitude = flip_terms(xp, self._gathered(genes[~leaving]),
@@ -287,10 +288,10 @@ class DeviceScorer(KnnEvaluator):
         correct = self._rows.zeros()
         for start, stop in self._row_blocks():
             change = xp.matmul(left[:, self._row_samples[start:stop]].T, right)
+            change += state.dist2[start:stop]
             if apply:
-                state.dist2[start:stop] += change
-            else:
-                change += state.dist2[start:stop]
+                state.dist2[start:stop] = change
+            if decide:
                 correct += self._decided(change[None], slack[None], start, stop,
                                          lambda b: mask)[0]
         if apply:

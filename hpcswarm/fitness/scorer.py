@@ -80,6 +80,13 @@ class Scorer(Protocol):
     def apply_flip(self, state, genes):
         """Move ``state`` (in place) to its mask with ``genes`` flipped."""
 
+    def score_new_state(self, mask):
+        """``(score(mask), new_state(mask))`` from one product; ``mask`` non-empty."""
+
+    def score_move(self, state, genes):
+        """Score of ``state.mask`` with ``genes`` flipped, ``state`` moved there in the same
+        pass (``score_flip`` then ``apply_flip``); the flipped subset non-empty."""
+
     def score_single_flips(self, state, genes):
         """List of Scores of ``state.mask`` with each gene of ``genes`` flipped alone."""
 

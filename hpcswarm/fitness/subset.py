@@ -52,6 +52,18 @@ class SubsetFitness:
         """Cached distance state of ``mask`` (see ``Scorer.new_state``)."""
         return self.scorer.new_state(mask)
 
+    def scored_state(self, mask):
+        """Fitness of the non-empty ``mask`` and a new cached state of it (one product, see
+        ``Scorer.score_new_state``)."""
+        score, state = self.scorer.score_new_state(mask)
+        return self._value(score, state.n_selected), state
+
+    def move(self, state, genes):
+        """Fitness of ``state.mask`` with the distinct gene indices ``genes`` flipped, and
+        ``state`` moved there (see ``Scorer.score_move``; the subset stays non-empty)."""
+        score = self.scorer.score_move(state, genes)
+        return self._value(score, state.n_selected)
+
     def flip(self, state, genes):
         """Fitness of ``state.mask`` with the distinct gene indices ``genes`` flipped."""
         genes = np.asarray(genes)

@@ -92,7 +92,7 @@ SCHEMA = (
           neutral=True),
     Param("layout.group_size", "int", 0, "ranks per rank group (0: automatic, "
           "taskfarm.default_group_size)", low=0, high=2**20, neutral=True),
-    *(replace(row, neutral=True) for row in _spec_rows("sample_shards")),
+    *(replace(row, neutral=True) for row in _spec_rows("sample_shards", "cache_memory")),
 )
 """Every fixed key of a job file; ``[fitness]``, ``[params]`` and ``[convert]`` are checked
 against the algorithm's parameters and :data:`~hpcswarm.data.formats.CONVERT_PARAMS`. A key
@@ -203,7 +203,8 @@ class Job:
             "convert": dict(self.convert),
         } | ({"preprocess": [list(step) for step in spec.preprocess]} if spec.preprocess else {}
              ) | ({"device": spec.device} if spec.device != SPEC["device"].default else {}
-             ) | ({"subsamples": spec.subsamples} if spec.refine in SUBSAMPLING else {})
+             ) | ({"subsamples": spec.subsamples} if spec.refine in SUBSAMPLING else {}
+             ) | ({"cache_memory": spec.cache_memory} if spec.cache_memory is not None else {})
 
     def identity(self) -> dict:
         """What decides the job's results: :meth:`as_dict` without the keys of :data:`SCHEMA`
@@ -400,7 +401,8 @@ def _search_spec(document, values, source, where_of):
     try:
         return SearchSpec(algorithm, params, refine=refine, max_genes=values["max_genes"] or None,
                           preprocess=preprocess, sample_shards=values["layout.sample_shards"],
-                          device=values["device"], subsamples=values["subsamples"])
+                          device=values["device"], subsamples=values["subsamples"],
+                          cache_memory=values["cache_memory"])
     except SettingError as exc:
         key = _SPEC_KEYS.get(exc.setting, exc.setting)
         raise ParameterError(f"{where_of(key)} {exc.problem}") from None

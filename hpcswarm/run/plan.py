@@ -30,6 +30,7 @@ from hpcswarm.errors import DataError, HpcswarmError, ParameterError
 from hpcswarm.fitness import FoldWarning, fold_rule
 from hpcswarm.fitness.archive import Archive
 from hpcswarm.fitness.evaluator import scorer_bytes
+from hpcswarm.fitness.incremental import state_bytes
 from hpcswarm.run.checkpoint import Checkpoint, checkpoint_identity
 from hpcswarm.run.joblock import JobLocks
 from hpcswarm.run.preflight import agree, check_device, check_inner_k, check_output_writable
@@ -45,10 +46,7 @@ from hpcswarm.store.outputs import check_not_inputs, input_at
 from hpcswarm.swarm.engine.evaluation import archive_size
 from hpcswarm.swarm.engine.snapshot import check_snapshot, snapshot_bytes
 from hpcswarm.swarm.engine.state import SwarmState
-from hpcswarm.system import available_memory
-
-MEMORY_SHARE = 0.8
-"""Share of the available memory a rank may be estimated to use."""
+from hpcswarm.system import MEMORY_SHARE, available_memory
 
 
 # ------------------------------------------------------------------ outputs
@@ -286,17 +284,27 @@ def search_needs(spec, n_train, n_genes, sample_shards=1):
         evaluation of every gene gathers, the method's cached states of this rank's shard
         and its largest block of work; ``preprocessing``: the private transformed copies of
         the training rows; ``tables``: what the method builds from the training rows
-        (its ``table_bytes``: VLPSO's local search keeps the genes' intervals). The
+        (its ``table_bytes``: VLPSO's local search keeps the genes' intervals);
+        ``particle_states``: a ``cache_memory`` the spec sets, at most a state of every
+        particle (the default budget takes only what the rest leaves,
+        :func:`hpcswarm.selection.search.default_cache_bytes`, and counts 0 here). The
         memory-mapped matrix, whose pages the ranks of a node share, is not counted.
     """
     method = algorithm_class(spec.algorithm)
+    n_particles = method.swarm_size(spec.params, n_genes)
+    states = 0
+    if spec.cache_memory:
+        rows = -(-n_train // max(1, sample_shards))
+        states = min(int(spec.cache_memory * 1e9),
+                     n_particles * state_bytes(rows, n_train, n_genes))
     return {
-        "swarm": SwarmState.bytes_needed(method.swarm_size(spec.params, n_genes), n_genes),
+        "swarm": SwarmState.bytes_needed(n_particles, n_genes),
         "archive": Archive.bytes_needed(archive_size(spec.params)),
         "scorer": scorer_bytes(n_train, n_genes, sample_shards,
                                method.cached_states(spec.params), method.scores_single_flips),
         "preprocessing": transformed_bytes(spec.preprocess, n_train, n_genes),
         "tables": method.table_bytes(spec.params, n_train, n_genes),
+        "particle_states": states,
     }
 
 

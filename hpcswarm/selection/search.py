@@ -15,6 +15,7 @@ replicated on the ranks so that hits do not depend on how particles are spread (
 (13,)
 """
 
+import os
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -22,7 +23,9 @@ import numpy as np
 from hpcswarm.comm import as_comm, split_grid
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor, SubsetFitness, make_objective, make_scorer
+from hpcswarm.fitness.evaluator import scorer_bytes
 from hpcswarm.fitness.folds import fold_ids
+from hpcswarm.fitness.incremental import state_bytes
 from hpcswarm.inputs import check_matrix, label_values
 from hpcswarm.selection.methods import algorithm_class
 from hpcswarm.selection.spec import SearchSpec, SettingError
@@ -35,6 +38,7 @@ from hpcswarm.swarm.engine.evaluation import EvaluationService
 from hpcswarm.swarm.engine.front import pareto_front
 from hpcswarm.swarm.engine.loop import SearchHooks
 from hpcswarm.swarm.engine.state import run_seed_sequence
+from hpcswarm.system import MEMORY_SHARE, available_memory, resident_memory
 
 
 def make_fitness(X, y, params, seed, shards=None, device="cpu"):
@@ -263,6 +267,41 @@ def _as_spec(spec, params, settings):
     return SearchSpec.build(spec, params, preprocess=(), **settings)
 
 
+CACHE_SHARE = 0.25
+"""The share of the memory each rank sees that its particles' states take at most by default."""
+
+
+def default_cache_bytes(have, held, evaluation):
+    """The default cache budget of a rank that sees ``have`` bytes, holds ``held`` now and
+    needs ``evaluation`` more for a full evaluation: :data:`CACHE_SHARE` of ``have``, at
+    most what the pre-flight's share (:data:`~hpcswarm.system.MEMORY_SHARE`) leaves, so
+    that the states never take the memory a full evaluation needs (0 when none is left)."""
+    return max(0.0, min(CACHE_SHARE * have, MEMORY_SHARE * have - held - evaluation))
+
+
+def cache_states(cache_memory, grid, n_held_out, n_samples, n_genes):
+    """Particle states a rank of ``grid`` keeps (:class:`~hpcswarm.fitness.moves.ParticleStates`).
+
+    ``cache_memory`` GB divided by the bytes of one state of the largest sample shard's
+    held-out rows (:func:`~hpcswarm.fitness.incremental.state_bytes`); None:
+    :func:`default_cache_bytes` of the memory each rank sees
+    (:func:`hpcswarm.system.available_memory`, the node's memory or cgroup limit over the
+    grid's ranks, at most one a core), of what the process holds now and of a full
+    evaluation's needs (:func:`~hpcswarm.fitness.evaluator.scorer_bytes`). The smallest over
+    the grid's shards of a particle group, which must make the same calls (collective over
+    ``grid.shards``).
+    """
+    if cache_memory is None:
+        ranks = min(grid.n_groups * grid.n_shards, os.cpu_count() or 1)
+        budget = default_cache_bytes(available_memory(ranks)[0], resident_memory(),
+                                     scorer_bytes(n_samples, n_genes, grid.n_shards))
+    else:
+        budget = cache_memory * 1e9
+    rows = -(-n_held_out // grid.n_shards)
+    states = int(budget // state_bytes(rows, n_samples, n_genes))
+    return -int(grid.shards.allreduce_max(np.array([-states]))[0])
+
+
 def _grid(comm, sample_shards):
     """``comm`` split into particle groups x ``sample_shards`` sample shards
     (:func:`hpcswarm.comm.split_grid`)."""
@@ -298,7 +337,10 @@ class SpecSearch:
         spec = self.spec
         fitness, scorer = make_fitness(X, y, spec.params, self.root, self.grid.shards,
                                        spec.device)
-        evaluator = EvaluationService.for_params(fitness, spec.params, self.grid.particles)
+        states = cache_states(spec.cache_memory, self.grid, scorer.total, len(y),
+                              scorer.n_genes)
+        evaluator = EvaluationService.for_params(fitness, spec.params, self.grid.particles,
+                                                 states)
         search = algorithm_class(spec.algorithm)(evaluator, spec.params, seed=self.root,
                                                  hooks=self.hooks, max_genes=spec.max_genes)
         result = search.run(resume)

@@ -28,6 +28,10 @@ SPEC_PARAMS = (
           "shards (0 in a job: automatic, the fewest that fit the pre-flight memory estimate)",
           low=0, high=2**20),
     Param("device", "choice", "cpu", "where the k-NN scorer runs", choices=DEVICES),
+    Param("cache_memory", "optional_float", None, "GB of distance states each rank keeps of "
+          "its particles, so that a particle is scored from its previous subset ('none': "
+          "a quarter of the memory each rank sees; 0: every subset in full); results are "
+          "the same whatever it is", low=0),
     Param("subsamples", "int", 10, "searches on halves of the training "
           "samples (complementary pairs: an even number) for refine = 'stability' or "
           "'consensus'", low=2, high=10_000),
@@ -65,6 +69,9 @@ class SearchSpec:
         Sample shards of every evaluation (0: chosen by the job's pre-flight).
     device : {"cpu", "gpu"}
         Where the scorer runs.
+    cache_memory : float or None
+        GB of particle states per rank (None: from the memory each rank sees,
+        :func:`hpcswarm.selection.search.cache_states`).
     subsamples : int
         Subsample searches of the refinements ``stability`` and ``consensus``
         (:mod:`hpcswarm.signatures.subsample`); even.
@@ -77,6 +84,7 @@ class SearchSpec:
     preprocess: tuple = ()
     sample_shards: int = SPEC["sample_shards"].default
     device: str = SPEC["device"].default
+    cache_memory: float = SPEC["cache_memory"].default
     subsamples: int = SPEC["subsamples"].default
 
     @classmethod

@@ -16,7 +16,7 @@ class WatchedScorer:
     scorer : Scorer
         The task's scorer (:mod:`hpcswarm.fitness.scorer`).
     phase : callable
-        ``phase(name, genes_left)``, the :class:`~hpcswarm.swarm.core.SearchHooks` hook.
+        ``phase(name, genes_left)``, the :class:`~hpcswarm.swarm.engine.loop.SearchHooks` hook.
     name : str
         What the steps are, e.g. ``"refine prune-compact"``.
     """

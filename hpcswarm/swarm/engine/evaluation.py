@@ -20,6 +20,7 @@ import numpy as np
 from hpcswarm.comm import as_comm
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.fitness.archive import KEY_BYTES, Archive, mask_key
+from hpcswarm.fitness.moves import ParticleStates
 from hpcswarm.swarm.engine.archived import (ARCHIVED, REPEATED, TO_COMPUTE, compute_dealt, look_up,
                                             share_keys)
 from hpcswarm.swarm.engine.exchange import Blocks, settle_round
@@ -48,6 +49,10 @@ class EvaluationService:
     monotone : bool
         Whether the objective lets the front drop dominated sizes
         (:data:`~hpcswarm.swarm.engine.front.MONOTONE_OBJECTIVES`).
+    cache_states : int
+        Distance states this rank keeps of its particles between rounds, so that a particle
+        is scored from its previous subset (:class:`~hpcswarm.fitness.moves.ParticleStates`;
+        0: every subset in full). The same on every sample shard of a particle group.
 
     Attributes
     ----------
@@ -59,6 +64,9 @@ class EvaluationService:
     front : FrontTracker
     blocks : Blocks or None
         Who owns which particle (:meth:`deal`).
+    states : ParticleStates
+        This rank's particles' cached states (used without archive only: with it, subsets
+        are computed away from their owners).
     """
 
     STATE = ("best_mask", "best_fitness", "best_found_at", "evaluations", "archive_hits",
@@ -74,7 +82,8 @@ class EvaluationService:
     best fitness between the empty subset's and a perfect score, counts not negative, the
     best subset found within the evaluations made."""
 
-    def __init__(self, fitness, comm=None, archive_size: int = 0, monotone: bool = False):
+    def __init__(self, fitness, comm=None, archive_size: int = 0, monotone: bool = False,
+                 cache_states: int = 0):
         self.fitness = fitness
         self.comm = as_comm(comm)
         self.n_genes = int(fitness.n_genes)
@@ -87,21 +96,24 @@ class EvaluationService:
         self.archive_hits = 0
         self.new_subsets = 0
         self.blocks = None
+        self.states = ParticleStates(fitness, cache_states)
         self._seen = set()
         self._ledger = RoundLedger()
         self._round_bytes = []
         self._bytes_mark = self.comm.bytes_sent
 
     @classmethod
-    def for_params(cls, fitness, params: dict, comm=None) -> "EvaluationService":
-        """The service a method's checked ``params`` ask for (``archive_size``, ``objective``)."""
+    def for_params(cls, fitness, params: dict, comm=None,
+                   cache_states: int = 0) -> "EvaluationService":
+        """The service a method's checked ``params`` ask for (``archive_size``, ``objective``),
+        keeping up to ``cache_states`` particle states."""
         return cls(fitness, comm, archive_size(params),
-                   params.get("objective") in MONOTONE_OBJECTIVES)
+                   params.get("objective") in MONOTONE_OBJECTIVES, cache_states)
 
     def nested(self) -> "EvaluationService":
         """A service for a search run inside this one (FSR's BPSO of one size): it shares
         this one's subsets seen, archive and front and counts on from its counts, with a
-        best subset of its own."""
+        best subset of its own and no particle states (its particles are not this one's)."""
         inner = EvaluationService(self.fitness, self.comm)
         inner._seen, inner.archive, inner.front = self._seen, self.archive, self.front
         inner.evaluations, inner.archive_hits = self.evaluations, self.archive_hits
@@ -112,6 +124,7 @@ class EvaluationService:
         """Deal ``n_particles`` to the ranks in contiguous blocks (rank order is particle
         order) and keep the layout; returns it."""
         self.blocks = Blocks(int(n_particles), self.comm.size, self.comm.rank)
+        self.states.clear()
         return self.blocks
 
     # ------------------------------------------------------------------ evaluation
@@ -120,13 +133,16 @@ class EvaluationService:
 
         ``indices`` is sorted and the same on every rank; each rank reads the masks of the
         particles it owns and writes their sizes and fitness into ``state``. Without archive
-        this is local: each rank calls ``fitness.many`` once on its own masks (the blocks
-        hold equal numbers of particles); with ``needed``, only on the non-empty ones for
+        this is local: each rank scores its own masks (the blocks hold equal numbers of
+        particles), each from its particle's previous subset where :attr:`states` holds it
+        (the same values as full products); with ``needed``, only on the non-empty ones for
         which ``needed(particles, sizes)`` (ndarray of bool) is true: the others get the
         fitness NaN, are observed so (see :meth:`observe_flips`) and count as evaluations
         all the same. ``needed`` must be true for every subset whose fitness could matter to
         the method, the best subset ever seen or the front. With the archive on (whose
-        entries and hits depend on every subset's value) ``needed`` is not used:
+        entries and hits depend on every subset's value) ``needed`` is not used, and every
+        subset is computed in full (it is computed wherever the costs deal it, away from the
+        rank that holds its particle's previous subset):
 
         1. the 16-byte key and the size of every subset are allgathered (24 bytes each) and
            every rank walks them in particle-index order: a key in the archive, or met
@@ -157,7 +173,7 @@ class EvaluationService:
             todo = (state.size[mine] == 0) | needed(mine, state.size[mine])
         state.fitness[mine] = np.nan
         if todo.any():
-            state.fitness[mine[todo]] = np.asarray(self.fitness.many(masks[todo]), dtype=float)
+            state.fitness[mine[todo]] = self.states.values(mine[todo], masks[todo])
         self.observe_many(masks, state.fitness[mine], computed=state.size[mine] > 0)
 
     def _evaluate_archived(self, state, indices, masks):
