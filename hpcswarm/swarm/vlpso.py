@@ -26,13 +26,13 @@ from hpcswarm.swarm.divisions import (best_division, changed_lengths, division_l
                                       division_of, fitting_divisions, lengths_problem,
                                       swarm_size)
 from hpcswarm.swarm.exemplars import choose_exemplars, learning_probabilities
+from hpcswarm.swarm.gene_order import GENE_ORDERS, gene_order
 from hpcswarm.swarm.initialisation import initial_position
 from hpcswarm.swarm.operators import continuous_position, threshold_mask
 from hpcswarm.swarm.params import FITNESS_PARAMS, override
 from hpcswarm.swarm.particle_swarm import ParticleSwarm, inertia
 from hpcswarm.swarm.snapshot import ArraySpec
 from hpcswarm.swarm.state import child_sequence
-from hpcswarm.swarm.symmetric_uncertainty import relevance_order, relevance_scores
 from hpcswarm.swarm.vlpso_local_search import GeneTable, RelevanceLocalSearch
 
 EXEMPLARS = 3
@@ -169,9 +169,13 @@ class VLPSO(ParticleSwarm):
       ``w = 0.9`` throughout: ``w_final = none``.
     * Genes of equal symmetric uncertainty keep their index order; MDL discretisation is
       Fayyad & Irani's criterion (Weka's filter with ``useBetterEncoding``).
+    * Gene order (``gene_order``): symmetric uncertainty by default, the paper's; ``"welch-rr"``
+      (Welch's statistic class by class, taken round robin, Forman 2004) and ``"f"`` (the
+      ANOVA F) order the genes by class means instead
+      (:func:`~hpcswarm.swarm.gene_order.gene_order`); nothing else of the search changes.
 
     Parallel runs: the gene ranking splits the genes across the ranks (``8 n_genes`` bytes
-    allgathered, once). Each rank moves and evaluates its own particles; every rank keeps
+    allgathered, once; ``8 n_classes n_genes`` for ``"welch-rr"``). Each rank moves and evaluates its own particles; every rank keeps
     every pbest position (CLPSO learns from other particles' pbests), so the rows of the
     pbests that improved in a round are allgathered (``8 n_genes`` bytes each). Lengths,
     ``Pc``, refresh counts and exemplars are computed identically on every rank from shared
@@ -201,6 +205,10 @@ class VLPSO(ParticleSwarm):
               "the particle's genes selected, Xue et al. 2014) or uniform (every position "
               "uniform in [0, 1], as the authors' Java draws them)",
               choices=("normal", "uniform")),
+        Param("gene_order", "choice", "su",
+              "the order whose prefixes the particles search: su (symmetric uncertainty, the "
+              "paper's), welch-rr (Welch's statistic per class, round robin, Forman 2004) or "
+              "f (ANOVA F)", choices=GENE_ORDERS),
         Param("n_divisions", "int", 12, "divisions of particles of different lengths", low=1),
         Param("change_after", "int", 9,
               "rounds without a better subset before the length change", low=1),
@@ -327,9 +335,8 @@ class VLPSO(ParticleSwarm):
     def initialise(self):
         scorer = self.fitness.scorer
         table = self.local_search.gene_table(self) if self.local_search else None
-        scores = relevance_scores(scorer.data, scorer.codes, np.arange(self.n_genes), self.comm,
-                                  table)
-        self.order = relevance_order(scores)
+        self.order = gene_order(self.params["gene_order"], scorer.data, scorer.codes,
+                                self.comm, table)
         n, n_divisions = self.params["n_particles"], self.params["n_divisions"]
         self.division = division_of(n, n_divisions)
         self.max_length = (self.n_genes if self.max_genes is None
