@@ -47,9 +47,26 @@ signed-rank test of VLPSO against the peer in both directions
 that differ and the smallest p they can reach, the mean size, and the wall seconds per task
 (VLPSO's from the file; a peer's: its fit with the inner folds).
 
-Run from the repository root: ``python -m studies.study_peers WORK NAME [NAME ...]``;
-``--json FILE`` also writes every figure. The peers' genes per task are kept in
-``WORK/peers/NAME/`` so that a rerun only reads them back.
+Each peer is also **size-matched** (row ``PEER @ size``): on each task it keeps exactly as
+many genes as the configuration kept there (k), the top k of its ranking on all the task's
+training rows: ``SelectKBest-F`` by F, ``RF-importance`` by the forest's importance,
+``L1-logistic`` by the absolute coefficients summed over the classes' models at its inner-CV
+C, then by F, then by the lower index (the ranking is cached with the peer's genes; its
+seconds are the peer's). Sechidis et al.'s correlation-aware stability
+(:func:`hpcswarm.signatures.stability.sechidis`, the file's gene similarity) of every row.
+
+Several configurations of the same seed can be read side by side (``--prefix PREFIX``,
+repeatable: ``WORK/PREFIX-NAME.h5``; the row is named by the prefix, ``VLPSO`` for the
+default prefix ``v``); each is tested against every peer, and with ``--baseline PREFIX``
+against that configuration too, on the same folds. :func:`verdicts` and :func:`choose` apply
+the rule fixed in ``docs/signatures.md`` ("Against scikit-learn's selectors, the rule for
+the next runs, fixed before them"): the three conditions on each set (size-matched, not
+dominated, ahead) and the choice among the configurations.
+
+Run from the repository root: ``python -m studies.study_peers WORK NAME [NAME ...]
+[--prefix PREFIX ...] [--baseline PREFIX]``; ``--json FILE`` also writes every figure. The
+peers' genes and rankings per task are kept in ``WORK/peers/NAME/`` so that a rerun, or
+another configuration of the same folds, only reads them back.
 """
 
 import hashlib
@@ -68,8 +85,10 @@ from threadpoolctl import threadpool_limits
 
 from hpcswarm.data import load_dataset
 from hpcswarm.fitness import score_split
+from hpcswarm.results.files import read_results
 from hpcswarm.results.significance import signed_rank_test
 from hpcswarm.selection.preprocess import fit
+from hpcswarm.signatures.stability import sechidis
 from studies.design_sets import panel_arguments, print_header, print_row, write_figures
 
 INNER_FOLDS = 5
@@ -83,6 +102,10 @@ N_TREES = 100
 PEER_STREAM = 7919
 """The spawn-key word of the peers' randomness, below a task's key."""
 PEERS = ("L1-logistic", "SelectKBest-F", "RF-importance")
+ALPHA = 0.05
+"""The level of every one-sided test of the rule."""
+COST_CAP = 3.0
+"""The most a new default may cost, in seconds over the tasks, relative to today's."""
 
 
 def tasks_of(path):
@@ -111,14 +134,19 @@ def task_seed(seed, key):
 
 
 def l1_logistic(X, y, folds, seed):
-    """Genes with a non-zero coefficient of the L1-logistic regression, C by the inner folds."""
+    """Genes with a non-zero coefficient of the L1-logistic regression, C by the inner folds;
+    the chosen C; and every gene ranked by its absolute coefficients summed over the
+    classes' models at that C, then by F (:func:`f_ranking`), then by the lower index."""
     model = OneVsRestClassifier(LogisticRegression(solver="liblinear", l1_ratio=1.0,
                                                    max_iter=1000, random_state=seed))
     search = GridSearchCV(model, {"estimator__C": list(L1_C)}, cv=folds, scoring="accuracy")
     search.fit(X, y)
     coefficients = np.vstack([e.coef_ for e in search.best_estimator_.estimators_])
     chosen_c = float(search.best_params_["estimator__C"])
-    return np.flatnonzero((coefficients != 0).any(axis=0)), chosen_c
+    by_f = np.empty(X.shape[1], dtype=np.int64)
+    by_f[f_ranking(X, y, seed)] = np.arange(X.shape[1])
+    ranking = np.lexsort((by_f, -np.abs(coefficients).sum(axis=0)))
+    return np.flatnonzero((coefficients != 0).any(axis=0)), chosen_c, ranking
 
 
 def f_ranking(X, y, seed):
@@ -139,7 +167,7 @@ def forest_ranking(X, y, seed):
 def top_k(X, y, folds, seed, ranking):
     """The top k of ``ranking`` on all rows, k of :data:`K_GRID` with the most inner 1-NN
     correct (the ranking refitted on each inner fold's training rows; ties to the smaller
-    k)."""
+    k); that k; and the ranking on all rows."""
     grid = sorted({min(k, X.shape[1]) for k in K_GRID})
     correct = np.zeros(len(grid), dtype=np.int64)
     for inner_train, inner_test in folds:
@@ -150,14 +178,16 @@ def top_k(X, y, folds, seed, ranking):
             correct[place] += score_split(X[inner_train], y[inner_train], X[inner_test],
                                           y[inner_test], mask, 1).correct
     k = grid[int(np.argmax(correct))]
-    return np.sort(ranking(X, y, seed)[:k]), k
+    order = ranking(X, y, seed)
+    return np.sort(order[:k]), k, order
 
 
 SELECTORS = {"L1-logistic": l1_logistic,
              "SelectKBest-F": lambda X, y, folds, seed: top_k(X, y, folds, seed, f_ranking),
              "RF-importance": lambda X, y, folds, seed: top_k(X, y, folds, seed,
                                                               forest_ranking)}
-"""Each peer: (scaled training rows, labels, inner folds, seed) -> (genes, chosen C or k)."""
+"""Each peer: (scaled training rows, labels, inner folds, seed) -> (genes, chosen C or k,
+every gene ranked on all the rows, the order its size-matched row takes its top k from)."""
 
 
 def scaled(X, y, task, steps):
@@ -173,9 +203,9 @@ def peer_selections(X_train, y_train, seed):
     chosen = {}
     for name, selector in SELECTORS.items():
         started = time.perf_counter()
-        genes, setting = selector(X_train, y_train, folds, seed)
+        genes, setting, ranking = selector(X_train, y_train, folds, seed)
         chosen[name] = {"genes": genes.tolist(), "setting": setting,
-                        "seconds": time.perf_counter() - started}
+                        "seconds": time.perf_counter() - started, "ranking": ranking.tolist()}
     return chosen
 
 
@@ -187,6 +217,9 @@ def cached_selections(cache, task, X_train, y_train, seed):
         stored = json.loads(cache.read_text())
         if stored["train_sha256"] != rows or stored["seed"] != seed:
             raise ValueError(f"{cache}: cached for other training rows or seed; remove it")
+        if any("ranking" not in peer for peer in stored["peers"].values()):
+            raise ValueError(f"{cache}: cached without the peers' rankings (an earlier "
+                             f"version of this study); remove it")
         return stored["peers"]
     with threadpool_limits(1):
         peers = peer_selections(X_train, y_train, seed)
@@ -206,85 +239,221 @@ def tested(X_train, y_train, X_test, y_test, genes, classes):
     return score_split(X_train, y_train, X_test, y_test, mask, 1, classes)
 
 
-def rows_of(path, name, work):
-    """Per row (VLPSO, then each peer): per task, (genes, test Score, wall seconds, chosen
-    setting); and the tasks."""
+def matched(peer):
+    """The row name of ``peer`` size-matched: its top k genes, k the configuration's size on
+    each task."""
+    return f"{peer} @ size"
+
+
+def rows_of(path, name, work, label="VLPSO"):
+    """Per row (the configuration ``label`` of the file, each peer at its own size, each peer
+    size-matched): per task, (genes, test Score, wall seconds, chosen setting); the tasks;
+    the number of genes and the file's gene similarity."""
     tasks, (dataset, seed, steps) = tasks_of(path)
+    results = read_results(path)
     data = load_dataset(dataset)
     X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y)
     classes = np.unique(y)
-    rows = {"VLPSO": [], **{peer: [] for peer in PEERS}}
+    rows = {label: [], **{peer: [] for peer in PEERS}, **{matched(peer): [] for peer in PEERS}}
     for task in tasks:
         X_train, X_test = scaled(X, y, task, steps)
         y_train, y_test = y[task["train"]], y[task["test"]]
         score = tested(X_train, y_train, X_test, y_test, task["genes"], classes)
         if score.accuracy != task["accuracy"]:
-            raise ValueError(f"{path}: run {task['run']} fold {task['fold']}: VLPSO's genes "
+            raise ValueError(f"{path}: run {task['run']} fold {task['fold']}: {label}'s genes "
                              f"score {score.accuracy} here, {task['accuracy']} in the file")
-        rows["VLPSO"].append((task["genes"], score, task["seconds"], None))
+        rows[label].append((task["genes"], score, task["seconds"], None))
         cache = work / "peers" / name / f"run-{task['run']:03d}-fold-{task['fold']:02d}.json"
         peers = cached_selections(cache, task, X_train, y_train, task_seed(seed, task["key"]))
         for peer in PEERS:
-            genes = np.asarray(peers[peer]["genes"], dtype=np.int64)
-            rows[peer].append((genes, tested(X_train, y_train, X_test, y_test, genes, classes),
-                               peers[peer]["seconds"], peers[peer]["setting"]))
-    return rows, tasks
+            for row, genes in ((peer, peers[peer]["genes"]),
+                               (matched(peer), peers[peer]["ranking"][:task["genes"].size])):
+                genes = np.sort(np.asarray(genes, dtype=np.int64))
+                rows[row].append((genes,
+                                  tested(X_train, y_train, X_test, y_test, genes, classes),
+                                  peers[peer]["seconds"], peers[peer]["setting"]))
+    return rows, tasks, X.shape[1], results.similarity
 
 
-def figures(rows, tasks):
-    """Every row's figures on one set."""
+def one_sided(first, second):
+    """The report's per-fold paired test of ``first`` against ``second`` in both directions:
+    p that ``first`` is above, p that it is below, the pairs that differ, the smallest p."""
+    above = signed_rank_test(first, second, "greater")
+    below = signed_rank_test(first, second, "less")
+    return {"p_above": above.p_value, "p_below": below.p_value, "n": above.nonzero,
+            "smallest_p": above.min_p}
+
+
+def figures(rows, tasks, n_genes, similarity, label):
+    """Every row's figures on one set; each peer's tests are of ``label`` against it."""
     runs = np.array([task["run"] for task in tasks])
-    vlpso = np.array([score.accuracy for _, score, _, _ in rows["VLPSO"]])
+    config = np.array([score.accuracy for _, score, _, _ in rows[label]])
     out = {}
     for name, row in rows.items():
         accuracy = np.array([score.accuracy for _, score, _, _ in row])
         per_run = [accuracy[runs == run].mean() for run in np.unique(runs)]
         balanced = [sum(row[i][1] for i in np.flatnonzero(runs == run)).balanced_accuracy
                     for run in np.unique(runs)]
+        genes = [g for g, _, _, _ in row]
         figure = {"accuracy": 100 * float(np.mean(per_run)), "sd": 100 * float(np.std(per_run)),
                   "balanced": 100 * float(np.mean(balanced)),
                   "balanced_sd": 100 * float(np.std(balanced)),
-                  "size": float(np.mean([g.size for g, _, _, _ in row])),
+                  "size": float(np.mean([g.size for g in genes])),
+                  "sechidis": sechidis(genes, n_genes, similarity),
                   "seconds": float(np.mean([s for _, _, s, _ in row])),
                   "fold_accuracy": accuracy.tolist(),
                   "settings": [s for _, _, _, s in row]}
-        if name != "VLPSO":
-            above = signed_rank_test(vlpso, accuracy, "greater")
-            below = signed_rank_test(vlpso, accuracy, "less")
-            figure.update({"p_vlpso_above": above.p_value, "p_vlpso_below": below.p_value,
-                           "test": above.method, "n": above.nonzero,
-                           "smallest_p": above.min_p})
+        if name != label:
+            figure.update(one_sided(config, accuracy))
         out[name] = figure
     return out
 
 
-def study(work, names):
-    """Every row's figures per set ``NAME`` of ``names`` from ``WORK/v-NAME.h5``:
-    ``{NAME: {row: figures}}``."""
-    return {name: figures(*rows_of(work / f"v-{name}.h5", name, work)) for name in names}
+def verdicts(rows, label, alpha=ALPHA):
+    """The three conditions of the rule in ``docs/signatures.md`` ("Against scikit-learn's
+    selectors") for the configuration ``label`` on one set, from :func:`figures`:
+
+    - ``size_matched``: it is significantly below no size-matched peer;
+    - ``not_dominated``: no peer at its own size is significantly above it while keeping no
+      more genes on average;
+    - ``ahead``: it is significantly above every size-matched peer, or not significantly
+      below the free-size peer of the highest mean test accuracy at a third of its mean size
+      or less.
+    """
+    size = rows[label]["size"]
+    best = max(PEERS, key=lambda peer: rows[peer]["accuracy"])
+    return {
+        "size_matched": all(rows[matched(peer)]["p_below"] >= alpha for peer in PEERS),
+        "not_dominated": not any(rows[peer]["p_below"] < alpha and rows[peer]["size"] <= size
+                                 for peer in PEERS),
+        "ahead": (all(rows[matched(peer)]["p_above"] < alpha for peer in PEERS)
+                  or (rows[best]["p_below"] >= alpha and 3 * size <= rows[best]["size"])),
+    }
+
+
+def configuration(work, name, prefix, label):
+    """One configuration's rows, verdicts and tasks on one set from ``WORK/PREFIX-NAME.h5``."""
+    rows, tasks, n_genes, similarity = rows_of(work / f"{prefix}-{name}.h5", name, work, label)
+    table = figures(rows, tasks, n_genes, similarity, label)
+    return table, verdicts(table, label), tasks
+
+
+def study(work, names, prefixes=("v",), baseline=None):
+    """Per set ``NAME`` of ``names`` and configuration ``PREFIX`` of ``prefixes``
+    (``WORK/PREFIX-NAME.h5``; the row is ``VLPSO`` for the prefix ``v``, else the prefix):
+    ``{NAME: {PREFIX: {"rows": {row: figures}, "verdicts": ...}}}``. With ``baseline``
+    (one of ``prefixes``), every other configuration is also tested against it on the same
+    folds (``vs_baseline``; ValueError where they hold out other samples)."""
+    table = {}
+    for name in names:
+        table[name] = {}
+        for prefix in prefixes:
+            rows, found, tasks = configuration(work, name, prefix, label_of(prefix))
+            table[name][prefix] = {"rows": rows, "verdicts": found,
+                                   "test": [task["test"] for task in tasks]}
+        if baseline is not None:
+            base = table[name][baseline]
+            for prefix, entry in table[name].items():
+                if len(entry["test"]) != len(base["test"]) or not all(
+                        np.array_equal(a, b) for a, b in zip(entry["test"], base["test"])):
+                    raise ValueError(f"{name}: {prefix} holds out other samples than "
+                                     f"{baseline}")
+                if prefix != baseline:
+                    entry["vs_baseline"] = one_sided(
+                        entry["rows"][label_of(prefix)]["fold_accuracy"],
+                        base["rows"][label_of(baseline)]["fold_accuracy"])
+        for entry in table[name].values():
+            del entry["test"]
+    return table
+
+
+def label_of(prefix):
+    """A configuration's row name: ``VLPSO`` for the prefix ``v``, else the prefix."""
+    return "VLPSO" if prefix == "v" else prefix
+
+
+def choose(table, baseline, alpha=ALPHA):
+    """The choice of the rule in ``docs/signatures.md`` ("Against scikit-learn's selectors")
+    among the configurations of ``table`` (:func:`study` with ``baseline``, on the choice
+    half). Returns (the chosen prefix or None, the reason each candidate is out).
+
+    A candidate is out if it is below the baseline on a set, fails ``size_matched`` or
+    ``not_dominated`` on a set, or costs more than :data:`COST_CAP` times the baseline's
+    seconds over all the tasks; of the others, the one ahead on the most sets, then above
+    the baseline on the most, then of the smallest mean size relative to the baseline's.
+    """
+    sets = list(table)
+    candidates = [prefix for prefix in table[sets[0]] if prefix != baseline]
+
+    def seconds(prefix):
+        return sum(table[name][prefix]["rows"][label_of(prefix)]["seconds"] for name in sets)
+
+    out, kept = {}, []
+    for prefix in candidates:
+        entries = [table[name][prefix] for name in sets]
+        if any(entry["vs_baseline"]["p_below"] < alpha for entry in entries):
+            out[prefix] = "below the baseline"
+        elif not all(e["verdicts"]["size_matched"] and e["verdicts"]["not_dominated"]
+                     for e in entries):
+            out[prefix] = "fails size-matched or not dominated"
+        elif seconds(prefix) > COST_CAP * seconds(baseline):
+            out[prefix] = "over the cost cap"
+        else:
+            kept.append(prefix)
+
+    def rank(prefix):
+        entries = [table[name][prefix] for name in sets]
+        relative = np.mean([table[name][prefix]["rows"][label_of(prefix)]["size"]
+                            / table[name][baseline]["rows"][label_of(baseline)]["size"]
+                            for name in sets])
+        return (-sum(e["verdicts"]["ahead"] for e in entries),
+                -sum(e["vs_baseline"]["p_above"] < alpha for e in entries), relative)
+
+    return (min(kept, key=rank) if kept else None), out
 
 
 def print_table(table):
-    print_header(["set", "row", "test acc. % (sd)", "balanced acc. % (sd)", "p VLPSO above",
-                  "p VLPSO below", "pairs differing, smallest p", "genes", "s per task"])
-    for dataset, rows in table.items():
-        for name, row in rows.items():
-            tests = (["", "", ""] if name == "VLPSO" else
-                     [f"{row['p_vlpso_above']:.3g}", f"{row['p_vlpso_below']:.3g}",
-                      f"{row['n']}, {row['smallest_p']:.1e}"])
-            cells = [dataset if name == "VLPSO" else "", name,
-                     f"{row['accuracy']:.2f} ({row['sd']:.2f})",
-                     f"{row['balanced']:.2f} ({row['balanced_sd']:.2f})", *tests,
-                     f"{row['size']:.1f}", f"{row['seconds']:.1f}"]
-            print_row(cells)
+    print_header(["set", "row", "test acc. % (sd)", "balanced acc. % (sd)", "p above",
+                  "p below", "pairs differing, smallest p", "genes", "Sechidis",
+                  "s per task"])
+    for dataset, configurations in table.items():
+        for prefix, entry in configurations.items():
+            label = label_of(prefix)
+            for name, row in entry["rows"].items():
+                tests = (["", "", ""] if name == label else
+                         [f"{row['p_above']:.3g}", f"{row['p_below']:.3g}",
+                          f"{row['n']}, {row['smallest_p']:.1e}"])
+                stability = "" if row["sechidis"] is None else f"{row['sechidis']:.3f}"
+                print_row([dataset if name == label else "", name,
+                           f"{row['accuracy']:.2f} ({row['sd']:.2f})",
+                           f"{row['balanced']:.2f} ({row['balanced_sd']:.2f})", *tests,
+                           f"{row['size']:.1f}", stability, f"{row['seconds']:.1f}"])
+            against = entry.get("vs_baseline")
+            versus = ("" if against is None else
+                      f"; against the baseline p above {against['p_above']:.3g}, "
+                      f"p below {against['p_below']:.3g} ({against['n']} pairs differ)")
+            held = ", ".join(f"{key}: {'yes' if value else 'no'}"
+                             for key, value in entry["verdicts"].items())
+            print(f"\n{dataset}, {label}: {held}{versus}\n", flush=True)
 
 
 def main(argv=None):
     parser = panel_arguments(__doc__.splitlines()[0])
+    parser.add_argument("--prefix", action="append", dest="prefixes",
+                        help="a configuration's results files WORK/PREFIX-NAME.h5 "
+                             "(repeatable; default v)")
+    parser.add_argument("--baseline", help="the prefix every other one is tested against, "
+                                           "and the rule's choice made")
     args = parser.parse_args(argv)
-    table = study(args.work, args.names)
+    prefixes = args.prefixes or ["v"]
+    table = study(args.work, args.names, prefixes, args.baseline)
     print_table(table)
-    write_figures(args.json, table)
+    figures_out = {"table": table}
+    if args.baseline is not None and len(prefixes) > 1:
+        chosen, out = choose(table, args.baseline)
+        print(f"out: {out or 'none'}; chosen by the rule: {chosen}")
+        figures_out.update({"chosen": chosen, "out": out})
+    write_figures(args.json, figures_out)
 
 
 if __name__ == "__main__":

@@ -277,6 +277,39 @@ def test_the_default_refinement_is_the_final_signature_jobs():
     assert result.selector.result_.refined.method == DEFAULT
 
 
+def test_the_default_signature_job_runs_on_each_fold_the_search_select_runs(tmp_path):
+    from dataclasses import replace
+
+    import h5py
+
+    from hpcswarm.data import Dataset, write_dataset
+    from hpcswarm.run.job import run_job
+    from hpcswarm.run.jobfile import read_job
+    from hpcswarm.selection.preprocess import fit
+    from hpcswarm.selection.search import run_search
+
+    X, y = informative(seed=9)
+    write_dataset(Dataset(X, y, ["a", "b"], [f"g{i}" for i in range(X.shape[1])], None, {}),
+                  tmp_path / "data.h5")
+    small = {"n_particles": 4, "n_iterations": 3}
+    job = read_job("jobs/default-signature.toml",
+                   [f"data={tmp_path / 'data.h5'}", "runs=1", "folds=3", "n_divisions=2",
+                    *(f"{key}={value}" for key, value in small.items()),
+                    f"output={tmp_path / 'out.h5'}"])
+    spec = SwarmFeatureSelector(params={"n_divisions": 2}, **small).search_spec()  # select's
+    assert job.spec == replace(spec, sample_shards=job.spec.sample_shards)
+    run_job(job, quiet=True)
+    with h5py.File(tmp_path / "out.h5", "r") as results:
+        group = results["runs/run-000/fold-01"]
+        train, genes = group["train_index"][()], group["selected_genes"][()]
+        key = tuple(int(k) for k in group.attrs["spawn_key"])
+        seed = int(results.attrs["seed"])
+    _, X_train = fit(spec.preprocess, X[train], y[train])
+    found = run_search(X_train, y[train], replace(spec, preprocess=()),
+                       seed=np.random.SeedSequence(seed, spawn_key=key))
+    assert np.array_equal(np.flatnonzero(found.mask), genes)
+
+
 def test_seed_still_works_with_a_deprecation_warning_at_the_caller():
     X, y = informative(seed=8)
     with pytest.warns(DeprecationWarning, match="random_state") as caught:

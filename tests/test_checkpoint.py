@@ -352,11 +352,11 @@ def test_a_resume_with_a_setting_that_changes_results_is_refused_and_keeps_the_c
 
 
 def _without_init(checkpoint):
-    """``checkpoint`` as a VLPSO job wrote it before the ``init`` parameter existed: its
-    stored identity holds no ``params.init``."""
+    """``checkpoint`` as a VLPSO job wrote it before the ``init`` and ``gene_order``
+    parameters existed: its stored identity holds neither."""
     with h5py.File(checkpoint, "r+") as f:
         identity = json.loads(f.attrs["identity"])
-        del identity["params"]["init"]
+        del identity["params"]["init"], identity["params"]["gene_order"]
         f.attrs["identity"] = json.dumps(identity, sort_keys=True)
 
 
@@ -373,6 +373,9 @@ def test_a_vlpso_checkpoint_written_before_init_resumes_as_the_normal_initialisa
     uniform = read_job(path, [output, 'params.init="uniform"'])
     with pytest.raises(ParameterError, match="another job \\(different params\\)"):
         run_job(uniform, resume=True, quiet=True)  # the old searches started as "normal"
+    by_f = read_job(path, [output, 'params.gene_order="f"'])
+    with pytest.raises(ParameterError, match="another job \\(different params\\)"):
+        run_job(by_f, resume=True, quiet=True)  # and ordered the genes by SU
     assert uniform.checkpoint.read_bytes() == stored
     run_job(read_job(path, [output]), resume=True, quiet=True)
     assert (tmp_path / "out.h5").exists()

@@ -394,6 +394,18 @@ def test_vlpso_local_search_finds_the_same_genes_on_the_device_path(module, monk
     assert built and all(isinstance(scorer, DeviceScorer) for scorer in built)
 
 
+@pytest.mark.parametrize("gene_order", ["welch-rr", "f"])
+def test_vlpso_orders_the_genes_as_on_the_cpu_on_the_device_path(gene_order, monkeypatch):
+    """The gene order is computed from the training samples before the search, the same on
+    the device path."""
+    params = {**SYNTHETIC_SETTINGS["vlpso"], "gene_order": gene_order}
+    expected = _search("vlpso", params)
+    assert expected != _search("vlpso", SYNTHETIC_SETTINGS["vlpso"])
+    built = _device_scorers(monkeypatch, "numpy")
+    assert _search("vlpso", params) == expected
+    assert built and all(isinstance(scorer, DeviceScorer) for scorer in built)
+
+
 def _run_script(tmp_path, *command, stand_in=False):
     """Run ``command`` from the repository root with ``OUT=tmp_path``; its stdout and the
     figures it wrote to ``tmp_path / bench_gpu.jsonl``."""

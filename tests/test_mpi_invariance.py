@@ -141,6 +141,10 @@ def test_cso_mean_and_row_exchange_match_serial_with_many_genes(comm):
     ("pso-lsrg", {"n_particles": 6, "n_iterations": 6, "ls_tries": 3, "archive_size": 50}),
     ("cso", {"n_particles": 2, "n_iterations": 6, "archive_size": 0}),
     ("vlpso", {"n_particles": 3, "n_iterations": 6, "n_divisions": 3, "change_after": 1}),
+    ("vlpso", {"n_particles": 3, "n_iterations": 6, "n_divisions": 3, "change_after": 1,
+               "gene_order": "welch-rr"}),  # statistics of gene blocks, allgathered
+    ("vlpso", {"n_particles": 3, "n_iterations": 6, "n_divisions": 3, "change_after": 1,
+               "gene_order": "f"}),
     ("sbs", {"k": 3, "cv": 5}),  # batched one-gene flips, summed over the shards per block
 ])
 def test_small_swarms_and_archive_settings_match_serial(name, settings, shards, comm):

@@ -39,15 +39,16 @@ def test_report_pools_the_parts_of_one_experiment(tmp_path):
 
 
 def _without_init(path):
-    """The results file ``path`` as a version before VLPSO's ``init`` wrote it: its
-    ``params`` lack the key (their run was the normal initialisation's)."""
+    """The results file ``path`` as a version before VLPSO's ``init`` and ``gene_order``
+    wrote it: its ``params`` lack the keys (their run was the normal initialisation's, on
+    the symmetric uncertainty order)."""
     import json
 
     import h5py
 
     with h5py.File(path, "r+") as results:
         params = json.loads(results.attrs["params"])
-        del params["init"]
+        del params["init"], params["gene_order"]
         results.attrs["params"] = json.dumps(params)
 
 
@@ -63,7 +64,8 @@ def test_a_part_written_before_a_parameter_existed_pools_with_todays_equal_part(
                          "--set", "runs=1", "--set", f"first_run={first}",
                          "--set", f"init={init}"]) == 0
     _without_init(tmp_path / "old.h5")
-    assert read_results(tmp_path / "old.h5").attrs["params"]["init"] == "normal"
+    params = read_results(tmp_path / "old.h5").attrs["params"]
+    assert (params["init"], params["gene_order"]) == ("normal", "su")
     pooled = build_report([tmp_path / "old.h5", tmp_path / "new.h5"])
     assert [r["runs"] for r in pooled["rows"] if r["method"] == "vlpso"] == [2]
     apart = build_report([tmp_path / "old.h5", tmp_path / "uniform.h5"])

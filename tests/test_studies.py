@@ -170,19 +170,88 @@ def test_the_peers_study_tests_each_peer_by_its_genes_on_the_task_rows(tmp_path,
                       "n_particles=4", "n_iterations=2", "n_divisions=2",
                       f"output={tmp_path / 'v-tiny.h5'}"]), quiet=True)
     study_peers.main([str(tmp_path), "tiny", "--json", str(tmp_path / "peers.json")])
-    assert "|  | RF-importance |" in capsys.readouterr().out
-    assert json.loads((tmp_path / "peers.json").read_text())["tiny"]["VLPSO"]["size"] > 0
-    rows = study_peers.study(tmp_path, ["tiny"])["tiny"]  # the second time from the cache
-    assert list(rows) == ["VLPSO", *study_peers.PEERS]
+    out = capsys.readouterr().out
+    assert "|  | RF-importance |" in out and "|  | RF-importance @ size |" in out
+    assert "tiny, VLPSO: size_matched: " in out
+    written = json.loads((tmp_path / "peers.json").read_text())["table"]["tiny"]["v"]
+    assert written["rows"]["VLPSO"]["size"] > 0
+    entry = study_peers.study(tmp_path, ["tiny"])["tiny"]["v"]  # from the cache this time
+    rows = entry["rows"]
+    assert list(rows) == ["VLPSO", *study_peers.PEERS,
+                          *(study_peers.matched(peer) for peer in study_peers.PEERS)]
+    assert set(entry["verdicts"]) == {"size_matched", "not_dominated", "ahead"}
     tasks, _ = study_peers.tasks_of(tmp_path / "v-tiny.h5")
     for peer in study_peers.PEERS:
-        for task, accuracy in zip(tasks, rows[peer]["fold_accuracy"]):
+        for index, task in enumerate(tasks):
             cached = f"run-{task['run']:03d}-fold-{task['fold']:02d}.json"
-            genes = json.loads((tmp_path / "peers" / "tiny" / cached).read_text())["peers"][
-                peer]["genes"]
-            scaler = MinMaxScaler().fit(X[task["train"]])
-            model = KNeighborsClassifier(n_neighbors=1, algorithm="brute").fit(
-                scaler.transform(X[task["train"]])[:, genes], y[task["train"]])
-            predicted = model.predict(scaler.transform(X[task["test"]])[:, genes])
-            assert accuracy == np.mean(predicted == y[task["test"]])
-        assert 0 <= rows[peer]["p_vlpso_above"] <= 1 and rows[peer]["n"] <= len(tasks)
+            stored = json.loads((tmp_path / "peers" / "tiny" / cached).read_text())["peers"][peer]
+            genes, ranking = stored["genes"], stored["ranking"]
+            assert sorted(ranking) == list(range(40))
+            assert sorted(ranking[:len(genes)]) == genes  # its own genes lead its ranking
+            size = task["genes"].size
+            for row, chosen in ((peer, genes), (study_peers.matched(peer), ranking[:size])):
+                scaler = MinMaxScaler().fit(X[task["train"]])
+                model = KNeighborsClassifier(n_neighbors=1, algorithm="brute").fit(
+                    scaler.transform(X[task["train"]])[:, chosen], y[task["train"]])
+                predicted = model.predict(scaler.transform(X[task["test"]])[:, chosen])
+                assert rows[row]["fold_accuracy"][index] == np.mean(predicted == y[task["test"]])
+        assert 0 <= rows[peer]["p_above"] <= 1 and rows[peer]["n"] <= len(tasks)
+        assert rows[study_peers.matched(peer)]["size"] == rows["VLPSO"]["size"]
+
+
+def _peer_rows(size, peers):
+    """A configuration's figures on one set beside the peers': ``peers`` maps each row
+    name to (mean size, p that the configuration is above it, p that it is below)."""
+    rows = {"c": {"size": size, "accuracy": 80.0}}
+    for name, (peer_size, above, below) in peers.items():
+        rows[name] = {"size": peer_size, "accuracy": 100 * (1 - below), "p_above": above,
+                      "p_below": below}
+    return rows
+
+
+def test_the_peers_verdicts_are_the_three_conditions_of_the_rule():
+    matched = study_peers.matched
+    level = {peer: (10, 0.5, 0.5) for peer in study_peers.PEERS}
+    even = {**level, **{matched(peer): (10, 0.5, 0.5) for peer in study_peers.PEERS}}
+    assert study_peers.verdicts(_peer_rows(10, even), "c") == {
+        "size_matched": True, "not_dominated": True, "ahead": False}
+    below_matched = {**even, matched("RF-importance"): (10, 0.99, 0.01)}
+    assert not study_peers.verdicts(_peer_rows(10, below_matched), "c")["size_matched"]
+    larger = {**even, "L1-logistic": (11, 0.99, 0.01)}  # above with more genes: allowed
+    assert study_peers.verdicts(_peer_rows(10, larger), "c")["not_dominated"]
+    same_size = {**even, "L1-logistic": (10, 0.99, 0.01)}
+    assert not study_peers.verdicts(_peer_rows(10, same_size), "c")["not_dominated"]
+    above_all = {**even, **{matched(peer): (10, 0.01, 0.99) for peer in study_peers.PEERS}}
+    assert study_peers.verdicts(_peer_rows(10, above_all), "c")["ahead"]
+    a_third = {**even, "SelectKBest-F": (30, 0.4, 0.3)}  # the most accurate free peer
+    assert study_peers.verdicts(_peer_rows(10, a_third), "c")["ahead"]
+    assert not study_peers.verdicts(_peer_rows(11, a_third), "c")["ahead"]
+    significant = {**even, "SelectKBest-F": (30, 0.99, 0.04)}
+    assert not study_peers.verdicts(_peer_rows(10, significant), "c")["ahead"]
+
+
+def test_the_peers_choice_follows_the_rule():
+    def entry(size, seconds, ahead, below=0.5, above=0.5, held=True):
+        return {"rows": {"x": {"size": size, "seconds": seconds}},
+                "verdicts": {"size_matched": held, "not_dominated": True, "ahead": ahead},
+                "vs_baseline": {"p_below": below, "p_above": above}}
+
+    def table(**configs):  # each configuration's entries on two sets
+        return {name: {prefix: {**entries[index],
+                                "rows": {study_peers.label_of(prefix):
+                                         entries[index]["rows"]["x"]}}
+                       for prefix, entries in configs.items()}
+                for index, name in enumerate(("s1", "s2"))}
+
+    today = [entry(10, 1.0, False), entry(10, 1.0, False)]
+    fewer_ahead = [entry(5, 1.0, True), entry(5, 1.0, False)]
+    more_ahead = [entry(20, 2.0, True), entry(20, 2.0, True)]
+    assert study_peers.choose(table(today=today, a=fewer_ahead, b=more_ahead),
+                              "today") == ("b", {})
+    costly = [entry(20, 3.5, True), entry(20, 3.5, True)]
+    assert study_peers.choose(table(today=today, a=fewer_ahead, b=costly), "today") == (
+        "a", {"b": "over the cost cap"})
+    losing = [entry(5, 1.0, True, below=0.01), entry(5, 1.0, True)]
+    failing = [entry(5, 1.0, True), entry(5, 1.0, True, held=False)]
+    assert study_peers.choose(table(today=today, a=losing, b=failing), "today") == (
+        None, {"a": "below the baseline", "b": "fails size-matched or not dominated"})

@@ -37,7 +37,10 @@ A class-balanced ranking
     in multi-class feature selection for text classification", ICML) ranks the features per
     class and takes them round robin: in the order of the class codes, each class in turn
     takes the best of its genes that no class has taken yet. Ties in a class's ranking go to
-    the lower column.
+    the lower column. The statistic and the round robin are
+    :func:`hpcswarm.swarm.methods.vlpso.gene_order.one_vs_rest` and
+    :func:`~hpcswarm.swarm.methods.vlpso.gene_order.balanced_ranking`, where VLPSO's ``gene_order =
+    "welch-rr"`` reads them too.
 
 The cut
     Of every prefix of the ranking, the shortest with the most inner correct predictions on
@@ -51,92 +54,8 @@ The cut
 
 import numpy as np
 
-from hpcswarm.fitness import GeneMajor
 from hpcswarm.signatures.refine import Refined
-
-BLOCK_GENES = 1024
-"""Genes read per block when computing the statistics (bounds the temporary memory)."""
-
-
-def one_vs_rest(data, y, genes=None):
-    """Welch's statistic of every gene (or of ``genes``) for every class against the others.
-
-    Parameters
-    ----------
-    data : GeneMajor or ndarray of shape (n_samples, n_genes)
-        The training samples.
-    y : ndarray of shape (n_samples,)
-        Class codes, at least two classes.
-    genes : ndarray of int, optional
-        The genes to score (default: all); each gene's statistic depends on that gene alone.
-
-    Returns
-    -------
-    ndarray of float64 of shape (n_classes, n_scored)
-        Row ``c`` for the ``c``-th class of ``numpy.unique(y)``, column ``j`` for the
-        ``j``-th scored gene; 0 where neither group has any spread, and everywhere when
-        there is one class (no others to compare with).
-    """
-    data = GeneMajor.of(data)
-    y = np.asarray(y)
-    genes = np.arange(data.n_genes) if genes is None else np.asarray(genes, dtype=np.int64)
-    members = [y == code for code in np.unique(y)]
-    statistics = np.zeros((len(members), genes.size))
-    if len(members) < 2:
-        return statistics
-    for start in range(0, genes.size, BLOCK_GENES):
-        columns = np.arange(start, min(start + BLOCK_GENES, genes.size))
-        block = data.take(genes[columns])
-        largest = np.abs(block).max(axis=1, keepdims=True)
-        block /= np.where(largest > 0, largest, 1.0)
-        for row, inside in enumerate(members):
-            statistics[row, columns] = _welch(block[:, inside], block[:, ~inside])
-    return statistics
-
-
-def _welch(first, second):
-    """Welch's statistic per row of two groups of columns (a one-column group adds no
-    variance term)."""
-    spread = np.zeros(first.shape[0])
-    for group in (first, second):
-        if group.shape[1] > 1:
-            spread += group.var(axis=1, ddof=1) / group.shape[1]
-    difference = np.abs(first.mean(axis=1) - second.mean(axis=1))
-    statistic = np.zeros_like(difference)
-    np.divide(difference, np.sqrt(spread), out=statistic, where=spread > 0)
-    return statistic
-
-
-def balanced_ranking(statistics, size):
-    """The first ``size`` genes of the round robin over the classes' rankings (Forman 2004):
-    in turn, each class takes the best of its genes not taken yet.
-
-    Parameters
-    ----------
-    statistics : ndarray of shape (n_classes, n_genes)
-    size : int
-
-    Returns
-    -------
-    ndarray of int64 of shape (min(size, n_genes),)
-    """
-    n_genes = statistics.shape[1]
-    columns = np.arange(n_genes)
-    rankings = [np.lexsort((columns, -row)) for row in statistics]
-    places = [0] * len(rankings)  # each class's next place in its ranking
-    taken, chosen = np.zeros(n_genes, dtype=bool), []
-    size = min(size, n_genes)
-    while len(chosen) < size:
-        for turn, ranking in enumerate(rankings):
-            while taken[ranking[places[turn]]]:
-                places[turn] += 1
-            gene = ranking[places[turn]]
-            taken[gene] = True
-            chosen.append(gene)
-            if len(chosen) == size:
-                break
-    return np.array(chosen, dtype=np.int64)
-
+from hpcswarm.swarm.methods.vlpso.gene_order import balanced_ranking, one_vs_rest
 
 def relevance_prefix(scorer, data, y):
     """The ``relevance`` filter: the shortest prefix of the class-balanced ranking of every

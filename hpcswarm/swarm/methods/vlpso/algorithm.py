@@ -31,6 +31,7 @@ from hpcswarm.swarm.methods.vlpso.divisions import (best_division, changed_lengt
                                                     division_lengths, division_of,
                                                     fitting_divisions, lengths_problem, swarm_size)
 from hpcswarm.swarm.methods.vlpso.exemplars import choose_exemplars, learning_probabilities
+from hpcswarm.swarm.methods.vlpso.gene_order import GENE_ORDERS, gene_order
 from hpcswarm.swarm.methods.vlpso.local_search import GeneTable, RelevanceLocalSearch
 from hpcswarm.swarm.methods.vlpso.symmetric_uncertainty import relevance_order, relevance_scores
 from hpcswarm.swarm.operators.initialisation import initial_position
@@ -110,9 +111,14 @@ class VLPSO(PersonalBestSwarm):
       pbest of the initial evaluation and of the moves :func:`searched_after` names is
       searched (:class:`~hpcswarm.swarm.methods.vlpso.local_search.RelevanceLocalSearch`),
       its tries scored with the search's own fitness.
+    * Gene order (``gene_order``): symmetric uncertainty by default, the paper's; ``"welch-rr"``
+      (Welch's statistic class by class, taken round robin, Forman 2004) and ``"f"`` (the
+      ANOVA F) order the genes by class means instead
+      (:func:`~hpcswarm.swarm.methods.vlpso.gene_order.gene_order`); nothing else of the
+      search changes.
 
     Parallel runs: the gene ranking splits the genes across the ranks (``8 n_genes`` bytes
-    allgathered, once). Each rank moves and evaluates its own particles; every rank keeps
+    allgathered, once; ``8 n_classes n_genes`` for ``"welch-rr"``). Each rank moves and evaluates its own particles; every rank keeps
     every pbest position (CLPSO learns from other particles' pbests), so the rows of the
     pbests that improved in a round are allgathered (``8 n_genes`` bytes each). Lengths,
     ``Pc``, refresh counts and exemplars are computed identically on every rank from shared
@@ -142,6 +148,10 @@ class VLPSO(PersonalBestSwarm):
               "the particle's genes selected, Xue et al. 2014) or uniform (every position "
               "uniform in [0, 1], as the authors' Java draws them)",
               choices=("normal", "uniform")),
+        Param("gene_order", "choice", "su",
+              "the order whose prefixes the particles search: su (symmetric uncertainty, the "
+              "paper's), welch-rr (Welch's statistic per class, round robin, Forman 2004) or "
+              "f (ANOVA F)", choices=GENE_ORDERS),
         Param("n_divisions", "int", 12, "divisions of particles of different lengths", low=1),
         Param("change_after", "int", 9,
               "rounds without a better subset before the length change", low=1),
@@ -273,9 +283,8 @@ class VLPSO(PersonalBestSwarm):
     def initialise(self):
         scorer = self.fitness.scorer
         table = self.local_search.gene_table(self) if self.local_search else None
-        scores = relevance_scores(scorer.data, scorer.codes, np.arange(self.n_genes), self.comm,
-                                  table)
-        self.order = relevance_order(scores)
+        self.order = gene_order(self.params["gene_order"], scorer.data, scorer.codes,
+                                self.comm, table)
         n, n_divisions = self.params["n_particles"], self.params["n_divisions"]
         self.division = division_of(n, n_divisions)
         self.max_length = (self.n_genes if self.max_genes is None
