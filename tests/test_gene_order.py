@@ -8,7 +8,7 @@ from sklearn.feature_selection import f_classif
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor
 from hpcswarm.selection.search import run_search
-from hpcswarm.swarm import gene_order as orders
+from hpcswarm.swarm.methods.vlpso import gene_order as orders
 from hpcswarm.swarm.methods.vlpso.gene_order import (anova_f, balanced_ranking, gene_order, one_vs_rest)
 from hpcswarm.swarm.methods.vlpso.symmetric_uncertainty import relevance_order, relevance_scores
 from synthetic import small_data
