@@ -503,4 +503,3 @@ def test_a_balanced_accuracy_not_counted_stays_legal(tmp_path):
     checkpoint = Checkpoint(path, {"job": 1}, 2, read_all=True, n_genes=24, n_samples=30)
     assert checkpoint.results()[0][0] == replace(old, group=3)
     checkpoint.close()
-
