@@ -442,34 +442,43 @@ IN_SAMPLE_NOTE = ("a list hpcswarm wrote holds genes a search selected: on the s
 """The note of ``evaluate --genes`` on a list hpcswarm wrote (a signature, report --genes)."""
 
 
+def _evaluated_score(args, dataset, mask, steps, shards):
+    """The Score of ``mask`` on ``dataset`` under ``evaluate``'s options: the preprocessing
+    ``steps`` fitted inside each fold, else the search's scorer (on this rank's ``shards``)."""
+    from hpcswarm.fitness import GeneMajor, make_folds, make_scorer
+    from hpcswarm.fitness.compiled import worth_compiling
+    from hpcswarm.selection.preprocess import score_in_folds
+
+    if steps:
+        try:
+            folds = make_folds(dataset.y, args.cv, args.seed)
+            return score_in_folds(dataset.X, dataset.y, mask, steps, folds, args.k)
+        except ValueError as exc:
+            raise ParameterError(str(exc)) from exc
+    device = {} if args.device == "cpu" else {"device": args.device}
+    rows = -(-dataset.n_samples // (1 if shards is None else shards.size))
+    scorer = make_scorer(GeneMajor(dataset.X_genes, finite=dataset.values_finite),
+                         dataset.y, k=args.k, cv=args.cv, seed=args.seed, shards=shards,
+                         compiled=worth_compiling(rows * dataset.n_samples),
+                         class_counts=True, **device)
+    return scorer.score(mask)
+
+
 def _evaluate(args, shards=None, comm=None):
     """The JSON object ``evaluate`` prints; with ``shards``, this rank's part of a sharded
     evaluation, every rank of ``comm`` calling it (the ranks share the check of the values)."""
     import numpy as np
 
     from hpcswarm.data import load_dataset
-    from hpcswarm.fitness import GeneMajor, make_folds, make_scorer
-    from hpcswarm.fitness.compiled import worth_compiling
-    from hpcswarm.selection.preprocess import parse_steps, score_in_folds
+    from hpcswarm.fitness.folds import classes_named
+    from hpcswarm.selection.preprocess import parse_steps
 
     dataset = load_dataset(args.data, comm)
     _notes0(dataset)
     mask, listed = _evaluated_genes(args, dataset.gene_names)
     steps = parse_steps(args.preprocess, "--preprocess")
-    if steps:
-        try:
-            folds = make_folds(dataset.y, args.cv, args.seed)
-            score = score_in_folds(dataset.X, dataset.y, mask, steps, folds, args.k)
-        except ValueError as exc:
-            raise ParameterError(str(exc)) from exc
-    else:
-        device = {} if args.device == "cpu" else {"device": args.device}
-        rows = -(-dataset.n_samples // (1 if shards is None else shards.size))
-        scorer = make_scorer(GeneMajor(dataset.X_genes, finite=dataset.values_finite),
-                             dataset.y, k=args.k, cv=args.cv, seed=args.seed, shards=shards,
-                             compiled=worth_compiling(rows * dataset.n_samples),
-                             class_counts=True, **device)
-        score = scorer.score(mask)
+    with classes_named(dataset.class_names):  # a fold warning names a class as Python does
+        score = _evaluated_score(args, dataset, mask, steps, shards)
     result = {"correct": score.correct, "total": score.total, "accuracy": score.accuracy,
               "balanced_accuracy": score.balanced_accuracy, **score.as_dict()}  # side by side
     result["genes_used"] = int(mask.sum())

@@ -8,6 +8,7 @@ directly or under ``mpiexec``, so these tests belong to the serial pass of ``mak
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -326,9 +327,12 @@ def _checkpoint_of(job, tmp_path):
     return job.checkpoint
 
 
-@pytest.mark.parametrize("change, key", [("preprocess.zscore=true", "preprocess"),
-                                         ("max_genes=0", None), ("params.ls_tries=5", "params"),
-                                         ("device=gpu", "device")])
+@pytest.mark.parametrize("change, key", [
+    ("preprocess.zscore=true", 'preprocess = [] in the checkpoint, [["zscore", null]] in '
+                               "this job"),
+    ("max_genes=0", None), ("params.ls_tries=5", "params.ls_tries = 6 in the checkpoint, 5 in "
+                                                 "this job"),
+    ("device=gpu", 'device = "cpu" in the checkpoint, "gpu" in this job')])
 def test_a_resume_with_a_setting_that_changes_results_is_refused_and_keeps_the_checkpoint(
         tmp_path, monkeypatch, change, key):
     from hpcswarm.errors import ParameterError
@@ -344,7 +348,7 @@ def test_a_resume_with_a_setting_that_changes_results_is_refused_and_keeps_the_c
     if key is None:  # a default written out is the same experiment
         assert changed.identity() == read_job(path, [f"output={tmp_path / 'out.h5'}"]).identity()
         return
-    with pytest.raises(ParameterError, match=f"another job \\(different {key}\\)") as caught:
+    with pytest.raises(ParameterError, match=f"another job \\({re.escape(key)}\\)") as caught:
         run_job(changed, resume=True, quiet=True)
     assert "\n" not in str(caught.value)
     assert checkpoint.read_bytes() == stored
@@ -371,7 +375,8 @@ def test_a_vlpso_checkpoint_written_before_init_resumes_as_the_normal_initialisa
     _without_init(_checkpoint_of(read_job(path, [output]), tmp_path))
     stored = read_job(path, [output]).checkpoint.read_bytes()
     uniform = read_job(path, [output, 'params.init="uniform"'])
-    with pytest.raises(ParameterError, match="another job \\(different params\\)"):
+    with pytest.raises(ParameterError, match='another job \\(params.init = "normal" in the '
+                                             'checkpoint, "uniform" in this job\\)'):
         run_job(uniform, resume=True, quiet=True)  # the old searches started as "normal"
     by_f = read_job(path, [output, 'params.gene_order="f"'])
     with pytest.raises(ParameterError, match="another job \\(different params\\)"):
@@ -379,6 +384,25 @@ def test_a_vlpso_checkpoint_written_before_init_resumes_as_the_normal_initialisa
     assert uniform.checkpoint.read_bytes() == stored
     run_job(read_job(path, [output]), resume=True, quiet=True)
     assert (tmp_path / "out.h5").exists()
+
+
+def test_a_refused_resume_names_every_differing_key_with_both_values(tmp_path, capsys):
+    """Two settings changed on the command line: both named, each with the checkpoint's value
+    and this job's, in one line; the checkpoint and the folder are left as they were."""
+    from cli_checks import assert_one_error, folder_state, run_cli
+    from hpcswarm.run.jobfile import read_job
+
+    path = _write_job(tmp_path)
+    output = tmp_path / "out.h5"
+    _checkpoint_of(read_job(path, [f"output={output}"]), tmp_path)
+    before = folder_state(tmp_path)
+    status, _, err = run_cli(capsys, "run", path, "--quiet", "--resume", "--set",
+                             f"output={output}", "--set", "objective=balanced-accuracy",
+                             "--set", "ls_tries=5")
+    assert_one_error(status, err, "this checkpoint belongs to another job (params.ls_tries = 6 "
+                     "in the checkpoint, 5 in this job; params.objective = \"accuracy\" in the "
+                     "checkpoint, \"balanced-accuracy\" in this job)")
+    assert folder_state(tmp_path) == before
 
 
 def test_settings_that_do_not_change_results_are_left_out_of_the_identity(tmp_path):

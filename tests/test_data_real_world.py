@@ -394,3 +394,22 @@ def test_a_phenotype_table_needs_its_column(tmp_path):
     table = phenotype(tmp_path, [f"{s}\t{d}\t1" for s, d in zip(SAMPLES, DISEASE)])
     with pytest.raises(ParameterError, match="name its class column with --label"):
         read_dataset(write(tmp_path / "s.txt", series_matrix()), labels=table)
+
+
+def test_a_genes_as_rows_file_read_the_other_way_says_so(tmp_path, capsys):
+    """Without ``--genes-as-rows`` the samples would be the genes, none labelled; the header
+    names are the table's samples: the error says the file looks like genes as rows (it
+    advised --drop-unlabelled, which leaves no sample), and nothing is written."""
+    from cli_checks import assert_one_error, run_cli
+
+    table = phenotype(tmp_path, [f"{s}\t{d}\t1" for s, d in zip(SAMPLES, DISEASE)])
+    source = expression_tsv(tmp_path)
+    status, _, err = run_cli(capsys, "convert", source, tmp_path / "out.h5", "--labels", table,
+                             "--label", "disease")
+    assert_one_error(status, err, f"{source}: {len(SAMPLES)} of its {len(SAMPLES)} column "
+                     f"names are samples of the phenotype table {table}, but only 0 of its "
+                     f"{len(GENES)} row names: the file looks like genes as rows (convert it "
+                     "with --genes-as-rows)")
+    assert not (tmp_path / "out.h5").exists()
+    with pytest.raises(DataError, match="looks like genes as rows"):
+        read_dataset(source, labels=table, label="disease", drop_unlabelled=True)

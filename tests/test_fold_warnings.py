@@ -44,7 +44,8 @@ def test_the_command_line_shows_it_as_one_line(tmp_path):
     done = run_subprocess("evaluate", tmp_path / "d.csv", "--all", "--cv", "3")
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
-        "hpcswarm: warning: stratified 3-fold: class(es) 1 (1) have fewer samples than folds, "
+        "hpcswarm: warning: stratified 3-fold: class(es) 'B' (1) have fewer samples than "
+        "folds, "
         "so some test folds hold none of them (scikit-learn's StratifiedKFold, kept as it "
         "accepts these labels); cv='loo' (leave-one-out) tests every sample alone"]
 

@@ -485,6 +485,7 @@ def test_a_lock_whose_process_id_is_no_ascii_number_names_no_holder(tmp_path, mo
     assert "another run of this job is under way (host an unknown host" in problem
 
 
+@pytest.mark.slow
 def test_a_job_takes_over_a_lock_naming_a_huge_process_id(tmp_path, capsys, monkeypatch):
     import socket
 

@@ -87,7 +87,7 @@ def test_schemes_the_samples_cannot_support_fail_on_every_rank_before_running():
 
 @pytest.mark.parametrize("counts, rule, note", [
     ([9, 7, 8, 2, 6, 8, 9, 6, 5], "round-robin", "dealt round-robin per class"),  # 9 Tumors
-    ([7, 14, 14, 15], "sklearn", "class(es) 0 (7) have fewer samples than folds"),  # Brain T. 2
+    ([7, 14, 14, 15], "sklearn", "class(es) 'c0' (7) have fewer samples than folds"),  # BT2
 ], ids=["9-tumors", "brain-tumor-2"])
 def test_experiment_ii_runs_on_gems_shaped_labels(counts, rule, note, tmp_path, monkeypatch):
     """Outer stratified 10-fold and an inner 10-fold fitness on Tran et al.'s smallest classes."""

@@ -51,3 +51,18 @@ def test_markdown_sections_are_headings(report):
     assert "\n## Signatures by size (CBPSO on sklearn:wine)\n" in text
     assert "\n## Final signature (CBPSO on sklearn:wine)\n" in text
     assert text.startswith("## Accuracy by method\n")
+
+
+def test_the_final_signature_says_which_row_estimates_it_and_why_the_sizes_differ(report):
+    row = next(r for r in report["rows"] if r["method"] == "CBPSO+prune")
+    size = report["final_signatures"][0]["size"]
+    expected = (f"  its size and row CBPSO+prune's differ: the row's {row['ave_size']:.1f} genes "
+                "are the mean over its outer folds' own searches, each on a fold's training "
+                "samples; this signature is one more search of the same method on all samples, "
+                f"so the row's estimate covers the method that chose these {size} genes, not "
+                "this gene set itself")
+    lines = text_lines(report)
+    at = lines.index(expected)
+    assert lines[at - 1].startswith("  estimate of the method (outer cross-validation, row "
+                                    "CBPSO+prune)")
+    assert f"- {expected.strip()}" in markdown_text(report).splitlines()

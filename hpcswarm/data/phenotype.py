@@ -120,6 +120,7 @@ def attach_phenotype(source, path, table, column, *, sample_column=None, transpo
         raise DataError(f"{path}: its samples have no names to match the phenotype table "
                         f"{table} against")
     classes = read_phenotype(table, str(column), sample_column)
+    _check_orientation(source, path, table, classes, genes_rows, transpose)
     present = set(names)
     source.labels = np.array([classes.get(name) for name in names], dtype=object)
     source.sources = [*source.sources, ("labels", table)]
@@ -128,3 +129,28 @@ def attach_phenotype(source, path, table, column, *, sample_column=None, transpo
         source.notes = [*source.notes, f"ignored {ignored} phenotype row(s) of {table} for "
                         "samples not in the matrix"]
     source.label_origin = f"in {table} (column {column!r})"
+
+
+def _check_orientation(source, path, table, classes, genes_rows, transpose):
+    """Refuse a matrix read the wrong way round for its phenotype table: some of the samples
+    it would have lack a label, and the names on its other axis match more of the table's
+    samples (a genes-as-rows file read without ``--genes-as-rows``), with one
+    :class:`DataError` saying which way the file looks."""
+    samples, other = ((source.col_names, source.row_names) if genes_rows
+                      else (source.row_names, source.col_names))
+    labelled = sum(1 for name in samples if name in classes)
+    if other is None or labelled == len(samples):
+        return
+    across = sum(1 for name in other if name in classes)
+    if across <= labelled:
+        return
+    axes = ("row", "column") if genes_rows else ("column", "row")
+    if genes_rows:
+        looks, fix = "samples as rows", "--transpose swaps its rows and columns"
+    elif source.rows_are_genes or transpose:
+        looks, fix = "genes as rows", "convert it without --transpose"
+    else:
+        looks, fix = "genes as rows", "convert it with --genes-as-rows"
+    raise DataError(f"{path}: {across} of its {len(other)} {axes[0]} names are samples of the "
+                    f"phenotype table {table}, but only {labelled} of its {len(samples)} "
+                    f"{axes[1]} names: the file looks like {looks} ({fix})")

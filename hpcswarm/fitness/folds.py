@@ -29,10 +29,12 @@ they draw from the same legacy ``RandomState`` seeded with the same ``random_sta
 ``tests/test_fitness_folds.py`` checks they give scikit-learn's folds.
 """
 
+import contextvars
 import math
 import os
 import sys
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -131,11 +133,36 @@ def user_stacklevel():
     return level
 
 
+_CLASS_NAMES = contextvars.ContextVar("hpcswarm_class_names", default=None)
+"""The class names that :func:`classes_named` gives the codes of the labels (None: the labels
+are shown as they are)."""
+
+
+@contextmanager
+def classes_named(class_names):
+    """Inside the block, a :class:`FoldWarning` calls each class by its name: the labels the
+    folds are drawn on are class codes, which index ``class_names`` (a dataset's), so that
+    the command line names a class as a Python caller whose labels are the names sees it."""
+    token = _CLASS_NAMES.set(list(class_names))
+    try:
+        yield
+    finally:
+        _CLASS_NAMES.reset(token)
+
+
+def _class_name(label):
+    """``label``'s name under :func:`classes_named`, else ``label`` itself."""
+    names = _CLASS_NAMES.get()
+    if names is None or not isinstance(label, int) or not 0 <= label < len(names):
+        return label
+    return names[label]
+
+
 def _warn_small_classes(y, n_folds):
     classes, counts = np.unique(y, return_counts=True)
     small = [(label, count) for label, count in zip(classes.tolist(), counts.tolist())
              if count < n_folds]
-    named = ", ".join(f"{label!r} ({count})" for label, count in small)
+    named = ", ".join(f"{_class_name(label)!r} ({count})" for label, count in small)
     fewest = min(count for _, count in small)
     remedy = (f"cv={fewest} puts each class in every test fold, " if fewest >= 2 else "")
     warn_once((n_folds, tuple(label for label, _ in small)),

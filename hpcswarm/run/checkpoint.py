@@ -168,6 +168,26 @@ def write_checkpoint(path, identity, n_tasks, finished, inflight):
             _write_snapshot(running, task, snapshot() if callable(snapshot) else snapshot)
 
 
+_ABSENT = object()
+"""A key one of two identities lacks."""
+
+
+def _differences(stored, expected, prefix=""):
+    """``(key, stored value, expected value)`` of every key whose values differ between two
+    identities (:func:`checkpoint_identity`), tables compared key by key (``params.w``)."""
+    for key in sorted(set(stored) | set(expected)):
+        old, new = stored.get(key, _ABSENT), expected.get(key, _ABSENT)
+        if isinstance(old, dict) and isinstance(new, dict):
+            yield from _differences(old, new, f"{prefix}{key}.")
+        elif old != new:
+            yield f"{prefix}{key}", old, new
+
+
+def _shown(value):
+    """A value of an identity as the job file writes it (JSON), or ``absent``."""
+    return "absent" if value is _ABSENT else json.dumps(value, sort_keys=True)
+
+
 class Checkpoint:
     """A checkpoint opened for resuming (read-only, on every rank).
 
@@ -283,14 +303,15 @@ class Checkpoint:
                             "the job must restart: run it again with --overwrite (the work "
                             "the checkpoint holds is lost)")
         stored = with_later_params(parse_json(decode_value(f.attrs["identity"])))
+        stored["number of tasks"] = int(f.attrs["n_tasks"])
         expected = json.loads(json.dumps(identity, sort_keys=True))
-        differing = [key for key in sorted(set(stored) | set(expected))
-                     if stored.get(key) != expected.get(key)]
-        if differing or int(f.attrs["n_tasks"]) != n_tasks:
+        expected["number of tasks"] = n_tasks
+        differing = [f"{key} = {_shown(old)} in the checkpoint, {_shown(new)} in this job"
+                     for key, old, new in _differences(stored, expected)]
+        if differing:
             raise ParameterError(
-                f"{self.path}: this checkpoint belongs to another job (different "
-                f"{', '.join(differing) or 'number of tasks'}); resume with the job that "
-                f"wrote it, or delete the checkpoint to start again")
+                f"{self.path}: this checkpoint belongs to another job ({'; '.join(differing)}"
+                "); resume with the job that wrote it, or delete the checkpoint to start again")
 
     def results(self):
         """Task number -> ``(record, group index)`` of every finished task (read when the

@@ -20,6 +20,7 @@ that allocates it: the task list (:meth:`hpcswarm.run.protocols.Task.bytes_neede
 import os
 import sys
 import warnings
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -28,6 +29,7 @@ from hpcswarm.comm import as_comm
 from hpcswarm.data.sources import dataset_sha256, load_job_dataset, source_path
 from hpcswarm.errors import DataError, HpcswarmError, ParameterError
 from hpcswarm.fitness import FoldWarning, fold_rule
+from hpcswarm.fitness.folds import classes_named
 from hpcswarm.fitness.archive import Archive
 from hpcswarm.fitness.evaluator import scorer_bytes
 from hpcswarm.fitness.incremental import state_bytes
@@ -214,9 +216,11 @@ def check_job_size(job, n_samples, world, memory_limit=None):
     agree(world, problem)
 
 
-def draw_tasks(job, y):
-    """The job's tasks and the fold warnings drawing them raised (one note each)."""
-    with warnings.catch_warnings(record=True) as caught:
+def draw_tasks(job, y, class_names=None):
+    """The job's tasks and the fold warnings drawing them raised (one note each, calling a
+    class by its name in ``class_names`` when given: ``y`` holds codes)."""
+    naming = nullcontext() if class_names is None else classes_named(class_names)
+    with warnings.catch_warnings(record=True) as caught, naming:
         warnings.simplefilter("always", FoldWarning)
         tasks = make_tasks(y, job.protocol, range(job.first_run, job.first_run + job.runs),
                            job.seed, folds=job.folds, inner_cv=job.spec.params["cv"])
@@ -477,7 +481,7 @@ def _plan(job, world, lock, overwrite, resume, memory_limit):
     check_output_free(job, world, overwrite, resume)
     dataset = open_job_dataset(job, world)
     check_job_size(job, dataset.n_samples, world, memory_limit)
-    tasks, notes = draw_tasks(job, dataset.y)
+    tasks, notes = draw_tasks(job, dataset.y, dataset.class_names)
     identity = checkpoint_identity(job, dataset_sha256(dataset))
     previous = open_checkpoint(job, identity, len(tasks), world, resume, dataset)
     finished = previous.finished if previous is not None else set()

@@ -138,16 +138,17 @@ def row_problem(row, record):
     """The first figure of ``row`` (a task's ``/tasks`` row: a mapping of column -> value)
     that is not the one ``record``'s counts give, as a phrase naming it, or None.
 
-    An accuracy must lie in [0, 1], a size in [0, the genes], and each must equal its
-    record's (NaN where a balanced accuracy was not counted); a column the row lacks (a file
-    written before it existed) is not checked."""
+    An accuracy must lie in [0, 1], and each figure must equal its record's: an accuracy or
+    balanced accuracy the one its counts give (NaN where a balanced accuracy was not
+    counted), a size the number of its genes; a column the row lacks (a file written before
+    it existed) is not checked."""
     for column in STORED_FIGURES:
         if column not in row or (column.startswith("refined_") and record.refined is None):
             continue
         stored = _figure(row[column])
         try:
             expected = _figure(column_value(record, column))
-        except ZeroDivisionError:  # a total of 0 (record_problem names it)
+        except ZeroDivisionError:  # a baseline with no total (read as 0 from an old file)
             expected = math.nan
         if column.endswith("accuracy") and not (0 <= stored <= 1 or math.isnan(stored)):
             return f"{column} = {stored!r} is no accuracy in [0, 1]"

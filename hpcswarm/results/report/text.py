@@ -70,8 +70,23 @@ def _top_gene_rows(entry):
             for i, g in enumerate(entry.top)]
 
 
-def _final_title(entry):
-    """The lines that introduce a final signature: what it is and what estimates it."""
+def _sizes_line(entry, rows):
+    """Why the signature's size is not the size of the row whose estimate covers it (the
+    row of ``rows`` named by the estimate, on the same dataset); empty without that row."""
+    row = next((r for r in rows if r.method == entry.estimate["row"]
+                and r.dataset == entry.dataset), None)
+    if row is None:
+        return []
+    return [f"  its size and row {row.method}'s differ: the row's {row.ave_size:.1f} genes are "
+            f"the mean over its outer folds' own searches, each on a fold's training samples; "
+            f"this signature is one more search of the same method on all samples, so the "
+            f"row's estimate covers the method that chose these {entry.size} genes, not this "
+            f"gene set itself"]
+
+
+def _final_title(entry, rows=()):
+    """The lines that introduce a final signature: what it is, what estimates it (the row of
+    the methods table among ``rows``) and why its size differs from that row's."""
     estimate, stable = entry.estimate, entry.stability
     nogueira = stable.get("nogueira")
     refined = f", refined by {entry.refine}" if entry.refine != "none" else ""
@@ -80,6 +95,7 @@ def _final_title(entry):
              f"  estimate of the method (outer cross-validation, row {estimate['row']}): "
              f"mean {100 * estimate['mean']:.2f} +/- {100 * estimate['std']:.2f}% over "
              f"{estimate['n']} run(s)",
+             *_sizes_line(entry, rows),
              f"  inner accuracy of the signature on all samples: "
              f"{100 * entry.inner_accuracy:.2f}% (optimistic: selected on the same samples, "
              f"not an estimate)",
@@ -182,7 +198,7 @@ def text_lines(report):
         lines += _text_table(_BUDGET_HEADER, _budget_rows(entry))
     lines += _stability_lines(report)
     for entry in report.final_signatures:
-        lines += [""] + _final_title(entry)
+        lines += [""] + _final_title(entry, report.rows)
         lines += _text_table(_final_header(entry), _final_rows(entry))
     for entry in report.genes:
         lines += ["", _heading("Most frequently selected genes", entry),
@@ -213,7 +229,7 @@ def markdown_text(report):
         lines += ["", f"## {heading}", "", detail.strip() + ".", ""]
         lines += table(_BUDGET_HEADER, _budget_rows(entry))
     for entry in report.final_signatures:
-        heading, *details = _final_title(entry)
+        heading, *details = _final_title(entry, report.rows)
         lines += ["", f"## {heading}", ""] + [f"- {line.strip()}" for line in details] + [""]
         lines += table(_final_header(entry), _final_rows(entry))
     for entry in report.genes:
