@@ -29,8 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from hpcswarm.data.dataset import Dataset
-from hpcswarm.inputs import (check_columns, check_finite, check_gene_names, check_labels,
-                             check_matrix)
+from hpcswarm.inputs import check_columns, check_gene_names, check_labels, checked_matrix
 from hpcswarm.selector import PYTHON_NAMES, SEARCH_SETTINGS, SETTINGS, SwarmFeatureSelector
 from hpcswarm.signatures.refinements import SIGNATURE_METHOD, final_refine
 from hpcswarm.store.encoding import finite
@@ -267,7 +266,7 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         The fitness to maximise (``"balanced-accuracy"``: the mean recall over classes,
         :mod:`hpcswarm.fitness.objectives`).
     alpha : float, optional
-        Weight of accuracy in the ``"combined"`` objective, in [0, 1].
+        Weight of accuracy in the ``"combined"`` objective, in the open interval (0, 1).
     archive_size : int, optional
         Subsets remembered by the fitness archive (0: off).
     random_state : None, int, RandomState or Generator, default 0
@@ -321,15 +320,16 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         raise TypeError(f"key_added must be a str, got {key_added!r}")
     if not key_added:
         raise ValueError("key_added must name the key to write, got ''")
-    X, y, shown, names, adata = _matrix(data, labels, layer, gene_names)
     if refine is None:
         given["refine"] = refine = final_refine(algorithm)
     search = {name: given[name] for name in SEARCH_SETTINGS}
     method = {name: given[name] for name in SETTINGS}
     selector = SwarmFeatureSelector(
         algorithm, params, random_state=random_state, comm=comm,
-        n_features_to_select=n_features_to_select, verbose=verbose, **search,
-        **method).fit(X, y)
+        n_features_to_select=n_features_to_select, verbose=verbose, **search, **method)
+    selector.checked_spec()  # every setting, before the data
+    X, y, shown, names, adata = _matrix(data, labels, layer, gene_names)
+    selector.fit_checked(X, y)
     genes = np.flatnonzero(selector.support_)
     front = dict(selector.front_, gene_names=[[names[g] for g in point]
                                               for point in selector.front_["genes"]])
@@ -362,8 +362,9 @@ def _matrix(data, labels, layer, gene_names):
             if given is not None:
                 raise ValueError(f"{name}: a Dataset brings its own; give it alone")
         shown = np.asarray(data.class_names, dtype=object)[data.y]
-        return np.asarray(data.X), data.y, shown, check_gene_names(
-            data.gene_names, "data.gene_names"), None
+        names = check_gene_names(data.gene_names, "data.gene_names")
+        return (checked_matrix(np.asarray(data.X), "data.X", names),
+                check_labels(data.y, "data.y"), shown, names, None)
     if _is_dataframe(data):
         if gene_names is not None:
             raise ValueError("gene_names: a DataFrame's genes are named by its columns")
@@ -375,27 +376,29 @@ def _matrix(data, labels, layer, gene_names):
         elif labels is not None and hasattr(labels, "index") and hasattr(labels, "reindex"):
             y = check_labels(_aligned(labels, data.index), "labels")
         else:
-            y = labels
+            y = None
         names = check_columns(data, "data")
-        X = data.to_numpy(dtype=np.float64, na_value=np.nan)
-        check_finite(X, "data", names)
-    elif isinstance(data, np.ndarray):
+        X = checked_matrix(data.to_numpy(dtype=np.float64, na_value=np.nan), "data", names)
+    elif isinstance(data, np.ndarray) or _is_sparse(data):
         if isinstance(labels, str):
             raise ValueError("labels: a column name needs a DataFrame or an AnnData; give "
                              "the labels of a NumPy array as an array")
-        X, y = data, labels
-        check_matrix(X, "data")
-        names = (check_gene_names(gene_names, "gene_names") if gene_names is not None
-                 else [f"gene{i}" for i in range(X.shape[1])])
-        if len(names) != X.shape[1]:
-            raise ValueError(f"gene_names: {len(names)} names for {X.shape[1]} genes")
-        check_finite(X, "data", names)
+        n_genes = data.shape[1] if len(data.shape) == 2 else 0
+        names = [f"gene{i}" for i in range(n_genes)]
+        if gene_names is not None:
+            names = check_gene_names(gene_names, "gene_names")
+            if len(data.shape) == 2 and len(names) != n_genes:
+                raise ValueError(f"gene_names: {len(names)} names for {n_genes} genes")
+        X = checked_matrix(data, "data", names)
+        y = None
     else:
-        raise TypeError(f"data must be a NumPy array, a pandas DataFrame, an AnnData or a "
-                        f"hpcswarm Dataset, got {type(data).__name__}")
-    if y is None:
-        raise ValueError("labels: give the class of every sample (an array, or a column name)")
-    y = check_labels(y, "labels")
+        raise TypeError(f"data must be a NumPy array, a pandas DataFrame, an AnnData, a "
+                        f"hpcswarm Dataset or a scipy.sparse matrix, got {type(data).__name__}")
+    if y is None:  # labels given by position
+        if labels is None:
+            raise ValueError("labels: give the class of every sample (an array, or a column "
+                             "name)")
+        y = check_labels(labels, "labels")
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"labels: {y.shape[0]} labels for {X.shape[0]} samples")
     return X, y, y, names, None
@@ -453,11 +456,7 @@ def _from_anndata(adata, labels, layer):
         raise ValueError("the AnnData has no X; name a layer")
     names = check_gene_names(adata.var_names, "data.var_names")
     y = check_labels(adata.obs[labels], f"labels (obs column {labels!r})").astype(str)
-    check_matrix(values, where)
-    check_finite(values, where, names)
-    if hasattr(values, "toarray"):  # scipy.sparse: the engine reads dense columns
-        values = values.toarray()
-    return np.asarray(values, dtype=np.float64), y, names
+    return checked_matrix(values, where, names), y, names
 
 
 def write_back(adata: Any, result: Selection, key: str = UNS_KEY) -> None:
@@ -492,6 +491,10 @@ def write_back(adata: Any, result: Selection, key: str = UNS_KEY) -> None:
 
 def _is_anndata(data):
     return type(data).__module__.split(".")[0] == "anndata" and hasattr(data, "obs")
+
+
+def _is_sparse(data):
+    return type(data).__module__.split(".")[0] == "scipy" and hasattr(data, "tocoo")
 
 
 def _is_dataframe(data):
