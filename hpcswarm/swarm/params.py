@@ -16,7 +16,8 @@ FITNESS_PARAMS = (
     Param("cv", "cv", "loo", "cross-validation: 'loo', 'holdout' or a number of folds"),
     Param("objective", "choice", "accuracy", "fitness to maximise",
           choices=OBJECTIVES),
-    Param("alpha", "float", 0.9, "weight of accuracy in the combined objective", low=0, high=1),
+    Param("alpha", "float", 0.9, "weight of accuracy in the combined objective", low=0, high=1,
+          low_open=True, high_open=True),
     Param("archive_size", "int", 0, "subsets remembered by the fitness archive (0: off)", low=0),
 )
 
