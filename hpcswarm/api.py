@@ -202,10 +202,12 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
 
     Parameters
     ----------
-    data : ndarray, pandas.DataFrame, anndata.AnnData or Dataset
-        Samples as rows, genes as columns (``AnnData``: ``X`` or ``layers[layer]``, sparse
-        allowed: it is made dense; a :class:`~hpcswarm.data.Dataset` of
-        :func:`~hpcswarm.data.load_dataset` brings its labels, class names and gene names).
+    data : ndarray, scipy.sparse matrix, pandas.DataFrame, anndata.AnnData or Dataset
+        Samples as rows, genes as columns (``AnnData``: ``X`` or ``layers[layer]``). A sparse
+        matrix (CSR, CSC or COO, bare or an ``AnnData``'s) is made dense once its arrays are
+        checked by the rules ``convert`` reads an ``.h5ad`` file by
+        (:func:`hpcswarm.inputs.check_sparse`); a :class:`~hpcswarm.data.Dataset` of
+        :func:`~hpcswarm.data.load_dataset` brings its labels, class names and gene names.
     labels : str or array-like of shape (n_samples,)
         The class of each sample, or the name of an ``obs`` column (``AnnData``) or of a
         column of the ``DataFrame`` (a str, or a number for a frame with numbered columns;
@@ -297,8 +299,8 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         Missing, unknown or unusable labels (one class, missing ones, mixed types, a
         measurement: :func:`hpcswarm.inputs.check_labels`), layer or column; a gene named
         twice or not named; columns that are not numbers; data that is not samples x genes
-        of finite real numbers (:func:`~hpcswarm.inputs.check_matrix`,
-        :func:`~hpcswarm.inputs.check_finite`); ``gene_names`` with an ``AnnData``; invalid
+        of finite real numbers, or a damaged sparse matrix
+        (:func:`~hpcswarm.inputs.checked_matrix`); ``gene_names`` with an ``AnnData``; invalid
         settings (``ParameterError`` for the method's parameters).
     TypeError
         Data of another type; ``seed`` and ``random_state`` both given; ``gene_names`` that
