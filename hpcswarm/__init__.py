@@ -9,8 +9,9 @@ why it sits where it does):
 
 1. the root's foundation: :mod:`~hpcswarm.version`, :mod:`~hpcswarm.errors`,
    :mod:`~hpcswarm.system` (what the machine offers), :mod:`~hpcswarm.comm` (the only module
-   that knows MPI) and :mod:`~hpcswarm.inputs` (data given in Python, checked for ``select``,
-   the selector and ``run_search``);
+   that knows MPI) and :mod:`~hpcswarm.inputs` (the validators of data given in
+   Python, for ``select``, the selector and ``run_search``, and the sparse-matrix rules a
+   file's AnnData is read by);
 2. :mod:`hpcswarm.store`: atomic writes, allowed outputs, encoding tags, typed records;
 3. :mod:`hpcswarm.fitness`: the k-NN cross-validation engine;
 4. :mod:`hpcswarm.params`: one declaration per parameter;

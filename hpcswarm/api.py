@@ -29,8 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from hpcswarm.data.dataset import Dataset
-from hpcswarm.inputs import (check_columns, check_finite, check_gene_names, check_labels,
-                             check_matrix)
+from hpcswarm.inputs import check_columns, check_gene_names, check_labels, checked_matrix
 from hpcswarm.selector import (PYTHON_NAMES, SEARCH_SETTINGS, SETTINGS, SwarmFeatureSelector,
                                with_setting_docs)
 from hpcswarm.signatures.compact import compact_note
@@ -217,10 +216,12 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
 
     Parameters
     ----------
-    data : ndarray, pandas.DataFrame, anndata.AnnData or Dataset
-        Samples as rows, genes as columns (``AnnData``: ``X`` or ``layers[layer]``, sparse
-        allowed: it is made dense; a :class:`~hpcswarm.data.Dataset` of
-        :func:`~hpcswarm.data.load_dataset` brings its labels, class names and gene names).
+    data : ndarray, scipy.sparse matrix, pandas.DataFrame, anndata.AnnData or Dataset
+        Samples as rows, genes as columns (``AnnData``: ``X`` or ``layers[layer]``). A sparse
+        matrix (CSR, CSC or COO, bare or an ``AnnData``'s) is made dense once its arrays are
+        checked by the rules ``convert`` reads an ``.h5ad`` file by
+        (:func:`hpcswarm.inputs.check_sparse`); a :class:`~hpcswarm.data.Dataset` of
+        :func:`~hpcswarm.data.load_dataset` brings its labels, class names and gene names.
     labels : str or array-like of shape (n_samples,)
         The class of each sample, or the name of an ``obs`` column (``AnnData``) or of a
         column of the ``DataFrame`` (a str, or a number for a frame with numbered columns;
@@ -290,8 +291,8 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         Missing, unknown or unusable labels (one class, missing ones, mixed types, a
         measurement: :func:`hpcswarm.inputs.check_labels`), layer or column; a gene named
         twice or not named; columns that are not numbers; data that is not samples x genes
-        of finite real numbers (:func:`~hpcswarm.inputs.check_matrix`,
-        :func:`~hpcswarm.inputs.check_finite`); ``gene_names`` with an ``AnnData``; invalid
+        of finite real numbers, or a damaged sparse matrix
+        (:func:`~hpcswarm.inputs.checked_matrix`); ``gene_names`` with an ``AnnData``; invalid
         settings (``ParameterError`` for the method's parameters).
     TypeError
         Data of another type; ``seed`` and ``random_state`` both given; ``gene_names`` that
@@ -320,7 +321,6 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         raise TypeError(f"key_added must be a str, got {key_added!r}")
     if not key_added:
         raise ValueError("key_added must name the key to write, got ''")
-    X, y, shown, names, adata = _matrix(data, labels, layer, gene_names)
     if refine is None:
         given["refine"] = refine = final_refine(algorithm)
     search = {name: given[name] for name in SEARCH_SETTINGS}
@@ -328,8 +328,10 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
     selector = SwarmFeatureSelector(
         algorithm, params, random_state=random_state, comm=comm,
         n_features_to_select=n_features_to_select, verbose=verbose, n_threads=n_threads,
-        **search,
-        **method).fit(X, y)
+        **search, **method)
+    selector.checked_spec()  # every setting, before the data
+    X, y, shown, names, adata = _matrix(data, labels, layer, gene_names)
+    selector.fit_checked(X, y)
     genes = np.flatnonzero(selector.support_)
     front = dict(selector.front_, gene_names=[[names[g] for g in point]
                                               for point in selector.front_["genes"]])
@@ -369,8 +371,9 @@ def _matrix(data, labels, layer, gene_names):
             if given is not None:
                 raise ValueError(f"{name}: a Dataset brings its own; give it alone")
         shown = np.asarray(data.class_names, dtype=object)[data.y]
-        return np.asarray(data.X), data.y, shown, check_gene_names(
-            data.gene_names, "data.gene_names"), None
+        names = check_gene_names(data.gene_names, "data.gene_names")
+        return (checked_matrix(np.asarray(data.X), "data.X", names),
+                check_labels(data.y, "data.y"), shown, names, None)
     if _is_dataframe(data):
         if gene_names is not None:
             raise ValueError("gene_names: a DataFrame's genes are named by its columns")
@@ -382,27 +385,29 @@ def _matrix(data, labels, layer, gene_names):
         elif labels is not None and hasattr(labels, "index") and hasattr(labels, "reindex"):
             y = check_labels(_aligned(labels, data.index), "labels")
         else:
-            y = labels
+            y = None
         names = check_columns(data, "data")
-        X = data.to_numpy(dtype=np.float64, na_value=np.nan)
-        check_finite(X, "data", names)
-    elif isinstance(data, np.ndarray):
+        X = checked_matrix(data.to_numpy(dtype=np.float64, na_value=np.nan), "data", names)
+    elif isinstance(data, np.ndarray) or _is_sparse(data):
         if isinstance(labels, str):
             raise ValueError("labels: a column name needs a DataFrame or an AnnData; give "
                              "the labels of a NumPy array as an array")
-        X, y = data, labels
-        check_matrix(X, "data")
-        names = (check_gene_names(gene_names, "gene_names") if gene_names is not None
-                 else [f"gene{i}" for i in range(X.shape[1])])
-        if len(names) != X.shape[1]:
-            raise ValueError(f"gene_names: {len(names)} names for {X.shape[1]} genes")
-        check_finite(X, "data", names)
+        n_genes = data.shape[1] if len(data.shape) == 2 else 0
+        names = [f"gene{i}" for i in range(n_genes)]
+        if gene_names is not None:
+            names = check_gene_names(gene_names, "gene_names")
+            if len(data.shape) == 2 and len(names) != n_genes:
+                raise ValueError(f"gene_names: {len(names)} names for {n_genes} genes")
+        X = checked_matrix(data, "data", names)
+        y = None
     else:
-        raise TypeError(f"data must be a NumPy array, a pandas DataFrame, an AnnData or a "
-                        f"hpcswarm Dataset, got {type(data).__name__}")
-    if y is None:
-        raise ValueError("labels: give the class of every sample (an array, or a column name)")
-    y = check_labels(y, "labels")
+        raise TypeError(f"data must be a NumPy array, a pandas DataFrame, an AnnData, a "
+                        f"hpcswarm Dataset or a scipy.sparse matrix, got {type(data).__name__}")
+    if y is None:  # labels given by position
+        if labels is None:
+            raise ValueError("labels: give the class of every sample (an array, or a column "
+                             "name)")
+        y = check_labels(labels, "labels")
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"labels: {y.shape[0]} labels for {X.shape[0]} samples")
     return X, y, y, names, None
@@ -460,11 +465,7 @@ def _from_anndata(adata, labels, layer):
         raise ValueError("the AnnData has no X; name a layer")
     names = check_gene_names(adata.var_names, "data.var_names")
     y = check_labels(adata.obs[labels], f"labels (obs column {labels!r})").astype(str)
-    check_matrix(values, where)
-    check_finite(values, where, names)
-    if hasattr(values, "toarray"):  # scipy.sparse: the engine reads dense columns
-        values = values.toarray()
-    return np.asarray(values, dtype=np.float64), y, names
+    return checked_matrix(values, where, names), y, names
 
 
 def write_back(adata: Any, result: Selection, key: str = UNS_KEY) -> None:
@@ -499,6 +500,10 @@ def write_back(adata: Any, result: Selection, key: str = UNS_KEY) -> None:
 
 def _is_anndata(data):
     return type(data).__module__.split(".")[0] == "anndata" and hasattr(data, "obs")
+
+
+def _is_sparse(data):
+    return type(data).__module__.split(".")[0] == "scipy" and hasattr(data, "tocoo")
 
 
 def _is_dataframe(data):

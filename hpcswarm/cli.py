@@ -445,8 +445,9 @@ IN_SAMPLE_NOTE = ("a list hpcswarm wrote holds genes a search selected: on the s
 def _evaluated_score(args, dataset, mask, steps, shards):
     """The Score of ``mask`` on ``dataset`` under ``evaluate``'s options: the preprocessing
     ``steps`` fitted inside each fold, else the search's scorer (on this rank's ``shards``)."""
-    from hpcswarm.fitness import GeneMajor, make_folds, make_scorer
+    from hpcswarm.fitness import make_folds, make_scorer
     from hpcswarm.fitness.compiled import worth_compiling
+    from hpcswarm.selection.prepare import prepare
     from hpcswarm.selection.preprocess import score_in_folds
 
     if steps:
@@ -457,9 +458,9 @@ def _evaluated_score(args, dataset, mask, steps, shards):
             raise ParameterError(str(exc)) from exc
     device = {} if args.device == "cpu" else {"device": args.device}
     rows = -(-dataset.n_samples // (1 if shards is None else shards.size))
-    scorer = make_scorer(GeneMajor(dataset.X_genes, finite=dataset.values_finite),
-                         dataset.y, k=args.k, cv=args.cv, seed=args.seed, shards=shards,
-                         compiled=worth_compiling(rows * dataset.n_samples),
+    view = prepare(dataset.X, dataset.y, X_genes=dataset.X_genes, finite=dataset.values_finite)
+    scorer = make_scorer(view.genes, view.y, k=args.k, cv=args.cv, seed=args.seed,
+                         shards=shards, compiled=worth_compiling(rows * dataset.n_samples),
                          class_counts=True, **device)
     return scorer.score(mask)
 
@@ -577,13 +578,10 @@ def _run_run(args):
 def _run_one_search(args, comm):
     from dataclasses import replace
 
-    import numpy as np
-
     from hpcswarm.data import load_dataset
     from hpcswarm.data.sources import source_path
-    from hpcswarm.fitness import GeneMajor
     from hpcswarm.run.plan import check_search_memory
-    from hpcswarm.selection.preprocess import fit as fit_steps
+    from hpcswarm.selection.prepare import prepare
     from hpcswarm.selection.search import FitnessMismatch, result_document, run_search
     from hpcswarm.selection.spec import SearchSpec
     from hpcswarm.store.atomic import write_json
@@ -611,16 +609,12 @@ def _run_one_search(args, comm):
         _print0(*plan_lines(spec, dataset.n_samples, dataset.n_genes, comm, args.memory_limit))
         return
     # one task: all ranks of the world run this one swarm, each its block of particles, read
-    # from the file's gene-major matrix (no private copy), or from the rows the method's
-    # preprocessing made of it (value steps: the same genes)
-    if spec.preprocess:
-        rows = fit_steps(spec.preprocess, np.asarray(dataset.X), dataset.y)[1]
-        data = GeneMajor(np.ascontiguousarray(rows.T))
-        del rows  # the search reads the gene-major copy alone
-    else:
-        data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
+    # from the file's gene-major matrix (no private copy), or from the gene-major copy the
+    # method's preprocessing made of it (value steps: the same genes)
+    view = prepare(dataset.X, dataset.y, spec.preprocess, X_genes=dataset.X_genes,
+                   finite=dataset.values_finite)
     try:
-        result = run_search(data, dataset.y, replace(spec, preprocess=()), seed=args.seed,
+        result = run_search(view.genes, view.y, replace(spec, preprocess=()), seed=args.seed,
                             comm=comm)
     except MemoryError:
         _out_of_memory(spec, dataset, comm, args.memory_limit)

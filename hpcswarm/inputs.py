@@ -1,8 +1,11 @@
-"""Data given in Python, checked once for :func:`hpcswarm.select` and
-:class:`~hpcswarm.selector.SwarmFeatureSelector`: the matrix, class labels, gene names,
-table columns. :func:`hpcswarm.selection.search.run_search`, the engine's own entry, reads
-the matrix and label checks that hold for any search (:func:`check_matrix`,
-:func:`label_values`); this module needs numpy only, so it sits in the root's foundation
+"""The validators of data given in Python, each input checked once at its door
+(:func:`hpcswarm.select`, :class:`~hpcswarm.selector.SwarmFeatureSelector`): the matrix
+(:func:`checked_matrix`: dense, or sparse by :func:`check_sparse`), class labels, gene
+names, table columns. :func:`hpcswarm.selection.search.run_search`, the engine's own entry,
+reads the matrix and label checks that hold for any search (:func:`check_matrix`,
+:func:`label_values`) when it is given a matrix directly, and the data layer reads an
+``.h5ad`` file's sparse arrays by the same rules (:func:`indptr_problem`,
+:func:`index_problem`); this module needs numpy only, so it sits in the root's foundation
 layer, below every package.
 
 The matrix must hold finite real numbers, samples x genes (2-D): complex numbers, text,
@@ -336,3 +339,149 @@ def check_columns(frame, argument: str = "X") -> list:
         raise ValueError(f"{argument}: column(s) {listed}{', ...' if len(other) > 5 else ''} "
                          f"are not numbers; drop them, or name the class column as the labels")
     return check_gene_names(frame.columns, argument)
+
+
+SPARSE_AXES = {"csr": ("row", "column"), "csc": ("column", "row")}
+"""Each compressed sparse format: the axis its ``indptr`` runs along (one entry per row of
+it, and one more) and the axis its ``indices`` count."""
+
+
+def indptr_problem(indptr, n_major: int, n_minor: int, n_stored: int,
+                   major: str = "row") -> str:
+    """What is wrong with the ``indptr`` of a compressed sparse matrix, or ``""``.
+
+    The rules scipy trusts without checking them when it densifies (a column index past the
+    end makes it write outside its array; an ``indptr`` running backwards puts values in
+    the wrong cells), the same for a file's matrix (:mod:`hpcswarm.data.h5ad`) and one in
+    memory (:func:`check_sparse`).
+
+    Parameters
+    ----------
+    indptr : ndarray of int
+        Start of every row of the compressed axis in ``indices``, and their end.
+    n_major, n_minor : int
+        Rows of the compressed axis; cells in each of them.
+    n_stored : int
+        The values stored (the length of ``data`` and ``indices``).
+    major : str
+        How the compressed axis is named (``"row"``, ``"column"``).
+
+    Returns
+    -------
+    str
+        Empty when ``indptr`` has one entry per row and one more, of an integer type,
+        starting at 0, never decreasing, with at most one entry per cell of a row, and
+        ending at ``n_stored``; else the problem, to follow "indptr".
+    """
+    indptr = np.asarray(indptr)
+    if indptr.ndim != 1 or indptr.shape[0] != n_major + 1:
+        return f"has shape {indptr.shape}, not ({n_major + 1},) ({n_major} {major}s and one more)"
+    if indptr.dtype.kind not in "iu":
+        return f"holds {indptr.dtype} values, not whole numbers"
+    counts = np.diff(indptr.astype(np.int64))
+    if indptr[0] != 0:
+        return f"starts at {indptr[0]}, not 0"
+    if (counts < 0).any():
+        return f"runs backwards at {major} {int(np.argmax(counts < 0))}"
+    if (counts > n_minor).any():
+        return (f"gives {major} {int(np.argmax(counts > n_minor))} more entries than its "
+                f"{n_minor} cells")
+    if indptr[-1] != n_stored:
+        return f"ends at {indptr[-1]}, not at the {n_stored} stored values"
+    return ""
+
+
+def index_problem(indices, n_minor: int, minor: str = "column") -> str:
+    """What is wrong with the ``indices`` of a compressed sparse matrix, or ``""``: each must
+    be a whole number in ``[0, n_minor)``, the cells of a row of the compressed axis."""
+    indices = np.asarray(indices)
+    if indices.dtype.kind not in "iu":
+        return f"{minor} indices of type {indices.dtype}, not whole numbers"
+    if indices.size and (indices.min() < 0 or indices.max() >= n_minor):
+        bad = int(indices.min() if indices.min() < 0 else indices.max())
+        return f"the {minor} index {bad}, outside [0, {n_minor})"
+    return ""
+
+
+def check_sparse(values, argument: str = "X") -> None:
+    """Refuse a scipy.sparse matrix whose arrays scipy would misread, before it reads them.
+
+    A CSR or CSC matrix (what an ``AnnData`` holds) is checked by :func:`indptr_problem`
+    and :func:`index_problem`, a COO one by its row and column indices; its declared shape
+    must be two whole numbers and its stored values numbers, one per index. Nothing is
+    densified or copied.
+
+    Raises
+    ------
+    ValueError
+        A damaged matrix: what is wrong and where.
+    TypeError
+        A sparse format other than CSR, CSC and COO.
+    """
+    shape = tuple(getattr(values, "shape", ()))
+    if len(shape) != 2 or any(not isinstance(n, numbers.Integral) or n < 0 for n in shape):
+        raise ValueError(f"{argument}: a sparse matrix of shape {shape}, not samples x genes")
+    fmt = getattr(values, "format", None)
+    data = np.asarray(values.data)
+    if data.ndim != 1 or data.dtype.kind not in "biufc":
+        raise ValueError(f"{argument}: a damaged sparse matrix: its stored values are "
+                         f"{data.dtype} of shape {data.shape}, not numbers")
+    if fmt == "coo":
+        for coords, n_cells, axis in ((values.row, shape[0], "row"),
+                                      (values.col, shape[1], "column")):
+            problem = index_problem(coords, n_cells, axis)
+            if not problem and np.shape(coords) != data.shape:
+                problem = f"{np.shape(coords)[0]} {axis} indices for {data.size} values"
+            if problem:
+                raise ValueError(f"{argument}: a damaged sparse matrix: {problem}")
+        return
+    if fmt not in SPARSE_AXES:
+        raise TypeError(f"{argument}: a sparse matrix in {fmt!r} format; give it as CSR or "
+                        f"CSC (.tocsr())")
+    major, minor = SPARSE_AXES[fmt]
+    n_major, n_minor = shape if fmt == "csr" else shape[::-1]
+    indices = np.asarray(values.indices)
+    problem = (f"{indices.size} {minor} indices for {data.size} stored values"
+               if indices.shape != data.shape else "")
+    if not problem:
+        found = indptr_problem(values.indptr, n_major, n_minor, data.size, major)
+        problem = f"its indptr {found}" if found else ""
+    if not problem:
+        found = index_problem(indices, n_minor, minor)
+        problem = f"it holds {found}" if found else ""
+    if problem:
+        raise ValueError(f"{argument}: a damaged sparse matrix: {problem}")
+
+
+def checked_matrix(values, argument: str = "X", gene_names=None) -> np.ndarray:
+    """A front door's matrix as a 2-D float64 ndarray of finite values, checked before any
+    conversion could hide a problem: :func:`check_matrix`, a sparse matrix's structure
+    (:func:`check_sparse`) before scipy densifies it, then :func:`check_finite`.
+
+    Parameters
+    ----------
+    values : ndarray or scipy.sparse matrix of shape (n_samples, n_genes)
+    argument : str
+        The Python argument named in errors.
+    gene_names : sequence of str, optional
+        To name the first gene with a missing value.
+
+    Returns
+    -------
+    ndarray of float64 of shape (n_samples, n_genes)
+        ``values`` itself when it is one (no copy); else converted (a sparse matrix
+        densified once checked).
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`check_matrix`, :func:`check_sparse` and :func:`check_finite`.
+    """
+    check_matrix(values, argument)
+    if hasattr(values, "tocoo"):  # scipy.sparse
+        check_sparse(values, argument)
+        check_finite(values, argument, gene_names)
+        return values.toarray().astype(np.float64, copy=False)
+    values = np.asarray(values, dtype=np.float64)
+    check_finite(values, argument, gene_names)
+    return values

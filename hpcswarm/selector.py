@@ -33,7 +33,7 @@ from hpcswarm.fitness.folds import user_stacklevel
 from hpcswarm.inputs import check_columns, check_finite, check_labels, check_matrix
 from hpcswarm.run.progress import format_seconds, task_seconds
 from hpcswarm.selection.methods import METHODS, algorithm_class
-from hpcswarm.selection.preprocess import fit as fit_steps
+from hpcswarm.selection.prepare import prepare
 from hpcswarm.selection.preprocess import parse_steps
 from hpcswarm.selection.search import FitnessMismatch, make_fitness, run_search
 from hpcswarm.selection.spec import SETTINGS as SPEC_SETTINGS
@@ -312,16 +312,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
             ``y`` a ``Series`` holding the samples of ``X``'s index in another order (labels
             are read by position); an empty signature.
         """
-        spec = self.search_spec()  # every setting checked before the data
-        if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
-            raise ValueError(f"verbose must be an int >= 0, got {self.verbose!r}")
-        if self.n_threads is not None and (isinstance(self.n_threads, (bool, np.bool_)) or not
-                                           isinstance(self.n_threads, numbers.Integral)
-                                           or self.n_threads < 1):
-            raise ValueError(f"n_threads must be None or an int >= 1, got {self.n_threads!r}")
-        if self.comm is not None and not isinstance(self.comm, Comm):
-            raise TypeError(f"comm must be None or a communicator of hpcswarm.comm (world(), "
-                            f"SerialComm, MPIComm), got {type(self.comm).__name__}")
+        self.checked_spec()  # every setting checked before the data
         if hasattr(X, "columns") and hasattr(X, "dtypes"):  # a pandas DataFrame
             check_columns(X, "X")
             _warn_if_reordered(X, y)
@@ -332,13 +323,31 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
                              ensure_all_finite=False)
         check_finite(X, "X", getattr(self, "feature_names_in_", None))
-        fitted, X = fit_steps(spec.preprocess, X, y) if spec.preprocess else (None, X)
-        genes = np.arange(X.shape[1]) if fitted is None else fitted.genes  # columns of X
-        X = exact_range(X)
+        return self.fit_checked(X, y)
+
+    def fit_checked(self, X: np.ndarray, y: np.ndarray) -> "SwarmFeatureSelector":
+        """:meth:`fit` on data its door has checked (:func:`hpcswarm.select` checks its own,
+        by the same validators of :mod:`hpcswarm.inputs`), without checking them again.
+
+        Parameters
+        ----------
+        X : ndarray of float64 of shape (n_samples, n_genes)
+            Finite values, at least 2 samples; read, never written.
+        y : ndarray of shape (n_samples,)
+            Labels of at least two classes (:func:`hpcswarm.inputs.check_labels`).
+
+        Returns
+        -------
+        self
+        """
+        spec = self.checked_spec()
+        self.n_features_in_ = X.shape[1]
         check_classification_targets(y)
+        view = prepare(X, y, spec.preprocess, finite=True, scaled=False)
+        genes = view.columns  # the columns of X the searched matrix holds
         budget = signature_size(self.n_features_to_select, self.n_features_in_)
         if budget is not None:
-            budget = min(budget, X.shape[1])  # at most the genes a filter step kept
+            budget = min(budget, genes.size)  # at most the genes a filter step kept
             if algorithm_class(spec.algorithm).supports_max_genes:
                 spec = replace(spec, max_genes=min(spec.max_genes or budget, budget))
         seed = run_seed(self.random_state)
@@ -346,7 +355,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
             seed = self.comm.bcast(seed, root=0)
         with pinned_threads(self.n_threads, 1 if self.comm is None else self.comm.size):
             try:
-                result = run_search(X, y, replace(spec, preprocess=()), seed=seed,
+                result = run_search(view.genes, view.y, replace(spec, preprocess=()), seed=seed,
                                     comm=self.comm, hooks=SearchHooks(
                                         progress=self._round_printer(spec.params)))
             except FitnessMismatch as exc:
@@ -356,8 +365,8 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
                                      f"the selector)") from None
             mask, source, correct = choose_signature(result, budget)
             if mask is None:
-                _, scorer = make_fitness(X, y, result.params, run_seed_sequence(seed),
-                                         device=spec.device)
+                _, scorer = make_fitness(view.genes, view.y, result.params,
+                                         run_seed_sequence(seed), device=spec.device)
                 cut = eliminate_to(scorer, smallest_subset(result), budget)
                 mask, source, correct = cut.mask, "eliminate", cut.correct
         self.support_ = np.zeros(self.n_features_in_, dtype=bool)
@@ -370,7 +379,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         self.fitness_ = float(result.fitness)
         self.seed_ = seed
         self.result_ = result
-        self.preprocessing_ = fitted
+        self.preprocessing_ = view.fitted
         if not self.support_.any():
             why = (f"the {source} holds no gene" if len(self.front_["size"])
                    else "the search scored no subset of genes (more particles or rounds?)")
@@ -379,6 +388,30 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         self._say(f"{self.algorithm}: {int(mask.sum())} of {self.n_features_in_} genes selected "
                   f"(from the {source}), inner accuracy {100 * self.inner_accuracy_:.2f}%", 1)
         return self
+
+    def checked_spec(self) -> SearchSpec:
+        """:meth:`search_spec`, with ``verbose``, ``n_threads`` and ``comm`` checked too:
+        every setting of a fit, before any data is read.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`search_spec`; ``verbose`` not an int >= 0; ``n_threads`` not None or an
+            int >= 1.
+        TypeError
+            ``comm`` that is not a communicator.
+        """
+        spec = self.search_spec()
+        if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
+            raise ValueError(f"verbose must be an int >= 0, got {self.verbose!r}")
+        if self.n_threads is not None and (isinstance(self.n_threads, (bool, np.bool_)) or not
+                                           isinstance(self.n_threads, numbers.Integral)
+                                           or self.n_threads < 1):
+            raise ValueError(f"n_threads must be None or an int >= 1, got {self.n_threads!r}")
+        if self.comm is not None and not isinstance(self.comm, Comm):
+            raise TypeError(f"comm must be None or a communicator of hpcswarm.comm (world(), "
+                            f"SerialComm, MPIComm), got {type(self.comm).__name__}")
+        return spec
 
     def search_spec(self) -> SearchSpec:
         """The search a fit runs: the method with :meth:`method_params`, and the settings of
@@ -446,17 +479,6 @@ def _warn_if_reordered(X, y):
         warnings.warn("y holds the samples of X's index in another order; fit reads labels by "
                       "position (scikit-learn's convention), so align them first "
                       "(y.loc[X.index])", UserWarning, stacklevel=user_stacklevel())
-
-
-def exact_range(X):
-    """``X`` scaled by the power of two that keeps its squared distances from overflowing or
-    underflowing (:func:`hpcswarm.data.values.scale_exponent`), as a dataset is at load: exact
-    in binary floating point, so the k-NN results are those of the same values at a normal
-    scale; ``X`` itself for ordinary data."""
-    from hpcswarm.data.values import scale_exponent
-
-    exponent = scale_exponent(float(np.abs(X).max(initial=0.0)), X.dtype, X.shape[1])
-    return np.ldexp(X, exponent) if exponent else X
 
 
 def signature_size(n_features_to_select: Union[None, int, float], n_genes: int) -> Optional[int]:

@@ -3,7 +3,8 @@
 May import: :mod:`hpcswarm.datasets` (the bundled and generated sets), :mod:`hpcswarm.params`
 (the conversion options are ``Param`` rows), :mod:`hpcswarm.fitness` (below it, not used),
 :mod:`hpcswarm.store` (atomic writes, encoding tags, the outputs check) and the root's
-foundation (errors, system, comm). Never the swarm, the search, the job or anything above.
+foundation (errors, system, comm, inputs: the sparse matrix rules an AnnData file is read
+by). Never the swarm, the search, the job or anything above.
 
 >>> from hpcswarm.data import load_dataset
 >>> ds = load_dataset("builtin:srbct")

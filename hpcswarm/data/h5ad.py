@@ -15,9 +15,11 @@ checked here, in numpy, before scipy sees them: their declared shapes and types 
 read (:func:`~hpcswarm.store.reading.check_declared`), ``indptr`` when the file is opened
 (one entry per row of the compressed axis and one more, starting at 0, never decreasing, at
 most one entry per cell of a row, ending at the number of stored values), and every index,
-block by block, before scipy densifies its block. What scipy is then given cannot make it
-write outside its array, so unlike MATLAB v5 files (:mod:`hpcswarm.data.matlab`) this reader
-needs no reading in a child process first.
+block by block, before scipy densifies its block, by the rules that an AnnData in memory
+is checked by too (:func:`hpcswarm.inputs.indptr_problem`,
+:func:`~hpcswarm.inputs.index_problem`). What scipy is then given cannot make it write
+outside its array, so unlike MATLAB v5 files (:mod:`hpcswarm.data.matlab`) this reader needs
+no reading in a child process first.
 """
 
 import h5py
@@ -25,6 +27,7 @@ import numpy as np
 
 from hpcswarm.data.table import BLOCK_CELLS, MatrixSource
 from hpcswarm.errors import DataError
+from hpcswarm.inputs import SPARSE_AXES, index_problem, indptr_problem
 from hpcswarm.store.encoding import damaged_file
 from hpcswarm.store.reading import check_declared, checked_read
 
@@ -73,9 +76,9 @@ def _encoding(element):
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-_SPARSE = {"csr_matrix": ("row", "column"), "csc_matrix": ("column", "row")}
+_SPARSE = {"csr_matrix": SPARSE_AXES["csr"], "csc_matrix": SPARSE_AXES["csc"]}
 """Each sparse encoding: the axis it compresses (``indptr`` has one entry per row of it, and
-one more) and the axis its ``indices`` count."""
+one more) and the axis its ``indices`` count (:data:`hpcswarm.inputs.SPARSE_AXES`)."""
 
 
 def _shape(element, kind, path, what):
@@ -108,15 +111,8 @@ def _checked_indptr(element, kind, shape, path, what):
     n_stored = element["data"].shape[0]
     check_declared(element["indices"], f"{what}'s indices", (n_stored,), "iu", whole=False)
     indptr = checked_read(element["indptr"], f"{what}'s indptr", (n_major + 1,), "iu")
-    counts = np.diff(indptr.astype(np.int64))
-    problem = (f"starts at {indptr[0]}, not 0" if indptr[0] != 0
-               else f"runs backwards at {major} {int(np.argmax(counts < 0))}"
-               if (counts < 0).any()
-               else f"gives {major} {int(np.argmax(counts > n_minor))} more entries than its "
-                    f"{n_minor} cells" if (counts > n_minor).any()
-               else f"ends at {indptr[-1]}, not at the {n_stored} stored values"
-               if indptr[-1] != n_stored else None)
-    if problem is not None:
+    problem = indptr_problem(indptr, n_major, n_minor, n_stored, major)
+    if problem:
         raise DataError(f"{path}: a damaged AnnData file: {what}'s indptr {problem}")
     return indptr.astype(np.int64)
 
@@ -130,10 +126,9 @@ def _sparse_block(element, indptr, start, stop, n_minor, path, what, minor):
     first, last = indptr[start], indptr[stop]
     indices = element["indices"][first:last]
     data = element["data"][first:last]
-    if indices.size and (indices.min() < 0 or indices.max() >= n_minor):
-        bad = int(indices.min() if indices.min() < 0 else indices.max())
-        raise DataError(f"{path}: a damaged AnnData file: {what} holds the {minor} index "
-                        f"{bad}, outside [0, {n_minor})")
+    problem = index_problem(indices, n_minor, minor)
+    if problem:
+        raise DataError(f"{path}: a damaged AnnData file: {what} holds {problem}")
     block = scipy.sparse.csr_matrix((data, indices, indptr[start:stop + 1] - first),
                                     shape=(stop - start, n_minor))
     return block.toarray().astype(np.float64, copy=False)

@@ -377,12 +377,17 @@ def ids_from_folds(folds, n_samples):
     sample outside its test part (leave-one-out, n-fold and holdout all are so), which is
     what lets one id per sample describe the folds.
 
+    ``folds`` may also be the ids themselves (an integer ndarray of shape (n_samples,), as
+    :func:`fold_ids` gives them), so that folds drawn once are not drawn again.
+
     Raises
     ------
     ValueError
         Empty or out-of-range indices, overlapping test parts, or a training part that is
         not the complement of its test part.
     """
+    if isinstance(folds, np.ndarray) and folds.ndim == 1 and folds.dtype.kind in "iu":
+        return _checked_ids(folds, n_samples)  # ids already, as fold_ids gives them
     ids = np.full(n_samples, NOT_HELD_OUT, dtype=np.int64)
     count = 0
     for count, (train, test) in enumerate(folds, start=1):
@@ -403,6 +408,21 @@ def ids_from_folds(folds, n_samples):
             raise ValueError("a fold's training part must be every sample outside its test part")
     if count == 0:
         raise ValueError("folds must hold at least one (train_idx, test_idx) pair")
+    return ids
+
+
+def _checked_ids(ids, n_samples):
+    """Fold ids given as such: one per sample, each a fold (numbered from 0, none skipped)
+    or :data:`NOT_HELD_OUT`, every fold training on some sample."""
+    ids = ids.astype(np.int64)
+    held = ids[ids != NOT_HELD_OUT]
+    if ids.shape != (n_samples,) or held.size == 0 or held.min() < 0:
+        raise ValueError(f"fold ids must be one per sample ({n_samples}), each a fold number "
+                         f">= 0 or {NOT_HELD_OUT}")
+    sizes = np.bincount(held)
+    if (sizes == 0).any() or (sizes >= n_samples).any():
+        raise ValueError("fold ids must number the folds from 0, each holding out some "
+                         "samples and training on the others")
     return ids
 
 

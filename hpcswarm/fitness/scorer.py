@@ -127,7 +127,8 @@ def make_scorer(data, y, *, k: int = 1, cv="loo", seed=0, folds=None, shards=Non
     seed : int or numpy.random.SeedSequence, default 0
         Fixes the folds.
     folds : sequence of (train_idx, test_idx), optional
-        Explicit folds instead of ``cv`` and ``seed``.
+        Explicit folds instead of ``cv`` and ``seed``, or their fold ids
+        (:func:`~hpcswarm.fitness.folds.fold_ids`: folds drawn once, not drawn again).
     shards : Comm, optional
         The ranks of a sample shard group (:attr:`hpcswarm.comm.Grid.shards`): each decides
         a contiguous share of the held-out rows and the correct counts are summed over them

@@ -31,7 +31,9 @@ protocol.
 
 Memory of a task (:func:`run_task`): the search reads the training columns of ``X_genes``
 gene by gene (:class:`hpcswarm.fitness.GeneMajor`), so with a memory-mapped ``X_genes`` no
-rank holds a copy of the matrix while it searches. After the search, the biased all-genes
+rank holds a copy of the matrix while it searches; with preprocessing it reads the one
+gene-major copy of the transformed training rows that
+:func:`hpcswarm.selection.prepare.prepare` makes, as every front door does. After the search, the biased all-genes
 score goes through the same evaluator (one Gram product over every gene, whose gather is
 ``8 n_train n_genes`` bytes for that call); the PCA baseline (an SVD of the training rows)
 and the test-fold scores read a copy of the training rows (``8 n_train n_genes`` bytes) for
@@ -45,10 +47,10 @@ import numpy as np
 
 from hpcswarm.baselines.pca import pca_knn_cv, pca_knn_split
 from hpcswarm.errors import ParameterError
-from hpcswarm.fitness import GeneMajor, fold_rule, make_folds, make_scorer, score_split
+from hpcswarm.fitness import fold_rule, make_folds, make_scorer, score_split
 from hpcswarm.fitness.folds import fold_ids
 from hpcswarm.results.files import signature_of
-from hpcswarm.selection.preprocess import fit
+from hpcswarm.selection.prepare import prepare
 from hpcswarm.selection.search import run_search
 from hpcswarm.signatures.refinements import final_refine
 from hpcswarm.store.records import (BIAS_NOTE, PREPROCESS_BIAS_NOTE, FrontPoint, History,
@@ -416,44 +418,12 @@ def run_task(task, data, spec, hooks=None, group=None, resume=None):
                         time.perf_counter() - started)
 
 
-@dataclass(frozen=True)
-class TrainingView:
-    """What a task's search reads of ``task.train``.
-
-    Attributes
-    ----------
-    genes : GeneMajor
-        The training rows gene-major (the dataset's memory map without preprocessing).
-    rows : ndarray of shape (n_train, n_kept) or None
-        The transformed training rows (None without preprocessing).
-    fitted : FittedSteps or None
-        The preprocessing fitted on the training rows.
-    y : ndarray of shape (n_train,)
-    """
-
-    genes: GeneMajor
-    rows: np.ndarray
-    fitted: object
-    y: np.ndarray
-
-    def sample_rows(self, X, task):
-        """The training rows sample-major, as the baselines and the test read them."""
-        return np.asarray(X[task.train]) if self.rows is None else self.rows
-
-
 def _training_view(data, task, preprocess):
-    """The :class:`TrainingView` of ``task`` on ``data`` (without preprocessing, the rows of
-    ``data.X_genes``, finite when ``data.values_finite`` says so)."""
-    y_train = data.y[task.train]
-    if preprocess:
-        fitted, X_train = fit(preprocess, np.asarray(data.X[task.train]), y_train)
-        return TrainingView(GeneMajor(np.ascontiguousarray(X_train.T)), X_train, fitted,
-                            y_train)
-    X_genes = data.X_genes
-    if X_genes is None:
-        X_genes = np.ascontiguousarray(np.asarray(data.X).T)
-    return TrainingView(GeneMajor(X_genes, task.train, finite=data.values_finite), None, None,
-                        y_train)
+    """The :class:`~hpcswarm.selection.prepare.TrainingView` of ``task`` on ``data``
+    (without preprocessing, the training columns of ``data.X_genes``, finite when
+    ``data.values_finite`` says so)."""
+    return prepare(data.X, data.y, preprocess, X_genes=data.X_genes, samples=task.train,
+                   finite=data.values_finite)
 
 
 class HeldOut:
@@ -463,7 +433,7 @@ class HeldOut:
     def __init__(self, data, task, view, k):
         X_test = np.asarray(data.X[task.test])
         self.X_test = X_test if view.fitted is None else view.fitted.transform(X_test)
-        self.X_train = view.sample_rows(data.X, task)
+        self.X_train = view.sample_rows(data.X, task.train)
         self.y_train, self.y_test, self.k = view.y, data.y[task.test], k
 
     def score(self, genes):
@@ -505,7 +475,7 @@ def _inner_scores(data, task, view, result, spec, seed, inner):
     cross-validation on the task's own folds (:class:`InnerTest`)."""
     k, cv = spec.params["k"], spec.params["cv"]
     all_genes = np.ones(view.genes.n_genes, dtype=bool)
-    rows = view.sample_rows(data.X, task)
+    rows = view.sample_rows(data.X, task.train)
     return (inner.score(result.genes), inner.scorer.score(all_genes),
             pca_knn_cv(rows, view.y, k, cv=cv, seed=seed))
 

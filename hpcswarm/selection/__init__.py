@@ -13,6 +13,9 @@ in-fold preprocessing.
   result.
 - :mod:`~hpcswarm.selection.preprocess`: in-fold preprocessing steps, fitted on a task's
   training rows.
+- :mod:`~hpcswarm.selection.prepare`: :func:`~hpcswarm.selection.prepare.prepare`, the one
+  path from a door's checked samples to the gene-major view a search reads (preprocessing,
+  exact scaling, the one copy), called by every front door.
 - :mod:`~hpcswarm.selection.memory`: the memory one rank needs for one search.
 
 Why together: what one search is, whoever runs it (a job's protocols, the selector,

@@ -254,12 +254,27 @@ def fit(steps, rows, y):
     transformed : ndarray of shape (n_train, len(fitted.genes))
         The training rows transformed (what the search then reads).
     """
+    return _fit(steps, rows, y, transform=True)
+
+
+def fit_parameters(steps, rows, y):
+    """The :class:`Fitted` steps of :func:`fit`, without the transformed rows: the output of
+    the last step is never made (a front door writes it gene-major itself,
+    :func:`hpcswarm.selection.prepare.prepare`), so that one value step costs no copy of
+    the rows."""
+    return _fit(steps, rows, y, transform=False)[0]
+
+
+def _fit(steps, rows, y, transform):
     values = np.asarray(rows, dtype=np.float64)
     kept = np.arange(values.shape[1], dtype=np.int64)
     fitted = Fitted()
-    for name, value in steps:
+    for position, (name, value) in enumerate(steps):
         step = {"step": name, **STEPS[name].fit(values, y, value, kept)}
-        values, kept = _apply(step, values, kept)
+        if transform or position < len(steps) - 1:
+            values, kept = _apply(step, values, kept)
+        elif STEPS[name].filters:
+            kept = step["genes"]
         fitted.steps.append(step)
     fitted.genes = kept
     return fitted, values

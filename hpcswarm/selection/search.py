@@ -74,9 +74,9 @@ def make_fitness(X, y, params, seed, shards=None, device="cpu"):
         objective = make_objective(params["objective"], params["alpha"])
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
-    check_validation(y, params["k"], params["cv"], seed)
-    scorer = make_scorer(X, y, k=params["k"], cv=params["cv"], seed=seed, shards=shards,
-                         device=device, class_counts=objective.per_class)
+    folds = check_validation(y, params["k"], params["cv"], seed)
+    scorer = make_scorer(X, y, k=params["k"], folds=folds, shards=shards, device=device,
+                         class_counts=objective.per_class)
     return SubsetFitness(scorer, objective), scorer
 
 
@@ -109,8 +109,10 @@ class FitnessMismatch(SettingError):
 
 
 def check_validation(y, k, cv, seed):
-    """Refuse a validation ``cv`` whose folds cannot be drawn on the labels ``y``, or ``k``
-    above the training samples of its smallest training part, before any scorer is built.
+    """The fold ids of the validation ``cv`` on the labels ``y``
+    (:func:`hpcswarm.fitness.folds.fold_ids`), drawn once for the scorer; refused when they
+    cannot be drawn, or when ``k`` exceeds the training samples of the smallest training
+    part, before any scorer is built.
 
     Parameters
     ----------
@@ -119,6 +121,10 @@ def check_validation(y, k, cv, seed):
     cv : {"loo", "holdout"} or int
     seed : int or numpy.random.SeedSequence
         The folds' seed, as the scorer is given it.
+
+    Returns
+    -------
+    ndarray of int64 of shape (n_samples,)
 
     Raises
     ------
@@ -136,6 +142,7 @@ def check_validation(y, k, cv, seed):
     if k > smallest:
         raise FitnessMismatch("k", k, f"k-NN with k={k} needs {k} training samples in every "
                                       f"fold of cv={cv!r}, the smallest has {smallest}", where)
+    return ids
 
 
 @dataclass(frozen=True)
@@ -183,6 +190,9 @@ def run_search(X, y, spec, params=None, seed=0, **options):
         dataset's memory-mapped ``X_genes``, read without a copy), or a sample-major matrix
         (the evaluator copies it gene-major).
     y : array-like of shape (n_samples,)
+        Labels; checked here (:func:`hpcswarm.inputs.label_values`) with a sample-major
+        ``X`` only: a ``GeneMajor`` comes from a front door, which checked both
+        (:func:`hpcswarm.selection.prepare.prepare`).
     spec : SearchSpec or str
         The search (:class:`hpcswarm.selection.spec.SearchSpec`), or the name of a method of
         :data:`hpcswarm.selection.methods.METHODS`, completed by ``params`` and the settings of
@@ -221,15 +231,15 @@ def run_search(X, y, spec, params=None, seed=0, **options):
         Unknown algorithm or parameter, ill-typed value, bad seed, a shard count that does
         not divide the ranks.
     ValueError
-        ``X`` not samples x genes of real numbers (:func:`hpcswarm.inputs.check_matrix`);
-        ``y`` with a missing label or labels of mixed types
-        (:func:`hpcswarm.inputs.label_values`).
+        A sample-major ``X`` not samples x genes of real numbers
+        (:func:`hpcswarm.inputs.check_matrix`), or its ``y`` with a missing label or labels
+        of mixed types (:func:`hpcswarm.inputs.label_values`).
     """
     run, settings = SearchRun.split(options)
     spec = _as_spec(spec, params, settings)
-    if not isinstance(X, GeneMajor):
+    if not isinstance(X, GeneMajor):  # a matrix given here directly: this is its edge
         check_matrix(X, "X")
-    y = label_values(y, "y")
+        y = label_values(y, "y")
     try:
         root = run_seed_sequence(seed)
     except ValueError as exc:

@@ -33,7 +33,6 @@ from hpcswarm.swarm.methods.vlpso.divisions import (best_division, changed_lengt
 from hpcswarm.swarm.methods.vlpso.exemplars import choose_exemplars, learning_probabilities
 from hpcswarm.swarm.methods.vlpso.gene_order import GENE_ORDERS, gene_order
 from hpcswarm.swarm.methods.vlpso.local_search import GeneTable, RelevanceLocalSearch
-from hpcswarm.swarm.methods.vlpso.symmetric_uncertainty import relevance_order, relevance_scores
 from hpcswarm.swarm.operators.initialisation import initial_position
 from hpcswarm.swarm.operators.particle import continuous_position, threshold_mask
 from hpcswarm.swarm.params import FITNESS_PARAMS, override

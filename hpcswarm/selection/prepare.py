@@ -1,0 +1,138 @@
+"""What a search reads, prepared once from the data a front door was given: the one path from
+checked samples to the gene-major view of the k-NN scorer.
+
+Every front door (:func:`hpcswarm.select`, :class:`~hpcswarm.selector.SwarmFeatureSelector`,
+``hpcswarm run --algorithm``, ``hpcswarm evaluate`` and a job's tasks,
+:mod:`hpcswarm.run.protocols`) checks its input once at its edge, with the validators of
+:mod:`hpcswarm.inputs` (a matrix in memory) or the data layer's own (a dataset file, checked
+when it is written and opened), then calls :func:`prepare`. It fits the in-fold
+preprocessing (:mod:`hpcswarm.selection.preprocess`) on the samples given, applies it, scales
+the values exactly when they come from memory (:func:`exact_exponent`) and writes the result
+gene by gene: the one copy of the matrix a search makes. What flows inward is a
+:class:`TrainingView`, read without further checks or copies by the scorer
+(:func:`hpcswarm.selection.search.make_fitness`).
+
+Memory: without preprocessing a dataset's memory-mapped ``X_genes`` is read as it is (no
+copy); otherwise one gene-major float64 copy of the samples' kept genes
+(``8 n_samples n_kept`` bytes), written a block of samples at a time, so that no
+sample-major copy of the transformed matrix is ever held beside it.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hpcswarm.errors import ParameterError
+from hpcswarm.fitness import GeneMajor
+from hpcswarm.selection.preprocess import fit_parameters
+
+BLOCK_VALUES = 1 << 18
+"""Values (2 MiB of float64) of one block of samples transformed on its way to the
+gene-major view."""
+
+
+@dataclass(frozen=True)
+class TrainingView:
+    """The samples a search reads, checked and prepared (:func:`prepare`).
+
+    Attributes
+    ----------
+    genes : GeneMajor
+        Gene-major values of the samples: the kept genes, transformed and scaled (a
+        dataset's memory map, its training columns, without preprocessing).
+    y : ndarray of shape (n_samples,)
+        The samples' labels, as checked at the door.
+    fitted : Fitted or None
+        The preprocessing fitted on these samples (None without).
+    columns : ndarray of int64 of shape (genes.n_genes,)
+        The original column of each gene of ``genes``.
+    """
+
+    genes: GeneMajor
+    y: np.ndarray
+    fitted: object
+    columns: np.ndarray
+
+    def sample_rows(self, X, samples=None):
+        """The view's values sample-major, as the baselines and a held-out test read them: the
+        rows ``samples`` of ``X`` without preprocessing, else a copy of the transformed rows
+        (the same values the search read)."""
+        if self.fitted is None:
+            return np.asarray(X if samples is None else X[samples])
+        return np.ascontiguousarray(self.genes.xt.T)
+
+
+def exact_exponent(values, n_genes):
+    """The power of two that keeps the squared distances of ``values`` from overflowing or
+    underflowing (:func:`hpcswarm.data.values.scale_exponent`, as a dataset is scaled at
+    load), read without a temporary copy: 0 for ordinary data."""
+    from hpcswarm.data.values import scale_exponent
+
+    if values.size == 0:
+        return 0
+    largest = max(float(values.max()), -float(values.min()))
+    return scale_exponent(largest, values.dtype, n_genes)
+
+
+def prepare(X, y, steps=(), *, X_genes=None, samples=None, finite=False, scaled=True):
+    """The :class:`TrainingView` a search reads of the samples ``samples`` of ``X, y``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_all, n_genes)
+        Sample-major values, checked at the door (finite real numbers: the validators of
+        :mod:`hpcswarm.inputs`, or a dataset's file); read, never written.
+    y : ndarray of shape (n_all,)
+        Checked labels.
+    steps : sequence of (str, value)
+        In-fold preprocessing (:func:`hpcswarm.selection.preprocess.parse_steps`), fitted on
+        the samples used.
+    X_genes : ndarray of shape (n_genes, n_all), optional
+        The same values gene-major (a dataset's memory-mapped ``X_genes``): without steps
+        the view reads it, without a copy.
+    samples : ndarray of int, optional
+        The samples used (a task's training rows); None: all of them.
+    finite : bool, default False
+        The values are known finite (checked at the door, or recorded by a dataset file);
+        else the view checks them once, block by block, as it reads them.
+    scaled : bool, default True
+        The values were already brought to a safe range (a dataset is, at load); False (a
+        matrix from memory): the view is scaled by :func:`exact_exponent`, exactly, in place.
+
+    Returns
+    -------
+    TrainingView
+
+    Raises
+    ------
+    ValueError
+        Values not known finite that are not.
+    ParameterError
+        A ``log2`` step on a value with ``x + pseudocount <= 0``; steps that make a value
+        infinite or NaN.
+    """
+    labels = y if samples is None else y[samples]
+    if not steps and X_genes is not None:
+        return TrainingView(GeneMajor(X_genes, samples, finite=finite), labels, None,
+                            np.arange(X_genes.shape[0], dtype=np.int64))
+    rows = X if samples is None else X[samples]
+    fitted = fit_parameters(steps, rows, labels) if steps else None
+    columns = (np.arange(rows.shape[1], dtype=np.int64) if fitted is None
+               else fitted.genes)
+    values = np.empty((columns.size, rows.shape[0]), dtype=np.float64)
+    step = max(1, BLOCK_VALUES // max(1, rows.shape[1]))
+    for start in range(0, rows.shape[0], step):
+        block = rows[start:start + step]
+        if fitted is not None:
+            block = fitted.transform(block)
+            if not np.isfinite(block).all():
+                raise ParameterError(f"preprocess: the steps "
+                                     f"{', '.join(name for name, _ in steps)} make values "
+                                     f"that are NaN or infinite (values too large for them?)")
+        elif not finite and not np.isfinite(block).all():
+            raise ValueError("X holds NaN or infinite values")
+        values[:, start:start + step] = block.T
+    exponent = 0 if scaled else exact_exponent(values, columns.size)
+    if exponent:
+        np.ldexp(values, exponent, out=values)
+    return TrainingView(GeneMajor(values, finite=True), labels, fitted, columns)
