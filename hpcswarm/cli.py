@@ -553,7 +553,8 @@ def _add_run(p):
     p.add_argument("--threads", type=_int_at_least(1), metavar="N",
                    help="BLAS/OpenMP threads per rank (default: the rank's cores, or the node's "
                    "cores shared by its ranks, so that ranks x threads never exceed the cores, and no "
-                   "more than OMP_NUM_THREADS, OPENBLAS_NUM_THREADS or MKL_NUM_THREADS when set)")
+                   "more than OMP_NUM_THREADS, OPENBLAS_NUM_THREADS or MKL_NUM_THREADS when set, "
+                   "else no more than the cores the machine's load average leaves free)")
     _add_param_options(p, _search_options())
     p.set_defaults(run_command=_run_run)
 

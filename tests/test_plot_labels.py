@@ -35,11 +35,12 @@ def report(tmp_path_factory):
 def test_convergence_is_drawn_at_whole_rounds(report):
     fig = convergence_figure(report)
     fig.canvas.draw()
-    (ax,) = fig.axes
-    (line,) = ax.get_lines()
-    assert line.get_xdata().tolist() == [0, 1, 2, 3]
-    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
-    assert ticks and all(float(t).is_integer() for t in ticks)
+    for ax in fig.axes:  # the fitness, then the best subset's size, on the same rounds
+        (line,) = ax.get_lines()
+        assert line.get_xdata().tolist() == [0, 1, 2, 3]
+        ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+        assert ticks and all(float(t).is_integer() for t in ticks)
+    assert len(fig.axes) == 2
 
 
 def test_every_stability_column_is_labelled_with_its_fold(report):
