@@ -110,7 +110,7 @@ def flip_gram(added_rows, removed_rows, delta_sq, out):
     """The change (see :func:`flip_terms`) of the distances of every sample to every sample.
 
     Where the held-out rows are every sample, the change is symmetric:
-    ``-2 A^T A + 2 R^T R + d_i + d_j`` with ``A``, ``R`` the values of the genes that enter
+    ``2 (R^T R - A^T A) + d_i + d_j`` with ``A``, ``R`` the values of the genes that enter
     and leave and ``d = delta_sq``. Its two products are symmetric ones (BLAS ``syrk``),
     half the multiply-adds of :func:`flip_rows`. Error: each product errs by at most
     ``gamma_F`` times half ``magnitude[i] + magnitude[j]`` (doubled by the exact factor 2),
@@ -129,10 +129,8 @@ def flip_gram(added_rows, removed_rows, delta_sq, out):
         C-contiguous; overwritten and returned.
     """
     np.matmul(added_rows.T, added_rows, out=out)
-    out *= -2.0
-    removed = np.matmul(removed_rows.T, removed_rows)
-    removed *= 2.0
-    out += removed
+    np.subtract(np.matmul(removed_rows.T, removed_rows), out, out=out)
+    out *= 2.0
     out += delta_sq[None, :]
     out += delta_sq[:, None]
     return out

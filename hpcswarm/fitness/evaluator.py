@@ -305,9 +305,9 @@ class KnnEvaluator:
         (one product of the F flipped genes plus two norm terms,
         :func:`~hpcswarm.fitness.distances.flip_terms`) is added to the cached block in a
         small buffer and decided there (:meth:`HeldOutRows.updated_block`); with ``apply``
-        the sum is written back to the cached block (the same bits as adding in place) and
-        ``state`` moves to the flipped subset; with ``apply`` and not ``decide`` the change
-        is added in place and nothing is decided (zero counts are returned). A move decided
+        the sum is made in the cached block itself and decided there, and ``state`` moves to
+        the flipped subset; with ``apply`` and not ``decide`` the change is added in place
+        and nothing is decided (zero counts are returned). A move decided
         and applied where one block holds every sample's rows (``score_move`` at the papers'
         sizes) makes its change from two symmetric products
         (:func:`~hpcswarm.fitness.distances.flip_gram`), half the multiply-adds, within the
@@ -338,10 +338,10 @@ class KnnEvaluator:
             cached = state.dist2[start:stop]
             if apply and not decide:
                 cached += block
-                continue
-            correct += rows.updated_block(block, cached, start, stop, slack, exact)
-            if apply:
-                cached[...] = block  # the sum cached + change, decided above
+            elif apply:  # the sum cached + change made in the cached block and decided there
+                correct += rows.updated_block(cached, block, start, stop, slack, exact)
+            else:
+                correct += rows.updated_block(block, cached, start, stop, slack, exact)
         if apply:
             state.mask, state.sq, state.drift, state.n_selected = mask, sq, drift, n_selected
         return correct
