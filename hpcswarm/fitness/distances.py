@@ -106,6 +106,36 @@ def flip_rows(left, right, rows, out):
     return np.matmul(left[:, rows].T, right, out=out)
 
 
+def flip_gram(added_rows, removed_rows, delta_sq, out):
+    """The change (see :func:`flip_terms`) of the distances of every sample to every sample.
+
+    Where the held-out rows are every sample, the change is symmetric:
+    ``2 (R^T R - A^T A) + d_i + d_j`` with ``A``, ``R`` the values of the genes that enter
+    and leave and ``d = delta_sq``. Its two products are symmetric ones (BLAS ``syrk``),
+    half the multiply-adds of :func:`flip_rows`. Error: each product errs by at most
+    ``gamma_F`` times half ``magnitude[i] + magnitude[j]`` (doubled by the exact factor 2),
+    ``d`` by ``gamma_(F+1) magnitude``, and the three sums of terms of absolute sum at most
+    ``2 (magnitude[i] + magnitude[j])`` by ``6 u`` times that sum: about
+    ``(2 F + 7) u (magnitude[i] + magnitude[j])`` in all, within the
+    ``0.5 * gram_bound_factor(F) = (4 F + 16) u`` of :func:`flip_terms`, so the drift bound
+    of a state (:func:`~hpcswarm.fitness.incremental.flip_drift`) holds unchanged.
+
+    Parameters
+    ----------
+    added_rows, removed_rows : ndarray of shape (n_added, n_samples), (n_removed, n_samples)
+        C-contiguous gene-major values.
+    delta_sq : ndarray of shape (n_samples,)
+    out : ndarray of shape (n_samples, n_samples)
+        C-contiguous; overwritten and returned.
+    """
+    np.matmul(added_rows.T, added_rows, out=out)
+    np.subtract(np.matmul(removed_rows.T, removed_rows), out, out=out)
+    out *= 2.0
+    out += delta_sq[None, :]
+    out += delta_sq[:, None]
+    return out
+
+
 def exact_sq_distances(query, candidates):
     """Reference squared distances, the sum of squared differences over the selected genes.
 
