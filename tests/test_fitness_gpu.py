@@ -394,14 +394,18 @@ def test_vlpso_local_search_finds_the_same_genes_on_the_device_path(module, monk
     assert built and all(isinstance(scorer, DeviceScorer) for scorer in built)
 
 
+@pytest.mark.parametrize("module", ["numpy", "cupy"])
 @pytest.mark.parametrize("gene_order", ["welch-rr", "f"])
-def test_vlpso_orders_the_genes_as_on_the_cpu_on_the_device_path(gene_order, monkeypatch):
+def test_vlpso_orders_the_genes_as_on_the_cpu_on_the_device_path(gene_order, module,
+                                                                  monkeypatch):
     """The gene order is computed from the training samples before the search, the same on
     the device path."""
+    if module == "cupy":
+        _cupy_with_device()
     params = {**SYNTHETIC_SETTINGS["vlpso"], "gene_order": gene_order}
     expected = _search("vlpso", params)
     assert expected != _search("vlpso", SYNTHETIC_SETTINGS["vlpso"])
-    built = _device_scorers(monkeypatch, "numpy")
+    built = _device_scorers(monkeypatch, module)
     assert _search("vlpso", params) == expected
     assert built and all(isinstance(scorer, DeviceScorer) for scorer in built)
 
