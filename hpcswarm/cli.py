@@ -587,6 +587,7 @@ def _run_one_search(args, comm):
     from hpcswarm.selection.spec import SearchSpec
     from hpcswarm.store.atomic import write_json
     from hpcswarm.store.outputs import check_outputs
+    from hpcswarm.fitness.folds import classes_named
     from hpcswarm.swarm.params import parse_assignments
 
     if args.data is None or args.algorithm is None:
@@ -615,8 +616,9 @@ def _run_one_search(args, comm):
     view = prepare(dataset.X, dataset.y, spec.preprocess, X_genes=dataset.X_genes,
                    finite=dataset.values_finite)
     try:
-        result = run_search(view.genes, view.y, replace(spec, preprocess=()), seed=args.seed,
-                            comm=comm)
+        with classes_named(dataset.class_names):  # a fold warning names a class by its name
+            result = run_search(view.genes, view.y, replace(spec, preprocess=()),
+                                seed=args.seed, comm=comm)
     except MemoryError:
         _out_of_memory(spec, dataset, comm, args.memory_limit)
     except FitnessMismatch as exc:

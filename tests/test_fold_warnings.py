@@ -50,6 +50,19 @@ def test_the_command_line_shows_it_as_one_line(tmp_path):
         "accepts these labels); cv='loo' (leave-one-out) tests every sample alone"]
 
 
+def test_a_single_search_names_a_small_class_by_its_name(tmp_path):
+    """``run --algorithm`` draws its folds on class codes, as ``evaluate`` does: the warning
+    calls the class ``'B'``, as ``select`` on the same labels does, not ``1``."""
+    from cli_checks import run_subprocess
+
+    rows = "".join(f"s{i},{'AB'[i == 5]},{i},{i % 3}\n" for i in range(6))
+    (tmp_path / "d.csv").write_text("sample,class,g1,g2\n" + rows)
+    done = run_subprocess("run", "--data", tmp_path / "d.csv", "--algorithm", "sfs",
+                          "--param", "cv=3", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "class(es) 'B' (1) have fewer samples than folds" in done.stderr
+
+
 def test_inside_cross_val_score_each_note_is_shown_once_with_its_fix():
     from sklearn.model_selection import cross_val_score
     from sklearn.neighbors import KNeighborsClassifier
