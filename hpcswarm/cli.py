@@ -577,13 +577,11 @@ def _run_run(args):
 
 
 def _run_one_search(args, comm):
-    from dataclasses import replace
-
     from hpcswarm.data import load_dataset
     from hpcswarm.data.sources import source_path
     from hpcswarm.run.plan import check_search_memory
-    from hpcswarm.selection.prepare import prepare
-    from hpcswarm.selection.search import FitnessMismatch, result_document, run_search
+    from hpcswarm.selection.prepare import mismatch_error, prepare
+    from hpcswarm.selection.search import FitnessMismatch, result_document
     from hpcswarm.selection.spec import SearchSpec
     from hpcswarm.store.atomic import write_json
     from hpcswarm.store.outputs import check_outputs
@@ -617,15 +615,12 @@ def _run_one_search(args, comm):
                    finite=dataset.values_finite)
     try:
         with classes_named(dataset.class_names):  # a fold warning names a class by its name
-            result = run_search(view.genes, view.y, replace(spec, preprocess=()),
-                                seed=args.seed, comm=comm)
+            result = view.search(spec, args.seed, comm=comm)
     except MemoryError:
         _out_of_memory(spec, dataset, comm, args.memory_limit)
     except FitnessMismatch as exc:
-        named = (f"--param {exc.setting}={exc.value}" if exc.setting in spec_overrides
-                 else f"{exc.setting}={exc.value} (the default of {args.algorithm})")
-        raise ParameterError(f"{named} {exc.problem}; give another with --param "
-                             f"{exc.setting}=...") from None
+        raise mismatch_error(exc, exc.setting in spec_overrides, "param",
+                             args.algorithm) from None
     document = result_document(result, args.seed, dataset.gene_names, args.data)
     if args.output:
         if comm.rank == 0:

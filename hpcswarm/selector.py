@@ -33,16 +33,15 @@ from hpcswarm.fitness.folds import user_stacklevel
 from hpcswarm.inputs import check_columns, check_finite, check_labels, check_matrix
 from hpcswarm.run.progress import format_seconds, task_seconds
 from hpcswarm.selection.methods import METHODS, algorithm_class
-from hpcswarm.selection.prepare import prepare
+from hpcswarm.selection.prepare import mismatch_error, prepare
 from hpcswarm.selection.preprocess import parse_steps
-from hpcswarm.selection.search import FitnessMismatch, make_fitness, run_search
+from hpcswarm.selection.search import FitnessMismatch
 from hpcswarm.selection.spec import SETTINGS as SPEC_SETTINGS
 from hpcswarm.selection.spec import SPEC, SearchSpec
 from hpcswarm.signatures.refine import eliminate_to
 from hpcswarm.signatures.refinements import SIGNATURE_METHOD
 from hpcswarm.store.objectives import ALPHA_RANGE, OBJECTIVE_ALIASES, OBJECTIVE_TABLE
 from hpcswarm.swarm.engine.loop import SearchHooks
-from hpcswarm.swarm.engine.state import run_seed_sequence
 
 _SEED_BOUND = np.iinfo(np.int32).max
 """Run seeds drawn from a random state lie in ``[0, 2**31 - 1)`` (as scikit-learn's own)."""
@@ -355,18 +354,14 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
             seed = self.comm.bcast(seed, root=0)
         with pinned_threads(self.n_threads, 1 if self.comm is None else self.comm.size):
             try:
-                result = run_search(view.genes, view.y, replace(spec, preprocess=()), seed=seed,
-                                    comm=self.comm, hooks=SearchHooks(
-                                        progress=self._round_printer(spec.params)))
+                result = view.search(spec, seed, comm=self.comm, hooks=SearchHooks(
+                    progress=self._round_printer(spec.params)))
             except FitnessMismatch as exc:
-                default = "" if exc.setting in self.method_params() else " (the default)"
-                raise ParameterError(f"{exc.setting}={exc.value!r}{default} {exc.problem}; pass "
-                                     f"another {exc.setting} (a keyword of select() and of "
-                                     f"the selector)") from None
+                raise mismatch_error(exc, exc.setting in self.method_params(), "keyword",
+                                     spec.algorithm) from None
             mask, source, correct = choose_signature(result, budget)
             if mask is None:
-                _, scorer = make_fitness(view.genes, view.y, result.params,
-                                         run_seed_sequence(seed), device=spec.device)
+                _, scorer = view.fitness(result.params, seed, spec.device)
                 cut = eliminate_to(scorer, smallest_subset(result), budget)
                 mask, source, correct = cut.mask, "eliminate", cut.correct
         self.support_ = np.zeros(self.n_features_in_, dtype=bool)

@@ -257,6 +257,49 @@ def test_the_folds_of_a_search_are_drawn_once(monkeypatch):
     assert drawn == [3]
 
 
+def test_a_jobs_tasks_draw_their_folds_once(monkeypatch, tmp_path, capsys):
+    """Each task's validation folds are drawn once, when the task is made: its search, its
+    inner test's scorer and its PCA baseline read that draw (a biased task has no outer
+    split, so every draw is a task's)."""
+    import hpcswarm.fitness.folds as folds
+    from cli_checks import run_cli
+
+    drawn = []
+    real = folds.make_folds
+
+    def spy(*args, **kwargs):
+        drawn.append(args[1] if len(args) > 1 else kwargs.get("cv"))
+        return real(*args, **kwargs)
+
+    patch_everywhere(monkeypatch, real, spy)
+    status, _, err = run_cli(capsys, "run", "jobs/pso-lsrg-srbct-biased.toml", "--set",
+                             "data=builtin:srbct", "--set", "runs=2", "--set", "fitness.cv=3",
+                             "--set", "params.n_iterations=1", "--set", "params.n_particles=4",
+                             "--set", f"output={tmp_path / 'job.h5'}", "--quiet")
+    assert status == 0, err
+    assert drawn == [3, 3]
+
+
+def test_select_draws_its_folds_once_for_the_search_and_the_cut(monkeypatch):
+    """A signature cut to ``n_features_to_select`` by elimination scores on the search's
+    folds, not on a second draw."""
+    import hpcswarm.fitness.folds as folds
+
+    drawn = []
+    real = folds.make_folds
+
+    def spy(*args, **kwargs):
+        drawn.append(args[1] if len(args) > 1 else kwargs.get("cv"))
+        return real(*args, **kwargs)
+
+    patch_everywhere(monkeypatch, real, spy)
+    X, y = two_classes()
+    selector = SwarmFeatureSelector("all-genes", n_features_to_select=3, cv=3,
+                                    random_state=0).fit(X, y)
+    assert selector.chosen_from_ == "eliminate"
+    assert drawn == [3]
+
+
 # ------------------------------------------------------------------ memory
 @pytest.mark.slow  # a few seconds of searching
 def test_select_copies_the_matrix_once():

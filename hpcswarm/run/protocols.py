@@ -41,17 +41,16 @@ their duration only.
 """
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from hpcswarm.baselines.pca import pca_knn_cv, pca_knn_split
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import fold_rule, make_folds, make_scorer, score_split
-from hpcswarm.fitness.folds import fold_ids
+from hpcswarm.fitness.folds import fold_ids, folds_from_ids
 from hpcswarm.results.files import signature_of
 from hpcswarm.selection.prepare import prepare
-from hpcswarm.selection.search import run_search
 from hpcswarm.signatures.refinements import final_refine
 from hpcswarm.store.records import (BIAS_NOTE, PREPROCESS_BIAS_NOTE, FrontPoint, History,
                               RefinedSubset, TaskRecord)
@@ -403,9 +402,8 @@ def run_task(task, data, spec, hooks=None, group=None, resume=None):
     """
     started = time.perf_counter()
     seed = task.seed_sequence(task.job_seed)
-    view = _training_view(data, task, spec.preprocess)
-    result = run_search(view.genes, view.y, replace(spec, preprocess=()), seed=seed,
-                        comm=group, hooks=hooks, resume=resume)
+    view = _training_view(data, task, spec, seed)
+    result = view.search(spec, seed, comm=group, hooks=hooks, resume=resume)
     if hooks is not None and hooks.phase is not None:
         hooks.phase("baselines and test", None)
     if protocol_of(task.protocol).held_out(task):
@@ -418,12 +416,15 @@ def run_task(task, data, spec, hooks=None, group=None, resume=None):
                         time.perf_counter() - started)
 
 
-def _training_view(data, task, preprocess):
+def _training_view(data, task, spec, seed):
     """The :class:`~hpcswarm.selection.prepare.TrainingView` of ``task`` on ``data``
     (without preprocessing, the training columns of ``data.X_genes``, finite when
-    ``data.values_finite`` says so)."""
-    return prepare(data.X, data.y, preprocess, X_genes=data.X_genes, samples=task.train,
+    ``data.values_finite`` says so), its search's folds those the task drew when it was
+    made (:attr:`Task.inner_fold_ids`, from the same ``seed``): not drawn again."""
+    view = prepare(data.X, data.y, spec.preprocess, X_genes=data.X_genes, samples=task.train,
                    finite=data.values_finite)
+    view.validation(spec.params, seed, ids=task.inner_fold_ids)
+    return view
 
 
 class HeldOut:
@@ -456,12 +457,14 @@ class HeldOut:
 
 class InnerTest:
     """The "test" of a task without held-out rows: the inner cross-validation of its search
-    on the task's own folds (Tran et al. 2016, Experiment I), counted per class too (the
+    on the task's own folds (Tran et al. 2016, Experiment I), the search's draw
+    (:meth:`~hpcswarm.selection.prepare.TrainingView.validation`), counted per class too (the
     test's balanced accuracy); the counts of the search's own subset are its fitness's."""
 
     def __init__(self, view, spec, seed):
-        self.scorer = make_scorer(view.genes, view.y, k=spec.params["k"], cv=spec.params["cv"],
-                                  seed=seed, device=spec.device, class_counts=True)
+        self.scorer = make_scorer(view.genes, view.y, k=spec.params["k"],
+                                  folds=view.validation(spec.params, seed), device=spec.device,
+                                  class_counts=True)
 
     def score(self, genes):
         """Inner counts of the subset ``genes`` (indices of the training view's genes)."""
@@ -472,12 +475,12 @@ class InnerTest:
 
 def _inner_scores(data, task, view, result, spec, seed, inner):
     """The ``(test, all genes, PCA)`` scores of a task without held-out rows: inner
-    cross-validation on the task's own folds (:class:`InnerTest`)."""
-    k, cv = spec.params["k"], spec.params["cv"]
+    cross-validation on the task's own folds (:class:`InnerTest`), the PCA baseline's too."""
     all_genes = np.ones(view.genes.n_genes, dtype=bool)
     rows = view.sample_rows(data.X, task.train)
+    folds = folds_from_ids(view.validation(spec.params, seed))
     return (inner.score(result.genes), inner.scorer.score(all_genes),
-            pca_knn_cv(rows, view.y, k, cv=cv, seed=seed))
+            pca_knn_cv(rows, view.y, spec.params["k"], folds=folds))
 
 
 def _original(fitted, genes):

@@ -9,8 +9,11 @@ when it is written and opened), then calls :func:`prepare`. It fits the in-fold
 preprocessing (:mod:`hpcswarm.selection.preprocess`) on the samples given, applies it, scales
 the values exactly when they come from memory (:func:`exact_exponent`) and writes the result
 gene by gene: the one copy of the matrix a search makes. What flows inward is a
-:class:`TrainingView`, read without further checks or copies by the scorer
-(:func:`hpcswarm.selection.search.make_fitness`).
+:class:`TrainingView`, read without further checks or copies by the scorer: the view draws
+the folds of a fitness once (:meth:`TrainingView.validation`) and builds the search and every
+scorer on them (:meth:`TrainingView.search`, :meth:`TrainingView.fitness`). A fitness setting
+that cannot run on the samples is named as the door's user wrote it
+(:func:`mismatch_error`).
 
 Memory: without preprocessing a dataset's memory-mapped ``X_genes`` is read as it is (no
 copy); otherwise one gene-major float64 copy of the samples' kept genes
@@ -18,13 +21,15 @@ copy); otherwise one gene-major float64 copy of the samples' kept genes
 sample-major copy of the transformed matrix is ever held beside it.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor
 from hpcswarm.selection.preprocess import fit_parameters
+from hpcswarm.selection.search import check_validation, make_fitness, run_search
+from hpcswarm.swarm.engine.state import run_seed_sequence
 
 BLOCK_VALUES = 1 << 18
 """Values (2 MiB of float64) of one block of samples transformed on its way to the
@@ -46,12 +51,47 @@ class TrainingView:
         The preprocessing fitted on these samples (None without).
     columns : ndarray of int64 of shape (genes.n_genes,)
         The original column of each gene of ``genes``.
+    drawn : dict
+        The fold ids drawn so far (:meth:`validation`), by validation and seed.
     """
 
     genes: GeneMajor
     y: np.ndarray
     fitted: object
     columns: np.ndarray
+    drawn: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def validation(self, params, seed, ids=None):
+        """The fold ids of the validation of ``params`` (``cv``, ``k``) on these samples
+        from ``seed`` (:func:`~hpcswarm.selection.search.check_validation`), drawn the
+        first time they are asked for (or ``ids``, the same folds drawn already: a job's
+        task carries its own) and then read: the search, the scorers after it and the
+        baselines of one task share one draw.
+
+        Raises
+        ------
+        FitnessMismatch
+            ``cv`` or ``k`` cannot run on these samples.
+        """
+        root = run_seed_sequence(seed)
+        key = (params["cv"], params["k"], root.entropy, tuple(root.spawn_key))
+        if key not in self.drawn:
+            self.drawn[key] = check_validation(self.y, params["k"], params["cv"], root, ids)
+        return self.drawn[key]
+
+    def fitness(self, params, seed, device="cpu"):
+        """The fitness of ``params`` on these samples and its scorer
+        (:func:`~hpcswarm.selection.search.make_fitness`), on the folds of
+        :meth:`validation`."""
+        return make_fitness(self.genes, self.y, params, seed, device=device,
+                            folds=self.validation(params, seed))
+
+    def search(self, spec, seed, **options):
+        """:func:`~hpcswarm.selection.search.run_search` of ``spec`` (its preprocessing
+        already applied here) on these samples, on the folds of :meth:`validation`;
+        ``options`` as :class:`~hpcswarm.selection.search.SearchRun`'s fields."""
+        return run_search(self.genes, self.y, replace(spec, preprocess=()), seed=seed,
+                          folds=self.validation(spec.params, seed), **options)
 
     def sample_rows(self, X, samples=None):
         """The view's values sample-major, as the baselines and a held-out test read them: the
@@ -60,6 +100,40 @@ class TrainingView:
         if self.fitted is None:
             return np.asarray(X if samples is None else X[samples])
         return np.ascontiguousarray(self.genes.xt.T)
+
+
+NAMINGS = ("keyword", "param")
+"""How a door's user names a fitness setting: ``"keyword"``, an argument of
+:func:`hpcswarm.select` and of the selector; ``"param"``, ``--param`` of ``hpcswarm run``."""
+
+
+def mismatch_error(mismatch, chosen, naming, algorithm):
+    """The :class:`~hpcswarm.errors.ParameterError` that names a
+    :class:`~hpcswarm.selection.search.FitnessMismatch` as the door's user wrote it.
+
+    Parameters
+    ----------
+    mismatch : FitnessMismatch
+    chosen : bool
+        The user gave the setting (else it is the method's default, and said so).
+    naming : {"keyword", "param"}
+        How the door names a setting (:data:`NAMINGS`).
+    algorithm : str
+        The method whose default it is.
+
+    Returns
+    -------
+    ParameterError
+    """
+    setting, value = mismatch.setting, mismatch.value
+    if naming == "keyword":
+        default = "" if chosen else " (the default)"
+        return ParameterError(f"{setting}={value!r}{default} {mismatch.problem}; pass another "
+                              f"{setting} (a keyword of select() and of the selector)")
+    named = (f"--param {setting}={value}" if chosen
+             else f"{setting}={value} (the default of {algorithm})")
+    return ParameterError(f"{named} {mismatch.problem}; give another with --param "
+                          f"{setting}=...")
 
 
 def exact_exponent(values, n_genes):

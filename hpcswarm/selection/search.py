@@ -41,7 +41,7 @@ from hpcswarm.swarm.engine.state import run_seed_sequence
 from hpcswarm.system import MEMORY_SHARE, available_memory, resident_memory
 
 
-def make_fitness(X, y, params, seed, shards=None, device="cpu"):
+def make_fitness(X, y, params, seed, shards=None, device="cpu", folds=None):
     """The fitness of ``params`` (k, cv, objective, alpha) on ``X, y``, and its scorer.
 
     Parameters
@@ -60,6 +60,11 @@ def make_fitness(X, y, params, seed, shards=None, device="cpu"):
         per evaluation). None: no shards.
     device : {"cpu", "gpu"}, default "cpu"
         Where the scorer runs (:data:`hpcswarm.fitness.DEVICES`).
+    folds : ndarray of int64 of shape (n_samples,), optional
+        The fold ids of ``params``' validation from ``seed``, already drawn and checked
+        (:func:`check_validation`, as a door's
+        :meth:`~hpcswarm.selection.prepare.TrainingView.validation` draws them once); None:
+        drawn here.
 
     Returns
     -------
@@ -74,7 +79,8 @@ def make_fitness(X, y, params, seed, shards=None, device="cpu"):
         objective = make_objective(params["objective"], params["alpha"])
     except ValueError as exc:
         raise ParameterError(str(exc)) from None
-    folds = check_validation(y, params["k"], params["cv"], seed)
+    if folds is None:
+        folds = check_validation(y, params["k"], params["cv"], seed)
     scorer = make_scorer(X, y, k=params["k"], folds=folds, shards=shards, device=device,
                          class_counts=objective.per_class)
     return SubsetFitness(scorer, objective), scorer
@@ -108,7 +114,7 @@ class FitnessMismatch(SettingError):
         return FitnessMismatch(self.setting, self.value, self.reason, where)
 
 
-def check_validation(y, k, cv, seed):
+def check_validation(y, k, cv, seed, ids=None):
     """The fold ids of the validation ``cv`` on the labels ``y``
     (:func:`hpcswarm.fitness.folds.fold_ids`), drawn once for the scorer; refused when they
     cannot be drawn, or when ``k`` exceeds the training samples of the smallest training
@@ -121,6 +127,10 @@ def check_validation(y, k, cv, seed):
     cv : {"loo", "holdout"} or int
     seed : int or numpy.random.SeedSequence
         The folds' seed, as the scorer is given it.
+    ids : ndarray of int64 of shape (n_samples,), optional
+        The fold ids already drawn from ``seed`` (a job's task carries its own,
+        :attr:`hpcswarm.run.protocols.Task.inner_fold_ids`): checked against ``k``, not
+        drawn again.
 
     Returns
     -------
@@ -134,7 +144,7 @@ def check_validation(y, k, cv, seed):
     n_samples = int(np.shape(y)[0])
     where = f"these {n_samples} samples"
     try:
-        ids = fold_ids(np.asarray(y), cv, seed)
+        ids = fold_ids(np.asarray(y), cv, seed) if ids is None else ids
     except ValueError as exc:
         raise FitnessMismatch("cv", cv, str(exc), where) from None
     held_out = np.bincount(ids[ids >= 0])
@@ -165,11 +175,16 @@ class SearchRun:
     resume : dict, optional
         A snapshot of this same search to continue from: the result is that of the
         uninterrupted search.
+    folds : ndarray of int64 of shape (n_samples,), optional
+        The fold ids of the spec's validation on these samples from this seed, drawn once
+        by the door (:meth:`hpcswarm.selection.prepare.TrainingView.validation`); None:
+        drawn here.
     """
 
     comm: object = None
     hooks: SearchHooks = None
     resume: dict = None
+    folds: np.ndarray = None
 
     @classmethod
     def split(cls, options):
@@ -208,8 +223,8 @@ def run_search(X, y, spec, params=None, seed=0, **options):
         swarm stream all derive from it.
     **options
         How the search runs, the fields of :class:`SearchRun`: ``comm`` (its ranks),
-        ``hooks`` (a :class:`~hpcswarm.swarm.engine.loop.SearchHooks`), ``resume`` (a snapshot);
-        with a method name, also the spec's settings.
+        ``hooks`` (a :class:`~hpcswarm.swarm.engine.loop.SearchHooks`), ``resume`` (a snapshot),
+        ``folds`` (fold ids drawn once by the door); with a method name, also the spec's settings.
 
     Returns
     -------
@@ -247,7 +262,7 @@ def run_search(X, y, spec, params=None, seed=0, **options):
     grid = _grid(as_comm(run.comm), spec.sample_shards)
     hooks = SearchHooks() if run.hooks is None else run.hooks
     try:
-        result, score = SpecSearch(spec, root, grid, hooks).run(X, y, run.resume)
+        result, score = SpecSearch(spec, root, grid, hooks, run.folds).run(X, y, run.resume)
     finally:
         grid.free()
     result.extra["score"] = {"correct": int(score.correct), "total": int(score.total),
@@ -334,19 +349,23 @@ class SpecSearch:
     grid : Grid
         Particle groups x sample shards (:func:`hpcswarm.comm.split_grid`).
     hooks : SearchHooks
+    folds : ndarray of int64, optional
+        The fold ids of the spec's validation on the samples of :meth:`run` from ``root``,
+        drawn once by the door (:attr:`SearchRun.folds`); None: drawn by :meth:`run`.
     """
 
     spec: SearchSpec
     root: np.random.SeedSequence
     grid: object
     hooks: SearchHooks
+    folds: np.ndarray = None
 
     def run(self, X, y, resume=None):
         """The search on ``X, y`` (from the snapshot ``resume``, if any), its front scored
         and its subset refined; with the returned subset's score."""
         spec = self.spec
         fitness, scorer = make_fitness(X, y, spec.params, self.root, self.grid.shards,
-                                       spec.device)
+                                       spec.device, self.folds)
         states = cache_states(spec.cache_memory, self.grid, scorer.total, len(y),
                               scorer.n_genes)
         evaluator = EvaluationService.for_params(fitness, spec.params, self.grid.particles,
@@ -370,7 +389,7 @@ class SpecSearch:
         on the same grid; each round of each ends with the ``interrupt`` hook only
         (:meth:`~hpcswarm.swarm.engine.loop.SearchHooks.without_snapshots`)."""
         one = replace(self, spec=replace(self.spec, refine="prune-compact"),
-                      hooks=self.hooks.without_snapshots())
+                      hooks=self.hooks.without_snapshots(), folds=None)  # other samples
 
         def search(part, labels, seed):
             try:
