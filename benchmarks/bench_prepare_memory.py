@@ -5,14 +5,17 @@ The front door checks the matrix, fits the method's preprocessing (VLPSO's min-m
 and makes the gene-major view the k-NN scorer reads
 (:func:`hpcswarm.selection.prepare.prepare`). The bound is the input plus one gene-major copy:
 a ratio near 2. ``tracemalloc`` sees every buffer numpy allocates, so the ratio counts the
-copies and full-size temporaries a door makes besides the search's own small buffers. The
-process is warmed first by one ``select`` on a tiny matrix, so that imports and numba's
-compilation are not counted; the matrix is then made while tracing, so that the peak counts
-it too (a ratio of 1 would be no copy at all).
+copies and full-size temporaries a door makes besides the search's own small buffers; the
+particles' distance states, a cache sized from the machine's memory
+(``cache_memory``), are off. The process is warmed first by one ``select`` on a tiny
+matrix, so that imports and numba's compilation are not counted (``--cold``: not warmed,
+only ``hpcswarm`` imported; the modules a search imports on first use are then counted); the
+matrix is then made while tracing, so that the peak counts it too (a ratio of 1 would be no
+copy at all).
 
 Run::
 
-    python benchmarks/bench_prepare_memory.py [--samples 2000] [--genes 5000 20000]
+    python benchmarks/bench_prepare_memory.py [--samples 2000] [--genes 5000 20000] [--cold]
 
 One line per size, then one JSON object: per size, the input's bytes, the peak traced bytes
 during ``select`` (12 particles, 1 round, ``max_genes=50``) and their ratio.
@@ -26,8 +29,10 @@ import numpy as np
 
 import hpcswarm
 
-SETTINGS = {"n_particles": 12, "n_iterations": 1, "max_genes": 50, "random_state": 0}
-"""The search of the figure: default method (VLPSO, its min-max scaling), one round."""
+SETTINGS = {"n_particles": 12, "n_iterations": 1, "max_genes": 50, "random_state": 0,
+            "cache_memory": 0}
+"""The search of the figure: default method (VLPSO, its min-max scaling), one round, no
+particle states (their default budget is a share of the machine's memory, not a copy)."""
 
 
 def warm_up():
@@ -55,8 +60,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=2000)
     parser.add_argument("--genes", type=int, nargs="+", default=[5000, 20000])
+    parser.add_argument("--cold", action="store_true",
+                        help="no warm-up select: imports and numba's compilation counted")
     args = parser.parse_args(argv)
-    warm_up()
+    if not args.cold:
+        warm_up()
     figures = {}
     for n_genes in args.genes:
         size, peak = peak_ratio(args.samples, n_genes)

@@ -241,37 +241,34 @@ def test_a_job_checks_its_labels_once_not_in_every_task(calls, tmp_path, capsys)
     assert calls.count("check_matrix") + calls.count("check_finite") <= 1
 
 
-def test_the_folds_of_a_search_are_drawn_once(monkeypatch):
+@pytest.fixture
+def drawn(monkeypatch):
+    """The ``cv`` of every draw of folds (:func:`hpcswarm.fitness.folds.make_folds`), in order."""
     import hpcswarm.fitness.folds as folds
 
-    drawn = []
+    schemes = []
     real = folds.make_folds
 
     def spy(*args, **kwargs):
-        drawn.append(args[1] if len(args) > 1 else kwargs.get("cv"))
+        schemes.append(args[1] if len(args) > 1 else kwargs.get("cv"))
         return real(*args, **kwargs)
 
     patch_everywhere(monkeypatch, real, spy)
+    return schemes
+
+
+def test_the_folds_of_a_search_are_drawn_once(drawn):
     X, y = two_classes()
     hpcswarm.select(X, y, algorithm="sfs", cv=3)
     assert drawn == [3]
 
 
-def test_a_jobs_tasks_draw_their_folds_once(monkeypatch, tmp_path, capsys):
+def test_a_jobs_tasks_draw_their_folds_once(drawn, tmp_path, capsys):
     """Each task's validation folds are drawn once, when the task is made: its search, its
     inner test's scorer and its PCA baseline read that draw (a biased task has no outer
     split, so every draw is a task's)."""
-    import hpcswarm.fitness.folds as folds
     from cli_checks import run_cli
 
-    drawn = []
-    real = folds.make_folds
-
-    def spy(*args, **kwargs):
-        drawn.append(args[1] if len(args) > 1 else kwargs.get("cv"))
-        return real(*args, **kwargs)
-
-    patch_everywhere(monkeypatch, real, spy)
     status, _, err = run_cli(capsys, "run", "jobs/pso-lsrg-srbct-biased.toml", "--set",
                              "data=builtin:srbct", "--set", "runs=2", "--set", "fitness.cv=3",
                              "--set", "params.n_iterations=1", "--set", "params.n_particles=4",
@@ -280,19 +277,9 @@ def test_a_jobs_tasks_draw_their_folds_once(monkeypatch, tmp_path, capsys):
     assert drawn == [3, 3]
 
 
-def test_select_draws_its_folds_once_for_the_search_and_the_cut(monkeypatch):
+def test_select_draws_its_folds_once_for_the_search_and_the_cut(drawn):
     """A signature cut to ``n_features_to_select`` by elimination scores on the search's
     folds, not on a second draw."""
-    import hpcswarm.fitness.folds as folds
-
-    drawn = []
-    real = folds.make_folds
-
-    def spy(*args, **kwargs):
-        drawn.append(args[1] if len(args) > 1 else kwargs.get("cv"))
-        return real(*args, **kwargs)
-
-    patch_everywhere(monkeypatch, real, spy)
     X, y = two_classes()
     selector = SwarmFeatureSelector("all-genes", n_features_to_select=3, cv=3,
                                     random_state=0).fit(X, y)
@@ -304,11 +291,13 @@ def test_select_draws_its_folds_once_for_the_search_and_the_cut(monkeypatch):
 @pytest.mark.slow  # a few seconds of searching
 def test_select_copies_the_matrix_once():
     """Peak traced memory of ``select`` (the matrix made while tracing) stays within 2.2
-    times the matrix: the matrix and its one gene-major copy
+    times the matrix: the matrix and its one gene-major copy, the particles' distance
+    states (a cache sized from the machine's memory) off
     (``benchmarks/bench_prepare_memory.py`` measures the figures of ``docs/benchmarks.md``)."""
     import tracemalloc
 
-    settings = {"n_particles": 12, "n_iterations": 1, "max_genes": 50, "random_state": 0}
+    settings = {"n_particles": 12, "n_iterations": 1, "max_genes": 50, "random_state": 0,
+                "cache_memory": 0}
     rng = np.random.default_rng(0)
     hpcswarm.select(rng.standard_normal((40, 30)), np.arange(40) % 2,
                     **dict(settings, max_genes=5))  # imports and compilation, untraced
