@@ -102,11 +102,6 @@ class TrainingView:
         return np.ascontiguousarray(self.genes.xt.T)
 
 
-NAMINGS = ("keyword", "param")
-"""How a door's user names a fitness setting: ``"keyword"``, an argument of
-:func:`hpcswarm.select` and of the selector; ``"param"``, ``--param`` of ``hpcswarm run``."""
-
-
 def mismatch_error(mismatch, chosen, naming, algorithm):
     """The :class:`~hpcswarm.errors.ParameterError` that names a
     :class:`~hpcswarm.selection.search.FitnessMismatch` as the door's user wrote it.
@@ -117,7 +112,9 @@ def mismatch_error(mismatch, chosen, naming, algorithm):
     chosen : bool
         The user gave the setting (else it is the method's default, and said so).
     naming : {"keyword", "param"}
-        How the door names a setting (:data:`NAMINGS`).
+        How the door's user names a setting: ``"keyword"``, an argument of
+        :func:`hpcswarm.select` and of the selector; ``"param"``, ``--param`` of
+        ``hpcswarm run``.
     algorithm : str
         The method whose default it is.
 
