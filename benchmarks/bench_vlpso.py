@@ -5,7 +5,8 @@ On synthetic planted-signal float32 data (``--sizes``, each ``SAMPLESxGENES``: n
 with hpcswarm's writer into ``--folder`` and memory-mapped), VLPSO at its paper settings
 (1-NN 10-fold cross-validation, 12 divisions, theta 0.6) but for a reduced swarm of
 ``--particles`` particles and ``--rounds`` rounds (the initial evaluation and
-``--rounds - 1`` moves). Per size, every figure the slowest rank's, each repeated
+``--rounds - 1`` moves), every subset evaluated in full (``cache_memory = 0``: the moves
+from particle states are ``bench_vlpso_cache.py``'s). Per size, every figure the slowest rank's, each repeated
 ``--repeats`` times in turn (best, median and worst printed):
 
 - the SU ranking (:func:`~hpcswarm.swarm.methods.vlpso.symmetric_uncertainty.relevance_scores`, MDL
@@ -58,7 +59,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-import hpcswarm.swarm.methods.vlpso.algorithm as vlpso_module
+import hpcswarm.swarm.methods.vlpso.gene_order as vlpso_order
 from hpcswarm.comm import SerialComm, world
 from hpcswarm.data import Dataset, open_dataset, write_dataset
 from hpcswarm.fitness import GeneMajor, KnnEvaluator, SubsetFitness
@@ -132,7 +133,8 @@ def search(data, y, comm, n_shards, args):
     ``comm`` with ``n_shards`` shards; the slowest rank's seconds."""
     params = {"n_particles": args.particles, "n_iterations": args.rounds}
     comm.barrier()
-    result = run_search(data, y, "vlpso", params, seed=1, comm=comm, sample_shards=n_shards)
+    result = run_search(data, y, "vlpso", params, seed=1, comm=comm, sample_shards=n_shards,
+                        cache_memory=0)  # every subset in full: bench_vlpso_cache.py has moves
     seconds = np.array([row["seconds"] for row in result.history])
     evaluations = np.array([row["evaluations"] for row in result.history])
     per_iteration = (seconds[-1] - seconds[0]) / max(1, seconds.size - 1)
@@ -496,13 +498,14 @@ def gpu_iterations(args, figures):
         rounds.append({"masks": []})
         evaluation_s.append(0.0)
 
-    SubsetFitness.many, vlpso_module.relevance_scores = timed_many, planted_order
+    SubsetFitness.many, vlpso_order.relevance_scores = timed_many, planted_order
     try:
         result = run_search(data, y, "vlpso", {"n_particles": args.particles,
                                                 "n_iterations": args.rounds},
-                            seed=1, device="gpu", hooks=SearchHooks(progress=progress))
+                            seed=1, device="gpu", cache_memory=0,  # every subset in full
+                            hooks=SearchHooks(progress=progress))
     finally:
-        SubsetFitness.many, vlpso_module.relevance_scores = many, relevance_scores
+        SubsetFitness.many, vlpso_order.relevance_scores = many, relevance_scores
     n_shards = max(1, -(-args.samples // args.core_rows))
     core = KnnEvaluator(data, y, k=1, cv=10, seed=1, shard=(0, n_shards))
     shard_rows = core._rows.rows.size

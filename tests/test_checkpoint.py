@@ -379,7 +379,8 @@ def test_a_vlpso_checkpoint_written_before_init_resumes_as_the_normal_initialisa
                                              'checkpoint, "uniform" in this job\\)'):
         run_job(uniform, resume=True, quiet=True)  # the old searches started as "normal"
     by_f = read_job(path, [output, 'params.gene_order="f"'])
-    with pytest.raises(ParameterError, match="another job \\(different params\\)"):
+    with pytest.raises(ParameterError, match='another job \\(params.gene_order = "su" in the '
+                                             'checkpoint, "f" in this job\\)'):
         run_job(by_f, resume=True, quiet=True)  # and ordered the genes by SU
     assert uniform.checkpoint.read_bytes() == stored
     run_job(read_job(path, [output]), resume=True, quiet=True)
