@@ -207,12 +207,12 @@ def test_subsample_halves_too_small_for_the_folds_say_so(tmp_path, capsys):
 
 def test_a_search_out_of_memory_is_one_line_with_the_memory_advice(tmp_path, capsys,
                                                                      monkeypatch):
-    from hpcswarm.selection import prepare
+    from hpcswarm.selection import search
 
     def exhausted(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(prepare, "run_search", exhausted)  # the search of the door's view
+    monkeypatch.setattr(search, "run_search", exhausted)  # the search of the door's view
     _refused(tmp_path, capsys, ["run", "--data", "sklearn:wine", "--algorithm", "sfs",
                                 "--output", tmp_path / "r.json"],
              "out of memory: the search ran out of memory with 178 samples x 13 genes",

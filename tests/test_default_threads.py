@@ -7,7 +7,7 @@ from threadpoolctl import threadpool_info
 
 import hpcswarm
 from hpcswarm import comm as comm_module
-from hpcswarm.selection import prepare as prepare_module
+from hpcswarm.selection import search as search_module
 from hpcswarm.selector import SwarmFeatureSelector
 
 
@@ -19,13 +19,13 @@ def _pools():
 def spied(monkeypatch):
     """The thread counts of the BLAS pools while each search runs."""
     seen = []
-    real = prepare_module.run_search  # the search of the selector's view
+    real = search_module.run_search  # the search of the selector's view
 
     def spy(*args, **kwargs):
         seen.append(_pools())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(prepare_module, "run_search", spy)
+    monkeypatch.setattr(search_module, "run_search", spy)
     for name in comm_module.THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     return seen

@@ -1,6 +1,6 @@
 """``hpcswarm run --dry-run`` states the plan of a search and exits without searching."""
 
-import hpcswarm.selection.prepare
+import hpcswarm.selection.search
 from cli_checks import assert_one_error, folder_state, run_cli
 from hpcswarm.fitness.incremental import state_bytes
 
@@ -8,7 +8,7 @@ from hpcswarm.fitness.incremental import state_bytes
 def test_the_plan_states_the_grid_the_memory_and_the_states_then_exits(capsys, monkeypatch,
                                                                        tmp_path):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(hpcswarm.selection.prepare, "run_search", None)  # never searches
+    monkeypatch.setattr(hpcswarm.selection.search, "run_search", None)  # never searches
     status, out, err = run_cli(capsys, "run", "--data", "builtin:srbct", "--algorithm",
                                "vlpso", "--dry-run", "--quiet")
     assert status == 0, err

@@ -285,14 +285,14 @@ def test_report_with_one_output_in_a_folder_that_refuses_files_writes_none(resul
 
 def test_a_search_into_a_folder_that_refuses_files_is_refused_before_it_runs(
         folder, capsys, monkeypatch):
-    import hpcswarm.selection.prepare as prepare
+    import hpcswarm.selection.search as search
 
     def no_search(*args, **kwargs):
         raise AssertionError("the search ran")
 
     (folder / "locked").mkdir()
     _refusing(monkeypatch, "locked")
-    monkeypatch.setattr(prepare, "run_search", no_search)  # the search of the door's view
+    monkeypatch.setattr(search, "run_search", no_search)  # the search of the door's view
     refused(capsys, folder, ["run", "--data", "data.h5", *SEARCH, "--output",
                              "locked/result.json"],
             "--output locked/result.json: cannot write in 'locked' (Permission denied)")

@@ -28,8 +28,6 @@ import numpy as np
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor
 from hpcswarm.selection.preprocess import fit_parameters
-from hpcswarm.selection.search import check_validation, make_fitness, run_search
-from hpcswarm.swarm.engine.state import run_seed_sequence
 
 BLOCK_VALUES = 1 << 18
 """Values (2 MiB of float64) of one block of samples transformed on its way to the
@@ -73,6 +71,9 @@ class TrainingView:
         FitnessMismatch
             ``cv`` or ``k`` cannot run on these samples.
         """
+        from hpcswarm.selection.search import check_validation  # evaluate never loads the swarm
+        from hpcswarm.swarm.engine.state import run_seed_sequence
+
         root = run_seed_sequence(seed)
         key = (params["cv"], params["k"], root.entropy, tuple(root.spawn_key))
         if key not in self.drawn:
@@ -83,6 +84,8 @@ class TrainingView:
         """The fitness of ``params`` on these samples and its scorer
         (:func:`~hpcswarm.selection.search.make_fitness`), on the folds of
         :meth:`validation`."""
+        from hpcswarm.selection.search import make_fitness
+
         return make_fitness(self.genes, self.y, params, seed, device=device,
                             folds=self.validation(params, seed))
 
@@ -90,6 +93,8 @@ class TrainingView:
         """:func:`~hpcswarm.selection.search.run_search` of ``spec`` (its preprocessing
         already applied here) on these samples, on the folds of :meth:`validation`;
         ``options`` as :class:`~hpcswarm.selection.search.SearchRun`'s fields."""
+        from hpcswarm.selection.search import run_search
+
         return run_search(self.genes, self.y, replace(spec, preprocess=()), seed=seed,
                           folds=self.validation(spec.params, seed), **options)
 
