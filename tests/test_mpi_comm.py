@@ -110,6 +110,23 @@ def test_a_round_best_tied_across_ranks_goes_to_the_lowest_particle_not_rank():
         assert rows.tolist() == list(range(2 * size))
 
 
+@pytest.mark.mpi
+def test_ranks_keeping_different_numbers_of_states_deal_the_particles_alike():
+    """Each rank's cache budget is its own (the memory it sees); the deal counts the
+    fewest, so that every rank computes the same owners."""
+    from types import SimpleNamespace
+
+    from hpcswarm.swarm.engine.deal import Deal
+    from hpcswarm.swarm.engine.evaluation import EvaluationService
+
+    selected = np.arange(40) % 7 * 100 + 1
+    with world() as comm:
+        service = EvaluationService(SimpleNamespace(n_genes=8), comm, cache_states=comm.rank)
+        deal = service.deal(40, selected)
+        assert np.array_equal(deal.owner, Deal.by_cost(selected, comm.size, 0, 0).owner)
+        assert len({tuple(owners) for owners in comm.allgather(deal.owner.tolist())}) == 1
+
+
 def test_balanced_blocks_deal_contiguous_runs_of_equal_cost():
     from hpcswarm.swarm.engine.exchange import balanced_blocks
 

@@ -126,16 +126,18 @@ class EvaluationService:
 
         Without ``selected``, in contiguous blocks of equal count (rank order is particle
         order). With ``selected`` (the genes each particle is expected to select, ints), by
-        expected cost (:meth:`~hpcswarm.swarm.engine.deal.Deal.by_cost`), counting the
-        states each rank keeps (:attr:`states`) as cached. When a particle changes rank its
-        state stays behind: every state is dropped, and each particle's next subset is
-        scored by a full product.
+        expected cost (:meth:`~hpcswarm.swarm.engine.deal.Deal.by_cost`), counting as cached
+        as many states a rank as the rank keeping the fewest keeps (:attr:`states`; one
+        allreduce, so that every rank deals alike). When a particle changes rank its state
+        stays behind: every state is dropped, and each particle's next subset is scored by
+        a full product.
         """
         comm = self.comm
         if selected is None:
             deal = Deal.blocks(int(n_particles), comm.size, comm.rank)
         else:
-            deal = Deal.by_cost(selected, comm.size, comm.rank, self.states.max_states)
+            slots = -int(comm.allreduce_max(np.array([-self.states.max_states]))[0])
+            deal = Deal.by_cost(selected, comm.size, comm.rank, slots)
         if not deal.same_owners(self.blocks):
             self.states.clear()
         self.blocks = deal
