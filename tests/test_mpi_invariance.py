@@ -323,7 +323,7 @@ def test_vlpso_dealt_by_length_anew_at_each_length_change_gives_the_serial_resul
     rounds, snapshots = [], []
 
     def hook(search):
-        rounds.append((search.lengths.copy(), search.blocks.owner.copy()))
+        rounds.append((search.lengths.copy(), search.ownership.owner.copy()))
         if not snapshots and len(rounds) > 1 and not np.array_equal(*(r[1] for r in rounds[-2:])):
             snapshots.append(take_snapshot(search))
 

@@ -63,7 +63,7 @@ class EvaluationService:
     evaluations, archive_hits, new_subsets : int
         Counts of the history (:data:`~hpcswarm.store.records.HISTORY_FIELDS`).
     front : FrontTracker
-    blocks : Deal or None
+    ownership : Deal or None
         Who owns which particle (:meth:`deal`).
     states : ParticleStates
         This rank's particles' cached states (used without archive only: with it, subsets
@@ -96,7 +96,7 @@ class EvaluationService:
         self.evaluations = 0
         self.archive_hits = 0
         self.new_subsets = 0
-        self.blocks = None
+        self.ownership = None
         self.states = ParticleStates(fitness, cache_states)
         self._seen = set()
         self._ledger = RoundLedger()
@@ -138,9 +138,9 @@ class EvaluationService:
         else:
             slots = -int(comm.allreduce_max(np.array([-self.states.max_states]))[0])
             deal = Deal.by_cost(selected, comm.size, comm.rank, slots)
-        if not deal.same_owners(self.blocks):
+        if not deal.same_owners(self.ownership):
             self.states.clear()
-        self.blocks = deal
+        self.ownership = deal
         return deal
 
     # ------------------------------------------------------------------ evaluation
@@ -167,15 +167,16 @@ class EvaluationService:
            keys must be computed;
         2. the subsets to compute are dealt to the ranks in contiguous runs of about equal
            cost (genes + 1 per subset: a Gram product grows with the subset), whoever owns
-           the particles (the subsets of a batch are in particle order), so that CSO's random losers do not pile up on one rank; a subset
-           computed away from its owner travels as packed bits (``n_genes / 8`` bytes);
+           the particles (the subsets of a batch are in particle order), so that CSO's
+           random losers do not pile up on one rank; a subset computed away from its owner
+           travels as packed bits (``n_genes / 8`` bytes);
         3. the computed values are allgathered (8 bytes each), and hits, repeats and the
            archive are filled and updated identically on every rank.
 
         Fitness and sizes of other ranks' particles are shared afterwards by :meth:`share`.
         """
         indices = np.asarray(indices, dtype=np.int64)
-        mine = self.blocks.owned(indices)
+        mine = self.ownership.owned(indices)
         masks = state.mask[mine]
         state.size[mine] = np.count_nonzero(masks, axis=1)
         if self.archive.maxsize == 0:
@@ -190,14 +191,14 @@ class EvaluationService:
             todo = (state.size[mine] == 0) | needed(mine, state.size[mine])
         state.fitness[mine] = np.nan
         if todo.any():
-            scored = mine[todo][self.blocks.priority(mine[todo])]
+            scored = mine[todo][self.ownership.priority(mine[todo])]
             state.fitness[scored] = self.states.values(scored, state.mask[scored])
         self.observe_many(masks, state.fitness[mine], computed=state.size[mine] > 0,
                           particles=mine)
 
     def _evaluate_archived(self, state, indices, masks):
         """Steps 1-3 of :meth:`evaluate` with the archive on (collective)."""
-        comm, deal = self.comm, self.blocks
+        comm, deal = self.comm, self.ownership
         mine = deal.owned(indices)
         keys, sizes = share_keys(comm, masks, state.size[mine], deal, indices)
         status, values, first = look_up(self.archive, keys, sizes)
@@ -223,9 +224,9 @@ class EvaluationService:
         (:meth:`~hpcswarm.swarm.engine.deal.Deal.allgather`).
         """
         indices = np.asarray(indices, dtype=np.int64)
-        mine = self.blocks.owned(indices)
+        mine = self.ownership.owned(indices)
         local = np.stack([getattr(state, name)[mine].astype(float) for name in names], axis=1)
-        table = self.blocks.allgather(self.comm, local, indices)
+        table = self.ownership.allgather(self.comm, local, indices)
         for column, name in enumerate(names):
             array = getattr(state, name)
             array[indices] = table[:, column].astype(array.dtype)

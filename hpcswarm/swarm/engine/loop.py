@@ -22,13 +22,15 @@ Parallel runs (``comm`` of several ranks). Particles are dealt to the ranks
 (:class:`~hpcswarm.swarm.engine.deal.Deal`): in contiguous blocks of equal count, or, for a
 method whose particles differ in expected cost (:meth:`SearchAlgorithm.expected_genes`), by
 that cost; ``local`` is a rank's particles in increasing index. A rank moves and evaluates
-only its own particles with their own generators; every quantity the methods share is settled by collectives on the (fitness,
-size) scalars, with rows of ``n_genes`` values travelling only when they must:
+only its own particles with their own generators; every quantity the methods share is
+settled by collectives on the (fitness, size) scalars, with rows of ``n_genes`` values
+travelling only when they must:
 
 * the best subset ever evaluated: each rank keeps the first strictly best subset of the round
   in its own scan order (its particles in increasing index); an allgather of (fitness, size,
-  phase, particle) per rank finds the global first best under the order above, and only that rank broadcasts the mask (packed bits,
-  ``n_genes / 8`` bytes) when it beats the best so far;
+  phase, particle) per rank finds the global first best under the order above, and only
+  that rank broadcasts the mask (packed bits, ``n_genes / 8`` bytes) when it beats the best
+  so far;
 * distinct subsets (``new_subsets``) and the archive: the 16-byte keys of the subsets
   evaluated in a round are allgathered, so every rank holds the same set of keys seen and
   the same archive, processed in particle-index order (``O(n_evaluated x 16)`` bytes);
@@ -345,12 +347,12 @@ class SearchAlgorithm(abc.ABC):
     def partition(self, n_particles):
         """This rank's particles, increasing: ndarray of int (maybe empty).
 
-        Sets ``blocks`` (:class:`~hpcswarm.swarm.engine.deal.Deal`, who owns which particle,
+        Sets ``ownership`` (:class:`~hpcswarm.swarm.engine.deal.Deal`, who owns which particle,
         dealt by the evaluator by :meth:`expected_genes`).
         """
         self.n_particles = int(n_particles)
-        self.blocks = self.evaluator.deal(self.n_particles, self.expected_genes())
-        return self.blocks.local()
+        self.ownership = self.evaluator.deal(self.n_particles, self.expected_genes())
+        return self.ownership.local()
 
     def expected_genes(self):
         """The genes each particle is expected to select, for the deal of the particles by
@@ -363,12 +365,12 @@ class SearchAlgorithm(abc.ABC):
         """Deal the particles again by :meth:`expected_genes` (collective; after a change of
         the particles' expected costs): the particles that change rank are handed over with
         their rows and generators (:func:`~hpcswarm.swarm.engine.handover.hand_over`), and
-        ``local`` and ``blocks`` follow."""
-        old = self.blocks
+        ``local`` and ``ownership`` follow."""
+        old = self.ownership
         new = self.evaluator.deal(self.n_particles, self.expected_genes())
         if not new.same_owners(old):
             hand_over(self.comm, self.state, old, new)
-        self.blocks, self.local = new, new.local()
+        self.ownership, self.local = new, new.local()
 
     # ------------------------------------------------------------------ records
     @property

@@ -59,7 +59,7 @@ def snapshot_bytes(n_particles, n_genes):
 
 def _gather_swarm(search):
     """Full-size swarm arrays on the group's rank 0 (collective over ``search.comm``), else None."""
-    state, deal = search.state, search.blocks
+    state, deal = search.state, search.ownership
     owned = deal.local()
     part = {name: getattr(state, name)[owned] for name in SWARM_ROWS}
     part["rng_states"] = np.array([pack_rng(state.rngs[i]) for i in owned],

@@ -295,7 +295,7 @@ class ParticleSwarm(PersonalBestSwarm):
         i = best_index(state.pbest_fitness, state.pbest_size)
         if better(state.pbest_fitness[i], state.pbest_size[i],
                   self.gbest_fitness, int(np.count_nonzero(self.gbest_mask))):
-            owner = int(self.blocks.owner[i])
+            owner = int(self.ownership.owner[i])
             n_bytes = 8 * self.n_genes
             row = np.zeros(n_bytes + (self.n_genes + 7) // 8, dtype=np.uint8)
             if self.comm.rank == owner:

@@ -160,7 +160,7 @@ def deal_searches(search, improved):
         The improved particles of every rank in order, the rank owning each and the rank
         that runs its search (the same on every rank).
     """
-    comm, deal = search.comm, search.blocks
+    comm, deal = search.comm, search.ownership
     flags = np.isin(search.local, improved).astype(np.uint8)
     jobs = np.flatnonzero(deal.allgather(comm, flags, search.everyone))
     worker = balanced_blocks(np.ones(jobs.size, dtype=np.int64), comm.size)

@@ -371,8 +371,8 @@ class VLPSO(PersonalBestSwarm):
         before = s.pbest_fitness.copy(), s.pbest_size.copy()
         super().evaluate_round()
         improved = np.flatnonzero((s.pbest_fitness != before[0]) | (s.pbest_size != before[1]))
-        mine = self.blocks.owned(improved)
-        rows = self.blocks.allgather(self.comm, s.pbest_position[mine], improved)
+        mine = self.ownership.owned(improved)
+        rows = self.ownership.allgather(self.comm, s.pbest_position[mine], improved)
         s.pbest_position[improved] = rows.reshape(improved.size, self.n_genes)
         s.pbest_mask[improved] = self.masks_of(s.pbest_position[improved])
         self.stalled += 1
