@@ -86,6 +86,47 @@ def test_a_stop_heard_through_a_collective_still_names_the_signal_and_its_rank()
         if comm.rank == 0 and comm.size > 1:
             assert stopper.signal_name == f"SIGTERM on rank {last}"
 
+@pytest.mark.mpi
+def test_a_round_best_tied_across_ranks_goes_to_the_lowest_particle_not_rank():
+    """Equal fitness and size on every rank, the particles dealt against rank order (the
+    last rank holds the lowest particle): the round's best is that particle's subset, and a
+    deal's allgather puts every rank's rows back in particle order."""
+    from hpcswarm.swarm.engine.deal import Deal
+    from hpcswarm.swarm.engine.exchange import settle_round
+    from hpcswarm.swarm.engine.ledger import RoundLedger
+
+    with world() as comm:
+        size, rank = comm.size, comm.rank
+        ledger = RoundLedger()
+        mask = np.zeros(size, dtype=bool)
+        mask[rank] = True
+        ledger.add_many(mask[None, :], [0.5], [True], 0, [size - 1 - rank])
+        settled = settle_round(comm, ledger, size, lambda value, genes: True)
+        assert settled.computed == size
+        assert np.flatnonzero(settled.best[2]).tolist() == [size - 1]
+        deal = Deal(np.arange(2 * size)[::-1] % size, size, rank, np.arange(2 * size))
+        mine = deal.local()
+        rows = deal.allgather(comm, mine.astype(float), np.arange(2 * size))
+        assert rows.tolist() == list(range(2 * size))
+
+
+@pytest.mark.mpi
+def test_ranks_keeping_different_numbers_of_states_deal_the_particles_alike():
+    """Each rank's cache budget is its own (the memory it sees); the deal counts the
+    fewest, so that every rank computes the same owners."""
+    from types import SimpleNamespace
+
+    from hpcswarm.swarm.engine.deal import Deal
+    from hpcswarm.swarm.engine.evaluation import EvaluationService
+
+    selected = np.arange(40) % 7 * 100 + 1
+    with world() as comm:
+        service = EvaluationService(SimpleNamespace(n_genes=8), comm, cache_states=comm.rank)
+        deal = service.deal(40, selected)
+        assert np.array_equal(deal.owner, Deal.by_cost(selected, comm.size, 0, 0).owner)
+        assert len({tuple(owners) for owners in comm.allgather(deal.owner.tolist())}) == 1
+
+
 def test_balanced_blocks_deal_contiguous_runs_of_equal_cost():
     from hpcswarm.swarm.engine.exchange import balanced_blocks
 

@@ -296,3 +296,64 @@ def test_the_particle_states_give_the_serial_result_on_any_grid(name, shards, bu
                           cache_memory=memory)
     assert len(set(comm.allgather(digest(comparable(parallel))))) == 1
     assert comparable(parallel) == comparable(serial)
+
+
+REDEALT = ({"n_particles": 7, "n_iterations": 9, "n_divisions": 3, "change_after": 1,
+            "refresh_gap": 2}, 60, 1)
+"""VLPSO settings, genes and seed whose length changes deal the particles anew on 2, 3 and 4
+particle groups (three or four times)."""
+
+
+@pytest.mark.parametrize("budget", ["default", "partly full", "none"])
+@pytest.mark.parametrize("shards", [1, 2])
+def test_vlpso_dealt_by_length_anew_at_each_length_change_gives_the_serial_result(shards, budget,
+                                                                                   comm):
+    """The particles of unequal lengths are dealt by cost, dealt anew (and handed over) when
+    the lengths change and only then, and the search, resumed after a new deal on another
+    grid too, is the serial one."""
+    from hpcswarm.swarm.engine.snapshot import take_snapshot
+
+    if comm.size % shards:
+        pytest.skip(f"{shards} shards do not divide {comm.size} ranks")
+    settings, n_genes, seed = REDEALT
+    X, y = small_data(n_genes=n_genes)
+    one_state = 8 * X.shape[0] * (X.shape[0] + 2) + n_genes
+    memory = {"default": None, "partly full": 1.5 * one_state / 1e9, "none": 0.0}[budget]
+    serial = run_search(X, y, "vlpso", settings, seed=seed, cache_memory=0.0)
+    rounds, snapshots = [], []
+
+    def hook(search):
+        rounds.append((search.lengths.copy(), search.ownership.owner.copy()))
+        if not snapshots and len(rounds) > 1 and not np.array_equal(*(r[1] for r in rounds[-2:])):
+            snapshots.append(take_snapshot(search))
+
+    parallel = run_search(X, y, "vlpso", settings, seed=seed, comm=comm, sample_shards=shards,
+                          cache_memory=memory, hooks=SearchHooks(checkpoint=hook))
+    assert comparable(parallel) == comparable(serial)
+    dealt = [i for i in range(1, len(rounds)) if not np.array_equal(rounds[i][1], rounds[i - 1][1])]
+    changed = [i for i in range(1, len(rounds)) if not np.array_equal(rounds[i][0],
+                                                                       rounds[i - 1][0])]
+    assert set(dealt) <= set(changed)
+    if comm.size // shards > 1:
+        assert len(dealt) >= 3
+        assert np.bincount(rounds[0][1]).max() < np.bincount(rounds[0][1]).sum()  # not one rank
+        snapshot = comm.bcast(snapshots[0] if snapshots else None, root=0)
+        resumed = run_search(X, y, "vlpso", settings, seed=seed, comm=comm,
+                             sample_shards=_shard_counts(comm.size)[-1], resume=snapshot)
+        assert comparable(resumed)["history"] == comparable(serial)["history"]
+        assert resumed.mask.tolist() == serial.mask.tolist()
+
+
+@pytest.mark.parametrize("name", [name for name in sorted(CASES) if name not in ("sfr", "vlpso")])
+def test_any_deal_of_the_particles_gives_the_serial_result(name, comm, monkeypatch):
+    """Particles of every method dealt by arbitrary costs (not in contiguous blocks) find the
+    serial result: ownership is any assignment."""
+    from hpcswarm.swarm.engine.loop import SearchAlgorithm
+
+    monkeypatch.setattr(SearchAlgorithm, "expected_genes",
+                        lambda search: (np.arange(search.n_particles) * 7919) % 13 + 1)
+    settings, n_genes = CASES[name]
+    X, y = small_data(n_genes=n_genes)
+    serial = run_search(X, y, name, settings, seed=1)
+    parallel = run_search(X, y, name, settings, seed=1, comm=comm)
+    assert comparable(parallel) == comparable(serial)

@@ -165,17 +165,17 @@ def test_json_document_is_valid_and_written_atomically(tmp_path):
     json.dumps(result_document(odd, 2), allow_nan=False)
 
 
-def _one_by_one(masks, values, computed, phases):
+def _one_by_one(masks, values, computed, phases, particles):
     """The ledger of subsets added one at a time, and the first strictly best by hand."""
     ledger, best = RoundLedger(), None
-    for mask, value, flag, phase in zip(masks, values, computed, phases):
-        ledger.add_many(mask[None, :], [value], [flag], phase)
+    for mask, value, flag, phase, particle in zip(masks, values, computed, phases, particles):
+        ledger.add_many(mask[None, :], [value], [flag], phase, [particle])
         if not np.isnan(value) and (best is None or better(value, mask.sum(), *best[:2])):
-            best = (value, mask.sum(), phase, mask)
+            best = (value, mask.sum(), phase, particle, mask)
     assert np.array_equal(ledger.keys, np.array([np.frombuffer(mask_key(m), np.uint8)
                                                  for m in masks]).reshape(-1, 16))
     assert ledger.computed == sum(computed)
-    assert ledger.best[:3] == best[:3] and np.array_equal(ledger.best[3], best[3])
+    assert ledger.best[:4] == best[:4] and np.array_equal(ledger.best[4], best[4])
     return ledger
 
 
@@ -185,14 +185,15 @@ def test_a_ledger_adds_many_subsets_as_one_by_one():
     values = rng.integers(0, 3, size=40) / 2.0  # many equal values: the size and order decide
     computed = masks.any(axis=1)
     phases = [0] + [1] * 39
-    one = _one_by_one(masks, values, computed, phases)
+    particles = np.arange(40) * 3
+    one = _one_by_one(masks, values, computed, phases, particles)
     many = RoundLedger()
-    many.add_many(masks[:1], values[:1], computed[:1], 0)
+    many.add_many(masks[:1], values[:1], computed[:1], 0, particles[:1])
     for start in range(1, 40, 13):
         many.add_many(masks[start:start + 13], values[start:start + 13],
-                      computed[start:start + 13], 1)
+                      computed[start:start + 13], 1, particles[start:start + 13])
     assert np.array_equal(one.keys, many.keys) and one.computed == many.computed
-    assert one.best[:3] == many.best[:3] and np.array_equal(one.best[3], many.best[3])
+    assert one.best[:4] == many.best[:4] and np.array_equal(one.best[4], many.best[4])
 
 
 def test_a_ledger_adds_flipped_subsets_as_built_ones_and_never_keeps_an_unknown_fitness():
@@ -205,10 +206,10 @@ def test_a_ledger_adds_flipped_subsets_as_built_ones_and_never_keeps_an_unknown_
     values[rng.random(40) < 0.5] = np.nan  # decided without their fitness
     values[0] = np.nan
     sizes = built.sum(axis=1)
-    one = _one_by_one(built, values, sizes > 0, [1] * 40)
+    one = _one_by_one(built, values, sizes > 0, [1] * 40, [0] * 40)
     many = RoundLedger()
     for start in range(0, 40, 9):
         many.add_flips(mask, flips[start:start + 9], values[start:start + 9],
                        sizes[start:start + 9], sizes[start:start + 9] > 0, 1)
     assert np.array_equal(one.keys, many.keys) and one.computed == many.computed
-    assert one.best[:3] == many.best[:3] and np.array_equal(one.best[3], many.best[3])
+    assert one.best[:4] == many.best[:4] and np.array_equal(one.best[4], many.best[4])

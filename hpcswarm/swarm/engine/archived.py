@@ -18,17 +18,19 @@ TO_COMPUTE, ARCHIVED, REPEATED, EMPTY = 0, 1, 2, 3
 """The status of a subset in a batch (:func:`look_up`)."""
 
 
-def share_keys(comm, masks, sizes, counts):
+def share_keys(comm, masks, sizes, deal, indices):
     """Every rank's subset keys and sizes, in particle order (24 bytes a subset, collective).
 
     Parameters
     ----------
     comm : SerialComm or MPIComm
     masks : ndarray of bool of shape (n_local, n_genes)
-        This rank's subsets.
+        This rank's subsets: those of its particles among ``indices``.
     sizes : ndarray of int of shape (n_local,)
-    counts : ndarray of int of shape (comm.size,)
-        Subsets per rank.
+    deal : Deal
+        Who owns which particle (:class:`~hpcswarm.swarm.engine.deal.Deal`).
+    indices : ndarray of int
+        The particles of the batch, sorted.
 
     Returns
     -------
@@ -39,7 +41,7 @@ def share_keys(comm, masks, sizes, counts):
     for row, mask in enumerate(masks):
         record[row, :16] = np.frombuffer(mask_key(mask), dtype=np.uint8)
     record[:, 16:] = sizes.astype(np.int64).reshape(-1, 1).view(np.uint8)
-    table = comm.allgatherv(record, counts=counts)
+    table = deal.allgather(comm, record, indices)
     keys = [row.tobytes() for row in table[:, :16]]
     return keys, np.ascontiguousarray(table[:, 16:]).view(np.int64).ravel()
 
@@ -65,7 +67,7 @@ def look_up(archive, keys, sizes):
     return status, values, first
 
 
-def compute_dealt(comm, fitness, masks, todo, costs, counts):
+def compute_dealt(comm, fitness, masks, todo, costs, owner):
     """Fitness of the subsets at batch positions ``todo``, dealt to the ranks by cost.
 
     The subsets are dealt in contiguous runs of about equal cost
@@ -82,20 +84,20 @@ def compute_dealt(comm, fitness, masks, todo, costs, counts):
     todo : ndarray of int
         Batch positions to compute.
     costs : ndarray of int of shape (todo.size,)
-    counts : ndarray of int of shape (comm.size,)
-        Subsets of the batch per rank.
+    owner : ndarray of int of shape (n_subsets,)
+        The rank holding each subset of the batch (its particle's owner).
     """
     n_genes = masks.shape[1]
     worker = balanced_blocks(costs, comm.size)
-    owner = np.repeat(np.arange(comm.size), counts)[todo]
-    offset = int(counts[: comm.rank].sum())
+    row = np.cumsum(owner == comm.rank) - 1  # this rank's row of each of its subsets
+    owner = owner[todo]
     work = todo[worker == comm.rank]
     work_masks = np.zeros((work.size, n_genes), dtype=bool)
     here = owner[worker == comm.rank] == comm.rank
-    work_masks[here] = masks[work[here] - offset]
+    work_masks[here] = masks[row[work[here]]]
     if comm.size > 1:
         outgoing = (owner == comm.rank) & (worker != comm.rank)
-        packed = np.packbits(masks[todo[outgoing] - offset], axis=1).reshape(
+        packed = np.packbits(masks[row[todo[outgoing]]], axis=1).reshape(
             -1, (n_genes + 7) // 8)
         received = ship(comm, packed, owner, worker)
         work_masks[~here] = np.unpackbits(received, axis=1, count=n_genes).astype(bool)

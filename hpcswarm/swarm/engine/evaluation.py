@@ -23,7 +23,8 @@ from hpcswarm.fitness.archive import KEY_BYTES, Archive, mask_key
 from hpcswarm.fitness.moves import ParticleStates
 from hpcswarm.swarm.engine.archived import (ARCHIVED, REPEATED, TO_COMPUTE, compute_dealt, look_up,
                                             share_keys)
-from hpcswarm.swarm.engine.exchange import Blocks, settle_round
+from hpcswarm.swarm.engine.deal import Deal
+from hpcswarm.swarm.engine.exchange import settle_round
 from hpcswarm.swarm.engine.front import MONOTONE_OBJECTIVES, FrontTracker
 from hpcswarm.swarm.engine.ledger import RoundLedger, flipped
 from hpcswarm.swarm.engine.ordering import better
@@ -62,7 +63,7 @@ class EvaluationService:
     evaluations, archive_hits, new_subsets : int
         Counts of the history (:data:`~hpcswarm.store.records.HISTORY_FIELDS`).
     front : FrontTracker
-    blocks : Blocks or None
+    ownership : Deal or None
         Who owns which particle (:meth:`deal`).
     states : ParticleStates
         This rank's particles' cached states (used without archive only: with it, subsets
@@ -95,7 +96,7 @@ class EvaluationService:
         self.evaluations = 0
         self.archive_hits = 0
         self.new_subsets = 0
-        self.blocks = None
+        self.ownership = None
         self.states = ParticleStates(fitness, cache_states)
         self._seen = set()
         self._ledger = RoundLedger()
@@ -120,12 +121,27 @@ class EvaluationService:
         return inner
 
     # ------------------------------------------------------------------ layout
-    def deal(self, n_particles: int) -> Blocks:
-        """Deal ``n_particles`` to the ranks in contiguous blocks (rank order is particle
-        order) and keep the layout; returns it."""
-        self.blocks = Blocks(int(n_particles), self.comm.size, self.comm.rank)
-        self.states.clear()
-        return self.blocks
+    def deal(self, n_particles: int, selected=None) -> Deal:
+        """Deal ``n_particles`` to the ranks and keep the layout; returns it.
+
+        Without ``selected``, in contiguous blocks of equal count (rank order is particle
+        order). With ``selected`` (the genes each particle is expected to select, ints), by
+        expected cost (:meth:`~hpcswarm.swarm.engine.deal.Deal.by_cost`), counting as cached
+        as many states a rank as the rank keeping the fewest keeps (:attr:`states`; one
+        allreduce, so that every rank deals alike). When a particle changes rank its state
+        stays behind: every state is dropped, and each particle's next subset is scored by
+        a full product.
+        """
+        comm = self.comm
+        if selected is None:
+            deal = Deal.blocks(int(n_particles), comm.size, comm.rank)
+        else:
+            slots = -int(comm.allreduce_max(np.array([-self.states.max_states]))[0])
+            deal = Deal.by_cost(selected, comm.size, comm.rank, slots)
+        if not deal.same_owners(self.ownership):
+            self.states.clear()
+        self.ownership = deal
+        return deal
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, state, indices, needed=None) -> None:
@@ -133,9 +149,10 @@ class EvaluationService:
 
         ``indices`` is sorted and the same on every rank; each rank reads the masks of the
         particles it owns and writes their sizes and fitness into ``state``. Without archive
-        this is local: each rank scores its own masks (the blocks hold equal numbers of
-        particles), each from its particle's previous subset where :attr:`states` holds it
-        (the same values as full products); with ``needed``, only on the non-empty ones for
+        this is local: each rank scores its own masks (the deal gives each rank about the
+        same cost), each from its particle's previous subset where :attr:`states` holds it
+        (the same values as full products; the costliest particles of the rank first, those
+        the deal counted cached); with ``needed``, only on the non-empty ones for
         which ``needed(particles, sizes)`` (ndarray of bool) is true: the others get the
         fitness NaN, are observed so (see :meth:`observe_flips`) and count as evaluations
         all the same. ``needed`` must be true for every subset whose fitness could matter to
@@ -150,15 +167,16 @@ class EvaluationService:
            keys must be computed;
         2. the subsets to compute are dealt to the ranks in contiguous runs of about equal
            cost (genes + 1 per subset: a Gram product grows with the subset), whoever owns
-           the particles, so that CSO's random losers do not pile up on one rank; a subset
-           computed away from its owner travels as packed bits (``n_genes / 8`` bytes);
+           the particles (the subsets of a batch are in particle order), so that CSO's
+           random losers do not pile up on one rank; a subset computed away from its owner
+           travels as packed bits (``n_genes / 8`` bytes);
         3. the computed values are allgathered (8 bytes each), and hits, repeats and the
            archive are filled and updated identically on every rank.
 
         Fitness and sizes of other ranks' particles are shared afterwards by :meth:`share`.
         """
         indices = np.asarray(indices, dtype=np.int64)
-        mine = self.blocks.owned(indices)
+        mine = self.ownership.owned(indices)
         masks = state.mask[mine]
         state.size[mine] = np.count_nonzero(masks, axis=1)
         if self.archive.maxsize == 0:
@@ -173,17 +191,20 @@ class EvaluationService:
             todo = (state.size[mine] == 0) | needed(mine, state.size[mine])
         state.fitness[mine] = np.nan
         if todo.any():
-            state.fitness[mine[todo]] = self.states.values(mine[todo], masks[todo])
-        self.observe_many(masks, state.fitness[mine], computed=state.size[mine] > 0)
+            scored = mine[todo][self.ownership.priority(mine[todo])]
+            state.fitness[scored] = self.states.values(scored, state.mask[scored])
+        self.observe_many(masks, state.fitness[mine], computed=state.size[mine] > 0,
+                          particles=mine)
 
     def _evaluate_archived(self, state, indices, masks):
         """Steps 1-3 of :meth:`evaluate` with the archive on (collective)."""
-        comm, mine = self.comm, self.blocks.owned(indices)
-        counts = self.blocks.counts(indices)
-        keys, sizes = share_keys(comm, masks, state.size[mine], counts)
+        comm, deal = self.comm, self.ownership
+        mine = deal.owned(indices)
+        keys, sizes = share_keys(comm, masks, state.size[mine], deal, indices)
         status, values, first = look_up(self.archive, keys, sizes)
         todo = np.flatnonzero(status == TO_COMPUTE)
-        values[todo] = compute_dealt(comm, self.fitness, masks, todo, sizes[todo] + 1, counts)
+        owners = deal.owner[indices]
+        values[todo] = compute_dealt(comm, self.fitness, masks, todo, sizes[todo] + 1, owners)
         for pos, key in enumerate(keys):
             if status[pos] == TO_COMPUTE:
                 self.archive.put(key, float(values[pos]))
@@ -192,35 +213,35 @@ class EvaluationService:
         hits = (status == ARCHIVED) | (status == REPEATED)
         self.archive_hits += int(np.count_nonzero(hits))
         state.fitness[indices] = values
-        offset = int(counts[: comm.rank].sum())
         self.observe_many(masks, state.fitness[mine],
-                          computed=status[offset:offset + mine.size] == TO_COMPUTE)
+                          computed=status[owners == comm.rank] == TO_COMPUTE, particles=mine)
 
     def share(self, state, indices, names) -> None:
         """Make the arrays ``names`` of ``state`` (per-particle scalars) identical on every rank.
 
         Each rank contributes its own entries of the sorted global ``indices``: one
-        allgather of ``8 len(names)`` bytes per particle.
+        allgather of ``8 len(names)`` bytes per particle
+        (:meth:`~hpcswarm.swarm.engine.deal.Deal.allgather`).
         """
         indices = np.asarray(indices, dtype=np.int64)
-        mine = self.blocks.owned(indices)
+        mine = self.ownership.owned(indices)
         local = np.stack([getattr(state, name)[mine].astype(float) for name in names], axis=1)
-        table = self.comm.allgatherv(local, counts=self.blocks.counts(indices))
+        table = self.ownership.allgather(self.comm, local, indices)
         for column, name in enumerate(names):
             array = getattr(state, name)
             array[indices] = table[:, column].astype(array.dtype)
 
     # ------------------------------------------------------------------ the account
-    def observe_many(self, masks, values, computed, phase: int = 0) -> None:
-        """Account for subsets this rank evaluated (rows of ``masks``, in order; settled by
-        :meth:`settle`).
+    def observe_many(self, masks, values, computed, particles) -> None:
+        """Account for the swarm's subsets this rank evaluated (rows of ``masks``, in order;
+        settled by :meth:`settle`).
 
         ``values``: their fitness; ``computed``: whether each counts as an evaluation (false
-        for archive hits and the empty subset); ``phase``: 0 for swarm evaluations, 1 for
-        local-search tries (which come after every swarm evaluation of the round in the
-        tie order).
+        for archive hits and the empty subset); ``particles``: whose subsets they are
+        (increasing; the tie order of the round's best subset is particle order, before
+        every local-search try of the round).
         """
-        self._ledger.add_many(masks, values, computed, phase)
+        self._ledger.add_many(masks, values, computed, 0, particles)
         self.front.add_many(masks, values)
 
     def observe_flips(self, mask, flips, values, sizes, phase: int = 1) -> None:

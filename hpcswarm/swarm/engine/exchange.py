@@ -4,8 +4,8 @@ rows, settling a round.
 A method and its evaluation service (:mod:`hpcswarm.swarm.engine.evaluation`) decide *what*
 travels; this module is *how*:
 
-* :class:`Blocks`: particles are owned in contiguous blocks (:func:`hpcswarm.comm.block_range`),
-  so rank order is particle-index order;
+* who owns which particle is a :class:`~hpcswarm.swarm.engine.deal.Deal` (contiguous blocks,
+  or a deal by cost where the particles' costs differ);
 * :func:`balanced_blocks`: work (subsets to evaluate, local searches) dealt to the ranks in
   contiguous runs of about equal cost, whoever owns the particles;
 * :func:`ship`: rows sent from the ranks that hold them to the ranks that need them, in one
@@ -22,45 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hpcswarm.comm import block_range
 from hpcswarm.fitness import WORST_FITNESS
-
-
-@dataclass(frozen=True)
-class Blocks:
-    """``n_items`` items (particles) owned by the ranks of a communicator in contiguous blocks.
-
-    Attributes
-    ----------
-    n_items, size, rank : int
-    bounds : (int, int)
-        This rank's half-open range of items.
-    """
-
-    n_items: int
-    size: int
-    rank: int
-
-    @property
-    def bounds(self):
-        """This rank's half-open range ``(start, stop)`` of items."""
-        return block_range(self.n_items, self.size, self.rank)
-
-    def local(self):
-        """This rank's items, ndarray of int (maybe empty)."""
-        return np.arange(*self.bounds)
-
-    def owned(self, indices):
-        """The entries of the sorted global ``indices`` that this rank owns."""
-        indices = np.asarray(indices, dtype=np.int64)
-        lo, hi = self.bounds
-        return indices[(indices >= lo) & (indices < hi)]
-
-    def counts(self, indices):
-        """How many of the sorted global ``indices`` each rank owns, int64 array of length size."""
-        starts = np.array([block_range(self.n_items, self.size, r)[0] for r in range(self.size)]
-                          + [self.n_items])
-        return np.diff(np.searchsorted(np.asarray(indices), starts)).astype(np.int64)
 
 
 def balanced_blocks(costs, n_ranks):
@@ -139,7 +101,7 @@ class SettledRound:
 def settle_round(comm, ledger, n_genes, beats):
     """Make the ranks' ledgers of a round common (collective).
 
-    One allgather of a 6-number record per rank, one allgatherv of the round's 16-byte keys
+    One allgather of a 7-number record per rank, one allgatherv of the round's 16-byte keys
     and, when the round's best subset beats the best so far, one broadcast of its packed
     mask from the rank that found it.
 
@@ -148,8 +110,8 @@ def settle_round(comm, ledger, n_genes, beats):
     comm : Comm
     ledger : RoundLedger
         This rank's: ``keys`` (ndarray of uint8 of shape (n_subsets, 16)), ``computed``
-        (int) and ``best`` (``(fitness, size, phase, mask)`` of its first strictly best
-        subset, or None).
+        (int) and ``best`` (``(fitness, size, phase, particle, mask)`` of its first strictly
+        best subset, or None).
     n_genes : int
     beats : callable
         ``beats(fitness, size)``: whether a subset beats the best so far (the same on every
@@ -158,25 +120,26 @@ def settle_round(comm, ledger, n_genes, beats):
     Returns
     -------
     SettledRound
-        The round's best is the first in the order (fitness desc, size asc, phase, rank =
-        particle order).
+        The round's best is the first in the order (fitness desc, size asc, phase,
+        particle, rank): a swarm evaluation's particle index, whoever owns the particle;
+        local-search tries (particle 0), dealt in contiguous runs, by rank.
     """
     best, local_keys = ledger.best, ledger.keys
     record = np.array([best[0] if best else WORST_FITNESS, best[1] if best else 0,
-                       best[2] if best else 0, len(local_keys), ledger.computed,
-                       best is not None], dtype=float)
+                       best[2] if best else 0, best[3] if best else 0, len(local_keys),
+                       ledger.computed, best is not None], dtype=float)
     table = comm.allgather_array(record)
-    keys = comm.allgatherv(local_keys, counts=table[:, 3].astype(np.int64))
-    computed = int(table[:, 4].sum())
-    ranks = np.flatnonzero(table[:, 5])
+    keys = comm.allgatherv(local_keys, counts=table[:, 4].astype(np.int64))
+    computed = int(table[:, 5].sum())
+    ranks = np.flatnonzero(table[:, 6])
     if ranks.size == 0:
         return SettledRound(keys, computed, None)
-    winner = int(ranks[np.lexsort((ranks, table[ranks, 2], table[ranks, 1],
+    winner = int(ranks[np.lexsort((ranks, table[ranks, 3], table[ranks, 2], table[ranks, 1],
                                    -table[ranks, 0]))[0]])
     value, size = float(table[winner, 0]), int(table[winner, 1])
     if not beats(value, size):
         return SettledRound(keys, computed, None)
-    packed = (np.packbits(best[3]) if comm.rank == winner
+    packed = (np.packbits(best[4]) if comm.rank == winner
               else np.zeros((n_genes + 7) // 8, dtype=np.uint8))
     packed = comm.broadcast(packed, root=winner)
     return SettledRound(keys, computed,

@@ -24,14 +24,15 @@ class RoundLedger:
 
     Keeps the 16-byte keys of the subsets (for distinct-subset counting), the number of
     computed evaluations, and the first strictly best subset in this rank's scan order,
-    with the phase (0: swarm evaluation, 1: local search) that found it. Memory is 16 bytes
-    per subset plus one mask, however many local-search tries the round makes.
+    with the phase (0: swarm evaluation, 1: local search) and the particle (a swarm
+    evaluation's; 0 for a try) that found it. Memory is 16 bytes per subset plus one mask,
+    however many local-search tries the round makes.
     """
 
     def __init__(self):
         self._key_blocks = []
         self.computed = 0
-        self.best = None  # (fitness, size, phase, mask)
+        self.best = None  # (fitness, size, phase, particle, mask)
 
     @property
     def keys(self):
@@ -41,20 +42,21 @@ class RoundLedger:
             return np.zeros((0, 16), dtype=np.uint8)
         return np.concatenate(self._key_blocks)
 
-    def add_many(self, masks, values, computed, phase):
+    def add_many(self, masks, values, computed, phase, particles):
         """Account for evaluated subsets of this rank (rows of ``masks``) in row order: their
-        fitness ``values``, whether each was ``computed`` (an evaluation), the ``phase``."""
+        fitness ``values``, whether each was ``computed`` (an evaluation), the ``phase``, the
+        ``particles`` whose subsets they are (increasing)."""
         masks = np.asarray(masks, dtype=bool)
         self._tally(mask_keys(masks), values, np.count_nonzero(masks, axis=1), computed, phase,
-                    masks.__getitem__)
+                    masks.__getitem__, particles)
 
     def add_flips(self, mask, flips, values, sizes, computed, phase):
         """Account for the subsets ``mask`` with each row of ``flips`` flipped (``sizes``
         genes each), as ``add_many`` of those subsets, which are not built."""
         self._tally(flipped_keys(mask, flips), values, sizes, computed, phase,
-                    lambda row: flipped(mask, flips[row]))
+                    lambda row: flipped(mask, flips[row]), np.zeros(len(sizes), dtype=np.int64))
 
-    def _tally(self, keys, values, sizes, computed, phase, row_mask):
+    def _tally(self, keys, values, sizes, computed, phase, row_mask, particles):
         """Keys and evaluations of every row; the first best row of known (not NaN) fitness."""
         if len(keys) == 0:
             return
@@ -67,4 +69,5 @@ class RoundLedger:
         first = int(known[np.lexsort((np.asarray(sizes)[known], -values[known]))[0]])
         value, size = float(values[first]), int(sizes[first])
         if self.best is None or better(value, size, self.best[0], self.best[1]):
-            self.best = (value, size, int(phase), np.array(row_mask(first), dtype=bool))
+            self.best = (value, size, int(phase), int(particles[first]),
+                         np.array(row_mask(first), dtype=bool))

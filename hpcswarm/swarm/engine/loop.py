@@ -18,16 +18,19 @@ equal fitness and size, the best ever kept is the first met in the order (round,
 evaluation before local search, particle index, local-search try), an order a parallel
 reduction can reproduce.
 
-Parallel runs (``comm`` of several ranks). Particles are dealt in contiguous blocks,
-``local = range(*block_range(n_particles, comm.size, comm.rank))``, so rank order is
-particle-index order. A rank moves and evaluates only its own particles with their own
-generators; every quantity the methods share is settled by collectives on the (fitness,
-size) scalars, with rows of ``n_genes`` values travelling only when they must:
+Parallel runs (``comm`` of several ranks). Particles are dealt to the ranks
+(:class:`~hpcswarm.swarm.engine.deal.Deal`): in contiguous blocks of equal count, or, for a
+method whose particles differ in expected cost (:meth:`SearchAlgorithm.expected_genes`), by
+that cost; ``local`` is a rank's particles in increasing index. A rank moves and evaluates
+only its own particles with their own generators; every quantity the methods share is
+settled by collectives on the (fitness, size) scalars, with rows of ``n_genes`` values
+travelling only when they must:
 
 * the best subset ever evaluated: each rank keeps the first strictly best subset of the round
-  in its own scan order; an allgather of (fitness, size, phase) per rank finds the global
-  first best under the order above, and only that rank broadcasts the mask (packed bits,
-  ``n_genes / 8`` bytes) when it beats the best so far;
+  in its own scan order (its particles in increasing index); an allgather of (fitness, size,
+  phase, particle) per rank finds the global first best under the order above, and only
+  that rank broadcasts the mask (packed bits, ``n_genes / 8`` bytes) when it beats the best
+  so far;
 * distinct subsets (``new_subsets``) and the archive: the 16-byte keys of the subsets
   evaluated in a round are allgathered, so every rank holds the same set of keys seen and
   the same archive, processed in particle-index order (``O(n_evaluated x 16)`` bytes);
@@ -54,6 +57,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from hpcswarm.swarm.engine.evaluation import EvaluationService
+from hpcswarm.swarm.engine.handover import hand_over
 from hpcswarm.swarm.engine.result import SearchResult
 from hpcswarm.swarm.engine.snapshot import ArraySpec, restore_snapshot
 from hpcswarm.fitness import WORST_FITNESS
@@ -341,15 +345,32 @@ class SearchAlgorithm(abc.ABC):
         return rngs
 
     def partition(self, n_particles):
-        """This rank's particles: ndarray of the contiguous block it owns (maybe empty).
+        """This rank's particles, increasing: ndarray of int (maybe empty).
 
-        Sets ``blocks`` (:class:`~hpcswarm.swarm.engine.exchange.Blocks`, who owns which particle,
-        dealt by the evaluator) and ``bounds`` (this rank's range).
+        Sets ``ownership`` (:class:`~hpcswarm.swarm.engine.deal.Deal`, who owns which particle,
+        dealt by the evaluator by :meth:`expected_genes`).
         """
         self.n_particles = int(n_particles)
-        self.blocks = self.evaluator.deal(self.n_particles)
-        self.bounds = self.blocks.bounds
-        return self.blocks.local()
+        self.ownership = self.evaluator.deal(self.n_particles, self.expected_genes())
+        return self.ownership.local()
+
+    def expected_genes(self):
+        """The genes each particle is expected to select, for the deal of the particles by
+        cost (ndarray of int of shape (n_particles,)), or None for particles alike, dealt in
+        contiguous blocks of equal count: here None; a method whose particles differ says
+        so (VLPSO's lengths)."""
+        return None
+
+    def redeal(self):
+        """Deal the particles again by :meth:`expected_genes` (collective; after a change of
+        the particles' expected costs): the particles that change rank are handed over with
+        their rows and generators (:func:`~hpcswarm.swarm.engine.handover.hand_over`), and
+        ``local`` and ``ownership`` follow."""
+        old = self.ownership
+        new = self.evaluator.deal(self.n_particles, self.expected_genes())
+        if not new.same_owners(old):
+            hand_over(self.comm, self.state, old, new)
+        self.ownership, self.local = new, new.local()
 
     # ------------------------------------------------------------------ records
     @property

@@ -8,7 +8,8 @@ is in the snapshot:
 * the swarm (:class:`~hpcswarm.swarm.engine.state.SwarmState`): each rank owns the rows of its
   particles (positions, velocities, masks, personal bests, and each particle's generator,
   packed by :func:`~hpcswarm.swarm.engine.state.pack_rng`); the group's rank 0 gathers them into
-  full-size arrays, so a resumed run can deal the particles to any number of ranks. The
+  full-size arrays in particle order (whatever the deal), so a resumed run can deal the
+  particles to any number of ranks. The
   per-particle scalars (fitness, sizes) are already identical on every rank after a round;
 * the rest is what the method says it needs
   (:meth:`~hpcswarm.swarm.engine.loop.SearchAlgorithm.method_state`: the evaluator's account and the
@@ -58,15 +59,19 @@ def snapshot_bytes(n_particles, n_genes):
 
 def _gather_swarm(search):
     """Full-size swarm arrays on the group's rank 0 (collective over ``search.comm``), else None."""
-    state = search.state
-    owned = np.arange(*search.bounds)
+    state, deal = search.state, search.ownership
+    owned = deal.local()
     part = {name: getattr(state, name)[owned] for name in SWARM_ROWS}
     part["rng_states"] = np.array([pack_rng(state.rngs[i]) for i in owned],
                                   dtype=np.uint8).reshape(owned.size, RNG_STATE_BYTES)
     parts = search.comm.gather(part, root=0)
     if parts is None:
         return None
-    arrays = {name: np.concatenate([p[name] for p in parts]) for name in part}
+    arrays = {}
+    for name in part:
+        arrays[name] = np.empty((deal.n_items,) + part[name].shape[1:], dtype=part[name].dtype)
+        for rank, rows in enumerate(parts):
+            arrays[name][deal.owner == rank] = rows[name]
     arrays.update({name: getattr(state, name).copy() for name in SWARM_SCALARS})
     return arrays
 

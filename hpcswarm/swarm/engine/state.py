@@ -2,7 +2,7 @@
 
 One run seed becomes a :class:`numpy.random.SeedSequence`. Particle ``i`` draws from its own
 generator, whose seed sequence is the ``(PARTICLE, i)`` child of the run's: it can be built
-from the index alone, so a rank owning particles ``[a, b)`` creates exactly the generators
+from the index alone, so a rank owning any particles creates exactly the generators
 the serial run uses. Draws that every rank must agree on (CSO pairing, CBPSO's half, FSR's
 first subset) come from the one swarm-wide stream ``(SWARM,)``. The cross-validation folds
 are drawn by the fitness engine from the run seed itself (as ``hpcswarm evaluate --seed``

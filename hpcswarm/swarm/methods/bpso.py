@@ -72,7 +72,7 @@ class Complement(Mechanism):
     def after_move(self, search) -> None:
         if search.iteration > 0 and search.stagnation >= search.params["complement_after"]:
             chosen = complement_half(search.state.n_particles, search.state.swarm_rng)
-            mine = search.blocks.owned(chosen)
+            mine = search.ownership.owned(chosen)
             search.state.position[mine] = 1.0 - search.state.position[mine]
             search.refresh_masks(mine)
             search.stagnation = 0

@@ -8,7 +8,6 @@ archive on (Sec. 3), a loser whose subset was seen before costs a look-up.
 
 import numpy as np
 
-from hpcswarm.comm import block_owner
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import DEFAULT_ARCHIVE_SIZE
 from hpcswarm.swarm.engine.exchange import ship
@@ -160,9 +159,7 @@ class CSO(SearchAlgorithm):
         destination in loser order) and what it receives, without a count exchange.
         """
         s, comm = self.state, self.comm
-        n = s.n_particles
-        owner_w = np.array([block_owner(n, comm.size, w) for w in winners], dtype=np.int64)
-        owner_l = np.array([block_owner(n, comm.size, l) for l in losers], dtype=np.int64)
+        owner_w, owner_l = self.ownership.owner[winners], self.ownership.owner[losers]
         rows = {int(l): s.position[w] for w, l, ow, ol in zip(winners, losers, owner_w, owner_l)
                 if ol == comm.rank and ow == comm.rank}
         if comm.size == 1:
@@ -178,7 +175,7 @@ class CSO(SearchAlgorithm):
         """Threshold and evaluate the losers (all particles at round 0), then share their
         fitness and sizes and settle the round."""
         s = self.state
-        mine = self.blocks.owned(self.last_losers)
+        mine = self.ownership.owned(self.last_losers)
         theta = self.params["theta"]
         if self.max_genes is not None:  # the cap of PSO's continuous positions
             for i in mine:

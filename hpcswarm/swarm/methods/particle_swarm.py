@@ -15,7 +15,8 @@ the ``after_move`` hook.
 ever evaluated (:class:`~hpcswarm.swarm.engine.evaluation.EvaluationService`), which a gbest
 reset does not touch.
 
-Parallel round (``comm`` of P ranks, particles in contiguous blocks): each rank moves,
+Parallel round (``comm`` of P ranks, particles dealt by
+:meth:`~hpcswarm.swarm.engine.loop.SearchAlgorithm.partition`): each rank moves,
 evaluates and updates the pbests of its own particles only, with their own generators (the
 local searches of PSO-LS/LSRG are dealt evenly, see :class:`~hpcswarm.swarm.methods.pso.PSOLSRG`);
 then :meth:`~hpcswarm.swarm.engine.evaluation.EvaluationService.settle` (best ever,
@@ -30,7 +31,6 @@ import abc
 
 import numpy as np
 
-from hpcswarm.comm import block_owner
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.swarm.engine.loop import SearchAlgorithm
 from hpcswarm.swarm.engine.ordering import beats, best_index, better
@@ -75,8 +75,8 @@ class PersonalBestSwarm(SearchAlgorithm, abc.ABC):
     ----------
     state : SwarmState
     local : ndarray of int
-        The particles this rank moves and evaluates, its block
-        ``range(*block_range(n_particles, comm.size, comm.rank))`` (all of them in a serial
+        The particles this rank moves and evaluates, increasing (its deal,
+        :meth:`~hpcswarm.swarm.engine.loop.SearchAlgorithm.partition`; all of them in a serial
         run, none when there are more ranks than particles): every per-particle step loops
         over ``local`` only; swarm-wide quantities (the stagnation count, a gbest) are
         settled identically on every rank.
@@ -295,7 +295,7 @@ class ParticleSwarm(PersonalBestSwarm):
         i = best_index(state.pbest_fitness, state.pbest_size)
         if better(state.pbest_fitness[i], state.pbest_size[i],
                   self.gbest_fitness, int(np.count_nonzero(self.gbest_mask))):
-            owner = block_owner(self.n_particles, self.comm.size, i)
+            owner = int(self.ownership.owner[i])
             n_bytes = 8 * self.n_genes
             row = np.zeros(n_bytes + (self.n_genes + 7) // 8, dtype=np.uint8)
             if self.comm.rank == owner:

@@ -160,15 +160,11 @@ def deal_searches(search, improved):
         The improved particles of every rank in order, the rank owning each and the rank
         that runs its search (the same on every rank).
     """
-    comm = search.comm
-    lo, hi = search.bounds
-    flags = np.zeros(hi - lo, dtype=np.uint8)
-    flags[np.asarray(improved, dtype=np.int64) - lo] = 1
-    counts = search.blocks.counts(search.everyone)
-    jobs = np.flatnonzero(comm.allgatherv(flags, counts=counts))
+    comm, deal = search.comm, search.ownership
+    flags = np.isin(search.local, improved).astype(np.uint8)
+    jobs = np.flatnonzero(deal.allgather(comm, flags, search.everyone))
     worker = balanced_blocks(np.ones(jobs.size, dtype=np.int64), comm.size)
-    owner = np.repeat(np.arange(comm.size), counts)[jobs]
-    return jobs, owner, worker
+    return jobs, deal.owner[jobs], worker
 
 
 class LocalSearch(Mechanism):

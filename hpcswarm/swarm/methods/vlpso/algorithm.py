@@ -117,9 +117,13 @@ class VLPSO(PersonalBestSwarm):
       search changes.
 
     Parallel runs: the gene ranking splits the genes across the ranks (``8 n_genes`` bytes
-    allgathered, once; ``8 n_classes n_genes`` for ``"welch-rr"``). Each rank moves and evaluates its own particles; every rank keeps
-    every pbest position (CLPSO learns from other particles' pbests), so the rows of the
-    pbests that improved in a round are allgathered (``8 n_genes`` bytes each). Lengths,
+    allgathered, once; ``8 n_classes n_genes`` for ``"welch-rr"``). The particles are dealt
+    to the ranks by their lengths (:meth:`expected_genes`; the longest first, each to the
+    least loaded rank), anew at each length change, the particles that change rank handed
+    over with their rows and generators. Each rank moves and evaluates its own particles;
+    every rank keeps every pbest position (CLPSO learns from other particles' pbests), so
+    the rows of the pbests that improved in a round are allgathered (``8 n_genes`` bytes
+    each). Lengths,
     ``Pc``, refresh counts and exemplars are computed identically on every rank from shared
     values and the exemplar streams. The local searches of a round are dealt evenly over
     the ranks, each drawing from its own stream, so they too give the serial result.
@@ -367,8 +371,8 @@ class VLPSO(PersonalBestSwarm):
         before = s.pbest_fitness.copy(), s.pbest_size.copy()
         super().evaluate_round()
         improved = np.flatnonzero((s.pbest_fitness != before[0]) | (s.pbest_size != before[1]))
-        mine = self.blocks.owned(improved)
-        rows = self.comm.allgatherv(s.pbest_position[mine], counts=self.blocks.counts(improved))
+        mine = self.ownership.owned(improved)
+        rows = self.ownership.allgather(self.comm, s.pbest_position[mine], improved)
         s.pbest_position[improved] = rows.reshape(improved.size, self.n_genes)
         s.pbest_mask[improved] = self.masks_of(s.pbest_position[improved])
         self.stalled += 1
@@ -396,7 +400,8 @@ class VLPSO(PersonalBestSwarm):
         self.stalled[particles] = 0
 
     def change_length(self):
-        """The length change round (Sec. III-C): new lengths, the swarm evaluated at them."""
+        """The length change round (Sec. III-C): new lengths, the particles dealt anew by them
+        (:meth:`~hpcswarm.swarm.engine.loop.SearchAlgorithm.redeal`), the swarm evaluated."""
         s, p = self.state, self.params
         n_divisions = p["n_divisions"]
         best = best_division(s.pbest_fitness, self.division, n_divisions)
@@ -420,10 +425,18 @@ class VLPSO(PersonalBestSwarm):
         self.n_changes += 1
         self.event("length_change", best_division=best, max_length=self.max_length)
         self.searching = False
+        self.redeal()
         self.refresh_masks(self.local)
         self.evaluate_round()
         self.stagnation = 0
         self.learn_afresh()
+
+    def expected_genes(self):
+        """Half of each particle's length: the particles select about the same share of
+        their genes (the ``normal`` initialisation half, Xue et al. 2014), so their costs
+        grow with their lengths, and the particles are dealt to the groups by them
+        (:class:`~hpcswarm.swarm.engine.deal.Deal`), anew at each length change."""
+        return np.maximum(self.lengths // 2, 1)
 
     def extra(self):
         return {**super().extra(), "ranking": self.order.tolist(),
