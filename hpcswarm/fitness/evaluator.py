@@ -18,14 +18,15 @@ the same on every rank (:class:`hpcswarm.swarm.engine.loop.SearchAlgorithm`).
 
 import numpy as np
 
-from hpcswarm.fitness.distances import (exact_sq_distances, flip_gram, flip_rows, flip_terms,
-                                        gram_bound_factor, gram_sq_distances)
+from hpcswarm.fitness.distances import (exact_sq_distances, flip_gram, flip_norms, flip_rows,
+                                        flip_terms, gram_bound_factor, gram_sq_distances)
 from hpcswarm.fitness.flip_kernel import (AVAILABLE as COMPILED_AVAILABLE, FlipScratch,
                                           flip_scores_1nn, single_precision_safe)
 from hpcswarm.fitness.folds import fold_ids, folds_from_ids, ids_from_folds
 from hpcswarm.fitness.genemajor import GeneMajor
 from hpcswarm.fitness.incremental import DistanceState, flip_drift, slack_bound, state_bytes
 from hpcswarm.fitness.knn import knn_predict, knn_predict_settled
+from hpcswarm.fitness.move_kernel import move_block_rows, moved
 from hpcswarm.fitness.multi_flips import block_size as tries_per_block
 from hpcswarm.fitness.multi_flips import multi_flip_distances
 from hpcswarm.fitness.rowblocks import ROW_BLOCK_BYTES, HeldOutRows
@@ -210,6 +211,7 @@ class KnnEvaluator:
                             if self.class_counts else ())
         self._sum = _own_sum if sum_counts is None else sum_counts
         self._scratch = FlipScratch()
+        self._move_buffer = None
         self._compiled_flips = None
         self.evaluations = 0
         self.incremental_evaluations = 0
@@ -313,16 +315,14 @@ class KnnEvaluator:
         (:func:`~hpcswarm.fitness.distances.flip_gram`), half the multiply-adds, within the
         same error bound.
         """
+        if apply and decide and self.use_compiled:
+            return self._moved(state, genes)
         rows = self._rows
         leaving = state.mask[genes]
         added, removed = self._data.take(genes[~leaving]), self._data.take(genes[leaving])
         left, right, delta_sq, magnitude = flip_terms(added, removed)
-        sq = state.sq + delta_sq
-        drift = flip_drift(state.drift, sq, magnitude, genes.size)
-        n_selected = state.n_selected + genes.size - 2 * int(np.count_nonzero(leaving))
-        mask = state.mask.copy()
-        mask[genes] = ~leaving
-        slack = slack_bound(sq, drift, n_selected)
+        mask, sq, drift, n_selected, slack = self._flipped(state, genes, leaving, delta_sq,
+                                                           magnitude)
         exact = self._exact(mask)
         scratch = np.empty((min(rows.block, rows.rows.size), self.n_samples))
         correct = rows.zeros()
@@ -345,6 +345,40 @@ class KnnEvaluator:
         if apply:
             state.mask, state.sq, state.drift, state.n_selected = mask, sq, drift, n_selected
         return correct
+
+    @staticmethod
+    def _flipped(state, genes, leaving, delta_sq, magnitude):
+        """``(mask, sq, drift, n_selected, slack)`` of ``state`` with ``genes`` flipped
+        (``leaving``: which of them leave), the drift bound of
+        :func:`~hpcswarm.fitness.incremental.flip_drift`."""
+        sq = state.sq + delta_sq
+        drift = flip_drift(state.drift, sq, magnitude, genes.size)
+        n_selected = state.n_selected + genes.size - 2 * int(np.count_nonzero(leaving))
+        mask = state.mask.copy()
+        mask[genes] = ~leaving
+        return mask, sq, drift, n_selected, slack_bound(sq, drift, n_selected)
+
+    def _moved(self, state, genes):
+        """This shard's correct counts of ``state.mask`` with ``genes`` flipped, ``state``
+        moved there: one compiled pass over ``state.dist2``
+        (:mod:`hpcswarm.fitness.move_kernel`) adds each block's change (one product of the
+        flipped genes, half of it where the rows are every sample) and decides each row
+        while it is in cache; the rows it leaves open are decided from exact distances."""
+        rows = self._rows
+        leaving = state.mask[genes]
+        values = self._data.take(genes)
+        delta_sq, magnitude = flip_norms(values[~leaving], values[leaving])
+        mask, sq, drift, n_selected, slack = self._flipped(state, genes, leaving, delta_sq,
+                                                           magnitude)
+        columns = np.ascontiguousarray(values.T)
+        if self._move_buffer is None:  # reused: fresh pages would cost their faults per move
+            self._move_buffer = np.empty(move_block_rows(self.n_samples) * self.n_samples)
+        correct = rows.zeros()
+        unsettled = moved(columns, columns * np.where(leaving, 2.0, -2.0), delta_sq,
+                          state.dist2, rows.rows, self.k, rows.codes, slack, rows.tally,
+                          correct, self._move_buffer)
+        state.mask, state.sq, state.drift, state.n_selected = mask, sq, drift, n_selected
+        return rows.refined(correct, state.dist2, 0, unsettled, slack, self._exact(mask))
 
     def score(self, mask):
         """Validation score of the genes in ``mask`` (full evaluation).
