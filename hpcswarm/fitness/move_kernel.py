@@ -168,17 +168,19 @@ def _moved_square(change, delta, dist2, start, k, codes, slack, widest, smallest
     for b in range(size):  # the rows of the block, from their diagonal on
         i = start + b
         d_i = delta[i]
-        row = dist2[i]
-        part = change[b]
-        low, column, next_low = np.inf, i, np.inf
-        for c in range(b, width):
-            value = row[start + c] + ((part[c] + delta[start + c]) + d_i)
-            row[start + c] = value
+        row = dist2[i, i:]
+        part = change[b, b:]
+        deltas = delta[i:]
+        low, column, next_low = np.inf, 0, np.inf
+        for c in range(row.size):
+            value = row[c] + ((part[c] + deltas[c]) + d_i)
+            row[c] = value
             if value < low:
                 next_low = low
-                low, column = value, start + c
+                low, column = value, c
             elif value < next_low:
                 next_low = value
+        column += i
         # merge with the columns before ``i`` (lower, so first on an equal value)
         if low < smallest[i]:
             second[i] = min(smallest[i], next_low)
