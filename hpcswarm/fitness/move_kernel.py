@@ -107,11 +107,25 @@ def _decide(row, i, r, k, slack, widest, codes, smallest, nearest, second, value
         counts[tally[i]] += 1
 
 
+def _added(row, part, deltas, d_i):
+    """``row += (part + deltas) + d_i`` element by element; the two smallest values of the
+    sum and the first column of the smallest."""
+    low, column, next_low = np.inf, row.size, np.inf
+    for j in range(row.size):
+        value = row[j] + ((part[j] + deltas[j]) + d_i)
+        row[j] = value
+        if value < low:
+            next_low = low
+            low, column = value, j
+        elif value < next_low:
+            next_low = value
+    return low, column, next_low
+
+
 def _moved_rows(change, delta, dist2, start, rows, k, codes, slack, widest, smallest,
                 nearest, second, unsettled, tally, counts):
     """Add ``change`` (the product part of the change of the rows ``start:`` of ``dist2``, as
     many as it has) to those rows and decide each of them."""
-    n = dist2.shape[1]
     values = np.empty(k)
     columns = np.empty(k, dtype=np.int64)
     votes = np.zeros(codes.max() + 1, dtype=np.int64)
@@ -120,17 +134,7 @@ def _moved_rows(change, delta, dist2, start, rows, k, codes, slack, widest, smal
         i = rows[r]
         d_i = delta[i]
         row = dist2[r]
-        part = change[b]
-        low, column, next_low = np.inf, n, np.inf
-        for j in range(n):
-            value = row[j] + ((part[j] + delta[j]) + d_i)
-            row[j] = value
-            if value < low:
-                next_low = low
-                low, column = value, j
-            elif value < next_low:
-                next_low = value
-        smallest[r], nearest[r], second[r] = low, column, next_low
+        smallest[r], nearest[r], second[r] = _added(row, change[b], delta, d_i)
         _decide(row, i, r, k, slack, widest, codes, smallest, nearest, second, values,
                 columns, votes, unsettled, tally, counts)
 
@@ -167,19 +171,7 @@ def _moved_square(change, delta, dist2, start, k, codes, slack, widest, smallest
             smallest[j], nearest[j], second[j] = low, column, next_low
     for b in range(size):  # the rows of the block, from their diagonal on
         i = start + b
-        d_i = delta[i]
-        row = dist2[i, i:]
-        part = change[b, b:]
-        deltas = delta[i:]
-        low, column, next_low = np.inf, 0, np.inf
-        for c in range(row.size):
-            value = row[c] + ((part[c] + deltas[c]) + d_i)
-            row[c] = value
-            if value < low:
-                next_low = low
-                low, column = value, c
-            elif value < next_low:
-                next_low = value
+        low, column, next_low = _added(dist2[i, i:], change[b, b:], delta[i:], delta[i])
         column += i
         # merge with the columns before ``i`` (lower, so first on an equal value)
         if low < smallest[i]:
@@ -196,8 +188,9 @@ def _moved_square(change, delta, dist2, start, k, codes, slack, widest, smallest
 
 
 _decide_kernel = Kernel(_decide, inline="always")
-_rows_kernel = Kernel(_moved_rows, calls={"_decide": _decide_kernel})
-_square_kernel = Kernel(_moved_square, calls={"_decide": _decide_kernel})
+_added_kernel = Kernel(_added, inline="always")
+_rows_kernel = Kernel(_moved_rows, calls={"_decide": _decide_kernel, "_added": _added_kernel})
+_square_kernel = Kernel(_moved_square, calls={"_decide": _decide_kernel, "_added": _added_kernel})
 
 
 def moved(columns, signed, delta, dist2, rows, k, codes, slack, tally, counts, buffer):
