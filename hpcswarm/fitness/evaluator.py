@@ -309,9 +309,10 @@ class KnnEvaluator:
         small buffer and decided there (:meth:`HeldOutRows.updated_block`); with ``apply``
         the sum is made in the cached block itself and decided there, and ``state`` moves to
         the flipped subset; with ``apply`` and not ``decide`` the change is added in place
-        and nothing is decided (zero counts are returned). A move decided
-        and applied where one block holds every sample's rows (``score_move`` at the papers'
-        sizes) makes its change from two symmetric products
+        and nothing is decided (zero counts are returned). A move decided and applied
+        (``score_move``) is one compiled pass where numba is there (:meth:`_moved`); by this
+        numpy path, where one block holds every sample's rows (the papers' sizes), it makes
+        its change from two symmetric products
         (:func:`~hpcswarm.fitness.distances.flip_gram`), half the multiply-adds, within the
         same error bound.
         """

@@ -21,8 +21,9 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 MOVE_OVERHEAD_GENES = 8
-"""The passes of a move over the cached distances (the flip terms, the sum, its write back),
-in genes of a full product: a move of F genes costs about as much as a product of
+"""The pass of a move over the cached distances (adding the change, deciding each row,
+:mod:`hpcswarm.fitness.move_kernel`) beyond what a full product's own pass costs, in genes
+of a full product: a move of F genes costs about as much as a product of
 ``F + MOVE_OVERHEAD_GENES`` genes."""
 
 REFRESH_FLIPS = 8
