@@ -14,8 +14,10 @@ import pytest
 from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_limits
 
-from hpcswarm.fitness import KnnEvaluator, move_kernel
+from hpcswarm.fitness import (KnnEvaluator, SubsetFitness, make_objective, make_scorer,
+                              move_kernel)
 from hpcswarm.fitness.distances import exact_sq_distances
+from hpcswarm.fitness.moves import ParticleStates
 from engine_probes import counting_decide, tie_prone_datasets
 
 pytestmark = pytest.mark.skipif(not move_kernel.AVAILABLE, reason="numba is not installed")
@@ -174,3 +176,21 @@ def test_the_numpy_path_stays_the_reference(monkeypatch):
     mask[genes] = ~mask[genes]
     assert plain.score_move(state, genes) == full.score(mask)
     assert not called
+
+
+@pytest.mark.parametrize("device, settings", [("cpu", {}), ("gpu", {"array_module": "numpy"})])
+def test_a_rebuilt_state_takes_over_the_old_one_s_memory(device, settings):
+    """A particle that moved far is scored by a full product written over its old state's
+    distances (fresh pages cost more than the product's pass), the same bits as a new state."""
+    X, y = list(tie_prone_datasets(9, 47, 80))[0][1:]
+    scorer = make_scorer(X, y, cv=5, device=device, **settings)
+    fitness = SubsetFitness(scorer, make_objective("accuracy", 0.9))
+    states = ParticleStates(fitness, 1)
+    mask = np.random.default_rng(1).random(80) < 0.5
+    states.values([0], mask[None])
+    memory = states._entries[0].state.dist2
+    value = states.values([0], ~mask[None])
+    rebuilt = states._entries[0].state
+    assert states.counts.rebuilt == 2 and rebuilt.dist2 is memory
+    assert np.array_equal(rebuilt.dist2, scorer.new_state(~mask).dist2)
+    np.testing.assert_array_equal(value, fitness.many(~mask[None]))

@@ -267,10 +267,12 @@ class KnnEvaluator:
 
         return exact
 
-    def _full(self, mask, keep=False, decide=True):
+    def _full(self, mask, keep=False, decide=True, into=None):
         """This shard's correct counts over the genes of ``mask`` (one product per row block).
 
-        With ``keep`` the distances are written into a new state, returned second. When one
+        With ``keep`` the distances are written into a new state, returned second (into the
+        distance matrix of the state ``into`` where given: its memory is taken over, every
+        row overwritten; fresh pages cost more than the product's own pass). When one
         block holds every sample (the papers' sizes, unsharded leave-one-out or n-fold), its
         product is the whole Gram matrix (a BLAS ``syrk``) and the squared norms are its
         diagonal, as :func:`~hpcswarm.fitness.distances.gram_sq_distances` takes them;
@@ -280,8 +282,9 @@ class KnnEvaluator:
         genes = np.flatnonzero(mask)
         values = self._data.take(genes)
         blocks = rows.blocks()
-        dist2 = np.empty((rows.rows.size if keep else min(rows.block, rows.rows.size),
-                          self.n_samples))
+        dist2 = (into.dist2 if keep and into is not None else
+                 np.empty((rows.rows.size if keep else min(rows.block, rows.rows.size),
+                           self.n_samples)))
         whole = len(blocks) == 1 and rows.rows.size == self.n_samples
         if whole:
             np.matmul(values.T, values, out=dist2)
@@ -483,13 +486,14 @@ class KnnEvaluator:
         self.incremental_evaluations += 1
         return score
 
-    def score_new_state(self, mask):
+    def score_new_state(self, mask, reuse=None):
         """Score of the non-empty ``mask`` and a new cached state of it, from one product
-        (``score`` and ``new_state`` at once)."""
+        (``score`` and ``new_state`` at once); ``reuse``, a state of this scorer that is no
+        longer needed, lends its distance matrix (overwritten; do not use it after)."""
         mask = _check_mask(mask, self.n_genes)
         if not mask.any():
             raise ValueError("score_new_state: the empty subset has no state")
-        correct, state = self._full(mask, keep=True)
+        correct, state = self._full(mask, keep=True, into=reuse)
         self.evaluations += 1
         return self._score(correct), state
 
