@@ -84,13 +84,28 @@ def flip_terms(added_rows, removed_rows):
         errs by ``gamma_{F+2}`` times that, and ``d`` itself by ``gamma_F magnitude``,
         together under ``(3 F + 5) u (magnitude[i] + magnitude[j])``.
     """
-    sq_added = np.einsum("gi,gi->i", added_rows, added_rows)
-    sq_removed = np.einsum("gi,gi->i", removed_rows, removed_rows)
-    delta_sq = sq_added - sq_removed
+    delta_sq, magnitude = flip_norms(added_rows, removed_rows)
     ones = np.ones_like(delta_sq)
     left = np.concatenate([added_rows, removed_rows, delta_sq[None], ones[None]])
     right = np.concatenate([-2.0 * added_rows, 2.0 * removed_rows, ones[None], delta_sq[None]])
-    return left, right, delta_sq, sq_added + sq_removed
+    return left, right, delta_sq, magnitude
+
+
+def flip_norms(added_rows, removed_rows):
+    """The change of every sample's squared norm when genes enter and leave, and its squared
+    norm over all the flipped genes (the ``delta_sq`` and ``magnitude`` of :func:`flip_terms`).
+
+    Parameters
+    ----------
+    added_rows, removed_rows : ndarray of shape (n_added, n_samples), (n_removed, n_samples)
+
+    Returns
+    -------
+    delta_sq, magnitude : ndarray of shape (n_samples,)
+    """
+    sq_added = np.einsum("gi,gi->i", added_rows, added_rows)
+    sq_removed = np.einsum("gi,gi->i", removed_rows, removed_rows)
+    return sq_added - sq_removed, sq_added + sq_removed
 
 
 def flip_rows(left, right, rows, out):

@@ -18,14 +18,15 @@ the same on every rank (:class:`hpcswarm.swarm.engine.loop.SearchAlgorithm`).
 
 import numpy as np
 
-from hpcswarm.fitness.distances import (exact_sq_distances, flip_gram, flip_rows, flip_terms,
-                                        gram_bound_factor, gram_sq_distances)
+from hpcswarm.fitness.distances import (exact_sq_distances, flip_gram, flip_norms, flip_rows,
+                                        flip_terms, gram_bound_factor, gram_sq_distances)
 from hpcswarm.fitness.flip_kernel import (AVAILABLE as COMPILED_AVAILABLE, FlipScratch,
                                           flip_scores_1nn, single_precision_safe)
 from hpcswarm.fitness.folds import fold_ids, folds_from_ids, ids_from_folds
 from hpcswarm.fitness.genemajor import GeneMajor
 from hpcswarm.fitness.incremental import DistanceState, flip_drift, slack_bound, state_bytes
 from hpcswarm.fitness.knn import knn_predict, knn_predict_settled
+from hpcswarm.fitness.move_kernel import move_block_rows, moved
 from hpcswarm.fitness.multi_flips import block_size as tries_per_block
 from hpcswarm.fitness.multi_flips import multi_flip_distances
 from hpcswarm.fitness.rowblocks import ROW_BLOCK_BYTES, HeldOutRows
@@ -210,6 +211,7 @@ class KnnEvaluator:
                             if self.class_counts else ())
         self._sum = _own_sum if sum_counts is None else sum_counts
         self._scratch = FlipScratch()
+        self._move_buffer = None
         self._compiled_flips = None
         self.evaluations = 0
         self.incremental_evaluations = 0
@@ -265,10 +267,12 @@ class KnnEvaluator:
 
         return exact
 
-    def _full(self, mask, keep=False, decide=True):
+    def _full(self, mask, keep=False, decide=True, into=None):
         """This shard's correct counts over the genes of ``mask`` (one product per row block).
 
-        With ``keep`` the distances are written into a new state, returned second. When one
+        With ``keep`` the distances are written into a new state, returned second (into the
+        distance matrix of the state ``into`` where given: its memory is taken over, every
+        row overwritten; fresh pages cost more than the product's own pass). When one
         block holds every sample (the papers' sizes, unsharded leave-one-out or n-fold), its
         product is the whole Gram matrix (a BLAS ``syrk``) and the squared norms are its
         diagonal, as :func:`~hpcswarm.fitness.distances.gram_sq_distances` takes them;
@@ -278,8 +282,9 @@ class KnnEvaluator:
         genes = np.flatnonzero(mask)
         values = self._data.take(genes)
         blocks = rows.blocks()
-        dist2 = np.empty((rows.rows.size if keep else min(rows.block, rows.rows.size),
-                          self.n_samples))
+        dist2 = (into.dist2 if keep and into is not None else
+                 np.empty((rows.rows.size if keep else min(rows.block, rows.rows.size),
+                           self.n_samples)))
         whole = len(blocks) == 1 and rows.rows.size == self.n_samples
         if whole:
             np.matmul(values.T, values, out=dist2)
@@ -307,22 +312,21 @@ class KnnEvaluator:
         small buffer and decided there (:meth:`HeldOutRows.updated_block`); with ``apply``
         the sum is made in the cached block itself and decided there, and ``state`` moves to
         the flipped subset; with ``apply`` and not ``decide`` the change is added in place
-        and nothing is decided (zero counts are returned). A move decided
-        and applied where one block holds every sample's rows (``score_move`` at the papers'
-        sizes) makes its change from two symmetric products
+        and nothing is decided (zero counts are returned). A move decided and applied
+        (``score_move``) is one compiled pass where numba is there (:meth:`_moved`); by this
+        numpy path, where one block holds every sample's rows (the papers' sizes), it makes
+        its change from two symmetric products
         (:func:`~hpcswarm.fitness.distances.flip_gram`), half the multiply-adds, within the
         same error bound.
         """
+        if apply and decide and self.use_compiled:
+            return self._moved(state, genes)
         rows = self._rows
         leaving = state.mask[genes]
         added, removed = self._data.take(genes[~leaving]), self._data.take(genes[leaving])
         left, right, delta_sq, magnitude = flip_terms(added, removed)
-        sq = state.sq + delta_sq
-        drift = flip_drift(state.drift, sq, magnitude, genes.size)
-        n_selected = state.n_selected + genes.size - 2 * int(np.count_nonzero(leaving))
-        mask = state.mask.copy()
-        mask[genes] = ~leaving
-        slack = slack_bound(sq, drift, n_selected)
+        mask, sq, drift, n_selected, slack = self._flipped(state, genes, leaving, delta_sq,
+                                                           magnitude)
         exact = self._exact(mask)
         scratch = np.empty((min(rows.block, rows.rows.size), self.n_samples))
         correct = rows.zeros()
@@ -345,6 +349,40 @@ class KnnEvaluator:
         if apply:
             state.mask, state.sq, state.drift, state.n_selected = mask, sq, drift, n_selected
         return correct
+
+    @staticmethod
+    def _flipped(state, genes, leaving, delta_sq, magnitude):
+        """``(mask, sq, drift, n_selected, slack)`` of ``state`` with ``genes`` flipped
+        (``leaving``: which of them leave), the drift bound of
+        :func:`~hpcswarm.fitness.incremental.flip_drift`."""
+        sq = state.sq + delta_sq
+        drift = flip_drift(state.drift, sq, magnitude, genes.size)
+        n_selected = state.n_selected + genes.size - 2 * int(np.count_nonzero(leaving))
+        mask = state.mask.copy()
+        mask[genes] = ~leaving
+        return mask, sq, drift, n_selected, slack_bound(sq, drift, n_selected)
+
+    def _moved(self, state, genes):
+        """This shard's correct counts of ``state.mask`` with ``genes`` flipped, ``state``
+        moved there: one compiled pass over ``state.dist2``
+        (:mod:`hpcswarm.fitness.move_kernel`) adds each block's change (one product of the
+        flipped genes, half of it where the rows are every sample) and decides each row
+        while it is in cache; the rows it leaves open are decided from exact distances."""
+        rows = self._rows
+        leaving = state.mask[genes]
+        values = self._data.take(genes)
+        delta_sq, magnitude = flip_norms(values[~leaving], values[leaving])
+        mask, sq, drift, n_selected, slack = self._flipped(state, genes, leaving, delta_sq,
+                                                           magnitude)
+        columns = np.ascontiguousarray(values.T)
+        if self._move_buffer is None:  # reused: fresh pages would cost their faults per move
+            self._move_buffer = np.empty(move_block_rows(self.n_samples) * self.n_samples)
+        correct = rows.zeros()
+        unsettled = moved(columns, columns * np.where(leaving, 2.0, -2.0), delta_sq,
+                          state.dist2, rows.rows, self.k, rows.codes, slack, rows.tally,
+                          correct, self._move_buffer)
+        state.mask, state.sq, state.drift, state.n_selected = mask, sq, drift, n_selected
+        return rows.refined(correct, state.dist2, 0, unsettled, slack, self._exact(mask))
 
     def score(self, mask):
         """Validation score of the genes in ``mask`` (full evaluation).
@@ -448,13 +486,14 @@ class KnnEvaluator:
         self.incremental_evaluations += 1
         return score
 
-    def score_new_state(self, mask):
+    def score_new_state(self, mask, reuse=None):
         """Score of the non-empty ``mask`` and a new cached state of it, from one product
-        (``score`` and ``new_state`` at once)."""
+        (``score`` and ``new_state`` at once); ``reuse``, a state of this scorer that is no
+        longer needed, lends its distance matrix (overwritten; do not use it after)."""
         mask = _check_mask(mask, self.n_genes)
         if not mask.any():
             raise ValueError("score_new_state: the empty subset has no state")
-        correct, state = self._full(mask, keep=True)
+        correct, state = self._full(mask, keep=True, into=reuse)
         self.evaluations += 1
         return self._score(correct), state
 

@@ -248,15 +248,17 @@ class DeviceScorer(KnnEvaluator):
                                              exact[b])
         return correct
 
-    def _full(self, mask, keep=False, decide=True):
+    def _full(self, mask, keep=False, decide=True, into=None):
         """This shard's correct counts over the genes of ``mask`` (one product per row block);
-        with ``keep`` a new state of the distances, returned second."""
+        with ``keep`` a new state of the distances, returned second (in the distance matrix
+        of the state ``into`` where given, every row overwritten)."""
         xp = self.xp
         genes = np.flatnonzero(mask)
         values = self._gathered(genes)
         sq = (values * values).sum(axis=0)
         slack = full_slack(sq, genes.size)
-        dist2 = xp.empty((self._rows.rows.size, self.n_samples)) if keep else None
+        dist2 = (into.dist2 if keep and into is not None
+                 else xp.empty((self._rows.rows.size, self.n_samples)) if keep else None)
         correct = self._rows.zeros()
         for start, stop in self._row_blocks():
             block = gram_distances(xp, values, sq, self._row_samples[start:stop])

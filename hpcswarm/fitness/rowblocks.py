@@ -201,7 +201,7 @@ class HeldOutRows:
             counts = self.zeros()
             gram_rows_1nn(out, self.rows[start:stop], sq, self.fold, self.codes, slack,
                           slack.max(), decide, unsettled, self.tally, counts)
-            return self._refined(counts, out, start, unsettled, slack, exact)
+            return self.refined(counts, out, start, unsettled, slack, exact)
         out *= -2.0
         out += sq[None, :]
         out += sq[self.columns(start, stop), None]
@@ -216,11 +216,11 @@ class HeldOutRows:
             counts = self.zeros()
             updated_rows_1nn(block, cached, self.rows[start:stop], self.codes, slack,
                              slack.max(), unsettled, self.tally, counts)
-            return self._refined(counts, block, start, unsettled, slack, exact)
+            return self.refined(counts, block, start, unsettled, slack, exact)
         block += cached
         return self.correct(block, start, stop, slack, exact)
 
-    def _refined(self, counts, block, start, unsettled, slack, exact):
+    def refined(self, counts, block, start, unsettled, slack, exact):
         """``counts`` (the compiled scan's) plus, in place, the correct counts of the rows
         the scan left open, decided exactly."""
         for r in np.flatnonzero(unsettled):

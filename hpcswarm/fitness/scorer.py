@@ -80,8 +80,9 @@ class Scorer(Protocol):
     def apply_flip(self, state, genes):
         """Move ``state`` (in place) to its mask with ``genes`` flipped."""
 
-    def score_new_state(self, mask):
-        """``(score(mask), new_state(mask))`` from one product; ``mask`` non-empty."""
+    def score_new_state(self, mask, reuse=None):
+        """``(score(mask), new_state(mask))`` from one product; ``mask`` non-empty; the new
+        state may take over the memory of ``reuse``, a state no longer needed."""
 
     def score_move(self, state, genes):
         """Score of ``state.mask`` with ``genes`` flipped, ``state`` moved there in the same

@@ -52,10 +52,10 @@ class SubsetFitness:
         """Cached distance state of ``mask`` (see ``Scorer.new_state``)."""
         return self.scorer.new_state(mask)
 
-    def scored_state(self, mask):
+    def scored_state(self, mask, reuse=None):
         """Fitness of the non-empty ``mask`` and a new cached state of it (one product, see
-        ``Scorer.score_new_state``)."""
-        score, state = self.scorer.score_new_state(mask)
+        ``Scorer.score_new_state``; in the memory of the state ``reuse`` where given)."""
+        score, state = self.scorer.score_new_state(mask, reuse)
         return self._value(score, state.n_selected), state
 
     def move(self, state, genes):
