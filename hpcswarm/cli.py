@@ -181,11 +181,16 @@ def _print0(*lines):
 
 def _notes0(dataset):
     """The dataset's notes (how it was opened) on stderr, by world rank 0."""
+    for line in dataset.notes:
+        _note0(line)
+
+
+def _note0(line):
+    """One note on stderr, by world rank 0."""
     from hpcswarm.comm import world_rank
 
     if world_rank() == 0:
-        for line in dataset.notes:
-            print(f"hpcswarm: note: {line}", file=sys.stderr, flush=True)
+        print(f"hpcswarm: note: {line}", file=sys.stderr, flush=True)
 
 
 def _on_rank0(action, comm=None):
@@ -534,8 +539,8 @@ def _add_run(p):
                    help="no progress lines on stderr (OUTPUT.progress.jsonl is still written)")
     p.add_argument("--dry-run", action="store_true", dest="dry_run",
                    help="with --data and --algorithm: print the plan (the grid of particle "
-                   "groups x sample shards, the memory and particle states of each rank) and "
-                   "exit without searching")
+                   "groups x sample shards, the memory and particle states of each rank, "
+                   "for VLPSO the time the cost model expects) and exit without searching")
     p.add_argument("--memory-limit", type=_float, metavar="GB", dest="memory_limit",
                    help="memory of a node in GB for the pre-flight check (default: detected "
                    "physical memory or cgroup limit); the run is refused when its estimate "
@@ -603,11 +608,14 @@ def _run_one_search(args, comm):
     dataset = load_dataset(args.data, comm)  # every rank memory-maps the same file
     _notes0(dataset)
     check_search_memory(spec, dataset.n_samples, dataset.n_genes, comm, args.memory_limit)
-    if args.dry_run:
-        from hpcswarm.run.dry_run import plan_lines
+    if args.dry_run or not args.quiet:
+        from hpcswarm.run.dry_run import plan_lines, plan_note, search_plan
 
-        _print0(*plan_lines(spec, dataset.n_samples, dataset.n_genes, comm, args.memory_limit))
-        return
+        plan = search_plan(spec, dataset.n_samples, dataset.n_genes, comm, args.memory_limit)
+        if args.dry_run:
+            _print0(*plan_lines(plan))
+            return
+        _note0(plan_note(plan))
     # one task: all ranks of the world run this one swarm, each its block of particles, read
     # from the file's gene-major matrix (no private copy), or from the gene-major copy the
     # method's preprocessing made of it (value steps: the same genes)
