@@ -21,18 +21,23 @@ seconds (the slowest rank's), multiply-adds of the products, the genes flipped s
 particle's previous subset over the genes scored, the subsets scored from a state or
 repeated (cache hits), the full products and the largest states a rank held.
 
-Then the cost model (:mod:`hpcswarm.run.cost_model`): its constants are fitted to the
-rounds (:func:`fit_constants`), it predicts every search measured (its sizes, rounds,
-length changes, states and the deal of the particles to the groups as measured) beside the
-measured seconds, within 30 % or not, and, with its times scaled to an idle core by the
-CPU over wall-clock seconds of a GEMM timed before and after every size in this run, gives
-the paper-size tables of ``docs/large-cohorts.md``: one search and the default signature at
-10,000 x 20,000 on 64 to 1,024 ranks. The last line is one JSON object holding every figure.
+Then one search of ``--flips-particles`` particles and ``--flips-rounds`` rounds at
+``--flips-size`` (VLPSO's own length change) gives the genes its moves flip, round by
+round, and the cost model (:mod:`hpcswarm.run.cost_model`) is fitted (:func:`fit_constants`)
+with its times scaled to an idle core: the bare products and the SU ranking by the CPU over
+wall-clock seconds of GEMMs timed before every size and at the end (the other rank
+asleep, as during the 1-rank searches), each round by its search's CPU over wall-clock
+seconds. It predicts every search measured (its sizes, rounds, length changes, states,
+flips and the deal of the particles to the groups as measured, on the share of a core its
+ranks had) beside the measured seconds, within 30 % or not, and gives the paper-size
+tables of ``docs/large-cohorts.md``: one search and the default signature at 10,000 x
+20,000 on 64 to 1,024 ranks, with VLPSO's defaults and with ``preprocess = none``. The last
+line is one JSON object holding every figure.
 
 Run: ``mpiexec -n 2 python benchmarks/bench_vlpso.py [--sizes 500x2000 2000x5000]
-[--particles 24] [--rounds 14] [--change-after 4] [--folder DIR]`` (one rank: the 1-rank
-figures only; ``--model-from FILE`` prints the model again from an earlier run's JSON
-line). ``--gpu`` instead measures seconds per iteration on the GPU beside one core
+[--particles 24] [--rounds 14] [--change-after 4] [--quick] [--folder DIR]`` (one rank: the
+1-rank figures only; ``--model-from FILE`` prints the model again from an earlier run's
+JSON line). ``--gpu`` instead measures seconds per iteration on the GPU beside one core
 (:func:`gpu_iterations`, run by ``benchmarks/gpu_check.sh``).
 """
 
@@ -55,9 +60,8 @@ from hpcswarm.data import Dataset, open_dataset, write_dataset
 from hpcswarm.fitness import GeneMajor, KnnEvaluator, SubsetFitness
 from hpcswarm.fitness.gpu import ARRAY_MODULE_VARIABLE, gpu_array_module
 from hpcswarm.fitness.moves import ParticleStates
-from hpcswarm.fitness.rowblocks import row_block_size
 from hpcswarm.run.cost_model import (DIVISIONS, CostConstants, best_search, search_cost,
-                                     signature_cost)
+                                     signature_cost, whole_gram)
 from hpcswarm.selection.methods import algorithm_params
 from hpcswarm.selection.search import run_search
 from hpcswarm.selection.spec import SearchSpec
@@ -133,13 +137,17 @@ def swarm_params(particles, rounds, change_after):
 
 def search(data, y, comm, n_shards, cache_memory, params):
     """One search of ``params`` on ``comm``: ``(result, per round: the slowest rank's
-    seconds and every rank's counts of that round)``."""
+    seconds and every rank's counts of that round, the least share of a core a rank had)``
+    (a rank's CPU over wall-clock seconds: other jobs on the machine lower it)."""
     Recorded.made.clear()
     snapshots = []
     hooks = SearchHooks(progress=lambda row: snapshots.append(Recorded.made[-1].snapshot()))
     comm.barrier()
+    wall, cpu = time.perf_counter(), time.process_time()
     result = run_search(data, y, "vlpso", params, seed=1, comm=comm, sample_shards=n_shards,
                         cache_memory=cache_memory, hooks=hooks)
+    share = (time.process_time() - cpu) / (time.perf_counter() - wall)
+    share = -float(comm.allreduce_max(np.array([-share]))[0])
     seconds = np.diff([0.0] + [row["seconds"] for row in result.history])
     seconds = comm.allreduce_max(np.asarray(seconds, dtype=float))
     every = comm.gather(snapshots)
@@ -156,7 +164,7 @@ def search(data, y, comm, n_shards, cache_memory, params):
                               for key, value in now.items()})
             rounds.append({"round": index, "seconds": float(second),
                            "mean_size": result.history[index]["mean_size"], "ranks": ranks})
-    return result, rounds
+    return result, rounds, min(1.0, share)
 
 
 def su_seconds(data, codes, comm):
@@ -180,11 +188,11 @@ def gemm_seconds(size=1000, repeats=3):
 
 def bare_gemms(data, masks, n_repeats):
     """Seconds per multiply-add of the bare products of ``masks``' subsets (the held-out rows
-    by every sample over the subset's genes, counted as written; where one rank makes the
-    whole Gram matrix, n up to 1,048, the symmetric product, a BLAS ``syrk``, which takes
-    about as long), the best of ``n_repeats`` each."""
+    by every sample over the subset's genes; where one rank makes the whole Gram matrix, n
+    up to 1,048, the symmetric product, a BLAS ``syrk`` of half the multiply-adds), the
+    best of ``n_repeats`` each."""
     n = data.n_samples
-    whole = row_block_size(n) >= n
+    whole = whole_gram(n, 1)
     seconds, madds = 0.0, 0.0
     for mask in masks:
         values = data.take(np.flatnonzero(mask))
@@ -196,7 +204,7 @@ def bare_gemms(data, masks, n_repeats):
             np.matmul(left, values, out=product)
             best = min(best, time.perf_counter() - started)
         seconds += best
-        madds += n * n * values.shape[0]
+        madds += n * n * values.shape[0] * (0.5 if whole else 1.0)
     return seconds / madds
 
 
@@ -225,16 +233,17 @@ def measure(path, comm, solo, args):
         for path_name, budget in PATHS.items():
             on = solo if name == "1 rank" else comm
             if on is not None and (name != "1 rank" or comm.rank == 0):
-                result, rounds = search(data, y, on, n_shards, budget,
-                                        swarm_params(args.particles, args.rounds,
-                                                     args.change_after))
+                result, rounds, share = search(data, y, on, n_shards, budget,
+                                               swarm_params(args.particles, args.rounds,
+                                                            args.change_after))
                 found = comparable(result)
                 reference = reference or found
                 same = same and found == reference
                 if comm.rank == 0:
                     figures["runs"][f"{name}, {path_name}"] = {
                         "groups": on.size // n_shards, "shards": n_shards, "path": path_name,
-                        "seconds": result.history[-1]["seconds"], "rounds": rounds}
+                        "seconds": result.history[-1]["seconds"], "core_share": share,
+                        "rounds": rounds}
                     say(f"  {data.n_samples} x {data.n_genes} {name}, {path_name}: "
                         f"{result.history[-1]['seconds']:.2f} s", flush=True)
             wait_for(comm)
@@ -272,9 +281,9 @@ shortest division's length (what planted data with the signal in the first genes
 
 def pairs_of(run, n):
     """Held-out rows of a rank times samples, and the multiply-adds per gene of a product
-    (as written: a symmetric product takes as long as the general one)."""
+    (half of them for a whole Gram matrix, a symmetric product)."""
     rows = -(-n // run["shards"])
-    return rows * n, rows * n
+    return rows * n, rows * n * (0.5 if whole_gram(n, run["shards"]) else 1.0)
 
 
 def round_terms(rank, pairs, per_gene):
@@ -324,15 +333,19 @@ def fit_flips(rounds, constants):
     return replace(constants, **found)
 
 
-def fit_constants(rows, flips):
-    """The model's constants from the measured rounds (see :mod:`hpcswarm.run.cost_model`).
+def fit_constants(rows, flips, scale):
+    """The model's constants, of an idle core, from the measured rounds (see
+    :mod:`hpcswarm.run.cost_model`).
 
-    ``multiply_add``: the bare products' (their mean over sizes); ``pair``, ``move_pair``
-    and ``host``: non-negative least squares of the relative errors over every round after
-    the first of the 1-rank runs of both paths, beyond their multiply-adds; the flips of
-    the moves from the rounds ``flips`` (:func:`fit_flips`); ``su_gene`` and ``su``: least
-    squares of the relative errors of the SU ranking over the sizes."""
-    multiply_add = float(np.mean([r["gemm_per_madd"] for r in rows]))
+    ``multiply_add``: the bare products' (their mean over sizes) times ``scale``, the CPU
+    over wall-clock seconds of the GEMMs timed beside them; ``pair``, ``move_pair`` and
+    ``host``: non-negative least squares of the relative errors over every round after the
+    first of the 1-rank runs of both paths, beyond their multiply-adds, each round's
+    seconds times the share of a core its run had (its CPU over wall-clock seconds); the
+    flips of the moves from the rounds ``flips`` (:func:`fit_flips`); ``su_gene`` and
+    ``su``: least squares of the relative errors of the SU ranking over the sizes, times
+    ``scale``."""
+    multiply_add = scale * float(np.mean([r["gemm_per_madd"] for r in rows]))
     design, target = [], []
     for r in rows:
         n, d = r["n_samples"], r["n_genes"]
@@ -340,11 +353,12 @@ def fit_constants(rows, flips):
             run = r["runs"][key]
             pairs, per_gene = pairs_of(run, n)
             for row in run["rounds"][1:]:
+                seconds = row["seconds"] * run["core_share"]
                 madds, full, move, scored = round_terms(row["ranks"][0], pairs, per_gene)
-                design.append(np.array([full, move, scored * d]) / row["seconds"])
-                target.append(1.0 - multiply_add * madds / row["seconds"])
+                design.append(np.array([full, move, scored * d]) / seconds)
+                target.append(1.0 - multiply_add * madds / seconds)
     (pair, move_pair, host), _ = nnls(np.array(design), np.array(target))
-    su_measured = np.array([r["su_s"] for r in rows])
+    su_measured = scale * np.array([r["su_s"] for r in rows])
     su_design = np.array([[r["n_genes"], r["n_genes"] * r["n_samples"] * np.log2(r["n_samples"])]
                           for r in rows]) / su_measured[:, None]
     (su_gene, su), *_ = np.linalg.lstsq(su_design, np.ones(len(rows)), rcond=None)
@@ -372,7 +386,7 @@ def observed_deal(run):
 def predicted(r, key, c):
     """The model's seconds of ``r``'s run ``key`` after its first round: its sizes, rounds,
     length changes (to the mean length measured), states held, deal and genes flipped as
-    measured."""
+    measured, on the share of a core its ranks had (the constants are a whole core's)."""
     run = {**r["runs"][key], "particles": r["particles"]}
     n, d = r["n_samples"], r["n_genes"]
     rounds = run["rounds"]
@@ -388,7 +402,7 @@ def predicted(r, key, c):
                                                            / lengths.mean())),
                        deal=observed_deal(run),
                        states=max(rank["held"] for row in rounds for rank in row["ranks"]))
-    return sum(cost.round_seconds[1:])
+    return sum(cost.round_seconds[1:]) / run["core_share"]
 
 
 def run_totals(run, n):
@@ -495,23 +509,15 @@ def _fits(cost):
 
 def print_model(rows, scale, flips):
     """The constants, the checks and the paper-size tables; the found figures."""
-    c = fit_constants(rows, flips["rounds"])
-    idle = c.scaled(scale)
-    print(f"fitted (this run): multiply-add {c.multiply_add:.3e} s, pair {c.pair:.3e} s, "
-          f"move pair {c.move_pair:.3e} s, host {c.host:.3e} s per particle and gene, SU "
-          f"{c.su_gene:.3e} s per gene + {c.su:.3e} s per gene and n log2 n; flipped: "
-          f"{c.flipped_first:.3f} in the first move, {c.flipped_second:.3f} (k / 2)^-"
-          f"{c.flipped_decay:.2f} in the k-th, {c.flipped_after_change:.3f} after a length "
-          f"change")
-    print(f"an idle core: times x {scale:.3f} (CPU over wall-clock seconds of the GEMMs "
-          f"timed in this run): CostConstants(multiply_add={idle.multiply_add:.3g}, "
-          f"pair={idle.pair:.3g}, move_pair={idle.move_pair:.3g}, host={idle.host:.3g}, "
-          f"su_gene={idle.su_gene:.3g}, su={idle.su:.3g}, flipped_first="
-          f"{idle.flipped_first:.3g}, flipped_second={idle.flipped_second:.3g}, "
-          f"flipped_decay={idle.flipped_decay:.3g}, flipped_after_change="
-          f"{idle.flipped_after_change:.3g})")
-    print("per search (the rounds after the first): n x d | run | s measured / predicted "
-          "(error) | Gmadd | flipped | hits | full products | states MB")
+    c = fit_constants(rows, flips["rounds"], scale)
+    print(f"constants of an idle core (the GEMMs timed in this run had {scale:.3f} of a core, "
+          f"each search the share of a core printed): CostConstants(multiply_add="
+          f"{c.multiply_add:.3g}, pair={c.pair:.3g}, move_pair={c.move_pair:.3g}, host="
+          f"{c.host:.3g}, su_gene={c.su_gene:.3g}, su={c.su:.3g}, flipped_first="
+          f"{c.flipped_first:.3g}, flipped_second={c.flipped_second:.3g}, flipped_decay="
+          f"{c.flipped_decay:.3g}, flipped_after_change={c.flipped_after_change:.3g})")
+    print("per search (the rounds after the first): n x d | run | share of a core | s "
+          "measured / predicted (error) | Gmadd | flipped | hits | full products | states MB")
     checks = []
     for r in rows:
         for key, run in r["runs"].items():
@@ -520,14 +526,15 @@ def print_model(rows, scale, flips):
             error = (model_s - totals["seconds"]) / totals["seconds"]
             checks.append((r["n_samples"], r["n_genes"], key, totals["seconds"], model_s))
             print(f"  {r['n_samples']:>5} x {r['n_genes']:<5} | {key:16s} | "
+                  f"{run['core_share']:.2f} | "
                   f"{totals['seconds']:8.2f} / {model_s:8.2f} ({100 * error:+4.0f}%) | "
                   f"{totals['madds'] / 1e9:8.1f} | {totals['flipped']:.3f} | "
                   f"{totals['hits']:5d} | {totals['full']:5d} | "
                   f"{totals['state_bytes'] / 1e6:8.1f}")
     within = all(abs(p - m) <= 0.3 * m for *_, m, p in checks)
     print(f"every prediction within 30 %: {within}")
-    return {"constants": c.as_dict(), "idle_scale": scale, "idle_constants": idle.as_dict(),
-            "checks": checks, "within_30": within, "paper": print_paper(idle)}
+    return {"constants": c.as_dict(), "idle_scale": scale, "checks": checks,
+            "within_30": within, "paper": print_paper(c)}
 
 
 def flip_run(args, solo):
@@ -539,7 +546,7 @@ def flip_run(args, solo):
     data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
     params = swarm_params(args.flips_particles, args.flips_rounds,
                           algorithm_params("vlpso")["change_after"])
-    result, rounds = search(data, np.asarray(dataset.y), solo, 1, None, params)
+    result, rounds, _ = search(data, np.asarray(dataset.y), solo, 1, None, params)
     shares = [sum(r["flipped"] for r in row["ranks"]) / max(1, sum(r["compared"]
                                                                  for r in row["ranks"]))
               for row in rounds]
@@ -711,6 +718,8 @@ def parse(argv):
     parser.add_argument("--rounds", type=int, default=None,
                         help="the initial evaluation and the moves after it (default 14; "
                              "with --gpu 3)")
+    parser.add_argument("--quick", action="store_true",
+                        help="16 particles and 12 rounds (about half the default's time)")
     parser.add_argument("--change-after", type=int, default=4,
                         help="rounds without a better subset before a length change")
     parser.add_argument("--flips-size", default="500x2000",
@@ -733,8 +742,8 @@ def parse(argv):
         args.samples, args.genes, args.core_rows = 300, 600, 100
         args.array_module = args.array_module or "numpy"
     args.array_module = args.array_module or "cupy"
-    args.particles = args.particles or (48 if args.gpu else 24)
-    args.rounds = args.rounds or (3 if args.gpu else 14)
+    args.particles = args.particles or (48 if args.gpu else 16 if args.quick else 24)
+    args.rounds = args.rounds or (3 if args.gpu else 12 if args.quick else 14)
     return args
 
 

@@ -22,7 +22,9 @@ def _bench(tmp_path, *arguments):
 @pytest.mark.slow
 def test_both_paths_by_size_per_round_and_the_model_fitted_and_checked(tmp_path):
     stdout = _bench(tmp_path, "--sizes", "60x240", "90x360", "--particles", "12",
-                    "--rounds", "10", "--change-after", "3", "--folder", str(tmp_path))
+                    "--rounds", "10", "--change-after", "3", "--flips-size", "60x240",
+                    "--flips-particles", "24", "--flips-rounds", "15", "--folder",
+                    str(tmp_path))
     document = json.loads(stdout.strip().splitlines()[-1])
     rows = document["results"]
     assert [(r["n_samples"], r["n_genes"]) for r in rows] == [(60, 240), (90, 360)]
@@ -40,10 +42,14 @@ def test_both_paths_by_size_per_round_and_the_model_fitted_and_checked(tmp_path)
     assert {(n, d, key) for n, d, key, _, _ in model["checks"]} == {
         (n, d, f"1 rank, {path}") for n, d in [(60, 240), (90, 360)] for path in ("full", "cached")}
     assert 0 < model["idle_scale"] <= 1
-    assert model["idle_constants"]["multiply_add"] == pytest.approx(
-        model["constants"]["multiply_add"] * model["idle_scale"])
-    assert [ranks for ranks, _, _ in model["searches"]] == [1, 64, 256, 1024]
-    assert [ranks for ranks, *_ in model["signatures"]] == [64, 256, 1024]
+    assert model["constants"]["multiply_add"] == pytest.approx(
+        model["idle_scale"] * sum(r["gemm_per_madd"] for r in rows) / 2)
+    assert all(0 < run["core_share"] <= 1 for r in rows for run in r["runs"].values())
+    for tables in model["paper"].values():
+        assert [ranks for ranks, _, _ in tables["searches"]] == [1, 64, 256, 1024]
+        assert [ranks for ranks, *_ in tables["signatures"]] == [64, 256, 1024]
+    flips = document["flips"]
+    assert (flips["n_samples"], flips["n_genes"]) == (60, 240) and len(flips["rounds"]) >= 16
     assert "every prediction within 30 %: " in stdout
     assert sorted(p.name for p in tmp_path.glob("*.h5")) == ["vlpso-60x240.h5",
                                                              "vlpso-90x360.h5"]

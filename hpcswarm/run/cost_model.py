@@ -8,9 +8,9 @@ length) and selects about ``selected`` of it. Each round evaluates every particl
 - by a full product over its selected genes (its first evaluation, the round of a length
   change, a move of more than about half its subset, a particle beyond the rank's cache
   budget): ``multiply_add`` seconds per multiply-add of the product of its shard's held-out
-  rows by every sample (where one rank makes the whole Gram matrix, a symmetric product of
-  half the multiply-adds, it takes as long as the general one: measured), plus ``pair``
-  seconds per (row, sample) pair (gathering the values, deciding each row);
+  rows by every sample (half of them where one rank makes the whole Gram matrix, a
+  symmetric product), plus ``pair`` seconds per (row, sample) pair (gathering the values,
+  deciding each row);
 - or, with its distance state kept (:class:`~hpcswarm.fitness.moves.ParticleStates`), by
   the genes its move flipped: their product plus ``move_pair`` seconds per (row, sample)
   pair (the passes over the state, the decisions). The genes flipped are a fraction of the
@@ -35,7 +35,9 @@ import numpy as np
 from hpcswarm.fitness.evaluator import scorer_bytes
 from hpcswarm.fitness.incremental import state_bytes
 from hpcswarm.fitness.moves import worth_moving
+from hpcswarm.fitness.rowblocks import row_block_size
 from hpcswarm.run.plan import search_needs
+from hpcswarm.selection.methods import algorithm_class
 from hpcswarm.selection.search import default_cache_bytes
 from hpcswarm.swarm.methods.vlpso.divisions import division_lengths, division_of
 from hpcswarm.system import MEMORY_SHARE
@@ -52,9 +54,10 @@ class CostConstants:
     """The constants of the model, in seconds of an idle core (one BLAS thread).
 
     The defaults are those ``benchmarks/bench_vlpso.py`` fitted on the 2-core development
-    VM (2026-12-06: 1 rank, 2 particle groups and 2 sample shards, 500 x 2,000 to
-    2,000 x 5,000), scaled to an idle core by the CPU over wall-clock seconds of a GEMM
-    timed in the same run.
+    VM on 2026-12-06 (500 x 2,000 to 2,000 x 5,000, 24 particles; the flips from 100
+    particles, 40 rounds at 500 x 2,000), scaled to an idle core by the CPU over
+    wall-clock seconds of the GEMMs and searches timed in the same run
+    (``docs/large-cohorts.md``).
 
     Attributes
     ----------
@@ -79,17 +82,17 @@ class CostConstants:
         Genes flipped by each move after a length change over the subset's size.
     """
 
-    multiply_add: float = 1.0e-10
-    pair: float = 1.0e-8
-    move_pair: float = 3.0e-8
-    host: float = 5.0e-7
-    su_gene: float = 4.4e-4
-    su: float = 1.1e-7
+    multiply_add: float = 4.0e-11
+    pair: float = 1.57e-9
+    move_pair: float = 2.01e-9
+    host: float = 5.54e-8
+    su_gene: float = 9.99e-5
+    su: float = 1.98e-8
     selected: float = 0.52
-    flipped_first: float = 0.6
-    flipped_second: float = 0.2
-    flipped_decay: float = 0.63
-    flipped_after_change: float = 0.02
+    flipped_first: float = 0.536
+    flipped_second: float = 0.227
+    flipped_decay: float = 0.702
+    flipped_after_change: float = 0.0235
 
     def flipped(self, moves_since_full, after_change):
         """Genes flipped over the subset's size in the ``moves_since_full``-th move (1 the
@@ -104,10 +107,11 @@ class CostConstants:
         """The constants as a plain dict."""
         return asdict(self)
 
-    def scaled(self, factor):
-        """The times multiplied by ``factor`` (the fractions unchanged)."""
-        times = ("multiply_add", "pair", "move_pair", "host", "su_gene", "su")
-        return replace(self, **{name: getattr(self, name) * factor for name in times})
+
+def whole_gram(n_samples, n_shards):
+    """Whether one rank makes the whole Gram matrix in one block, a symmetric product (BLAS
+    ``syrk``) of half the multiply-adds (:meth:`~hpcswarm.fitness.evaluator.KnnEvaluator._full`)."""
+    return n_shards == 1 and row_block_size(n_samples) >= n_samples
 
 
 def balanced_deal(costs, n_groups, cached_costs=None, states_per_group=0):
@@ -194,8 +198,9 @@ def particle_costs(sizes, flipped, n_samples, n_shards, constants):
     genes, and a move of ``flipped`` genes from its state (the products of a rank of
     ``n_shards`` shards)."""
     pairs = -(-n_samples // n_shards) * n_samples
-    full = constants.multiply_add * pairs * sizes + constants.pair * pairs
-    move = constants.multiply_add * pairs * flipped + constants.move_pair * pairs
+    product = constants.multiply_add * pairs * (0.5 if whole_gram(n_samples, n_shards) else 1.0)
+    full = product * sizes + constants.pair * pairs
+    move = product * flipped + constants.move_pair * pairs
     return full, move
 
 
@@ -283,8 +288,6 @@ def search_cost(spec, n_samples, n_genes, n_groups=1, n_shards=1, *, n_rounds=No
 
 
 def _swarm_size(spec, n_genes):
-    from hpcswarm.selection.methods import algorithm_class
-
     return algorithm_class(spec.algorithm).swarm_size(spec.params, n_genes)
 
 
