@@ -181,16 +181,11 @@ def _print0(*lines):
 
 def _notes0(dataset):
     """The dataset's notes (how it was opened) on stderr, by world rank 0."""
-    for line in dataset.notes:
-        _note0(line)
-
-
-def _note0(line):
-    """One note on stderr, by world rank 0."""
     from hpcswarm.comm import world_rank
 
     if world_rank() == 0:
-        print(f"hpcswarm: note: {line}", file=sys.stderr, flush=True)
+        for line in dataset.notes:
+            print(f"hpcswarm: note: {line}", file=sys.stderr, flush=True)
 
 
 def _on_rank0(action, comm=None):
@@ -536,7 +531,8 @@ def _add_run(p):
                    "recomputed; the results equal an uninterrupted run's); without a "
                    "checkpoint the job starts from the beginning")
     p.add_argument("--quiet", action="store_true",
-                   help="no progress lines on stderr (OUTPUT.progress.jsonl is still written)")
+                   help="no progress lines on stderr (OUTPUT.progress.jsonl is still written), "
+                   "nor a single search's opening plan line")
     p.add_argument("--dry-run", action="store_true", dest="dry_run",
                    help="with --data and --algorithm: print the plan (the grid of particle "
                    "groups x sample shards, the memory and particle states of each rank, "
@@ -615,7 +611,7 @@ def _run_one_search(args, comm):
         if args.dry_run:
             _print0(*plan_lines(plan))
             return
-        _note0(plan_note(plan))
+        _print0(plan_note(plan))  # the search's opening line, as a job's (stdout)
     # one task: all ranks of the world run this one swarm, each its block of particles, read
     # from the file's gene-major matrix (no private copy), or from the gene-major copy the
     # method's preprocessing made of it (value steps: the same genes)

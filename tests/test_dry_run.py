@@ -35,17 +35,17 @@ def test_the_plan_states_the_grid_the_memory_and_the_states_then_exits(capsys, m
     assert "expected time: the cost model describes vlpso only" in out.splitlines()
 
 
-def test_the_start_of_a_search_notes_its_plan_in_one_line_unless_quiet(capsys, tmp_path):
+def test_a_search_opens_with_its_plan_in_one_line_unless_quiet(capsys, tmp_path):
     search = ["run", "--data", "builtin:srbct", "--algorithm", "vlpso", "--param",
               "n_particles=6", "--param", "n_iterations=2", "--output"]
     status, out, err = run_cli(capsys, *search, tmp_path / "a.json")
     assert status == 0, err
-    (plan,) = [line for line in err.splitlines() if line.startswith("hpcswarm: note: plan: ")]
-    assert plan.startswith("hpcswarm: note: plan: 1 rank(s) = 1 particle group(s) x 1 sample "
-                           "shard(s), 6 particles; ")
+    (plan,) = out.splitlines()
+    assert plan.startswith("plan: 1 rank(s) = 1 particle group(s) x 1 sample shard(s), 6 "
+                           "particles; ")
     assert "6 of 6 particles of a group cached" in plan and "; expected " in plan
     status, out, err = run_cli(capsys, *search, tmp_path / "b.json", "--quiet")
-    assert status == 0 and "plan: " not in err
+    assert status == 0 and out == ""
 
 
 def test_a_job_file_has_no_dry_run(capsys, tmp_path):
