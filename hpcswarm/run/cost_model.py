@@ -57,7 +57,7 @@ class CostConstants:
     VM on 2026-12-06 (500 x 2,000 to 2,000 x 5,000, 24 particles; the flips from 100
     particles, 40 rounds at 500 x 2,000), scaled to an idle core by the CPU over
     wall-clock seconds of the GEMMs and searches timed in the same run
-    (``docs/large-cohorts.md``).
+    (``docs/large-cohorts.md``, "VLPSO's cost by size").
 
     Attributes
     ----------
@@ -82,12 +82,12 @@ class CostConstants:
         Genes flipped by each move after a length change over the subset's size.
     """
 
-    multiply_add: float = 4.0e-11
-    pair: float = 1.57e-9
-    move_pair: float = 2.01e-9
-    host: float = 5.54e-8
-    su_gene: float = 9.99e-5
-    su: float = 1.98e-8
+    multiply_add: float = 3.97e-11
+    pair: float = 1.71e-9
+    move_pair: float = 2.03e-9
+    host: float = 5.25e-8
+    su_gene: float = 1.22e-4
+    su: float = 1.88e-8
     selected: float = 0.52
     flipped_first: float = 0.536
     flipped_second: float = 0.227
