@@ -1,50 +1,43 @@
-"""VLPSO by size: evaluations beside their GEMM floor, seconds per iteration, the SU ranking.
+"""VLPSO by size: every subset in full beside the particle states, per round and per search,
+and the cost model fitted and checked against them.
 
 On synthetic planted-signal float32 data (``--sizes``, each ``SAMPLESxGENES``: normal values,
 4 classes, a class signal of 0.5 on 50 genes, :func:`bench_gpu.planted_data`; written once
-with hpcswarm's writer into ``--folder`` and memory-mapped), VLPSO at its paper settings
+with hpcswarm's writer into ``--folder`` and memory-mapped), VLPSO at its default settings
 (1-NN 10-fold cross-validation, 12 divisions, theta 0.6) but for a reduced swarm of
-``--particles`` particles and ``--rounds`` rounds (the initial evaluation and
-``--rounds - 1`` moves), every subset evaluated in full (``cache_memory = 0``: the moves
-from particle states are ``bench_vlpso_cache.py``'s). Per size, every figure the slowest rank's, each repeated
-``--repeats`` times in turn (best, median and worst printed):
+``--particles`` particles, ``--rounds`` rounds (the initial evaluation and the moves; the
+length changes on top) and a length change after ``--change-after`` rounds without a
+better subset (9 by default; fewer so that a short search has one). Per size, one search
+of each path:
 
-- the SU ranking (:func:`~hpcswarm.swarm.methods.vlpso.symmetric_uncertainty.relevance_scores`, MDL
-  discretisation of every gene) on 1 rank, and spread over 2 ranks;
-- seconds per iteration (a move and its evaluations: the rounds after the first, whose
-  time holds the ranking) on 1 rank, on 2 ranks (2 particle groups) and on 2 ranks as
-  2 sample shards; the results of the three must be equal;
-- the evaluations beside their GEMM floor, in process, on 1 rank: ``--eval-masks`` of the
-  subsets the search evaluated (evenly spaced among them), each scored alone
-  (``fitness.many``, what the search calls) and then its bare BLAS product, in turn: the
-  product of the held-out rows by every sample over the subset's genes,
-  (n x |S|) by (|S| x n) on values gathered beforehand (as ``bench_large.py`` measures
-  PSO-LSRG), or where the scorer makes the whole Gram matrix in one block (n up to 1,048),
-  the same symmetric product (values.T by values, a BLAS ``syrk``); the ratio is of the
-  sums, each the best of the repeats;
-- peak private memory of the 1-rank search (``tracemalloc``: numpy buffers the rank owns;
-  the memory-mapped file is not counted), beside the swarm's 26 B x particles x genes. The
-  first 1-rank search of a size is the one traced and whose subsets are recorded; tracing
-  slows Python's allocations a little, and its time is one of the repeats (the best of the
-  repeats is what the model reads).
+- ``full``: ``cache_memory = 0``, every subset one full product;
+- ``cached``: the default cache budget, each particle's distance state kept between rounds
+  and a move scored by the genes it flipped (:class:`hpcswarm.fitness.moves.ParticleStates`);
 
-Then the cost model of one search (:func:`model`, ``docs/large-cohorts.md``): its constants
-are fitted to the figures (:func:`constants`: seconds per multiply-add of the GEMM floors,
-per (row, sample) pair of the evaluations beyond them, the host's work of an iteration per
-particle and gene at the smallest size, the SU ranking per gene and per gene and
-``n log2 n``); it then predicts the seconds per iteration and of the SU ranking at every
-size measured, printed beside the measured ones (and the SU ranking of ``--su-size``,
-measured alone beyond the sizes fitted), and the hours of a paper-size search
-(:data:`PAPER`) on 1 to 1,024 ranks.
+on 1 rank, and under ``mpiexec -n 2`` also on 2 ranks as 2 particle groups and as 2 sample
+shards; all must give the same genes, fitness and history. Per round of the 1-rank runs,
+and per search of every run (the rounds after the first, whose time holds the SU ranking):
+seconds (the slowest rank's), multiply-adds of the products, the genes flipped since each
+particle's previous subset over the genes scored, the subsets scored from a state or
+repeated (cache hits), the full products and the largest states a rank held.
 
-The machine may be shared: the load average is printed before and after, and what is
-compared (an evaluation and its GEMM, 1 rank and 2, predicted and measured) is taken in the
-same run. The last line is one JSON object holding every figure.
+Then one search of ``--flips-particles`` particles and ``--flips-rounds`` rounds at
+``--flips-size`` (VLPSO's own length change) gives the genes its moves flip, round by
+round, and the cost model (:mod:`hpcswarm.run.cost_model`) is fitted (:func:`fit_constants`)
+with its times scaled to an idle core: the bare products and the SU ranking by the CPU over
+wall-clock seconds of GEMMs timed before every size and at the end (the other rank
+asleep, as during the 1-rank searches), each round by its search's CPU over wall-clock
+seconds. It predicts every search measured (its sizes, rounds, length changes, states,
+flips and the deal of the particles to the groups as measured, on the share of a core its
+ranks had) beside the measured seconds, within 30 % or not, and gives the paper-size
+tables of ``docs/large-cohorts.md``: one search and the default signature at 10,000 x
+20,000 on 64 to 1,024 ranks, with VLPSO's defaults and with ``preprocess = none``. The last
+line is one JSON object holding every figure.
 
-Run: ``mpiexec -n 2 python benchmarks/bench_vlpso.py [--sizes 200x2000 1000x5000]
-[--particles 24] [--rounds 3] [--repeats 3] [--folder DIR]`` (one rank: the 1-rank figures
-only; ``--model-from FILE`` prints the model again from an earlier run's JSON line).
-``--gpu`` instead measures seconds per iteration on the GPU beside one core
+Run: ``mpiexec -n 2 python benchmarks/bench_vlpso.py [--sizes 500x2000 2000x5000]
+[--particles 24] [--rounds 14] [--change-after 4] [--quick] [--folder DIR]`` (one rank: the
+1-rank figures only; ``--model-from FILE`` prints the model again from an earlier run's
+JSON line). ``--gpu`` instead measures seconds per iteration on the GPU beside one core
 (:func:`gpu_iterations`, run by ``benchmarks/gpu_check.sh``).
 """
 
@@ -53,32 +46,35 @@ import json
 import os
 import sys
 import time
-import tracemalloc
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
+from scipy.optimize import nnls
 from threadpoolctl import threadpool_limits
 
+import hpcswarm.swarm.engine.evaluation as evaluation_module
 import hpcswarm.swarm.methods.vlpso.gene_order as vlpso_order
-from hpcswarm.comm import SerialComm, world
+from hpcswarm.comm import world
 from hpcswarm.data import Dataset, open_dataset, write_dataset
 from hpcswarm.fitness import GeneMajor, KnnEvaluator, SubsetFitness
 from hpcswarm.fitness.gpu import ARRAY_MODULE_VARIABLE, gpu_array_module
-from hpcswarm.fitness.rowblocks import row_block_size
+from hpcswarm.fitness.moves import ParticleStates
+from hpcswarm.run.cost_model import (DIVISIONS, CostConstants, best_search, search_cost,
+                                     signature_cost, whole_gram)
 from hpcswarm.selection.methods import algorithm_params
-from hpcswarm.selection.search import make_fitness, run_search
+from hpcswarm.selection.search import run_search
+from hpcswarm.selection.spec import SearchSpec
 from hpcswarm.swarm.engine.loop import SearchHooks
 from hpcswarm.swarm.methods.vlpso.divisions import division_lengths, division_of, swarm_size
 from hpcswarm.swarm.methods.vlpso.symmetric_uncertainty import relevance_scores
+from hpcswarm.system import MEMORY_SHARE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_gpu import N_CLASSES, Figures, device_label, planted_data  # noqa: E402
 from bench_large import slowest  # noqa: E402
 
-DEFAULT_SIZES = ["200x2000", "500x2000", "1000x2000", "1000x5000", "2000x2000"]
-SWARM_BYTES_PER_GENE = 26
-"""Bytes per particle and gene of a swarm's state (the pre-flight estimate's)."""
-
+DEFAULT_SIZES = ["500x2000", "1000x3000", "2000x5000"]
 
 def size_of(text):
     """``(n_samples, n_genes)`` of ``SAMPLESxGENES``."""
@@ -97,49 +93,78 @@ def data_file(folder, n_samples, n_genes, comm):
     return path
 
 
-def spread(values):
-    """``(best, median, worst)`` of ``values``."""
-    return float(np.min(values)), float(np.median(values)), float(np.max(values))
+class Recorded(ParticleStates):
+    """A rank's particle states that also count, for every subset scored, the genes flipped
+    since the particle's previous subset (benchmark instrumentation; the last one made is
+    the running search's)."""
 
+    made = []
 
-class Recorder:
-    """Records the subsets the searches of this process score while ``on``, one array per
-    call of ``SubsetFitness.many`` (one per round and rank); benchmark instrumentation."""
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.previous, self.flipped, self.compared = {}, 0, 0
+        self.particles = set()
+        Recorded.made.append(self)
 
-    def __init__(self):
-        self.on = False
-        self.calls = []
-        many = SubsetFitness.many
-        recorder = self
+    def values(self, particles, masks):
+        for particle, mask in zip(particles, masks):
+            before = self.previous.get(int(particle))
+            if before is not None:
+                self.flipped += int(np.count_nonzero(mask != before))
+                self.compared += int(np.count_nonzero(mask))
+            self.previous[int(particle)] = np.array(mask, dtype=bool)
+            self.particles.add(int(particle))
+        return super().values(particles, masks)
 
-        def recorded(fitness, masks):
-            if recorder.on:
-                recorder.calls.append(np.array(masks, dtype=bool))
-            return many(fitness, masks)
-
-        SubsetFitness.many = recorded
-
-
-RECORDER = None
+    def snapshot(self):
+        """The cumulative counts now."""
+        return {**self.counts.as_dict(), "flipped": self.flipped, "compared": self.compared,
+                "held": len(self), "particles": sorted(self.particles)}
 
 
 def comparable(result):
-    """What must not depend on the ranks or shards: genes, fitness, evaluations per round."""
-    return result.genes.tolist(), result.fitness, [row["evaluations"] for row in result.history]
+    """What must not depend on the path, ranks or shards: genes, fitness, history (but
+    seconds)."""
+    history = [{k: v for k, v in row.items() if k != "seconds"} for row in result.history]
+    return result.genes.tolist(), result.fitness, history
 
 
-def search(data, y, comm, n_shards, args):
-    """``(result, seconds per iteration, evaluations per iteration)`` of the reduced swarm on
-    ``comm`` with ``n_shards`` shards; the slowest rank's seconds."""
-    params = {"n_particles": args.particles, "n_iterations": args.rounds}
+def swarm_params(particles, rounds, change_after):
+    """VLPSO's default settings but for these."""
+    return {**algorithm_params("vlpso"), "n_particles": particles, "n_iterations": rounds,
+            "change_after": change_after}
+
+
+def search(data, y, comm, n_shards, cache_memory, params):
+    """One search of ``params`` on ``comm``: ``(result, per round: the slowest rank's
+    seconds and every rank's counts of that round, the least share of a core a rank had)``
+    (a rank's CPU over wall-clock seconds: other jobs on the machine lower it)."""
+    Recorded.made.clear()
+    snapshots = []
+    hooks = SearchHooks(progress=lambda row: snapshots.append(Recorded.made[-1].snapshot()))
     comm.barrier()
+    wall, cpu = time.perf_counter(), time.process_time()
     result = run_search(data, y, "vlpso", params, seed=1, comm=comm, sample_shards=n_shards,
-                        cache_memory=0)  # every subset in full: bench_vlpso_cache.py has moves
-    seconds = np.array([row["seconds"] for row in result.history])
-    evaluations = np.array([row["evaluations"] for row in result.history])
-    per_iteration = (seconds[-1] - seconds[0]) / max(1, seconds.size - 1)
-    return (result, slowest(comm, per_iteration),
-            (evaluations[-1] - evaluations[0]) / max(1, evaluations.size - 1))
+                        cache_memory=cache_memory, hooks=hooks)
+    share = (time.process_time() - cpu) / (time.perf_counter() - wall)
+    share = -float(comm.allreduce_max(np.array([-share]))[0])
+    seconds = np.diff([0.0] + [row["seconds"] for row in result.history])
+    seconds = comm.allreduce_max(np.asarray(seconds, dtype=float))
+    every = comm.gather(snapshots)
+    rounds = None
+    if comm.rank == 0:
+        rounds = []
+        for index, second in enumerate(seconds):
+            ranks = []
+            for rank_snapshots in every:
+                now = rank_snapshots[index]
+                before = rank_snapshots[index - 1] if index else {}
+                ranks.append({key: (value if key in ("held", "particles")
+                                    else value - before.get(key, 0))
+                              for key, value in now.items()})
+            rounds.append({"round": index, "seconds": float(second),
+                           "mean_size": result.history[index]["mean_size"], "ranks": ranks})
+    return result, rounds, min(1.0, share)
 
 
 def su_seconds(data, codes, comm):
@@ -150,297 +175,429 @@ def su_seconds(data, codes, comm):
     return slowest(comm, time.perf_counter() - started)
 
 
-def evaluations_beside_gemm(data, y, masks, repeats):
-    """Each mask scored alone (``fitness.many``) and its bare product, in turn; per mask the
-    best of ``repeats``: ``(eval seconds, gemm seconds, gather seconds, sizes)``."""
-    fitness, scorer = make_fitness(data, y, algorithm_params("vlpso"), 1)
-    rows = scorer._rows.rows
-    whole_gram = whole(data.n_samples, 1)  # one rank scores every sample's rows
-    fitness.many(masks[:1])  # compiled kernels ready
-    evals, gemms, gathers = (np.full(len(masks), np.inf) for _ in range(3))
+def gemm_seconds(size=1000, repeats=3):
+    """``(wall, CPU)`` seconds of ``repeats`` float64 products of two ``size`` x ``size``
+    matrices (one BLAS thread): CPU over wall is the share of a core the process had."""
+    a = np.random.default_rng(0).standard_normal((size, size))
+    a @ a
+    wall, cpu = time.perf_counter(), time.process_time()
     for _ in range(repeats):
-        for i, mask in enumerate(masks):
+        a @ a
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def bare_gemms(data, masks, n_repeats):
+    """Seconds per multiply-add of the bare products of ``masks``' subsets (the held-out rows
+    by every sample over the subset's genes; where one rank makes the whole Gram matrix, n
+    up to 1,048, the symmetric product, a BLAS ``syrk`` of half the multiply-adds), the
+    best of ``n_repeats`` each."""
+    n = data.n_samples
+    whole = whole_gram(n, 1)
+    seconds, madds = 0.0, 0.0
+    for mask in masks:
+        values = data.take(np.flatnonzero(mask))
+        left = values.T if whole else np.ascontiguousarray(values.T)
+        product = np.empty((n, n))
+        best = np.inf
+        for _ in range(n_repeats):
             started = time.perf_counter()
-            fitness.many(mask[None])
-            evals[i] = min(evals[i], time.perf_counter() - started)
-            started = time.perf_counter()
-            values = data.take(np.flatnonzero(mask))
-            gathers[i] = min(gathers[i], time.perf_counter() - started)
-            left = values.T if whole_gram else np.ascontiguousarray(values[:, rows].T)
-            product = np.empty((rows.size, data.n_samples))
-            started = time.perf_counter()
-            np.matmul(left, values, out=product)  # a syrk when whole_gram (values.T by values)
-            gemms[i] = min(gemms[i], time.perf_counter() - started)
-            del values, left, product
-    return evals, gemms, gathers, np.count_nonzero(masks, axis=1)
+            np.matmul(left, values, out=product)
+            best = min(best, time.perf_counter() - started)
+        seconds += best
+        madds += n * n * values.shape[0] * (0.5 if whole else 1.0)
+    return seconds / madds
+
+
+def wait_for(comm):
+    """A barrier that sleeps while it waits (MPICH's polls a core, which would slow the
+    rank that works)."""
+    raw = getattr(comm, "comm", None)
+    if raw is None:
+        return comm.barrier()
+    request = raw.Ibarrier()
+    while not request.Test():
+        time.sleep(0.01)
 
 
 def measure(path, comm, solo, args):
-    """Every figure of one size (see the module docstring)."""
+    """Every figure of one size: each configuration and path, per round and per search."""
     dataset = open_dataset(path)
     data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
     y = np.asarray(dataset.y)
     codes = np.unique(y, return_inverse=True)[1]
-    n_samples, n_genes = data.n_samples, data.n_genes
-    figures = {"n_samples": n_samples, "n_genes": n_genes, "particles": args.particles,
-               "rounds": args.rounds}
-    configs = [("1 rank", 1)] + ([("2 ranks", 1), ("2 shards", 2)] if comm.size == 2 else [])
-    times = {name: [] for name, _ in configs}
-    su = {"1 rank": [], "2 ranks": []}
+    figures = {"n_samples": data.n_samples, "n_genes": data.n_genes,
+               "particles": args.particles, "rounds": args.rounds, "runs": {}}
+    configs = [("1 rank", 1)] + ([("2 groups", 1), ("2 shards", 2)] if comm.size == 2 else [])
     reference, same = None, True
-    evaluations = 0.0
-    for repeat in range(args.repeats):
-        if comm.rank == 0:
-            su["1 rank"].append(su_seconds(data, codes, solo))
-        comm.barrier()
-        if comm.size == 2:
-            su["2 ranks"].append(su_seconds(data, codes, comm))
-        for name, n_shards in configs:
-            first = repeat == 0 and name == "1 rank"
-            if name == "1 rank":
+    for name, n_shards in configs:
+        for path_name, budget in PATHS.items():
+            on = solo if name == "1 rank" else comm
+            if on is not None and (name != "1 rank" or comm.rank == 0):
+                result, rounds, share = search(data, y, on, n_shards, budget,
+                                               swarm_params(args.particles, args.rounds,
+                                                            args.change_after))
+                found = comparable(result)
+                reference = reference or found
+                same = same and found == reference
                 if comm.rank == 0:
-                    RECORDER.on = first
-                    if first:
-                        tracemalloc.start()
-                    result, per_iteration, evaluated = search(data, y, solo, 1, args)
-                    if first:
-                        figures["peak_bytes"] = tracemalloc.get_traced_memory()[1]
-                        tracemalloc.stop()
-                    RECORDER.on = False
-                    evaluations = evaluations or evaluated
-                    times[name].append(per_iteration)
-                    reference = reference or comparable(result)
-                comm.barrier()
-                continue
-            result, per_iteration, _ = search(data, y, comm, n_shards, args)
-            times[name].append(per_iteration)
-            same = same and (comm.rank != 0 or comparable(result) == reference)
+                    figures["runs"][f"{name}, {path_name}"] = {
+                        "groups": on.size // n_shards, "shards": n_shards, "path": path_name,
+                        "seconds": result.history[-1]["seconds"], "core_share": share,
+                        "rounds": rounds}
+                    say(f"  {data.n_samples} x {data.n_genes} {name}, {path_name}: "
+                        f"{result.history[-1]['seconds']:.2f} s", flush=True)
+            wait_for(comm)
     figures["same_results"] = bool(comm.allreduce_max(np.array([int(not same)]))[0] == 0)
     if comm.rank == 0:
-        figures["iteration_s"] = {name: spread(t) for name, t in times.items()}
-        figures["su_s"] = {name: spread(t) for name, t in su.items() if t}
-        figures["evaluations_per_iteration"] = evaluations
-        calls, RECORDER.calls = RECORDER.calls, []
-        figures["selected_fraction"] = selected_fraction(calls[1:], n_genes, args.particles)
-        masks = np.concatenate(calls)
-        masks = masks[masks.any(axis=1)]
-        chosen = np.unique(np.linspace(0, len(masks) - 1, min(args.eval_masks, len(masks)))
-                           .round().astype(int))
-        evals, gemms, gathers, sizes = evaluations_beside_gemm(data, y, masks[chosen],
-                                                               args.repeats)
-        figures.update({
-            "eval_s": evals.tolist(), "gemm_s": gemms.tolist(), "gather_s": gathers.tolist(),
-            "eval_sizes": sizes.tolist(), "eval_over_gemm": float(evals.sum() / gemms.sum())})
-        figures["swarm_bytes"] = SWARM_BYTES_PER_GENE * args.particles * n_genes
+        figures["su_s"] = su_seconds(data, codes, solo)
+        genes = np.arange(data.n_genes)
+        figures["gemm_per_madd"] = bare_gemms(data, [genes < data.n_genes // 4,
+                                                     genes < data.n_genes // 2], 2)
+    wait_for(comm)
     return comm.bcast(figures if comm.rank == 0 else None)
 
 
-def selected_fraction(moves, n_genes, n_particles):
-    """Genes selected per evaluation over the swarm's mean length, in the evaluations of the
-    moves (``moves``: one array of subsets per round; the first evaluation, where the first
-    particle of each division selects its whole length, is left out)."""
-    lengths = division_lengths(n_genes, PAPER["divisions"])[division_of(n_particles,
-                                                                        PAPER["divisions"])]
-    sizes = np.concatenate([np.count_nonzero(masks, axis=1) for masks in moves])
-    return float(sizes.mean() / lengths.mean())
+PATHS = {"full": 0.0, "cached": None}
+"""Each path's ``cache_memory``: none (every subset in full), and the default budget."""
+
+
+def say(*what, **options):
+    """Print on world rank 0."""
+    if RANK == 0:
+        print(*what, **options)
+
+
+RANK = 0
 
 
 # ---------------------------------------------------------------------------- the model
-PAPER = {"n_samples": 10_000, "n_genes": 20_000, "rounds": 101, "divisions": 12,
-         "change_after": 9, "fraction": 0.52, "ranks": (1, 64, 256, 1024)}
-"""The modelled search: VLPSO at the paper's settings (its swarm rule, 101 rounds, 12
-divisions, a length change after 9 rounds without a better subset, 1-NN 10-fold
-cross-validation) on 10,000 samples x 20,000 genes. Its particles select 0.52 of their
-length (measured with the paper's swarm, 100 particles on 100 x 2,000 planted data: 0.50 to
-0.53 in the rounds before the length change; a reduced swarm, where the first particle of
-each division, which starts with every gene selected, is a larger share, selects more).
-Two bounds of the length change: none (every round at the whole length, the longest
-search) and one after the first ``change_after + 1`` rounds to the shortest division's
-length, ``n_genes / 12``, for the rest (what planted data with the signal in the first
-genes gives; the shortest search short of a target)."""
+PAPER = {"n_samples": 10_000, "n_genes": 20_000, "change_after": 10,
+         "ranks": (1, 64, 256, 1024), "memory_per_rank": 4e9, "ranks_per_node": 64}
+"""The modelled search: VLPSO at its default settings (the paper's swarm rule, 300
+particles here, 101 rounds, 1-NN 10-fold cross-validation) on 10,000 samples x 20,000
+genes, 4 GB a core (64 a node), without a length change or with one after 10 rounds to the
+shortest division's length (what planted data with the signal in the first genes gives)."""
 
 
-def whole(n_samples, n_shards):
-    """Whether the scorer makes the whole Gram matrix in one block (a ``syrk``: half the
-    multiply-adds of the rows-by-samples product), as it does for every sample's rows in
-    one block (:meth:`~hpcswarm.fitness.evaluator.KnnEvaluator._full`)."""
-    return n_shards == 1 and row_block_size(n_samples) >= n_samples
+def pairs_of(run, n):
+    """Held-out rows of a rank times samples, and the multiply-adds per gene of a product
+    (half of them for a whole Gram matrix, a symmetric product)."""
+    rows = -(-n // run["shards"])
+    return rows * n, rows * n * (0.5 if whole_gram(n, run["shards"]) else 1.0)
 
 
-def product_terms(n_samples, n_shards, n_selected):
-    """Multiply-adds of one evaluation's product on one shard: its rows (``n / S``) by every
-    sample over the selected genes, halved for a whole Gram matrix."""
-    rows = -(-n_samples // n_shards)
-    return rows * n_samples * n_selected * (0.5 if whole(n_samples, n_shards) else 1.0)
+def round_terms(rank, pairs, per_gene):
+    """``(multiply-adds, full pairs, move pairs, subsets scored)`` of one rank's round."""
+    scored = rank["moved"] + rank["rebuilt"] + rank["uncached"] + rank["repeated"]
+    return ((rank["full_genes"] + rank["moved_genes"]) * per_gene,
+            (rank["rebuilt"] + rank["uncached"]) * pairs, rank["moved"] * pairs, scored)
 
 
-def constants(rows):
-    """Every constant of :func:`predict`, from the measured rows (best of the repeats).
-
-    ``gemm``: seconds per multiply-add of the GEMM floors; ``decide``: seconds per
-    (row, sample) pair of an evaluation beyond its floor (the gathering, the k-NN
-    decisions); ``host``: seconds per particle and gene of an iteration beyond its
-    evaluations, at the smallest size (moves, masks, exchanges); ``su_gene`` and ``su``:
-    seconds of the SU ranking per gene and per ``n log2 n`` of a gene, least squares of the
-    relative errors over the sizes; ``fraction``: genes selected per evaluation over the
-    swarm's mean length.
-    """
-    terms = sum(product_terms(r["n_samples"], 1, size) for r in rows
-                for size in r["eval_sizes"])
-    gemm = sum(sum(r["gemm_s"]) for r in rows) / terms
-    pairs = sum(r["n_samples"] ** 2 * len(r["eval_s"]) for r in rows)
-    decide = max(0.0, sum(sum(r["eval_s"]) - sum(r["gemm_s"]) for r in rows) / pairs)
-    fraction = float(np.mean([r["selected_fraction"] for r in rows]))
-    c = {"gemm": gemm, "decide": decide, "fraction": fraction, "host": 0.0, "su_gene": 0.0,
-         "su": 0.0}
-    smallest = min(rows, key=lambda r: r["n_samples"] * r["n_genes"])
-    c["host"] = max(0.0, smallest["iteration_s"]["1 rank"][0] - predict(smallest, c)[0]) / (
-        smallest["particles"] * smallest["n_genes"])
-    measured = np.array([r["su_s"]["1 rank"][0] for r in rows])
-    design = np.array([[r["n_genes"], r["n_genes"] * r["n_samples"] * np.log2(r["n_samples"])]
-                       for r in rows]) / measured[:, None]  # relative errors weighted alike
-    (su_gene, su), *_ = np.linalg.lstsq(design, np.ones(len(rows)), rcond=None)
-    return {**c, "su_gene": max(float(su_gene), 0.0), "su": max(float(su), 0.0)}
+def change_rounds(rounds):
+    """The rounds whose mean length fell below 0.7 of the round before (length changes)."""
+    sizes = [r["mean_size"] for r in rounds]
+    return [i for i in range(1, len(sizes)) if sizes[i] < 0.7 * sizes[i - 1]]
 
 
-def predict(row, c, groups=1, shards=1, particles=None):
-    """``(seconds per iteration, seconds of the SU ranking)`` of ``row``'s size on ``groups``
-    particle groups x ``shards`` shards.
-
-    An iteration costs the busiest group's evaluations, those of its contiguous block of
-    particles (the longest last), each selecting ``fraction`` of its division's length,
-    plus its host work; the SU ranking's genes are split over the groups.
-    """
-    n, d = row["n_samples"], row["n_genes"]
-    particles = particles or row["particles"]
-    divisions = PAPER["divisions"]
-    lengths = division_lengths(d, divisions)[division_of(particles, divisions)]
-    per_group = -(-particles // groups)
-    busiest = max(lengths[start:start + per_group].sum()
-                  for start in range(0, particles, per_group))
-    evaluations = (c["gemm"] * product_terms(n, shards, c["fraction"] * busiest)
-                   + c["decide"] * per_group * n * -(-n // shards))
-    iteration = evaluations + c["host"] * per_group * d
-    su = (c["su_gene"] * d + c["su"] * d * n * np.log2(n)) / groups
-    return iteration, su
-
-
-def model(rows, su_large=None):
-    """Predicted against measured (best of the repeats) at every size, the SU ranking
-    against ``su_large`` (its seconds per gene at a larger n, measured alone), and the
-    paper-size search (:data:`PAPER`)."""
-    c = constants(rows)
-    checks = []
-    for r in rows:
-        for name, (groups, shards) in (("1 rank", (1, 1)), ("2 ranks", (2, 1)),
-                                       ("2 shards", (1, 2))):
-            if name in r["iteration_s"]:
-                checks.append((r["n_samples"], r["n_genes"], name,
-                               predict(r, c, groups, shards)[0], r["iteration_s"][name][0]))
-        checks.append((r["n_samples"], r["n_genes"], "SU, 1 rank", predict(r, c)[1],
-                       r["su_s"]["1 rank"][0]))
-    if su_large:
-        large = {"n_samples": su_large["n_samples"], "n_genes": su_large["n_genes"],
-                 "particles": 1}
-        checks.append((large["n_samples"], large["n_genes"], "SU, 1 rank",
-                       predict(large, c)[1], su_large["su_s"][0]))
-    n, d = PAPER["n_samples"], PAPER["n_genes"]
-    paper = {"n_samples": n, "n_genes": d}
-    shortest = {"n_samples": n, "n_genes": d // PAPER["divisions"]}
-    particles = swarm_size(0, d)
-    at_paper = {**c, "fraction": PAPER["fraction"]}
-    early = PAPER["change_after"] + 1
-    searches = []
-    for ranks in PAPER["ranks"]:
-        groups = max(g for g in range(1, min(ranks, particles) + 1) if ranks % g == 0)
-        shards = ranks // groups
-        iteration, su = predict(paper, at_paper, groups, shards, particles)
-        if su_large and su_large["n_samples"] == n:
-            su = su_large["su_s"][0] / su_large["n_genes"] * d / groups
-        after_change = predict(shortest, at_paper, groups, shards, particles)[0]
-        longest = su + PAPER["rounds"] * iteration
-        shortest_s = su + early * iteration + (PAPER["rounds"] - early) * after_change
-        searches.append((ranks, groups, shards, iteration, after_change, su,
-                         longest / 3600, shortest_s / 3600, su / longest))
-    return {"constants": c, "checks": checks, "paper_particles": particles,
-            "searches": searches}
-
-
-def print_model(rows, su_large=None):
-    found = model(rows, su_large)
-    c = found["constants"]
-    print(f"model: evaluation {c['gemm']:.3e} s per multiply-add of its product + "
-          f"{c['decide']:.3e} s per (row, sample) pair; host {c['host']:.3e} s per particle "
-          f"and gene of an iteration; SU ranking {c['su_gene']:.3e} s per gene + "
-          f"{c['su']:.3e} s per gene and n log2 n; {c['fraction']:.3f} of a particle's "
-          f"length selected")
-    print(f"{'n':>6} {'d':>6} {'what':>11} {'predicted':>10} {'measured':>9} {'error':>6}")
-    for n, d, name, predicted, measured in found["checks"]:
-        print(f"{n:>6} {d:>6} {name:>11} {predicted:10.3f} {measured:9.3f} "
-              f"{100 * (predicted - measured) / measured:+5.0f}%")
-    print(f"paper-size search, {PAPER['n_samples']:,} x {PAPER['n_genes']:,}, "
-          f"{found['paper_particles']} particles, {PAPER['rounds']} rounds, "
-          f"{PAPER['fraction']} of a length selected (hours: no length change / one to the "
-          f"shortest division after {PAPER['change_after'] + 1} rounds):")
-    print(f"{'ranks':>6} {'groups':>6} {'shards':>6} {'s/iter':>9} {'s/iter d/12':>11} "
-          f"{'SU s':>8} {'hours':>15} {'SU share':>8}")
-    for ranks, groups, shards, iteration, after, su, longest, shortest, share in \
-            found["searches"]:
-        print(f"{ranks:>6} {groups:>6} {shards:>6} {iteration:9.1f} {after:11.2f} {su:8.1f} "
-              f"{longest:7.2f}/{shortest:7.2f} {100 * share:7.3f}%")
+def flip_profile(rounds):
+    """``(moves since the last full round, after a change, flipped, compared)`` of every
+    round of ``rounds`` but the full ones (the first and the length changes')."""
+    changes = change_rounds(rounds)
+    found = []
+    for index, row in enumerate(rounds):
+        start = max([0] + [c for c in changes if c <= index])
+        flipped = sum(rank["flipped"] for rank in row["ranks"])
+        compared = sum(rank["compared"] for rank in row["ranks"])
+        if index > start and compared:
+            found.append((index - start, start > 0, flipped, compared))
     return found
 
 
+def fit_flips(rounds, constants):
+    """``constants`` with the genes flipped per move fitted to ``rounds`` (those it has
+    rounds for): the first move's share, a power law of the later moves' (least squares of
+    the logarithms) and the share after a length change."""
+    profile = flip_profile(rounds)
+    first = [(f, c) for k, after, f, c in profile if k == 1 and not after]
+    later = [(k, f / c) for k, after, f, c in profile if k >= 2 and not after and f]
+    after = [(f, c) for k, was_after, f, c in profile if was_after]
+    found = {}
+    if first:
+        found["flipped_first"] = sum(f for f, _ in first) / sum(c for _, c in first)
+    if len(later) >= 2:
+        slope, level = np.polyfit(np.log(np.array([k for k, _ in later]) / 2),
+                                  np.log([share for _, share in later]), 1)
+        found.update(flipped_second=float(np.exp(level)), flipped_decay=float(-slope))
+    if after:
+        found["flipped_after_change"] = sum(f for f, _ in after) / sum(c for _, c in after)
+    return replace(constants, **found)
+
+
+def fit_constants(rows, flips, scale):
+    """The model's constants, of an idle core, from the measured rounds (see
+    :mod:`hpcswarm.run.cost_model`).
+
+    ``multiply_add``: the bare products' (their mean over sizes) times ``scale``, the CPU
+    over wall-clock seconds of the GEMMs timed beside them; ``pair``, ``move_pair`` and
+    ``host``: non-negative least squares of the relative errors over every round after the
+    first of the 1-rank runs of both paths, beyond their multiply-adds, each round's
+    seconds times the share of a core its run had (its CPU over wall-clock seconds); the
+    flips of the moves from the rounds ``flips`` (:func:`fit_flips`); ``su_gene`` and
+    ``su``: least squares of the relative errors of the SU ranking over the sizes, times
+    ``scale``."""
+    multiply_add = scale * float(np.mean([r["gemm_per_madd"] for r in rows]))
+    design, target = [], []
+    for r in rows:
+        n, d = r["n_samples"], r["n_genes"]
+        for key in ("1 rank, full", "1 rank, cached"):
+            run = r["runs"][key]
+            pairs, per_gene = pairs_of(run, n)
+            for row in run["rounds"][1:]:
+                seconds = row["seconds"] * run["core_share"]
+                madds, full, move, scored = round_terms(row["ranks"][0], pairs, per_gene)
+                design.append(np.array([full, move, scored * d]) / seconds)
+                target.append(1.0 - multiply_add * madds / seconds)
+    (pair, move_pair, host), _ = nnls(np.array(design), np.array(target))
+    su_measured = scale * np.array([r["su_s"] for r in rows])
+    su_design = np.array([[r["n_genes"], r["n_genes"] * r["n_samples"] * np.log2(r["n_samples"])]
+                          for r in rows]) / su_measured[:, None]
+    (su_gene, su), *_ = np.linalg.lstsq(su_design, np.ones(len(rows)), rcond=None)
+    return fit_flips(flips, CostConstants(
+        multiply_add=multiply_add, pair=float(pair), move_pair=float(move_pair),
+        host=float(host), su_gene=max(0.0, float(su_gene)), su=max(0.0, float(su))))
+
+
+def observed_deal(run):
+    """The deal of ``run``'s particles to its groups as measured (each group's ranks hold
+    its particles), its states taken by a group's particles in order."""
+    groups = np.zeros(run["particles"], dtype=int)
+    for rank, snapshot in enumerate(run["rounds"][-1]["ranks"]):
+        groups[snapshot["particles"]] = rank // run["shards"]
+
+    def deal(costs, n_groups, cached_costs, states):
+        cached = np.zeros(groups.size, dtype=bool)
+        for group in range(n_groups):
+            cached[np.flatnonzero(groups == group)[:states]] = True
+        return groups, cached
+
+    return deal
+
+
+def predicted(r, key, c):
+    """The model's seconds of ``r``'s run ``key`` after its first round: its sizes, rounds,
+    length changes (to the mean length measured), states held, deal and genes flipped as
+    measured, on the share of a core its ranks had (the constants are a whole core's)."""
+    run = {**r["runs"][key], "particles": r["particles"]}
+    n, d = r["n_samples"], r["n_genes"]
+    rounds = run["rounds"]
+    changes = change_rounds(rounds)
+    lengths = division_lengths(d, DIVISIONS)[division_of(r["particles"], DIVISIONS)]
+    selected = np.mean([row["mean_size"] for row in rounds[1:(changes or [len(rounds)])[0]]])
+    length_changes = [(at, max(1, round(d * rounds[at]["mean_size"] / selected)))
+                      for at in changes]
+    spec = SearchSpec.build("vlpso", {"n_particles": r["particles"]})
+    cost = search_cost(spec, n, d, run["groups"], run["shards"], n_rounds=r["rounds"],
+                       length_changes=length_changes,
+                       constants=fit_flips(rounds, replace(c, selected=selected
+                                                           / lengths.mean())),
+                       deal=observed_deal(run),
+                       states=max(rank["held"] for row in rounds for rank in row["ranks"]))
+    return sum(cost.round_seconds[1:]) / run["core_share"]
+
+
+def run_totals(run, n):
+    """Per search: seconds after the first round, multiply-adds, genes flipped over the genes
+    scored, subsets scored from a state or repeated, full products, the largest states held
+    by a rank (bytes)."""
+    pairs, per_gene = pairs_of(run, n)
+    ranks = [rank for row in run["rounds"] for rank in row["ranks"]]
+    return {"seconds": sum(row["seconds"] for row in run["rounds"][1:]),
+            "madds": sum(round_terms(rank, pairs, per_gene)[0] for rank in ranks),
+            "flipped": sum(rank["flipped"] for rank in ranks)
+            / max(1, sum(rank["compared"] for rank in ranks)),
+            "hits": sum(rank["moved"] + rank["repeated"] for rank in ranks),
+            "full": sum(rank["rebuilt"] + rank["uncached"] for rank in ranks),
+            "state_bytes": max(rank["held"] for rank in ranks) * pairs * 8}
+
+
+def print_rounds(r):
+    """Per round of the 1-rank runs of one size, both paths side by side."""
+    n = r["n_samples"]
+    full, cached = (r["runs"][f"1 rank, {name}"] for name in PATHS)
+    pairs, per_gene = pairs_of(full, n)
+    print(f"per round, {n} x {r['n_genes']}, 1 rank: round | full s  cached s | full Gmadd "
+          f"cached Gmadd | flipped | hits | full products | states MB")
+    for a, b in zip(full["rounds"], cached["rounds"]):
+        (rank_a,), (rank_b,) = a["ranks"], b["ranks"]
+        print(f"  {a['round']:5d} | {a['seconds']:6.2f} {b['seconds']:9.2f} | "
+              f"{round_terms(rank_a, pairs, per_gene)[0] / 1e9:10.2f} "
+              f"{round_terms(rank_b, pairs, per_gene)[0] / 1e9:12.2f} | "
+              f"{rank_b['flipped'] / max(1, rank_b['compared']):7.3f} | "
+              f"{rank_b['moved'] + rank_b['repeated']:4d} | "
+              f"{rank_b['rebuilt'] + rank_b['uncached']:13d} | "
+              f"{rank_b['held'] * pairs * 8 / 1e6:9.1f}")
+
+
+def paper_tables(c, spec):
+    """The paper-size search and signature of ``spec`` on each of :data:`PAPER`'s ranks,
+    with one length change and without."""
+    n, d = PAPER["n_samples"], PAPER["n_genes"]
+    options = {"memory_per_rank": PAPER["memory_per_rank"],
+               "ranks_per_node": PAPER["ranks_per_node"], "constants": c}
+    change = [(PAPER["change_after"], d // DIVISIONS)]
+    searches, signatures = [], []
+    for ranks in PAPER["ranks"]:
+        early, none = (best_search(spec, n, d, ranks, length_changes=changes, **options)
+                       for changes in (change, ()))
+        searches.append((ranks, early, none))
+        if ranks > 1:
+            signatures.append((ranks, *(signature_cost(spec, n, d, ranks, length_changes=x,
+                                                       **options) for x in (change, ()))))
+    return searches, signatures
+
+
+def summary(cost):
+    """What the tables print of a :class:`~hpcswarm.run.cost_model.SearchCost`."""
+    return {"hours": cost.seconds / 3600, "groups": cost.n_groups, "shards": cost.n_shards,
+            "cached": cost.cached, "particles": cost.n_particles,
+            "memory_gb": cost.memory_bytes / 1e9, "allowed_gb": cost.allowed_bytes / 1e9}
+
+
+def print_paper(c):
+    """The paper-size tables (:func:`paper_tables`) of VLPSO's defaults and of the same
+    without preprocessing (the values scaled once beforehand, read from the shared file)."""
+    n, d = PAPER["n_samples"], PAPER["n_genes"]
+    found = {}
+    for label, spec in (("defaults (min-max scaling)", SearchSpec.build("vlpso", {})),
+                        ("preprocess = none", SearchSpec.build("vlpso", {}, preprocess=()))):
+        searches, signatures = paper_tables(c, spec)
+        print(f"one search, {n:,} x {d:,}, VLPSO {label}, 101 rounds, "
+              f"{PAPER['memory_per_rank'] / 1e9:g} GB a rank ({MEMORY_SHARE:.0%} allowed), "
+              f"idle-core constants; hours with a length change after "
+              f"{PAPER['change_after']} rounds / none:")
+        print("  ranks | groups x shards | hours | GB per rank | particles cached")
+        for ranks, early, none in searches:
+            print(f"  {ranks:5d} | {early.n_groups:4d} x {early.n_shards:<4d} | "
+                  f"{early.seconds / 3600:7.2f} / {none.seconds / 3600:7.2f} | "
+                  f"{early.memory_bytes / 1e9:5.2f}{'' if _fits(early) else ' (over)'} | "
+                  f"{early.cached} of {early.n_particles} "
+                  f"({early.cached / early.n_particles:.0%})")
+        print(f"the signature: 10 outer folds on {n - n // 10:,} rows + the final search, "
+              f"VLPSO {label}; hours with a length change after {PAPER['change_after']} "
+              f"rounds / none:")
+        print("  ranks | task groups x (groups x shards) | hours | GB per rank | particles "
+              "cached (a fold's search)")
+        for ranks, early, none in signatures:
+            fold = early.fold_search
+            print(f"  {ranks:5d} | {early.n_task_groups} x ({fold.n_groups} x {fold.n_shards}) "
+                  f"| {early.seconds / 3600:6.2f} / {none.seconds / 3600:6.2f} | "
+                  f"{early.final_search.memory_bytes / 1e9:5.2f}"
+                  f"{'' if _fits(early.final_search) else ' (over)'} | "
+                  f"{fold.cached} of {fold.n_particles}")
+        found[label] = {
+            "searches": [(ranks, summary(early), summary(none))
+                         for ranks, early, none in searches],
+            "signatures": [(ranks, early.seconds / 3600, none.seconds / 3600,
+                            early.n_task_groups, summary(early.fold_search))
+                           for ranks, early, none in signatures]}
+    return found
+
+
+def _fits(cost):
+    return cost.memory_bytes <= cost.allowed_bytes
+
+
+def print_model(rows, scale, flips):
+    """The constants, the checks and the paper-size tables; the found figures."""
+    c = fit_constants(rows, flips["rounds"], scale)
+    print(f"constants of an idle core (the GEMMs timed in this run had {scale:.3f} of a core, "
+          f"each search the share of a core printed): CostConstants(multiply_add="
+          f"{c.multiply_add:.3g}, pair={c.pair:.3g}, move_pair={c.move_pair:.3g}, host="
+          f"{c.host:.3g}, su_gene={c.su_gene:.3g}, su={c.su:.3g}, flipped_first="
+          f"{c.flipped_first:.3g}, flipped_second={c.flipped_second:.3g}, flipped_decay="
+          f"{c.flipped_decay:.3g}, flipped_after_change={c.flipped_after_change:.3g})")
+    print("per search (the rounds after the first): n x d | run | share of a core | s "
+          "measured / predicted (error) | Gmadd | flipped | hits | full products | states MB")
+    checks = []
+    for r in rows:
+        for key, run in r["runs"].items():
+            totals = run_totals(run, r["n_samples"])
+            model_s = predicted(r, key, c)
+            error = (model_s - totals["seconds"]) / totals["seconds"]
+            checks.append((r["n_samples"], r["n_genes"], key, totals["seconds"], model_s))
+            print(f"  {r['n_samples']:>5} x {r['n_genes']:<5} | {key:16s} | "
+                  f"{run['core_share']:.2f} | "
+                  f"{totals['seconds']:8.2f} / {model_s:8.2f} ({100 * error:+4.0f}%) | "
+                  f"{totals['madds'] / 1e9:8.1f} | {totals['flipped']:.3f} | "
+                  f"{totals['hits']:5d} | {totals['full']:5d} | "
+                  f"{totals['state_bytes'] / 1e6:8.1f}")
+    within = all(abs(p - m) <= 0.3 * m for *_, m, p in checks)
+    print(f"every prediction within 30 %: {within}")
+    return {"constants": c.as_dict(), "idle_scale": scale, "checks": checks,
+            "within_30": within, "paper": print_paper(c)}
+
+
+def flip_run(args, solo):
+    """The rounds of one search with states of ``--flips-particles`` particles and
+    ``--flips-rounds`` rounds at ``--flips-size`` with VLPSO's default length change, one
+    rank (the genes flipped by its moves, a profile longer than the sweep's)."""
+    n_samples, n_genes = size_of(args.flips_size)
+    dataset = open_dataset(data_file(args.folder, n_samples, n_genes, solo))
+    data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
+    params = swarm_params(args.flips_particles, args.flips_rounds,
+                          algorithm_params("vlpso")["change_after"])
+    result, rounds, _ = search(data, np.asarray(dataset.y), solo, 1, None, params)
+    shares = [sum(r["flipped"] for r in row["ranks"]) / max(1, sum(r["compared"]
+                                                                 for r in row["ranks"]))
+              for row in rounds]
+    print(f"genes flipped per round over the genes scored, {n_samples} x {n_genes}, "
+          f"{args.flips_particles} particles, {args.flips_rounds} rounds, 1 rank "
+          f"({result.history[-1]['seconds']:.1f} s; length changes in rounds "
+          f"{change_rounds(rounds)}): {' '.join(f'{x:.3f}' for x in shares)}", flush=True)
+    return {"n_samples": n_samples, "n_genes": n_genes, "particles": args.flips_particles,
+            "rounds": rounds}
+
+
 def measure_all(args, comm):
-    global RECORDER
-    RECORDER = Recorder()
+    global RANK
+    RANK = comm.rank
+    evaluation_module.ParticleStates = Recorded
     threadpool_limits(limits=1)
     load = [round(x, 2) for x in os.getloadavg()]
-    say = print if comm.rank == 0 else (lambda *a, **k: None)
     say(f"{comm.size} rank(s), 1 BLAS thread each; {args.particles} particles, {args.rounds} "
-        f"rounds, {args.repeats} repeats; load average before: {load}")
-    say("seconds: best / median / worst of the repeats")
-    say(f"{'n':>6} {'d':>6} {'evals/it':>8} {'eval/GEMM':>9} {'it 1 rank':>20} "
-        f"{'it 2 ranks':>20} {'it 2 shards':>20} {'SU 1 rank':>20} {'SU 2 ranks':>20} "
-        f"{'peak MB':>8} {'swarm MB':>8} {'same':>4}")
-    rows = []
+        f"rounds, a length change after {args.change_after} rounds without a better subset; "
+        f"load average before: {load}", flush=True)
     xt, y = planted_data(60, 240)
     run_search(GeneMajor(xt, finite=True), y, "vlpso", {"n_particles": 12, "n_iterations": 2},
                comm=comm)  # imports and compiled kernels ready before anything is timed
+    gemms = []
+    rows = []
     with comm.split(comm.rank, 0) as solo:
         for text in args.sizes:
             n_samples, n_genes = size_of(text)
-            path = data_file(args.folder, n_samples, n_genes, comm)
-            r = measure(path, comm, solo, args)
-            rows.append(r)
-
-            def cell(figure):
-                return ("/".join(f"{s:.3f}" for s in figure) if figure else "-").rjust(20)
-
-            say(f"{n_samples:>6} {n_genes:>6} {r['evaluations_per_iteration']:8.1f} "
-                f"{r['eval_over_gemm']:9.2f} {cell(r['iteration_s']['1 rank'])} "
-                f"{cell(r['iteration_s'].get('2 ranks'))} "
-                f"{cell(r['iteration_s'].get('2 shards'))} {cell(r['su_s']['1 rank'])} "
-                f"{cell(r['su_s'].get('2 ranks'))} {r['peak_bytes'] / 1e6:8.0f} "
-                f"{r['swarm_bytes'] / 1e6:8.1f} {str(r['same_results']):>4}", flush=True)
-    su_large = None
-    if comm.rank == 0 and args.su_size:
-        n_samples, n_genes = size_of(args.su_size)
-        xt, y = planted_data(n_samples, n_genes)
-        data, codes = GeneMajor(xt, finite=True), np.unique(y, return_inverse=True)[1]
-        su_large = {"n_samples": n_samples, "n_genes": n_genes,
-                    "su_s": spread([su_seconds(data, codes, SerialComm())
-                                    for _ in range(args.repeats)])}
-        say(f"SU ranking alone, {n_samples:,} x {n_genes:,}, 1 rank: "
-            f"{'/'.join(f'{t:.2f}' for t in su_large['su_s'])} s "
-            f"({1e3 * su_large['su_s'][0] / n_genes:.2f} ms per gene)", flush=True)
+            if comm.rank == 0:  # as the 1-rank searches run: the other rank asleep
+                gemms.append(gemm_seconds())
+            wait_for(comm)
+            rows.append(measure(data_file(args.folder, n_samples, n_genes, comm), comm, solo,
+                                args))
+            say(f"  same results on every path and configuration: {rows[-1]['same_results']}",
+                flush=True)
+        flips = None
+        if comm.rank == 0:
+            gemms.append(gemm_seconds())
+            flips = flip_run(args, solo)
+        wait_for(comm)
     after = [round(x, 2) for x in os.getloadavg()]
     say(f"load average after: {after}")
     if comm.rank == 0:
-        found = print_model(rows, su_large)
+        scale = sum(cpu for _, cpu in gemms) / sum(wall for wall, _ in gemms)
+        for r in rows:
+            print_rounds(r)
+        found = print_model(rows, min(1.0, scale), flips)
         print(json.dumps({"ranks": comm.size, "load_average_before": load,
-                          "load_average_after": after, "results": rows,
-                          "su_large": su_large, "model": found}))
+                          "load_average_after": after, "gemms": gemms, "results": rows,
+                          "flips": flips, "model": found}))
+    return 0 if all(r["same_results"] for r in rows) else 1
 
 
 # ---------------------------------------------------------------------------- the GPU
@@ -558,14 +715,17 @@ def parse(argv):
                         help="where the synthetic files are written once and reused")
     parser.add_argument("--particles", type=int, default=None,
                         help="swarm size (default 24; with --gpu 48)")
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="the initial evaluation and the moves after it")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--eval-masks", type=int, default=24,
-                        help="subsets timed alone beside their GEMM, per size")
-    parser.add_argument("--su-size", default="10000x1000",
-                        help="SAMPLESxGENES of the SU ranking measured alone, beside the "
-                             "model's prediction (empty: none)")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="the initial evaluation and the moves after it (default 14; "
+                             "with --gpu 3)")
+    parser.add_argument("--quick", action="store_true",
+                        help="16 particles and 12 rounds (about half the default's time)")
+    parser.add_argument("--change-after", type=int, default=4,
+                        help="rounds without a better subset before a length change")
+    parser.add_argument("--flips-size", default="500x2000",
+                        help="SAMPLESxGENES of the search whose moves give the genes flipped")
+    parser.add_argument("--flips-particles", type=int, default=100)
+    parser.add_argument("--flips-rounds", type=int, default=40)
     parser.add_argument("--model-from", metavar="JSON",
                         help="only print the model from a previous run's JSON line")
     gpu = parser.add_argument_group("--gpu: seconds per iteration on the GPU")
@@ -582,7 +742,8 @@ def parse(argv):
         args.samples, args.genes, args.core_rows = 300, 600, 100
         args.array_module = args.array_module or "numpy"
     args.array_module = args.array_module or "cupy"
-    args.particles = args.particles or (48 if args.gpu else 24)
+    args.particles = args.particles or (48 if args.gpu else 16 if args.quick else 24)
+    args.rounds = args.rounds or (3 if args.gpu else 12 if args.quick else 14)
     return args
 
 
@@ -590,13 +751,16 @@ def main(argv=None):
     args = parse(argv)
     if args.model_from:
         document = json.loads(Path(args.model_from).read_text().strip().splitlines()[-1])
-        print_model(document["results"], document.get("su_large"))
-    elif args.gpu:
+        gemms = document["gemms"]
+        print_model(document["results"],
+                    min(1.0, sum(c for _, c in gemms) / sum(w for w, _ in gemms)),
+                    document["flips"])
+        return 0
+    if args.gpu:
         gpu_iterations(args, VlpsoFigures(os.environ.get("OUT")))
-    else:
-        with world() as comm:
-            measure_all(args, comm)
-    return 0
+        return 0
+    with world() as comm:
+        return measure_all(args, comm)
 
 
 if __name__ == "__main__":

@@ -531,11 +531,12 @@ def _add_run(p):
                    "recomputed; the results equal an uninterrupted run's); without a "
                    "checkpoint the job starts from the beginning")
     p.add_argument("--quiet", action="store_true",
-                   help="no progress lines on stderr (OUTPUT.progress.jsonl is still written)")
+                   help="no progress lines on stderr (OUTPUT.progress.jsonl is still written), "
+                   "nor a single search's opening plan line")
     p.add_argument("--dry-run", action="store_true", dest="dry_run",
                    help="with --data and --algorithm: print the plan (the grid of particle "
-                   "groups x sample shards, the memory and particle states of each rank) and "
-                   "exit without searching")
+                   "groups x sample shards, the memory and particle states of each rank, "
+                   "for VLPSO the time the cost model expects) and exit without searching")
     p.add_argument("--memory-limit", type=_float, metavar="GB", dest="memory_limit",
                    help="memory of a node in GB for the pre-flight check (default: detected "
                    "physical memory or cgroup limit); the run is refused when its estimate "
@@ -603,11 +604,14 @@ def _run_one_search(args, comm):
     dataset = load_dataset(args.data, comm)  # every rank memory-maps the same file
     _notes0(dataset)
     check_search_memory(spec, dataset.n_samples, dataset.n_genes, comm, args.memory_limit)
-    if args.dry_run:
-        from hpcswarm.run.dry_run import plan_lines
+    if args.dry_run or not args.quiet:
+        from hpcswarm.run.dry_run import plan_lines, plan_note, search_plan
 
-        _print0(*plan_lines(spec, dataset.n_samples, dataset.n_genes, comm, args.memory_limit))
-        return
+        plan = search_plan(spec, dataset.n_samples, dataset.n_genes, comm, args.memory_limit)
+        if args.dry_run:
+            _print0(*plan_lines(plan))
+            return
+        _print0(plan_note(plan))  # the search's opening line, as a job's (stdout)
     # one task: all ranks of the world run this one swarm, each its block of particles, read
     # from the file's gene-major matrix (no private copy), or from the gene-major copy the
     # method's preprocessing made of it (value steps: the same genes)

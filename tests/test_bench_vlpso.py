@@ -20,27 +20,42 @@ def _bench(tmp_path, *arguments):
 
 
 @pytest.mark.slow
-def test_every_size_gets_its_figures_and_the_model_is_checked_against_them(tmp_path):
+def test_both_paths_by_size_per_round_and_the_model_fitted_and_checked(tmp_path):
     stdout = _bench(tmp_path, "--sizes", "60x240", "90x360", "--particles", "12",
-                    "--rounds", "2", "--repeats", "1", "--eval-masks", "3",
-                    "--su-size", "120x200", "--folder", str(tmp_path))
+                    "--rounds", "10", "--change-after", "3", "--flips-size", "60x240",
+                    "--flips-particles", "24", "--flips-rounds", "15", "--folder",
+                    str(tmp_path))
     document = json.loads(stdout.strip().splitlines()[-1])
     rows = document["results"]
     assert [(r["n_samples"], r["n_genes"]) for r in rows] == [(60, 240), (90, 360)]
     for r in rows:
-        assert r["same_results"] and r["peak_bytes"] > 0 and r["eval_over_gemm"] > 0
-        assert len(r["eval_s"]) == len(r["gemm_s"]) == len(r["eval_sizes"]) == 3
-        assert set(r["iteration_s"]) == {"1 rank"} and set(r["su_s"]) == {"1 rank"}
-        assert r["iteration_s"]["1 rank"][0] <= r["iteration_s"]["1 rank"][2]
-    checked = {(n, d, what) for n, d, what, _, _ in document["model"]["checks"]}
-    assert checked == {(n, d, what) for n, d in [(60, 240), (90, 360)]
-                       for what in ("1 rank", "SU, 1 rank")} | {(120, 200, "SU, 1 rank")}
-    assert document["su_large"]["n_samples"] == 120
-    # ranks as particle groups (at most the paper's 300 particles) x shards, all used
-    ranks = [row[:3] for row in document["model"]["searches"]]
-    assert ranks == [[1, 1, 1], [64, 64, 1], [256, 256, 1], [1024, 256, 4]]
+        assert r["same_results"] and r["su_s"] > 0 and r["gemm_per_madd"] > 0
+        assert set(r["runs"]) == {"1 rank, full", "1 rank, cached"}  # one rank: no 2-rank runs
+        full, cached = (r["runs"][f"1 rank, {path}"]["rounds"] for path in ("full", "cached"))
+        assert len(full) == len(cached) >= 11  # 10 rounds, a length change on top
+        assert all(rank["held"] == 0 and rank["moved"] == 0 for row in full
+                   for rank in row["ranks"])
+        assert sum(rank["moved"] for row in cached for rank in row["ranks"]) > 0
+        assert [row["ranks"][0]["flipped"] for row in full] == [
+            row["ranks"][0]["flipped"] for row in cached]  # the same moves on both paths
+    model = document["model"]
+    assert {(n, d, key) for n, d, key, _, _ in model["checks"]} == {
+        (n, d, f"1 rank, {path}") for n, d in [(60, 240), (90, 360)] for path in ("full", "cached")}
+    assert 0 < model["idle_scale"] <= 1
+    assert model["constants"]["multiply_add"] == pytest.approx(
+        model["idle_scale"] * sum(r["gemm_per_madd"] for r in rows) / 2)
+    assert all(0 < run["core_share"] <= 1 for r in rows for run in r["runs"].values())
+    for tables in model["paper"].values():
+        assert [ranks for ranks, _, _ in tables["searches"]] == [1, 64, 256, 1024]
+        assert [ranks for ranks, *_ in tables["signatures"]] == [64, 256, 1024]
+    flips = document["flips"]
+    assert (flips["n_samples"], flips["n_genes"]) == (60, 240) and len(flips["rounds"]) >= 16
+    assert "every prediction within 30 %: " in stdout
     assert sorted(p.name for p in tmp_path.glob("*.h5")) == ["vlpso-60x240.h5",
                                                              "vlpso-90x360.h5"]
+    (tmp_path / "run.txt").write_text(stdout)
+    again = _bench(tmp_path, "--model-from", str(tmp_path / "run.txt"))
+    assert again.splitlines() == stdout.splitlines()[-len(again.splitlines()) - 1:-1]
 
 
 @pytest.mark.slow

@@ -15,6 +15,8 @@
 - :mod:`~hpcswarm.run.interrupt`: stop requests (SIGTERM, SIGUSR1) and Ctrl-C.
 - :mod:`~hpcswarm.run.launch`: a launcher's N tasks that MPI made N worlds of one rank,
   refused before any subcommand reads or writes.
+- :mod:`~hpcswarm.run.cost_model` and :mod:`~hpcswarm.run.dry_run`: the time and memory a
+  VLPSO search is expected to take, and the plan of a search stated before it runs.
 
 Why together: what exists because many searches run as one job, on many ranks, for hours,
 under a batch system: a search (:mod:`hpcswarm.selection`) knows none of it. The selector

@@ -4,7 +4,7 @@ A round of a parallel search lasts as long as its busiest particle group
 (:mod:`hpcswarm.swarm.engine.loop`). Particles of equal expected cost are dealt in contiguous
 blocks of equal count (:func:`hpcswarm.comm.block_range`). Particles whose costs differ, such
 as VLPSO's divisions of growing length (Tran, Xue & Zhang 2019, Sec. III-B), are dealt by
-:func:`deal_by_cost`: the longest-processing-time rule (Graham 1969), each particle in
+:func:`deal_with_slots` (:func:`deal_by_cost`): the longest-processing-time rule (Graham 1969), each particle in
 decreasing order of cost to the group it leaves least loaded, so that no group's cost exceeds
 the mean by more than the costliest single particle. The arithmetic is on integers and the
 ties are broken by particle and group index, so every rank computes the same deal.
@@ -48,7 +48,7 @@ def moved_costs(selected):
     return np.where(moved, flipped + MOVE_OVERHEAD_GENES + 1, full_costs(selected))
 
 
-def deal_by_cost(costs, n_groups, cached_costs=None, cache_slots=0):
+def deal_with_slots(costs, n_groups, cached_costs=None, cache_slots=0):
     """The group of each particle, dealt by the longest-processing-time rule (Graham 1969).
 
     Particles are taken in decreasing order of ``costs`` (ties: the lower index first), each
@@ -69,21 +69,29 @@ def deal_by_cost(costs, n_groups, cached_costs=None, cache_slots=0):
 
     Returns
     -------
-    ndarray of int64 of shape (n_particles,)
+    owner : ndarray of int64 of shape (n_particles,)
         The group of each particle. Integer arithmetic: every rank computes the same.
+    slotted : ndarray of bool of shape (n_particles,)
+        Whether the particle took one of its group's cache slots.
     """
     costs = np.asarray(costs, dtype=np.int64)
     cached = costs if cached_costs is None else np.asarray(cached_costs, dtype=np.int64)
     owner = np.zeros(costs.size, dtype=np.int64)
+    slotted = np.zeros(costs.size, dtype=bool)
     loads = np.zeros(int(n_groups), dtype=np.int64)
     slots = np.full(int(n_groups), int(cache_slots), dtype=np.int64)
     for particle in np.lexsort((np.arange(costs.size), -costs)).tolist():
         added = np.where(slots > 0, cached[particle], costs[particle])
         group = int(np.argmin(loads + added))  # the first of equal loads
-        owner[particle] = group
+        owner[particle], slotted[particle] = group, slots[group] > 0
         loads[group] += added[group]
         slots[group] -= slots[group] > 0
-    return owner
+    return owner, slotted
+
+
+def deal_by_cost(costs, n_groups, cached_costs=None, cache_slots=0):
+    """The group of each particle under :func:`deal_with_slots` (same parameters)."""
+    return deal_with_slots(costs, n_groups, cached_costs, cache_slots)[0]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,364 @@
+"""The time and memory of one VLPSO search, modelled from its sizes (an estimate).
+
+VLPSO (Tran, Xue and Zhang 2018) spends its time in the k-NN cross-validation of its
+particles' subsets. A particle of division ``j`` of 12 has length ``(j + 1) M / 12`` (Sec.
+III-B; ``M`` the number of genes until the first length change, then the best division's
+length) and selects about ``selected`` of it. Each round evaluates every particle:
+
+- by a full product over its selected genes (its first evaluation, the round of a length
+  change, a move of more than about half its subset, a particle beyond the rank's cache
+  budget): ``multiply_add`` seconds per multiply-add of the product of its shard's held-out
+  rows by every sample (half of them where one rank makes the whole Gram matrix, a
+  symmetric product), plus ``pair`` seconds per (row, sample) pair (gathering the values,
+  deciding each row);
+- or, with its distance state kept (:class:`~hpcswarm.fitness.moves.ParticleStates`), by
+  the genes its move flipped: their product plus ``move_pair`` seconds per (row, sample)
+  pair (the passes over the state, the decisions). The genes flipped are a fraction of the
+  subset that falls with the rounds since the last full round, measured
+  (:class:`CostConstants`).
+
+A round costs its busiest particle group (the groups wait for each other), with the
+particles dealt by expected cost (:func:`balanced_deal`), plus ``host`` seconds per
+particle of the group and gene (moves, masks, exchanges). The SU ranking, once, costs
+``su_gene`` per gene and ``su`` per gene and ``n log2 n``, its genes split over the groups.
+
+The memory of a rank is the pre-flight's estimate (:func:`~hpcswarm.run.plan.search_needs`),
+the particle states its cache budget holds (by default
+:func:`~hpcswarm.selection.search.default_cache_bytes`) and its share of the
+memory-mapped matrix (4-byte values whose pages the ranks of a node share).
+"""
+
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+
+from hpcswarm.fitness.evaluator import scorer_bytes
+from hpcswarm.fitness.incremental import state_bytes
+from hpcswarm.fitness.moves import worth_moving
+from hpcswarm.fitness.rowblocks import row_block_size
+from hpcswarm.run.plan import search_needs
+from hpcswarm.selection.methods import algorithm_class
+from hpcswarm.selection.search import default_cache_bytes
+from hpcswarm.swarm.engine.deal import deal_with_slots
+from hpcswarm.swarm.methods.vlpso.divisions import division_lengths, division_of
+from hpcswarm.system import MEMORY_SHARE
+
+DIVISIONS = 12
+"""VLPSO's divisions (its default ``n_divisions``)."""
+
+PROCESS_BYTES = 150e6
+"""Bytes a rank's Python process holds before its search (interpreter, numpy, mpi4py)."""
+
+
+@dataclass(frozen=True)
+class CostConstants:
+    """The constants of the model, in seconds of an idle core (one BLAS thread).
+
+    The defaults are those ``benchmarks/bench_vlpso.py`` fitted on the 2-core development
+    VM on 2026-12-06 (500 x 2,000 to 2,000 x 5,000, 24 particles; the flips from 100
+    particles, 40 rounds at 500 x 2,000), scaled to an idle core by the CPU over
+    wall-clock seconds of the GEMMs and searches timed in the same run
+    (``docs/large-cohorts.md``, "VLPSO's cost by size").
+
+    Attributes
+    ----------
+    multiply_add : float
+        Seconds per multiply-add of a product.
+    pair : float
+        Seconds per (held-out row, sample) pair of a full evaluation beyond its product.
+    move_pair : float
+        Seconds per (held-out row, sample) pair of a move beyond its product.
+    host : float
+        Seconds per particle and gene of a round beyond its evaluations.
+    su_gene, su : float
+        Seconds of the SU ranking per gene, and per gene and ``n log2 n``.
+    selected : float
+        Genes a particle selects over its length (0.52 with the paper's swarm).
+    flipped_first : float
+        Genes flipped by the first move over the subset's size.
+    flipped_second, flipped_decay : float
+        From the second move on, ``flipped_second (k / 2) ** -flipped_decay`` of the subset
+        flipped in the ``k``-th move.
+    flipped_after_change : float
+        Genes flipped by each move after a length change over the subset's size.
+    """
+
+    multiply_add: float = 3.97e-11
+    pair: float = 1.71e-9
+    move_pair: float = 2.03e-9
+    host: float = 5.25e-8
+    su_gene: float = 1.22e-4
+    su: float = 1.88e-8
+    selected: float = 0.52
+    flipped_first: float = 0.536
+    flipped_second: float = 0.227
+    flipped_decay: float = 0.702
+    flipped_after_change: float = 0.0235
+
+    def flipped(self, moves_since_full, after_change):
+        """Genes flipped over the subset's size in the ``moves_since_full``-th move (1 the
+        first) since the search's start or its last length change."""
+        if after_change:
+            return self.flipped_after_change
+        if moves_since_full <= 1:
+            return self.flipped_first
+        return self.flipped_second * (moves_since_full / 2) ** -self.flipped_decay
+
+    def as_dict(self):
+        """The constants as a plain dict."""
+        return asdict(self)
+
+
+def whole_gram(n_samples, n_shards):
+    """Whether one rank makes the whole Gram matrix in one block, a symmetric product (BLAS
+    ``syrk``) of half the multiply-adds (:meth:`~hpcswarm.fitness.evaluator.KnnEvaluator._full`)."""
+    return n_shards == 1 and row_block_size(n_samples) >= n_samples
+
+
+def balanced_deal(costs, n_groups, cached_costs=None, states_per_group=0):
+    """The search's own deal (:func:`~hpcswarm.swarm.engine.deal.deal_with_slots`, the
+    longest-processing-time rule) of particles whose ``costs`` (and ``cached_costs`` in a
+    group with one of its ``states_per_group`` states free) are seconds, counted in whole
+    nanoseconds as the deal counts in integers.
+
+    Returns
+    -------
+    groups : ndarray of int64 of shape (n_particles,)
+    cached : ndarray of bool of shape (n_particles,)
+    """
+    def nanoseconds(seconds):
+        return np.rint(np.asarray(seconds, dtype=float) * 1e9).astype(np.int64)
+
+    return deal_with_slots(nanoseconds(costs), n_groups,
+                           None if cached_costs is None else nanoseconds(cached_costs),
+                           states_per_group)
+
+
+def held_bytes(spec, n_samples, n_genes, n_shards):
+    """Bytes a rank holds beside its particle states and a full evaluation's values: the
+    process and the pre-flight's estimate but its scorer (the swarm, the archive, the
+    tables, the preprocessed copies)."""
+    needs = search_needs(replace(spec, cache_memory=None), n_samples, n_genes, n_shards)
+    return PROCESS_BYTES + sum(value for name, value in needs.items() if name != "scorer")
+
+
+def rank_states(spec, n_samples, n_genes, n_shards, memory_per_rank):
+    """Particle states one rank of ``n_shards`` shards keeps: its cache budget (the spec's
+    ``cache_memory``, or :func:`~hpcswarm.selection.search.default_cache_bytes` of
+    ``memory_per_rank``) over one state of its shard's held-out rows."""
+    if spec.cache_memory is None:
+        budget = default_cache_bytes(memory_per_rank, held_bytes(spec, n_samples, n_genes,
+                                                                 n_shards),
+                                     scorer_bytes(n_samples, n_genes, n_shards))
+    else:
+        budget = spec.cache_memory * 1e9
+    return int(budget // state_bytes(-(-n_samples // n_shards), n_samples, n_genes))
+
+
+@dataclass(frozen=True)
+class SearchCost:
+    """What the model expects of one search.
+
+    Attributes
+    ----------
+    seconds : float
+        The whole search: the SU ranking and every round.
+    su_seconds : float
+    round_seconds : list of float
+        Each round, the initial evaluation first.
+    cached : int
+        Particles with a state (in the rounds before the first length change).
+    n_particles, n_groups, n_shards : int
+    memory_bytes : float
+        A rank's memory: the pre-flight's estimate, its states and its share of the
+        memory-mapped matrix.
+    allowed_bytes : float
+        The pre-flight's share of ``memory_per_rank``.
+    """
+
+    seconds: float
+    su_seconds: float
+    round_seconds: list
+    cached: int
+    n_particles: int
+    n_groups: int
+    n_shards: int
+    memory_bytes: float
+    allowed_bytes: float
+
+
+def particle_costs(sizes, flipped, n_samples, n_shards, constants):
+    """``(full, move)`` seconds of each particle's evaluation: a full product of ``sizes``
+    genes, and a move of ``flipped`` genes from its state (the products of a rank of
+    ``n_shards`` shards)."""
+    pairs = -(-n_samples // n_shards) * n_samples
+    product = constants.multiply_add * pairs * (0.5 if whole_gram(n_samples, n_shards) else 1.0)
+    full = product * sizes + constants.pair * pairs
+    move = product * flipped + constants.move_pair * pairs
+    return full, move
+
+
+def round_costs(lengths, moves_since_full, after_change, flipped_since, n_samples, n_shards,
+                constants):
+    """Per particle of lengths ``lengths``: its full cost, its cost if it has a state (a
+    move where :func:`~hpcswarm.fitness.moves.worth_moving` says so, else a full product
+    that writes the state anew) and the genes that move flips."""
+    sizes = np.maximum(1.0, np.round(constants.selected * lengths))
+    if moves_since_full == 0:
+        flips = sizes.copy()
+    else:
+        flips = np.round(constants.flipped(moves_since_full, after_change) * sizes)
+    full, move = particle_costs(sizes, flips, n_samples, n_shards, constants)
+    moving = np.array([worth_moving(int(f), int(s), int(since))
+                       for f, s, since in zip(flips, sizes, flipped_since)])
+    return full, np.where(moving, move, full), np.where(moving, flips, 0.0)
+
+
+def search_cost(spec, n_samples, n_genes, n_groups=1, n_shards=1, *, n_rounds=None,
+                length_changes=(), memory_per_rank=4e9, ranks_per_node=64, constants=None,
+                deal=balanced_deal, states=None):
+    """The seconds and memory the model expects of one VLPSO search of ``spec`` on
+    ``n_samples`` x ``n_genes`` by ``n_groups`` particle groups x ``n_shards`` sample shards.
+
+    Parameters
+    ----------
+    spec : SearchSpec
+        A VLPSO search (its swarm size, rounds and cache budget are read).
+    n_rounds : int, optional
+        Rounds (the initial evaluation and the moves); default the spec's ``n_iterations``.
+    length_changes : sequence of (int, int)
+        ``(round, max_length)`` of each length change: the round (counting every round
+        before it, changes included) whose evaluation, on top of ``n_rounds``, sets the
+        divisions' lengths from ``max_length``.
+    memory_per_rank : float
+        Bytes each rank sees (the default cache budget's base, and the pre-flight's).
+    ranks_per_node : int
+        Ranks that share the pages of the memory-mapped matrix.
+    constants : CostConstants, optional
+    deal : callable
+        ``deal(costs, n_groups, cached_costs, states_per_group) -> (groups, cached)``, made
+        anew at each length change (:func:`balanced_deal`).
+    states : int, optional
+        The particle states a rank keeps (default :func:`rank_states`).
+    """
+    constants = constants or CostConstants()
+    n_particles = _swarm_size(spec, n_genes)
+    n_rounds = spec.params.get("n_iterations", 101) if n_rounds is None else n_rounds
+    divisions = min(DIVISIONS, n_particles)
+    if states is None:
+        states = rank_states(spec, n_samples, n_genes, n_shards, memory_per_rank)
+    states = min(states, n_particles)
+    bounds = [0] + [round_ for round_, _ in length_changes] + [n_rounds + len(length_changes)]
+    lengths_from = [n_genes] + [length for _, length in length_changes]
+    round_seconds, cached_first = [], None
+    for phase, max_length in enumerate(lengths_from):
+        lengths = division_lengths(max_length, divisions)[division_of(n_particles,
+                                                                     divisions)].astype(float)
+        steady_full, steady_cached, _ = round_costs(lengths, 2, phase > 0,
+                                                    np.zeros(n_particles), n_samples,
+                                                    n_shards, constants)
+        groups, cached = deal(steady_full, n_groups, steady_cached, states)
+        cached_first = int(cached.sum()) if cached_first is None else cached_first
+        flipped_since = np.zeros(n_particles)
+        for move in range(bounds[phase + 1] - bounds[phase]):
+            full, with_state, flips = round_costs(lengths, move, phase > 0, flipped_since,
+                                                  n_samples, n_shards, constants)
+            flipped_since = np.where(flips > 0, flipped_since + flips, 0.0)
+            costs = np.where(cached, with_state, full)
+            loads = np.bincount(groups, weights=costs, minlength=n_groups)
+            members = np.bincount(groups, minlength=n_groups)
+            round_seconds.append(float(np.max(loads + constants.host * members * n_genes)))
+    su = (constants.su_gene * n_genes
+          + constants.su * n_genes * n_samples * np.log2(n_samples)) / n_groups
+    rows = -(-n_samples // n_shards)
+    needs = search_needs(replace(spec, cache_memory=None), n_samples, n_genes, n_shards)
+    memory = (PROCESS_BYTES + sum(needs.values())
+              + min(states, -(-n_particles // n_groups)) * state_bytes(rows, n_samples, n_genes)
+              + 4.0 * n_samples * n_genes / ranks_per_node)
+    return SearchCost(seconds=su + sum(round_seconds), su_seconds=su,
+                      round_seconds=round_seconds, cached=cached_first,
+                      n_particles=n_particles, n_groups=n_groups, n_shards=n_shards,
+                      memory_bytes=memory, allowed_bytes=MEMORY_SHARE * memory_per_rank)
+
+
+def _swarm_size(spec, n_genes):
+    return algorithm_class(spec.algorithm).swarm_size(spec.params, n_genes)
+
+
+def layouts(n_ranks, n_particles):
+    """Every ``(groups, shards)`` with ``groups x shards = n_ranks`` and at most one group
+    per particle."""
+    return [(n_ranks // shards, shards) for shards in range(1, n_ranks + 1)
+            if n_ranks % shards == 0 and n_ranks // shards <= n_particles]
+
+
+def best_search(spec, n_samples, n_genes, n_ranks, **options):
+    """The :class:`SearchCost` of the fastest layout of ``n_ranks`` ranks whose memory fits
+    the pre-flight's share (the fastest of all when none fits)."""
+    found = [search_cost(spec, n_samples, n_genes, groups, shards, **options)
+             for groups, shards in layouts(n_ranks, _swarm_size(spec, n_genes))]
+    fitting = [cost for cost in found if cost.memory_bytes <= cost.allowed_bytes]
+    return min(fitting or found, key=lambda cost: cost.seconds)
+
+
+@dataclass(frozen=True)
+class SignatureCost:
+    """What the model expects of a signature's searches: ``tasks`` searches (the outer
+    folds' and the final one) farmed to ``n_task_groups`` rank groups as they become free.
+
+    Attributes
+    ----------
+    seconds : float
+        The busiest rank group's searches.
+    n_task_groups : int
+    fold_search, final_search : SearchCost
+        One search on a rank group, on the folds' training rows and on every sample.
+    """
+
+    seconds: float
+    n_task_groups: int
+    fold_search: SearchCost
+    final_search: SearchCost
+
+
+def signature_cost(spec, n_samples, n_genes, n_ranks, n_folds=10, **options):
+    """The fastest way the model finds to run a signature's ``n_folds`` outer-fold searches
+    (on ``(n_folds - 1) / n_folds`` of the samples) and its final search on every sample on
+    ``n_ranks`` ranks: over the rank groups the task farm forms (dividing ``n_ranks``, at
+    most one per task) and each group's particle groups x shards (:func:`best_search`). The
+    tasks go to the groups longest first, each to the group free first."""
+    train = n_samples - -(-n_samples // n_folds)
+    best = None
+    for n_task_groups in range(1, min(n_folds + 1, n_ranks) + 1):
+        if n_ranks % n_task_groups:
+            continue
+        ranks = n_ranks // n_task_groups
+        fold = best_search(spec, train, n_genes, ranks, **options)
+        final = best_search(spec, n_samples, n_genes, ranks, **options)
+        loads = np.zeros(n_task_groups)
+        for seconds in [final.seconds] + [fold.seconds] * n_folds:
+            loads[np.argmin(loads)] += seconds
+        cost = SignatureCost(float(loads.max()), n_task_groups, fold, final)
+        if best is None or cost.seconds < best.seconds:
+            best = cost
+    return best
+
+
+def constants_text(constants):
+    """The constants of the model in words (what ``run --dry-run`` states)."""
+    return (f"{constants.multiply_add:.3g} s per multiply-add, {constants.pair:.3g} s per "
+            f"(held-out row, sample) pair of a full evaluation and {constants.move_pair:.3g} s "
+            f"of a move, {constants.host:.3g} s per particle and gene of a round; "
+            f"{constants.selected:.2g} of a particle's length selected; genes flipped over "
+            f"the subset {constants.flipped_first:.2g} in the first move, "
+            f"{constants.flipped_second:.2g} (k / 2)^-{constants.flipped_decay:.2g} in the "
+            f"k-th, {constants.flipped_after_change:.2g} after a length change")
+
+
+def duration(seconds):
+    """Seconds in the unit that reads best."""
+    if seconds < 120:
+        return f"{seconds:.3g} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.3g} min"
+    return f"{seconds / 3600:.3g} h"

@@ -1,0 +1,98 @@
+"""The cost model of a VLPSO search: the deal, the particle states, the length changes, the
+memory, the layouts and the signature's searches."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from hpcswarm.fitness.incremental import state_bytes
+from hpcswarm.run.cost_model import (CostConstants, balanced_deal, best_search, layouts,
+                                     search_cost, signature_cost)
+from hpcswarm.selection.spec import SearchSpec
+from hpcswarm.swarm.methods.vlpso.divisions import division_lengths, division_of
+
+SPEC = SearchSpec.build("vlpso", {"n_particles": 24, "n_iterations": 20})
+CONSTANTS = CostConstants(multiply_add=1e-10, pair=2e-9, move_pair=1.6e-9, host=1e-8)
+"""A move's passes over its state cost 8 genes of a product, as in fitness.moves."""
+
+
+def test_the_deal_balances_the_longest_particles_better_than_contiguous_blocks():
+    lengths = division_lengths(2000, 12)[division_of(300, 12)].astype(float)
+    groups, cached = balanced_deal(lengths, 64)
+    loads = np.bincount(groups, weights=lengths, minlength=64)
+    blocks = np.add.reduceat(lengths, np.arange(0, 300, -(-300 // 64)))
+    assert not cached.any() and np.bincount(groups, minlength=64).min() >= 1
+    assert loads.max() <= 4 / 3 * loads.mean() + lengths.max()  # Graham's bound for LPT
+    assert loads.max() < 0.8 * blocks.max()
+
+
+def test_the_deal_gives_each_group_at_most_its_states():
+    costs = np.arange(1.0, 25.0)
+    groups, cached = balanced_deal(costs, 3, costs / 10, states_per_group=2)
+    assert np.bincount(groups[cached], minlength=3).tolist() == [2, 2, 2]
+    loads = np.bincount(groups, weights=np.where(cached, costs / 10, costs), minlength=3)
+    assert loads.max() - loads.min() <= costs.max()
+
+
+def test_states_make_a_search_cheaper_and_the_first_move_is_full():
+    none = search_cost(replace(SPEC, cache_memory=0.0), 500, 2000, constants=CONSTANTS)
+    every = search_cost(SPEC, 500, 2000, constants=CONSTANTS, states=24)
+    assert none.cached == 0 and every.cached == 24
+    assert len(none.round_seconds) == len(every.round_seconds) == 20
+    assert every.round_seconds[:2] == pytest.approx(none.round_seconds[:2])  # full, both
+    assert max(every.round_seconds[2:]) < 0.5 * min(none.round_seconds[2:])
+    assert every.memory_bytes - none.memory_bytes == pytest.approx(
+        24 * state_bytes(500, 500, 2000))
+
+
+def test_a_length_change_is_a_round_on_top_that_shortens_the_rest():
+    change = search_cost(SPEC, 500, 2000, length_changes=[(5, 2000 // 12)], states=24,
+                         constants=CONSTANTS)
+    none = search_cost(SPEC, 500, 2000, states=24, constants=CONSTANTS)
+    assert len(change.round_seconds) == 21
+    assert change.round_seconds[:5] == pytest.approx(none.round_seconds[:5])
+    assert change.round_seconds[5] > change.round_seconds[6]  # every subset in full, then moves
+    full_change, full_none = (search_cost(SPEC, 500, 2000, length_changes=changes, states=0,
+                                          constants=CONSTANTS)
+                              for changes in ([(5, 2000 // 12)], ()))
+    assert sum(full_change.round_seconds) < 0.5 * sum(full_none.round_seconds)
+    assert sum(change.round_seconds) < sum(none.round_seconds)
+
+
+def test_the_busiest_group_sets_a_round_and_shards_split_the_rows():
+    one, groups, shards = (search_cost(SPEC, 2000, 2000, g, s, states=0, constants=CONSTANTS)
+                           for g, s in ((1, 1), (4, 1), (1, 4)))
+    assert 0.25 * one.seconds < groups.seconds < 0.4 * one.seconds
+    assert 0.2 * one.seconds < shards.seconds < 0.3 * one.seconds
+
+
+def test_the_best_layout_fits_the_memory_when_one_does():
+    spec = SearchSpec.build("vlpso", {}, preprocess=())
+    assert layouts(8, 300) == [(8, 1), (4, 2), (2, 4), (1, 8)]
+    roomy, tight = (best_search(spec, 10_000, 20_000, 64, memory_per_rank=memory,
+                                constants=CONSTANTS) for memory in (64e9, 4e9))
+    assert tight.memory_bytes <= tight.allowed_bytes
+    assert roomy.cached > tight.cached and roomy.seconds < tight.seconds
+
+
+def test_a_signature_farms_its_searches_to_rank_groups():
+    spec = SearchSpec.build("vlpso", {"n_iterations": 10})
+    found = signature_cost(spec, 1000, 2000, 22, memory_per_rank=4e9, constants=CONSTANTS)
+    fold, final = found.fold_search, found.final_search
+    loads = np.zeros(found.n_task_groups)
+    for seconds in [final.seconds] + [fold.seconds] * 10:
+        loads[np.argmin(loads)] += seconds
+    assert found.seconds == pytest.approx(loads.max())
+    assert fold.seconds < final.seconds  # 900 rows against 1,000
+    single = signature_cost(spec, 1000, 2000, 1, memory_per_rank=4e9, constants=CONSTANTS)
+    assert single.seconds == pytest.approx(single.final_search.seconds
+                                           + 10 * single.fold_search.seconds)
+
+
+def test_the_flips_fall_with_the_moves():
+    constants = CostConstants()
+    flips = [constants.flipped(k, False) for k in range(1, 20)]
+    assert flips[0] == constants.flipped_first and flips[1] == constants.flipped_second
+    assert all(a > b for a, b in zip(flips[1:], flips[2:]))
+    assert constants.flipped(3, True) == constants.flipped_after_change
