@@ -4,10 +4,11 @@ A round of a parallel search lasts as long as its busiest particle group
 (:mod:`hpcswarm.swarm.engine.loop`). Particles of equal expected cost are dealt in contiguous
 blocks of equal count (:func:`hpcswarm.comm.block_range`). Particles whose costs differ, such
 as VLPSO's divisions of growing length (Tran, Xue & Zhang 2019, Sec. III-B), are dealt by
-:func:`deal_with_slots` (:func:`deal_by_cost`): the longest-processing-time rule (Graham 1969), each particle in
-decreasing order of cost to the group it leaves least loaded, so that no group's cost exceeds
-the mean by more than the costliest single particle. The arithmetic is on integers and the
-ties are broken by particle and group index, so every rank computes the same deal.
+:func:`deal_with_slots` (:func:`deal_by_cost`): the longest-processing-time rule (Graham
+1969), each particle in decreasing order of cost to the group it leaves least loaded, so that
+no group's cost exceeds the mean by more than the costliest single particle. The arithmetic
+is on integers and the ties are broken by particle and group index, so every rank computes
+the same deal.
 
 A particle's cost is that of evaluating its subset: a Gram product over its selected genes
 (:func:`full_costs`), or, for a particle whose distance state a group keeps between rounds
