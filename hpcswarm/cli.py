@@ -532,11 +532,13 @@ def _add_run(p):
                    "checkpoint the job starts from the beginning")
     p.add_argument("--quiet", action="store_true",
                    help="no progress lines on stderr (OUTPUT.progress.jsonl is still written), "
-                   "nor a single search's opening plan line")
+                   "nor the opening plan line")
     p.add_argument("--dry-run", action="store_true", dest="dry_run",
-                   help="with --data and --algorithm: print the plan (the grid of particle "
-                   "groups x sample shards, the memory and particle states of each rank, "
-                   "for VLPSO the time the cost model expects) and exit without searching")
+                   help="print the plan (the grid of particle groups x sample shards, the "
+                   "memory and particle states of each rank, for VLPSO the time the cost "
+                   "model expects; with JOB.toml after the pre-flight checks that write "
+                   "nothing: the tasks, rank groups and each distinct search) and exit "
+                   "without searching")
     p.add_argument("--memory-limit", type=_float, metavar="GB", dest="memory_limit",
                    help="memory of a node in GB for the pre-flight check (default: detected "
                    "physical memory or cgroup limit); the run is refused when its estimate "
@@ -570,9 +572,6 @@ def _run_run(args):
     # stay within the cores from before any work until the command returns
     with launch_world() as comm, pinned_threads(args.threads):
         if args.job is not None or args.sets:  # the job-file form
-            if args.dry_run:
-                raise ParameterError("--dry-run applies to a single search (--data and "
-                                     "--algorithm), not to a job file")
             return _run_job_file(args, comm)
         return _run_one_search(args, comm)
 
@@ -695,7 +694,8 @@ def _run_job_file(args, comm):
         raise ParameterError(f"run {args.job}: {', '.join(given)} cannot be combined with a job "
                              "file; override job keys with --set KEY=VALUE")
     run_job_file(args.job, args.sets, comm=comm, overwrite=args.overwrite, print0=_print0,
-                 quiet=args.quiet, memory_limit=args.memory_limit, resume=args.resume)
+                 quiet=args.quiet, memory_limit=args.memory_limit, resume=args.resume,
+                 dry_run=args.dry_run)
 
 
 # --------------------------------------------------------------------------- report

@@ -217,8 +217,9 @@ def cache_name(source_sha256, options):
     return f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.h5"
 
 
-def convert_into_cache(source, cache, options):
-    """Convert ``source`` with ``options`` into the folder ``cache`` unless already there.
+def convert_into_cache(source, cache, options, convert=True):
+    """Convert ``source`` with ``options`` into the folder ``cache`` unless already there;
+    without ``convert``, a DataError when it is not (nothing is written).
 
     Returns
     -------
@@ -230,6 +231,9 @@ def convert_into_cache(source, cache, options):
     target = cache / f"{source.stem}-{cache_name(file_sha256(source), options)}"
     if target.is_file():
         return target
+    if not convert:
+        raise DataError(f"{source}: not yet converted ({target} is missing), and run "
+                        f"--dry-run writes nothing: a run of the job converts it first")
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -242,9 +246,9 @@ def convert_into_cache(source, cache, options):
     return target
 
 
-def load_job_dataset(job, comm=None):
+def load_job_dataset(job, comm=None, convert=True):
     """The dataset of ``job`` on every rank of ``comm``; other files than HDF5 are converted
-    once, into the cache.
+    once, into the cache (without ``convert``: found there, else a DataError).
 
     ``builtin:NAME``, ``sklearn:NAME``, ``panel:NAME`` and ``.h5`` files are opened as
     :func:`open_data` opens them; any other file is converted by rank 0 of ``comm`` into
@@ -259,6 +263,9 @@ def load_job_dataset(job, comm=None):
         in messages).
     comm : Comm, optional
         The job's ranks (None: serial).
+    convert : bool
+        Whether a file not yet in the cache is converted (False: ``run --dry-run``, which
+        writes nothing).
     """
     comm = as_comm(comm)
     if not needs_conversion(job.data):
@@ -269,7 +276,8 @@ def load_job_dataset(job, comm=None):
     outcome = None
     if comm.rank == 0:
         try:
-            outcome = ("ok", str(convert_into_cache(job.data, job.cache, job.convert)))
+            outcome = ("ok", str(convert_into_cache(job.data, job.cache, job.convert,
+                                                    convert)))
         except (DataError, ParameterError) as exc:
             outcome = (type(exc).__name__, str(exc))
     outcome = comm.bcast(outcome, root=0)

@@ -321,6 +321,16 @@ class SignatureCost:
     final_search: SearchCost
 
 
+def farmed_seconds(task_seconds, n_groups):
+    """Seconds until ``n_groups`` rank groups finish tasks of ``task_seconds``, dealt longest
+    first, each to the group free first (the busiest group's load, the list-scheduling model
+    of the task farm, which hands the next task to whichever group asks first)."""
+    loads = np.zeros(max(1, n_groups))
+    for seconds in sorted(task_seconds, reverse=True):
+        loads[np.argmin(loads)] += seconds
+    return float(loads.max())
+
+
 def signature_cost(spec, n_samples, n_genes, n_ranks, n_folds=10, **options):
     """The fastest way the model finds to run a signature's ``n_folds`` outer-fold searches
     (on ``(n_folds - 1) / n_folds`` of the samples) and its final search on every sample on
@@ -335,10 +345,8 @@ def signature_cost(spec, n_samples, n_genes, n_ranks, n_folds=10, **options):
         ranks = n_ranks // n_task_groups
         fold = best_search(spec, train, n_genes, ranks, **options)
         final = best_search(spec, n_samples, n_genes, ranks, **options)
-        loads = np.zeros(n_task_groups)
-        for seconds in [final.seconds] + [fold.seconds] * n_folds:
-            loads[np.argmin(loads)] += seconds
-        cost = SignatureCost(float(loads.max()), n_task_groups, fold, final)
+        cost = SignatureCost(farmed_seconds([final.seconds] + [fold.seconds] * n_folds,
+                                            n_task_groups), n_task_groups, fold, final)
         if best is None or cost.seconds < best.seconds:
             best = cost
     return best

@@ -4,7 +4,9 @@
 
 1. :func:`hpcswarm.run.plan.plan_job`, the pre-flight: every check before any computation, with
    the same verdict on every rank (the job's lock, outputs free, dataset opens, job size,
-   tasks and their folds, inner k, the checkpoint to resume, group layout, memory);
+   tasks and their folds, inner k, the checkpoint to resume, group layout, memory), then
+   the plan of its searches in one line (:mod:`hpcswarm.run.dry_run`; all of it and no
+   search with ``run JOB.toml --dry-run``, :func:`show_plan`);
 2. the task farm (:func:`hpcswarm.run.taskfarm.farm`) runs the pending tasks
    (:func:`hpcswarm.run.protocols.run_task`) on the rank groups; :class:`JobLifecycle` holds
    what the farm calls back (a round played, a round ended, a task done, a snapshot
@@ -29,6 +31,7 @@ from hpcswarm.data.sources import dataset_sha256
 from hpcswarm.errors import HpcswarmError
 from hpcswarm.results.files import JobRecords, job_similarity, summarise, write_results
 from hpcswarm.run.checkpoint import CheckpointKeeper
+from hpcswarm.run.dry_run import job_plan, job_plan_lines, job_plan_note
 from hpcswarm.run.interrupt import StopRequest
 from hpcswarm.run.jobfile import read_job
 from hpcswarm.run.plan import plan_job
@@ -316,6 +319,10 @@ def run_planned(job, plan, world, options, started):
     if options.log is not None and world.rank == 0:
         for line in opening_lines(job, plan, world):
             options.log(line)
+    if not options.quiet and world.bcast(options.log is not None, root=0):
+        note = job_plan_note(job_plan(plan, world, options.memory_limit))  # collective
+        if world.rank == 0:
+            options.log(note)
     lifecycle = JobLifecycle(job, plan, world, quiet=options.quiet,
                              progress_stream=options.progress_stream)
     farm_started = time.perf_counter()
@@ -391,25 +398,46 @@ def finish_job(job, plan, lifecycle, provenance, overwrite):
     return summary
 
 
-def run_job_file(path, overrides=(), *, comm=None, print0=print, **options):
+def run_job_file(path, overrides=(), *, comm=None, print0=print, dry_run=False, **options):
     """The ``run JOB.toml [--set key=value ...]`` command: read, run, write, print a summary.
 
     Every rank reads and checks the job (identical errors everywhere), then runs it;
     ``print0`` is called on world rank 0 only. ``comm`` is the job's world communicator
     (default: a duplicate of ``COMM_WORLD``, freed at the end); ``options`` are those of
     :class:`JobOptions` but ``log`` (``overwrite``, ``quiet``, ``memory_limit``, ``resume``).
+    With ``dry_run`` the job's plan is printed instead (:func:`show_plan`).
     """
     if comm is None:
         with duplicate_world() as comm:
-            return run_job_file(path, overrides, comm=comm, print0=print0, **options)
+            return run_job_file(path, overrides, comm=comm, print0=print0, dry_run=dry_run,
+                                **options)
     times = JobTimes(startup=command_startup())
     job = read_job(path, overrides)
+    if dry_run:
+        show_plan(job, comm, print0, JobOptions(**options))
+        return
     summary = run_job(job, comm, log=print0 if comm.rank == 0 else None, times=times,
                       **options)
     if comm.rank == 0:
         for line in summary_lines(job, summary):
             print0(line)
         print0(times.line())
+
+
+def show_plan(job, world, print0, options):
+    """``run JOB.toml --dry-run``: the pre-flight that writes nothing (no lock, no output, no
+    checkpoint, no progress file, no conversion: :func:`~hpcswarm.run.plan.plan_job`), then
+    on world rank 0 the job's opening lines and its searches' plans
+    (:func:`~hpcswarm.run.dry_run.job_plan_lines`); nothing is searched."""
+    plan = plan_job(job, world, overwrite=options.overwrite, resume=options.resume,
+                    memory_limit=options.memory_limit, dry_run=True)
+    try:
+        searches = job_plan(plan, world, options.memory_limit)  # collective
+        if world.rank == 0:
+            for line in [*opening_lines(job, plan, world), *job_plan_lines(searches)]:
+                print0(line)
+    finally:
+        plan.release()
 
 
 def summary_lines(job, summary):

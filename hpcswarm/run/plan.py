@@ -107,13 +107,13 @@ def output_problem(job, overwrite=False, resume=False):
     return None
 
 
-def check_output_free(job, comm=None, overwrite=False, resume=False):
+def check_output_free(job, comm=None, overwrite=False, resume=False, tidy=True):
     """DataError on every rank if the job's outputs cannot be written (:func:`output_problem`
-    on rank 0, broadcast). When they can, rank 0 removes the temporaries that an earlier run of
-    the job, killed during a write, left beside them (and says so)."""
+    on rank 0, broadcast). When they can and ``tidy``, rank 0 removes the temporaries that an
+    earlier run of the job, killed during a write, left beside them (and says so)."""
     comm = as_comm(comm)
     problem = output_problem(job, overwrite, resume) if comm.rank == 0 else None
-    if comm.rank == 0 and problem is None:
+    if comm.rank == 0 and problem is None and tidy:
         for path in (*[path for _, path in final_outputs(job)], job.checkpoint,
                      progress_path(job.output)):
             remove_stale_temporaries(path)
@@ -146,15 +146,15 @@ def take_lock(job, world):
 
 
 # ------------------------------------------------------------------ dataset, checkpoint
-def open_job_dataset(job, world):
-    """:func:`~hpcswarm.data.sources.load_job_dataset` on every rank; if any rank fails,
-    every rank raises its message.
+def open_job_dataset(job, world, convert=True):
+    """:func:`~hpcswarm.data.sources.load_job_dataset` on every rank (``convert``: a file not
+    yet converted is converted); if any rank fails, every rank raises its message.
 
     The outcome of every rank is allgathered (no rank is left waiting in a collective).
     """
     dataset, problem = None, None
     try:
-        dataset = load_job_dataset(job, world)
+        dataset = load_job_dataset(job, world, convert)
     except (HpcswarmError, OSError) as exc:
         where = f" (on rank {world.rank})" if world.size > 1 else ""
         text = str(exc) if job.data in str(exc) else f"{job.data}: {exc}"
@@ -433,8 +433,8 @@ class JobPlan:
         The fold warnings drawing the tasks raised (:class:`hpcswarm.fitness.FoldWarning`).
     spec : SearchSpec
         The search of every task, its sample shards chosen (:func:`hpcswarm.comm.split_grid`).
-    lock : JobLocks
-        The job's locks, held by world rank 0 until :meth:`release`.
+    lock : JobLocks or None
+        The job's locks, held by world rank 0 until :meth:`release` (None: a dry run).
     """
 
     dataset: object
@@ -461,14 +461,18 @@ class JobPlan:
             self.lock.release()
 
 
-def plan_job(job, world, *, overwrite=False, resume=False, memory_limit=None):
+def plan_job(job, world, *, overwrite=False, resume=False, memory_limit=None, dry_run=False):
     """Every pre-flight check, before any computation; the same verdict on every rank.
 
     The job's lock is taken first and kept by the returned plan (:meth:`JobPlan.release`);
-    a failing check releases it.
+    a failing check releases it. A ``dry_run`` (``run JOB.toml --dry-run``) writes nothing:
+    no lock, no stale temporary removed, no dataset converted (one not yet in the cache is
+    refused); every other check is the same.
     """
     world = as_comm(world)
     check_device(job.spec.device, world)
+    if dry_run:
+        return _plan(job, world, None, overwrite, resume, memory_limit)
     lock = take_lock(job, world)
     try:
         return _plan(job, world, lock, overwrite, resume, memory_limit)
@@ -478,8 +482,9 @@ def plan_job(job, world, *, overwrite=False, resume=False, memory_limit=None):
 
 
 def _plan(job, world, lock, overwrite, resume, memory_limit):
-    check_output_free(job, world, overwrite, resume)
-    dataset = open_job_dataset(job, world)
+    writes = lock is not None
+    check_output_free(job, world, overwrite, resume, tidy=writes)
+    dataset = open_job_dataset(job, world, convert=writes)
     check_job_size(job, dataset.n_samples, world, memory_limit)
     tasks, notes = draw_tasks(job, dataset.y, dataset.class_names)
     identity = checkpoint_identity(job, dataset_sha256(dataset))
