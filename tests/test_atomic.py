@@ -6,6 +6,7 @@ import os
 import h5py
 import pytest
 
+import hpcswarm.store.atomic as atomic
 from hpcswarm.errors import DataError
 from hpcswarm.store.atomic import (all_or_nothing, atomic_path, open_replacing, temporaries_of,
                                    temporary_path, write_json, write_text)
@@ -83,6 +84,45 @@ def test_a_batch_whose_target_appeared_meanwhile_keeps_it_and_leaves_no_temporar
             (tmp_path / "b.txt").write_text("theirs")
     assert (tmp_path / "b.txt").read_text() == "theirs"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
+
+
+class _StopSignal(BaseException):
+    """What a stop signal's handler raises in the main thread (a KeyboardInterrupt or a
+    job's stop): any bytecode may be the one it interrupts."""
+
+
+def _stopped_right_after(function):
+    def stopped(*args):
+        function(*args)
+        raise _StopSignal
+
+    return stopped
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_a_stop_just_after_the_temporary_is_created_leaves_nothing(tmp_path, monkeypatch,
+                                                                   batch):
+    # the moment the file appears in the folder is when a stop signal is likeliest to be
+    # sent (a test or a user watching the folder): the temporary must already be covered
+    monkeypatch.setattr(atomic, "_create_empty", _stopped_right_after(atomic._create_empty))
+    target = tmp_path / "out.json"
+    with pytest.raises(_StopSignal):
+        if batch:
+            with all_or_nothing(), atomic_path(target):
+                pass
+        else:
+            with atomic_path(target):
+                pass
+    with pytest.raises(_StopSignal):
+        open_replacing(tmp_path / "progress.jsonl")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_stop_just_after_the_content_is_flushed_leaves_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(atomic, "_fsync_path", _stopped_right_after(atomic._fsync_path))
+    with pytest.raises(_StopSignal):
+        write_text(tmp_path / "out.txt", "text")
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("kind", ["symbolic", "hard", "dangling"])

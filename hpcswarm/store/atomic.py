@@ -204,29 +204,35 @@ def atomic_path(path, *, overwrite=True):
         (:func:`refuse_special`), or exists (without ``overwrite``); nothing is left behind.
     """
     path = Path(path)
-    temporary = _create_temporary(path)
+    temporary = _fresh_temporary(path)
+    # from its creation to its rename (or its place in the batch) the temporary is inside
+    # the block that removes it, so that a stop signal at any moment leaves none behind
     with _removed_on_failure(temporary, path):
+        _create_empty(temporary, path)
         yield temporary
         _fsync_path(temporary)
-    pending = _BATCH.get()
-    if pending is not None:  # renamed with the others of the batch, at its end
-        pending.append((temporary, path, overwrite))
-        return
-    _rename(temporary, path, overwrite)
+        pending = _BATCH.get()
+        if pending is not None:  # renamed with the others of the batch, at its end
+            pending.append((temporary, path, overwrite))
+            return
+        _rename(temporary, path, overwrite)
     _fsync_folder(path.parent)
 
 
-def _create_temporary(path):
-    """Create the empty temporary file of a write of ``path`` (refused where ``path`` is
-    not a regular file), removing those of earlier writes whose process is gone."""
+def _fresh_temporary(path):
+    """The name of a new temporary file of a write of ``path`` (refused where ``path`` is
+    not a regular file), the temporaries of earlier writes whose process is gone removed."""
     refuse_special(path)
     remove_stale_temporaries(path)
-    temporary = temporary_path(path)
+    return temporary_path(path)
+
+
+def _create_empty(temporary, path):
+    """Create ``temporary`` (a :func:`_fresh_temporary` name of ``path``), empty."""
     try:
         os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     except OSError as exc:
         raise DataError(f"{path}: cannot write in {str(path.parent)!r} ({reason(exc)})") from None
-    return temporary
 
 
 def _rename(temporary, path, overwrite):
@@ -320,14 +326,15 @@ def open_replacing(path):
         refuses the file; nothing is left behind.
     """
     path = Path(path)
-    temporary = _create_temporary(path)
-    with _removed_on_failure(temporary, path):
+    temporary = _fresh_temporary(path)
+    with _removed_on_failure(temporary, path):  # from its creation to its rename
+        _create_empty(temporary, path)
         handle = open(temporary, "w", encoding="utf-8")
-    try:
-        _rename(temporary, path, overwrite=True)
-    except BaseException:
-        handle.close()
-        raise
+        try:
+            _rename(temporary, path, overwrite=True)
+        except BaseException:
+            handle.close()
+            raise
     return handle
 
 
