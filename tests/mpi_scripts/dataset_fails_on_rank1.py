@@ -15,8 +15,8 @@ from hpcswarm.errors import DataError
 def main():
     load = plan_module.load_job_dataset
 
-    def failing_load(job, comm=None):
-        dataset = load(job, comm)
+    def failing_load(job, comm=None, convert=True):
+        dataset = load(job, comm, convert)
         if world_rank() == 1:
             raise DataError("injected: cannot map the matrix on this node")
         return dataset
