@@ -147,7 +147,7 @@ def search(data, y, comm, n_shards, cache_memory, params):
     result = run_search(data, y, "vlpso", params, seed=1, comm=comm, sample_shards=n_shards,
                         cache_memory=cache_memory, hooks=hooks)
     share = (time.process_time() - cpu) / (time.perf_counter() - wall)
-    share = -float(comm.allreduce_max(np.array([-share]))[0])
+    share = float(comm.allreduce_min(np.array([share]))[0])
     seconds = np.diff([0.0] + [row["seconds"] for row in result.history])
     seconds = comm.allreduce_max(np.asarray(seconds, dtype=float))
     every = comm.gather(snapshots)

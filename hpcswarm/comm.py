@@ -74,6 +74,7 @@ class Comm(Protocol):
 
     def allreduce_sum(self, array): ...
     def allreduce_max(self, array): ...
+    def allreduce_min(self, array): ...
     def allgatherv(self, local, counts=None): ...
     def allgather_array(self, local): ...
     def broadcast(self, array, root=0): ...
@@ -119,6 +120,10 @@ class SerialComm(_Owned):
 
     def allreduce_max(self, array):
         """Element-wise maximum over ranks."""
+        return np.array(array, copy=True)
+
+    def allreduce_min(self, array):
+        """Element-wise minimum over ranks."""
         return np.array(array, copy=True)
 
     def allgatherv(self, local, counts=None):
@@ -275,6 +280,12 @@ class MPIComm(_Owned):
         from mpi4py import MPI
 
         return self._reduce(array, MPI.MAX)
+
+    def allreduce_min(self, array):
+        """Element-wise minimum over ranks."""
+        from mpi4py import MPI
+
+        return self._reduce(array, MPI.MIN)
 
     def allgatherv(self, local, counts=None):
         """Concatenate every rank's rows (axis 0) in rank order.

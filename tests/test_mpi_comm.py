@@ -22,6 +22,7 @@ def test_serial_comm_buffer_collectives():
     rows = np.arange(6.0).reshape(3, 2)
     assert np.array_equal(comm.allgather_array(rows), rows[None])
     assert np.array_equal(comm.broadcast(rows), rows)
+    assert np.array_equal(comm.allreduce_min(rows), rows)
     assert np.array_equal(comm.alltoallv(rows, [3], [3]), rows)
     assert np.array_equal(comm.allgatherv(rows, counts=[3]), rows)
     assert comm.bytes_sent == 0
@@ -47,6 +48,8 @@ def test_buffer_collectives_across_ranks():
     with world() as comm:
         rank, size = comm.rank, comm.size
         table = comm.allgather_array(np.array([rank, 10 * rank], dtype=np.int64))
+        assert comm.allreduce_min(np.array([rank + 3, -rank])).tolist() == [3, -(size - 1)]
+        assert comm.allreduce_max(np.array([rank + 3, -rank])).tolist() == [size + 2, 0]
         assert table.tolist() == [[r, 10 * r] for r in range(size)]
         counts = np.arange(size) % 3
         local = np.full((counts[rank], 2), float(rank))

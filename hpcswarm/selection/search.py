@@ -324,7 +324,7 @@ def cache_states(cache_memory, grid, n_held_out, n_samples, n_genes):
         budget = cache_memory * 1e9
     rows = -(-n_held_out // grid.n_shards)
     states = int(budget // state_bytes(rows, n_samples, n_genes))
-    return -int(grid.shards.allreduce_max(np.array([-states]))[0])
+    return int(grid.shards.allreduce_min(np.array([states]))[0])
 
 
 def _grid(comm, sample_shards):

@@ -136,7 +136,7 @@ class EvaluationService:
         if selected is None:
             deal = Deal.blocks(int(n_particles), comm.size, comm.rank)
         else:
-            slots = -int(comm.allreduce_max(np.array([-self.states.max_states]))[0])
+            slots = int(comm.allreduce_min(np.array([self.states.max_states]))[0])
             deal = Deal.by_cost(selected, comm.size, comm.rank, slots)
         if not deal.same_owners(self.ownership):
             self.states.clear()
