@@ -18,17 +18,22 @@ import numpy as np
 import pytest
 
 import hpcswarm.selection.search
+import hpcswarm.swarm.engine.evaluation
 from hpcswarm.comm import world
 from engine_probes import counting_decide, tie_prone_datasets
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor, KnnEvaluator, gpu, make_scorer
 from hpcswarm.fitness.device_kernels import gram_distances
 from hpcswarm.fitness.distances import gram_bound_factor
-from hpcswarm.fitness.gpu import (ARRAY_MODULE_VARIABLE, DeviceScorer, device_lines,
-                                  device_name, gpu_array_module, node_local_rank,
+from hpcswarm.fitness.gpu import (ARRAY_MODULE_VARIABLE, DeviceScorer,
+                                  device_evaluation_bytes, device_lines, device_name,
+                                  gpu_array_module, node_local_rank, ranks_sharing_device,
                                   report_device)
+from hpcswarm.fitness.incremental import state_bytes
+from hpcswarm.fitness.moves import ParticleStates
 from hpcswarm.selection.methods import METHODS
 from hpcswarm.selection.search import run_search
+from hpcswarm.system import MEMORY_SHARE
 from reference_cases import SYNTHETIC_SETTINGS
 from synthetic import small_data
 
@@ -351,6 +356,93 @@ def test_each_rank_of_a_node_takes_its_own_device():
     assert node_local_rank({"MPI_LOCALRANKID": "3", "SLURM_LOCALID": "1"}) == 3
     assert node_local_rank({"OMPI_COMM_WORLD_LOCAL_RANK": "2"}) == 2
     assert node_local_rank({"SLURM_LOCALID": "5", "MPI_LOCALRANKID": ""}) == 5
+
+
+def test_ranks_of_a_node_that_share_a_device_divide_its_memory():
+    assert ranks_sharing_device(0, 1, {}) == 1
+    assert ranks_sharing_device(0, 4, {"MPI_LOCALNRANKS": "4"}) == 1
+    assert ranks_sharing_device(1, 2, {"OMPI_COMM_WORLD_LOCAL_SIZE": "5"}) == 2  # 1 and 3
+    assert ranks_sharing_device(0, 2, {"SLURM_NTASKS_PER_NODE": "5"}) == 3  # 0, 2 and 4
+    assert ranks_sharing_device(1, 2, {"SLURM_LOCALID": "3"}) == 2  # no size: at least 3 + 1
+
+
+STAND_IN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "numpy_cupy", "cupy",
+                        "__init__.py")
+
+
+def _stand_in_cupy(monkeypatch, free, total):
+    """The numpy stand-in of CuPy (``tests/numpy_cupy``) imported as ``cupy``, its device of
+    ``total`` bytes with ``free`` of them free; the search's GPU scorers use it."""
+    spec = importlib.util.spec_from_file_location("cupy", STAND_IN)
+    stand_in = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stand_in)
+    monkeypatch.setattr(stand_in.runtime, "memGetInfo", lambda: (free, total))
+    monkeypatch.setitem(sys.modules, "cupy", stand_in)
+    monkeypatch.setenv(ARRAY_MODULE_VARIABLE, "cupy")
+    return stand_in
+
+
+def test_the_stand_in_s_device_memory_is_the_host_s():
+    spec = importlib.util.spec_from_file_location("cupy", STAND_IN)
+    stand_in = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stand_in)
+    free, total = stand_in.cuda.runtime.memGetInfo()
+    assert 0 < free <= total == os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert stand_in.cuda.runtime.getDeviceProperties(0)["totalGlobalMem"] == total
+
+
+CACHED_SWARMS = {
+    "vlpso": {"n_particles": 8, "n_iterations": 10, "n_divisions": 3, "change_after": 4},
+    "pso-lsrg": {"n_particles": 6, "n_iterations": 5, "ls_tries": 4},
+    "pso": {"n_particles": 6, "n_iterations": 6},
+    "bpso": {"n_particles": 6, "n_iterations": 6},
+    "cbpso": {"n_particles": 6, "n_iterations": 6},
+}
+"""The swarms that keep particle states, long enough for VLPSO's and PSO-LSRG's particles to
+settle and move a few genes a round."""
+
+
+@pytest.mark.parametrize("method", [name if name in ("vlpso", "pso-lsrg")
+                                    else pytest.param(name, marks=pytest.mark.slow)
+                                    for name in CACHED_SWARMS])
+def test_device_searches_equal_the_cpu_s_with_the_cache_off_partly_full_and_on(method,
+                                                                                 monkeypatch):
+    """On the device (the CuPy stand-in), a search keeps its particles' states on the device
+    and its default budget is the device's memory: one with room for 2.5 states keeps 2 of
+    them (the host's memory would give every particle one). With the cache off, that
+    default (partly full) and a budget for every particle, the search equals the CPU's."""
+    X, y = small_data(seed=1, n_samples=36, n_genes=60)
+    params = CACHED_SWARMS[method]
+    expected = run_search(X, y, method, params, seed=3, cache_memory=0.0)
+    one = state_bytes(36, 36, 60)
+    total = 8 * 2**30
+    held = int(MEMORY_SHARE * total) - device_evaluation_bytes(36, 60) - int(2.5 * one)
+    _stand_in_cupy(monkeypatch, total - held, total)
+    made, budgets = [], []
+
+    class Recorded(ParticleStates):
+        def __init__(self, *args):
+            super().__init__(*args)
+            made.append(self)
+
+    monkeypatch.setattr(hpcswarm.swarm.engine.evaluation, "ParticleStates", Recorded)
+    for budget in (0.0, None, 1.0):
+        made.clear()
+        found = run_search(X, y, method, params, seed=3, device="gpu", cache_memory=budget)
+        assert _comparable(found) == _comparable(expected)
+        budgets.append((made[0].max_states, made[0].counts))
+    (off, off_counts), (partly, partly_counts), (full, full_counts) = budgets
+    assert (off, partly, full) == (0, 2, int(1e9 // one))
+    assert off_counts.rebuilt == off_counts.moved == 0
+    assert partly_counts.rebuilt > 0 and partly_counts.uncached > 0
+    assert full_counts.rebuilt > 0 and full_counts.uncached == 0
+    if method in ("vlpso", "pso-lsrg"):
+        assert partly_counts.moved > 0 and full_counts.moved > 0
+
+
+def _comparable(result):
+    history = [{k: v for k, v in row.items() if k != "seconds"} for row in result.history]
+    return result.genes.tolist(), result.fitness, history, result.extra["score"]
 
 
 def _cupy_with_device():

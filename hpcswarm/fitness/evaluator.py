@@ -237,6 +237,11 @@ class KnnEvaluator:
         """Held-out predictions per evaluation (the ``total`` of every Score)."""
         return self._rows.total
 
+    def state_memory(self):
+        """Where this scorer's cached states live, for a search's default cache budget:
+        None, in this process's memory (a device scorer gives its device's)."""
+        return None
+
     def _score(self, counts):
         """The Score of this shard's correct counts (ndarray of int64 of shape
         (n_tallies,)), summed over the shards."""

@@ -54,16 +54,43 @@ LOCAL_RANK_VARIABLES = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_
 """Where launchers put a process's rank among the processes of its node (MPICH's Hydra,
 Open MPI, SLURM's srun), read in this order."""
 
+LOCAL_SIZE_VARIABLES = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE",
+                        "SLURM_NTASKS_PER_NODE")
+"""Where launchers put the number of processes of a node (MPICH's Hydra, Open MPI, SLURM
+with ``--ntasks-per-node``), read in this order."""
+
+
+def _first_count(names, environ):
+    """The first of the environment variables ``names`` that holds a count, or None."""
+    environ = os.environ if environ is None else environ
+    for name in names:
+        value = environ.get(name, "")
+        if value.isdigit():
+            return int(value)
+    return None
+
 
 def node_local_rank(environ=None) -> int:
     """This process's rank among the processes of its node, from the launcher's environment
     (:data:`LOCAL_RANK_VARIABLES`); 0 when no launcher says (a serial run)."""
-    environ = os.environ if environ is None else environ
-    for name in LOCAL_RANK_VARIABLES:
-        value = environ.get(name, "")
-        if value.isdigit():
-            return int(value)
-    return 0
+    found = _first_count(LOCAL_RANK_VARIABLES, environ)
+    return 0 if found is None else found
+
+
+def ranks_sharing_device(index, count, environ=None) -> int:
+    """The processes of this node that use device ``index`` of its ``count``: local ranks
+    ``index``, ``index + count``, ... below the node's process count
+    (:data:`LOCAL_SIZE_VARIABLES`, at least this process's local rank + 1); at least 1."""
+    size = max(_first_count(LOCAL_SIZE_VARIABLES, environ) or 1,
+               node_local_rank(environ) + 1)
+    return max(1, len(range(index, size, count)))
+
+
+def device_evaluation_bytes(n_samples, n_genes) -> int:
+    """Device memory a full evaluation allocates at most beside the values and the states:
+    the float64 values of a subset of every gene, gathered, and one block of distances
+    (:data:`DEVICE_BLOCK_BYTES`)."""
+    return 8 * n_samples * n_genes + DEVICE_BLOCK_BYTES
 
 
 def gpu_array_module(name: str | None = None):
@@ -175,8 +202,9 @@ class DeviceScorer(KnnEvaluator):
     Device memory: the values (``8 n_genes n_samples`` bytes, 4 for a float32 matrix such
     as a dataset file's ``X_genes``), per cached state
     ``8 n_rows n_samples + 16 n_samples`` bytes, and one block of distances
-    (:data:`DEVICE_BLOCK_BYTES`). The host keeps the evaluator's :class:`GeneMajor` for the
-    exact refinement of near ties. Scores, states' masks and evaluation counts are those of
+    (:data:`DEVICE_BLOCK_BYTES`); a search's default cache budget is sized by the device's
+    memory (:meth:`state_memory`), not the host's. The host keeps the evaluator's
+    :class:`GeneMajor` for the exact refinement of near ties. Scores, states' masks and evaluation counts are those of
     :class:`KnnEvaluator`; a state's arrays live on the device.
 
     Attributes
@@ -209,6 +237,22 @@ class DeviceScorer(KnnEvaluator):
         self._row_codes = xp.asarray(rows.row_codes)
         self._row_folds = xp.asarray(rows.fold[rows.rows])
         self._row_tally = xp.asarray(rows.row_tally)
+
+    def state_memory(self):
+        """``(have, held, evaluation)`` bytes of the device that holds this scorer's states,
+        which the default cache budget divides
+        (:func:`~hpcswarm.selection.search.default_cache_bytes`): the device's memory over
+        the processes of the node that use it (:func:`ranks_sharing_device`), what the
+        device holds now (CuPy's ``memGetInfo``: the values uploaded, by every process on
+        it) over the same, and :func:`device_evaluation_bytes`. None when the array module
+        is numpy: the states are host arrays, and the host's memory decides."""
+        xp = self.xp
+        if xp is np:
+            return None
+        free, total = (int(value) for value in xp.cuda.runtime.memGetInfo())
+        sharing = ranks_sharing_device(xp.cuda.Device().id, xp.cuda.runtime.getDeviceCount())
+        return (total // sharing, (total - free) // sharing,
+                device_evaluation_bytes(self.n_samples, self.n_genes))
 
     def _gathered(self, genes):
         """The device values of the host gene indices ``genes``, (len(genes), n_samples)."""

@@ -65,6 +65,10 @@ class Scorer(Protocol):
     def codes(self) -> np.ndarray:
         """Class code of every training sample, ndarray of int of shape (n_samples,)."""
 
+    def state_memory(self):
+        """``(have, held, evaluation)`` bytes of the device that holds the cached states,
+        for a search's default cache budget; None: they are host arrays."""
+
     def score(self, mask):
         """Score of the genes of ``mask``; the empty subset scores ``Score(0, total)``."""
 

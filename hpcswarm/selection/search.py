@@ -304,19 +304,23 @@ def default_cache_bytes(have, held, evaluation):
     return max(0.0, min(CACHE_SHARE * have, MEMORY_SHARE * have - held - evaluation))
 
 
-def cache_states(cache_memory, grid, n_held_out, n_samples, n_genes):
+def cache_states(cache_memory, grid, n_held_out, n_samples, n_genes, device_memory=None):
     """Particle states a rank of ``grid`` keeps (:class:`~hpcswarm.fitness.moves.ParticleStates`).
 
     ``cache_memory`` GB divided by the bytes of one state of the largest sample shard's
     held-out rows (:func:`~hpcswarm.fitness.incremental.state_bytes`); None:
-    :func:`default_cache_bytes` of the memory each rank sees
-    (:func:`hpcswarm.system.available_memory`, the node's memory or cgroup limit over the
-    grid's ranks, at most one a core), of what the process holds now and of a full
-    evaluation's needs (:func:`~hpcswarm.fitness.evaluator.scorer_bytes`). The smallest over
-    the grid's shards of a particle group, which must make the same calls (collective over
-    ``grid.shards``).
+    :func:`default_cache_bytes` of the memory that holds the states. That is
+    ``device_memory``, ``(have, held, evaluation)`` bytes of the device of a GPU scorer
+    (:meth:`~hpcswarm.fitness.gpu.DeviceScorer.state_memory`), where given; else the memory
+    each rank sees (:func:`hpcswarm.system.available_memory`, the node's memory or cgroup
+    limit over the grid's ranks, at most one a core), what the process holds now and a
+    full evaluation's needs (:func:`~hpcswarm.fitness.evaluator.scorer_bytes`). The
+    smallest over the grid's shards of a particle group, which must make the same calls
+    (collective over ``grid.shards``).
     """
-    if cache_memory is None:
+    if cache_memory is None and device_memory is not None:
+        budget = default_cache_bytes(*device_memory)
+    elif cache_memory is None:
         ranks = min(grid.n_groups * grid.n_shards, os.cpu_count() or 1)
         budget = default_cache_bytes(available_memory(ranks)[0], resident_memory(),
                                      scorer_bytes(n_samples, n_genes, grid.n_shards))
@@ -367,7 +371,7 @@ class SpecSearch:
         fitness, scorer = make_fitness(X, y, spec.params, self.root, self.grid.shards,
                                        spec.device, self.folds)
         states = cache_states(spec.cache_memory, self.grid, scorer.total, len(y),
-                              scorer.n_genes)
+                              scorer.n_genes, scorer.state_memory())
         evaluator = EvaluationService.for_params(fitness, spec.params, self.grid.particles,
                                                  states)
         search = algorithm_class(spec.algorithm)(evaluator, spec.params, seed=self.root,

@@ -2,12 +2,15 @@
 
 With ``tests/numpy_cupy`` first on ``PYTHONPATH``, ``import cupy`` finds this module:
 every array function is numpy's (module ``__getattr__``), and the few CUDA calls that
-hpcswarm and its GPU benchmark make (device count, device selection and properties,
-synchronisation, ``asnumpy``) answer as one device named ``"numpy stand-in"`` would.
+hpcswarm and its GPU benchmark make (device count, device selection and properties, its
+memory, synchronisation, ``asnumpy``) answer as one device named ``"numpy stand-in"`` would.
+Its arrays are the host's, so its memory is the host's: ``memGetInfo`` gives the host's
+available and physical memory (a test that needs a small device replaces it).
 ``benchmarks/gpu_check.sh --small`` uses it on a machine without CuPy; nothing here is
 imported by hpcswarm itself.
 """
 
+import os
 import types
 
 import numpy
@@ -38,12 +41,20 @@ def _device_count():
     return 1
 
 
+def _memory_info():
+    """``(free, total)`` bytes, as ``cudaMemGetInfo``: the host's available and physical
+    memory, which the stand-in's arrays take."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    return os.sysconf("SC_AVPHYS_PAGES") * page, os.sysconf("SC_PHYS_PAGES") * page
+
+
 def _device_properties(index):
-    return {"name": DEVICE_NAME, "totalGlobalMem": 0}
+    return {"name": DEVICE_NAME, "totalGlobalMem": _memory_info()[1]}
 
 
 runtime = types.SimpleNamespace(getDeviceCount=_device_count,
                                 getDeviceProperties=_device_properties,
+                                memGetInfo=_memory_info,
                                 CUDARuntimeError=CUDARuntimeError)
 cuda = types.SimpleNamespace(Device=Device, runtime=runtime)
 
