@@ -30,7 +30,7 @@ line to ``bench_gpu.jsonl`` in the folder the environment variable ``OUT`` names
 is set: a run cut short by a timeout keeps every figure measured before it.
 
 Run: ``python benchmarks/bench_gpu.py`` on a machine with CuPy and a CUDA device (sized to
-finish well inside the 300 s ``gpu_check.sh`` gives it: one core works on 500 rows, not
+finish well inside the 200 s ``gpu_check.sh`` gives it: one core works on 500 rows, not
 10,000; the GPU's figures take seconds), or ``python benchmarks/bench_gpu.py --small``
 anywhere: a small size with numpy as the GPU path's array module (or with CuPy
 when it is importable as ``cupy``: ``benchmarks/gpu_check.sh --small`` puts the numpy

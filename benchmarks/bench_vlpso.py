@@ -37,8 +37,12 @@ line is one JSON object holding every figure.
 Run: ``mpiexec -n 2 python benchmarks/bench_vlpso.py [--sizes 500x2000 2000x5000]
 [--particles 24] [--rounds 14] [--change-after 4] [--quick] [--folder DIR]`` (one rank: the
 1-rank figures only; ``--model-from FILE`` prints the model again from an earlier run's
-JSON line). ``--gpu`` instead measures seconds per iteration on the GPU beside one core
-(:func:`gpu_iterations`, run by ``benchmarks/gpu_check.sh``).
+JSON line). ``--gpu`` instead measures VLPSO rounds on the GPU (by default 10,000 x 20,000,
+48 particles, 12 rounds; ``--small`` 300 x 600): with the particles' states at the default
+cache budget (sized by the device's memory) beside every subset in full on the GPU, the
+same genes, fitness and history checked, and one core's estimate, each round streamed to
+``$OUT/bench_vlpso.jsonl`` as it ends (:func:`gpu_iterations`, run by
+``benchmarks/gpu_check.sh``; exit status 1 when the paths differ).
 """
 
 import argparse
@@ -57,7 +61,8 @@ import hpcswarm.swarm.engine.evaluation as evaluation_module
 import hpcswarm.swarm.methods.vlpso.gene_order as vlpso_order
 from hpcswarm.comm import world
 from hpcswarm.data import Dataset, open_dataset, write_dataset
-from hpcswarm.fitness import GeneMajor, KnnEvaluator, SubsetFitness
+from hpcswarm.fitness import GeneMajor, KnnEvaluator
+from hpcswarm.fitness.incremental import state_bytes
 from hpcswarm.fitness.gpu import ARRAY_MODULE_VARIABLE, gpu_array_module
 from hpcswarm.fitness.moves import ParticleStates
 from hpcswarm.run.cost_model import (DIVISIONS, CostConstants, best_search, search_cost,
@@ -609,102 +614,184 @@ class VlpsoFigures(Figures):
         self.path = None if not folder else os.path.join(folder, "bench_vlpso.jsonl")
 
 
-def gpu_iterations(args, figures):
-    """Seconds per iteration of a reduced VLPSO swarm on the GPU beside one core.
+class Timed(Recorded):
+    """:class:`Recorded` states that also time the particles' evaluations and keep every
+    subset scored (the GPU section's instrumentation: both paths timed alike)."""
 
-    The search runs with ``device="gpu"`` on in-memory planted data of ``--samples`` x
-    ``--genes``; its gene order is the planted one (signal genes first) instead of the SU
-    ranking, whose cost is the host's (measured on the CPU above, and modelled) and which
-    does not change what an iteration costs (the particles' lengths and subsets' sizes).
-    Per iteration: its seconds and those of its evaluations on the GPU; one core's seconds
-    for the same subsets, each scored on a shard of ``--core-rows`` held-out rows
-    (``KnnEvaluator``, one BLAS thread) and scaled to all rows (the gathering of the
-    subset's values, timed alone, unscaled), ``--core-masks`` of them evenly spaced and
-    scaled to all; the iteration's host work (its seconds less its evaluations') is added
-    to both.
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.seconds, self.masks = 0.0, []
+
+    def values(self, particles, masks):
+        started = time.perf_counter()
+        found = super().values(particles, masks)
+        self.seconds += time.perf_counter() - started
+        self.masks.extend(np.array(masks, dtype=bool))
+        return found
+
+    def snapshot(self):
+        return {**super().snapshot(), "evaluation_s": self.seconds, "scored": len(self.masks),
+                "refined_rows": self.fitness.scorer.refined_rows}
+
+
+def device_search(data, y, params, path, figures):
+    """One VLPSO search of ``params`` on the device on the path ``path`` of :data:`PATHS`,
+    each round emitted as it ends (``vlpso_round``): ``(result, rounds, masks)``, the masks
+    scored in the order scored."""
+    Timed.made.clear()
+    rounds, before = [], [{}, 0.0]
+    one_state = state_bytes(data.n_samples, data.n_samples, data.n_genes)
+
+    def progress(row):
+        now = Timed.made[-1].snapshot()
+        done = {key: value - before[0].get(key, 0) for key, value in now.items()
+                if key not in ("held", "particles")}
+        done.update(path=path, round=len(rounds), seconds=row["seconds"] - before[1],
+                    mean_size=row["mean_size"], held=now["held"],
+                    state_bytes=now["held"] * one_state,
+                    scored_before=now["scored"] - done["scored"])
+        before[:] = [now, row["seconds"]]
+        rounds.append(done)
+        figures.emit("vlpso_round",
+                     f"VLPSO {path} round {done['round']}: {done['seconds']:.2f} s "
+                     f"({done['evaluation_s']:.2f} s of it {done['scored']} subsets: "
+                     f"{done['moved']} moved, {done['rebuilt']} rebuilt, {done['uncached']} "
+                     f"uncached, {done['repeated']} repeated; {done['flipped']} genes flipped "
+                     f"of {done['compared']}; {done['refined_rows']} rows refined on the "
+                     f"host), {done['held']} states held "
+                     f"({done['state_bytes'] / 1e9:.1f} GB)", **done)
+
+    result = run_search(data, y, "vlpso", params, seed=1, device="gpu",
+                        cache_memory=PATHS[path], hooks=SearchHooks(progress=progress))
+    return result, rounds, Timed.made[-1].masks
+
+
+def core_seconds(core, masks, n_chosen, n_samples):
+    """One core's seconds for every subset of ``masks``: ``n_chosen`` of them, evenly spaced,
+    scored on the shard of ``core`` (a :class:`KnnEvaluator`, one BLAS thread), each scaled
+    from its shard's rows to ``n_samples`` (the gathering of its values, timed alone,
+    unscaled), and their sum scaled to all the masks; ``(seconds, n_chosen)``."""
+    if len(masks) == 0:
+        return 0.0, 0
+    chosen = np.unique(np.linspace(0, len(masks) - 1, min(n_chosen, len(masks)))
+                       .round().astype(int))
+    shard_rows = core._rows.rows.size
+    seconds = 0.0
+    with threadpool_limits(1):
+        for mask in masks[chosen]:
+            started = time.perf_counter()
+            core.data.take(np.flatnonzero(mask))
+            gather = time.perf_counter() - started
+            started = time.perf_counter()
+            core.score(mask)
+            shard = time.perf_counter() - started
+            seconds += gather + max(shard - gather, 0.0) * n_samples / shard_rows
+    return seconds * len(masks) / len(chosen), len(chosen)
+
+
+def gpu_iterations(args, figures):
+    """VLPSO rounds on the GPU with the particles' states (the default cache budget, sized by
+    the device's memory) beside every subset in full on the GPU and one core; True when
+    both paths give the same genes, fitness and history.
+
+    A reduced swarm (``--particles``, ``--rounds``, a length change after
+    ``--change-after`` rounds without a better subset: :func:`swarm_params`, seed 1) runs
+    with ``device="gpu"`` on in-memory planted data of ``--samples`` x ``--genes``, once per
+    path of :data:`PATHS`, the cached one first; its gene order is the planted one (signal
+    genes first) instead of the SU ranking, whose cost is the host's (measured on the CPU
+    above, and modelled) and which does not change what a round costs. Each round of each
+    path is emitted as it ends (``vlpso_round``): its seconds and those of its
+    evaluations, the subsets scored, moved from a state, rebuilt, evaluated in full beyond
+    the budget (uncached) and repeated (:class:`~hpcswarm.fitness.moves.MoveCounts`), the
+    genes flipped since each particle's previous subset, and the states held and their
+    bytes. Then whether both paths agree (``vlpso_paths``), and per round after the first
+    (whose time holds the start) both paths beside one core (``vlpso_iteration``): one
+    core's seconds for the full path's subsets, each scored on a shard of ``--core-rows``
+    held-out rows (``KnnEvaluator``, one BLAS thread) and scaled to all rows,
+    ``--core-masks`` of them evenly spaced and scaled to all, plus the round's host work
+    (its seconds less its evaluations', on the full path). A small search on each path
+    first makes the device's kernels ready.
     """
     xp = gpu_array_module(args.array_module)
     os.environ[ARRAY_MODULE_VARIABLE] = args.array_module
+    evaluation_module.ParticleStates = Timed
+    params = swarm_params(args.particles, args.rounds, args.change_after)
+    one_state = state_bytes(args.samples, args.samples, args.genes)
     figures.emit("vlpso_device", f"VLPSO on {device_label(xp)}: {args.samples:,} x "
-                 f"{args.genes:,}, {args.particles} particles, {args.rounds} rounds",
+                 f"{args.genes:,}, {args.particles} particles, {args.rounds} rounds, a length "
+                 f"change after {args.change_after} rounds without a better subset; a state "
+                 f"{one_state / 1e9:.2f} GB; paths {', '.join(PATHS)}",
                  device=device_label(xp), samples=args.samples, genes=args.genes,
-                 particles=args.particles, rounds=args.rounds)
+                 particles=args.particles, rounds=args.rounds,
+                 change_after=args.change_after, state_bytes=one_state, paths=list(PATHS))
+    xt, y = planted_data(60, 240)
+    for budget in PATHS.values():  # the device's kernels compiled before anything is timed
+        run_search(GeneMajor(xt, finite=True), y, "vlpso", {"n_particles": 12,
+                                                            "n_iterations": 3},
+                   device="gpu", cache_memory=budget)
     xt, y = planted_data(args.samples, args.genes)
     data = GeneMajor(xt, finite=True)
-    rounds, evaluation_s = [], [0.0]
-    many = SubsetFitness.many
-
-    def timed_many(fitness, masks):
-        started = time.perf_counter()
-        scores = many(fitness, masks)
-        evaluation_s[-1] += time.perf_counter() - started
-        rounds[-1]["masks"].extend(np.array(masks, dtype=bool))
-        return scores
 
     def planted_order(scorer_data, codes, genes, comm=None, table=None):
         return -np.arange(len(genes), dtype=float)  # decreasing: gene 0 first
 
-    rounds.append({"masks": []})
-    last = [time.perf_counter()]
-
-    def progress(row):
-        now = time.perf_counter()
-        rounds[-1].update(seconds=now - last[0], evaluation_s=evaluation_s[-1],
-                          iteration=row["iteration"])
-        last[0] = now
-        rounds.append({"masks": []})
-        evaluation_s.append(0.0)
-
-    SubsetFitness.many, vlpso_order.relevance_scores = timed_many, planted_order
+    vlpso_order.relevance_scores = planted_order
+    found = {}
     try:
-        result = run_search(data, y, "vlpso", {"n_particles": args.particles,
-                                                "n_iterations": args.rounds},
-                            seed=1, device="gpu", cache_memory=0,  # every subset in full
-                            hooks=SearchHooks(progress=progress))
+        for path in ("cached", "full"):
+            found[path] = device_search(data, y, params, path, figures)
     finally:
-        SubsetFitness.many, vlpso_order.relevance_scores = many, relevance_scores
+        vlpso_order.relevance_scores = relevance_scores
+    (cached, cached_rounds, _), (full, full_rounds, masks) = found["cached"], found["full"]
+    same = comparable(cached) == comparable(full)
+    totals = {path: {"seconds": sum(r["seconds"] for r in rounds[1:]),
+                     "evaluation_s": sum(r["evaluation_s"] for r in rounds[1:]),
+                     "first_s": rounds[0]["seconds"],
+                     "most_held": max(r["held"] for r in rounds)}
+              for path, (_, rounds, _) in found.items()}
+    figures.emit("vlpso_paths",
+                 f"VLPSO on the GPU, cached beside full: same genes, fitness and history: "
+                 f"{same}; the rounds after the first: cached {totals['cached']['seconds']:.2f} "
+                 f"s, full {totals['full']['seconds']:.2f} s (full/cached "
+                 f"{totals['full']['seconds'] / max(totals['cached']['seconds'], 1e-9):.2f}); "
+                 f"the first: {totals['cached']['first_s']:.2f} s and "
+                 f"{totals['full']['first_s']:.2f} s; at most {totals['cached']['most_held']} "
+                 f"states held", same_results=same, **totals)
     n_shards = max(1, -(-args.samples // args.core_rows))
     core = KnnEvaluator(data, y, k=1, cv=10, seed=1, shard=(0, n_shards))
-    shard_rows = core._rows.rows.size
     with threadpool_limits(1):
         core.score(np.arange(args.genes) < 2)  # compiled kernels ready
     paper_scale = swarm_size(0, args.genes) / args.particles
-    for done in rounds[1:-1]:  # the iterations (round 0 holds the start)
-        masks = np.array(done["masks"])
-        masks = masks[masks.any(axis=1)]
-        chosen = np.unique(np.linspace(0, len(masks) - 1, min(args.core_masks, len(masks)))
-                           .round().astype(int))
-        core_s = 0.0
-        with threadpool_limits(1):
-            for mask in masks[chosen]:
-                started = time.perf_counter()
-                core.data.take(np.flatnonzero(mask))
-                gather = time.perf_counter() - started
-                started = time.perf_counter()
-                core.score(mask)
-                shard = time.perf_counter() - started
-                core_s += gather + max(shard - gather, 0.0) * args.samples / shard_rows
-        core_s *= len(masks) / max(1, len(chosen))
-        host = max(0.0, done["seconds"] - done["evaluation_s"])
-        gpu_s, one_core = done["seconds"], core_s + host
+    masks = np.array(masks, dtype=bool).reshape(-1, args.genes)
+    for full_round, cached_round in zip(full_rounds[1:], cached_rounds[1:]):
+        start = full_round["scored_before"]
+        done = masks[start:start + full_round["scored"]]
+        done = done[done.any(axis=1)]
+        core_s, chosen = core_seconds(core, done, args.core_masks, args.samples)
+        one_core = core_s + max(0.0, full_round["seconds"] - full_round["evaluation_s"])
+        full_s, cached_s = full_round["seconds"], cached_round["seconds"]
         figures.emit("vlpso_iteration",
-                     f"VLPSO iteration {done['iteration']}: GPU {gpu_s:.2f} s "
-                     f"({done['evaluation_s']:.2f} s of it {len(masks)} evaluations), one "
-                     f"core {one_core:.1f} s (timed on {shard_rows:,} rows of {len(chosen)} "
-                     f"subsets, scaled), core/GPU {one_core / gpu_s:.1f}; the paper's swarm "
-                     f"({swarm_size(0, args.genes)} particles): GPU {gpu_s * paper_scale:.1f} s, "
-                     f"one core {one_core * paper_scale:.0f} s (scaled by particles)",
-                     iteration=done["iteration"], gpu_s=gpu_s,
-                     gpu_evaluation_s=done["evaluation_s"], evaluations=len(masks),
-                     core_s=one_core, core_evaluation_s=core_s, host_s=host,
-                     shard_rows=shard_rows, core_masks=int(len(chosen)),
-                     paper_swarm_gpu_s=gpu_s * paper_scale,
+                     f"VLPSO round {full_round['round']}: GPU cached {cached_s:.2f} s, full "
+                     f"{full_s:.2f} s (full/cached {full_s / cached_s:.2f}), one core "
+                     f"{one_core:.1f} s (timed on {core._rows.rows.size:,} rows of {chosen} "
+                     f"subsets, scaled; core/cached {one_core / cached_s:.1f}); the paper's "
+                     f"swarm ({swarm_size(0, args.genes)} particles), scaled by particles: "
+                     f"cached {cached_s * paper_scale:.1f} s, full {full_s * paper_scale:.1f} "
+                     f"s, one core {one_core * paper_scale:.0f} s",
+                     round=full_round["round"], cached_s=cached_s, full_s=full_s,
+                     cached_evaluation_s=cached_round["evaluation_s"],
+                     full_evaluation_s=full_round["evaluation_s"], evaluations=len(done),
+                     core_s=one_core, core_evaluation_s=core_s,
+                     shard_rows=core._rows.rows.size, core_masks=chosen,
+                     paper_swarm_cached_s=cached_s * paper_scale,
+                     paper_swarm_full_s=full_s * paper_scale,
                      paper_swarm_core_s=one_core * paper_scale,
-                     mean_selected=float(np.count_nonzero(masks) / max(1, len(masks))))
-    figures.emit("vlpso", f"VLPSO on the GPU: fitness {result.fitness}, "
-                 f"{len(result.genes)} genes, {result.history[-1]['evaluations']} evaluations",
-                 fitness=result.fitness, genes=len(result.genes),
-                 evaluations=result.history[-1]["evaluations"])
+                     mean_selected=float(np.count_nonzero(done) / max(1, len(done))))
+    figures.emit("vlpso", f"VLPSO on the GPU: fitness {cached.fitness}, {len(cached.genes)} "
+                 f"genes, {cached.history[-1]['evaluations']} evaluations; both paths the "
+                 f"same: {same}", fitness=cached.fitness, genes=len(cached.genes),
+                 evaluations=cached.history[-1]["evaluations"], same_results=same)
+    return same
 
 
 def parse(argv):
@@ -717,7 +804,7 @@ def parse(argv):
                         help="swarm size (default 24; with --gpu 48)")
     parser.add_argument("--rounds", type=int, default=None,
                         help="the initial evaluation and the moves after it (default 14; "
-                             "with --gpu 3)")
+                             "with --gpu 12)")
     parser.add_argument("--quick", action="store_true",
                         help="16 particles and 12 rounds (about half the default's time)")
     parser.add_argument("--change-after", type=int, default=4,
@@ -728,14 +815,16 @@ def parse(argv):
     parser.add_argument("--flips-rounds", type=int, default=40)
     parser.add_argument("--model-from", metavar="JSON",
                         help="only print the model from a previous run's JSON line")
-    gpu = parser.add_argument_group("--gpu: seconds per iteration on the GPU")
+    gpu = parser.add_argument_group("--gpu: rounds on the GPU, cached beside full and one "
+                                    "core")
     gpu.add_argument("--gpu", action="store_true")
     gpu.add_argument("--small", action="store_true",
                      help="with --gpu: 300 x 600, numpy as the array module unless given")
     gpu.add_argument("--samples", type=int, default=10_000)
     gpu.add_argument("--genes", type=int, default=20_000)
     gpu.add_argument("--core-rows", type=int, default=500)
-    gpu.add_argument("--core-masks", type=int, default=4)
+    gpu.add_argument("--core-masks", type=int, default=2,
+                     help="subsets a round that one core scores")
     gpu.add_argument("--array-module", choices=["cupy", "numpy"], default=None)
     args = parser.parse_args(argv)
     if args.small:
@@ -743,7 +832,7 @@ def parse(argv):
         args.array_module = args.array_module or "numpy"
     args.array_module = args.array_module or "cupy"
     args.particles = args.particles or (48 if args.gpu else 16 if args.quick else 24)
-    args.rounds = args.rounds or (3 if args.gpu else 12 if args.quick else 14)
+    args.rounds = args.rounds or (12 if args.gpu else 12 if args.quick else 14)
     return args
 
 
@@ -757,8 +846,7 @@ def main(argv=None):
                     document["flips"])
         return 0
     if args.gpu:
-        gpu_iterations(args, VlpsoFigures(os.environ.get("OUT")))
-        return 0
+        return 0 if gpu_iterations(args, VlpsoFigures(os.environ.get("OUT"))) else 1
     with world() as comm:
         return measure_all(args, comm)
 

@@ -2,10 +2,13 @@
 # One-shot check of the GPU scorer, built to return figures whatever fails: a 10 s preflight
 # of CuPy (a float64 cupy.matmul through cuBLAS and an elementwise kernel compiled by NVRTC),
 # then benchmarks/bench_gpu.py (every figure printed and, when OUT names a folder, appended to
-# $OUT/bench_gpu.jsonl as it is measured), then VLPSO's seconds per iteration at 10,000 x
-# 20,000 on the GPU beside one core (benchmarks/bench_vlpso.py --gpu, streamed likewise to
-# $OUT/bench_vlpso.jsonl), then the GPU tests (non-fatal; skipped with a message without
-# pytest). Timeouts: 10 + 10 + 300 + 120 + 120 s, at most 560 s in all.
+# $OUT/bench_gpu.jsonl as it is measured), then VLPSO rounds at 10,000 x 20,000 on the GPU
+# (benchmarks/bench_vlpso.py --gpu: 48 particles, 12 rounds, each round of each path streamed
+# likewise to $OUT/bench_vlpso.jsonl as it ends): with the particles' distance states at the
+# default cache budget (sized by the device's memory), beside every subset in full on the
+# GPU (cache_memory = 0), the same genes, fitness and history checked, and one core's
+# estimate per round; then the GPU tests (non-fatal; skipped with a message without pytest).
+# Timeouts: 10 + 10 + 200 + 240 + 100 s, at most 560 s in all.
 # PYTHON names the interpreter (default python3); extra arguments go to the benchmark.
 # --small: a small size; on a machine without CuPy the numpy stand-in tests/numpy_cupy
 # is put first on PYTHONPATH, so that `import cupy` runs the same script end to end on a CPU.
@@ -46,12 +49,13 @@ print(f"preflight: cuBLAS matmul and NVRTC elementwise kernels fine in "
 PY
 # the benchmark runs even after a failed preflight (a cold start may pass 10 s): its own
 # first figure or error then says what works
-timeout 300 "$python" benchmarks/bench_gpu.py "${bench_args[@]}" \
+timeout 200 "$python" benchmarks/bench_gpu.py "${bench_args[@]}" \
     || { echo "gpu_check: the benchmark stopped early (status $?)"; status=1; }
-timeout 120 "$python" benchmarks/bench_vlpso.py "${vlpso_args[@]}" \
-    || { echo "gpu_check: the VLPSO benchmark stopped early (status $?)"; status=1; }
+timeout 240 "$python" benchmarks/bench_vlpso.py "${vlpso_args[@]}" \
+    || { echo "gpu_check: the VLPSO benchmark stopped early or its paths differ (status $?)"
+         status=1; }
 if "$python" -c "import pytest" 2>/dev/null; then
-    timeout 120 "$python" -m pytest -q -p no:cacheprovider tests/test_fitness_gpu.py \
+    timeout 100 "$python" -m pytest -q -p no:cacheprovider tests/test_fitness_gpu.py \
         -k "cupy or adversary" \
         || echo "gpu_check: GPU tests failed or timed out (status $?), figures above stand"
 else

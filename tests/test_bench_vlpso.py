@@ -58,15 +58,37 @@ def test_both_paths_by_size_per_round_and_the_model_fitted_and_checked(tmp_path)
     assert again.splitlines() == stdout.splitlines()[-len(again.splitlines()) - 1:-1]
 
 
-@pytest.mark.slow
-def test_the_gpu_section_streams_each_iteration_beside_one_core(tmp_path):
-    _bench(tmp_path, "--gpu", "--small", "--rounds", "3", "--particles", "12")
+def vlpso_gpu_figures(folder, rounds):
+    """The GPU section's figures in ``folder / bench_vlpso.jsonl``, checked: every round of
+    the cached path then of the full path as each ended, the paths the same, then each
+    round after the first both paths beside one core, then the search; the figures."""
     figures = [json.loads(line)
-               for line in (tmp_path / "bench_vlpso.jsonl").read_text().splitlines()]
-    assert [f["figure"] for f in figures] == (["vlpso_device"] + ["vlpso_iteration"] * 2
-                                              + ["vlpso"])
-    assert figures[0]["device"] == "numpy (host)"
-    for iteration in figures[1:3]:
-        assert iteration["gpu_s"] >= iteration["gpu_evaluation_s"] > 0
+               for line in (folder / "bench_vlpso.jsonl").read_text().splitlines()]
+    names = [f["figure"] for f in figures]
+    n_rounds = names.count("vlpso_round") // 2
+    assert n_rounds >= rounds  # the initial evaluation and the moves, length changes on top
+    assert names == (["vlpso_device"] + ["vlpso_round"] * 2 * n_rounds + ["vlpso_paths"]
+                     + ["vlpso_iteration"] * (n_rounds - 1) + ["vlpso"])
+    cached, full = (figures[1 + start:1 + start + n_rounds] for start in (0, n_rounds))
+    assert [r["path"] for r in cached + full] == ["cached"] * n_rounds + ["full"] * n_rounds
+    assert [r["round"] for r in cached] == [r["round"] for r in full] == list(range(n_rounds))
+    assert all(r["held"] == r["moved"] == r["rebuilt"] == 0 for r in full)
+    assert sum(r["moved"] for r in cached) > 0 and cached[0]["rebuilt"] > 0
+    assert cached[-1]["state_bytes"] == cached[-1]["held"] * figures[0]["state_bytes"] > 0
+    for a, b in zip(cached, full):  # the same subsets scored on both paths
+        assert a["flipped"] == b["flipped"] and a["compared"] == b["compared"]
+        assert a["moved"] + a["rebuilt"] + a["uncached"] + a["repeated"] == b["uncached"]
+        assert a["scored"] == b["scored"] > 0 and a["seconds"] >= a["evaluation_s"] > 0
+    assert figures[1 + 2 * n_rounds]["same_results"] and figures[-1]["same_results"]
+    for iteration in figures[2 + 2 * n_rounds:-1]:
+        assert iteration["cached_s"] > 0 and iteration["full_s"] > 0
         assert iteration["core_s"] > 0 and iteration["evaluations"] > 0
-        assert iteration["shard_rows"] < 300
+    return figures
+
+
+@pytest.mark.slow
+def test_the_gpu_section_streams_each_round_of_both_paths_beside_one_core(tmp_path):
+    _bench(tmp_path, "--gpu", "--small", "--rounds", "6", "--particles", "12")
+    figures = vlpso_gpu_figures(tmp_path, rounds=6)
+    assert figures[0]["device"] == "numpy (host)"
+    assert all(f["shard_rows"] < 300 for f in figures if f["figure"] == "vlpso_iteration")

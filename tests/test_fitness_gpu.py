@@ -36,6 +36,7 @@ from hpcswarm.selection.search import run_search
 from hpcswarm.system import MEMORY_SHARE
 from reference_cases import SYNTHETIC_SETTINGS
 from synthetic import small_data
+from test_bench_vlpso import vlpso_gpu_figures
 
 
 def exercise(cpu, device, n_genes, rng):
@@ -391,6 +392,20 @@ def test_the_stand_in_s_device_memory_is_the_host_s():
     assert stand_in.cuda.runtime.getDeviceProperties(0)["totalGlobalMem"] == total
 
 
+def test_a_device_s_memory_is_shared_by_its_ranks_and_its_pool_s_free_blocks_are_free(
+        monkeypatch):
+    stand_in = _stand_in_cupy(monkeypatch, 10**9, 4 * 10**9)
+    monkeypatch.setattr(stand_in.MemoryPool, "free_bytes", lambda pool: 5 * 10**8)
+    X, y = small_data()
+    scorer = DeviceScorer(X, y, xp=stand_in)
+    evaluation = device_evaluation_bytes(*X.shape)
+    assert scorer.state_memory() == (4 * 10**9, 25 * 10**8, evaluation)
+    monkeypatch.setenv("MPI_LOCALNRANKS", "2")  # two ranks on the one device
+    assert scorer.state_memory() == (2 * 10**9, 125 * 10**7, evaluation)
+    assert DeviceScorer(X, y, xp=np).state_memory() is None  # host arrays
+    assert KnnEvaluator(X, y).state_memory() is None
+
+
 CACHED_SWARMS = {
     "vlpso": {"n_particles": 8, "n_iterations": 10, "n_divisions": 3, "change_after": 4},
     "pso-lsrg": {"n_particles": 6, "n_iterations": 5, "ls_tries": 4},
@@ -474,6 +489,34 @@ def test_cupy_search_finds_the_same_genes(method, monkeypatch):
     assert built
 
 
+@pytest.mark.parametrize("budget", [0.0, None, 2 * state_bytes(36, 36, 60) / 1e9],
+                         ids=["off", "default", "two-states"])
+def test_cupy_search_keeps_its_states_on_the_device_with_the_cpu_s_results(budget,
+                                                                           monkeypatch):
+    """VLPSO on CuPy with the cache off, at the default budget (the device's memory) and
+    partly full: the CPU's genes, fitness and history; a state's distances on the device."""
+    cupy = _cupy_with_device()
+    X, y = small_data(seed=1, n_samples=36, n_genes=60)
+    params = CACHED_SWARMS["vlpso"]
+    expected = run_search(X, y, "vlpso", params, seed=3, cache_memory=0.0)
+    monkeypatch.setenv(ARRAY_MODULE_VARIABLE, "cupy")
+    made = []
+
+    class Recorded(ParticleStates):
+        def __init__(self, *args):
+            super().__init__(*args)
+            made.append(self)
+
+    monkeypatch.setattr(hpcswarm.swarm.engine.evaluation, "ParticleStates", Recorded)
+    found = run_search(X, y, "vlpso", params, seed=3, device="gpu", cache_memory=budget)
+    assert _comparable(found) == _comparable(expected)
+    assert (made[0].counts.moved > 0) == (budget != 0.0)
+    scorer = make_scorer(X, y, device="gpu", array_module="cupy")
+    assert isinstance(scorer.new_state(np.arange(60) < 30).dist2, cupy.ndarray)
+    have, held, _ = scorer.state_memory()
+    assert 0 < held < have <= cupy.cuda.runtime.memGetInfo()[1]
+
+
 @pytest.mark.parametrize("module", ["numpy", "cupy"])
 def test_vlpso_local_search_finds_the_same_genes_on_the_device_path(module, monkeypatch):
     """VLPSO's local search scores its tries one at a time (``score_flip``) on the device."""
@@ -548,7 +591,6 @@ def test_the_gpu_check_script_runs_end_to_end_with_the_numpy_stand_in(tmp_path):
     assert "preflight: cuBLAS matmul and NVRTC elementwise kernels fine" in stdout
     assert figures[0]["device"] == "numpy stand-in"
     _check_figures(stdout, figures, rounds=2)
-    vlpso = [json.loads(line)["figure"]
-             for line in (tmp_path / "bench_vlpso.jsonl").read_text().splitlines()]
-    assert vlpso == ["vlpso_device", "vlpso_iteration", "vlpso_iteration", "vlpso"]
+    vlpso = vlpso_gpu_figures(tmp_path, rounds=12)
+    assert vlpso[0]["device"] == "numpy stand-in"
     assert " passed" in stdout and "GPU tests failed" not in stdout

@@ -244,12 +244,14 @@ class DeviceScorer(KnnEvaluator):
         (:func:`~hpcswarm.selection.search.default_cache_bytes`): the device's memory over
         the processes of the node that use it (:func:`ranks_sharing_device`), what the
         device holds now (CuPy's ``memGetInfo``: the values uploaded, by every process on
-        it) over the same, and :func:`device_evaluation_bytes`. None when the array module
-        is numpy: the states are host arrays, and the host's memory decides."""
+        it; the blocks CuPy's pool keeps free for reuse, an earlier search's states, count
+        as free) over the same, and :func:`device_evaluation_bytes`. None when the array
+        module is numpy: the states are host arrays, and the host's memory decides."""
         xp = self.xp
         if xp is np:
             return None
         free, total = (int(value) for value in xp.cuda.runtime.memGetInfo())
+        free += int(xp.get_default_memory_pool().free_bytes())
         sharing = ranks_sharing_device(xp.cuda.Device().id, xp.cuda.runtime.getDeviceCount())
         return (total // sharing, (total - free) // sharing,
                 device_evaluation_bytes(self.n_samples, self.n_genes))

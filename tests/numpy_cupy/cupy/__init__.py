@@ -3,9 +3,10 @@
 With ``tests/numpy_cupy`` first on ``PYTHONPATH``, ``import cupy`` finds this module:
 every array function is numpy's (module ``__getattr__``), and the few CUDA calls that
 hpcswarm and its GPU benchmark make (device count, device selection and properties, its
-memory, synchronisation, ``asnumpy``) answer as one device named ``"numpy stand-in"`` would.
-Its arrays are the host's, so its memory is the host's: ``memGetInfo`` gives the host's
-available and physical memory (a test that needs a small device replaces it).
+memory and memory pool, synchronisation, ``asnumpy``) answer as one device named
+``"numpy stand-in"`` would. Its arrays are the host's, so its memory is the host's:
+``memGetInfo`` gives the host's available and physical memory (a test that needs a small
+device replaces it), and its pool keeps no block.
 ``benchmarks/gpu_check.sh --small`` uses it on a machine without CuPy; nothing here is
 imported by hpcswarm itself.
 """
@@ -57,6 +58,22 @@ runtime = types.SimpleNamespace(getDeviceCount=_device_count,
                                 memGetInfo=_memory_info,
                                 CUDARuntimeError=CUDARuntimeError)
 cuda = types.SimpleNamespace(Device=Device, runtime=runtime)
+
+
+class MemoryPool:
+    """CuPy's pool of device blocks kept for reuse: the stand-in's arrays are numpy's, given
+    back to the host when dropped, so it keeps none."""
+
+    def free_bytes(self):
+        return 0
+
+
+_POOL = MemoryPool()
+
+
+def get_default_memory_pool():
+    """The pool of device blocks (:class:`MemoryPool`)."""
+    return _POOL
 
 
 def asnumpy(array):
