@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 
 import hpcswarm.selection.search
-import hpcswarm.swarm.engine.evaluation
 from hpcswarm.comm import world
 from engine_probes import counting_decide, tie_prone_datasets
 from hpcswarm.errors import ParameterError
@@ -30,13 +29,13 @@ from hpcswarm.fitness.gpu import (ARRAY_MODULE_VARIABLE, DeviceScorer,
                                   gpu_array_module, node_local_rank, ranks_sharing_device,
                                   report_device)
 from hpcswarm.fitness.incremental import state_bytes
-from hpcswarm.fitness.moves import ParticleStates
 from hpcswarm.selection.methods import METHODS
 from hpcswarm.selection.search import run_search
 from hpcswarm.system import MEMORY_SHARE
 from reference_cases import SYNTHETIC_SETTINGS
 from synthetic import small_data
 from test_bench_vlpso import vlpso_gpu_figures
+from test_particle_states import recorded_states
 
 
 def exercise(cpu, device, n_genes, rng):
@@ -337,6 +336,29 @@ def test_device_path_over_ranks_gives_the_serial_cpu_result(method, params, layo
         assert {scorer.shard for scorer in built} == {(comm.rank, comm.size)}
 
 
+@pytest.mark.mpi
+@pytest.mark.parametrize("budget", [0.0, state_bytes(36, 36, 60) / 1e9, None],
+                         ids=["off", "partly-full", "default"])
+@pytest.mark.parametrize("layout", ["groups", "shards"])
+def test_device_vlpso_over_ranks_with_the_cache_gives_the_serial_cpu_result(budget, layout,
+                                                                            comm,
+                                                                            monkeypatch):
+    """VLPSO's particles' states on GPU scorers of particle groups or sample shards, the
+    cache off, partly full or at the default budget: the serial CPU search's result on
+    every rank."""
+    params = CACHED_SWARMS["vlpso"]
+    expected = _search("vlpso", params, cache_memory=0.0)
+    made = recorded_states(monkeypatch)
+    built = _device_scorers(monkeypatch, "numpy")
+    shards = comm.size if layout == "shards" else 1
+    found = _search("vlpso", params, comm=comm, sample_shards=shards, cache_memory=budget)
+    assert found == expected and len(set(comm.allgather(found))) == 1
+    assert built and all(isinstance(scorer, DeviceScorer) for scorer in built)
+    assert (made[0].counts.moved > 0) == (budget != 0.0)
+    if budget:  # one state's bytes: not every particle of the rank has one
+        assert made[0].counts.uncached > 0
+
+
 def test_device_names_and_missing_cupy_are_parameter_errors(monkeypatch):
     X, y = small_data()
     with pytest.raises(ParameterError, match="device must be one of cpu, gpu, got 'tpu'"):
@@ -433,14 +455,7 @@ def test_device_searches_equal_the_cpu_s_with_the_cache_off_partly_full_and_on(m
     total = 8 * 2**30
     held = int(MEMORY_SHARE * total) - device_evaluation_bytes(36, 60) - int(2.5 * one)
     _stand_in_cupy(monkeypatch, total - held, total)
-    made, budgets = [], []
-
-    class Recorded(ParticleStates):
-        def __init__(self, *args):
-            super().__init__(*args)
-            made.append(self)
-
-    monkeypatch.setattr(hpcswarm.swarm.engine.evaluation, "ParticleStates", Recorded)
+    made, budgets = recorded_states(monkeypatch), []
     for budget in (0.0, None, 1.0):
         made.clear()
         found = run_search(X, y, method, params, seed=3, device="gpu", cache_memory=budget)
@@ -500,14 +515,7 @@ def test_cupy_search_keeps_its_states_on_the_device_with_the_cpu_s_results(budge
     params = CACHED_SWARMS["vlpso"]
     expected = run_search(X, y, "vlpso", params, seed=3, cache_memory=0.0)
     monkeypatch.setenv(ARRAY_MODULE_VARIABLE, "cupy")
-    made = []
-
-    class Recorded(ParticleStates):
-        def __init__(self, *args):
-            super().__init__(*args)
-            made.append(self)
-
-    monkeypatch.setattr(hpcswarm.swarm.engine.evaluation, "ParticleStates", Recorded)
+    made = recorded_states(monkeypatch)
     found = run_search(X, y, "vlpso", params, seed=3, device="gpu", cache_memory=budget)
     assert _comparable(found) == _comparable(expected)
     assert (made[0].counts.moved > 0) == (budget != 0.0)

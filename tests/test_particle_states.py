@@ -114,6 +114,19 @@ positions flip many genes of these small subsets each round: full products)."""
 REPRESENTATIVE = ("vlpso", "pso-lsrg")
 
 
+def recorded_states(monkeypatch):
+    """The list of the :class:`ParticleStates` the searches make from now on, in order."""
+    made = []
+
+    class Recorded(ParticleStates):
+        def __init__(self, *args):
+            super().__init__(*args)
+            made.append(self)
+
+    monkeypatch.setattr(hpcswarm.swarm.engine.evaluation, "ParticleStates", Recorded)
+    return made
+
+
 def _budgets(n_samples, n_genes):
     """None (the default), a budget of two states (partly full) and zero, in GB."""
     return [None, 2 * state_bytes(n_samples, n_samples, n_genes) / 1e9, 0.0]
@@ -124,14 +137,7 @@ def _budgets(n_samples, n_genes):
                                   else pytest.param(name, marks=pytest.mark.slow)
                                   for name in sorted(SWARMS)])
 def test_a_search_does_not_depend_on_the_cache_budget(name, objective, monkeypatch):
-    made = []
-
-    class Recorded(ParticleStates):
-        def __init__(self, *args):
-            super().__init__(*args)
-            made.append(self)
-
-    monkeypatch.setattr(hpcswarm.swarm.engine.evaluation, "ParticleStates", Recorded)
+    made = recorded_states(monkeypatch)
     X, y = small_data(seed=2, n_samples=40, n_genes=150)
     params = {**SWARMS[name], "objective": objective}
     found, counts = [], []
