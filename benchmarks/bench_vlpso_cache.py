@@ -22,13 +22,19 @@ subset scored, the subsets
 scored from a state or repeated (cache hits), and the bytes of the states held. The last
 line is one JSON object holding every figure.
 
+``--against PYTHON`` adds a third path to the loop: the same search by another installation
+of hpcswarm (``PYTHON``, its interpreter, e.g. one of 3740b40, the version before the
+particle states), in a process of its own (one untimed search of 2 rounds first), its wall
+clock and CPU seconds measured there; its genes, fitness and history must equal the others'.
+
 Run: ``python benchmarks/bench_vlpso_cache.py [--sizes 1000x3000 2000x5000]
-[--particles 100] [--rounds 40 30] [--repeats 3 1] [--folder DIR]``.
+[--particles 100] [--rounds 40 30] [--repeats 3 1] [--folder DIR] [--against PYTHON]``.
 """
 
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -119,34 +125,91 @@ def comparable(result):
     return result.genes.tolist(), result.fitness, history
 
 
-def measure(path, rounds, repeats, particles):
-    """Both paths on one size, in turn, ``repeats`` times each."""
+AGAINST = """
+import json, sys, time
+import numpy as np
+from threadpoolctl import threadpool_limits
+from hpcswarm.data import open_dataset
+from hpcswarm.fitness import GeneMajor
+from hpcswarm.selection.methods import algorithm_params
+from hpcswarm.selection.search import run_search
+path, particles, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+dataset = open_dataset(path)
+data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
+y = np.asarray(dataset.y)
+params = {**algorithm_params("vlpso"), "n_particles": particles}
+with threadpool_limits(1):
+    run_search(data, y, "vlpso", {**params, "n_iterations": 2}, seed=0)
+    started, cpu = time.perf_counter(), time.process_time()
+    result = run_search(data, y, "vlpso", {**params, "n_iterations": rounds}, seed=0)
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+print(json.dumps({"seconds": elapsed, "cpu": cpu, "genes": np.asarray(result.genes).tolist(),
+                  "fitness": result.fitness, "history": result.history}, default=float))
+"""
+"""The search of ``--against``'s installation, run by its interpreter: the same data,
+settings and seed (VLPSO's default settings of that version, which the written-out defaults
+here equal), every subset in full."""
+
+
+def against_search(python, path, particles, rounds):
+    """``(wall clock, CPU seconds, genes, fitness, history)`` of one search by ``python``."""
+    done = subprocess.run([python, "-c", AGAINST, str(path), str(particles), str(rounds)],
+                          capture_output=True, text=True, check=True,
+                          cwd=Path(path).parent,  # not a checkout: ``-c`` imports from there
+                          env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    return (figures["seconds"], figures["cpu"], figures["genes"], figures["fitness"],
+            figures["history"])
+
+
+def same_as(found, genes, fitness, history):
+    """Whether another installation's search gave ``found``'s genes, fitness and history (on
+    the keys of its history rows, seconds aside)."""
+    mine_genes, mine_fitness, mine_history = found
+    keys = [set(row) - {"seconds"} for row in history]
+    return (genes == mine_genes and fitness == mine_fitness and len(history) == len(mine_history)
+            and all(all(row[key] == mine[key] for key in shared)
+                    for row, mine, shared in zip(history, mine_history, keys)))
+
+
+def measure(path, rounds, repeats, particles, against=None):
+    """Both paths on one size, in turn, ``repeats`` times each (and ``against``'s search)."""
     dataset = open_dataset(path)
     data = GeneMajor(dataset.X_genes, finite=dataset.values_finite)
     y = np.asarray(dataset.y)
     params = {**algorithm_params("vlpso"), "n_particles": particles, "n_iterations": rounds}
     for budget in PATHS.values():  # compiled kernels and first reads out of the timings
         one_search(data, y, {**params, "n_iterations": 2}, budget)
-    seconds = {name: [] for name in PATHS}
-    cpu_seconds = {name: [] for name in PATHS}
-    found, tables = {}, {}
+    names = list(PATHS) + (["against"] if against else [])
+    seconds = {name: [] for name in names}
+    cpu_seconds = {name: [] for name in names}
+    found, tables, same_against = {}, {}, True
     for _ in range(repeats):
-        for name, budget in PATHS.items():
-            result, counts, elapsed, cpu = one_search(data, y, params, budget)
+        for name in names:
+            if name == "against":
+                elapsed, cpu, *other = against_search(against, path, particles, rounds)
+                same_against = same_against and same_as(found["full"], *other)
+            else:
+                result, counts, elapsed, cpu = one_search(data, y, params, PATHS[name])
+                found[name] = comparable(result)
+                tables[name] = per_round(result, counts, data.n_samples, data.n_samples,
+                                         data.n_genes)
             print(f"  {data.n_samples} x {data.n_genes} {name}: {elapsed:.2f} s, CPU {cpu:.2f} s",
                   flush=True)
             seconds[name].append(elapsed)
             cpu_seconds[name].append(cpu)
-            found[name] = comparable(result)
-            tables[name] = per_round(result, counts, data.n_samples, data.n_samples,
-                                     data.n_genes)
     medians = {name: float(np.median(values)) for name, values in seconds.items()}
     cpu_medians = {name: float(np.median(values)) for name, values in cpu_seconds.items()}
-    return {"n_samples": data.n_samples, "n_genes": data.n_genes, "particles": particles,
-            "rounds": rounds, "seconds": seconds, "median": medians,
-            "ratio": medians["cached"] / medians["full"], "cpu_seconds": cpu_seconds,
-            "cpu_ratio": cpu_medians["cached"] / cpu_medians["full"],
-            "same_results": found["full"] == found["cached"], "per_round": tables}
+    figures = {"n_samples": data.n_samples, "n_genes": data.n_genes, "particles": particles,
+               "rounds": rounds, "seconds": seconds, "median": medians,
+               "ratio": medians["cached"] / medians["full"], "cpu_seconds": cpu_seconds,
+               "cpu_ratio": cpu_medians["cached"] / cpu_medians["full"],
+               "same_results": found["full"] == found["cached"] and same_against,
+               "per_round": tables}
+    if against:
+        figures.update(against=against, ratio_against=medians["cached"] / medians["against"],
+                       cpu_ratio_against=cpu_medians["cached"] / cpu_medians["against"])
+    return figures
 
 
 def print_size(figures):
@@ -158,6 +221,9 @@ def print_size(figures):
               f"(median {figures['median'][name]:.2f})")
     print(f"  cached / full: {figures['ratio']:.3f} (wall clock), "
           f"{figures['cpu_ratio']:.3f} (CPU seconds)")
+    if "against" in figures:
+        print(f"  cached / against ({figures['against']}): {figures['ratio_against']:.3f} "
+              f"(wall clock), {figures['cpu_ratio_against']:.3f} (CPU seconds)")
     print("  round | full s  cached s | full Gmadd cached Gmadd | flipped | hits | "
           "full products | states MB")
     for full, cached in zip(*(figures["per_round"][name] for name in PATHS)):
@@ -176,6 +242,8 @@ def main(argv=None):
                         help="runs of each path per size (the last repeats)")
     parser.add_argument("--particles", type=int, default=100)
     parser.add_argument("--folder", default=os.environ.get("TMPDIR", "/tmp"))
+    parser.add_argument("--against", metavar="PYTHON",
+                        help="another installation's interpreter: its search in the loop too")
     args = parser.parse_args(argv)
     evaluation_module.ParticleStates = Recorded
     print(f"load average before: {os.getloadavg()}", flush=True)
@@ -185,7 +253,8 @@ def main(argv=None):
             n_samples, n_genes = (int(part) for part in text.lower().split("x"))
             path = data_file(args.folder, n_samples, n_genes)
             pick = lambda values: values[min(index, len(values) - 1)]  # noqa: E731
-            figures = measure(path, pick(args.rounds), pick(args.repeats), args.particles)
+            figures = measure(path, pick(args.rounds), pick(args.repeats), args.particles,
+                              args.against)
             print_size(figures)
             document.append(figures)
     print(f"load average after: {os.getloadavg()}")

@@ -23,14 +23,17 @@ from engine_probes import counting_decide, tie_prone_datasets
 pytestmark = pytest.mark.skipif(not move_kernel.AVAILABLE, reason="numba is not installed")
 
 
-@pytest.fixture(params=["symmetric", "whole"])
-def small_blocks(request, monkeypatch):
-    """Blocks of 5 rows (the change of a 47-sample state crosses 9 block edges), every move
-    of every sample's rows by the symmetric change, or none."""
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of 5 rows: the change of a 47-sample state crosses 9 block edges."""
     monkeypatch.setattr(move_kernel, "MIN_BLOCK_ROWS", 5)
     monkeypatch.setattr(move_kernel, "MOVE_BLOCK_BYTES", 1)
-    monkeypatch.setattr(move_kernel, "SYMMETRIC_FLIPS",
-                        1 if request.param == "symmetric" else 10**9)
+
+
+def current_distances(state):
+    """Every row of the state's distances as it reads them (the upper triangle mirrored
+    where only it is kept), the state untouched."""
+    return np.array([state.row(r) for r in range(state.dist2.shape[0])])
 
 
 def exact_distances(X, mask, rows):
@@ -44,17 +47,21 @@ def assert_within_bound(evaluator, state, X):
     on each row's own fold."""
     rows = evaluator._rows.rows
     own = evaluator._rows.fold[rows][:, None] == evaluator._rows.fold[None, :]
-    assert np.array_equal(np.isinf(state.dist2), own)
+    dist2 = current_distances(state)
+    assert np.array_equal(np.isinf(dist2), own)
     slack = state.slack()
-    error = np.abs(state.dist2 - exact_distances(X, state.mask, rows))[~own]
+    error = np.abs(dist2 - exact_distances(X, state.mask, rows))[~own]
     assert np.all(error <= (slack[rows][:, None] + slack[None, :])[~own])
 
 
 def walk(evaluator, reference, X, rng, n_moves, most_flipped):
-    """Move a state ``n_moves`` times; every Score equal to the reference's full one."""
+    """Make a state and move it ``n_moves`` times; every Score equal to the reference's full
+    one."""
     n_genes = X.shape[1]
     mask = rng.random(n_genes) < 0.5
-    state = evaluator.new_state(mask)
+    score, state = evaluator.score_new_state(mask)  # every sample's rows: the upper triangle
+    assert score == reference.score(mask)
+    assert_within_bound(evaluator, state, X)
     for _ in range(n_moves):
         genes = rng.choice(n_genes, size=int(rng.integers(1, most_flipped + 1)), replace=False)
         moved = mask.copy()
@@ -119,9 +126,9 @@ def near_tied_triples(n_triples, n_genes):
 
 
 def test_a_near_tie_across_the_diagonal_is_decided_exactly(small_blocks):
-    """Row ``i``'s two candidates lie one before and one after its diagonal: the two runs
-    of its columns the symmetric change makes must both count, or ``i`` would be settled
-    on ``a``."""
+    """Row ``i``'s two candidates lie one before and one after its diagonal: the columns
+    it gets from the rows before it (the upper triangle) and its own must both count, or
+    ``i`` would be settled on ``a``."""
     X, y = near_tied_triples(16, 12)
     evaluator = KnnEvaluator(X, y)
     reference = KnnEvaluator(X, y, compiled=False)
@@ -165,7 +172,7 @@ def test_the_numpy_path_stays_the_reference(monkeypatch):
     """``compiled=False`` moves a state by the numpy path, with the same Scores."""
     X, y = list(tie_prone_datasets(5, 30, 40))[0][1:]
     called = []
-    monkeypatch.setattr(move_kernel, "_square_kernel",
+    monkeypatch.setattr(move_kernel, "_upper_kernel",
                         lambda *args: called.append(1) or pytest.fail("compiled"))
     plain = KnnEvaluator(X, y, compiled=False)
     full = KnnEvaluator(X, y)
@@ -192,5 +199,68 @@ def test_a_rebuilt_state_takes_over_the_old_one_s_memory(device, settings):
     value = states.values([0], ~mask[None])
     rebuilt = states._entries[0].state
     assert states.counts.rebuilt == 2 and rebuilt.dist2 is memory
-    assert np.array_equal(rebuilt.dist2, scorer.new_state(~mask).dist2)
+    fresh = scorer.new_state(~mask).dist2  # the same Gram form, every row whole
+    assert np.array_equal(np.triu(rebuilt.dist2) if rebuilt.upper else rebuilt.dist2,
+                          np.triu(fresh) if rebuilt.upper else fresh)
     np.testing.assert_array_equal(value, fitness.many(~mask[None]))
+
+
+@pytest.mark.parametrize("cv", ["loo", 5])
+def test_a_moved_state_serves_every_other_reader_whole(cv):
+    """A move of every sample's rows keeps only the upper triangle; the readers of whole
+    rows (a flip scored or applied, one-gene and multi-gene flips, the numpy path) make
+    the state whole first and score as a full evaluation does."""
+    X, y = list(tie_prone_datasets(6, 47, 60))[0][1:]
+    evaluator = KnnEvaluator(X, y, cv=cv, seed=3)
+    reference = KnnEvaluator(X, y, cv=cv, seed=3, compiled=False)
+    rng = np.random.default_rng(5)
+    mask = rng.random(60) < 0.5
+    state = evaluator.new_state(mask)
+
+    def moved(genes):
+        genes = np.array(genes)
+        mask[genes] = ~mask[genes]
+        assert evaluator.score_move(state, genes) == reference.score(mask)
+        assert state.upper
+
+    def flipped(genes):
+        other = mask.copy()
+        other[genes] = ~other[genes]
+        return reference.score(other)
+
+    moved([1, 4, 9])
+    single = evaluator.score_single_flips(state, [2, 3, 40])
+    assert single == [flipped([g]) for g in (2, 3, 40)] and not state.upper
+    moved([7])
+    assert evaluator.score_flip(state, [11, 12]) == flipped([11, 12]) and not state.upper
+    moved([20, 21])
+    tries = np.array([[5, 6], [30, 31]])
+    assert list(evaluator.score_flips(state, tries)) == [flipped(t).correct for t in tries]
+    moved([0])
+    evaluator.apply_flip(state, np.array([13]))
+    mask[13] = ~mask[13]
+    assert reference.score(mask) == evaluator.score(mask)
+    np.testing.assert_array_equal(np.isinf(state.dist2), np.isinf(reference.new_state(mask).dist2))
+    moved([13, 14])
+
+
+def test_whole_and_row_read_the_upper_triangle():
+    """``DistanceState.row`` reads a row across the diagonal from the upper triangle, and
+    ``whole`` mirrors it into the lower one in blocks, the upper one untouched."""
+    from hpcswarm.fitness import incremental
+
+    rng = np.random.default_rng(0)
+    n = 23
+    full = rng.random((n, n))
+    full = full + full.T
+    upper = np.triu(full) + np.tril(rng.random((n, n)), -1)  # a stale lower triangle
+    state = incremental.DistanceState(np.ones(3, dtype=bool), upper.copy(), np.ones(n),
+                                      np.zeros(n), 3, upper=True)
+    assert all(np.array_equal(state.row(r), full[r]) for r in range(n))
+    original = incremental.WHOLE_BLOCK_VALUES
+    try:
+        incremental.WHOLE_BLOCK_VALUES = 2 * n  # blocks of 2 rows
+        state.whole()
+    finally:
+        incremental.WHOLE_BLOCK_VALUES = original
+    assert np.array_equal(state.dist2, full) and not state.upper

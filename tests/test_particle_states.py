@@ -80,8 +80,9 @@ def test_a_budget_of_zero_never_builds_a_state(monkeypatch):
 
 def test_moves_far_or_long_or_due_take_the_full_product():
     assert worth_moving(2, 100, 0)
-    assert not worth_moving(60, 100, 0)  # far: cheaper in full
-    assert not worth_moving(2, 10, 0)  # short subset: the passes over the state dominate
+    assert worth_moving(67, 100, 0)  # both products symmetric: a move up to 3/4
+    assert not worth_moving(68, 100, 0)  # far: cheaper in full
+    assert not worth_moving(3, 10, 0)  # short subset: the passes over the state dominate
     assert not worth_moving(2, 100, 799)  # the drift due for a rebuild
 
 

@@ -26,7 +26,7 @@ from hpcswarm.fitness.folds import fold_ids, folds_from_ids, ids_from_folds
 from hpcswarm.fitness.genemajor import GeneMajor
 from hpcswarm.fitness.incremental import DistanceState, flip_drift, slack_bound, state_bytes
 from hpcswarm.fitness.knn import knn_predict, knn_predict_settled
-from hpcswarm.fitness.move_kernel import move_block_rows, moved
+from hpcswarm.fitness.move_kernel import built, move_block_rows, moved
 from hpcswarm.fitness.multi_flips import block_size as tries_per_block
 from hpcswarm.fitness.multi_flips import multi_flip_distances
 from hpcswarm.fitness.rowblocks import ROW_BLOCK_BYTES, HeldOutRows
@@ -298,6 +298,13 @@ class KnnEvaluator:
             sq = np.einsum("gi,gi->i", values, values)
         slack = gram_bound_factor(genes.size) * sq
         exact = self._exact(mask)
+        if whole and keep and decide and self.use_compiled:  # the upper triangle, one pass
+            state = DistanceState(mask.copy(), dist2, sq, 0.5 * slack, int(genes.size),
+                                  upper=True)
+            correct = rows.zeros()
+            unsettled = built(dist2, sq, rows.fold, self.k, rows.codes, slack, rows.tally,
+                              correct)
+            return self._refined_upper(correct, state, unsettled, slack, exact), state
         correct = rows.zeros()
         for start, stop in blocks:
             out = dist2[start:stop] if keep else dist2[:stop - start]
@@ -326,6 +333,7 @@ class KnnEvaluator:
         """
         if apply and decide and self.use_compiled:
             return self._moved(state, genes)
+        state.whole()
         rows = self._rows
         leaving = state.mask[genes]
         added, removed = self._data.take(genes[~leaving]), self._data.take(genes[leaving])
@@ -379,15 +387,23 @@ class KnnEvaluator:
         delta_sq, magnitude = flip_norms(values[~leaving], values[leaving])
         mask, sq, drift, n_selected, slack = self._flipped(state, genes, leaving, delta_sq,
                                                            magnitude)
-        columns = np.ascontiguousarray(values.T)
         if self._move_buffer is None:  # reused: fresh pages would cost their faults per move
             self._move_buffer = np.empty(move_block_rows(self.n_samples) * self.n_samples)
         correct = rows.zeros()
-        unsettled = moved(columns, columns * np.where(leaving, 2.0, -2.0), delta_sq,
+        unsettled = moved(values, values * np.where(leaving, 2.0, -2.0)[:, None], delta_sq,
                           state.dist2, rows.rows, self.k, rows.codes, slack, rows.tally,
                           correct, self._move_buffer)
         state.mask, state.sq, state.drift, state.n_selected = mask, sq, drift, n_selected
-        return rows.refined(correct, state.dist2, 0, unsettled, slack, self._exact(mask))
+        state.upper = state.upper or rows.rows.size == self.n_samples
+        return self._refined_upper(correct, state, unsettled, slack, self._exact(mask))
+
+    def _refined_upper(self, correct, state, unsettled, slack, exact):
+        """``correct`` plus, in place, the correct counts of the rows ``unsettled`` leaves
+        open, decided exactly from their distances (read across the diagonal where only
+        the upper triangle is kept)."""
+        for r in np.flatnonzero(unsettled):
+            correct += self._rows.correct(state.row(r)[None], r, r + 1, slack, exact)
+        return correct
 
     def score(self, mask):
         """Validation score of the genes in ``mask`` (full evaluation).
@@ -527,6 +543,7 @@ class KnnEvaluator:
         """
         self._check_genes(genes)
         genes = np.asarray(genes, dtype=np.int64)
+        state.whole()
         scores = [None] * genes.size
         # a leaving gene that empties the subset scores 0 uncomputed, as in ``score``
         empties = state.mask[genes] & (state.n_selected == 1)
@@ -599,6 +616,7 @@ class KnnEvaluator:
             The correct predictions of each try (per class of the held-out labels).
         """
         flips = self._check_flip_sets(flips)
+        state.whole()
         n_tries, n_flipped = flips.shape
         n_selected = state.n_selected + n_flipped - 2 * np.count_nonzero(state.mask[flips],
                                                                          axis=1)

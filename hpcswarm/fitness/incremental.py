@@ -26,6 +26,10 @@ import numpy as np
 from hpcswarm.fitness.distances import UNIT_ROUNDOFF, gram_bound_factor
 
 
+WHOLE_BLOCK_VALUES = 2**17
+"""Values of the lower triangle :meth:`DistanceState.whole` writes per block of rows."""
+
+
 def state_bytes(n_rows, n_samples, n_genes):
     """Bytes of one :class:`DistanceState` of ``n_rows`` held-out rows: its distance matrix,
     ``sq`` and ``drift``, and its mask, ``8 n_rows n_samples + 16 n_samples + n_genes``."""
@@ -51,6 +55,11 @@ class DistanceState:
         ``|dist2[r, j] - true[r, j]| <= drift[sample of r] + drift[j]``.
     n_selected : int
         Number of genes in the subset.
+    upper : bool
+        Only the upper triangle of ``dist2`` is current (its rows are every sample, in
+        order, and the distance of ``i`` to ``j`` is at ``[min(i, j), max(i, j)]``): a move
+        of such a state writes each pair once (:mod:`hpcswarm.fitness.move_kernel`).
+        :meth:`whole` makes the lower triangle current again, for the readers of whole rows.
     """
 
     mask: np.ndarray
@@ -58,6 +67,30 @@ class DistanceState:
     sq: np.ndarray
     drift: np.ndarray
     n_selected: int
+    upper: bool = False
+
+    def whole(self):
+        """Make every row of ``dist2`` current: the upper triangle copied into the lower
+        one, a block of rows at a time (a no-op unless :attr:`upper`)."""
+        if not self.upper:
+            return
+        dist2 = self.dist2
+        n = dist2.shape[0]
+        step = max(1, WHOLE_BLOCK_VALUES // max(1, n))
+        for start in range(0, n, step):
+            stop = min(n, start + step)
+            dist2[start:stop, :start] = dist2[:start, start:stop].T
+            square = dist2[start:stop, start:stop]
+            lower = np.tril_indices(stop - start, -1)
+            square[lower] = square.T[lower]
+        self.upper = False
+
+    def row(self, r):
+        """Row ``r`` of the distances, a new array (read from the upper triangle where
+        only it is current)."""
+        if not self.upper:
+            return self.dist2[r].copy()
+        return np.concatenate([self.dist2[:r, r], self.dist2[r, r:]])
 
     def slack(self):
         """Per-sample bound on ``|dist2 - exact reference|`` (drift plus the reference's error)."""

@@ -21,14 +21,17 @@ flipped genes), ``d`` by ``gamma_F m``, and the two sums of terms of absolute su
 (:func:`~hpcswarm.fitness.incremental.flip_drift`), as :func:`~hpcswarm.fitness.distances.flip_gram`'s.
 
 Where the rows are every sample (leave-one-out and n-fold, unsharded), the change is
-symmetric: each block of rows computes the product of its columns from its own first
-sample on (half the multiply-adds of the whole product) and adds each value at ``[i, j]``
-and at ``[j, i]``; a block's rows are whole once the blocks before it have written their
-columns, and are decided then.
+symmetric and so are the distances: only the upper triangle is kept (``DistanceState.upper``),
+each block of rows computes the product of its columns from its own first sample on (half
+the multiply-adds of the whole product) and writes each pair once, at ``[i, j]`` with
+``j >= i``, half the state's values read and written. The value is offered to both rows'
+k + 1 smallest as it is written, so a row is whole, and decided, once the rows before it and
+its own columns have passed.
 
 A row is decided as :func:`~hpcswarm.fitness.knn.knn_predict` decides it: its k smallest
 distances (the first on equal values), ``b`` the k-th of them, and every column within
-``b + 2 (slack_i + max slack)``; when exactly k columns are, they are the neighbours and vote
+``b + 2 (slack_i + max slack)`` (exactly k of them when the (k + 1)-th smallest is beyond
+that); when exactly k columns are, they are the neighbours and vote
 (ties to the smallest class code), otherwise the row is reported unsettled, for the caller
 to decide it from exact distances. ``tests/test_fitness_move_kernel.py`` checks every count
 against full evaluations and scikit-learn.
@@ -38,24 +41,16 @@ import numpy as np
 
 from hpcswarm.fitness.compiled import AVAILABLE, Kernel
 
-__all__ = ["AVAILABLE", "MOVE_BLOCK_BYTES", "move_block_rows", "moved"]
+__all__ = ["AVAILABLE", "MOVE_BLOCK_BYTES", "built", "move_block_rows", "moved"]
 
 MOVE_BLOCK_BYTES = 2**20
 """Bytes of the change of one block of rows (the product's buffer): small enough to stay in
 a core's L2 cache beside the block's rows while they are summed and decided, large enough
 that the product of a block runs near the speed of one of all rows."""
 
-SYMMETRIC_FLIPS = 96
-"""Flipped genes from which a move of every sample's rows takes the symmetric change: its
-half product saves more than its mirror costs. Measured (1,000 samples, 100 states of 8 MB,
-one thread, 2026-12-06, the 2-core VM at load 2 to 4): per move, the symmetric change and
-the whole one took 2.9 and 1.5 ms at 2 genes, 4.6 and 3.9 ms at 60, 5.8 and 6.6 ms at 120,
-9.0 and 12.4 ms at 240."""
-
-MIRROR_TILE = 16
-"""Rows of the symmetric change's mirror written together: the mirror writes down columns,
-a row per value, so a tile of rows is kept in the L1 cache (and the pages in the TLB) while
-the block's values go into it."""
+CHECK_VALUES = 64
+"""Values of a row added and checked together by the symmetric move's loop without branches
+(:func:`_moved_upper`)."""
 
 MIN_BLOCK_ROWS = 16
 """Fewest rows per block: the product reads every flipped gene's values once per block."""
@@ -139,72 +134,116 @@ def _moved_rows(change, delta, dist2, start, rows, k, codes, slack, widest, smal
                 columns, votes, unsettled, tally, counts)
 
 
-def _moved_square(change, delta, dist2, start, k, codes, slack, widest, smallest, nearest,
-                  second, unsettled, tally, counts):
-    """:func:`_moved_rows` where the rows are every sample (``dist2`` of shape (n, n)):
-    ``change`` holds the block's columns from ``start`` on, added at ``[i, j]`` and at
-    ``[j, i]``; the block's rows, then whole, are decided.
+def _upper_rows(change, delta, dist2, start, fold, k, codes, slack, widest, best,
+                best_columns, worst, votes, unsettled, tally, counts):
+    """The rows ``start:start + len(change)`` of ``dist2``'s upper triangle made and decided,
+    where the rows are every sample (``dist2`` of shape (n, n)).
 
-    Each row's two smallest values and the first column of the smallest are kept across the
-    blocks (``smallest``, ``second``, ``nearest``): its columns come in two runs, before the
-    block's first sample (the mirrors of earlier blocks and of this one) and from the
-    sample on, so an equal value keeps the lower column explicitly."""
+    A move (``fold`` None): ``change`` holds the product part of the change of the block's
+    columns from ``start`` on, added as :func:`_moved_rows` adds it. A new state (``change``
+    the block's own rows of ``dist2``, which hold the Gram product; ``delta`` the squared
+    norms; ``fold`` each sample's fold): the Gram form as
+    :func:`~hpcswarm.fitness.row_kernel.gram_rows_1nn` makes it, ``inf`` on the own fold.
+
+    The value at ``[i, j]`` (``j >= i``) is also row ``j``'s value at column ``i``, so it is
+    written once, at ``[i, j]``, and offered to both rows' k + 1 smallest (``best``,
+    ``best_columns``, each row's sorted ascending, its largest also in ``worst``, kept
+    across the blocks). A row's columns reach it in increasing order (those below it from
+    the rows before it, then its own from the diagonal on), and a value displaces only
+    larger ones, so the first of equal values is kept, as :func:`_decide` keeps it.
+
+    The values of a row are made :data:`CHECK_VALUES` at a time by a loop without
+    branches (vectorised), which counts those below the row's or their column's
+    ``worst``; only a run with such a value is offered value by value (few are: the
+    k + 1 smallest of a column change about ``2 (k + 1) ln n`` times in a pass). Each row of
+    the block, then whole, is decided from its k + 1 smallest: its near set is its k
+    smallest exactly when the (k + 1)-th exceeds the limit."""
     size, width = change.shape
-    for first in range(1, width, MIRROR_TILE):  # the mirror, column i of the rows j > i,
-        last = min(width, first + MIRROR_TILE)  # a tile of rows at a time (in L1)
-        for b in range(size):
-            d_i = delta[start + b]
-            part = change[b]
-            for c in range(max(first, b + 1), last):
-                dist2[start + c, start + b] += (part[c] + delta[start + c]) + d_i
-        for c in range(first, last):  # the values just written, in column order
-            j = start + c
-            row = dist2[j]
-            low, column, next_low = smallest[j], nearest[j], second[j]
-            for b in range(min(c, size)):
-                value = row[start + b]
-                if value < low:
-                    next_low = low
-                    low, column = value, start + b
-                elif value < next_low:
-                    next_low = value
-            smallest[j], nearest[j], second[j] = low, column, next_low
-    for b in range(size):  # the rows of the block, from their diagonal on
+    for b in range(size):
         i = start + b
-        low, column, next_low = _added(dist2[i, i:], change[b, b:], delta[i:], delta[i])
-        column += i
-        # merge with the columns before ``i`` (lower, so first on an equal value)
-        if low < smallest[i]:
-            second[i] = min(smallest[i], next_low)
-            smallest[i], nearest[i] = low, column
+        d_i = delta[i]
+        row = dist2[i]
+        part = change[b]
+        if fold is None:  # the diagonal, row i's own column
+            value = row[i] + ((part[b] + delta[i]) + d_i)
         else:
-            second[i] = min(second[i], low)
-    values = np.empty(k)
-    columns = np.empty(k, dtype=np.int64)
-    votes = np.zeros(codes.max() + 1, dtype=np.int64)
-    for i in range(start, start + size):
-        _decide(dist2[i], i, i, k, slack, widest, codes, smallest, nearest, second, values,
-                columns, votes, unsettled, tally, counts)
+            value = np.inf
+        row[i] = value
+        if value < worst[i]:
+            _offered(best, best_columns, worst, i, value, i, k)
+        for first in range(b + 1, width, CHECK_VALUES):
+            last = min(width, first + CHECK_VALUES)
+            own = worst[i]
+            below = 0
+            values = row[start + first:start + last]  # slices: a loop from 0 that vectorises
+            parts = part[first:last]
+            deltas = delta[start + first:start + last]
+            limits = worst[start + first:start + last]
+            if fold is None:
+                for t in range(values.size):
+                    value = values[t] + ((parts[t] + deltas[t]) + d_i)
+                    values[t] = value
+                    below += (value < own) | (value < limits[t])
+            else:
+                own_fold = fold[i]
+                folds = fold[start + first:start + last]
+                for t in range(values.size):
+                    value = (values[t] * -2.0 + deltas[t]) + d_i
+                    if folds[t] == own_fold:
+                        value = np.inf
+                    values[t] = value
+                    below += (value < own) | (value < limits[t])
+            if below:
+                for c in range(first, last):
+                    j = start + c
+                    value = row[j]
+                    if value < worst[i]:
+                        _offered(best, best_columns, worst, i, value, j, k)
+                    if value < worst[j]:
+                        _offered(best, best_columns, worst, j, value, i, k)
+        if best[i, k] <= best[i, k - 1] + 2.0 * (slack[i] + widest):
+            unsettled[i] = True
+            continue
+        votes[:] = 0
+        for t in range(k):
+            votes[codes[best_columns[i, t]]] += 1
+        if np.argmax(votes) == codes[i]:  # the first largest: ties to the smallest class code
+            counts[tally[i]] += 1
+
+
+def _offered(best, best_columns, worst, r, value, column, k):
+    """``value`` at ``column`` into row ``r``'s k + 1 smallest (``value < worst[r]``, the
+    largest of them), after the equal ones already there."""
+    t = k
+    while t > 0 and value < best[r, t - 1]:
+        best[r, t] = best[r, t - 1]
+        best_columns[r, t] = best_columns[r, t - 1]
+        t -= 1
+    best[r, t] = value
+    best_columns[r, t] = column
+    worst[r] = best[r, k]
 
 
 _decide_kernel = Kernel(_decide, inline="always")
 _added_kernel = Kernel(_added, inline="always")
 _rows_kernel = Kernel(_moved_rows, calls={"_decide": _decide_kernel, "_added": _added_kernel})
-_square_kernel = Kernel(_moved_square, calls={"_decide": _decide_kernel, "_added": _added_kernel})
+_offered_kernel = Kernel(_offered, inline="always")
+_upper_kernel = Kernel(_upper_rows, calls={"_offered": _offered_kernel})
 
 
-def moved(columns, signed, delta, dist2, rows, k, codes, slack, tally, counts, buffer):
+def moved(values, signed, delta, dist2, rows, k, codes, slack, tally, counts, buffer):
     """Add the change of a flip to ``dist2`` and decide every row, a block of rows at a time.
 
     Parameters
     ----------
-    columns, signed : ndarray of shape (n_samples, F)
-        C-contiguous values of the flipped genes of every sample, and those times ``s_g``
-        (2 for a gene that leaves, -2 for one that enters).
+    values, signed : ndarray of shape (F, n_samples)
+        C-contiguous values of the flipped genes of every sample (gene-major, as gathered),
+        and those times ``s_g`` (2 for a gene that leaves, -2 for one that enters).
     delta : ndarray of shape (n_samples,)
         Change of every sample's squared norm.
     dist2 : ndarray of shape (n_rows, n_samples)
-        The state's distances, updated in place.
+        The state's distances, updated in place; where the rows are every sample, in order
+        (``n_rows == n_samples``), only the upper triangle is read and written.
     rows : ndarray of int64 of shape (n_rows,)
         Sample position of each row of ``dist2``.
     k : int
@@ -226,22 +265,70 @@ def moved(columns, signed, delta, dist2, rows, k, codes, slack, tally, counts, b
     block = move_block_rows(n)
     widest = slack.max()
     unsettled = np.zeros(n_rows, dtype=np.bool_)
-    smallest = np.full(n_rows, np.inf)  # each row's two smallest distances, the first's column
-    second = np.full(n_rows, np.inf)
-    nearest = np.zeros(n_rows, dtype=np.int64)
-    if n_rows == n and columns.shape[1] >= SYMMETRIC_FLIPS:  # every sample a row, in order
+    if n_rows == n:  # every sample a row, in order: the upper triangle
+        upper = _UpperPass(n, k, codes, slack, tally, counts)
         for start in range(0, n, block):
             stop = min(n, start + block)
             change = buffer[:(stop - start) * (n - start)].reshape(stop - start, n - start)
-            np.matmul(columns[start:stop], signed[start:].T, out=change)
-            _square_kernel(change, delta, dist2, start, k, codes, slack, widest, smallest,
-                           nearest, second, unsettled, tally, counts)
-        return unsettled
-    row_columns = columns if n_rows == n else columns[rows]
+            np.matmul(values[:, start:stop].T, signed[:, start:], out=change)
+            upper.rows(change, delta, dist2, start, None)
+        return upper.unsettled
+    smallest = np.full(n_rows, np.inf)  # each row's two smallest distances, the first's column
+    second = np.full(n_rows, np.inf)
+    nearest = np.zeros(n_rows, dtype=np.int64)
+    row_values = values[:, rows]
     for start in range(0, n_rows, block):
         stop = min(n_rows, start + block)
         change = buffer[:(stop - start) * n].reshape(stop - start, n)
-        np.matmul(row_columns[start:stop], signed.T, out=change)
+        np.matmul(row_values[:, start:stop].T, signed, out=change)
         _rows_kernel(change, delta, dist2, start, rows, k, codes, slack, widest, smallest,
                      nearest, second, unsettled, tally, counts)
     return unsettled
+
+
+def built(dist2, sq, fold, k, codes, slack, tally, counts):
+    """A new state of every sample's rows made from its Gram product and decided.
+
+    Parameters
+    ----------
+    dist2 : ndarray of shape (n_samples, n_samples)
+        The Gram product of the subset (its upper triangle read), made in place the
+        state's distances (the upper triangle written: ``DistanceState.upper``).
+    sq : ndarray of shape (n_samples,)
+        The squared norms (the product's diagonal).
+    fold : ndarray of int64 of shape (n_samples,)
+        Each sample's fold (``inf`` where two share one).
+    k, codes, slack, tally, counts
+        As for :func:`moved`.
+
+    Returns
+    -------
+    ndarray of bool of shape (n_samples,)
+        The rows left open by the bound, to decide from exact distances.
+    """
+    n = dist2.shape[0]
+    upper = _UpperPass(n, k, codes, slack, tally, counts)
+    block = move_block_rows(n)
+    for start in range(0, n, block):
+        stop = min(n, start + block)
+        upper.rows(dist2[start:stop, start:], sq, dist2, start, fold)
+    return upper.unsettled
+
+
+class _UpperPass:
+    """What :func:`_upper_rows` keeps across the blocks of one pass over an upper triangle."""
+
+    def __init__(self, n, k, codes, slack, tally, counts):
+        self.k, self.codes, self.slack, self.tally, self.counts = k, codes, slack, tally, counts
+        self.widest = slack.max()
+        self.best = np.full((n, k + 1), np.inf)
+        self.best_columns = np.zeros((n, k + 1), dtype=np.int64)
+        self.worst = np.full(n, np.inf)
+        self.votes = np.zeros(codes.max() + 1, dtype=np.int64)
+        self.unsettled = np.zeros(n, dtype=np.bool_)
+
+    def rows(self, change, delta, dist2, start, fold):
+        """One block of rows (:func:`_upper_rows`)."""
+        _upper_kernel(change, delta, dist2, start, fold, self.k, self.codes, self.slack,
+                      self.widest, self.best, self.best_columns, self.worst, self.votes,
+                      self.unsettled, self.tally, self.counts)
