@@ -6,7 +6,7 @@ III-B; ``M`` the number of genes until the first length change, then the best di
 length) and selects about ``selected`` of it. Each round evaluates every particle:
 
 - by a full product over its selected genes (its first evaluation, the round of a length
-  change, a move of more than about half its subset, a particle beyond the rank's cache
+  change, a move of more than three quarters of its subset, a particle beyond the rank's cache
   budget): ``multiply_add`` seconds per multiply-add of the product of its shard's held-out
   rows by every sample (half of them where one rank makes the whole Gram matrix, a
   symmetric product), plus ``pair`` seconds per (row, sample) pair (gathering the values,
