@@ -79,10 +79,10 @@ def test_cache_slots_go_to_each_groups_costliest_particles():
 
 
 def test_moved_costs_are_below_full_costs_and_full_where_a_move_is_not_worth_it():
-    selected = np.array([1, 10, 17, 19, 100, 20000])
+    selected = np.array([1, 10, 11, 12, 100, 20000])
     moved = moved_costs(selected)
     assert (moved <= full_costs(selected)).all()
-    assert moved[:3].tolist() == full_costs(selected[:3]).tolist()  # 2 (1 + 8) > 17
+    assert moved[:3].tolist() == full_costs(selected[:3]).tolist()  # 4 (1 + 8) > 3 x 11
     assert moved[3:].tolist() == [1 + 8 + 1, 10 + 8 + 1, 2000 + 8 + 1]
 
 
