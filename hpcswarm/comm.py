@@ -211,7 +211,7 @@ class SerialComm(_Owned):
         each node (collective): a :class:`~hpcswarm.node_array.PrivateArray`."""
         from hpcswarm.node_array import PrivateArray
 
-        return PrivateArray(shape, dtype)
+        return PrivateArray(SerialComm(), shape, dtype)
 
     def free(self):
         """Release the communicator (nothing to release)."""
@@ -437,11 +437,13 @@ class MPIComm(_Owned):
         """An array of ``shape`` and ``dtype`` held once by this communicator's ranks on
         each node (collective): a :class:`~hpcswarm.node_array.SharedArray`, or for a
         communicator of one rank a :class:`~hpcswarm.node_array.PrivateArray`."""
+        from mpi4py import MPI
+
         from hpcswarm.node_array import PrivateArray, SharedArray
 
         if self.size == 1:
-            return PrivateArray(shape, dtype)
-        return SharedArray(self.comm, shape, dtype)
+            return PrivateArray(SerialComm(), shape, dtype)
+        return SharedArray(MPIComm(self.comm.Split_type(MPI.COMM_TYPE_SHARED)), shape, dtype)
 
     def free(self):
         """Release the MPI communicator (collective); a second call does nothing."""

@@ -9,8 +9,8 @@ every part visible to every rank, and :meth:`free` releases the window (collecti
 node's ranks; the array must not be read afterwards). A serial communicator, or one of a
 single rank, gets a :class:`PrivateArray`: a plain numpy array behind the same methods.
 
-With :mod:`hpcswarm.comm`, the only module that knows MPI; the communicators make these
-(:meth:`hpcswarm.comm.MPIComm.node_array`).
+With :mod:`hpcswarm.comm`, the only modules that know MPI; the communicators make these
+(:meth:`hpcswarm.comm.MPIComm.node_array`), handing in the node's communicator.
 """
 
 import numpy as np
@@ -19,19 +19,23 @@ import numpy as np
 class PrivateArray:
     """A plain array with the methods of :class:`SharedArray` (one rank writes all of it).
 
+    Parameters
+    ----------
+    node : SerialComm
+        The ranks sharing the array: this one.
+    shape : tuple of int
+    dtype : numpy dtype
+
     Attributes
     ----------
     array : ndarray
         C-contiguous, uninitialised.
     node : SerialComm
-        The ranks sharing the array: this one.
     """
 
-    def __init__(self, shape, dtype):
-        from hpcswarm.comm import SerialComm
-
+    def __init__(self, node, shape, dtype):
         self.array = np.empty(shape, dtype=dtype)
-        self.node = SerialComm()
+        self.node = node
 
     def publish(self):
         """Make every rank's writes visible to every rank (there is no other rank)."""
@@ -45,8 +49,10 @@ class SharedArray:
 
     Parameters
     ----------
-    comm : mpi4py.MPI.Intracomm
-        The ranks that hold the same array (split here by node; not owned).
+    node : MPIComm
+        The ranks of a communicator on this node (``MPI_COMM_TYPE_SHARED``), owned by the
+        array and freed by :meth:`free`: each writes its part, then all call
+        :meth:`publish`.
     shape : tuple of int
     dtype : numpy dtype
 
@@ -56,17 +62,13 @@ class SharedArray:
         C-contiguous, uninitialised, in node rank 0's segment of the window (its memory
         counts once on the node).
     node : MPIComm
-        The ranks of ``comm`` on this node (owned, freed by :meth:`free`): each writes its
-        part, then all call :meth:`publish`.
     """
 
-    def __init__(self, comm, shape, dtype):
+    def __init__(self, node, shape, dtype):
         from mpi4py import MPI
 
-        from hpcswarm.comm import MPIComm
-
         dtype = np.dtype(dtype)
-        self.node = MPIComm(comm.Split_type(MPI.COMM_TYPE_SHARED))
+        self.node = node
         size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         self._window = MPI.Win.Allocate_shared(size if self.node.rank == 0 else 0,
                                                dtype.itemsize, comm=self.node.comm)
