@@ -300,8 +300,9 @@ def search_needs(spec, n_train, n_genes, sample_shards=1, copy_share=1.0):
         evaluation of every gene gathers, the method's cached states of this rank's shard
         and its largest block of work; ``preprocessing``: the share of the transformed copy of
         the training rows and the fitting's peak
-        (:func:`~hpcswarm.selection.preprocess.transformed_bytes`); ``tables``: what the method builds from the training rows
-        (its ``table_bytes``: VLPSO's local search keeps the genes' intervals);
+        (:func:`~hpcswarm.selection.preprocess.transformed_bytes`); ``tables``: what the
+        method builds from the training rows (its ``table_bytes``: VLPSO's local search
+        keeps the genes' intervals);
         ``particle_states``: a ``cache_memory`` the spec sets, at most a state of every
         particle (the default budget takes only what the rest leaves,
         :func:`hpcswarm.selection.search.default_cache_bytes`, and counts 0 here). The

@@ -9,12 +9,11 @@ when it is written and opened), then calls :func:`prepare`. It fits the in-fold
 preprocessing (:mod:`hpcswarm.selection.preprocess`) on the samples given, applies it, scales
 the values exactly when they come from memory (by a power of two,
 :func:`hpcswarm.data.values.scale_exponent`) and writes the result gene by gene: the one copy
-of the matrix a search makes, held once by the ranks of a node that prepare the same view. What flows inward is a
-:class:`TrainingView`, read without further checks or copies by the scorer: the view draws
-the folds of a fitness once (:meth:`TrainingView.validation`) and builds the search and every
-scorer on them (:meth:`TrainingView.search`, :meth:`TrainingView.fitness`). A fitness setting
-that cannot run on the samples is named as the door's user wrote it
-(:func:`mismatch_error`).
+of the matrix a search makes. What flows inward is a :class:`TrainingView`, read without
+further checks or copies by the scorer: the view draws the folds of a fitness once
+(:meth:`TrainingView.validation`) and builds the search and every scorer on them
+(:meth:`TrainingView.search`, :meth:`TrainingView.fitness`). A fitness setting that cannot run
+on the samples is named as the door's user wrote it (:func:`mismatch_error`).
 
 Memory: without preprocessing a dataset's memory-mapped ``X_genes`` is read as it is (no
 copy); otherwise one gene-major float64 copy of the samples' kept genes
@@ -31,10 +30,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from hpcswarm.comm import as_comm, block_range
-from hpcswarm.data.values import scale_exponent
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor
 from hpcswarm.selection.preprocess import fit_parameters, row_blocks
+
 
 @dataclass(frozen=True)
 class TrainingView:
@@ -260,6 +259,8 @@ def _write(held, rows, fitted, steps, finite, scaled):
         kind, message = problems[0]
         raise (ParameterError if kind == "ParameterError" else ValueError)(message)
     if not scaled:
+        from hpcswarm.data.values import scale_exponent
+
         part = values[:, start:stop]
         largest = max(float(part.max()), -float(part.min())) if part.size else 0.0
         largest = float(node.allreduce_max(np.array([largest]))[0])  # exact, any order
