@@ -160,7 +160,7 @@ def test_memory_estimate_adds_its_parts():
             8 * big * genes + 8 * big * big + 16 * big + genes + flips), name
     # preprocessing: z-scoring fits on the rows in float64 with two temporaries of their
     # size, then the transformed copy; min-max scaling fits a block of rows at a time
-    blocks, per_gene = 4 * 8 * 2**18, 4 * 8 * genes
+    blocks, per_gene = 4 * 8 * n * genes, 4 * 8 * genes  # 100 rows: one block
     steps = SearchSpec.build("pso", {"n_particles": 10}, preprocess=[("zscore", True)])
     assert search_memory(steps, n, genes) == (swarm + rows + blocks + per_gene
                                               + 3 * 8 * n * genes + 8 * n * genes)

@@ -380,15 +380,17 @@ def fitting_bytes(steps, n_train, n_genes):
     """Bytes that fitting ``steps`` on ``n_train`` x ``n_genes`` training rows holds at its
     peak (:func:`fit_parameters`; pre-flight estimate).
 
-    Steps fitted block by block hold :data:`BLOCK_COPIES` blocks of :data:`BLOCK_VALUES`
-    values (of one row, when a row is longer) and four values per gene and step (minimum,
+    Steps fitted block by block hold :data:`BLOCK_COPIES` blocks of rows (of
+    :func:`row_blocks`: about :data:`BLOCK_VALUES` values, at most all rows, at least one)
+    and four values per gene and step (minimum,
     maximum, a block's, the range). From the first step fitted on all rows at once on, the
     rows in float64 besides, and two temporaries of their size (a step's output and its
     intermediate, such as z-scoring's ``values - mean`` before its division; the
     deviations of a variance; scikit-learn's rows by class and their squares for the
     ANOVA F).
     """
-    held = BLOCK_COPIES * 8 * max(BLOCK_VALUES, n_genes) + 4 * 8 * n_genes * len(steps)
+    block_rows = min(n_train, max(1, BLOCK_VALUES // max(1, n_genes)))
+    held = BLOCK_COPIES * 8 * block_rows * n_genes + 4 * 8 * n_genes * len(steps)
     if all(STEPS[name].fit_blocks is not None for name, _ in steps):
         return held
     return held + 3 * 8 * n_train * n_genes
