@@ -382,12 +382,11 @@ def fitting_bytes(steps, n_train, n_genes):
 
     Steps fitted block by block hold :data:`BLOCK_COPIES` blocks of rows (of
     :func:`row_blocks`: about :data:`BLOCK_VALUES` values, at most all rows, at least one)
-    and four values per gene and step (minimum,
-    maximum, a block's, the range). From the first step fitted on all rows at once on, the
-    rows in float64 besides, and two temporaries of their size (a step's output and its
-    intermediate, such as z-scoring's ``values - mean`` before its division; the
-    deviations of a variance; scikit-learn's rows by class and their squares for the
-    ANOVA F).
+    and four values per gene and step (minimum, maximum, a block's, the range). From the
+    first step fitted on all rows at once on, the rows in float64 besides, and two
+    temporaries of their size (a step's output and its intermediate, such as z-scoring's
+    ``values - mean`` before its division; the deviations of a variance; scikit-learn's
+    rows by class and their squares for the ANOVA F).
     """
     block_rows = min(n_train, max(1, BLOCK_VALUES // max(1, n_genes)))
     held = BLOCK_COPIES * 8 * block_rows * n_genes + 4 * 8 * n_genes * len(steps)
