@@ -8,8 +8,9 @@ never one above (``tests/test_import_graph.py`` checks it; each package's docstr
 why it sits where it does):
 
 1. the root's foundation: :mod:`~hpcswarm.version`, :mod:`~hpcswarm.errors`,
-   :mod:`~hpcswarm.system` (what the machine offers), :mod:`~hpcswarm.comm` (the only module
-   that knows MPI) and :mod:`~hpcswarm.inputs` (the validators of data given in
+   :mod:`~hpcswarm.system` (what the machine offers), :mod:`~hpcswarm.comm` (with
+   :mod:`~hpcswarm.node_array`, the arrays a node's ranks share, the only modules that know
+   MPI) and :mod:`~hpcswarm.inputs` (the validators of data given in
    Python, for ``select``, the selector and ``run_search``, and the sparse-matrix rules a
    file's AnnData is read by);
 2. :mod:`hpcswarm.store`: atomic writes, allowed outputs, encoding tags, typed records;

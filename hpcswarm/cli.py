@@ -615,9 +615,9 @@ def _run_one_search(args, comm):
     # from the file's gene-major matrix (no private copy), or from the gene-major copy the
     # method's preprocessing made of it (value steps: the same genes)
     view = prepare(dataset.X, dataset.y, spec.preprocess, X_genes=dataset.X_genes,
-                   finite=dataset.values_finite)
+                   finite=dataset.values_finite, comm=comm)
     try:
-        with classes_named(dataset.class_names):  # a fold warning names a class by its name
+        with view, classes_named(dataset.class_names):  # a fold warning names its class
             result = view.search(spec, args.seed, comm=comm)
     except MemoryError:
         _out_of_memory(spec, dataset, comm, args.memory_limit)

@@ -1,4 +1,5 @@
-"""The only module that knows MPI: a serial communicator, the MPI one, and block partitions.
+"""The only module that knows MPI (with :mod:`hpcswarm.node_array`, the arrays a node's ranks
+share): a serial communicator, the MPI one, and block partitions.
 
 Library code takes ``comm=None`` meaning serial and turns it into a :class:`SerialComm`
 with :func:`as_comm`. :func:`world` wraps a duplicate of ``MPI.COMM_WORLD`` (``Dup()``) so
@@ -89,6 +90,8 @@ class Comm(Protocol):
     def isend(self, obj, dest, tag): ...
     def poll(self, tag): ...
     def ranks_on_node(self): ...
+    def colors_on_node(self, color): ...
+    def node_array(self, shape, dtype): ...
     def free(self): ...
     def __enter__(self): ...
     def __exit__(self, *exc_info): ...
@@ -197,6 +200,18 @@ class SerialComm(_Owned):
     def ranks_on_node(self):
         """Ranks of this communicator on this node (collective)."""
         return 1
+
+    def colors_on_node(self, color):
+        """The ``color`` of each rank of this communicator on this node, in rank order
+        (collective): this one's."""
+        return [color]
+
+    def node_array(self, shape, dtype):
+        """An array of ``shape`` and ``dtype`` held once by this communicator's ranks on
+        each node (collective): a :class:`~hpcswarm.node_array.PrivateArray`."""
+        from hpcswarm.node_array import PrivateArray
+
+        return PrivateArray(SerialComm(), shape, dtype)
 
     def free(self):
         """Release the communicator (nothing to release)."""
@@ -406,6 +421,29 @@ class MPIComm(_Owned):
             return node.Get_size()
         finally:
             node.Free()
+
+    def colors_on_node(self, color):
+        """The ``color`` of each rank of this communicator on this node, in rank order
+        (collective; small pickled objects)."""
+        from mpi4py import MPI
+
+        node = self.comm.Split_type(MPI.COMM_TYPE_SHARED)
+        try:
+            return node.allgather(color)
+        finally:
+            node.Free()
+
+    def node_array(self, shape, dtype):
+        """An array of ``shape`` and ``dtype`` held once by this communicator's ranks on
+        each node (collective): a :class:`~hpcswarm.node_array.SharedArray`, or for a
+        communicator of one rank a :class:`~hpcswarm.node_array.PrivateArray`."""
+        from mpi4py import MPI
+
+        from hpcswarm.node_array import PrivateArray, SharedArray
+
+        if self.size == 1:
+            return PrivateArray(SerialComm(), shape, dtype)
+        return SharedArray(MPIComm(self.comm.Split_type(MPI.COMM_TYPE_SHARED)), shape, dtype)
 
     def free(self):
         """Release the MPI communicator (collective); a second call does nothing."""

@@ -342,7 +342,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         spec = self.checked_spec()
         self.n_features_in_ = X.shape[1]
         check_classification_targets(y)
-        view = prepare(X, y, spec.preprocess, finite=True, scaled=False)
+        view = prepare(X, y, spec.preprocess, finite=True, scaled=False, comm=self.comm)
         genes = view.columns  # the columns of X the searched matrix holds
         budget = signature_size(self.n_features_to_select, self.n_features_in_)
         if budget is not None:
@@ -352,7 +352,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         seed = run_seed(self.random_state)
         if self.comm is not None:  # a seed drawn from a random state: rank 0's, on every rank
             seed = self.comm.bcast(seed, root=0)
-        with pinned_threads(self.n_threads, 1 if self.comm is None else self.comm.size):
+        with pinned_threads(self.n_threads, 1 if self.comm is None else self.comm.size), view:
             try:
                 result = view.search(spec, seed, comm=self.comm, hooks=SearchHooks(
                     progress=self._round_printer(spec.params)))

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from hpcswarm.fitness.incremental import state_bytes
-from hpcswarm.run.cost_model import (CostConstants, balanced_deal, best_search, layouts,
-                                     search_cost, signature_cost)
+from hpcswarm.run.cost_model import (CostConstants, balanced_deal, best_search, groups_on_node,
+                                     layouts, node_copy_share, search_cost, signature_cost)
 from hpcswarm.selection.spec import SearchSpec
 from hpcswarm.swarm.methods.vlpso.divisions import division_lengths, division_of
 
@@ -97,3 +97,21 @@ def test_the_flips_fall_with_the_moves():
     assert flips[0] == constants.flipped_first and flips[1] == constants.flipped_second
     assert all(a > b for a, b in zip(flips[1:], flips[2:]))
     assert constants.flipped(3, True) == constants.flipped_after_change
+
+
+def test_a_rank_group_shares_its_transformed_copy_on_each_node():
+    """VLPSO's default min-max scaling at the paper's size: the copy is counted once per
+    rank group on a node, so more ranks a node (of one group) hold less each."""
+    assert [groups_on_node(g, 64) for g in (1, 32, 48, 64, 100, 256)] == [64, 2, 2, 1, 2, 1]
+    assert node_copy_share(64, 64) == 1 / 64 and node_copy_share(32, 64) == 2 / 64
+    spec = SearchSpec.build("vlpso", {"n_iterations": 2})
+    assert spec.preprocess == (("minmax", None),)
+    memory = [search_cost(spec, 10_000, 20_000, 16, 4, ranks_per_node=ranks,
+                          constants=CONSTANTS, states=0).memory_bytes
+              for ranks in (1, 8, 64)]
+    assert memory[0] > memory[1] > memory[2]
+    copy = 8 * 10_000 * 20_000
+    private = search_cost(spec, 10_000, 20_000, 16, 4, constants=CONSTANTS, states=0,
+                          copy_share=1.0).memory_bytes
+    assert private - memory[2] == pytest.approx(copy * (1 - 1 / 64))
+    assert memory[2] <= 0.8 * 4e9  # within 4 GB a core under the pre-flight's 80 % rule

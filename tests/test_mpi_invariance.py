@@ -12,6 +12,7 @@ that divides the ranks (-n 1: 1; -n 2: 1, 2; -n 3: 1, 3; -n 4: 1, 2).
 
 import hashlib
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -357,3 +358,28 @@ def test_any_deal_of_the_particles_gives_the_serial_result(name, comm, monkeypat
     serial = run_search(X, y, name, settings, seed=1)
     parallel = run_search(X, y, name, settings, seed=1, comm=comm)
     assert comparable(parallel) == comparable(serial)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("steps", [[("minmax", True)], [("log2", True), ("minmax", True)],
+                                   [("minmax", True), ("zscore", True), ("top_anova", 400)]])
+def test_a_node_shared_transformed_matrix_gives_the_serial_search(steps, comm):
+    """A heavier matrix (the default min-max scaling's copy shared by the node's ranks, each
+    writing its block of samples): the values bit for bit, and VLPSO's search on them on
+    every shard count, as the serial search on a private copy."""
+    from hpcswarm.selection.prepare import prepare
+    from hpcswarm.selection.spec import SearchSpec
+
+    X, y = small_data(seed=9, n_samples=301, n_genes=2500, n_informative=6, shift=0.7)
+    X = np.abs(X)
+    train = np.arange(300, 0, -1)[np.arange(300) % 10 != 3]
+    spec = SearchSpec.build("vlpso", {"n_particles": 8, "n_iterations": 4, "n_divisions": 4,
+                                      "change_after": 1}, preprocess=steps)
+    private = prepare(X, y, spec.preprocess, samples=train, finite=True)
+    serial = private.search(spec, seed=4)
+    for shards in _shard_counts(comm.size):
+        with prepare(X, y, spec.preprocess, samples=train, finite=True, comm=comm) as shared:
+            assert np.array_equal(shared.genes.xt.view(np.uint64),
+                                  private.genes.xt.view(np.uint64))
+            parallel = shared.search(replace(spec, sample_shards=shards), seed=4, comm=comm)
+        assert comparable(parallel) == comparable(serial)

@@ -15,8 +15,8 @@ from hpcswarm.data import load_dataset
 from hpcswarm.errors import DataError, ParameterError
 from hpcswarm.run import job as job_module
 from hpcswarm.run.jobfile import read_job
-from hpcswarm.run.plan import (choose_sample_shards, search_memory, search_needs, task_memory,
-                           task_needs)
+from hpcswarm.run.plan import (choose_sample_shards, node_copy_share, search_memory,
+                           search_needs, task_memory, task_needs)
 from hpcswarm.run.preflight import check_output_writable
 from hpcswarm.run.protocols import make_tasks
 from hpcswarm.selection.spec import SearchSpec
@@ -158,9 +158,36 @@ def test_memory_estimate_adds_its_parts():
         spec = SearchSpec.build(name)
         assert search_needs(spec, big, genes)["scorer"] == (
             8 * big * genes + 8 * big * big + 16 * big + genes + flips), name
-    # preprocessing: a step's input and output while fitting
+    # preprocessing: z-scoring fits on the rows in float64 with two temporaries of their
+    # size, then the transformed copy; min-max scaling fits a block of rows at a time
+    blocks, per_gene = 4 * 8 * n * genes, 4 * 8 * genes  # 100 rows: one block
     steps = SearchSpec.build("pso", {"n_particles": 10}, preprocess=[("zscore", True)])
-    assert search_memory(steps, n, genes) == swarm + rows + 2 * 8 * n * genes
+    assert search_memory(steps, n, genes) == (swarm + rows + blocks + per_gene
+                                              + 3 * 8 * n * genes + 8 * n * genes)
+    scaled = SearchSpec.build("pso", {"n_particles": 10}, preprocess=[("minmax", True)])
+    assert search_memory(scaled, n, genes) == swarm + rows + blocks + per_gene + 8 * n * genes
+
+
+def test_the_transformed_copy_counts_its_share_of_a_node():
+    """The ranks of a rank group on a node hold one transformed copy: each counts its share,
+    so the estimate shrinks with the ranks that share it; the fitting's peak does not."""
+    from hpcswarm.selection.preprocess import fitting_bytes, transformed_bytes
+
+    n, genes, steps = 9000, 20000, [("minmax", True)]
+    shared = [transformed_bytes(steps, n, genes, 1 / ranks) for ranks in (1, 2, 4, 64)]
+    assert shared == sorted(shared, reverse=True)
+    assert shared[0] == fitting_bytes(steps, n, genes) + 8 * n * genes
+    assert shared[-1] == fitting_bytes(steps, n, genes) + 8 * n * genes // 64
+    assert fitting_bytes(steps, n, genes) < 10e6  # blocks, not a copy of the rows
+    assert fitting_bytes([("zscore", True)], n, genes) > 3 * 8 * n * genes  # all rows at once
+    # a filter's copy holds its genes only
+    assert (transformed_bytes([("top_variance", 100)], n, genes)
+            == fitting_bytes([("top_variance", 100)], n, genes) + 8 * n * 100)
+    spec = SearchSpec.build("vlpso", {"n_particles": 10})
+    assert (search_memory(spec, n, genes, 4, copy_share=1 / 64)
+            < search_memory(spec, n, genes, 4, copy_share=1 / 2)
+            < search_memory(spec, n, genes, 4))
+    assert node_copy_share(SerialComm(), 0) == 1.0
 
 
 @pytest.mark.parametrize("algorithm, params, preprocess, shards", [

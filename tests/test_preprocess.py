@@ -162,3 +162,47 @@ def test_the_steps_documented_are_the_steps_of_the_registry():
     described = {name for name in preprocess.STEPS
                  if re.search(rf"(^{name} = |`{name} = )", section, flags=re.M)}
     assert described == set(preprocess.STEPS)
+
+
+@pytest.mark.parametrize("steps", [
+    [("minmax", None)],
+    [("log2", 1.0), ("minmax", None)],
+    [("minmax", None), ("minmax", None)],
+    [("minmax", None), ("zscore", None), ("top_variance", 5)],
+    [("log2", 1.0), ("top_anova", 4), ("minmax", None)],
+])
+def test_fitting_block_by_block_gives_the_bits_of_all_rows_at_once(steps, monkeypatch):
+    """Min-max scaling fits a block of rows at a time (and log2 before it transforms a block
+    at a time); the steps after a sum's fit see all rows at once: the same bits as
+    :func:`fit`, with signed zeros where a minimum could keep either."""
+    from hpcswarm.selection import preprocess
+    from hpcswarm.selection.prepare import SampleRows
+
+    monkeypatch.setattr(preprocess, "BLOCK_VALUES", 24)  # two rows a block
+    X, y = data(seed=4, n=41)
+    X[::3, 2] = 0.0
+    X[1::3, 2] = -0.0
+    X[:, 5] = -0.0
+    train = np.arange(40, 0, -2)
+    whole, _ = fit(steps, X[train], y[train])
+    blocked = preprocess.fit_parameters(steps, SampleRows(X, train), y[train])
+    for one, other in zip(whole.steps, blocked.steps):
+        assert one.keys() == other.keys()
+        for key, value in one.items():
+            if isinstance(value, np.ndarray):
+                assert value.dtype == other[key].dtype
+                assert np.array_equal(value.view(np.uint8), other[key].view(np.uint8)), key
+            else:
+                assert value == other[key]
+    assert np.array_equal(whole.genes, blocked.genes)
+
+
+def test_a_serial_view_holds_a_plain_array():
+    from hpcswarm.node_array import PrivateArray
+    from hpcswarm.selection.prepare import prepare
+
+    X, y = data(seed=5)
+    view = prepare(X, y, [("minmax", None)], finite=True)
+    assert isinstance(view.held, PrivateArray) and type(view.genes.xt) is np.ndarray
+    fitted, rows = fit([("minmax", None)], X, y)
+    assert np.array_equal(view.genes.xt, rows.T)

@@ -22,11 +22,16 @@ particles dealt by expected cost (:func:`balanced_deal`), plus ``host`` seconds 
 particle of the group and gene (moves, masks, exchanges). The SU ranking, once, costs
 ``su_gene`` per gene and ``su`` per gene and ``n log2 n``, its genes split over the groups.
 
-The memory of a rank is the pre-flight's estimate (:func:`~hpcswarm.run.plan.search_needs`),
-the particle states its cache budget holds (by default
+The memory of a rank is the pre-flight's estimate (:func:`~hpcswarm.run.plan.search_needs`,
+with the transformed copy of the preprocessing held once per rank group on a node:
+:func:`node_copy_share`), the particle states its cache budget holds (by default
 :func:`~hpcswarm.selection.search.default_cache_bytes`) and its share of the
-memory-mapped matrix (4-byte values whose pages the ranks of a node share).
+memory-mapped matrix (4-byte values whose pages the ranks of a node share). The model
+assumes nodes of ``ranks_per_node`` consecutive ranks (a real job asks MPI,
+:func:`hpcswarm.run.plan.node_copy_share`).
 """
+
+import math
 
 from dataclasses import asdict, dataclass, replace
 
@@ -134,21 +139,38 @@ def balanced_deal(costs, n_groups, cached_costs=None, states_per_group=0):
                            states_per_group)
 
 
-def held_bytes(spec, n_samples, n_genes, n_shards):
+def groups_on_node(group_ranks, ranks_per_node):
+    """The most rank groups of ``group_ranks`` consecutive ranks that have ranks on one node
+    of ``ranks_per_node`` consecutive ranks (groups and nodes laid out from rank 0). Pure."""
+    period = group_ranks // math.gcd(group_ranks, ranks_per_node)  # then the layout repeats
+    return max(((node + 1) * ranks_per_node - 1) // group_ranks
+               - node * ranks_per_node // group_ranks + 1 for node in range(period))
+
+
+def node_copy_share(group_ranks, ranks_per_node):
+    """The model's share of a rank group's transformed copy, held once per node, that each
+    rank counts (:func:`hpcswarm.run.plan.node_copy_share` asks MPI instead): the groups of
+    ``group_ranks`` ranks with ranks on a node (:func:`groups_on_node`) over its
+    ``ranks_per_node`` ranks."""
+    return groups_on_node(group_ranks, ranks_per_node) / ranks_per_node
+
+
+def held_bytes(spec, n_samples, n_genes, n_shards, copy_share=1.0):
     """Bytes a rank holds beside its particle states and a full evaluation's values: the
     process and the pre-flight's estimate but its scorer (the swarm, the archive, the
-    tables, the preprocessed copies)."""
-    needs = search_needs(replace(spec, cache_memory=None), n_samples, n_genes, n_shards)
+    tables, its share ``copy_share`` of the preprocessed copy and the fitting's peak)."""
+    needs = search_needs(replace(spec, cache_memory=None), n_samples, n_genes, n_shards,
+                         copy_share)
     return PROCESS_BYTES + sum(value for name, value in needs.items() if name != "scorer")
 
 
-def rank_states(spec, n_samples, n_genes, n_shards, memory_per_rank):
+def rank_states(spec, n_samples, n_genes, n_shards, memory_per_rank, copy_share=1.0):
     """Particle states one rank of ``n_shards`` shards keeps: its cache budget (the spec's
     ``cache_memory``, or :func:`~hpcswarm.selection.search.default_cache_bytes` of
     ``memory_per_rank``) over one state of its shard's held-out rows."""
     if spec.cache_memory is None:
         budget = default_cache_bytes(memory_per_rank, held_bytes(spec, n_samples, n_genes,
-                                                                 n_shards),
+                                                                 n_shards, copy_share),
                                      scorer_bytes(n_samples, n_genes, n_shards))
     else:
         budget = spec.cache_memory * 1e9
@@ -216,7 +238,7 @@ def round_costs(lengths, moves_since_full, after_change, flipped_since, n_sample
 
 def search_cost(spec, n_samples, n_genes, n_groups=1, n_shards=1, *, n_rounds=None,
                 length_changes=(), memory_per_rank=4e9, ranks_per_node=64, constants=None,
-                deal=balanced_deal, states=None):
+                deal=balanced_deal, states=None, copy_share=None):
     """The seconds and memory the model expects of one VLPSO search of ``spec`` on
     ``n_samples`` x ``n_genes`` by ``n_groups`` particle groups x ``n_shards`` sample shards.
 
@@ -233,20 +255,26 @@ def search_cost(spec, n_samples, n_genes, n_groups=1, n_shards=1, *, n_rounds=No
     memory_per_rank : float
         Bytes each rank sees (the default cache budget's base, and the pre-flight's).
     ranks_per_node : int
-        Ranks that share the pages of the memory-mapped matrix.
+        Ranks that share the pages of the memory-mapped matrix; its rank groups (of
+        ``n_groups x n_shards`` ranks) share a transformed copy on each node.
     constants : CostConstants, optional
     deal : callable
         ``deal(costs, n_groups, cached_costs, states_per_group) -> (groups, cached)``, made
         anew at each length change (:func:`balanced_deal`).
     states : int, optional
         The particle states a rank keeps (default :func:`rank_states`).
+    copy_share : float, optional
+        A rank's share of its node's transformed copies (default :func:`node_copy_share`
+        of the search's ranks on nodes of ``ranks_per_node``).
     """
     constants = constants or CostConstants()
+    if copy_share is None:
+        copy_share = node_copy_share(n_groups * n_shards, ranks_per_node)
     n_particles = _swarm_size(spec, n_genes)
     n_rounds = spec.params.get("n_iterations", 101) if n_rounds is None else n_rounds
     divisions = min(DIVISIONS, n_particles)
     if states is None:
-        states = rank_states(spec, n_samples, n_genes, n_shards, memory_per_rank)
+        states = rank_states(spec, n_samples, n_genes, n_shards, memory_per_rank, copy_share)
     states = min(states, n_particles)
     bounds = [0] + [round_ for round_, _ in length_changes] + [n_rounds + len(length_changes)]
     lengths_from = [n_genes] + [length for _, length in length_changes]
@@ -271,7 +299,8 @@ def search_cost(spec, n_samples, n_genes, n_groups=1, n_shards=1, *, n_rounds=No
     su = (constants.su_gene * n_genes
           + constants.su * n_genes * n_samples * np.log2(n_samples)) / n_groups
     rows = -(-n_samples // n_shards)
-    needs = search_needs(replace(spec, cache_memory=None), n_samples, n_genes, n_shards)
+    needs = search_needs(replace(spec, cache_memory=None), n_samples, n_genes, n_shards,
+                         copy_share)
     memory = (PROCESS_BYTES + sum(needs.values())
               + min(states, -(-n_particles // n_groups)) * state_bytes(rows, n_samples, n_genes)
               + 4.0 * n_samples * n_genes / ranks_per_node)

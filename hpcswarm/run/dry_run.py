@@ -18,7 +18,7 @@ from hpcswarm.errors import ParameterError
 from hpcswarm.fitness.incremental import state_bytes
 from hpcswarm.run.cost_model import (CostConstants, constants_text, duration, farmed_seconds,
                                      search_cost)
-from hpcswarm.run.plan import search_needs
+from hpcswarm.run.plan import node_copy_share, search_needs
 from hpcswarm.selection.methods import algorithm_class
 from hpcswarm.selection.search import cache_states
 from hpcswarm.system import MEMORY_SHARE, available_memory
@@ -75,11 +75,14 @@ class SearchPlan:
 
 
 def search_plan(spec, n_samples, n_genes, comm, memory_limit=None, constants=None,
-                node_ranks=None):
+                node_ranks=None, copy_share=None):
     """The :class:`SearchPlan` of a search of ``spec`` on ``n_samples`` x ``n_genes`` by the
     ranks of ``comm`` (collective: the grid is formed, the cache budget agreed), the same on
     every rank. ``node_ranks``: the ranks sharing a node's memory (default: those of
-    ``comm``; a job's rank group shares it with the job's other ranks).
+    ``comm``; a job's rank group shares it with the job's other ranks). ``copy_share``: a
+    rank's share of its node's transformed copies
+    (:func:`~hpcswarm.run.plan.node_copy_share`; default: ``comm``'s ranks on a node share
+    one).
 
     The states are counted for every sample held out (leave-one-out and k-fold hold out each
     sample once; a holdout split fewer, so the count is a lower bound there).
@@ -97,6 +100,7 @@ def search_plan(spec, n_samples, n_genes, comm, memory_limit=None, constants=Non
     finally:
         grid.free()
     node_ranks = node_ranks or comm.ranks_on_node()
+    copy_share = node_copy_share(comm, 0) if copy_share is None else copy_share
     have, what = available_memory(node_ranks, memory_limit)
     constants = constants or CostConstants()
     bounds, change = None, 0
@@ -105,11 +109,12 @@ def search_plan(spec, n_samples, n_genes, comm, memory_limit=None, constants=Non
         bounds = tuple(search_cost(spec, n_samples, n_genes, n_groups, shards,
                                    length_changes=changes, memory_per_rank=have,
                                    ranks_per_node=node_ranks, constants=constants,
-                                   states=states)
+                                   states=states, copy_share=copy_share)
                        for changes in ([(change, max(1, n_genes // 12))], ()))
     return SearchPlan(n_ranks=comm.size, n_groups=n_groups, n_shards=shards,
                       n_particles=n_particles, per_group=-(-n_particles // n_groups),
-                      needs=search_needs(spec, n_samples, n_genes, shards), have=have,
+                      needs=search_needs(spec, n_samples, n_genes, shards, copy_share),
+                      have=have,
                       what=what, one_state=state_bytes(-(-n_samples // shards), n_samples,
                                                        n_genes),
                       states=states, bounds=bounds, change_round=change,
@@ -205,11 +210,12 @@ def job_plan(plan, world, memory_limit=None, constants=None):
         key = (bool(task.extra), len(task.train))
         counts[key] = counts.get(key, 0) + 1
     node_ranks = world.ranks_on_node()
+    share = node_copy_share(world, plan.layout.group_index)
     group = world.split(plan.layout.group_index, world.rank)
     try:
         shapes = [(final, n_train, n_tasks,
                    search_plan(plan.spec, n_train, plan.dataset.n_genes, group, memory_limit,
-                               constants, node_ranks))
+                               constants, node_ranks, share))
                   for (final, n_train), n_tasks in sorted(counts.items())]
     finally:
         group.free()

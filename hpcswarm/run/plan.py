@@ -276,9 +276,21 @@ def shard_group_size(job, world_size, group_size, shards):
     return shards * max(1, group_size // shards)
 
 
-def search_needs(spec, n_train, n_genes, sample_shards=1):
+def node_copy_share(comm, color):
+    """The share of a node-shared copy that each rank of ``comm`` counts, the rank groups of
+    ``color`` each holding one copy per node (:func:`hpcswarm.selection.prepare.prepare`):
+    the rank groups with ranks on this rank's node over the node's ranks of ``comm``, asked
+    of MPI (its node communicator, :meth:`~hpcswarm.comm.MPIComm.colors_on_node`;
+    collective). Their memory is the node's, so a rank's share of it is exact wherever the
+    launcher places the ranks; 1 for a serial run."""
+    colors = comm.colors_on_node(color)
+    return len(set(colors)) / len(colors)
+
+
+def search_needs(spec, n_train, n_genes, sample_shards=1, copy_share=1.0):
     """Bytes each part of one search of ``spec`` on ``n_train`` x ``n_genes`` holds on one
-    rank of ``sample_shards`` shards (an estimate), by part.
+    rank of ``sample_shards`` shards (an estimate), by part; ``copy_share``: the rank's
+    share of its node's transformed copies (:func:`node_copy_share`; 1: a private copy).
 
     Returns
     -------
@@ -286,9 +298,11 @@ def search_needs(spec, n_train, n_genes, sample_shards=1):
         ``swarm``: the particles of the method's swarm (its ``swarm_size``), replicated on
         the group's ranks; ``archive``: a full archive; ``scorer``: the values a full
         evaluation of every gene gathers, the method's cached states of this rank's shard
-        and its largest block of work; ``preprocessing``: the private transformed copies of
-        the training rows; ``tables``: what the method builds from the training rows
-        (its ``table_bytes``: VLPSO's local search keeps the genes' intervals);
+        and its largest block of work; ``preprocessing``: the share of the transformed copy of
+        the training rows and the fitting's peak
+        (:func:`~hpcswarm.selection.preprocess.transformed_bytes`); ``tables``: what the
+        method builds from the training rows (its ``table_bytes``: VLPSO's local search
+        keeps the genes' intervals);
         ``particle_states``: a ``cache_memory`` the spec sets, at most a state of every
         particle (the default budget takes only what the rest leaves,
         :func:`hpcswarm.selection.search.default_cache_bytes`, and counts 0 here). The
@@ -306,38 +320,39 @@ def search_needs(spec, n_train, n_genes, sample_shards=1):
         "archive": Archive.bytes_needed(archive_size(spec.params)),
         "scorer": scorer_bytes(n_train, n_genes, sample_shards,
                                method.cached_states(spec.params), method.scores_single_flips),
-        "preprocessing": transformed_bytes(spec.preprocess, n_train, n_genes),
+        "preprocessing": transformed_bytes(spec.preprocess, n_train, n_genes, copy_share),
         "tables": method.table_bytes(spec.params, n_train, n_genes),
         "particle_states": states,
     }
 
 
-def search_memory(spec, n_train, n_genes, sample_shards=1):
+def search_memory(spec, n_train, n_genes, sample_shards=1, copy_share=1.0):
     """Bytes one rank needs for one search of ``spec`` (the sum of :func:`search_needs`)."""
-    return sum(search_needs(spec, n_train, n_genes, sample_shards).values())
+    return sum(search_needs(spec, n_train, n_genes, sample_shards, copy_share).values())
 
 
-def task_needs(job, dataset, tasks, sample_shards, rank0_groups):
+def task_needs(job, dataset, tasks, sample_shards, rank0_groups, copy_share=1.0):
     """``(bytes by part of one rank of job with sample_shards shards, training samples)``.
 
     The parts of :func:`search_needs` for the largest training part of ``tasks``; on the
     rank that holds the checkpoint (``rank0_groups``: the rank groups whose latest snapshots
     world rank 0 holds, else 0), ``checkpoint``: one snapshot per group, of the swarm the
-    method runs (its ``swarm_size``, as ``swarm``).
+    method runs (its ``swarm_size``, as ``swarm``); ``copy_share`` as in
+    :func:`search_needs`.
     """
     n_train = max((len(task.train) for task in tasks), default=0)
     n_genes = dataset.X.shape[1]
-    needs = search_needs(job.spec, n_train, n_genes, sample_shards)
+    needs = search_needs(job.spec, n_train, n_genes, sample_shards, copy_share)
     if rank0_groups:
         n_particles = algorithm_class(job.spec.algorithm).swarm_size(job.spec.params, n_genes)
         needs["checkpoint"] = rank0_groups * snapshot_bytes(n_particles, n_genes)
     return needs, n_train
 
 
-def task_memory(job, dataset, tasks, sample_shards, rank0_groups):
+def task_memory(job, dataset, tasks, sample_shards, rank0_groups, copy_share=1.0):
     """``(estimated bytes of one rank of job with sample_shards shards, training samples)``:
     the sum of :func:`task_needs`."""
-    needs, n_train = task_needs(job, dataset, tasks, sample_shards, rank0_groups)
+    needs, n_train = task_needs(job, dataset, tasks, sample_shards, rank0_groups, copy_share)
     return sum(needs.values()), n_train
 
 
@@ -347,15 +362,17 @@ def choose_sample_shards(job, dataset, tasks, group_size, comm, memory_limit=Non
     Automatic: the smallest divisor of ``group_size`` whose estimate (:func:`task_memory`)
     fits every rank's memory (the largest such choice over the ranks, so that every rank
     agrees); ``group_size`` when none does, which :func:`check_memory` then refuses with the
-    count that would fit.
+    count that would fit. The rank groups of ``group_size`` ranks share their transformed
+    copies by node (:func:`node_copy_share`; collective).
     """
     if job.spec.sample_shards:
         return job.spec.sample_shards
     have, _ = available_memory(comm.ranks_on_node(), memory_limit)
     groups = -(-comm.size // max(1, group_size)) if comm.rank == 0 else 0
+    share = node_copy_share(comm, group_layout(comm.size, comm.rank, group_size).group_index)
     divisors = [s for s in range(1, group_size + 1) if group_size % s == 0]
     fitting = [s for s in divisors
-               if task_memory(job, dataset, tasks, s, groups)[0] <= MEMORY_SHARE * have]
+               if task_memory(job, dataset, tasks, s, groups, share)[0] <= MEMORY_SHARE * have]
     mine = fitting[0] if fitting else group_size
     return int(comm.allreduce_max(np.array([mine], dtype=np.int64))[0])
 
@@ -363,8 +380,9 @@ def choose_sample_shards(job, dataset, tasks, group_size, comm, memory_limit=Non
 def check_search_memory(spec, n_samples, n_genes, comm, memory_limit=None):
     """DataError on every rank if one search of ``spec`` on all ``n_samples`` (the
     single-search ``run``) needs more than 80 % of a rank's memory (its estimate:
-    :func:`search_memory`)."""
-    need = search_memory(spec, n_samples, n_genes, max(1, spec.sample_shards))
+    :func:`search_memory`, the ranks of ``comm`` on a node sharing one transformed copy)."""
+    need = search_memory(spec, n_samples, n_genes, max(1, spec.sample_shards),
+                         node_copy_share(comm, 0))
     have, what = available_memory(comm.ranks_on_node(), memory_limit)
     problem = None
     if need > MEMORY_SHARE * have:
@@ -383,19 +401,23 @@ def check_memory(job, dataset, tasks, group_size, comm, memory_limit=None):
     """DataError on every rank if the estimate exceeds 80 % of a rank's memory, with the
     sample shards of ``job`` (chosen: not 0).
 
-    World rank 0 also counts the checkpoint's snapshots (:func:`task_needs`). The
-    message names the sample shard count that would fit, when one would.
+    World rank 0 also counts the checkpoint's snapshots (:func:`task_needs`). The rank
+    groups of ``group_size`` ranks share their transformed copies by node
+    (:func:`node_copy_share`; collective). The message names the sample shard count that
+    would fit, when one would.
     """
     groups = -(-comm.size // max(1, group_size)) if comm.rank == 0 else 0
+    share = node_copy_share(comm, group_layout(comm.size, comm.rank, group_size).group_index)
     sample_shards = job.spec.sample_shards
-    need, n_train = task_memory(job, dataset, tasks, sample_shards, groups)
+    need, n_train = task_memory(job, dataset, tasks, sample_shards, groups, share)
     have, what = available_memory(comm.ranks_on_node(), memory_limit)
     problem = None
     where = f" (on rank {comm.rank})" if comm.size > 1 else ""
     if need > MEMORY_SHARE * have:
         hint = "use more nodes, fewer ranks per node or a larger --memory-limit"
         enough = next((s for s in range(sample_shards + 1, max(n_train, 1) + 1)
-                       if task_memory(job, dataset, tasks, s, groups)[0] <= MEMORY_SHARE * have),
+                       if task_memory(job, dataset, tasks, s, groups, share)[0]
+                       <= MEMORY_SHARE * have),
                       None)
         if enough is not None:
             hint = (f"layout.sample_shards = {enough} would fit (groups of a multiple of "

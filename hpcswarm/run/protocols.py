@@ -402,27 +402,28 @@ def run_task(task, data, spec, hooks=None, group=None, resume=None):
     """
     started = time.perf_counter()
     seed = task.seed_sequence(task.job_seed)
-    view = _training_view(data, task, spec, seed)
-    result = view.search(spec, seed, comm=group, hooks=hooks, resume=resume)
-    if hooks is not None and hooks.phase is not None:
-        hooks.phase("baselines and test", None)
-    if protocol_of(task.protocol).held_out(task):
-        held_out = tester = HeldOut(data, task, view, spec.params["k"])
-        scores = held_out.scores(result.mask)
-    else:
-        held_out, tester = None, InnerTest(view, spec, seed)
-        scores = _inner_scores(data, task, view, result, spec, seed, tester)
-    return _task_record(task, result, scores, held_out, tester, view.fitted,
-                        time.perf_counter() - started)
+    with _training_view(data, task, spec, seed, group) as view:
+        result = view.search(spec, seed, comm=group, hooks=hooks, resume=resume)
+        if hooks is not None and hooks.phase is not None:
+            hooks.phase("baselines and test", None)
+        if protocol_of(task.protocol).held_out(task):
+            held_out = tester = HeldOut(data, task, view, spec.params["k"])
+            scores = held_out.scores(result.mask)
+        else:
+            held_out, tester = None, InnerTest(view, spec, seed)
+            scores = _inner_scores(data, task, view, result, spec, seed, tester)
+        return _task_record(task, result, scores, held_out, tester, view.fitted,
+                            time.perf_counter() - started)
 
 
-def _training_view(data, task, spec, seed):
+def _training_view(data, task, spec, seed, group):
     """The :class:`~hpcswarm.selection.prepare.TrainingView` of ``task`` on ``data``
     (without preprocessing, the training columns of ``data.X_genes``, finite when
-    ``data.values_finite`` says so), its search's folds those the task drew when it was
-    made (:attr:`Task.inner_fold_ids`, from the same ``seed``): not drawn again."""
+    ``data.values_finite`` says so; with it, one copy per node of the ranks of ``group``),
+    its search's folds those the task drew when it was made (:attr:`Task.inner_fold_ids`,
+    from the same ``seed``): not drawn again. The task frees it when it ends."""
     view = prepare(data.X, data.y, spec.preprocess, X_genes=data.X_genes, samples=task.train,
-                   finite=data.values_finite)
+                   finite=data.values_finite, comm=group)
     view.validation(spec.params, seed, ids=task.inner_fold_ids)
     return view
 

@@ -7,31 +7,32 @@ Every front door (:func:`hpcswarm.select`, :class:`~hpcswarm.selector.SwarmFeatu
 :mod:`hpcswarm.inputs` (a matrix in memory) or the data layer's own (a dataset file, checked
 when it is written and opened), then calls :func:`prepare`. It fits the in-fold
 preprocessing (:mod:`hpcswarm.selection.preprocess`) on the samples given, applies it, scales
-the values exactly when they come from memory (:func:`exact_exponent`) and writes the result
-gene by gene: the one copy of the matrix a search makes. What flows inward is a
-:class:`TrainingView`, read without further checks or copies by the scorer: the view draws
-the folds of a fitness once (:meth:`TrainingView.validation`) and builds the search and every
-scorer on them (:meth:`TrainingView.search`, :meth:`TrainingView.fitness`). A fitness setting
-that cannot run on the samples is named as the door's user wrote it
-(:func:`mismatch_error`).
+the values exactly when they come from memory (by a power of two,
+:func:`hpcswarm.data.values.scale_exponent`) and writes the result gene by gene: the one copy
+of the matrix a search makes. What flows inward is a :class:`TrainingView`, read without
+further checks or copies by the scorer: the view draws the folds of a fitness once
+(:meth:`TrainingView.validation`) and builds the search and every scorer on them
+(:meth:`TrainingView.search`, :meth:`TrainingView.fitness`). A fitness setting that cannot run
+on the samples is named as the door's user wrote it (:func:`mismatch_error`).
 
 Memory: without preprocessing a dataset's memory-mapped ``X_genes`` is read as it is (no
 copy); otherwise one gene-major float64 copy of the samples' kept genes
 (``8 n_samples n_kept`` bytes), written a block of samples at a time, so that no
-sample-major copy of the transformed matrix is ever held beside it.
+sample-major copy of the transformed matrix is ever held beside it. Given the communicator
+of the ranks that read the same view (a task's rank group), the ranks of one node hold that
+copy once, in memory they share (:meth:`hpcswarm.comm.MPIComm.node_array`): each transforms
+and writes its own block of samples (the steps are elementwise, so the values are the same
+bits whoever writes them), and :meth:`TrainingView.free` releases it.
 """
 
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from hpcswarm.comm import as_comm, block_range
 from hpcswarm.errors import ParameterError
 from hpcswarm.fitness import GeneMajor
-from hpcswarm.selection.preprocess import fit_parameters
-
-BLOCK_VALUES = 1 << 18
-"""Values (2 MiB of float64) of one block of samples transformed on its way to the
-gene-major view."""
+from hpcswarm.selection.preprocess import fit_parameters, row_blocks
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,9 @@ class TrainingView:
         The original column of each gene of ``genes``.
     drawn : dict
         The fold ids drawn so far (:meth:`validation`), by validation and seed.
+    held : PrivateArray or SharedArray or None
+        What holds the values of ``genes`` when :func:`prepare` made them
+        (:mod:`hpcswarm.node_array`), released by :meth:`free`; None: a dataset's map.
     """
 
     genes: GeneMajor
@@ -58,6 +62,24 @@ class TrainingView:
     fitted: object
     columns: np.ndarray
     drawn: dict = field(default_factory=dict, compare=False, repr=False)
+    held: object = field(default=None, compare=False, repr=False)
+
+    def free(self):
+        """Release the values the view holds (collective over the ranks that prepared it);
+        the view, and any array read from its ``genes`` without a copy, must not be read
+        afterwards."""
+        if self.held is not None:
+            self.held.free()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, *exc_info):
+        """:meth:`free` at the end of a ``with`` block, unless an exception ends it: one
+        rank's exception would leave it waiting in the collective free for ranks that
+        never come (the process's end releases the memory)."""
+        if exc_type is None:
+            self.free()
 
     def validation(self, params, seed, ids=None):
         """The fold ids of the validation of ``params`` (``cv``, ``k``) on these samples
@@ -138,19 +160,32 @@ def mismatch_error(mismatch, chosen, naming, algorithm):
                           f"{setting}=...")
 
 
-def exact_exponent(values, n_genes):
-    """The power of two that keeps the squared distances of ``values`` from overflowing or
-    underflowing (:func:`hpcswarm.data.values.scale_exponent`, as a dataset is scaled at
-    load), read without a temporary copy: 0 for ordinary data."""
-    from hpcswarm.data.values import scale_exponent
+@dataclass(frozen=True)
+class SampleRows:
+    """The rows ``samples`` of ``X``, read a block of rows at a time (a task's training rows
+    of a memory-mapped dataset, without a copy of them all).
 
-    if values.size == 0:
-        return 0
-    largest = max(float(values.max()), -float(values.min()))
-    return scale_exponent(largest, values.dtype, n_genes)
+    Attributes
+    ----------
+    X : ndarray of shape (n_all, n_genes)
+    samples : ndarray of int of shape (n_samples,)
+    """
+
+    X: object
+    samples: np.ndarray
+
+    @property
+    def shape(self):
+        """``(n_samples, n_genes)``."""
+        return (self.samples.size, self.X.shape[1])
+
+    def __getitem__(self, rows):
+        """The rows of the slice ``rows``, as an array."""
+        return self.X[self.samples[rows]]
 
 
-def prepare(X, y, steps=(), *, X_genes=None, samples=None, finite=False, scaled=True):
+def prepare(X, y, steps=(), *, X_genes=None, samples=None, finite=False, scaled=True,
+            comm=None):
     """The :class:`TrainingView` a search reads of the samples ``samples`` of ``X, y``.
 
     Parameters
@@ -173,7 +208,13 @@ def prepare(X, y, steps=(), *, X_genes=None, samples=None, finite=False, scaled=
         else the view checks them once, block by block, as it reads them.
     scaled : bool, default True
         The values were already brought to a safe range (a dataset is, at load); False (a
-        matrix from memory): the view is scaled by :func:`exact_exponent`, exactly, in place.
+        matrix from memory): the view is scaled by
+        :func:`~hpcswarm.data.values.scale_exponent` of its largest magnitude, exactly, in
+        place.
+    comm : Comm, optional
+        The ranks that prepare the same view, all with the same arguments (a task's rank
+        group, a search's ranks; collective): those on one node hold one copy of the values
+        between them (:meth:`TrainingView.free` releases it). None: serial, a private copy.
 
     Returns
     -------
@@ -185,30 +226,66 @@ def prepare(X, y, steps=(), *, X_genes=None, samples=None, finite=False, scaled=
         Values not known finite that are not.
     ParameterError
         A ``log2`` step on a value with ``x + pseudocount <= 0``; steps that make a value
-        infinite or NaN.
+        infinite or NaN. Raised on every rank of ``comm`` alike.
     """
     labels = y if samples is None else y[samples]
     if not steps and X_genes is not None:
         return TrainingView(GeneMajor(X_genes, samples, finite=finite), labels, None,
                             np.arange(X_genes.shape[0], dtype=np.int64))
-    rows = X if samples is None else X[samples]
+    rows = X if samples is None else SampleRows(X, np.asarray(samples))
     fitted = fit_parameters(steps, rows, labels) if steps else None
     columns = (np.arange(rows.shape[1], dtype=np.int64) if fitted is None
                else fitted.genes)
-    values = np.empty((columns.size, rows.shape[0]), dtype=np.float64)
-    step = max(1, BLOCK_VALUES // max(1, rows.shape[1]))
-    for start in range(0, rows.shape[0], step):
-        block = rows[start:start + step]
+    held = as_comm(comm).node_array((columns.size, rows.shape[0]), np.float64)
+    try:
+        _write(held, rows, fitted, steps, finite, scaled)
+    except ValueError:
+        held.free()
+        raise
+    return TrainingView(GeneMajor(held.array, finite=True), labels, fitted, columns,
+                        held=held)
+
+
+def _write(held, rows, fitted, steps, finite, scaled):
+    """Fill ``held.array`` (gene-major) with ``rows`` transformed by ``fitted``: each rank of
+    ``held.node`` its block of rows (:func:`~hpcswarm.comm.block_range`), checked and
+    scaled; then every block published to every rank. A problem in any block is raised on
+    every rank (the first block's, in row order)."""
+    node, values = held.node, held.array
+    start, stop = block_range(rows.shape[0], node.size, node.rank)
+    problems = [p for p in node.allgather(_write_rows(values, rows, start, stop, fitted,
+                                                      steps, finite)) if p is not None]
+    if problems:
+        kind, message = problems[0]
+        raise (ParameterError if kind == "ParameterError" else ValueError)(message)
+    if not scaled:
+        from hpcswarm.data.values import scale_exponent
+
+        part = values[:, start:stop]
+        largest = max(float(part.max()), -float(part.min())) if part.size else 0.0
+        largest = float(node.allreduce_max(np.array([largest]))[0])  # exact, any order
+        exponent = scale_exponent(largest, values.dtype, values.shape[0])
+        if exponent:
+            np.ldexp(part, exponent, out=part)
+    held.publish()
+
+
+def _write_rows(values, rows, start, stop, fitted, steps, finite):
+    """Rows ``start`` to ``stop`` of ``rows``, transformed, written to their columns of
+    ``values`` a block at a time; ``(error kind, message)`` of a problem, else None."""
+    for block in row_blocks(rows, start, stop):
         if fitted is not None:
-            block = fitted.transform(block)
+            try:
+                block = fitted.transform(block)
+            except ParameterError as exc:
+                return "ParameterError", str(exc)
             if not np.isfinite(block).all():
-                raise ParameterError(f"preprocess: the steps "
-                                     f"{', '.join(name for name, _ in steps)} make values "
-                                     f"that are NaN or infinite (values too large for them?)")
+                return "ParameterError", (f"preprocess: the steps "
+                                          f"{', '.join(name for name, _ in steps)} make "
+                                          f"values that are NaN or infinite (values too "
+                                          f"large for them?)")
         elif not finite and not np.isfinite(block).all():
-            raise ValueError("X holds NaN or infinite values")
-        values[:, start:start + step] = block.T
-    exponent = 0 if scaled else exact_exponent(values, columns.size)
-    if exponent:
-        np.ldexp(values, exponent, out=values)
-    return TrainingView(GeneMajor(values, finite=True), labels, fitted, columns)
+            return "ValueError", "X holds NaN or infinite values"
+        values[:, start:start + block.shape[0]] = block.T
+        start += block.shape[0]
+    return None

@@ -18,13 +18,22 @@ Steps (the ``[preprocess]`` table of a job, in the table's order, or ``--preproc
     Keep the N genes of highest ANOVA F statistic between the classes of the training rows
     (:func:`sklearn.feature_selection.f_classif`; genes with an undefined F rank last).
 
-Ties between genes are broken by the lower original index. Fitting on the training rows only
+Ties between genes are broken by the lower original index.
+
+Fitting reads the training rows a block at a time where that gives the same bits as all rows
+at once (:attr:`Step.fit_blocks`: a minimum and a maximum are exact whatever the order of
+their terms), so that min-max scaling holds no float64 copy of the rows. The steps whose fit
+is a sum (z-scoring's mean and standard deviation, a variance, an ANOVA F statistic) are
+fitted on all rows at once, by numpy's and scikit-learn's own reductions: a floating-point
+sum depends on the order of its terms, and blocks would change the fitted values' last bits
+(and with them the genes a filter keeps). Fitting on the training rows only
 is what keeps the test rows out of the selection (Ambroise & McLachlan 2002: a filter fitted on
 all samples before cross-validation biases the error estimate, as a wrapper does). The fitted
 parameters (kept genes as indices of the original dataset, means, scales, minima, ranges) are
 plain arrays, recorded per task in the results file.
 """
 
+import math
 import warnings
 from dataclasses import dataclass, field
 from typing import Callable
@@ -32,6 +41,14 @@ from typing import Callable
 import numpy as np
 
 from hpcswarm.errors import ParameterError
+
+BLOCK_VALUES = 1 << 18
+"""Values (2 MiB of float64) of one block of training rows fitted or transformed at a time."""
+
+BLOCK_COPIES = 4
+"""Blocks of rows that fitting or transforming one block holds at a time: the rows read,
+their float64 values, a step's output and its intermediate (``x + C`` before its ``log2``,
+``x - minimum`` before its division)."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +69,10 @@ class Step:
         ``(fitted, values, kept) -> (values, kept)``: the fitted step on rows of ``kept``.
     filters : bool, default False
         It keeps some genes (at most its ``N``) rather than transforming values.
+    fit_blocks : callable, optional
+        ``(blocks, parsed) -> dict``: the same fitted parameters, bit for bit, from an
+        iterable of blocks of the training rows (float64, all genes, in row order); None: the
+        fit needs all rows at once (a sum, whose value depends on the order of its terms).
     """
 
     name: str
@@ -59,6 +80,7 @@ class Step:
     fit: Callable
     apply: Callable
     filters: bool = False
+    fit_blocks: Callable = None
 
 
 def _pseudocount(value, key):
@@ -100,6 +122,21 @@ def _minmax_fit(values, y, parsed, kept):
     return {"minimum": low, "range": np.where(high > low, high - low, 1.0)}
 
 
+def _minmax_fit_blocks(blocks, parsed):
+    """:func:`_minmax_fit` a block of rows at a time: each gene's minimum and maximum over
+    the blocks' own. Exact, and the same bits: numpy's elementwise minimum keeps its second
+    operand on a tie (0.0 against -0.0), as its reduction over rows does row by row, so the
+    minimum of the blocks' minima is the one of all rows (signed zeros included)."""
+    low = high = None
+    for block in blocks:
+        if low is None:
+            low, high = block.min(axis=0), block.max(axis=0)
+        else:
+            np.minimum(low, block.min(axis=0), out=low)
+            np.maximum(high, block.max(axis=0), out=high)
+    return {"minimum": low, "range": np.where(high > low, high - low, 1.0)}
+
+
 def _anova_fit(values, y, n, kept):
     from sklearn.feature_selection import f_classif
 
@@ -117,11 +154,12 @@ def _keep(fitted, values, kept):
 
 STEPS = {step.name: step for step in (
     Step("log2", _pseudocount, lambda values, y, pseudocount, kept: {"pseudocount": pseudocount},
-         _log2),
+         _log2, fit_blocks=lambda blocks, pseudocount: {"pseudocount": pseudocount}),
     Step("zscore", _switch, _zscore_fit,
          lambda fitted, values, kept: ((values - fitted["mean"]) / fitted["scale"], kept)),
     Step("minmax", _switch, _minmax_fit,
-         lambda fitted, values, kept: ((values - fitted["minimum"]) / fitted["range"], kept)),
+         lambda fitted, values, kept: ((values - fitted["minimum"]) / fitted["range"], kept),
+         fit_blocks=_minmax_fit_blocks),
     Step("top_variance", _n_genes,
          lambda values, y, n, kept: {"n": n, "genes": _top(values.var(axis=0), n, kept)},
          _keep, filters=True),
@@ -236,6 +274,15 @@ def _top(scores, n, kept):
     return np.sort(kept[order[:n]])
 
 
+def row_blocks(rows, start=0, stop=None):
+    """Consecutive blocks of the rows ``start`` to ``stop`` (default all) of ``rows``
+    (anything of 2-D ``shape`` whose slices of rows are arrays), each of about
+    :data:`BLOCK_VALUES` values (one row at least)."""
+    stop = rows.shape[0] if stop is None else stop
+    step = max(1, BLOCK_VALUES // max(1, rows.shape[1]))
+    return (rows[begin:min(begin + step, stop)] for begin in range(start, stop, step))
+
+
 def fit(steps, rows, y):
     """Fit ``steps`` on training rows.
 
@@ -254,21 +301,60 @@ def fit(steps, rows, y):
     transformed : ndarray of shape (n_train, len(fitted.genes))
         The training rows transformed (what the search then reads).
     """
-    return _fit(steps, rows, y, transform=True)
+    values = np.asarray(rows, dtype=np.float64)
+    return _fit(steps, values, y, _unfitted(values.shape[1]), transform=True)
 
 
 def fit_parameters(steps, rows, y):
-    """The :class:`Fitted` steps of :func:`fit`, without the transformed rows: the output of
-    the last step is never made (a front door writes it gene-major itself,
-    :func:`hpcswarm.selection.prepare.prepare`), so that one value step costs no copy of
-    the rows."""
-    return _fit(steps, rows, y, transform=False)[0]
+    """The :class:`Fitted` steps of :func:`fit`, without the transformed rows (a front door
+    writes them gene-major itself, :func:`hpcswarm.selection.prepare.prepare`).
+
+    The leading steps that fit block by block (:attr:`Step.fit_blocks`: ``log2``,
+    ``minmax``) read :func:`row_blocks` of ``rows`` through the steps before them, so that
+    they hold no float64 copy of the rows; from the first step that needs all rows at once,
+    the rows transformed by the steps before it are made once (in float64, block by block)
+    and the rest is fitted as :func:`fit` does; the output of the last step is never made.
+
+    Parameters
+    ----------
+    steps : list of (str, value)
+    rows : ndarray or array-like of shape (n_train, n_genes)
+        The training rows: an array, or anything of that ``shape`` whose slices of rows are
+        arrays (a task's rows of a memory-mapped dataset, read a block at a time).
+    y : ndarray of shape (n_train,)
+    """
+    fitted = _unfitted(rows.shape[1])
+    for position, (name, value) in enumerate(steps):
+        if STEPS[name].fit_blocks is None:
+            return _fit(steps[position:], _transformed(fitted, rows), y, fitted,
+                        transform=False)[0]
+        blocks = (fitted.transform(block) for block in row_blocks(rows))
+        fitted.steps.append({"step": name, **STEPS[name].fit_blocks(blocks, value)})
+    return fitted
 
 
-def _fit(steps, rows, y, transform):
-    values = np.asarray(rows, dtype=np.float64)
-    kept = np.arange(values.shape[1], dtype=np.int64)
-    fitted = Fitted()
+def _unfitted(n_genes):
+    """No step fitted yet: every gene kept."""
+    return Fitted(genes=np.arange(n_genes, dtype=np.int64))
+
+
+def _transformed(fitted, rows):
+    """All ``rows`` through the steps ``fitted`` so far, in float64: ``rows`` itself when it
+    is a float64 array and no step was fitted, else one copy written block by block."""
+    if not fitted.steps and isinstance(rows, np.ndarray):
+        return np.asarray(rows, dtype=np.float64)
+    values = np.empty((rows.shape[0], fitted.genes.size), dtype=np.float64)
+    start = 0
+    for block in row_blocks(rows):
+        values[start:start + block.shape[0]] = fitted.transform(block)
+        start += block.shape[0]
+    return values
+
+
+def _fit(steps, values, y, fitted, transform):
+    """Fit ``steps`` on ``values`` (float64 rows of the genes ``fitted.genes``) after the
+    steps ``fitted`` holds; with ``transform`` the last step's output too."""
+    kept = fitted.genes
     for position, (name, value) in enumerate(steps):
         step = {"step": name, **STEPS[name].fit(values, y, value, kept)}
         if transform or position < len(steps) - 1:
@@ -290,17 +376,47 @@ def kept_genes(steps, n_genes):
     return n_genes
 
 
-def transformed_bytes(steps, n_train, n_genes):
-    """Bytes of the private copies a task with preprocessing holds (pre-flight estimate).
+def fitting_bytes(steps, n_train, n_genes):
+    """Bytes that fitting ``steps`` on ``n_train`` x ``n_genes`` training rows holds at its
+    peak (:func:`fit_parameters`; pre-flight estimate).
 
-    The search reads a transformed copy of the training rows instead of the shared
-    memory-mapped file: while fitting, a step's input and output (8 bytes per training value
-    each, at most all genes), then the transformed rows and their gene-major copy for the
-    search. A filter step shrinks the latter to its N genes; the estimate counts all genes.
+    Steps fitted block by block hold :data:`BLOCK_COPIES` blocks of rows (of
+    :func:`row_blocks`: about :data:`BLOCK_VALUES` values, at most all rows, at least one)
+    and four values per gene and step (minimum, maximum, a block's, the range). From the
+    first step fitted on all rows at once on, the rows in float64 besides, and two
+    temporaries of their size (a step's output and its intermediate, such as z-scoring's
+    ``values - mean`` before its division; the deviations of a variance; scikit-learn's
+    rows by class and their squares for the ANOVA F).
+    """
+    block_rows = min(n_train, max(1, BLOCK_VALUES // max(1, n_genes)))
+    held = BLOCK_COPIES * 8 * block_rows * n_genes + 4 * 8 * n_genes * len(steps)
+    if all(STEPS[name].fit_blocks is not None for name, _ in steps):
+        return held
+    return held + 3 * 8 * n_train * n_genes
+
+
+def transformed_bytes(steps, n_train, n_genes, copy_share=1.0):
+    """Bytes a rank of a task with preprocessing holds for it (pre-flight estimate).
+
+    The search reads a transformed gene-major copy of the training rows (of the genes the
+    steps keep, :func:`kept_genes`) instead of the shared memory-mapped file; the ranks of a
+    rank group on one node hold one copy between them
+    (:func:`hpcswarm.selection.prepare.prepare`), so a rank counts ``copy_share`` of it.
+    Fitting the steps (:func:`fitting_bytes`) is counted beside it (it ends before the copy
+    is made: an upper bound).
+
+    Parameters
+    ----------
+    steps : list of (str, value)
+    n_train, n_genes : int
+    copy_share : float, default 1
+        The copies on a rank's node over its ranks: the rank groups with ranks on the node
+        over those ranks (1: a private copy, a serial search).
     """
     if not steps:
         return 0
-    return 2 * 8 * n_train * n_genes
+    copy = 8 * n_train * kept_genes(steps, n_genes)
+    return fitting_bytes(steps, n_train, n_genes) + math.ceil(copy * copy_share)
 
 
 def score_in_folds(X, y, mask, steps, folds, k):
