@@ -188,7 +188,8 @@ def test_the_numpy_path_stays_the_reference(monkeypatch):
 @pytest.mark.parametrize("device, settings", [("cpu", {}), ("gpu", {"array_module": "numpy"})])
 def test_a_rebuilt_state_takes_over_the_old_one_s_memory(device, settings):
     """A particle that moved far is scored by a full product written over its old state's
-    distances (fresh pages cost more than the product's pass), the same bits as a new state."""
+    distances (fresh pages cost more than the product's pass): a state within its bound of
+    the exact distances (the same bits as a new state on the device)."""
     X, y = list(tie_prone_datasets(9, 47, 80))[0][1:]
     scorer = make_scorer(X, y, cv=5, device=device, **settings)
     fitness = SubsetFitness(scorer, make_objective("accuracy", 0.9))
@@ -199,9 +200,10 @@ def test_a_rebuilt_state_takes_over_the_old_one_s_memory(device, settings):
     value = states.values([0], ~mask[None])
     rebuilt = states._entries[0].state
     assert states.counts.rebuilt == 2 and rebuilt.dist2 is memory
-    fresh = scorer.new_state(~mask).dist2  # the same Gram form, every row whole
-    assert np.array_equal(np.triu(rebuilt.dist2) if rebuilt.upper else rebuilt.dist2,
-                          np.triu(fresh) if rebuilt.upper else fresh)
+    if rebuilt.upper:  # the upper triangle made by blocks, within its bound
+        assert_within_bound(scorer, rebuilt, X)
+    else:
+        assert np.array_equal(rebuilt.dist2, scorer.new_state(~mask).dist2)
     np.testing.assert_array_equal(value, fitness.many(~mask[None]))
 
 
@@ -264,3 +266,26 @@ def test_whole_and_row_read_the_upper_triangle():
     finally:
         incremental.WHOLE_BLOCK_VALUES = original
     assert np.array_equal(state.dist2, full) and not state.upper
+
+
+@pytest.mark.parametrize("k, cv", [(1, "loo"), (3, 5)])
+def test_a_state_of_rows_beyond_one_block_is_built_by_blocks(k, cv, small_blocks, monkeypatch):
+    """Where the rows are every sample but one block does not hold them (above 1,048
+    samples), a new state is made by each block's product of its columns from its own first
+    sample on (no Gram product of the whole): the same Scores and bounds, moved after."""
+    import hpcswarm.fitness.move_kernel as kernel
+
+    X, y = list(tie_prone_datasets(7, 47, 60))[1][1:]
+    evaluator = KnnEvaluator(X, y, k=k, cv=cv, seed=5)
+    reference = KnnEvaluator(X, y, k=k, cv=cv, seed=5, compiled=False)
+    evaluator._rows.block = 10  # five blocks of rows
+    products, upper_pass = [], kernel._UpperPass
+    monkeypatch.setattr(kernel, "_UpperPass", type("Counted", (upper_pass,), {
+        "rows": lambda self, change, *rest: products.append(change.shape)
+        or upper_pass.rows(self, change, *rest)}))
+    mask = np.random.default_rng(2).random(60) < 0.5
+    score, state = evaluator.score_new_state(mask)
+    assert products == [(min(5, 47 - start), 47 - start) for start in range(0, 47, 5)]
+    assert state.upper and score == reference.score(mask)
+    assert_within_bound(evaluator, state, X)
+    walk(evaluator, reference, X, np.random.default_rng(9), 6, 10)

@@ -281,11 +281,14 @@ class KnnEvaluator:
         block holds every sample (the papers' sizes, unsharded leave-one-out or n-fold), its
         product is the whole Gram matrix (a BLAS ``syrk``) and the squared norms are its
         diagonal, as :func:`~hpcswarm.fitness.distances.gram_sq_distances` takes them;
-        otherwise they are summed over the genes first.
+        otherwise they are summed over the genes first. A state kept and decided where the
+        rows are every sample is made by :meth:`_built` (its upper triangle).
         """
         rows = self._rows
         genes = np.flatnonzero(mask)
         values = self._data.take(genes)
+        if keep and decide and self.use_compiled and rows.rows.size == self.n_samples:
+            return self._built(mask, genes, values, into)
         blocks = rows.blocks()
         dist2 = (into.dist2 if keep and into is not None else
                  np.empty((rows.rows.size if keep else min(rows.block, rows.rows.size),
@@ -298,13 +301,6 @@ class KnnEvaluator:
             sq = np.einsum("gi,gi->i", values, values)
         slack = gram_bound_factor(genes.size) * sq
         exact = self._exact(mask)
-        if whole and keep and decide and self.use_compiled:  # the upper triangle, one pass
-            state = DistanceState(mask.copy(), dist2, sq, 0.5 * slack, int(genes.size),
-                                  upper=True)
-            correct = rows.zeros()
-            unsettled = built(dist2, sq, rows.fold, self.k, rows.codes, slack, rows.tally,
-                              correct)
-            return self._refined_upper(correct, state, unsettled, slack, exact), state
         correct = rows.zeros()
         for start, stop in blocks:
             out = dist2[start:stop] if keep else dist2[:stop - start]
@@ -314,6 +310,38 @@ class KnnEvaluator:
         state = (DistanceState(mask.copy(), dist2, sq, 0.5 * slack, int(genes.size)) if keep
                  else None)
         return correct, state
+
+    def _built(self, mask, genes, values, into):
+        """``(correct counts, new state)`` of ``mask`` where the rows are every sample: the
+        upper triangle of its distances made and decided a block of rows at a time
+        (:func:`~hpcswarm.fitness.move_kernel.built`), written into ``into``'s memory where
+        given. Where one block holds every sample the Gram product is one ``syrk`` of the
+        whole and the squared norms its diagonal; otherwise each block's product of its
+        columns from its own first sample on (half the multiply-adds of the products by
+        whole rows) is made in a buffer that stays in cache, and the squared norms are
+        summed over the genes first, as the blocks of rows of :meth:`_full` take them."""
+        rows = self._rows
+        n = self.n_samples
+        dist2 = into.dist2 if into is not None else np.empty((n, n))
+        if rows.block >= n:
+            np.matmul(values.T, values, out=dist2)
+            sq = dist2.diagonal().copy()
+            values = None
+        else:
+            sq = np.einsum("gi,gi->i", values, values)
+        slack = gram_bound_factor(genes.size) * sq
+        state = DistanceState(mask.copy(), dist2, sq, 0.5 * slack, int(genes.size), upper=True)
+        correct = rows.zeros()
+        unsettled = built(dist2, sq, rows.fold, self.k, rows.codes, slack, rows.tally, correct,
+                          values, self._buffer())
+        return self._refined_upper(correct, state, unsettled, slack, self._exact(mask)), state
+
+    def _buffer(self):
+        """The buffer of a block's product that moves and new states reuse (fresh pages
+        would cost their faults at every call)."""
+        if self._move_buffer is None:
+            self._move_buffer = np.empty(move_block_rows(self.n_samples) * self.n_samples)
+        return self._move_buffer
 
     def _flip(self, state, genes, apply=False, decide=True):
         """This shard's correct counts of ``state.mask`` with ``genes`` flipped.
@@ -387,12 +415,10 @@ class KnnEvaluator:
         delta_sq, magnitude = flip_norms(values[~leaving], values[leaving])
         mask, sq, drift, n_selected, slack = self._flipped(state, genes, leaving, delta_sq,
                                                            magnitude)
-        if self._move_buffer is None:  # reused: fresh pages would cost their faults per move
-            self._move_buffer = np.empty(move_block_rows(self.n_samples) * self.n_samples)
         correct = rows.zeros()
         unsettled = moved(values, values * np.where(leaving, 2.0, -2.0)[:, None], delta_sq,
                           state.dist2, rows.rows, self.k, rows.codes, slack, rows.tally,
-                          correct, self._move_buffer)
+                          correct, self._buffer())
         state.mask, state.sq, state.drift, state.n_selected = mask, sq, drift, n_selected
         state.upper = state.upper or rows.rows.size == self.n_samples
         return self._refined_upper(correct, state, unsettled, slack, self._exact(mask))

@@ -134,16 +134,19 @@ def _moved_rows(change, delta, dist2, start, rows, k, codes, slack, widest, smal
                 columns, votes, unsettled, tally, counts)
 
 
-def _upper_rows(change, delta, dist2, start, fold, k, codes, slack, widest, best,
+def _upper_rows(change, delta, dist2, start, fold, in_place, k, codes, slack, widest, best,
                 best_columns, worst, votes, unsettled, tally, counts):
     """The rows ``start:start + len(change)`` of ``dist2``'s upper triangle made and decided,
     where the rows are every sample (``dist2`` of shape (n, n)).
 
-    A move (``fold`` None): ``change`` holds the product part of the change of the block's
-    columns from ``start`` on, added as :func:`_moved_rows` adds it. A new state (``change``
-    the block's own rows of ``dist2``, which hold the Gram product; ``delta`` the squared
-    norms; ``fold`` each sample's fold): the Gram form as
-    :func:`~hpcswarm.fitness.row_kernel.gram_rows_1nn` makes it, ``inf`` on the own fold.
+    ``change`` holds a product of the block's rows by the columns from ``start`` on: for a
+    move (``fold`` None) the product part of the change, added as :func:`_moved_rows` adds
+    it; for a new state (``delta`` the squared norms, ``fold`` each sample's fold) the Gram
+    product, of which the Gram form is written as
+    :func:`~hpcswarm.fitness.row_kernel.gram_rows_1nn` makes it, ``inf`` on the own fold
+    (``in_place``: ``change`` is the block's own rows of ``dist2``, read there by the loop
+    that writes them, so that it vectorises: through a second name the compiler cannot tell
+    that the two are one array and keeps to one value at a time).
 
     The value at ``[i, j]`` (``j >= i``) is also row ``j``'s value at column ``i``, so it is
     written once, at ``[i, j]``, and offered to both rows' k + 1 smallest (``best``,
@@ -184,11 +187,20 @@ def _upper_rows(change, delta, dist2, start, fold, k, codes, slack, widest, best
                     value = values[t] + ((parts[t] + deltas[t]) + d_i)
                     values[t] = value
                     below += (value < own) | (value < limits[t])
-            else:
+            elif in_place:  # one array read and written, as the loop's own: it vectorises
                 own_fold = fold[i]
                 folds = fold[start + first:start + last]
                 for t in range(values.size):
                     value = (values[t] * -2.0 + deltas[t]) + d_i
+                    if folds[t] == own_fold:
+                        value = np.inf
+                    values[t] = value
+                    below += (value < own) | (value < limits[t])
+            else:
+                own_fold = fold[i]
+                folds = fold[start + first:start + last]
+                for t in range(values.size):
+                    value = (parts[t] * -2.0 + deltas[t]) + d_i
                     if folds[t] == own_fold:
                         value = np.inf
                     values[t] = value
@@ -286,20 +298,29 @@ def moved(values, signed, delta, dist2, rows, k, codes, slack, tally, counts, bu
     return unsettled
 
 
-def built(dist2, sq, fold, k, codes, slack, tally, counts):
-    """A new state of every sample's rows made from its Gram product and decided.
+def built(dist2, sq, fold, k, codes, slack, tally, counts, values=None, buffer=None):
+    """A new state of every sample's rows made and decided, a block of rows at a time: its
+    rows of the upper triangle of ``dist2`` in the Gram form, as
+    :func:`~hpcswarm.fitness.row_kernel.gram_rows_1nn` makes them, from the Gram product
+    already in ``dist2`` (one symmetric product of the whole, where one block of rows holds
+    every sample) or, given ``values``, from each block's product with the columns from its
+    own first sample on (half the multiply-adds of the whole) made in ``buffer``.
 
     Parameters
     ----------
     dist2 : ndarray of shape (n_samples, n_samples)
-        The Gram product of the subset (its upper triangle read), made in place the
-        state's distances (the upper triangle written: ``DistanceState.upper``).
+        Memory for the state's distances (holding the Gram product when ``values`` is
+        None): its upper triangle is written (``DistanceState.upper``).
     sq : ndarray of shape (n_samples,)
-        The squared norms (the product's diagonal).
+        The squared norms over the subset.
     fold : ndarray of int64 of shape (n_samples,)
         Each sample's fold (``inf`` where two share one).
     k, codes, slack, tally, counts
         As for :func:`moved`.
+    values : ndarray of shape (n_genes_selected, n_samples), optional
+        C-contiguous values of the subset's genes (gene-major, as gathered).
+    buffer : ndarray of float64, optional
+        With ``values``: as for :func:`moved`.
 
     Returns
     -------
@@ -311,7 +332,12 @@ def built(dist2, sq, fold, k, codes, slack, tally, counts):
     block = move_block_rows(n)
     for start in range(0, n, block):
         stop = min(n, start + block)
-        upper.rows(dist2[start:stop, start:], sq, dist2, start, fold)
+        if values is None:
+            gram = dist2[start:stop, start:]
+        else:
+            gram = buffer[:(stop - start) * (n - start)].reshape(stop - start, n - start)
+            np.matmul(values[:, start:stop].T, values[:, start:], out=gram)
+        upper.rows(gram, sq, dist2, start, fold, values is None)
     return upper.unsettled
 
 
@@ -327,8 +353,8 @@ class _UpperPass:
         self.votes = np.zeros(codes.max() + 1, dtype=np.int64)
         self.unsettled = np.zeros(n, dtype=np.bool_)
 
-    def rows(self, change, delta, dist2, start, fold):
+    def rows(self, change, delta, dist2, start, fold, in_place=False):
         """One block of rows (:func:`_upper_rows`)."""
-        _upper_kernel(change, delta, dist2, start, fold, self.k, self.codes, self.slack,
-                      self.widest, self.best, self.best_columns, self.worst, self.votes,
-                      self.unsettled, self.tally, self.counts)
+        _upper_kernel(change, delta, dist2, start, fold, in_place, self.k, self.codes,
+                      self.slack, self.widest, self.best, self.best_columns, self.worst,
+                      self.votes, self.unsettled, self.tally, self.counts)
