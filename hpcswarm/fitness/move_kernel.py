@@ -144,9 +144,10 @@ def _upper_rows(change, delta, dist2, start, fold, in_place, k, codes, slack, wi
     it; for a new state (``delta`` the squared norms, ``fold`` each sample's fold) the Gram
     product, of which the Gram form is written as
     :func:`~hpcswarm.fitness.row_kernel.gram_rows_1nn` makes it, ``inf`` on the own fold
-    (``in_place``: ``change`` is the block's own rows of ``dist2``, read there by the loop
-    that writes them, so that it vectorises: through a second name the compiler cannot tell
-    that the two are one array and keeps to one value at a time).
+    (``in_place``: ``change`` is the block's own rows of ``dist2``; otherwise each run of
+    the product is copied into the row first: the loop reads and writes one array, and
+    vectorises, where read through a second name that may be the same memory it would
+    keep to one value at a time).
 
     The value at ``[i, j]`` (``j >= i``) is also row ``j``'s value at column ``i``, so it is
     written once, at ``[i, j]``, and offered to both rows' k + 1 smallest (``best``,
@@ -187,20 +188,13 @@ def _upper_rows(change, delta, dist2, start, fold, in_place, k, codes, slack, wi
                     value = values[t] + ((parts[t] + deltas[t]) + d_i)
                     values[t] = value
                     below += (value < own) | (value < limits[t])
-            elif in_place:  # one array read and written, as the loop's own: it vectorises
+            else:
+                if not in_place:
+                    values[:] = parts  # the product first into the row, read there
                 own_fold = fold[i]
                 folds = fold[start + first:start + last]
                 for t in range(values.size):
                     value = (values[t] * -2.0 + deltas[t]) + d_i
-                    if folds[t] == own_fold:
-                        value = np.inf
-                    values[t] = value
-                    below += (value < own) | (value < limits[t])
-            else:
-                own_fold = fold[i]
-                folds = fold[start + first:start + last]
-                for t in range(values.size):
-                    value = (parts[t] * -2.0 + deltas[t]) + d_i
                     if folds[t] == own_fold:
                         value = np.inf
                     values[t] = value
