@@ -289,3 +289,21 @@ def test_a_state_of_rows_beyond_one_block_is_built_by_blocks(k, cv, small_blocks
     assert state.upper and score == reference.score(mask)
     assert_within_bound(evaluator, state, X)
     walk(evaluator, reference, X, np.random.default_rng(9), 6, 10)
+
+
+def test_move_terms_are_the_signed_values_and_the_norms_of_flip_norms():
+    """One compiled pass gives the product's signed factor exactly (times 2 for a gene that
+    leaves, -2 for one that enters) and the norms of ``flip_norms`` to their rounding."""
+    from hpcswarm.fitness.distances import flip_norms
+
+    rng = np.random.default_rng(4)
+    values = rng.normal(size=(9, 31)) * rng.uniform(0.1, 1e3, size=(9, 1))
+    leaving = np.array([True, False, False, True, True, False, True, False, False])
+    signed, delta_sq, magnitude = move_kernel.move_terms(values, leaving)
+    assert np.array_equal(signed, values * np.where(leaving, 2.0, -2.0)[:, None])
+    expected_delta, expected_magnitude = flip_norms(values[~leaving], values[leaving])
+    tolerance = 9 * np.finfo(float).eps * expected_magnitude
+    assert np.all(np.abs(delta_sq - expected_delta) <= tolerance)
+    assert np.all(np.abs(magnitude - expected_magnitude) <= tolerance)
+    nothing_leaves = move_kernel.move_terms(values, np.zeros(9, dtype=bool))
+    assert np.array_equal(nothing_leaves[1], nothing_leaves[2])

@@ -18,7 +18,7 @@ the same on every rank (:class:`hpcswarm.swarm.engine.loop.SearchAlgorithm`).
 
 import numpy as np
 
-from hpcswarm.fitness.distances import (exact_sq_distances, flip_gram, flip_norms, flip_rows,
+from hpcswarm.fitness.distances import (exact_sq_distances, flip_gram, flip_rows,
                                         flip_terms, gram_bound_factor, gram_sq_distances)
 from hpcswarm.fitness.flip_kernel import (AVAILABLE as COMPILED_AVAILABLE, FlipScratch,
                                           flip_scores_1nn, single_precision_safe)
@@ -26,7 +26,7 @@ from hpcswarm.fitness.folds import fold_ids, folds_from_ids, ids_from_folds
 from hpcswarm.fitness.genemajor import GeneMajor
 from hpcswarm.fitness.incremental import DistanceState, flip_drift, slack_bound, state_bytes
 from hpcswarm.fitness.knn import knn_predict, knn_predict_settled
-from hpcswarm.fitness.move_kernel import built, move_block_rows, moved
+from hpcswarm.fitness.move_kernel import built, move_block_rows, move_terms, moved
 from hpcswarm.fitness.multi_flips import block_size as tries_per_block
 from hpcswarm.fitness.multi_flips import multi_flip_distances
 from hpcswarm.fitness.rowblocks import ROW_BLOCK_BYTES, HeldOutRows
@@ -412,13 +412,12 @@ class KnnEvaluator:
         rows = self._rows
         leaving = state.mask[genes]
         values = self._data.take(genes)
-        delta_sq, magnitude = flip_norms(values[~leaving], values[leaving])
+        signed, delta_sq, magnitude = move_terms(values, leaving)
         mask, sq, drift, n_selected, slack = self._flipped(state, genes, leaving, delta_sq,
                                                            magnitude)
         correct = rows.zeros()
-        unsettled = moved(values, values * np.where(leaving, 2.0, -2.0)[:, None], delta_sq,
-                          state.dist2, rows.rows, self.k, rows.codes, slack, rows.tally,
-                          correct, self._buffer())
+        unsettled = moved(values, signed, delta_sq, state.dist2, rows.rows, self.k, rows.codes,
+                          slack, rows.tally, correct, self._buffer())
         state.mask, state.sq, state.drift, state.n_selected = mask, sq, drift, n_selected
         state.upper = state.upper or rows.rows.size == self.n_samples
         return self._refined_upper(correct, state, unsettled, slack, self._exact(mask))

@@ -41,7 +41,7 @@ import numpy as np
 
 from hpcswarm.fitness.compiled import AVAILABLE, Kernel
 
-__all__ = ["AVAILABLE", "MOVE_BLOCK_BYTES", "built", "move_block_rows", "moved"]
+__all__ = ["AVAILABLE", "MOVE_BLOCK_BYTES", "built", "move_block_rows", "move_terms", "moved"]
 
 MOVE_BLOCK_BYTES = 2**20
 """Bytes of the change of one block of rows (the product's buffer): small enough to stay in
@@ -230,11 +230,31 @@ def _offered(best, best_columns, worst, r, value, column, k):
     worst[r] = best[r, k]
 
 
+def _terms(values, leaving, signed, added, removed):
+    """``signed`` the flipped genes' values times ``s_g``, ``added`` and ``removed`` the
+    squared norms of every sample over the genes that enter and over those that leave,
+    summed gene by gene (one pass over the values)."""
+    for g in range(values.shape[0]):
+        row = values[g]
+        out = signed[g]
+        if leaving[g]:
+            for i in range(row.size):
+                value = row[i]
+                out[i] = 2.0 * value
+                removed[i] += value * value
+        else:
+            for i in range(row.size):
+                value = row[i]
+                out[i] = -2.0 * value
+                added[i] += value * value
+
+
 _decide_kernel = Kernel(_decide, inline="always")
 _added_kernel = Kernel(_added, inline="always")
 _rows_kernel = Kernel(_moved_rows, calls={"_decide": _decide_kernel, "_added": _added_kernel})
 _offered_kernel = Kernel(_offered, inline="always")
 _upper_kernel = Kernel(_upper_rows, calls={"_offered": _offered_kernel})
+_terms_kernel = Kernel(_terms)
 
 
 def moved(values, signed, delta, dist2, rows, k, codes, slack, tally, counts, buffer):
@@ -333,6 +353,33 @@ def built(dist2, sq, fold, k, codes, slack, tally, counts, values=None, buffer=N
             np.matmul(values[:, start:stop].T, values[:, start:], out=gram)
         upper.rows(gram, sq, dist2, start, fold, values is None)
     return upper.unsettled
+
+
+def move_terms(values, leaving):
+    """What a move needs of its flipped genes' values, in one compiled pass over them.
+
+    Parameters
+    ----------
+    values : ndarray of shape (F, n_samples)
+        C-contiguous values of the flipped genes (gene-major, as gathered).
+    leaving : ndarray of bool of shape (F,)
+        Which of them leave the subset.
+
+    Returns
+    -------
+    signed : ndarray of shape (F, n_samples)
+        ``values`` times ``s_g`` (2 for a gene that leaves, -2 for one that enters), the
+        right-hand factor of :func:`moved`'s product.
+    delta_sq, magnitude : ndarray of shape (n_samples,)
+        The change of every sample's squared norm and its squared norm over all the flipped
+        genes (:func:`~hpcswarm.fitness.distances.flip_norms`; each summed gene by gene,
+        within the same bound, :func:`~hpcswarm.fitness.incremental.flip_drift`).
+    """
+    n = values.shape[1]
+    signed = np.empty_like(values)
+    added, removed = np.zeros(n), np.zeros(n)
+    _terms_kernel(values, leaving, signed, added, removed)
+    return signed, added - removed, added + removed
 
 
 class _UpperPass:
