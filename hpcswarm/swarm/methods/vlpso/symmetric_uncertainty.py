@@ -20,6 +20,15 @@ from hpcswarm.comm import as_comm, block_counts, block_range
 GENE_BLOCK = 256
 """Genes read from the engine's matrix at once when ranking."""
 
+NEAR_MINIMUM = 2.0 ** -40
+"""A cut whose :func:`_rough_information` lies within ``NEAR_MINIMUM * n_classes ** 2`` of
+its gene's least is computed exactly (:func:`block_cut_points`): thousands of times the most
+by which the rough value can differ from the exact one."""
+
+SPLIT_CELLS = 1 << 20
+"""Class counts (genes x samples x classes, float64) that :func:`block_cut_points` holds at
+once: 8 MiB an array, a few such arrays at a time."""
+
 
 def entropy(counts) -> float:
     """Shannon entropy in bits of a distribution given by its counts (zeros allowed)."""
@@ -37,12 +46,20 @@ def count_entropy(counts) -> float:
     return entropy(np.sort(np.asarray(counts).ravel()))
 
 
-def _row_entropies(counts):
-    """Entropy in bits of each row of ``counts`` (ndarray of shape (n_rows, n_classes))."""
-    totals = counts.sum(axis=1, keepdims=True)
+def _row_entropies(counts, totals=None):
+    """Entropy in bits of each row of ``counts`` (ndarray of shape (n_rows, n_classes)).
+
+    ``totals`` (ndarray of shape (n_rows, 1)) are the sums of the rows where the caller
+    knows them; counts are whole numbers, so that these are the very values summed here."""
+    if totals is None:
+        totals = counts.sum(axis=1, keepdims=True)
     p = np.divide(counts, totals, out=np.zeros(counts.shape), where=totals > 0)
-    logs = np.log2(p, out=np.zeros(p.shape), where=p > 0)
-    return -(p * logs).sum(axis=1)
+    return -_information_terms(p).sum(axis=1)
+
+
+def _information_terms(p):
+    """``p log2(p)`` of each of the probabilities ``p`` (ndarray of float64), 0 where p is 0."""
+    return p * np.log2(p, out=np.zeros(p.shape), where=p > 0)
 
 
 def mdl_cut_points(values, codes, n_classes):
@@ -107,6 +124,122 @@ def _split(values, onehot, lo, hi, cuts):
     _split(values, onehot, at, hi, cuts)
 
 
+def block_cut_points(rows, codes, n_classes):
+    """:func:`mdl_cut_points` of each of several genes (Fayyad & Irani 1993; Tran, Xue & Zhang
+    2019, Sec. III-A), the same bits, the first split of every gene searched for all at once.
+
+    The first split is most of the work (most genes get no cut, so it is their only one):
+    the class information of every candidate cut of every gene. Here it is a few array
+    operations a batch of genes, and it gives the cut :func:`_split` gives, because:
+
+    - the class counts below a candidate (a change of value) are those of the values up to
+      it whatever the order of tied values, so a faster, unstable sort gives the same counts
+      (exact whole numbers in float64) at every candidate, here and in the parts that
+      :func:`_split` searches next, and the same midpoints;
+    - the information of every cut is first computed roughly
+      (:func:`_rough_information`: the very terms of :func:`_row_entropies`, summed class
+      after class instead of row by row), within far less than :data:`NEAR_MINIMUM` times
+      ``n_classes ** 2`` of the exact value, so that every cut of exactly least information
+      is among those roughly within that margin of the least;
+    - those few (usually one a gene) are computed exactly as :func:`_split` does: their rows
+      of counts stacked, gene after gene, into one ``(n_rows, n_classes)`` array that
+      :func:`_row_entropies` sums row by row (each row's sum does not depend on the rows
+      around it), and the first least of each gene's taken in order of value;
+    - the MDL test uses the same scalars (:func:`entropy` of the same counts, the same
+      operations elementwise over the genes).
+
+    An accepted gene's two parts are then searched by :func:`_split`, one gene at a time.
+
+    Parameters
+    ----------
+    rows : ndarray of shape (n_genes, n_samples)
+        Each row the values of one gene.
+    codes : ndarray of int of shape (n_samples,)
+        Class codes ``0 .. n_classes - 1``.
+    n_classes : int
+
+    Returns
+    -------
+    list of ndarray of float64
+        Each gene's accepted cut points, sorted.
+    """
+    rows = np.asarray(rows)
+    n_genes, n_samples = rows.shape
+    cuts = [[] for _ in range(n_genes)]
+    if n_samples >= 2:
+        batch = max(1, SPLIT_CELLS // (n_samples * n_classes))
+        for first in range(0, n_genes, batch):
+            _first_splits(rows[first:first + batch], np.asarray(codes), n_classes,
+                          cuts[first:first + batch])
+    return [np.array(sorted(gene_cuts), dtype=float) for gene_cuts in cuts]
+
+
+def _first_splits(rows, codes, n_classes, cuts):
+    """:func:`_split` of ``[0, n_samples)`` of each row of ``rows`` at once (see
+    :func:`block_cut_points`), each gene's cuts appended to its list in ``cuts``."""
+    n_genes, n = rows.shape
+    order = np.argsort(rows, axis=1)  # tied values in any order (see block_cut_points)
+    values = np.take_along_axis(np.asarray(rows, dtype=float), order, axis=1)
+    classes = codes[order]
+    # below[c, g, i]: the samples of class c among gene g's first i + 1, as floats
+    below = np.cumsum(classes == np.arange(n_classes)[:, None, None], axis=2)[:, :, :-1]
+    below = below.astype(float)
+    total = np.bincount(codes, minlength=n_classes).astype(float)
+    is_candidate = values[:, :-1] < values[:, 1:]
+    rough = np.where(is_candidate, _rough_information(below, total), np.inf)
+    margin = NEAR_MINIMUM * n_classes ** 2
+    near = is_candidate & (rough <= rough.min(axis=1, keepdims=True) + margin)
+    position = np.nonzero(near)[1]  # gene after gene, increasing
+    left = np.ascontiguousarray(below[:, near].T)
+    n_left = (position + 1).astype(float)
+    info = (n_left * _row_entropies(left, n_left[:, None])
+            + (n - n_left) * _row_entropies(total - left, (n - n_left)[:, None])) / n
+    exact = np.full(near.shape, np.inf)
+    exact[near] = info
+    n_candidates = np.count_nonzero(is_candidate, axis=1)
+    genes = np.flatnonzero(n_candidates)
+    best = np.argmin(exact[genes], axis=1)
+    left_best = np.ascontiguousarray(below[:, genes, best].T)
+    right_best = total - left_best
+    whole = entropy(total)
+    gain = whole - exact[genes, best]
+    k = np.count_nonzero(total)
+    k1, k2 = np.count_nonzero(left_best, axis=1), np.count_nonzero(right_best, axis=1)
+    entropies_left = np.array([entropy(counts) for counts in left_best])
+    entropies_right = np.array([entropy(counts) for counts in right_best])
+    delta = np.log2(3.0 ** k - 2) - (k * whole - k1 * entropies_left - k2 * entropies_right)
+    accepted = gain > (np.log2(n_candidates[genes]) + delta) / n
+    for gene, at in zip(genes[accepted].tolist(), (best[accepted] + 1).tolist()):
+        cuts[gene].append(0.5 * (values[gene, at - 1] + values[gene, at]))
+        onehot = (classes[gene][:, None] == np.arange(n_classes)).astype(float)
+        _split(values[gene], onehot, 0, at, cuts[gene])
+        _split(values[gene], onehot, at, n, cuts[gene])
+
+
+def _rough_information(below, total):
+    """The class information of every cut of each gene, ``(n_left Ent(S1) + n_right
+    Ent(S2)) / n`` (Fayyad & Irani 1993), ndarray of shape (n_genes, n_samples - 1): the terms
+    of :func:`_row_entropies` summed class after class, within about
+    ``(2 n_classes + 4) 2^-53 log2(n_classes)`` of :func:`_split`'s value, which sums each
+    row of terms at once (two sums of the same ``n_classes`` terms of one sign, whose sizes
+    add up to at most ``log2(n_classes)``, then the same few operations).
+
+    Parameters
+    ----------
+    below : ndarray of shape (n_classes, n_genes, n_samples - 1)
+        The samples of each class up to each cut, in order of value, as floats.
+    total : ndarray of shape (n_classes,)
+        The samples of each class.
+    """
+    n = below.shape[2] + 1
+    n_left = np.arange(1, n, dtype=float)
+    entropies_left, entropies_right = np.zeros(below.shape[1:]), np.zeros(below.shape[1:])
+    for counts, class_total in zip(below, total):
+        entropies_left -= _information_terms(counts / n_left)
+        entropies_right -= _information_terms((class_total - counts) / (n - n_left))
+    return (n_left * entropies_left + (n - n_left) * entropies_right) / n
+
+
 def symmetric_uncertainty(bins, codes) -> float:
     """SU between a discrete variable and the class: ``2 IG / (H(X) + H(C))`` (Yu & Liu 2003;
     Tran, Xue & Zhang 2019, Sec. III-A).
@@ -148,7 +281,11 @@ def gene_relevance(values, codes, n_classes) -> float:
 def discretised(values, codes, n_classes):
     """The interval of each of a gene's values under its MDL cut points
     (:func:`mdl_cut_points`), ndarray of int64 from 0: the discrete gene ``SU.java`` works on."""
-    cuts = mdl_cut_points(values, codes, n_classes)
+    return intervals_under(mdl_cut_points(values, codes, n_classes), values)
+
+
+def intervals_under(cuts, values):
+    """The interval of each of ``values`` between sorted ``cuts``, ndarray of int64 from 0."""
     return np.searchsorted(cuts, values, side="right")
 
 
@@ -217,8 +354,20 @@ def mutual_symmetric_uncertainty(bins, others, entropies=None):
     return np.divide(2.0 * gain, total, out=np.zeros(n_others), where=total > 0)
 
 
+def block_relevance(rows, codes, n_classes):
+    """:func:`gene_relevance` of each row of ``rows`` (ndarray of shape (n_genes,
+    n_samples)), the same bits (:func:`block_cut_points`), ndarray of float64: 0 where MDL
+    accepted no cut, as :func:`interval_relevance` gives."""
+    scores = np.zeros(len(rows))
+    for j, cuts in enumerate(block_cut_points(rows, codes, n_classes)):
+        if cuts.size:
+            scores[j] = interval_relevance(intervals_under(cuts, rows[j]), codes)
+    return scores
+
+
 def relevance_scores(data, codes, genes, comm=None, table=None):
-    """SU with the class of each of ``genes`` (:func:`gene_relevance`), ndarray of float64.
+    """SU with the class of each of ``genes`` (:func:`gene_relevance`, by blocks of genes:
+    :func:`block_relevance`), ndarray of float64.
 
     Parameters
     ----------
@@ -248,9 +397,8 @@ def relevance_scores(data, codes, genes, comm=None, table=None):
             table.learn(block)
             scores[first - start:first - start + block.size] = table.class_su[block]
             continue
-        rows = data.take(block)
-        for j, row in enumerate(rows):
-            scores[first - start + j] = gene_relevance(row, codes, n_classes)
+        scores[first - start:first - start + block.size] = block_relevance(
+            data.take(block), codes, n_classes)
     return comm.allgatherv(scores, counts=block_counts(genes.size, comm.size))
 
 
