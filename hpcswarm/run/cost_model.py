@@ -88,12 +88,12 @@ class CostConstants:
         Genes flipped by each move after a length change over the subset's size.
     """
 
-    multiply_add: float = 4.04e-11
-    pair: float = 1.55e-9
-    move_pair: float = 1.24e-9
-    host: float = 5.02e-8
-    su_gene: float = 8.96e-5
-    su: float = 1.82e-8
+    multiply_add: float = 3.97e-11
+    pair: float = 1.60e-9
+    move_pair: float = 1.43e-9
+    host: float = 4.03e-8
+    su_gene: float = 2.45e-5
+    su: float = 6.41e-9
     selected: float = 0.52
     flipped_first: float = 0.536
     flipped_second: float = 0.227
