@@ -419,7 +419,7 @@ class KnnEvaluator:
         unsettled = moved(values, signed, delta_sq, state.dist2, rows.rows, self.k, rows.codes,
                           slack, rows.tally, correct, self._buffer())
         state.mask, state.sq, state.drift, state.n_selected = mask, sq, drift, n_selected
-        state.upper = state.upper or rows.rows.size == self.n_samples
+        state.upper = rows.rows.size == self.n_samples  # moved() kept its upper triangle
         return self._refined_upper(correct, state, unsettled, slack, self._exact(mask))
 
     def _refined_upper(self, correct, state, unsettled, slack, exact):

@@ -204,8 +204,9 @@ class DeviceScorer(KnnEvaluator):
     ``8 n_rows n_samples + 16 n_samples`` bytes, and one block of distances
     (:data:`DEVICE_BLOCK_BYTES`); a search's default cache budget is sized by the device's
     memory (:meth:`state_memory`), not the host's. The host keeps the evaluator's
-    :class:`GeneMajor` for the exact refinement of near ties. Scores, states' masks and evaluation counts are those of
-    :class:`KnnEvaluator`; a state's arrays live on the device.
+    :class:`GeneMajor` for the exact refinement of near ties. Scores, states' masks and
+    evaluation counts are those of :class:`KnnEvaluator`; a state's arrays live on the
+    device.
 
     Attributes
     ----------

@@ -50,7 +50,7 @@ that the product of a block runs near the speed of one of all rows."""
 
 CHECK_VALUES = 64
 """Values of a row added and checked together by the symmetric move's loop without branches
-(:func:`_moved_upper`)."""
+(:func:`_upper_rows`)."""
 
 MIN_BLOCK_ROWS = 16
 """Fewest rows per block: the product reads every flipped gene's values once per block."""
@@ -289,8 +289,6 @@ def moved(values, signed, delta, dist2, rows, k, codes, slack, tally, counts, bu
     """
     n_rows, n = dist2.shape
     block = move_block_rows(n)
-    widest = slack.max()
-    unsettled = np.zeros(n_rows, dtype=np.bool_)
     if n_rows == n:  # every sample a row, in order: the upper triangle
         upper = _UpperPass(n, k, codes, slack, tally, counts)
         for start in range(0, n, block):
@@ -299,6 +297,8 @@ def moved(values, signed, delta, dist2, rows, k, codes, slack, tally, counts, bu
             np.matmul(values[:, start:stop].T, signed[:, start:], out=change)
             upper.rows(change, delta, dist2, start, None)
         return upper.unsettled
+    widest = slack.max()
+    unsettled = np.zeros(n_rows, dtype=np.bool_)
     smallest = np.full(n_rows, np.inf)  # each row's two smallest distances, the first's column
     second = np.full(n_rows, np.inf)
     nearest = np.zeros(n_rows, dtype=np.int64)

@@ -28,9 +28,10 @@ of a full product: a move of F genes costs about as much as a product of
 ``F + MOVE_OVERHEAD_GENES`` genes."""
 
 MOVE_SHARE = Fraction(3, 4)
-"""The largest move, as a share of the subset, scored from the state: a move's product
-(blocks of rows by the flipped genes, the upper triangle where the rows are every sample)
-runs slower per multiply-add than a full product's single Gram product. Measured (1,000
+"""The largest move, as a share of the subset, scored from the state: its product (blocks
+of rows by the flipped genes, the upper triangle where the rows are every sample) runs at
+the speed of a full product's Gram product, but a move also gathers, signs and sums its
+flipped genes' values and passes over the state, so it costs more per gene. Measured (1,000
 samples, one thread, 2026-12-06, the 2-core VM at load 3): a move of F genes of a subset of
 600 took 5.8, 9.1, 11.8 and 14.9 ms for F = 180, 300, 420, 540, the full product 13.6 to 14.1
 ms; of 1,500: 12.9, 20.8, 28.8 and 37.7 ms for F = 450 to 1,350, the full product 32 ms."""
