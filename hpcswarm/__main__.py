@@ -18,7 +18,7 @@ from hpcswarm.errors import HpcswarmError
 
 
 def main(argv=None):
-    from hpcswarm.run.interrupt import terminate_like_interrupt
+    from hpcswarm.termination import terminate_like_interrupt
 
     with terminate_like_interrupt():
         return _main(argv)
@@ -27,10 +27,12 @@ def main(argv=None):
 def _main(argv):
     from hpcswarm import cli
     from hpcswarm.comm import world_rank, abort_world
-    from hpcswarm.run.interrupt import Terminated
+    from hpcswarm.termination import Terminated, raise_if_terminated
 
     try:
-        return cli.main(argv)
+        status = cli.main(argv)
+        raise_if_terminated()  # a signal whose exception a finaliser swallowed
+        return status
     except Terminated as exc:  # temporaries were removed on the way out, as for Ctrl-C
         print(f"hpcswarm: error: stopped by {exc}; no output was left half-written",
               file=sys.stderr, flush=True)

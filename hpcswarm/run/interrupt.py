@@ -1,10 +1,9 @@
 """Stop requests: SIGTERM or SIGUSR1 on any rank makes every rank of the job stop cleanly.
 
 Outside a job's rounds (``convert``, ``report``, a single search, a job's start-up), SIGTERM
-(what ``scancel`` and a batch system's time limit send) unwinds like Ctrl-C
-(:func:`terminate_like_interrupt` raises :class:`Terminated`): every file being written under a
-temporary name is removed on the way out, as for SIGINT. A job installs :class:`StopRequest`
-for its rounds, which checkpoints instead, and gives the signal back when done.
+unwinds the command like Ctrl-C (:mod:`hpcswarm.termination`). A job installs
+:class:`StopRequest` for its rounds, which checkpoints instead, and gives the signal back when
+done.
 
 SLURM sends SIGTERM at the time limit (then SIGKILL after ``KillWait``, 30 s by default) and,
 with ``--signal``, SIGUSR1 some minutes before; ``scancel`` sends SIGTERM; srun, ``mpiexec``
@@ -20,9 +19,7 @@ collectively at the end, receives every message still on its way, so none is lef
 """
 
 import signal
-import threading
 import time
-from contextlib import contextmanager
 
 import numpy as np
 
@@ -128,26 +125,3 @@ class StopRequest:
         for number, handler in self._previous.items():
             signal.signal(number, handler)
         self._previous = {}
-
-
-class Terminated(BaseException):
-    """SIGTERM received outside a job's rounds: unwinds the command like KeyboardInterrupt
-    (not an ``Exception``, so that no ``except Exception`` swallows it)."""
-
-
-def _raise_terminated(number, frame):
-    raise Terminated(signal.Signals(number).name)
-
-
-@contextmanager
-def terminate_like_interrupt():
-    """Within the block, SIGTERM raises :class:`Terminated` in the main thread (the previous
-    handler is put back at the end); elsewhere than in the main thread, nothing changes."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)

@@ -48,6 +48,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from hpcswarm.errors import DataError
+from hpcswarm.termination import raise_if_terminated
 
 MARKER = "hpcswarm"
 """Word in every temporary file name, after the target's name."""
@@ -236,8 +237,11 @@ def _create_empty(temporary, path):
 
 
 def _rename(temporary, path, overwrite):
-    """Rename the complete ``temporary`` to ``path``; on any error it is removed."""
+    """Rename the complete ``temporary`` to ``path``; on any error, or after a SIGTERM whose
+    exception was swallowed (:func:`~hpcswarm.termination.raise_if_terminated`), it is
+    removed."""
     with _removed_on_failure(temporary, path):
+        raise_if_terminated()
         if not overwrite and os.path.lexists(path):  # a dangling link exists too
             raise DataError(f"{path}: already exists (use --overwrite to replace it)")
         refuse_special(path)  # it may have appeared while the content was written
