@@ -8,7 +8,8 @@ never one above (``tests/test_import_graph.py`` checks it; each package's docstr
 why it sits where it does):
 
 1. the root's foundation: :mod:`~hpcswarm.version`, :mod:`~hpcswarm.errors`,
-   :mod:`~hpcswarm.system` (what the machine offers), :mod:`~hpcswarm.comm` (with
+   :mod:`~hpcswarm.termination` (SIGTERM outside a job's rounds, which the atomic writes
+   of the store check before an output appears), :mod:`~hpcswarm.system` (what the machine offers), :mod:`~hpcswarm.comm` (with
    :mod:`~hpcswarm.node_array`, the arrays a node's ranks share, the only modules that know
    MPI) and :mod:`~hpcswarm.inputs` (the validators of data given in
    Python, for ``select``, the selector and ``run_search``, and the sparse-matrix rules a

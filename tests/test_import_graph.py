@@ -123,8 +123,8 @@ def test_no_module_imports_a_private_name_of_another(graph):
 
 
 LAYERS = (
-    ("hpcswarm.version", "hpcswarm.errors", "hpcswarm.system", "hpcswarm.comm",
-     "hpcswarm.node_array", "hpcswarm.inputs"),
+    ("hpcswarm.version", "hpcswarm.errors", "hpcswarm.termination", "hpcswarm.system",
+     "hpcswarm.comm", "hpcswarm.node_array", "hpcswarm.inputs"),
     ("hpcswarm.store",),
     ("hpcswarm.fitness",),
     ("hpcswarm.params",),
