@@ -23,6 +23,7 @@ MPI library routes it (trees, rings, shared memory).
 
 import os
 import sys
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -604,9 +605,18 @@ def world_rank():
     return sys.modules["mpi4py.MPI"].COMM_WORLD.Get_rank()
 
 
+ABORT_GRACE_SECONDS = 0.5
+"""How long a rank waits between its last message and aborting the job: the launcher
+forwards a rank's standard error through its own process (MPICH's Hydra proxy, srun's step
+daemon), and an abort that reaches it first ends the job before the message is read, so the
+user would see a failed job without its reason."""
+
+
 def abort_world(code):
-    """End every rank of the job at once (only this process when MPI was never started)."""
+    """End every rank of the job at once (only this process when MPI was never started),
+    :data:`ABORT_GRACE_SECONDS` after the caller's last message."""
     if _mpi_is_initialised() and sys.modules["mpi4py.MPI"].COMM_WORLD.Get_size() > 1:
+        time.sleep(ABORT_GRACE_SECONDS)
         sys.modules["mpi4py.MPI"].COMM_WORLD.Abort(code)
 
 
