@@ -37,8 +37,10 @@ line is one JSON object holding every figure.
 Run: ``mpiexec -n 2 python benchmarks/bench_vlpso.py [--sizes 500x2000 2000x5000]
 [--particles 24] [--rounds 14] [--change-after 4] [--quick] [--folder DIR]`` (one rank: the
 1-rank figures only; ``--model-from FILE`` prints the model again from an earlier run's
-JSON line, the file's last line that opens with ``{``: save a run's output to refit it). ``--gpu`` instead measures VLPSO rounds on the GPU (by default 10,000 x 20,000,
-48 particles, 12 rounds; ``--small`` 300 x 600): with the particles' states at the default
+JSON line, the file's last line that opens with ``{``: save a run's output to refit it;
+with ``--markdown`` also the tables of ``docs/large-cohorts.md``). ``--gpu`` instead
+measures VLPSO rounds on the GPU (by default 10,000 x 20,000, 48 particles, 12 rounds;
+``--small`` 300 x 600): with the particles' states at the default
 cache budget (sized by the device's memory) beside every subset in full on the GPU, the
 same genes, fitness and history checked, and one core's estimate, each round streamed to
 ``$OUT/bench_vlpso.jsonl`` as it ends (:func:`gpu_iterations`, run by
@@ -293,8 +295,8 @@ def rank_terms(rank, n, n_shards):
     """One rank's round in the terms of :mod:`hpcswarm.run.cost_model`: the multiply-adds of
     its full products and of its moves as computed (half of them in a symmetric product or
     an upper triangle, :func:`~hpcswarm.run.cost_model.symmetric_shares`), the (row, sample)
-    pairs their passes decide and the particles it scored. A round's genes of full products are split between those that
-    wrote a state and those that did not by their counts."""
+    pairs their passes decide and the particles it scored. A round's genes of full products
+    are split between those that wrote a state and those that did not by their counts."""
     pairs = -(-n // n_shards) * n
     uncached_share, state_share = symmetric_shares(n, n_shards)
     full = rank["rebuilt"] + rank["uncached"]

@@ -21,8 +21,9 @@ evaluates every particle:
   product (blocks of rows by a few flipped genes, gathered and signed: a slower rate than a
   Gram product's) plus ``move_pair`` seconds per (row, sample) pair (the pass over the
   state, the decisions), the product halved where the rows are every sample (the upper
-  triangle, :mod:`hpcswarm.fitness.move_kernel`). The genes flipped are a fraction of the subset that
-  falls with the rounds since the last full round, measured (:class:`CostConstants`).
+  triangle, :mod:`hpcswarm.fitness.move_kernel`). The genes flipped are a fraction of the
+  subset that falls with the rounds since the last full round, measured
+  (:class:`CostConstants`).
 
 A round costs its busiest particle group (the groups wait for each other), with the
 particles dealt by expected cost (:func:`balanced_deal`; as the search deals them, by their
