@@ -576,6 +576,10 @@ def print_paper(c):
     return found
 
 
+def _seconds(value):
+    return f"{value:.2f}" if value < 10 else f"{value:.3g}"
+
+
 def markdown(rows, checks, paper):
     """The tables of ``docs/large-cohorts.md``, "VLPSO's cost by size", in Markdown: the
     measured against the predicted seconds of every run (:func:`print_model`'s ``checks``)
@@ -590,7 +594,7 @@ def markdown(rows, checks, paper):
             for config in ("1 rank", "2 groups", "2 shards"):
                 m, p = seconds.get((n, f"{config}, {path}"), (None, None))
                 cells.append("" if m is None else
-                             f"{m:.3g} / {p:.3g} ({100 * (p - m) / m:+.0f} %)")
+                             f"{_seconds(m)} / {_seconds(p)} ({100 * (p - m) / m:+.0f} %)")
             totals = run_totals(r["runs"][f"1 rank, {path}"], n)
             flipped = "" if path == "full" else f"{100 * totals['flipped']:.1f} %"
             states = (f"{totals['state_bytes'] / 1e6:,.0f} MB" if totals["state_bytes"]

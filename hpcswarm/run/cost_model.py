@@ -117,15 +117,15 @@ class CostConstants:
     """
 
     multiply_add: float = 3.97e-11
-    move_multiply_add: float = 5.3e-11
-    pair: float = 1.60e-9
-    move_pair: float = 2.4e-9
-    particle: float = 1.1e-4
-    exchange: float = 2.0e-3
+    move_multiply_add: float = 5.34e-11
+    pair: float = 1.76e-9
+    move_pair: float = 1.51e-9
+    particle: float = 1.02e-4
+    exchange: float = 1.28e-3
     su_gene: float = 2.45e-5
     su: float = 6.41e-9
     selected: float = 0.52
-    selected_first: float = 0.85
+    selected_first: float = 0.891
     flipped_first: float = 0.536
     flipped_second: float = 0.227
     flipped_decay: float = 0.702
