@@ -350,7 +350,7 @@ def fit_flips(rounds, constants):
     return replace(constants, **found)
 
 
-FITTED = ("move_multiply_add", "pair", "move_pair", "particle", "exchange")
+FITTED = ("move_multiply_add", "pair", "move_pair", "particle", "exchange", "swarm")
 """The constants :func:`fit_constants` fits to the rounds, in the order of their terms."""
 
 
@@ -365,7 +365,8 @@ def round_design(run, row, n, c):
              + c.particle * t["particles"] for t in ranks]
     busiest = ranks[int(np.argmax(costs))]
     return (np.array([busiest["move_madds"], busiest["full_pairs"], busiest["move_pairs"],
-                      busiest["particles"], exchange_steps(run["groups"] * run["shards"])]),
+                      busiest["particles"], exchange_steps(run["groups"] * run["shards"]),
+                      sum(t["particles"] for t in ranks) / run["shards"]]),
             busiest["full_madds"])
 
 
@@ -394,34 +395,43 @@ def fit_selected_first(rows, constants):
     return replace(constants, selected_first=float(np.mean(found))) if found else constants
 
 
+def gemm_rates(rows, scale):
+    """Seconds per multiply-add of an idle core's full products at each size measured: the
+    bare products' (:func:`bare_gemms`) times ``scale``, the CPU over wall-clock seconds of
+    the GEMMs timed beside them (smaller products run at a lower rate)."""
+    return {r["n_samples"]: scale * r["gemm_per_madd"] for r in rows}
+
+
 def fit_constants(rows, flips, scale, repeats=4):
     """The model's constants, of an idle core, from the measured rounds (see
     :mod:`hpcswarm.run.cost_model`).
 
-    ``multiply_add``: the bare products' (their mean over sizes) times ``scale``, the CPU
-    over wall-clock seconds of the GEMMs timed beside them; :data:`FITTED` (the moves'
-    multiply-adds, the pairs of a full evaluation and of a move, the particles, the
-    exchange between ranks): non-negative least squares of the relative errors over every
-    round after the first of every run (1 rank, 2 groups, 2 shards; both paths), beyond
-    its full products' multiply-adds, each round's seconds times the share of a core its
+    ``multiply_add``: the bare products' of the largest size (:func:`gemm_rates`, the shape
+    nearest the paper's); :data:`FITTED` (the moves' multiply-adds, the pairs of a full
+    evaluation and of a move, the particles, the exchange between ranks): non-negative
+    least squares of the relative errors over every round after the first of every run (1
+    rank, 2 groups, 2 shards; both paths), beyond its full products' multiply-adds at its
+    size's rate, each round's seconds times the share of a core its
     run had (its CPU over wall-clock seconds) and its terms those of its busiest rank
     (:func:`round_design`, the busiest under the previous fit: ``repeats`` fits, the first
     under the bare products' rate alone); the flips of the moves from the rounds ``flips``
     (:func:`fit_flips`); ``su_gene`` and ``su``: least squares of the relative errors of
     the SU ranking over the sizes, times ``scale``."""
-    multiply_add = scale * float(np.mean([r["gemm_per_madd"] for r in rows]))
+    rates = gemm_rates(rows, scale)
+    largest = rates[max(rates)]
     c = fit_selected_first(rows, CostConstants(
-        multiply_add=multiply_add, move_multiply_add=multiply_add, pair=0.0, move_pair=0.0,
-        particle=0.0, exchange=0.0))
+        multiply_add=largest, move_multiply_add=largest, pair=0.0, move_pair=0.0,
+        particle=0.0, exchange=0.0, swarm=0.0))
     for _ in range(repeats):
         design, target = [], []
         for r in rows:
+            at_size = replace(c, multiply_add=rates[r["n_samples"]])
             for run in r["runs"].values():
                 for row in run["rounds"][1:]:
                     seconds = row["seconds"] * run["core_share"]
-                    terms, full_madds = round_design(run, row, r["n_samples"], c)
+                    terms, full_madds = round_design(run, row, r["n_samples"], at_size)
                     design.append(terms / seconds)
-                    target.append(1.0 - multiply_add * full_madds / seconds)
+                    target.append(1.0 - at_size.multiply_add * full_madds / seconds)
         found, _ = nnls(np.array(design), np.array(target))
         c = replace(c, **dict(zip(FITTED, map(float, found))))
     su_measured = scale * np.array([r["su_s"] for r in rows])
@@ -448,10 +458,11 @@ def observed_deal(run):
     return deal
 
 
-def predicted(r, key, c):
+def predicted(r, key, c, rate):
     """The model's seconds of ``r``'s run ``key`` after its first round: its sizes, rounds,
     length changes (to the mean length measured), states held, deal and genes flipped as
-    measured, on the share of a core its ranks had (the constants are a whole core's)."""
+    measured, its products at the rate ``rate`` of its size (:func:`gemm_rates`), on the
+    share of a core its ranks had (the constants are a whole core's)."""
     run = {**r["runs"][key], "particles": r["particles"]}
     n, d = r["n_samples"], r["n_genes"]
     rounds = run["rounds"]
@@ -466,7 +477,8 @@ def predicted(r, key, c):
     spec = SearchSpec.build("vlpso", {"n_particles": r["particles"]})
     cost = search_cost(spec, n, d, run["groups"], run["shards"], n_rounds=r["rounds"],
                        length_changes=length_changes,
-                       constants=fit_flips(rounds, replace(c, selected=others)),
+                       constants=fit_flips(rounds, replace(c, selected=others,
+                                                           multiply_add=rate)),
                        deal=observed_deal(run),
                        states=max(rank["held"] for row in rounds for rank in row["ranks"]))
     return sum(cost.round_seconds[1:]) / run["core_share"]
@@ -648,7 +660,7 @@ def print_model(rows, scale, flips, tables=False):
     for r in rows:
         for key, run in r["runs"].items():
             totals = run_totals(run, r["n_samples"])
-            model_s = predicted(r, key, c)
+            model_s = predicted(r, key, c, gemm_rates(rows, scale)[r["n_samples"]])
             error = (model_s - totals["seconds"]) / totals["seconds"]
             checks.append((r["n_samples"], r["n_genes"], key, totals["seconds"], model_s))
             print(f"  {r['n_samples']:>5} x {r['n_genes']:<5} | {key:16s} | "

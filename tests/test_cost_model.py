@@ -16,10 +16,10 @@ from hpcswarm.swarm.methods.vlpso.divisions import division_lengths, division_of
 
 SPEC = SearchSpec.build("vlpso", {"n_particles": 24, "n_iterations": 20})
 CONSTANTS = CostConstants(multiply_add=1e-10, move_multiply_add=1.3e-10, pair=2e-9,
-                          move_pair=1.6e-9, particle=1e-4, exchange=2e-3)
+                          move_pair=1.6e-9, particle=1e-4, exchange=2e-3, swarm=5e-5)
 """A move's passes over its state cost about 8 genes of a product, as in fitness.moves."""
 BARE = CostConstants(multiply_add=0.0, move_multiply_add=0.0, pair=0.0, move_pair=0.0,
-                     particle=0.0, exchange=0.0)
+                     particle=0.0, exchange=0.0, swarm=0.0)
 """Every time constant 0: a test sets the one it checks."""
 
 
@@ -155,7 +155,7 @@ def test_a_move_costs_its_own_rate_per_multiply_add_and_pair():
     assert full[2] == 0.0 and full[0] == pytest.approx(1500 * 3000 * 400)
 
 
-def test_a_round_adds_each_particles_host_work_and_the_exchange_between_ranks():
+def test_a_round_adds_each_particles_host_work_the_swarms_and_the_exchange():
     one = search_cost(SPEC, 500, 2000, states=0, constants=replace(BARE, particle=1e-3))
     assert one.round_seconds == pytest.approx([24e-3] * 20)  # every particle of the group
     equal = replace(BARE, pair=1e-9)  # every particle the same cost: 12 in each group
@@ -164,6 +164,10 @@ def test_a_round_adds_each_particles_host_work_and_the_exchange_between_ranks():
                        for particle in (1e-3, 0.0))
     assert np.subtract(groups.round_seconds, without.round_seconds) == pytest.approx(
         [12e-3] * 20)
+    for n_groups in (1, 4):  # every rank works for every particle of the swarm
+        found = search_cost(SPEC, 500, 2000, n_groups, states=0,
+                            constants=replace(BARE, swarm=1e-3))
+        assert found.round_seconds == pytest.approx([24e-3] * 20)
     for n_groups, n_shards, steps in ((1, 1, 0), (2, 1, 1), (2, 2, 2), (1, 8, 3)):
         found = search_cost(SPEC, 500, 2000, n_groups, n_shards, states=0,
                             constants=replace(BARE, exchange=1e-3))

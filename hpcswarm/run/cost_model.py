@@ -29,8 +29,9 @@ A round costs its busiest particle group (the groups wait for each other), with 
 particles dealt by expected cost (:func:`balanced_deal`; as the search deals them, by their
 lengths: the first particles' fuller subsets unknown to it), plus ``particle`` seconds per
 particle of the group (the host's work of a particle whatever its genes: its move, its
-mask, the call of its evaluation), plus, on more than one rank, ``exchange`` seconds per
-doubling of the ranks (the round's collectives between them: the best subset, the keys,
+mask, the call of its evaluation), plus ``swarm`` seconds per particle of the whole swarm
+(what every rank does for every particle: VLPSO keeps every pbest and exemplar on every
+rank), plus, on more than one rank, ``exchange`` seconds per doubling of the ranks (the round's collectives between them: the best subset, the keys,
 the rows of the pbests that improved, a tree of ``log2(ranks)`` steps). The SU ranking,
 once, costs ``su_gene`` per gene and ``su`` per gene and ``n log2 n``, its genes split over
 the groups.
@@ -98,6 +99,10 @@ class CostConstants:
     exchange : float
         Seconds per round and doubling of the ranks of the collectives between them (a
         handful of short vectors each round, bound by latency).
+    swarm : float
+        Seconds per particle of the whole swarm and round that every rank spends whatever
+        its own particles (VLPSO keeps every pbest on every rank: the rows of the pbests
+        that improved taken in, the exemplars renewed for every particle that stalled).
     su_gene, su : float
         Seconds of the SU ranking per gene, and per gene and ``n log2 n``.
     selected : float
@@ -116,14 +121,15 @@ class CostConstants:
         Genes flipped by each move after a length change over the subset's size.
     """
 
-    multiply_add: float = 3.97e-11
-    move_multiply_add: float = 5.34e-11
-    pair: float = 1.76e-9
-    move_pair: float = 1.51e-9
-    particle: float = 1.02e-4
-    exchange: float = 1.28e-3
-    su_gene: float = 2.45e-5
-    su: float = 6.41e-9
+    multiply_add: float = 3.82e-11
+    move_multiply_add: float = 5.55e-11
+    pair: float = 2.07e-9
+    move_pair: float = 1.66e-9
+    particle: float = 8.4e-5
+    exchange: float = 0.0
+    swarm: float = 6.5e-5
+    su_gene: float = 3.43e-5
+    su: float = 7.74e-9
     selected: float = 0.52
     selected_first: float = 0.891
     flipped_first: float = 0.536
@@ -353,6 +359,7 @@ def search_cost(spec, n_samples, n_genes, n_groups=1, n_shards=1, *, n_rounds=No
             loads = np.bincount(groups, weights=costs, minlength=n_groups)
             members = np.bincount(groups, minlength=n_groups)
             round_seconds.append(float(np.max(loads + constants.particle * members))
+                                 + constants.swarm * n_particles
                                  + constants.exchange * exchange_steps(n_groups * n_shards))
     su = (constants.su_gene * n_genes
           + constants.su * n_genes * n_samples * np.log2(n_samples)) / n_groups
@@ -445,6 +452,7 @@ def constants_text(constants):
             f"{constants.move_multiply_add:.3g} s of a move's, {constants.pair:.3g} s per "
             f"(held-out row, sample) pair of a full evaluation and {constants.move_pair:.3g} s "
             f"of a move, {constants.particle:.3g} s per particle and round, "
+            f"{constants.swarm:.3g} s per particle of the swarm and round on every rank, "
             f"{constants.exchange:.3g} s per round and doubling of the ranks; "
             f"{constants.selected:.2g} of a particle's length selected "
             f"({constants.selected_first:.2g} by the first of its division); genes flipped over "
