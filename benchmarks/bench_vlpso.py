@@ -357,8 +357,8 @@ FITTED = ("move_multiply_add", "pair", "move_pair", "particle", "exchange", "swa
 def round_design(run, row, n, c):
     """``(terms, full multiply-adds)`` of the round ``row`` of ``run`` for the constants
     :data:`FITTED` under ``c``: those of its busiest rank (the most seconds under ``c``;
-    the groups wait for each other, a group's shards do the same work), and the exchange's
-    steps between the run's ranks."""
+    the groups wait for each other, a group's shards do the same work), the exchange's
+    steps between the run's ranks and the particles of the swarm (every rank's work)."""
     ranks = [rank_terms(rank, n, run["shards"]) for rank in row["ranks"]]
     costs = [c.multiply_add * t["full_madds"] + c.move_multiply_add * t["move_madds"]
              + c.pair * t["full_pairs"] + c.move_pair * t["move_pairs"]
@@ -408,13 +408,14 @@ def fit_constants(rows, flips, scale, repeats=4):
 
     ``multiply_add``: the bare products' of the largest size (:func:`gemm_rates`, the shape
     nearest the paper's); :data:`FITTED` (the moves' multiply-adds, the pairs of a full
-    evaluation and of a move, the particles, the exchange between ranks): non-negative
-    least squares of the relative errors over every round after the first of every run (1
-    rank, 2 groups, 2 shards; both paths), beyond its full products' multiply-adds at its
-    size's rate, each round's seconds times the share of a core its
-    run had (its CPU over wall-clock seconds) and its terms those of its busiest rank
-    (:func:`round_design`, the busiest under the previous fit: ``repeats`` fits, the first
-    under the bare products' rate alone); the flips of the moves from the rounds ``flips``
+    evaluation and of a move, a group's particles, the exchange between ranks, the swarm's
+    particles): non-negative least squares of the relative errors over every round after
+    the first of every run (1 rank, 2 groups, 2 shards; both paths), beyond its full
+    products' multiply-adds at its size's rate, each round's seconds times the share of a
+    core its run had (its CPU over wall-clock seconds) and its terms those of its busiest
+    rank (:func:`round_design`, the busiest under the previous fit: ``repeats`` fits, the
+    first under the bare products' rate alone); ``selected_first``
+    (:func:`fit_selected_first`); the flips of the moves from the rounds ``flips``
     (:func:`fit_flips`); ``su_gene`` and ``su``: least squares of the relative errors of
     the SU ranking over the sizes, times ``scale``."""
     rates = gemm_rates(rows, scale)
