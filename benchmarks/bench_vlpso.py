@@ -37,8 +37,10 @@ line is one JSON object holding every figure.
 Run: ``mpiexec -n 2 python benchmarks/bench_vlpso.py [--sizes 500x2000 2000x5000]
 [--particles 24] [--rounds 14] [--change-after 4] [--quick] [--folder DIR]`` (one rank: the
 1-rank figures only; ``--model-from FILE`` prints the model again from an earlier run's
-JSON line). ``--gpu`` instead measures VLPSO rounds on the GPU (by default 10,000 x 20,000,
-48 particles, 12 rounds; ``--small`` 300 x 600): with the particles' states at the default
+JSON line, the file's last line that opens with ``{``: save a run's output to refit it;
+with ``--markdown`` also the tables of ``docs/large-cohorts.md``). ``--gpu`` instead
+measures VLPSO rounds on the GPU (by default 10,000 x 20,000, 48 particles, 12 rounds;
+``--small`` 300 x 600): with the particles' states at the default
 cache budget (sized by the device's memory) beside every subset in full on the GPU, the
 same genes, fitness and history checked, and one core's estimate, each round streamed to
 ``$OUT/bench_vlpso.jsonl`` as it ends (:func:`gpu_iterations`, run by
@@ -65,8 +67,9 @@ from hpcswarm.fitness import GeneMajor, KnnEvaluator
 from hpcswarm.fitness.incremental import state_bytes
 from hpcswarm.fitness.gpu import ARRAY_MODULE_VARIABLE, gpu_array_module
 from hpcswarm.fitness.moves import ParticleStates
-from hpcswarm.run.cost_model import (DIVISIONS, CostConstants, best_search, search_cost,
-                                     signature_cost, whole_gram)
+from hpcswarm.run.cost_model import (DIVISIONS, CostConstants, best_search, exchange_steps,
+                                     first_of_division, search_cost, signature_cost,
+                                     symmetric_shares, whole_gram)
 from hpcswarm.selection.methods import algorithm_params
 from hpcswarm.selection.search import run_search
 from hpcswarm.selection.spec import SearchSpec
@@ -284,18 +287,27 @@ genes, 4 GB a core (64 a node), without a length change or with one after 10 rou
 shortest division's length (what planted data with the signal in the first genes gives)."""
 
 
-def pairs_of(run, n):
-    """Held-out rows of a rank times samples, and the multiply-adds per gene of a product
-    (half of them for a whole Gram matrix, a symmetric product)."""
-    rows = -(-n // run["shards"])
-    return rows * n, rows * n * (0.5 if whole_gram(n, run["shards"]) else 1.0)
+TERMS = ("full_madds", "move_madds", "full_pairs", "move_pairs", "particles")
+"""What a rank's round did in the model's terms (:func:`rank_terms`)."""
 
 
-def round_terms(rank, pairs, per_gene):
-    """``(multiply-adds, full pairs, move pairs, subsets scored)`` of one rank's round."""
-    scored = rank["moved"] + rank["rebuilt"] + rank["uncached"] + rank["repeated"]
-    return ((rank["full_genes"] + rank["moved_genes"]) * per_gene,
-            (rank["rebuilt"] + rank["uncached"]) * pairs, rank["moved"] * pairs, scored)
+def rank_terms(rank, n, n_shards):
+    """One rank's round in the terms of :mod:`hpcswarm.run.cost_model`: the multiply-adds of
+    its full products and of its moves as computed (half of them in a symmetric product or
+    an upper triangle, :func:`~hpcswarm.run.cost_model.symmetric_shares`), the (row, sample)
+    pairs their passes decide and the particles it scored. A round's genes of full products
+    are split between those that wrote a state and those that did not by their counts."""
+    pairs = -(-n // n_shards) * n
+    uncached_share, state_share = symmetric_shares(n, n_shards)
+    full = rank["rebuilt"] + rank["uncached"]
+    rebuilt_genes = rank["full_genes"] * rank["rebuilt"] / full if full else 0.0
+    return dict(zip(TERMS, (
+        pairs * ((rank["full_genes"] - rebuilt_genes) * uncached_share
+                 + rebuilt_genes * state_share),
+        pairs * state_share * rank["moved_genes"],
+        pairs * (rank["uncached"] + rank["rebuilt"]),
+        pairs * rank["moved"],
+        rank["moved"] + rank["rebuilt"] + rank["uncached"] + rank["repeated"])))
 
 
 def change_rounds(rounds):
@@ -338,38 +350,97 @@ def fit_flips(rounds, constants):
     return replace(constants, **found)
 
 
-def fit_constants(rows, flips, scale):
+FITTED = ("move_multiply_add", "pair", "move_pair", "particle", "exchange", "swarm")
+"""The constants :func:`fit_constants` fits to the rounds, in the order of their terms."""
+
+
+def round_design(run, row, n, c):
+    """``(terms, full multiply-adds)`` of the round ``row`` of ``run`` for the constants
+    :data:`FITTED` under ``c``: those of its busiest rank (the most seconds under ``c``;
+    the groups wait for each other, a group's shards do the same work), the exchange's
+    steps between the run's ranks and the particles of the swarm (every rank's work)."""
+    ranks = [rank_terms(rank, n, run["shards"]) for rank in row["ranks"]]
+    costs = [c.multiply_add * t["full_madds"] + c.move_multiply_add * t["move_madds"]
+             + c.pair * t["full_pairs"] + c.move_pair * t["move_pairs"]
+             + c.particle * t["particles"] for t in ranks]
+    busiest = ranks[int(np.argmax(costs))]
+    return (np.array([busiest["move_madds"], busiest["full_pairs"], busiest["move_pairs"],
+                      busiest["particles"], exchange_steps(run["groups"] * run["shards"]),
+                      sum(t["particles"] for t in ranks) / run["shards"]]),
+            busiest["full_madds"])
+
+
+def fit_selected_first(rows, constants):
+    """``constants`` with ``selected_first`` fitted to the 2-group runs without states (where
+    there are any): per run, least squares of each rank's genes scored in each round before
+    the first length change over the lengths of the first particles of their divisions it
+    holds and those of the others (``selected`` a run's own); the mean over the runs."""
+    found = []
+    for r in rows:
+        run = r["runs"].get("2 groups, full")
+        if run is None:
+            continue
+        lengths = division_lengths(r["n_genes"], DIVISIONS)[division_of(r["particles"],
+                                                                        DIVISIONS)]
+        first = first_of_division(r["particles"], DIVISIONS)
+        design, genes = [], []
+        for row in run["rounds"][1:(change_rounds(run["rounds"]) or [len(run["rounds"])])[0]]:
+            for rank in row["ranks"]:
+                held = np.isin(np.arange(lengths.size), rank["particles"])
+                design.append([lengths[held & first].sum(), lengths[held & ~first].sum()])
+                genes.append(rank["full_genes"])
+        (share, _), *_ = np.linalg.lstsq(np.array(design, dtype=float), np.array(genes, float),
+                                         rcond=None)
+        found.append(float(share))
+    return replace(constants, selected_first=float(np.mean(found))) if found else constants
+
+
+def gemm_rates(rows, scale):
+    """Seconds per multiply-add of an idle core's full products at each size measured: the
+    bare products' (:func:`bare_gemms`) times ``scale``, the CPU over wall-clock seconds of
+    the GEMMs timed beside them (smaller products run at a lower rate)."""
+    return {r["n_samples"]: scale * r["gemm_per_madd"] for r in rows}
+
+
+def fit_constants(rows, flips, scale, repeats=4):
     """The model's constants, of an idle core, from the measured rounds (see
     :mod:`hpcswarm.run.cost_model`).
 
-    ``multiply_add``: the bare products' (their mean over sizes) times ``scale``, the CPU
-    over wall-clock seconds of the GEMMs timed beside them; ``pair``, ``move_pair`` and
-    ``host``: non-negative least squares of the relative errors over every round after the
-    first of the 1-rank runs of both paths, beyond their multiply-adds, each round's
-    seconds times the share of a core its run had (its CPU over wall-clock seconds); the
-    flips of the moves from the rounds ``flips`` (:func:`fit_flips`); ``su_gene`` and
-    ``su``: least squares of the relative errors of the SU ranking over the sizes, times
-    ``scale``."""
-    multiply_add = scale * float(np.mean([r["gemm_per_madd"] for r in rows]))
-    design, target = [], []
-    for r in rows:
-        n, d = r["n_samples"], r["n_genes"]
-        for key in ("1 rank, full", "1 rank, cached"):
-            run = r["runs"][key]
-            pairs, per_gene = pairs_of(run, n)
-            for row in run["rounds"][1:]:
-                seconds = row["seconds"] * run["core_share"]
-                madds, full, move, scored = round_terms(row["ranks"][0], pairs, per_gene)
-                design.append(np.array([full, move, scored * d]) / seconds)
-                target.append(1.0 - multiply_add * madds / seconds)
-    (pair, move_pair, host), _ = nnls(np.array(design), np.array(target))
+    ``multiply_add``: the bare products' of the largest size (:func:`gemm_rates`, the shape
+    nearest the paper's); :data:`FITTED` (the moves' multiply-adds, the pairs of a full
+    evaluation and of a move, a group's particles, the exchange between ranks, the swarm's
+    particles): non-negative least squares of the relative errors over every round after
+    the first of every run (1 rank, 2 groups, 2 shards; both paths), beyond its full
+    products' multiply-adds at its size's rate, each round's seconds times the share of a
+    core its run had (its CPU over wall-clock seconds) and its terms those of its busiest
+    rank (:func:`round_design`, the busiest under the previous fit: ``repeats`` fits, the
+    first under the bare products' rate alone); ``selected_first``
+    (:func:`fit_selected_first`); the flips of the moves from the rounds ``flips``
+    (:func:`fit_flips`); ``su_gene`` and ``su``: least squares of the relative errors of
+    the SU ranking over the sizes, times ``scale``."""
+    rates = gemm_rates(rows, scale)
+    largest = rates[max(rates)]
+    c = fit_selected_first(rows, CostConstants(
+        multiply_add=largest, move_multiply_add=largest, pair=0.0, move_pair=0.0,
+        particle=0.0, exchange=0.0, swarm=0.0))
+    for _ in range(repeats):
+        design, target = [], []
+        for r in rows:
+            at_size = replace(c, multiply_add=rates[r["n_samples"]])
+            for run in r["runs"].values():
+                for row in run["rounds"][1:]:
+                    seconds = row["seconds"] * run["core_share"]
+                    terms, full_madds = round_design(run, row, r["n_samples"], at_size)
+                    design.append(terms / seconds)
+                    target.append(1.0 - at_size.multiply_add * full_madds / seconds)
+        found, _ = nnls(np.array(design), np.array(target))
+        c = replace(c, **dict(zip(FITTED, map(float, found))))
     su_measured = scale * np.array([r["su_s"] for r in rows])
     su_design = np.array([[r["n_genes"], r["n_genes"] * r["n_samples"] * np.log2(r["n_samples"])]
                           for r in rows]) / su_measured[:, None]
     (su_gene, su), *_ = np.linalg.lstsq(su_design, np.ones(len(rows)), rcond=None)
-    return fit_flips(flips, CostConstants(
-        multiply_add=multiply_add, pair=float(pair), move_pair=float(move_pair),
-        host=float(host), su_gene=max(0.0, float(su_gene)), su=max(0.0, float(su))))
+    return fit_flips(flips, replace(c, su_gene=max(0.0, float(su_gene)),
+                                    su=max(0.0, float(su))))
 
 
 def observed_deal(run):
@@ -388,59 +459,68 @@ def observed_deal(run):
     return deal
 
 
-def predicted(r, key, c):
+def predicted(r, key, c, rate):
     """The model's seconds of ``r``'s run ``key`` after its first round: its sizes, rounds,
     length changes (to the mean length measured), states held, deal and genes flipped as
-    measured, on the share of a core its ranks had (the constants are a whole core's)."""
+    measured, its products at the rate ``rate`` of its size (:func:`gemm_rates`), on the
+    share of a core its ranks had (the constants are a whole core's)."""
     run = {**r["runs"][key], "particles": r["particles"]}
     n, d = r["n_samples"], r["n_genes"]
     rounds = run["rounds"]
     changes = change_rounds(rounds)
     lengths = division_lengths(d, DIVISIONS)[division_of(r["particles"], DIVISIONS)]
+    first = first_of_division(r["particles"], DIVISIONS)
     selected = np.mean([row["mean_size"] for row in rounds[1:(changes or [len(rounds)])[0]]])
     length_changes = [(at, max(1, round(d * rounds[at]["mean_size"] / selected)))
                       for at in changes]
+    others = ((selected * lengths.size - c.selected_first * lengths[first].sum())
+              / lengths[~first].sum())
     spec = SearchSpec.build("vlpso", {"n_particles": r["particles"]})
     cost = search_cost(spec, n, d, run["groups"], run["shards"], n_rounds=r["rounds"],
                        length_changes=length_changes,
-                       constants=fit_flips(rounds, replace(c, selected=selected
-                                                           / lengths.mean())),
+                       constants=fit_flips(rounds, replace(c, selected=others,
+                                                           multiply_add=rate)),
                        deal=observed_deal(run),
                        states=max(rank["held"] for row in rounds for rank in row["ranks"]))
     return sum(cost.round_seconds[1:]) / run["core_share"]
 
 
 def run_totals(run, n):
-    """Per search: seconds after the first round, multiply-adds, genes flipped over the genes
-    scored, subsets scored from a state or repeated, full products, the largest states held
-    by a rank (bytes)."""
-    pairs, per_gene = pairs_of(run, n)
+    """Per search: seconds after the first round, multiply-adds as computed (by the busiest
+    rank), genes flipped over the genes scored, subsets scored from a state or repeated,
+    full products, the largest states held by a rank (bytes)."""
     ranks = [rank for row in run["rounds"] for rank in row["ranks"]]
+    terms = [rank_terms(rank, n, run["shards"]) for rank in ranks]
     return {"seconds": sum(row["seconds"] for row in run["rounds"][1:]),
-            "madds": sum(round_terms(rank, pairs, per_gene)[0] for rank in ranks),
+            "madds": max(sum(t["full_madds"] + t["move_madds"] for t in terms[rank::run_ranks])
+                         for run_ranks in [len(run["rounds"][0]["ranks"])]
+                         for rank in range(run_ranks)),
             "flipped": sum(rank["flipped"] for rank in ranks)
             / max(1, sum(rank["compared"] for rank in ranks)),
             "hits": sum(rank["moved"] + rank["repeated"] for rank in ranks),
             "full": sum(rank["rebuilt"] + rank["uncached"] for rank in ranks),
-            "state_bytes": max(rank["held"] for rank in ranks) * pairs * 8}
+            "state_bytes": max(rank["held"] for rank in ranks) * -(-n // run["shards"]) * n * 8}
 
 
 def print_rounds(r):
     """Per round of the 1-rank runs of one size, both paths side by side."""
     n = r["n_samples"]
     full, cached = (r["runs"][f"1 rank, {name}"] for name in PATHS)
-    pairs, per_gene = pairs_of(full, n)
+
+    def madds(rank):
+        terms = rank_terms(rank, n, 1)
+        return (terms["full_madds"] + terms["move_madds"]) / 1e9
+
     print(f"per round, {n} x {r['n_genes']}, 1 rank: round | full s  cached s | full Gmadd "
           f"cached Gmadd | flipped | hits | full products | states MB")
     for a, b in zip(full["rounds"], cached["rounds"]):
         (rank_a,), (rank_b,) = a["ranks"], b["ranks"]
         print(f"  {a['round']:5d} | {a['seconds']:6.2f} {b['seconds']:9.2f} | "
-              f"{round_terms(rank_a, pairs, per_gene)[0] / 1e9:10.2f} "
-              f"{round_terms(rank_b, pairs, per_gene)[0] / 1e9:12.2f} | "
+              f"{madds(rank_a):10.2f} {madds(rank_b):12.2f} | "
               f"{rank_b['flipped'] / max(1, rank_b['compared']):7.3f} | "
               f"{rank_b['moved'] + rank_b['repeated']:4d} | "
               f"{rank_b['rebuilt'] + rank_b['uncached']:13d} | "
-              f"{rank_b['held'] * pairs * 8 / 1e6:9.1f}")
+              f"{rank_b['held'] * n * n * 8 / 1e6:9.1f}")
 
 
 def paper_tables(c, spec):
@@ -503,31 +583,85 @@ def print_paper(c):
             "searches": [(ranks, summary(early), summary(none))
                          for ranks, early, none in searches],
             "signatures": [(ranks, early.seconds / 3600, none.seconds / 3600,
-                            early.n_task_groups, summary(early.fold_search))
+                            early.n_task_groups, summary(early.fold_search),
+                            summary(early.final_search))
                            for ranks, early, none in signatures]}
     return found
+
+
+def _seconds(value):
+    return f"{value:.2f}" if value < 10 else f"{value:.3g}"
+
+
+def markdown(rows, checks, paper):
+    """The tables of ``docs/large-cohorts.md``, "VLPSO's cost by size", in Markdown: the
+    measured against the predicted seconds of every run (:func:`print_model`'s ``checks``)
+    and the paper-size search and signature (:func:`print_paper`'s figures)."""
+    seconds = {(n, key): (m, p) for n, _, key, m, p in checks}
+    lines = ["| n x d | path | 1 rank | 2 groups | 2 shards | multiply-adds | flipped | cache "
+             "hits / full products | states per rank |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        n = r["n_samples"]
+        for path in PATHS:
+            cells = []
+            for config in ("1 rank", "2 groups", "2 shards"):
+                m, p = seconds.get((n, f"{config}, {path}"), (None, None))
+                cells.append("" if m is None else
+                             f"{_seconds(m)} / {_seconds(p)} ({100 * (p - m) / m:+.0f} %)")
+            totals = run_totals(r["runs"][f"1 rank, {path}"], n)
+            flipped = "" if path == "full" else f"{100 * totals['flipped']:.1f} %"
+            states = (f"{totals['state_bytes'] / 1e6:,.0f} MB" if totals["state_bytes"]
+                      else "0")
+            lines.append(f"| {n:,} x {r['n_genes']:,} | {'states' if path == 'cached' else path} "
+                         f"| {' | '.join(cells)} | {totals['madds'] / 1e9:,.0f} G | {flipped} | "
+                         f"{totals['hits']} / {totals['full']} | {states} |")
+    labels = list(paper)
+    lines += ["", "| ranks | " + " | ".join(f"{label}: groups x shards | hours | GB a rank | "
+                                           f"particles cached" for label in labels) + " |",
+              "|---" * (1 + 4 * len(labels)) + "|"]
+    for at, ranks in enumerate(r for r, *_ in paper[labels[0]]["searches"]):
+        if ranks == 1:
+            continue
+        cells = []
+        for label in labels:
+            _, early, none = paper[label]["searches"][at]
+            cells.append(f"{early['groups']} x {early['shards']} | {early['hours']:.2f} / "
+                         f"{none['hours']:.2f} | {early['memory_gb']:.2f} | {early['cached']} of "
+                         f"{early['particles']} "
+                         f"({100 * early['cached'] / early['particles']:.0f} %)")
+        lines.append(f"| {ranks:,} | {' | '.join(cells)} |")
+    lines += ["", "| ranks | " + " | ".join(f"{label}: layout | hours | GB a rank"
+                                           for label in labels)
+              + " | particles cached (a fold's search) |", "|---" * (2 + 3 * len(labels)) + "|"]
+    for at, (ranks, *_) in enumerate(paper[labels[0]]["signatures"]):
+        cells = []
+        for label in labels:
+            _, early_h, none_h, task_groups, fold, final = paper[label]["signatures"][at]
+            cells.append(f"{task_groups} x ({fold['groups']} x {fold['shards']}) | "
+                         f"{early_h:.2f} / {none_h:.2f} | {final['memory_gb']:.2f}")
+        lines.append(f"| {ranks:,} | {' | '.join(cells)} | {fold['cached']} of "
+                     f"{fold['particles']} |")
+    return "\n".join(lines)
 
 
 def _fits(cost):
     return cost.memory_bytes <= cost.allowed_bytes
 
 
-def print_model(rows, scale, flips):
-    """The constants, the checks and the paper-size tables; the found figures."""
+def print_model(rows, scale, flips, tables=False):
+    """The constants, the checks and the paper-size tables (``tables``: also in Markdown,
+    :func:`markdown`); the found figures."""
     c = fit_constants(rows, flips["rounds"], scale)
     print(f"constants of an idle core (the GEMMs timed in this run had {scale:.3f} of a core, "
-          f"each search the share of a core printed): CostConstants(multiply_add="
-          f"{c.multiply_add:.3g}, pair={c.pair:.3g}, move_pair={c.move_pair:.3g}, host="
-          f"{c.host:.3g}, su_gene={c.su_gene:.3g}, su={c.su:.3g}, flipped_first="
-          f"{c.flipped_first:.3g}, flipped_second={c.flipped_second:.3g}, flipped_decay="
-          f"{c.flipped_decay:.3g}, flipped_after_change={c.flipped_after_change:.3g})")
+          f"each search the share of a core printed): CostConstants("
+          + ", ".join(f"{name}={value:.3g}" for name, value in c.as_dict().items()) + ")")
     print("per search (the rounds after the first): n x d | run | share of a core | s "
           "measured / predicted (error) | Gmadd | flipped | hits | full products | states MB")
     checks = []
     for r in rows:
         for key, run in r["runs"].items():
             totals = run_totals(run, r["n_samples"])
-            model_s = predicted(r, key, c)
+            model_s = predicted(r, key, c, gemm_rates(rows, scale)[r["n_samples"]])
             error = (model_s - totals["seconds"]) / totals["seconds"]
             checks.append((r["n_samples"], r["n_genes"], key, totals["seconds"], model_s))
             print(f"  {r['n_samples']:>5} x {r['n_genes']:<5} | {key:16s} | "
@@ -538,8 +672,11 @@ def print_model(rows, scale, flips):
                   f"{totals['state_bytes'] / 1e6:8.1f}")
     within = all(abs(p - m) <= 0.3 * m for *_, m, p in checks)
     print(f"every prediction within 30 %: {within}")
+    paper = print_paper(c)
+    if tables:
+        print(markdown(rows, checks, paper))
     return {"constants": c.as_dict(), "idle_scale": scale, "checks": checks,
-            "within_30": within, "paper": print_paper(c)}
+            "within_30": within, "paper": paper}
 
 
 def flip_run(args, solo):
@@ -815,6 +952,8 @@ def parse(argv):
     parser.add_argument("--flips-rounds", type=int, default=40)
     parser.add_argument("--model-from", metavar="JSON",
                         help="only print the model from a previous run's JSON line")
+    parser.add_argument("--markdown", action="store_true",
+                        help="with --model-from: also the tables of docs/large-cohorts.md")
     gpu = parser.add_argument_group("--gpu: rounds on the GPU, cached beside full and one "
                                     "core")
     gpu.add_argument("--gpu", action="store_true")
@@ -839,11 +978,12 @@ def parse(argv):
 def main(argv=None):
     args = parse(argv)
     if args.model_from:
-        document = json.loads(Path(args.model_from).read_text().strip().splitlines()[-1])
+        document = json.loads([line for line in Path(args.model_from).read_text().splitlines()
+                               if line.startswith("{")][-1])
         gemms = document["gemms"]
         print_model(document["results"],
                     min(1.0, sum(c for _, c in gemms) / sum(w for w, _ in gemms)),
-                    document["flips"])
+                    document["flips"], args.markdown)
         return 0
     if args.gpu:
         return 0 if gpu_iterations(args, VlpsoFigures(os.environ.get("OUT"))) else 1

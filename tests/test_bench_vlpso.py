@@ -43,7 +43,7 @@ def test_both_paths_by_size_per_round_and_the_model_fitted_and_checked(tmp_path)
         (n, d, f"1 rank, {path}") for n, d in [(60, 240), (90, 360)] for path in ("full", "cached")}
     assert 0 < model["idle_scale"] <= 1
     assert model["constants"]["multiply_add"] == pytest.approx(
-        model["idle_scale"] * sum(r["gemm_per_madd"] for r in rows) / 2)
+        model["idle_scale"] * rows[-1]["gemm_per_madd"])  # the largest size's
     assert all(0 < run["core_share"] <= 1 for r in rows for run in r["runs"].values())
     for tables in model["paper"].values():
         assert [ranks for ranks, _, _ in tables["searches"]] == [1, 64, 256, 1024]
@@ -56,6 +56,15 @@ def test_both_paths_by_size_per_round_and_the_model_fitted_and_checked(tmp_path)
     (tmp_path / "run.txt").write_text(stdout)
     again = _bench(tmp_path, "--model-from", str(tmp_path / "run.txt"))
     assert again.splitlines() == stdout.splitlines()[-len(again.splitlines()) - 1:-1]
+    (tmp_path / "run.txt").write_text(stdout + "\nreal 0m1s\n")  # a shell's time after it
+    tables = _bench(tmp_path, "--model-from", str(tmp_path / "run.txt"), "--markdown")
+    assert tables.startswith(again)
+    rows = [line for line in tables.splitlines()[len(again.splitlines()):]
+            if line.startswith("| ")]
+    assert [row.split(" | ")[:2] for row in rows[1:5]] == [
+        [f"| {size}", path] for size in ("60 x 240", "90 x 360") for path in ("full", "states")]
+    assert [row.split(" | ")[0] for row in rows if row[2].isdigit()][4:] == [
+        "| 64", "| 256", "| 1,024"] * 2
 
 
 def vlpso_gpu_figures(folder, rounds):

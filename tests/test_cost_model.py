@@ -7,14 +7,20 @@ import numpy as np
 import pytest
 
 from hpcswarm.fitness.incremental import state_bytes
-from hpcswarm.run.cost_model import (CostConstants, balanced_deal, best_search, groups_on_node,
-                                     layouts, node_copy_share, search_cost, signature_cost)
+from hpcswarm.run.cost_model import (CostConstants, balanced_deal, best_search,
+                                     first_of_division, groups_on_node, layouts,
+                                     node_copy_share, particle_costs, search_cost,
+                                     signature_cost)
 from hpcswarm.selection.spec import SearchSpec
 from hpcswarm.swarm.methods.vlpso.divisions import division_lengths, division_of
 
 SPEC = SearchSpec.build("vlpso", {"n_particles": 24, "n_iterations": 20})
-CONSTANTS = CostConstants(multiply_add=1e-10, pair=2e-9, move_pair=1.6e-9, host=1e-8)
-"""A move's passes over its state cost 8 genes of a product, as in fitness.moves."""
+CONSTANTS = CostConstants(multiply_add=1e-10, move_multiply_add=1.3e-10, pair=2e-9,
+                          move_pair=1.6e-9, particle=1e-4, exchange=2e-3, swarm=5e-5)
+"""A move's passes over its state cost about 8 genes of a product, as in fitness.moves."""
+BARE = CostConstants(multiply_add=0.0, move_multiply_add=0.0, pair=0.0, move_pair=0.0,
+                     particle=0.0, exchange=0.0, swarm=0.0)
+"""Every time constant 0: a test sets the one it checks."""
 
 
 def test_the_deal_balances_the_longest_particles_better_than_contiguous_blocks():
@@ -115,3 +121,73 @@ def test_a_rank_group_shares_its_transformed_copy_on_each_node():
                           copy_share=1.0).memory_bytes
     assert private - memory[2] == pytest.approx(copy * (1 - 1 / 64))
     assert memory[2] <= 0.8 * 4e9  # within 4 GB a core under the pre-flight's 80 % rule
+
+
+def test_a_state_on_every_row_is_an_upper_triangle_and_a_small_gram_matrix_symmetric():
+    """Where a rank's rows are every sample a product that writes a state, and a move, make
+    the upper triangle (half the multiply-adds; every pair decided all the same); a product
+    without a state is one symmetric product where one block holds every row (n up to
+    1,024)."""
+    sizes, flipped = np.array([100.0]), np.array([10.0])
+    products = replace(BARE, multiply_add=1.0, move_multiply_add=1.0)
+    passes = replace(BARE, pair=1.0, move_pair=1.0)
+    for n, whole in ((500, True), (2000, False)):
+        uncached, rebuilt, move = particle_costs(sizes, flipped, n, 1, products)
+        assert uncached == pytest.approx((0.5 if whole else 1.0) * n * n * 100)
+        assert rebuilt == pytest.approx(0.5 * n * n * 100)
+        assert move == pytest.approx(0.5 * n * n * 10)
+        uncached, rebuilt, move = particle_costs(sizes, flipped, n, 1, passes)
+        assert (uncached, rebuilt, move) == pytest.approx((n * n, n * n, n * n))
+        for costs in (particle_costs(sizes, flipped, n, 2, products),
+                      particle_costs(sizes, flipped, n, 2, passes)):  # half the rows each
+            assert costs[0] == pytest.approx(costs[1])
+        assert particle_costs(sizes, flipped, n, 2, products)[2] == pytest.approx(
+            n // 2 * n * 10)
+
+
+def test_a_move_costs_its_own_rate_per_multiply_add_and_pair():
+    sizes, flipped = np.array([400.0]), np.array([40.0])
+    slow = particle_costs(sizes, flipped, 3000, 2, replace(BARE, move_multiply_add=2.0))
+    assert slow[2] == pytest.approx(2.0 * 1500 * 3000 * 40) and slow[0] == slow[1] == 0.0
+    pass_only = particle_costs(sizes, flipped, 3000, 2, replace(BARE, move_pair=3.0))
+    assert pass_only[2] == pytest.approx(3.0 * 1500 * 3000) and pass_only[0] == 0.0
+    full = particle_costs(sizes, flipped, 3000, 2, replace(BARE, multiply_add=1.0))
+    assert full[2] == 0.0 and full[0] == pytest.approx(1500 * 3000 * 400)
+
+
+def test_a_round_adds_each_particles_host_work_the_swarms_and_the_exchange():
+    one = search_cost(SPEC, 500, 2000, states=0, constants=replace(BARE, particle=1e-3))
+    assert one.round_seconds == pytest.approx([24e-3] * 20)  # every particle of the group
+    equal = replace(BARE, pair=1e-9)  # every particle the same cost: 12 in each group
+    groups, without = (search_cost(SPEC, 500, 2000, 2, states=0,
+                                   constants=replace(equal, particle=particle))
+                       for particle in (1e-3, 0.0))
+    assert np.subtract(groups.round_seconds, without.round_seconds) == pytest.approx(
+        [12e-3] * 20)
+    for n_groups in (1, 4):  # every rank works for every particle of the swarm
+        found = search_cost(SPEC, 500, 2000, n_groups, states=0,
+                            constants=replace(BARE, swarm=1e-3))
+        assert found.round_seconds == pytest.approx([24e-3] * 20)
+    for n_groups, n_shards, steps in ((1, 1, 0), (2, 1, 1), (2, 2, 2), (1, 8, 3)):
+        found = search_cost(SPEC, 500, 2000, n_groups, n_shards, states=0,
+                            constants=replace(BARE, exchange=1e-3))
+        assert found.round_seconds == pytest.approx([steps * 1e-3] * 20)
+
+
+def test_the_first_particle_of_a_division_selects_its_fuller_subset():
+    """VLPSO's first particle of each division starts with every gene of its length."""
+    first = first_of_division(24, 12)
+    assert first.tolist() == [True, False] * 12
+    lengths = division_lengths(2000, 12)[division_of(24, 12)]
+    products = replace(BARE, multiply_add=1.0, selected=0.5, selected_first=0.9)
+    found = search_cost(SPEC, 500, 2000, states=0, constants=products)
+    sizes = np.round(np.where(first, 0.9, 0.5) * lengths)
+    assert found.round_seconds[0] == pytest.approx(0.5 * 500 * 500 * sizes.sum())
+    dealt = []
+
+    def deal(costs, n_groups, cached_costs, states):  # the search deals by lengths alone
+        dealt.append(costs)
+        return balanced_deal(costs, n_groups, cached_costs, states)
+
+    search_cost(SPEC, 500, 2000, 2, states=0, constants=products, deal=deal)
+    assert dealt[0] == pytest.approx(0.5 * 500 * 500 * np.round(0.5 * lengths))

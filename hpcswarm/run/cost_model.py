@@ -3,24 +3,38 @@
 VLPSO (Tran, Xue and Zhang 2018) spends its time in the k-NN cross-validation of its
 particles' subsets. A particle of division ``j`` of 12 has length ``(j + 1) M / 12`` (Sec.
 III-B; ``M`` the number of genes until the first length change, then the best division's
-length) and selects about ``selected`` of it. Each round evaluates every particle:
+length) and selects about ``selected`` of it, the first particle of each division
+``selected_first`` (its position starts at 1.0 on every gene of its length). Each round
+evaluates every particle:
 
 - by a full product over its selected genes (its first evaluation, the round of a length
   change, a move of more than three quarters of its subset, a particle beyond the rank's cache
   budget): ``multiply_add`` seconds per multiply-add of the product of its shard's held-out
-  rows by every sample (half of them where one rank makes the whole Gram matrix, a
-  symmetric product), plus ``pair`` seconds per (row, sample) pair (gathering the values,
-  deciding each row);
+  rows by every sample, plus ``pair`` seconds per (row, sample) pair (gathering the values,
+  deciding each row). Where one rank's rows are every sample (one shard) the distances are
+  symmetric: a product that writes a state makes their upper triangle only (half the
+  multiply-adds), and one without a state is a symmetric product (BLAS ``syrk``, half the
+  multiply-adds) where one block holds every row (:func:`whole_gram`); the pass still
+  decides every (row, sample) pair (each value of the triangle is offered to both rows);
 - or, with its distance state kept (:class:`~hpcswarm.fitness.moves.ParticleStates`), by
-  the genes its move flipped: their product plus ``move_pair`` seconds per (row, sample)
-  pair (the passes over the state, the decisions). The genes flipped are a fraction of the
+  the genes its move flipped: ``move_multiply_add`` seconds per multiply-add of their
+  product (blocks of rows by a few flipped genes, gathered and signed: a slower rate than a
+  Gram product's) plus ``move_pair`` seconds per (row, sample) pair (the pass over the
+  state, the decisions), the product halved where the rows are every sample (the upper
+  triangle, :mod:`hpcswarm.fitness.move_kernel`). The genes flipped are a fraction of the
   subset that falls with the rounds since the last full round, measured
   (:class:`CostConstants`).
 
 A round costs its busiest particle group (the groups wait for each other), with the
-particles dealt by expected cost (:func:`balanced_deal`), plus ``host`` seconds per
-particle of the group and gene (moves, masks, exchanges). The SU ranking, once, costs
-``su_gene`` per gene and ``su`` per gene and ``n log2 n``, its genes split over the groups.
+particles dealt by expected cost (:func:`balanced_deal`; as the search deals them, by their
+lengths: the first particles' fuller subsets unknown to it), plus ``particle`` seconds per
+particle of the group (the host's work of a particle whatever its genes: its move, its
+mask, the call of its evaluation), plus ``swarm`` seconds per particle of the whole swarm
+(what every rank does for every particle: VLPSO keeps every pbest and exemplar on every
+rank), plus, on more than one rank, ``exchange`` seconds per doubling of the ranks (the round's collectives between them: the best subset, the keys,
+the rows of the pbests that improved, a tree of ``log2(ranks)`` steps). The SU ranking,
+once, costs ``su_gene`` per gene and ``su`` per gene and ``n log2 n``, its genes split over
+the groups.
 
 The memory of a rank is the pre-flight's estimate (:func:`~hpcswarm.run.plan.search_needs`,
 with the transformed copy of the preprocessing held once per rank group on a node:
@@ -60,25 +74,44 @@ class CostConstants:
     """The constants of the model, in seconds of an idle core (one BLAS thread).
 
     The defaults are those ``benchmarks/bench_vlpso.py`` fitted on the 2-core development
-    VM on 2026-12-06 (500 x 2,000 to 2,000 x 5,000, 24 particles; the flips from 100
-    particles, 40 rounds at 500 x 2,000), scaled to an idle core by the CPU over
-    wall-clock seconds of the GEMMs and searches timed in the same run
+    VM on 2026-12-06 (500 x 2,000 to 2,000 x 5,000, 24 particles, 1 rank, 2 groups and 2
+    shards; the flips from 100 particles, 40 rounds at 500 x 2,000), scaled to an idle core
+    by the CPU over wall-clock seconds of the GEMMs and searches timed in the same run
     (``docs/large-cohorts.md``, "VLPSO's cost by size").
 
     Attributes
     ----------
     multiply_add : float
-        Seconds per multiply-add of a product.
+        Seconds per multiply-add of a full product (a Gram product of the subset's genes),
+        timed on bare GEMMs of the benchmark's subsets.
+    move_multiply_add : float
+        Seconds per multiply-add of a move's product (each block of rows by the few flipped
+        genes, their values gathered and signed first).
     pair : float
-        Seconds per (held-out row, sample) pair of a full evaluation beyond its product.
+        Seconds per (held-out row, sample) pair of a full evaluation beyond its product
+        (gathering, the pass that decides each row).
     move_pair : float
-        Seconds per (held-out row, sample) pair of a move beyond its product.
-    host : float
-        Seconds per particle and gene of a round beyond its evaluations.
+        Seconds per (held-out row, sample) pair of a move beyond its product (its pass over
+        the state: the change added, each row decided).
+    particle : float
+        Seconds per particle and round beyond its products and passes (Python's work of a
+        particle whatever its genes: its move, its mask, the call of its evaluation).
+    exchange : float
+        Seconds per round and doubling of the ranks of the collectives between them (a
+        handful of short vectors each round, bound by latency).
+    swarm : float
+        Seconds per particle of the whole swarm and round that every rank spends whatever
+        its own particles (VLPSO keeps every pbest on every rank: the rows of the pbests
+        that improved taken in, the exemplars renewed for every particle that stalled).
     su_gene, su : float
         Seconds of the SU ranking per gene, and per gene and ``n log2 n``.
     selected : float
         Genes a particle selects over its length (0.52 with the paper's swarm).
+    selected_first : float
+        Genes the first particle of a division selects over its length: its position starts
+        at 1.0 on every gene of its length (Sec. III-B) and stays above the threshold on
+        most of them, fitted to the 2-group runs, whose groups hold different shares of
+        these particles.
     flipped_first : float
         Genes flipped by the first move over the subset's size.
     flipped_second, flipped_decay : float
@@ -88,13 +121,17 @@ class CostConstants:
         Genes flipped by each move after a length change over the subset's size.
     """
 
-    multiply_add: float = 3.97e-11
-    pair: float = 1.60e-9
-    move_pair: float = 1.43e-9
-    host: float = 4.03e-8
-    su_gene: float = 2.45e-5
-    su: float = 6.41e-9
+    multiply_add: float = 3.82e-11
+    move_multiply_add: float = 5.55e-11
+    pair: float = 2.07e-9
+    move_pair: float = 1.66e-9
+    particle: float = 8.4e-5
+    exchange: float = 0.0
+    swarm: float = 6.5e-5
+    su_gene: float = 3.43e-5
+    su: float = 7.74e-9
     selected: float = 0.52
+    selected_first: float = 0.891
     flipped_first: float = 0.536
     flipped_second: float = 0.227
     flipped_decay: float = 0.702
@@ -118,6 +155,21 @@ def whole_gram(n_samples, n_shards):
     """Whether one rank makes the whole Gram matrix in one block, a symmetric product (BLAS
     ``syrk``) of half the multiply-adds (:meth:`~hpcswarm.fitness.evaluator.KnnEvaluator._full`)."""
     return n_shards == 1 and row_block_size(n_samples) >= n_samples
+
+
+def symmetric_shares(n_samples, n_shards):
+    """``(uncached, state)``: the share of the multiply-adds of a full product without a
+    state (half of them in a whole Gram matrix, :func:`whole_gram`), and of the
+    multiply-adds of one that writes a state and of a move (half where a rank's rows are
+    every sample: the upper triangle, :mod:`hpcswarm.fitness.move_kernel`). Their passes
+    decide every pair all the same: each value of the triangle is offered to both rows."""
+    return 0.5 if whole_gram(n_samples, n_shards) else 1.0, 0.5 if n_shards == 1 else 1.0
+
+
+def exchange_steps(n_ranks):
+    """Steps of a round's collectives between ``n_ranks`` ranks: ``log2`` of the ranks (a
+    tree), none on one rank."""
+    return math.log2(n_ranks) if n_ranks > 1 else 0.0
 
 
 def balanced_deal(costs, n_groups, cached_costs=None, states_per_group=0):
@@ -210,30 +262,39 @@ class SearchCost:
 
 
 def particle_costs(sizes, flipped, n_samples, n_shards, constants):
-    """``(full, move)`` seconds of each particle's evaluation: a full product of ``sizes``
-    genes, and a move of ``flipped`` genes from its state (the products of a rank of
-    ``n_shards`` shards)."""
+    """``(uncached, rebuilt, move)`` seconds of each particle's evaluation: a full product of
+    ``sizes`` genes without a state and one that writes its state, and a move of
+    ``flipped`` genes from its state (the products of a rank of ``n_shards`` shards)."""
     pairs = -(-n_samples // n_shards) * n_samples
-    product = constants.multiply_add * pairs * (0.5 if whole_gram(n_samples, n_shards) else 1.0)
-    full = product * sizes + constants.pair * pairs
-    move = product * flipped + constants.move_pair * pairs
-    return full, move
+    uncached_share, state_share = symmetric_shares(n_samples, n_shards)
+    uncached = (constants.multiply_add * uncached_share * sizes + constants.pair) * pairs
+    rebuilt = (constants.multiply_add * state_share * sizes + constants.pair) * pairs
+    move = (constants.move_multiply_add * state_share * flipped + constants.move_pair) * pairs
+    return uncached, rebuilt, move
 
 
-def round_costs(lengths, moves_since_full, after_change, flipped_since, n_samples, n_shards,
-                constants):
-    """Per particle of lengths ``lengths``: its full cost, its cost if it has a state (a
-    move where :func:`~hpcswarm.fitness.moves.worth_moving` says so, else a full product
-    that writes the state anew) and the genes that move flips."""
-    sizes = np.maximum(1.0, np.round(constants.selected * lengths))
+def first_of_division(n_particles, divisions):
+    """Whether each particle is the first of its division (VLPSO's, :func:`division_of`)."""
+    division = division_of(n_particles, divisions)
+    return np.r_[True, division[1:] != division[:-1]]
+
+
+def round_costs(lengths, first, moves_since_full, after_change, flipped_since, n_samples,
+                n_shards, constants):
+    """Per particle of lengths ``lengths`` (``first``: the first of its division): its cost
+    without a state, its cost with one (a move where
+    :func:`~hpcswarm.fitness.moves.worth_moving` says so, else a full product that writes
+    the state anew) and the genes that move flips."""
+    share = np.where(first, constants.selected_first, constants.selected)
+    sizes = np.maximum(1.0, np.round(share * lengths))
     if moves_since_full == 0:
         flips = sizes.copy()
     else:
         flips = np.round(constants.flipped(moves_since_full, after_change) * sizes)
-    full, move = particle_costs(sizes, flips, n_samples, n_shards, constants)
+    uncached, rebuilt, move = particle_costs(sizes, flips, n_samples, n_shards, constants)
     moving = np.array([worth_moving(int(f), int(s), int(since))
                        for f, s, since in zip(flips, sizes, flipped_since)])
-    return full, np.where(moving, move, full), np.where(moving, flips, 0.0)
+    return uncached, np.where(moving, move, rebuilt), np.where(moving, flips, 0.0)
 
 
 def search_cost(spec, n_samples, n_genes, n_groups=1, n_shards=1, *, n_rounds=None,
@@ -278,24 +339,28 @@ def search_cost(spec, n_samples, n_genes, n_groups=1, n_shards=1, *, n_rounds=No
     states = min(states, n_particles)
     bounds = [0] + [round_ for round_, _ in length_changes] + [n_rounds + len(length_changes)]
     lengths_from = [n_genes] + [length for _, length in length_changes]
+    first = first_of_division(n_particles, divisions)
     round_seconds, cached_first = [], None
     for phase, max_length in enumerate(lengths_from):
         lengths = division_lengths(max_length, divisions)[division_of(n_particles,
                                                                      divisions)].astype(float)
-        steady_full, steady_cached, _ = round_costs(lengths, 2, phase > 0,
-                                                    np.zeros(n_particles), n_samples,
-                                                    n_shards, constants)
-        groups, cached = deal(steady_full, n_groups, steady_cached, states)
+        steady_uncached, steady_cached, _ = round_costs(lengths, np.zeros(n_particles, bool),
+                                                        2, phase > 0, np.zeros(n_particles),
+                                                        n_samples, n_shards, constants)
+        groups, cached = deal(steady_uncached, n_groups, steady_cached, states)
         cached_first = int(cached.sum()) if cached_first is None else cached_first
         flipped_since = np.zeros(n_particles)
         for move in range(bounds[phase + 1] - bounds[phase]):
-            full, with_state, flips = round_costs(lengths, move, phase > 0, flipped_since,
-                                                  n_samples, n_shards, constants)
+            uncached, with_state, flips = round_costs(lengths, first, move, phase > 0,
+                                                      flipped_since, n_samples, n_shards,
+                                                      constants)
             flipped_since = np.where(flips > 0, flipped_since + flips, 0.0)
-            costs = np.where(cached, with_state, full)
+            costs = np.where(cached, with_state, uncached)
             loads = np.bincount(groups, weights=costs, minlength=n_groups)
             members = np.bincount(groups, minlength=n_groups)
-            round_seconds.append(float(np.max(loads + constants.host * members * n_genes)))
+            round_seconds.append(float(np.max(loads + constants.particle * members))
+                                 + constants.swarm * n_particles
+                                 + constants.exchange * exchange_steps(n_groups * n_shards))
     su = (constants.su_gene * n_genes
           + constants.su * n_genes * n_samples * np.log2(n_samples)) / n_groups
     rows = -(-n_samples // n_shards)
@@ -383,10 +448,14 @@ def signature_cost(spec, n_samples, n_genes, n_ranks, n_folds=10, **options):
 
 def constants_text(constants):
     """The constants of the model in words (what ``run --dry-run`` states)."""
-    return (f"{constants.multiply_add:.3g} s per multiply-add, {constants.pair:.3g} s per "
+    return (f"{constants.multiply_add:.3g} s per multiply-add of a full product and "
+            f"{constants.move_multiply_add:.3g} s of a move's, {constants.pair:.3g} s per "
             f"(held-out row, sample) pair of a full evaluation and {constants.move_pair:.3g} s "
-            f"of a move, {constants.host:.3g} s per particle and gene of a round; "
-            f"{constants.selected:.2g} of a particle's length selected; genes flipped over "
+            f"of a move, {constants.particle:.3g} s per particle and round, "
+            f"{constants.swarm:.3g} s per particle of the swarm and round on every rank, "
+            f"{constants.exchange:.3g} s per round and doubling of the ranks; "
+            f"{constants.selected:.2g} of a particle's length selected "
+            f"({constants.selected_first:.2g} by the first of its division); genes flipped over "
             f"the subset {constants.flipped_first:.2g} in the first move, "
             f"{constants.flipped_second:.2g} (k / 2)^-{constants.flipped_decay:.2g} in the "
             f"k-th, {constants.flipped_after_change:.2g} after a length change")
