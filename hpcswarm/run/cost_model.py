@@ -31,10 +31,10 @@ lengths: the first particles' fuller subsets unknown to it), plus ``particle`` s
 particle of the group (the host's work of a particle whatever its genes: its move, its
 mask, the call of its evaluation), plus ``swarm`` seconds per particle of the whole swarm
 (what every rank does for every particle: VLPSO keeps every pbest and exemplar on every
-rank), plus, on more than one rank, ``exchange`` seconds per doubling of the ranks (the round's collectives between them: the best subset, the keys,
-the rows of the pbests that improved, a tree of ``log2(ranks)`` steps). The SU ranking,
-once, costs ``su_gene`` per gene and ``su`` per gene and ``n log2 n``, its genes split over
-the groups.
+rank), plus, on more than one rank, ``exchange`` seconds per doubling of the ranks (the
+round's collectives between them: the best subset, the keys, the rows of the pbests that
+improved, a tree of ``log2(ranks)`` steps). The SU ranking, once, costs ``su_gene`` per
+gene and ``su`` per gene and ``n log2 n``, its genes split over the groups.
 
 The memory of a rank is the pre-flight's estimate (:func:`~hpcswarm.run.plan.search_needs`,
 with the transformed copy of the preprocessing held once per rank group on a node:
@@ -153,7 +153,8 @@ class CostConstants:
 
 def whole_gram(n_samples, n_shards):
     """Whether one rank makes the whole Gram matrix in one block, a symmetric product (BLAS
-    ``syrk``) of half the multiply-adds (:meth:`~hpcswarm.fitness.evaluator.KnnEvaluator._full`)."""
+    ``syrk``) of half the multiply-adds
+    (:meth:`~hpcswarm.fitness.evaluator.KnnEvaluator._full`)."""
     return n_shards == 1 and row_block_size(n_samples) >= n_samples
 
 
