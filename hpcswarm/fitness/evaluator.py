@@ -334,7 +334,8 @@ class KnnEvaluator:
         correct = rows.zeros()
         unsettled = built(dist2, sq, rows.fold, self.k, rows.codes, slack, rows.tally, correct,
                           values, self._buffer())
-        return self._refined_upper(correct, state, unsettled, slack, self._exact(mask)), state
+        return self._rows.refined(correct, state.row, 0, unsettled, slack,
+                                  self._exact(mask)), state
 
     def _buffer(self):
         """The buffer of a block's product that moves and new states reuse (fresh pages
@@ -420,15 +421,7 @@ class KnnEvaluator:
                           slack, rows.tally, correct, self._buffer())
         state.mask, state.sq, state.drift, state.n_selected = mask, sq, drift, n_selected
         state.upper = rows.rows.size == self.n_samples  # moved() kept its upper triangle
-        return self._refined_upper(correct, state, unsettled, slack, self._exact(mask))
-
-    def _refined_upper(self, correct, state, unsettled, slack, exact):
-        """``correct`` plus, in place, the correct counts of the rows ``unsettled`` leaves
-        open, decided exactly from their distances (read across the diagonal where only
-        the upper triangle is kept)."""
-        for r in np.flatnonzero(unsettled):
-            correct += self._rows.correct(state.row(r)[None], r, r + 1, slack, exact)
-        return correct
+        return self._rows.refined(correct, state.row, 0, unsettled, slack, self._exact(mask))
 
     def score(self, mask):
         """Validation score of the genes in ``mask`` (full evaluation).

@@ -201,7 +201,7 @@ class HeldOutRows:
             counts = self.zeros()
             gram_rows_1nn(out, self.rows[start:stop], sq, self.fold, self.codes, slack,
                           slack.max(), decide, unsettled, self.tally, counts)
-            return self.refined(counts, out, start, unsettled, slack, exact)
+            return self.refined(counts, out.__getitem__, start, unsettled, slack, exact)
         out *= -2.0
         out += sq[None, :]
         out += sq[self.columns(start, stop), None]
@@ -216,13 +216,15 @@ class HeldOutRows:
             counts = self.zeros()
             updated_rows_1nn(block, cached, self.rows[start:stop], self.codes, slack,
                              slack.max(), unsettled, self.tally, counts)
-            return self.refined(counts, block, start, unsettled, slack, exact)
+            return self.refined(counts, block.__getitem__, start, unsettled, slack, exact)
         block += cached
         return self.correct(block, start, stop, slack, exact)
 
-    def refined(self, counts, block, start, unsettled, slack, exact):
+    def refined(self, counts, row, start, unsettled, slack, exact):
         """``counts`` (the compiled scan's) plus, in place, the correct counts of the rows
-        the scan left open, decided exactly."""
+        ``start + r`` the scan left open (``unsettled[r]``), decided exactly from their
+        distances ``row(r)`` (a row of the block scanned, or of a state read across its
+        diagonal, :meth:`~hpcswarm.fitness.incremental.DistanceState.row`)."""
         for r in np.flatnonzero(unsettled):
-            counts += self.correct(block[r:r + 1], start + r, start + r + 1, slack, exact)
+            counts += self.correct(row(r)[None], start + r, start + r + 1, slack, exact)
         return counts
