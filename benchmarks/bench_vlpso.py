@@ -490,11 +490,11 @@ def run_totals(run, n):
     rank), genes flipped over the genes scored, subsets scored from a state or repeated,
     full products, the largest states held by a rank (bytes)."""
     ranks = [rank for row in run["rounds"] for rank in row["ranks"]]
-    terms = [rank_terms(rank, n, run["shards"]) for rank in ranks]
+    madds = [t["full_madds"] + t["move_madds"]
+             for t in (rank_terms(rank, n, run["shards"]) for rank in ranks)]
+    per_round = len(run["rounds"][0]["ranks"])  # ranks in round order: rank r at r::per_round
     return {"seconds": sum(row["seconds"] for row in run["rounds"][1:]),
-            "madds": max(sum(t["full_madds"] + t["move_madds"] for t in terms[rank::run_ranks])
-                         for run_ranks in [len(run["rounds"][0]["ranks"])]
-                         for rank in range(run_ranks)),
+            "madds": max(sum(madds[rank::per_round]) for rank in range(per_round)),
             "flipped": sum(rank["flipped"] for rank in ranks)
             / max(1, sum(rank["compared"] for rank in ranks)),
             "hits": sum(rank["moved"] + rank["repeated"] for rank in ranks),
@@ -657,11 +657,11 @@ def print_model(rows, scale, flips, tables=False):
           + ", ".join(f"{name}={value:.3g}" for name, value in c.as_dict().items()) + ")")
     print("per search (the rounds after the first): n x d | run | share of a core | s "
           "measured / predicted (error) | Gmadd | flipped | hits | full products | states MB")
-    checks = []
+    checks, rates = [], gemm_rates(rows, scale)
     for r in rows:
         for key, run in r["runs"].items():
             totals = run_totals(run, r["n_samples"])
-            model_s = predicted(r, key, c, gemm_rates(rows, scale)[r["n_samples"]])
+            model_s = predicted(r, key, c, rates[r["n_samples"]])
             error = (model_s - totals["seconds"]) / totals["seconds"]
             checks.append((r["n_samples"], r["n_genes"], key, totals["seconds"], model_s))
             print(f"  {r['n_samples']:>5} x {r['n_genes']:<5} | {key:16s} | "
