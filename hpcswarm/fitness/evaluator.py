@@ -29,6 +29,7 @@ from hpcswarm.fitness.knn import knn_predict, knn_predict_settled
 from hpcswarm.fitness.move_kernel import built, move_block_rows, move_terms, moved
 from hpcswarm.fitness.multi_flips import block_size as tries_per_block
 from hpcswarm.fitness.multi_flips import multi_flip_distances
+from hpcswarm.fitness.prefaulted import prefaulted_empty
 from hpcswarm.fitness.rowblocks import ROW_BLOCK_BYTES, HeldOutRows
 from hpcswarm.fitness.score import Score
 from hpcswarm.fitness.single_flips import (CANDIDATE_BYTES, block_size, new_scratch,
@@ -277,11 +278,13 @@ class KnnEvaluator:
 
         With ``keep`` the distances are written into a new state, returned second (into the
         distance matrix of the state ``into`` where given: its memory is taken over, every
-        row overwritten; fresh pages cost more than the product's own pass). When one
-        block holds every sample (the papers' sizes, unsharded leave-one-out or n-fold), its
-        product is the whole Gram matrix (a BLAS ``syrk``) and the squared norms are its
-        diagonal, as :func:`~hpcswarm.fitness.distances.gram_sq_distances` takes them;
-        otherwise they are summed over the genes first. A state kept and decided where the
+        row overwritten; fresh pages cost more than the product's own pass, and a new
+        state's are faulted in by one call,
+        :func:`~hpcswarm.fitness.prefaulted.prefaulted_empty`). When one block holds every
+        sample (the papers' sizes, unsharded leave-one-out or n-fold), its product is the
+        whole Gram matrix (a BLAS ``syrk``) and the squared norms are its diagonal, as
+        :func:`~hpcswarm.fitness.distances.gram_sq_distances` takes them; otherwise they are
+        summed over the genes first. A state kept and decided where the
         rows are every sample is made by :meth:`_built` (its upper triangle).
         """
         rows = self._rows
@@ -291,8 +294,8 @@ class KnnEvaluator:
             return self._built(mask, genes, values, into)
         blocks = rows.blocks()
         dist2 = (into.dist2 if keep and into is not None else
-                 np.empty((rows.rows.size if keep else min(rows.block, rows.rows.size),
-                           self.n_samples)))
+                 prefaulted_empty((rows.rows.size, self.n_samples)) if keep else
+                 np.empty((min(rows.block, rows.rows.size), self.n_samples)))
         whole = len(blocks) == 1 and rows.rows.size == self.n_samples
         if whole:
             np.matmul(values.T, values, out=dist2)
@@ -322,7 +325,7 @@ class KnnEvaluator:
         summed over the genes first, as the blocks of rows of :meth:`_full` take them."""
         rows = self._rows
         n = self.n_samples
-        dist2 = into.dist2 if into is not None else np.empty((n, n))
+        dist2 = into.dist2 if into is not None else prefaulted_empty((n, n))
         if rows.block >= n:
             np.matmul(values.T, values, out=dist2)
             sq = dist2.diagonal().copy()

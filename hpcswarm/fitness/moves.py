@@ -164,9 +164,9 @@ class ParticleStates:
         if entry is None and len(self._entries) >= self.max_states:
             counts.uncached += 1
             return float(self.fitness(mask))
-        if entry is not None:  # rebuilt in the old state's memory (fresh pages cost more than
-            # the product's own pass: 14 ms per 8 MB on the 2-core VM, 0.3 ms to rewrite);
-            # dropped first, so that a failed product leaves no half-written state
+        if entry is not None:  # rebuilt in the old state's memory (new memory, even mapped
+            # with its pages faulted in at once, costs 2.6 ms per 8 MB on the 2-core VM, 0.3 ms
+            # to rewrite); dropped first, so that a failed product leaves no half-written state
             del self._entries[particle]
         value, state = self.fitness.scored_state(mask, None if entry is None else entry.state)
         self._entries[particle] = _Entry(state, float(value))
