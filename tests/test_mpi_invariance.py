@@ -146,6 +146,8 @@ def test_cso_mean_and_row_exchange_match_serial_with_many_genes(comm):
                "gene_order": "welch-rr"}),  # statistics of gene blocks, allgathered
     ("vlpso", {"n_particles": 3, "n_iterations": 6, "n_divisions": 3, "change_after": 1,
                "gene_order": "f"}),
+    ("vlpso", {"n_particles": 3, "n_iterations": 6, "n_divisions": 3, "change_after": 1,
+               "size_tiebreak": False}),  # fitness alone orders the subsets
     ("sbs", {"k": 3, "cv": 5}),  # batched one-gene flips, summed over the shards per block
 ])
 def test_small_swarms_and_archive_settings_match_serial(name, settings, shards, comm):
@@ -182,6 +184,7 @@ def unbalanced_data(n_genes):
     ("cso", {"n_particles": 6, "n_iterations": 5}),  # 5-NN 10-fold, numpy flips
     ("sbs", {"k": 3, "cv": 5}),  # one-gene flips, summed over the shards per block
     ("vlpso", VLPSO_LOCAL_SEARCH),
+    ("vlpso", {**VLPSO_LOCAL_SEARCH, "size_tiebreak": False}),
 ])
 def test_balanced_accuracy_on_any_rank_count_gives_the_serial_result(name, settings, shards,
                                                                       comm):

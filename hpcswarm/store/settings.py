@@ -7,11 +7,12 @@ checkpoint resumes under a job that keeps that behaviour (and under no other) an
 results file reads, compares and pools with the runs of today's equal job.
 """
 
-LATER_PARAMS = {"vlpso": {"init": "normal", "gene_order": "su"}}
+LATER_PARAMS = {"vlpso": {"init": "normal", "gene_order": "su", "size_tiebreak": True}}
 """Method -> the parameters it gained after files of it were written, each with the value
 that reproduces the behaviour before it existed: VLPSO's ``init`` (Tran et al. 2019,
-Sec. IV; before it, every search started from the normal initialisation) and ``gene_order``
-(before it, every search ordered the genes by symmetric uncertainty, Sec. III-A)."""
+Sec. IV; before it, every search started from the normal initialisation), ``gene_order``
+(before it, every search ordered the genes by symmetric uncertainty, Sec. III-A) and
+``size_tiebreak`` (before it, fewer genes broke every tie in fitness, Xue et al. 2014)."""
 
 
 def with_later_params(stored):

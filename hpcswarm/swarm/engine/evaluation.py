@@ -27,7 +27,7 @@ from hpcswarm.swarm.engine.deal import Deal
 from hpcswarm.swarm.engine.exchange import settle_round
 from hpcswarm.swarm.engine.front import MONOTONE_OBJECTIVES, FrontTracker
 from hpcswarm.swarm.engine.ledger import RoundLedger, flipped
-from hpcswarm.swarm.engine.ordering import better
+from hpcswarm.swarm.engine.ordering import FEWER_GENES, Ordering
 from hpcswarm.swarm.engine.snapshot import ArraySpec
 
 
@@ -54,6 +54,9 @@ class EvaluationService:
         Distance states this rank keeps of its particles between rounds, so that a particle
         is scored from its previous subset (:class:`~hpcswarm.fitness.moves.ParticleStates`;
         0: every subset in full). The same on every sample shard of a particle group.
+    ordering : Ordering
+        The order of subsets of the best subset ever evaluated and of the search's pbests
+        (:mod:`~hpcswarm.swarm.engine.ordering`; default: higher fitness, then fewer genes).
 
     Attributes
     ----------
@@ -84,8 +87,9 @@ class EvaluationService:
     best subset found within the evaluations made."""
 
     def __init__(self, fitness, comm=None, archive_size: int = 0, monotone: bool = False,
-                 cache_states: int = 0):
+                 cache_states: int = 0, ordering: Ordering = FEWER_GENES):
         self.fitness = fitness
+        self.ordering = ordering
         self.comm = as_comm(comm)
         self.n_genes = int(fitness.n_genes)
         self.archive = Archive(int(archive_size))
@@ -99,23 +103,25 @@ class EvaluationService:
         self.ownership = None
         self.states = ParticleStates(fitness, cache_states)
         self._seen = set()
-        self._ledger = RoundLedger()
+        self._ledger = RoundLedger(ordering)
         self._round_bytes = []
         self._bytes_mark = self.comm.bytes_sent
 
     @classmethod
     def for_params(cls, fitness, params: dict, comm=None,
                    cache_states: int = 0) -> "EvaluationService":
-        """The service a method's checked ``params`` ask for (``archive_size``, ``objective``),
-        keeping up to ``cache_states`` particle states."""
+        """The service a method's checked ``params`` ask for (``archive_size``, ``objective``,
+        ``size_tiebreak`` where the method has it), keeping up to ``cache_states`` particle
+        states."""
         return cls(fitness, comm, archive_size(params),
-                   params.get("objective") in MONOTONE_OBJECTIVES, cache_states)
+                   params.get("objective") in MONOTONE_OBJECTIVES, cache_states,
+                   Ordering(bool(params.get("size_tiebreak", True))))
 
     def nested(self) -> "EvaluationService":
         """A service for a search run inside this one (FSR's BPSO of one size): it shares
         this one's subsets seen, archive and front and counts on from its counts, with a
         best subset of its own and no particle states (its particles are not this one's)."""
-        inner = EvaluationService(self.fitness, self.comm)
+        inner = EvaluationService(self.fitness, self.comm, ordering=self.ordering)
         inner._seen, inner.archive, inner.front = self._seen, self.archive, self.front
         inner.evaluations, inner.archive_hits = self.evaluations, self.archive_hits
         return inner
@@ -295,7 +301,7 @@ class EvaluationService:
         (``best_found_at``: the evaluation count at the end of the round that first scored
         it) are identical on every rank.
         """
-        ledger, self._ledger = self._ledger, RoundLedger()
+        ledger, self._ledger = self._ledger, RoundLedger(self.ordering)
         settled = settle_round(self.comm, ledger, self.n_genes, self.beats_best)
         met = set(np.ascontiguousarray(settled.keys).view("V16").ravel().tolist())
         met -= self._seen
@@ -313,7 +319,7 @@ class EvaluationService:
 
     def beats_best(self, fitness: float, size: int) -> bool:
         """Whether a subset of ``fitness`` and ``size`` beats the best subset seen so far."""
-        return better(fitness, size, self.best_fitness, self.best_size)
+        return self.ordering.better(fitness, size, self.best_fitness, self.best_size)
 
     # ------------------------------------------------------------------ rounds and bytes
     def close_round(self) -> int:

@@ -90,7 +90,7 @@ class SettledRound:
         Evaluations computed this round, all ranks.
     best : (float, int, ndarray of bool) or None
         The round's first best subset ``(fitness, size, mask)`` when it beats the best so
-        far (as ``beats`` judged it), else None.
+        far (as ``beats`` judged it), else None; ``size`` as the ledgers' order compares it.
     """
 
     keys: np.ndarray

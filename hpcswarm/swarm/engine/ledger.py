@@ -8,7 +8,7 @@ common to every rank (the best-subset order of :mod:`hpcswarm.swarm.engine.order
 import numpy as np
 
 from hpcswarm.fitness.archive import flipped_keys, mask_keys
-from hpcswarm.swarm.engine.ordering import better
+from hpcswarm.swarm.engine.ordering import FEWER_GENES, Ordering
 
 
 def flipped(mask, genes):
@@ -27,12 +27,20 @@ class RoundLedger:
     with the phase (0: swarm evaluation, 1: local search) and the particle (a swarm
     evaluation's; 0 for a try) that found it. Memory is 16 bytes per subset plus one mask,
     however many local-search tries the round makes.
+
+    Parameters
+    ----------
+    ordering : Ordering
+        The order of subsets; the best's size is kept as it compares sizes
+        (:meth:`~hpcswarm.swarm.engine.ordering.Ordering.tie_sizes`), so that the settlement
+        of the round orders the ranks' bests alike.
     """
 
-    def __init__(self):
+    def __init__(self, ordering: Ordering = FEWER_GENES):
+        self.ordering = ordering
         self._key_blocks = []
         self.computed = 0
-        self.best = None  # (fitness, size, phase, particle, mask)
+        self.best = None  # (fitness, size as the order compares it, phase, particle, mask)
 
     @property
     def keys(self):
@@ -66,8 +74,9 @@ class RoundLedger:
         known = np.flatnonzero(~np.isnan(values))
         if known.size == 0:
             return
-        first = int(known[np.lexsort((np.asarray(sizes)[known], -values[known]))[0]])
+        sizes = self.ordering.tie_sizes(sizes)
+        first = int(known[np.lexsort((sizes[known], -values[known]))[0]])
         value, size = float(values[first]), int(sizes[first])
-        if self.best is None or better(value, size, self.best[0], self.best[1]):
+        if self.best is None or self.ordering.better(value, size, self.best[0], self.best[1]):
             self.best = (value, size, int(phase), int(particles[first]),
                          np.array(row_mask(first), dtype=bool))

@@ -33,7 +33,6 @@ import numpy as np
 
 from hpcswarm.fitness import WORST_FITNESS
 from hpcswarm.swarm.engine.loop import SearchAlgorithm
-from hpcswarm.swarm.engine.ordering import beats, best_index, better
 from hpcswarm.swarm.engine.snapshot import ArraySpec
 from hpcswarm.swarm.operators.particle import pso_velocity, threshold_mask
 from hpcswarm.swarm.params import FITNESS_PARAMS, Param
@@ -145,7 +144,8 @@ class PersonalBestSwarm(SearchAlgorithm, abc.ABC):
                         ("fitness", "size", "pbest_fitness", "pbest_size"))
         self.after_share()
         self.stagnation = stagnation_update(
-            better(evaluator.best_fitness, evaluator.best_size, *before), self.stagnation)
+            evaluator.ordering.better(evaluator.best_fitness, evaluator.best_size, *before),
+            self.stagnation)
         self.after_gbest()
 
     def could_matter(self, particles, sizes):
@@ -156,7 +156,8 @@ class PersonalBestSwarm(SearchAlgorithm, abc.ABC):
         as every pbest) nor the swarm's path depends on its fitness."""
         s = self.state
         highest = self.fitness.highest(sizes)
-        return (beats(highest, sizes, s.pbest_fitness[particles], s.pbest_size[particles])
+        return (self.evaluator.ordering.beats(highest, sizes, s.pbest_fitness[particles],
+                                              s.pbest_size[particles])
                 | self.evaluator.front.open(sizes, highest))
 
     # ------------------------------------------------------------------ plug-ins
@@ -216,8 +217,9 @@ class PersonalBestSwarm(SearchAlgorithm, abc.ABC):
         self.state.size[indices] = np.count_nonzero(self.state.mask[indices], axis=1)
 
     def update_pbests(self, indices):
-        """Replace each pbest its particle beats; returns the indices that improved."""
-        state = self.state
+        """Replace each pbest its particle beats (the evaluator's order); returns the indices
+        that improved."""
+        state, better = self.state, self.evaluator.ordering.better
         improved = []
         for i in indices:
             if better(state.fitness[i], state.size[i],
@@ -291,9 +293,9 @@ class ParticleSwarm(PersonalBestSwarm):
         The pbest scalars are identical on every rank, so every rank picks the same
         particle; its owner broadcasts the row (position as float64 and packed mask).
         """
-        state = self.state
-        i = best_index(state.pbest_fitness, state.pbest_size)
-        if better(state.pbest_fitness[i], state.pbest_size[i],
+        state, ordering = self.state, self.evaluator.ordering
+        i = ordering.best_index(state.pbest_fitness, state.pbest_size)
+        if ordering.better(state.pbest_fitness[i], state.pbest_size[i],
                   self.gbest_fitness, int(np.count_nonzero(self.gbest_mask))):
             owner = int(self.ownership.owner[i])
             n_bytes = 8 * self.n_genes

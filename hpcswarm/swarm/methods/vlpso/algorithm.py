@@ -110,6 +110,11 @@ class VLPSO(PersonalBestSwarm):
       pbest of the initial evaluation and of the moves :func:`searched_after` names is
       searched (:class:`~hpcswarm.swarm.methods.vlpso.local_search.RelevanceLocalSearch`),
       its tries scored with the search's own fitness.
+    * Ties (``size_tiebreak``): subsets of equal fitness are ordered by fewer genes (the
+      order of :mod:`hpcswarm.swarm.engine.ordering`, the paper's), wherever the search
+      compares subsets; with it off, by fitness alone (the first met is kept), so that a
+      search whose fitness is at its highest from round 0 no longer shrinks its subsets by
+      size alone.
     * Gene order (``gene_order``): symmetric uncertainty by default, the paper's; ``"welch-rr"``
       (Welch's statistic class by class, taken round robin, Forman 2004) and ``"f"`` (the
       ANOVA F) order the genes by class means instead
@@ -164,6 +169,10 @@ class VLPSO(PersonalBestSwarm):
               low=0, high=1),
         Param("pc_high", "float", 0.5, "learning probability Pc of the worst particle",
               low=0, high=1),
+        Param("size_tiebreak", "bool", True,
+              "among subsets of equal fitness the one with fewer genes is better (pbests, the "
+              "best subset, Pc ranks, exemplar tournaments, the length change's stall count; "
+              "Xue et al. 2014); false: fitness alone, the first met kept"),
     ) + RelevanceLocalSearch.PARAMS + override(FITNESS_PARAMS, k=1, cv=10)
     PREPROCESS = (("minmax", None),)
     """Every gene scaled to [0, 1] on the training samples before the search (the
@@ -383,20 +392,22 @@ class VLPSO(PersonalBestSwarm):
         """``Pc`` from the pbest ranks and new exemplars for every particle (after the
         initial evaluation and each length change)."""
         s = self.state
-        self.pc = learning_probabilities(s.pbest_fitness, s.pbest_size, self.params["pc_low"],
-                                         self.params["pc_high"])
+        self.pc = learning_probabilities(s.pbest_fitness,
+                                         self.evaluator.ordering.tie_sizes(s.pbest_size),
+                                         self.params["pc_low"], self.params["pc_high"])
         self.renew_exemplars(np.arange(s.n_particles))
 
     def renew_exemplars(self, particles):
         """New exemplars for ``particles`` (the same on every rank: each particle's draws come
         from its exemplar stream of this round) and their refresh counts restarted."""
         s = self.state
+        sizes = self.evaluator.ordering.tie_sizes(s.pbest_size)
         for i in particles:
             rng = np.random.default_rng(child_sequence(self.seed_sequence, EXEMPLARS, int(i),
                                                        self.iteration))
             self.exemplars[i] = -1
             self.exemplars[i, :self.lengths[i]] = choose_exemplars(
-                i, self.lengths, s.pbest_fitness, s.pbest_size, self.pc[i], rng)
+                i, self.lengths, s.pbest_fitness, sizes, self.pc[i], rng)
         self.stalled[particles] = 0
 
     def change_length(self):

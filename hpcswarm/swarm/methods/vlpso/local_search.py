@@ -13,7 +13,7 @@ import numpy as np
 
 from hpcswarm.params import Param
 from hpcswarm.swarm.engine.exchange import ship
-from hpcswarm.swarm.engine.ordering import beats
+from hpcswarm.swarm.engine.ordering import FEWER_GENES
 from hpcswarm.swarm.engine.state import child_sequence
 from hpcswarm.swarm.methods.vlpso.redundancy_kernel import AVAILABLE as COMPILED_AVAILABLE
 from hpcswarm.swarm.methods.vlpso.redundancy_kernel import entropy_terms, kept_genes
@@ -199,7 +199,7 @@ def draw_genes(rng, mask, genes, n_ones: int, n_zeros: int):
 
 
 def relevance_search(fitness, mask, value, genes, table, rng, flip: float, tries: int,
-                     observe=None, needed=None):
+                     observe=None, needed=None, ordering=FEWER_GENES):
     """The local search of VLPSO around one subset (``KNNopt.localsearchSU``).
 
     Each of ``tries`` tries takes ``n_flip = int(flip * size)`` genes of the current subset
@@ -208,11 +208,11 @@ def relevance_search(fitness, mask, value, genes, table, rng, flip: float, tries
     up to :data:`DRAWS` times until :func:`flip_set` is not empty; a try whose draws all
     give an empty set is not scored. The flipped subset is scored by the fitness engine's
     incremental path (``fitness.flip`` of the current subset's cached state) and becomes
-    the current subset when it beats it (higher fitness, then fewer genes). The result is
-    never worse than the input. A try whose highest possible fitness (``fitness.highest``)
-    cannot beat the current subset, and that ``needed`` does not ask for, is not scored
-    (observed with the fitness NaN, as :func:`hpcswarm.swarm.operators.local_search.local_search`
-    does): it could not be kept.
+    the current subset when it beats it (``ordering``: higher fitness, then fewer genes). The
+    result is never worse than the input. A try whose highest possible fitness
+    (``fitness.highest``) cannot beat the current subset, and that ``needed`` does not ask
+    for, is not scored (observed with the fitness NaN, as
+    :func:`hpcswarm.swarm.operators.local_search.local_search` does): it could not be kept.
 
     Parameters
     ----------
@@ -234,6 +234,8 @@ def relevance_search(fitness, mask, value, genes, table, rng, flip: float, tries
     needed : callable, optional
         ``needed(sizes, highest)``: whether a try must be scored even when it cannot beat
         the current subset (e.g. to enter the front), ndarray of bool.
+    ordering : Ordering
+        The order of subsets (:mod:`hpcswarm.swarm.engine.ordering`).
 
     Returns
     -------
@@ -262,7 +264,7 @@ def relevance_search(fitness, mask, value, genes, table, rng, flip: float, tries
         new_size = size + flips.size - 2 * int(current[flips].sum())
         sizes = np.array([new_size])
         highest = fitness.highest(sizes)
-        wanted = beats(highest, sizes, value, size)
+        wanted = ordering.beats(highest, sizes, value, size)
         if needed is not None:
             wanted |= needed(sizes, highest)
         found = np.nan
@@ -271,7 +273,7 @@ def relevance_search(fitness, mask, value, genes, table, rng, flip: float, tries
             found = float(fitness.flip(state, flips))
         if observe is not None:
             observe(current, flips[None, :], np.array([found]), sizes)
-        if beats(found, new_size, value, size):
+        if ordering.beats(found, new_size, value, size):
             fitness.apply_flip(state, flips)
             current[flips] = ~current[flips]
             value, size = found, new_size
@@ -359,7 +361,8 @@ class RelevanceLocalSearch:
                                                    search.iteration))
         return relevance_search(search.fitness, mask, value, search.order[:search.lengths[i]],
                                 self.table, rng, p["ls_flip"], p["ls_tries"],
-                                observe=evaluator.observe_flips, needed=evaluator.front.open)
+                                observe=evaluator.observe_flips, needed=evaluator.front.open,
+                                ordering=evaluator.ordering)
 
 
 def adopt(search, i, mask, value) -> None:
