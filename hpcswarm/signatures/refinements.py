@@ -15,6 +15,11 @@ The kinds:
     :mod:`hpcswarm.signatures.refine`; the subset ranked by relevance,
     :mod:`hpcswarm.signatures.relevance`). The signature is a part of what the swarm selected.
     Reported as ``NAME+RULE``.
+``saturation``
+    Keeps the search's subset unless it classifies every inner prediction correctly, when the
+    fitness has no signal left but the size; then chooses the signature anew by the 1-NN
+    margin from the genes VLPSO's first division searches
+    (:mod:`hpcswarm.signatures.saturation`). Reported as ``NAME+RULE``.
 ``rank``
     Ranks every gene by a filter statistic and cuts the ranking by the inner validation; it
     reads no subset, so two different searches on the same fold give the same genes. It is a
@@ -52,6 +57,9 @@ class Kind:
 KINDS = {kind.name: kind for kind in (
     Kind("trim", "trims the search's subset",
          lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y, inputs.mask)),
+    Kind("saturation", "keeps the search's subset unless it classifies every inner "
+         "prediction, then chooses anew by the margin",
+         lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y, inputs.mask)),
     Kind("rank", "ranks every gene by a filter statistic (reads no subset; a baseline)",
          lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y)),
     Kind("subsample", "runs the search again on subsamples of the training samples",
@@ -68,7 +76,7 @@ class Refinement:
     ----------
     name : str
         The value of ``refine``.
-    kind : {"trim", "rank", "subsample"}
+    kind : {"trim", "saturation", "rank", "subsample"}
         See the module notes (:data:`KINDS`).
     needs : tuple of str
         What the rule reads besides the scorer: ``"subset"`` (the search's selected
@@ -127,6 +135,11 @@ REFINEMENTS = {rule.name: rule for rule in (
                "the same ranking cut at the shortest prefix within one standard error of the "
                "best inner count (the one-standard-error rule)",
                "hpcswarm.signatures.relevance:relevance_subset_1se"),
+    Refinement("saturation-margin", "saturation", ("subset", "samples"),
+               "keeps the search's subset unless it classifies every inner prediction; then "
+               "walks prune-compact's path from the first twelfth of the genes by symmetric "
+               "uncertainty and keeps its point of largest relative margin that still does",
+               "hpcswarm.signatures.saturation:saturation_margin"),
     Refinement("relevance", "rank", ("samples",),
                "a filter, not the search's answer: every gene ranked one class against the "
                "rest, round robin over the classes, cut where the inner validation is best; "
