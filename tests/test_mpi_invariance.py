@@ -124,6 +124,18 @@ def test_refinements_beyond_the_subset_are_the_same_on_every_rank(rule, comm):
     assert parallel.refined.method == rule
 
 
+def test_the_margins_choice_at_saturation_is_the_same_on_every_rank(comm):
+    """VLPSO saturating its inner validation, its signature chosen anew by the margin."""
+    settings, _ = CASES["vlpso"]
+    X, y = small_data(seed=3, n_samples=36, n_genes=60, shift=8.0)
+    serial = run_search(X, y, "vlpso", settings, seed=1, refine="saturation-margin")
+    parallel = run_search(X, y, "vlpso", settings, seed=1, comm=comm, refine="saturation-margin",
+                          sample_shards=2 if comm.size % 2 == 0 else 1)
+    assert len(set(comm.allgather(digest(comparable(parallel))))) == 1
+    assert comparable(parallel) == comparable(serial)
+    assert not np.array_equal(parallel.refined.mask, parallel.mask)  # the rule fired
+
+
 def test_cso_mean_and_row_exchange_match_serial_with_many_genes(comm):
     """CSO's fixed-point mean and winner rows on a wider matrix (no archive hits needed)."""
     X, y = small_data(n_genes=200)

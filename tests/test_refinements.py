@@ -38,13 +38,14 @@ def test_every_rule_has_a_kind_and_a_function_of_that_kind():
     subsample rule the searches on halves, a rank rule neither)."""
     import inspect
 
-    arguments = {"trim": ["scorer", "data", "y", "mask"], "rank": ["scorer", "data", "y"],
+    arguments = {"trim": ["scorer", "data", "y", "mask"],
+                 "saturation": ["scorer", "data", "y", "mask"], "rank": ["scorer", "data", "y"],
                  "subsample": ["scorer", "data", "y", "selections"]}
     assert CHOICES == ("none", *REFINEMENTS)
     for name, rule in REFINEMENTS.items():
         assert rule.kind in KINDS
         assert list(inspect.signature(rule.function()).parameters) == arguments[rule.kind]
-        assert ("subset" in rule.needs) == (rule.kind == "trim")
+        assert ("subset" in rule.needs) == (rule.kind in ("trim", "saturation"))
     assert SUBSAMPLING == ("stability", "consensus")
     with pytest.raises(ParameterError, match="'refine' must be one of none, prune"):
         SearchSpec.build("pso-lsrg", refine="relevance-all")

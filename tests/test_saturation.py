@@ -1,0 +1,83 @@
+"""``refine = "saturation-margin"``: the search's subset unless it saturates the inner
+validation, then the margin's choice from VLPSO's first division."""
+
+import numpy as np
+import pytest
+
+from hpcswarm.fitness import GeneMajor, KnnEvaluator
+from hpcswarm.selection.search import run_search
+from hpcswarm.signatures import saturation
+from hpcswarm.signatures.refine import prune_compact
+from hpcswarm.signatures.saturation import first_division, saturation_margin
+from hpcswarm.swarm.methods.vlpso.symmetric_uncertainty import relevance_order, relevance_scores
+from synthetic import small_data
+
+
+def easy_data():
+    """Three classes 8 SD apart on genes 0 to 2, 60 genes in all: one of those genes
+    classifies every sample."""
+    return small_data(seed=3, n_samples=36, n_genes=60, n_informative=3, shift=8.0)
+
+
+def mask_of(n_genes, genes):
+    mask = np.zeros(n_genes, dtype=bool)
+    mask[list(genes)] = True
+    return mask
+
+
+def test_the_first_division_is_the_first_twelfth_of_the_su_order():
+    X, y = easy_data()
+    scores = relevance_scores(GeneMajor.of(X), y, np.arange(X.shape[1]))
+    expected = mask_of(X.shape[1], relevance_order(scores)[:60 // 12])
+    assert np.array_equal(first_division(X, y), expected)
+    assert np.count_nonzero(first_division(X[:, :5], y)) == 1  # never empty
+
+
+def test_a_subset_that_misses_an_inner_prediction_is_kept_as_it_is():
+    X, y = easy_data()
+    scorer = KnnEvaluator(X, y, k=1, cv="loo")
+    noise = mask_of(X.shape[1], [20, 31, 45])
+    assert scorer.score(noise).correct < scorer.score(noise).total
+    refined = saturation_margin(scorer, X, y, noise)
+    assert np.array_equal(refined.mask, noise) and refined.removed.size == 0
+    assert refined.method == "saturation-margin"
+    assert (refined.correct, refined.total) == (scorer.score(noise).correct, scorer.total)
+
+
+def test_a_saturated_subset_is_replaced_by_the_margins_choice_from_the_first_division():
+    X, y = easy_data()
+    scorer = KnnEvaluator(X, y, k=1, cv="loo")
+    smallest = mask_of(X.shape[1], [0])          # one gene already classifies every sample
+    assert scorer.score(smallest).correct == scorer.total
+    start = first_division(X, y)
+    refined = saturation_margin(scorer, X, y, smallest)
+    expected = prune_compact(scorer, X, y, start)
+    assert np.array_equal(refined.mask, expected.mask)
+    assert refined.correct == refined.total == scorer.total
+    assert not np.any(refined.mask & ~start)     # genes of the first division only
+    assert np.array_equal(np.sort(refined.removed), np.flatnonzero(start & ~refined.mask))
+    # the relative margin chose more than the one gene the size tie-break would keep
+    assert np.count_nonzero(refined.mask) > 1
+
+
+def test_a_first_division_that_misses_a_prediction_leaves_the_subset(monkeypatch):
+    X, y = easy_data()
+    scorer = KnnEvaluator(X, y, k=1, cv="loo")
+    smallest = mask_of(X.shape[1], [0])
+    monkeypatch.setattr(saturation, "first_division",
+                        lambda data, labels: mask_of(X.shape[1], [20, 31, 45]))
+    refined = saturation_margin(scorer, X, y, smallest)
+    assert np.array_equal(refined.mask, smallest) and refined.removed.size == 0
+
+
+@pytest.mark.parametrize("cv", ["loo", 5])
+def test_the_rule_in_a_vlpso_search_reads_the_search_only_where_it_saturates(cv):
+    X, y = easy_data()
+    settings = {"n_particles": 8, "n_iterations": 6, "n_divisions": 3, "change_after": 2,
+                "refresh_gap": 2, "cv": cv}
+    plain = run_search(X, y, "vlpso", settings, seed=2)
+    refined = run_search(X, y, "vlpso", settings, seed=2, refine="saturation-margin")
+    assert np.array_equal(plain.mask, refined.mask)   # the search itself is unchanged
+    assert refined.refined.method == "saturation-margin"
+    assert refined.refined.correct == refined.refined.total
+    assert not np.array_equal(refined.refined.mask, refined.mask)
