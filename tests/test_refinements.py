@@ -39,7 +39,8 @@ def test_every_rule_has_a_kind_and_a_function_of_that_kind():
     import inspect
 
     arguments = {"trim": ["scorer", "data", "y", "mask"],
-                 "saturation": ["scorer", "data", "y", "mask"], "rank": ["scorer", "data", "y"],
+                 "saturation": ["scorer", "data", "y", "mask", "params", "max_genes"],
+                 "rank": ["scorer", "data", "y"],
                  "subsample": ["scorer", "data", "y", "selections"]}
     assert CHOICES == ("none", *REFINEMENTS)
     for name, rule in REFINEMENTS.items():

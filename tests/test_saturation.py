@@ -25,12 +25,31 @@ def mask_of(n_genes, genes):
     return mask
 
 
-def test_the_first_division_is_the_first_twelfth_of_the_su_order():
+SETTINGS = {"n_particles": 8, "n_iterations": 6, "n_divisions": 3, "change_after": 2,
+            "refresh_gap": 2}
+SU_12 = {"gene_order": "su", "n_divisions": 12}
+FEWER_PARTICLES = pytest.mark.filterwarnings("ignore:vlpso. n_divisions=3 reduced to 2")
+
+
+@pytest.mark.parametrize("settings, max_genes", [(SETTINGS, None), (SETTINGS, 9),
+                                                  ({**SETTINGS, "gene_order": "f"}, None),
+                                                  pytest.param({**SETTINGS, "n_particles": 2},
+                                                               None, marks=FEWER_PARTICLES)])
+def test_the_first_division_is_the_genes_vlpsos_first_division_searches(settings, max_genes):
+    X, y = easy_data()
+    result = run_search(X, y, "vlpso", settings, seed=2, max_genes=max_genes)
+    n_divisions = min(settings["n_divisions"], settings["n_particles"])
+    length = (max_genes or X.shape[1]) // n_divisions
+    expected = mask_of(X.shape[1], result.extra["ranking"][:length])
+    assert np.array_equal(first_division(X, y, result.params, max_genes), expected)
+
+
+def test_without_vlpsos_settings_the_first_twelfth_of_the_su_order():
     X, y = easy_data()
     scores = relevance_scores(GeneMajor.of(X), y, np.arange(X.shape[1]))
     expected = mask_of(X.shape[1], relevance_order(scores)[:60 // 12])
-    assert np.array_equal(first_division(X, y), expected)
-    assert np.count_nonzero(first_division(X[:, :5], y)) == 1  # never empty
+    assert np.array_equal(first_division(X, y, {}), expected)
+    assert np.count_nonzero(first_division(X[:, :5], y, {})) == 1  # never empty
 
 
 def test_a_subset_that_misses_an_inner_prediction_is_kept_as_it_is():
@@ -38,7 +57,7 @@ def test_a_subset_that_misses_an_inner_prediction_is_kept_as_it_is():
     scorer = KnnEvaluator(X, y, k=1, cv="loo")
     noise = mask_of(X.shape[1], [20, 31, 45])
     assert scorer.score(noise).correct < scorer.score(noise).total
-    refined = saturation_margin(scorer, X, y, noise)
+    refined = saturation_margin(scorer, X, y, noise, SU_12)
     assert np.array_equal(refined.mask, noise) and refined.removed.size == 0
     assert refined.method == "saturation-margin"
     assert (refined.correct, refined.total) == (scorer.score(noise).correct, scorer.total)
@@ -49,8 +68,8 @@ def test_a_saturated_subset_is_replaced_by_the_margins_choice_from_the_first_div
     scorer = KnnEvaluator(X, y, k=1, cv="loo")
     smallest = mask_of(X.shape[1], [0])          # one gene already classifies every sample
     assert scorer.score(smallest).correct == scorer.total
-    start = first_division(X, y)
-    refined = saturation_margin(scorer, X, y, smallest)
+    start = first_division(X, y, SU_12)
+    refined = saturation_margin(scorer, X, y, smallest, SU_12)
     expected = prune_compact(scorer, X, y, start)
     assert np.array_equal(refined.mask, expected.mask)
     assert refined.correct == refined.total == scorer.total
@@ -61,20 +80,33 @@ def test_a_saturated_subset_is_replaced_by_the_margins_choice_from_the_first_div
 
 
 def test_a_first_division_that_misses_a_prediction_leaves_the_subset(monkeypatch):
-    X, y = easy_data()
+    """Even where the backward path from those genes would reach every inner prediction."""
+    X, y = small_data(seed=3, n_samples=36, n_genes=60, n_informative=3, shift=3.0)
     scorer = KnnEvaluator(X, y, k=1, cv="loo")
-    smallest = mask_of(X.shape[1], [0])
-    monkeypatch.setattr(saturation, "first_division",
-                        lambda data, labels: mask_of(X.shape[1], [20, 31, 45]))
-    refined = saturation_margin(scorer, X, y, smallest)
+    smallest = mask_of(X.shape[1], [0, 1, 2])
+    assert scorer.score(smallest).correct == scorer.total
+    missing = np.flatnonzero([scorer.score(mask_of(60, [0, 1, 2, *range(3, 3 + extra)])).correct
+                              < scorer.total for extra in range(1, 30)])
+    start = mask_of(60, [0, 1, 2, *range(3, 4 + int(missing[0]))])
+    assert scorer.score(start).correct < scorer.total
+    assert prune_compact(scorer, X, y, start).correct == scorer.total  # the path would climb
+    monkeypatch.setattr(saturation, "first_division", lambda *args: start)
+    refined = saturation_margin(scorer, X, y, smallest, SU_12)
     assert np.array_equal(refined.mask, smallest) and refined.removed.size == 0
+
+
+def test_the_size_cap_bounds_the_signature():
+    X, y = easy_data()
+    result = run_search(X, y, "vlpso", SETTINGS, seed=2, max_genes=2,
+                        refine="saturation-margin")
+    assert result.refined.correct == result.refined.total
+    assert 1 <= np.count_nonzero(result.refined.mask) <= 2
 
 
 @pytest.mark.parametrize("cv", ["loo", 5])
 def test_the_rule_in_a_vlpso_search_reads_the_search_only_where_it_saturates(cv):
     X, y = easy_data()
-    settings = {"n_particles": 8, "n_iterations": 6, "n_divisions": 3, "change_after": 2,
-                "refresh_gap": 2, "cv": cv}
+    settings = {**SETTINGS, "cv": cv}
     plain = run_search(X, y, "vlpso", settings, seed=2)
     refined = run_search(X, y, "vlpso", settings, seed=2, refine="saturation-margin")
     assert np.array_equal(plain.mask, refined.mask)   # the search itself is unchanged

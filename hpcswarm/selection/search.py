@@ -383,7 +383,8 @@ class SpecSearch:
             watched = (scorer if self.hooks.phase is None
                        else WatchedScorer(scorer, self.hooks.phase, f"refine {spec.refine}"))
             inputs = RefineInputs(watched, X, y, result.mask,
-                                  lambda: self.subsample_selections(X, y))
+                                  lambda: self.subsample_selections(X, y), result.params,
+                                  spec.max_genes)
             result.refined = REFINEMENTS[spec.refine].apply(inputs)
         return result, score
 
@@ -408,14 +409,17 @@ class SpecSearch:
 @dataclass(frozen=True)
 class RefineInputs:
     """What a refinement may read (:attr:`hpcswarm.signatures.refinements.Refinement.needs`): the
-    task's scorer and training samples, the search's subset, and the subsample searches (run only
-    when a rule asks for them, by calling ``selections()``)."""
+    task's scorer and training samples, the search's subset, the subsample searches (run only
+    when a rule asks for them, by calling ``selections()``), the search's complete parameters
+    and its size cap (None: none)."""
 
     scorer: object
     data: object
     y: np.ndarray
     mask: np.ndarray
     selections: object
+    params: dict
+    max_genes: object
 
 
 

@@ -4,7 +4,8 @@ One row per rule (:class:`Refinement`), naming its kind, what it reads, its repo
 the function that applies it; the job key ``refine``, the selector's ``refine``, the report's
 row names and what :func:`hpcswarm.selection.search.run_search` runs derive from
 :data:`REFINEMENTS`. The functions live with their kind (:mod:`hpcswarm.signatures.refine`,
-:mod:`hpcswarm.signatures.relevance`, :mod:`hpcswarm.signatures.subsample`); a row names its
+:mod:`hpcswarm.signatures.relevance`, :mod:`hpcswarm.signatures.saturation`,
+:mod:`hpcswarm.signatures.subsample`); a row names its
 function as ``module:name``, imported only when the rule runs, so that reading a results file
 never loads the engine. How a rule of each kind is called is one row of :data:`KINDS`.
 
@@ -59,7 +60,8 @@ KINDS = {kind.name: kind for kind in (
          lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y, inputs.mask)),
     Kind("saturation", "keeps the search's subset unless it classifies every inner "
          "prediction, then chooses anew by the margin",
-         lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y, inputs.mask)),
+         lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y, inputs.mask,
+                                   inputs.params, inputs.max_genes)),
     Kind("rank", "ranks every gene by a filter statistic (reads no subset; a baseline)",
          lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y)),
     Kind("subsample", "runs the search again on subsamples of the training samples",
@@ -81,7 +83,8 @@ class Refinement:
     needs : tuple of str
         What the rule reads besides the scorer: ``"subset"`` (the search's selected
         genes), ``"samples"`` (the training values and labels), ``"searches"`` (further
-        searches of the same spec on subsamples).
+        searches of the same spec on subsamples), ``"settings"`` (the search's parameters
+        and size cap).
     summary : str
         One sentence for ``--help`` and the docs.
     rule : str
@@ -135,10 +138,10 @@ REFINEMENTS = {rule.name: rule for rule in (
                "the same ranking cut at the shortest prefix within one standard error of the "
                "best inner count (the one-standard-error rule)",
                "hpcswarm.signatures.relevance:relevance_subset_1se"),
-    Refinement("saturation-margin", "saturation", ("subset", "samples"),
+    Refinement("saturation-margin", "saturation", ("subset", "samples", "settings"),
                "keeps the search's subset unless it classifies every inner prediction; then "
-               "walks prune-compact's path from the first twelfth of the genes by symmetric "
-               "uncertainty and keeps its point of largest relative margin that still does",
+               "walks prune-compact's path from the genes of VLPSO's first division and keeps "
+               "its point of largest relative margin that still does",
                "hpcswarm.signatures.saturation:saturation_margin"),
     Refinement("relevance", "rank", ("samples",),
                "a filter, not the search's answer: every gene ranked one class against the "
