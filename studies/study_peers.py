@@ -57,7 +57,8 @@ seconds are the peer's). Sechidis et al.'s correlation-aware stability
 
 Several configurations of the same seed can be read side by side (``--prefix PREFIX``,
 repeatable: ``WORK/PREFIX-NAME.h5``; the row is named by the prefix, ``VLPSO`` for the
-default prefix ``v``); each is tested against every peer, and with ``--baseline PREFIX``
+default prefix ``v``; ``PREFIX+refined`` reads the refined subsets of the same files, the
+signature of a job with ``refine``); each is tested against every peer, and with ``--baseline PREFIX``
 against that configuration too, on the same folds. :func:`verdicts` and :func:`choose` apply
 the rule fixed in ``docs/signatures.md`` ("Against scikit-learn's selectors, the rule for
 the next runs, fixed before them"): the three conditions on each set (size-matched, not
@@ -108,9 +109,17 @@ COST_CAP = 3.0
 """The most a new default may cost, in seconds over the tasks, relative to today's."""
 
 
-def tasks_of(path):
+REFINED = "+refined"
+"""The ending of a prefix that reads its files' refined subsets (``refine`` of the job)."""
+
+
+def tasks_of(path, refined=False):
     """The VLPSO file's tasks (run, fold, spawn key, training and test rows, genes, test
-    accuracy, seconds) and its dataset, seed and preprocessing steps."""
+    accuracy, seconds) and its dataset, seed and preprocessing steps; with ``refined``, the
+    genes and test accuracy of each task's refined subset (the job's ``refine``) in place of
+    the search's (the seconds are the task's, search and refinement)."""
+    genes, accuracy = (("refined_genes", "refined_test_accuracy") if refined
+                       else ("selected_genes", "test_accuracy"))
     tasks = []
     with h5py.File(path, "r") as results:
         table = results["tasks"]
@@ -119,8 +128,8 @@ def tasks_of(path):
             tasks.append({"run": int(run), "fold": int(fold),
                           "key": tuple(int(k) for k in group.attrs["spawn_key"]),
                           "train": group["train_index"][()], "test": group["test_index"][()],
-                          "genes": group["selected_genes"][()],
-                          "accuracy": float(table["test_accuracy"][index]),
+                          "genes": group[genes][()],
+                          "accuracy": float(table[accuracy][index]),
                           "seconds": float(table["seconds"][index])})
         job = json.loads(results.attrs["job"])
         setting = (str(results.attrs["dataset"]), int(results.attrs["seed"]),
@@ -245,11 +254,12 @@ def matched(peer):
     return f"{peer} @ size"
 
 
-def rows_of(path, name, work, label="VLPSO"):
-    """Per row (the configuration ``label`` of the file, each peer at its own size, each peer
-    size-matched): per task, (genes, test Score, wall seconds, chosen setting); the tasks;
-    the number of genes and the file's gene similarity."""
-    tasks, (dataset, seed, steps) = tasks_of(path)
+def rows_of(path, name, work, label="VLPSO", refined=False):
+    """Per row (the configuration ``label`` of the file, its refined subsets with
+    ``refined``, each peer at its own size, each peer size-matched): per task, (genes, test
+    Score, wall seconds, chosen setting); the tasks; the number of genes and the file's gene
+    similarity."""
+    tasks, (dataset, seed, steps) = tasks_of(path, refined)
     results = read_results(path)
     data = load_dataset(dataset)
     X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y)
@@ -332,8 +342,13 @@ def verdicts(rows, label, alpha=ALPHA):
 
 
 def configuration(work, name, prefix, label):
-    """One configuration's rows, verdicts and tasks on one set from ``WORK/PREFIX-NAME.h5``."""
-    rows, tasks, n_genes, similarity = rows_of(work / f"{prefix}-{name}.h5", name, work, label)
+    """One configuration's rows, verdicts and tasks on one set from ``WORK/PREFIX-NAME.h5``
+    (a prefix ending in :data:`REFINED`: the refined subsets of the file of the prefix
+    without it)."""
+    refined = prefix.endswith(REFINED)
+    stem = prefix[:-len(REFINED)] if refined else prefix
+    rows, tasks, n_genes, similarity = rows_of(work / f"{stem}-{name}.h5", name, work, label,
+                                               refined)
     table = figures(rows, tasks, n_genes, similarity, label)
     return table, verdicts(table, label), tasks
 
@@ -368,8 +383,9 @@ def study(work, names, prefixes=("v",), baseline=None):
 
 
 def label_of(prefix):
-    """A configuration's row name: ``VLPSO`` for the prefix ``v``, else the prefix."""
-    return "VLPSO" if prefix == "v" else prefix
+    """A configuration's row name: ``VLPSO`` for the prefix ``v`` (``VLPSO+refined`` for
+    ``v+refined``), else the prefix."""
+    return "VLPSO" + prefix[1:] if prefix in ("v", "v" + REFINED) else prefix
 
 
 def choose(table, baseline, alpha=ALPHA):
@@ -440,8 +456,8 @@ def print_table(table):
 def main(argv=None):
     parser = panel_arguments(__doc__.splitlines()[0])
     parser.add_argument("--prefix", action="append", dest="prefixes",
-                        help="a configuration's results files WORK/PREFIX-NAME.h5 "
-                             "(repeatable; default v)")
+                        help="a configuration's results files WORK/PREFIX-NAME.h5, or with "
+                             f"PREFIX{REFINED} their refined subsets (repeatable; default v)")
     parser.add_argument("--baseline", help="the prefix every other one is tested against, "
                                            "and the rule's choice made")
     args = parser.parse_args(argv)

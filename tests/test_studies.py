@@ -4,6 +4,7 @@ check that a change of the package has not left one behind."""
 
 import json
 
+import h5py
 import numpy as np
 import pytest
 
@@ -197,6 +198,22 @@ def test_the_peers_study_tests_each_peer_by_its_genes_on_the_task_rows(tmp_path,
                 assert rows[row]["fold_accuracy"][index] == np.mean(predicted == y[task["test"]])
         assert 0 <= rows[peer]["p_above"] <= 1 and rows[peer]["n"] <= len(tasks)
         assert rows[study_peers.matched(peer)]["size"] == rows["VLPSO"]["size"]
+    # a job's refined subsets, read as a configuration of their own on the same folds
+    run_job(read_job("jobs/vlpso-experiment.toml",
+                     ["runs=2", "folds=3", f"data={tmp_path / 'tiny-data.h5'}",
+                      "n_particles=4", "n_iterations=2", "n_divisions=2", "refine=prune",
+                      f"output={tmp_path / 'w-tiny.h5'}"]), quiet=True)
+    both = study_peers.study(tmp_path, ["tiny"], ["v", "w+refined"], baseline="v")["tiny"]
+    refined = both["w+refined"]["rows"]["w+refined"]
+    with h5py.File(tmp_path / "w-tiny.h5", "r") as results:
+        table = results["tasks"]
+        assert refined["fold_accuracy"] == list(table["refined_test_accuracy"][()])
+        assert refined["size"] == np.mean(table["refined_size"][()])
+        assert refined["size"] < np.mean(table["subset_size"][()])  # pruning removed genes
+    for peer in study_peers.PEERS:  # the same peers on the same folds
+        assert (both["w+refined"]["rows"][peer]["fold_accuracy"]
+                == both["v"]["rows"][peer]["fold_accuracy"])
+    assert 0 <= both["w+refined"]["vs_baseline"]["p_below"] <= 1
 
 
 def _peer_rows(size, peers):
