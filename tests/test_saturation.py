@@ -49,6 +49,8 @@ def test_without_vlpsos_settings_the_first_twelfth_of_the_su_order():
     scores = relevance_scores(GeneMajor.of(X), y, np.arange(X.shape[1]))
     expected = mask_of(X.shape[1], relevance_order(scores)[:60 // 12])
     assert np.array_equal(first_division(X, y, {}), expected)
+    # another method's swarm size is no VLPSO division count
+    assert np.array_equal(first_division(X, y, {"n_particles": 4}), expected)
     assert np.count_nonzero(first_division(X[:, :5], y, {})) == 1  # never empty
 
 

@@ -25,7 +25,7 @@ import numpy as np
 from hpcswarm.fitness import GeneMajor
 from hpcswarm.fitness.margins import label_codes
 from hpcswarm.signatures.refine import Refined, prune_compact
-from hpcswarm.swarm.methods.vlpso.divisions import division_lengths, fitting_divisions
+from hpcswarm.swarm.methods.vlpso.divisions import division_lengths
 from hpcswarm.swarm.methods.vlpso.gene_order import gene_order
 
 NAME = "saturation-margin"
@@ -40,16 +40,14 @@ def first_division(data, y, params, max_genes=None):
 
     The first ``(max_length // n_divisions)`` genes (at least one) of the gene order
     ``params["gene_order"]`` on the training samples ``data`` (labels ``y``), ``max_length``
-    the genes or ``max_genes`` if fewer, ``n_divisions`` the search's divisions as VLPSO
-    fits them to its swarm (Sec. III-A and III-B;
-    :func:`~hpcswarm.swarm.methods.vlpso.divisions.division_lengths`). A search of another
-    method has no such settings: symmetric uncertainty and :data:`DIVISIONS` divisions.
+    the genes or ``max_genes`` if fewer, ``n_divisions`` the search's divisions (Sec. III-A
+    and III-B; :func:`~hpcswarm.swarm.methods.vlpso.divisions.division_lengths`; a VLPSO
+    search's parameters hold them as fitted to its swarm). A search of another method has no
+    such settings: symmetric uncertainty and :data:`DIVISIONS` divisions.
     """
     data = GeneMajor.of(data)
     codes, _ = label_codes(y)
     n_divisions = params.get("n_divisions", DIVISIONS)
-    if params.get("n_particles"):
-        n_divisions = fitting_divisions(n_divisions, params["n_particles"])
     max_length = data.n_genes if max_genes is None else min(data.n_genes, max_genes)
     order = gene_order(params.get("gene_order", "su"), data, codes)
     start = np.zeros(data.n_genes, dtype=bool)
