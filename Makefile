@@ -22,7 +22,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[mpich,test,anndata,plot]'
+	$(BIN)/python -m pip install --quiet -e '.[mpich,test,anndata,plot,studies]'
 	touch $(STAMP)
 
 demo: setup
@@ -63,7 +63,7 @@ test-ranks: setup
 	timeout 600 $(BIN)/mpiexec -n 4 $(BIN)/python -m pytest -q -m mpi tests/test_mpi_invariance.py tests/test_mpi_comm.py
 
 $(DOCS_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[mpich,test,anndata,plot,docs]'
+	$(BIN)/python -m pip install --quiet -e '.[mpich,test,anndata,plot,studies,docs]'
 	touch $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)

@@ -2,8 +2,8 @@
 
 The default signature is the subset VLPSO returns (``docs/signatures.md``, "The default:
 chosen by a rule fixed in advance"; Tran, Xue & Zhang 2019). A user could instead pick one of
-scikit-learn's selectors; this study puts three of them beside it on the very same outer folds
-and tests every pair fold by fold.
+scikit-learn's selectors, or ReliefF; this study puts four such peers beside it on the very
+same outer folds and tests every pair fold by fold.
 
 Input, per set ``NAME``: the results file of the VLPSO job at today's default
 (``jobs/vlpso-experiment.toml`` with ``runs = 3``, seed 2016: the outer folds of Experiment
@@ -16,7 +16,7 @@ scaled training rows, as VLPSO's inner validation does. The settings, fixed befo
 figure was read:
 
 - inner folds: :data:`INNER_FOLDS`-fold stratified (scikit-learn's ``StratifiedKFold``,
-  shuffled), the same folds for the three peers of a task;
+  shuffled), the same folds for every peer of a task;
 - ``L1-logistic``: ``LogisticRegression(solver="liblinear", l1_ratio=1)`` (the L1 penalty),
   one against the rest for more than two classes (``OneVsRestClassifier``, liblinear's own
   scheme), C chosen over :data:`L1_C` by the logistic regression's own accuracy on the inner
@@ -29,7 +29,17 @@ figure was read:
   smaller k);
 - ``RF-importance``: genes ranked by the impurity importance of
   ``RandomForestClassifier(n_estimators=N_TREES)`` (scikit-learn's default forest), k chosen
-  as for ``SelectKBest-F``, the forest refitted inside each inner fold.
+  as for ``SelectKBest-F``, the forest refitted inside each inner fold;
+- ``ReliefF``: genes ranked by the ReliefF weight (Kononenko 1994, the multi-class Relief-F:
+  each training sample's :data:`RELIEFF_NEIGHBOURS` nearest hits and as many nearest misses
+  of every other class, weighted by that class's prior), as ``skrebate.ReliefF`` computes it
+  (skrebate 0.8.4, Urbanowicz et al. 2018: Manhattan distance on the genes scaled to their
+  range, a gene with at most 10 distinct values on the rows scored as categorical, its
+  default), the labels declared binary or multi-class (so that a set of more than ten
+  classes is not taken for a regression, skrebate's default); ties by the lower index; k
+  chosen as for ``SelectKBest-F``, the weights refitted inside each inner fold.
+  (Added after the runs of the first rule of ``docs/signatures.md``, which had the three
+  peers above; a cache of those runs gets its ReliefF fits added and keeps the others.)
 
 Randomness (the inner folds, liblinear's and the forest's): one integer per task from
 ``SeedSequence(seed, spawn_key=(*task_key, PEER_STREAM))``, the job's seed and the task's
@@ -82,6 +92,7 @@ from sklearn.feature_selection import f_classif
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.multiclass import OneVsRestClassifier
+from skrebate import ReliefF
 from threadpoolctl import threadpool_limits
 
 from hpcswarm.data import load_dataset
@@ -100,9 +111,13 @@ K_GRID = (5, 10, 20, 50, 100, 200, 500)
 """The grid of signature sizes k of the ranking peers (capped at the number of genes)."""
 N_TREES = 100
 """Trees of the random forest (scikit-learn's default)."""
+RELIEFF_NEIGHBOURS = 10
+"""ReliefF's nearest hits, and nearest misses of each other class, per sample: the 10 that
+Robnik-Sikonja & Kononenko (2003, Sec. 2.3 and 6) find a safe choice (skrebate's default of
+100 would take every sample of a class on a microarray's 50 to 100 training rows)."""
 PEER_STREAM = 7919
 """The spawn-key word of the peers' randomness, below a task's key."""
-PEERS = ("L1-logistic", "SelectKBest-F", "RF-importance")
+PEERS = ("L1-logistic", "SelectKBest-F", "RF-importance", "ReliefF")
 ALPHA = 0.05
 """The level of every one-sided test of the rule."""
 COST_CAP = 3.0
@@ -173,6 +188,15 @@ def forest_ranking(X, y, seed):
     return np.argsort(-forest.fit(X, y).feature_importances_, kind="stable")
 
 
+def relieff_ranking(X, y, seed):
+    """Genes by decreasing ReliefF weight (``skrebate.ReliefF``, :data:`RELIEFF_NEIGHBOURS`
+    neighbours; ties by the lower index); deterministic, ``seed`` unused."""
+    label_type = "binary" if np.unique(y).size == 2 else "multiclass"
+    weights = ReliefF(n_neighbors=RELIEFF_NEIGHBOURS, label_type=label_type,
+                      n_jobs=1).fit(X, y).feature_importances_
+    return np.argsort(-weights, kind="stable")
+
+
 def top_k(X, y, folds, seed, ranking):
     """The top k of ``ranking`` on all rows, k of :data:`K_GRID` with the most inner 1-NN
     correct (the ranking refitted on each inner fold's training rows; ties to the smaller
@@ -194,7 +218,8 @@ def top_k(X, y, folds, seed, ranking):
 SELECTORS = {"L1-logistic": l1_logistic,
              "SelectKBest-F": lambda X, y, folds, seed: top_k(X, y, folds, seed, f_ranking),
              "RF-importance": lambda X, y, folds, seed: top_k(X, y, folds, seed,
-                                                              forest_ranking)}
+                                                              forest_ranking),
+             "ReliefF": lambda X, y, folds, seed: top_k(X, y, folds, seed, relieff_ranking)}
 """Each peer: (scaled training rows, labels, inner folds, seed) -> (genes, chosen C or k,
 every gene ranked on all the rows, the order its size-matched row takes its top k from)."""
 
@@ -205,14 +230,15 @@ def scaled(X, y, task, steps):
     return X_train, fitted.transform(X[task["test"]])
 
 
-def peer_selections(X_train, y_train, seed):
-    """Every peer's genes, chosen setting and wall seconds on one task's training rows."""
+def peer_selections(X_train, y_train, seed, names=tuple(SELECTORS)):
+    """The genes, chosen setting and wall seconds of each peer of ``names`` on one task's
+    training rows (the same inner folds for every peer)."""
     folds = list(StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=seed)
                  .split(X_train, y_train))
     chosen = {}
-    for name, selector in SELECTORS.items():
+    for name in names:
         started = time.perf_counter()
-        genes, setting, ranking = selector(X_train, y_train, folds, seed)
+        genes, setting, ranking = SELECTORS[name](X_train, y_train, folds, seed)
         chosen[name] = {"genes": genes.tolist(), "setting": setting,
                         "seconds": time.perf_counter() - started, "ranking": ranking.tolist()}
     return chosen
@@ -220,8 +246,10 @@ def peer_selections(X_train, y_train, seed):
 
 def cached_selections(cache, task, X_train, y_train, seed):
     """:func:`peer_selections` of a task, read from ``cache`` (a JSON file) when it holds
-    them for the same training rows, else computed and written there."""
+    them for the same training rows; the peers it lacks (a peer added since it was written)
+    are computed and the cache rewritten with them, the others kept as they were."""
     rows = hashlib.sha256(np.asarray(task["train"], dtype=np.int64).tobytes()).hexdigest()
+    peers = {}
     if cache.exists():
         stored = json.loads(cache.read_text())
         if stored["train_sha256"] != rows or stored["seed"] != seed:
@@ -229,9 +257,12 @@ def cached_selections(cache, task, X_train, y_train, seed):
         if any("ranking" not in peer for peer in stored["peers"].values()):
             raise ValueError(f"{cache}: cached without the peers' rankings (an earlier "
                              f"version of this study); remove it")
-        return stored["peers"]
+        peers = stored["peers"]
+    missing = [name for name in SELECTORS if name not in peers]
+    if not missing:
+        return peers
     with threadpool_limits(1):
-        peers = peer_selections(X_train, y_train, seed)
+        peers.update(peer_selections(X_train, y_train, seed, missing))
     cache.parent.mkdir(parents=True, exist_ok=True)
     partial = cache.with_suffix(".part")
     partial.write_text(json.dumps({"train_sha256": rows, "seed": seed, "peers": peers}))
