@@ -2,6 +2,7 @@
 and prints (or returns) its figures. The studies themselves take minutes to hours; these
 check that a change of the package has not left one behind."""
 
+import hashlib
 import json
 
 import h5py
@@ -214,6 +215,41 @@ def test_the_peers_study_tests_each_peer_by_its_genes_on_the_task_rows(tmp_path,
         assert (both["w+refined"]["rows"][peer]["fold_accuracy"]
                 == both["v"]["rows"][peer]["fold_accuracy"])
     assert 0 <= both["w+refined"]["vs_baseline"]["p_below"] <= 1
+
+
+def test_relieff_ranks_planted_genes_first_however_many_classes():
+    # twelve classes: skrebate's own default would take the labels for a regression target
+    # and rank noise genes among the planted ones
+    rng = np.random.default_rng(5)
+    y = np.repeat(np.arange(12), 5)
+    X = rng.normal(size=(60, 50))
+    X[:, :6] += 3 * rng.normal(size=(12, 6))[y]
+    assert sorted(study_peers.relieff_ranking(X, y, 0)[:6]) == list(range(6))
+    two = np.repeat([0, 1], 15)
+    X2 = rng.normal(size=(30, 20))
+    X2[:, 7] += 2.5 * two
+    assert study_peers.relieff_ranking(X2, two, 0)[0] == 7
+
+
+def test_a_peers_cache_gains_a_new_peer_and_keeps_the_others(tmp_path):
+    rng = np.random.default_rng(3)
+    y = np.repeat([0, 1], 12)
+    X = rng.normal(size=(24, 15))
+    X[:, 4] += 3 * y
+    task = {"train": np.arange(24)}
+    rows = hashlib.sha256(task["train"].astype(np.int64).tobytes()).hexdigest()
+    earlier = {name: {"genes": [0], "setting": 5, "seconds": 1.5, "ranking": list(range(15))}
+               for name in study_peers.PEERS if name != "ReliefF"}
+    cache = tmp_path / "run-000-fold-00.json"
+    cache.write_text(json.dumps({"train_sha256": rows, "seed": 9, "peers": earlier}))
+    peers = study_peers.cached_selections(cache, task, X, y, 9)
+    assert set(peers) == set(study_peers.PEERS)
+    assert {name: peers[name] for name in earlier} == earlier  # kept, not refitted
+    assert peers["ReliefF"]["ranking"][0] == 4
+    assert peers["ReliefF"]["genes"] == sorted(peers["ReliefF"]["ranking"][:peers["ReliefF"]
+                                                                         ["setting"]])
+    assert json.loads(cache.read_text())["peers"] == peers
+    assert study_peers.cached_selections(cache, task, X, y, 9) == peers
 
 
 def _peer_rows(size, peers):
