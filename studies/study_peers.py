@@ -32,10 +32,10 @@ figure was read:
   as for ``SelectKBest-F``, the forest refitted inside each inner fold;
 - ``ReliefF``: genes ranked by the ReliefF weight (Kononenko 1994, the multi-class Relief-F:
   each training sample's :data:`RELIEFF_NEIGHBOURS` nearest hits and as many nearest misses
-  of every other class, weighted by that class's prior), as ``skrebate.ReliefF`` computes it
-  (skrebate 0.8.4, Urbanowicz et al. 2018: Manhattan distance on the genes scaled to their
-  range, a gene with at most 10 distinct values on the rows scored as categorical, its
-  default), the labels declared binary or multi-class (so that a set of more than ten
+  of every other class), as ``skrebate.ReliefF`` computes it (skrebate 0.8.4, Urbanowicz et
+  al. 2018: Manhattan distance on the genes scaled to their range, each miss class weighted
+  by its share of the misses found, a gene with at most 10 distinct values on the rows scored
+  as categorical, its default), the labels declared binary or multi-class (so that a set of more than ten
   classes is not taken for a regression, skrebate's default); ties by the lower index; k
   chosen as for ``SelectKBest-F``, the weights refitted inside each inner fold.
   (Added after the runs of the first rule of ``docs/signatures.md``, which had the three
