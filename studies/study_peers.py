@@ -35,9 +35,10 @@ figure was read:
   of every other class), as ``skrebate.ReliefF`` computes it (skrebate 0.8.4, Urbanowicz et
   al. 2018: Manhattan distance on the genes scaled to their range, each miss class weighted
   by its share of the misses found, a gene with at most 10 distinct values on the rows scored
-  as categorical, its default), the labels declared binary or multi-class (so that a set of more than ten
-  classes is not taken for a regression, skrebate's default); ties by the lower index; k
-  chosen as for ``SelectKBest-F``, the weights refitted inside each inner fold.
+  as categorical, its default), the labels declared binary or multi-class (so that a set of
+  more than ten classes is not taken for a regression, skrebate's default); ties by the
+  lower index; k chosen as for ``SelectKBest-F``, the weights refitted inside each inner
+  fold.
   (Added after the runs of the first rule of ``docs/signatures.md``, which had the three
   peers above; a cache of those runs gets its ReliefF fits added and keeps the others.)
 
@@ -68,11 +69,11 @@ seconds are the peer's). Sechidis et al.'s correlation-aware stability
 Several configurations of the same seed can be read side by side (``--prefix PREFIX``,
 repeatable: ``WORK/PREFIX-NAME.h5``; the row is named by the prefix, ``VLPSO`` for the
 default prefix ``v``; ``PREFIX+refined`` reads the refined subsets of the same files, the
-signature of a job with ``refine``); each is tested against every peer, and with ``--baseline PREFIX``
-against that configuration too, on the same folds. :func:`verdicts` and :func:`choose` apply
-the rule fixed in ``docs/signatures.md`` ("Against scikit-learn's selectors, the rule for
-the next runs, fixed before them"): the three conditions on each set (size-matched, not
-dominated, ahead) and the choice among the configurations.
+signature of a job with ``refine``); each is tested against every peer, and with
+``--baseline PREFIX`` against that configuration too, on the same folds. :func:`verdicts`
+and :func:`choose` apply the rule fixed in ``docs/signatures.md`` ("Against scikit-learn's
+selectors, the rule for the next runs, fixed before them"): the three conditions on each
+set (size-matched, not dominated, ahead) and the choice among the configurations.
 
 Run from the repository root: ``python -m studies.study_peers WORK NAME [NAME ...]
 [--prefix PREFIX ...] [--baseline PREFIX]``; ``--json FILE`` also writes every figure. The
@@ -230,7 +231,7 @@ def scaled(X, y, task, steps):
     return X_train, fitted.transform(X[task["test"]])
 
 
-def peer_selections(X_train, y_train, seed, names=tuple(SELECTORS)):
+def peer_selections(X_train, y_train, seed, names):
     """The genes, chosen setting and wall seconds of each peer of ``names`` on one task's
     training rows (the same inner folds for every peer)."""
     folds = list(StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=seed)
