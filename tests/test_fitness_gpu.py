@@ -602,3 +602,18 @@ def test_the_gpu_check_script_runs_end_to_end_with_the_numpy_stand_in(tmp_path):
     vlpso = vlpso_gpu_figures(tmp_path, rounds=12)
     assert vlpso[0]["device"] == "numpy stand-in"
     assert " passed" in stdout and "GPU tests failed" not in stdout
+
+
+@pytest.mark.parametrize("rule", ["saturation-margin", "saturation-exchange"])
+def test_the_margins_choice_at_saturation_on_the_device_equals_the_cpu_s(rule, monkeypatch):
+    """VLPSO saturating its inner validation, its signature chosen by the margin: on the
+    device (the CuPy stand-in) the exchanges and the path are scored by the device's scorer
+    and give the CPU's genes."""
+    X, y = small_data(seed=3, n_samples=36, n_genes=60, shift=8.0)
+    params = CACHED_SWARMS["vlpso"]
+    expected = run_search(X, y, "vlpso", params, seed=1, refine=rule)
+    _stand_in_cupy(monkeypatch, 8 * 2**30, 8 * 2**30)
+    found = run_search(X, y, "vlpso", params, seed=1, device="gpu", refine=rule)
+    assert _comparable(found) == _comparable(expected)
+    assert np.array_equal(found.refined.mask, expected.refined.mask)
+    assert not np.array_equal(found.refined.mask, found.mask)   # the rule fired

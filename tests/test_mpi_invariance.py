@@ -124,12 +124,14 @@ def test_refinements_beyond_the_subset_are_the_same_on_every_rank(rule, comm):
     assert parallel.refined.method == rule
 
 
-def test_the_margins_choice_at_saturation_is_the_same_on_every_rank(comm):
-    """VLPSO saturating its inner validation, its signature chosen anew by the margin."""
+@pytest.mark.parametrize("rule", ["saturation-margin", "saturation-exchange"])
+def test_the_margins_choice_at_saturation_is_the_same_on_every_rank(rule, comm):
+    """VLPSO saturating its inner validation, its signature chosen by the margin (anew, or by
+    exchanges at its size)."""
     settings, _ = CASES["vlpso"]
     X, y = small_data(seed=3, n_samples=36, n_genes=60, shift=8.0)
-    serial = run_search(X, y, "vlpso", settings, seed=1, refine="saturation-margin")
-    parallel = run_search(X, y, "vlpso", settings, seed=1, comm=comm, refine="saturation-margin",
+    serial = run_search(X, y, "vlpso", settings, seed=1, refine=rule)
+    parallel = run_search(X, y, "vlpso", settings, seed=1, comm=comm, refine=rule,
                           sample_shards=2 if comm.size % 2 == 0 else 1)
     assert len(set(comm.allgather(digest(comparable(parallel))))) == 1
     assert comparable(parallel) == comparable(serial)

@@ -1,5 +1,6 @@
-"""``refine = "saturation-margin"``: the search's subset unless it saturates the inner
-validation, then the margin's choice from VLPSO's first division."""
+"""``refine = "saturation-margin"`` and ``"saturation-exchange"``: the search's subset unless it
+saturates the inner validation, then the margin's choice from VLPSO's first division (anew, or
+by exchanges at the subset's size)."""
 
 import numpy as np
 import pytest
@@ -8,7 +9,8 @@ from hpcswarm.fitness import GeneMajor, KnnEvaluator
 from hpcswarm.selection.search import run_search
 from hpcswarm.signatures import saturation
 from hpcswarm.signatures.refine import prune_compact
-from hpcswarm.signatures.saturation import first_division, saturation_margin
+from hpcswarm.fitness.margins import exchange_margin_sums, label_codes, margin_sum
+from hpcswarm.signatures.saturation import first_division, saturation_exchange, saturation_margin
 from hpcswarm.swarm.methods.vlpso.symmetric_uncertainty import relevance_order, relevance_scores
 from synthetic import small_data
 
@@ -115,3 +117,87 @@ def test_the_rule_in_a_vlpso_search_reads_the_search_only_where_it_saturates(cv)
     assert refined.refined.method == "saturation-margin"
     assert refined.refined.correct == refined.refined.total
     assert not np.array_equal(refined.refined.mask, refined.mask)
+
+
+def relative_margin(X, y, genes):
+    """``e(F) / r(F)`` of the genes ``genes``, from scratch."""
+    codes, counted = label_codes(y)
+    values = X[:, genes].T
+    return margin_sum(values, codes, counted) / np.sqrt(values.var(axis=1).sum())
+
+
+def exchanges_from_scratch(scorer, X, y, mask, pool):
+    """The exchange rule written plainly: every exchange scored and measured from scratch."""
+    mask = mask.copy()
+    for _ in range(np.count_nonzero(mask)):
+        current = relative_margin(X, y, np.flatnonzero(mask))
+        best, best_ratio = None, current
+        for out in np.flatnonzero(mask):
+            for come in np.flatnonzero(pool & ~mask):
+                trial = mask.copy()
+                trial[[out, come]] = [False, True]
+                if scorer.score(trial).correct < scorer.total:
+                    continue
+                ratio = relative_margin(X, y, np.flatnonzero(trial))
+                if ratio > best_ratio + 1e-9:
+                    best, best_ratio = trial, ratio
+        if best is None:
+            return mask
+        mask = best
+    return mask
+
+
+def test_the_exchange_margin_sums_are_those_of_the_exchanged_subsets():
+    X, y = small_data(seed=4, n_samples=30, n_genes=20, shift=1.5)
+    codes, counted = label_codes(y)
+    inside, outside = X[:, [0, 4, 9]].T, X[:, [1, 2, 15, 19]].T
+    whole, exchanged = exchange_margin_sums(inside, outside, codes, counted)
+    assert whole == margin_sum(inside, codes, counted)
+    for a in range(3):
+        for b in range(4):
+            subset = np.vstack([np.delete(inside, a, axis=0), outside[b:b + 1]])
+            assert exchanged[a, b] == pytest.approx(margin_sum(subset, codes, counted),
+                                                    rel=1e-12)
+
+
+def test_a_subset_that_misses_is_kept_by_the_exchange_rule():
+    X, y = easy_data()
+    scorer = KnnEvaluator(X, y, k=1, cv="loo")
+    noise = mask_of(X.shape[1], [20, 31, 45])
+    refined = saturation_exchange(scorer, X, y, noise, SU_12)
+    assert np.array_equal(refined.mask, noise) and refined.removed.size == 0
+    assert refined.method == "saturation-exchange"
+    assert (refined.correct, refined.total) == (scorer.score(noise).correct, scorer.total)
+
+
+@pytest.mark.parametrize("cv", ["loo", 5])
+def test_a_saturated_subset_keeps_its_size_and_takes_the_exchanges_of_largest_margin(cv):
+    """Three planted genes and three noise genes that together classify every sample: the
+    rule exchanges noise for the first division's planted genes (ten of them), as the plain
+    search written in the test does, and never loses an inner prediction."""
+    X, y = small_data(seed=3, n_samples=36, n_genes=120, n_informative=10, shift=4.5)
+    scorer = KnnEvaluator(X, y, k=1, cv=cv, seed=1)
+    start = mask_of(120, [0, 1, 2, 40, 61, 95])
+    assert scorer.score(start).correct == scorer.total
+    pool = first_division(X, y, SU_12)
+    assert np.count_nonzero(pool) == 10
+    refined = saturation_exchange(scorer, X, y, start, SU_12)
+    assert np.count_nonzero(refined.mask) == 6
+    assert not np.any(refined.mask[[40, 61, 95]])
+    assert refined.correct == refined.total == scorer.score(refined.mask).correct
+    assert np.array_equal(refined.mask, exchanges_from_scratch(scorer, X, y, start, pool))
+    came_in = refined.mask & ~start
+    assert came_in.any() and not np.any(came_in & ~pool)
+    assert sorted(refined.removed) == np.flatnonzero(start & ~refined.mask).tolist()
+    assert (relative_margin(X, y, refined.genes)
+            > relative_margin(X, y, np.flatnonzero(start)))
+
+
+def test_the_exchange_rule_in_a_vlpso_search_keeps_the_search_and_its_size():
+    X, y = easy_data()
+    plain = run_search(X, y, "vlpso", SETTINGS, seed=2)
+    refined = run_search(X, y, "vlpso", SETTINGS, seed=2, refine="saturation-exchange")
+    assert np.array_equal(plain.mask, refined.mask)   # the search itself is unchanged
+    assert refined.refined.method == "saturation-exchange"
+    assert refined.refined.correct == refined.refined.total
+    assert np.count_nonzero(refined.refined.mask) == np.count_nonzero(refined.mask)

@@ -12,7 +12,8 @@ generalisation bound for 1-NN on a feature subset tightens as the margin grows a
 number of features falls, and their G-flip scores a subset ``F`` by the sum of the margins
 of the training samples, each left out of its own neighbour search, neighbours found in
 ``F`` itself (with the linear utility). :func:`margin_sum` is that ``e(F)``;
-:func:`margin_sums` gives ``e(F)`` and ``e`` of every one-gene removal at once.
+:func:`margin_sums` gives ``e(F)`` and ``e`` of every one-gene removal at once, and
+:func:`exchange_margin_sums` ``e`` of every exchange of one gene of ``F`` for one outside it.
 
 A sample whose class has no other training sample has no ``nearhit``: it is left out of the
 sum (its margin would be minus infinity for every subset). Distances are Euclidean on the
@@ -84,9 +85,36 @@ def _removal_sums_source(values, dist2, candidates, codes, counted, out):
         out[c] = _margin_sum(dist2, values[candidates[c]], codes, counted)
 
 
+def _exchange_sums_source(dist2, inside, outside, codes, counted, out):
+    n = dist2.shape[0]
+    for a in range(inside.shape[0]):
+        for b in range(outside.shape[0]):
+            total = 0.0
+            for i in range(n):
+                if not counted[i]:
+                    continue
+                hit = np.inf
+                miss = np.inf
+                for j in range(n):
+                    if j == i:
+                        continue
+                    d = (dist2[i, j] - (inside[a, i] - inside[a, j]) ** 2
+                         + (outside[b, i] - outside[b, j]) ** 2)
+                    if d < 0.0:
+                        d = 0.0
+                    if codes[j] == codes[i]:
+                        if d < hit:
+                            hit = d
+                    elif d < miss:
+                        miss = d
+                total += 0.5 * (np.sqrt(miss) - np.sqrt(hit))
+            out[a, b] = total
+
+
 _distances = Kernel(_distance_source)
 _margin_sum = Kernel(_margin_sum_source)
 _removal_sums = Kernel(_removal_sums_source, calls={"_margin_sum": _margin_sum})
+_exchange_sums = Kernel(_exchange_sums_source)
 
 
 def subset_distances(values):
@@ -149,4 +177,32 @@ def margin_sums(values, candidates, codes, counted):
     distances = subset_distances(values)
     out = np.empty(candidates.size)
     _removal_sums(values, distances, candidates, codes, counted, out)
+    return float(_margin_sum(distances, np.empty(0), codes, counted)), out
+
+
+def exchange_margin_sums(values, incoming, codes, counted):
+    """``e(F)``, and ``e(F - {g} + {h})`` for each gene ``g`` of ``F`` and each ``h`` outside it.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_selected, n_samples)
+        Gene-major values of ``F``.
+    incoming : ndarray of shape (n_incoming, n_samples)
+        Gene-major values of the genes that may come in (none of them in ``F``).
+    codes, counted : ndarray of shape (n_samples,)
+        From :func:`label_codes`.
+
+    Returns
+    -------
+    whole : float
+        ``e(F)``, equal to :func:`margin_sum` of ``values``.
+    exchanges : ndarray of float64 of shape (n_selected, n_incoming)
+        ``e`` with row ``a`` of ``values`` exchanged for row ``b`` of ``incoming``, from the
+        distances of ``F`` (one ``n_samples^2`` pass per exchange).
+    """
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    incoming = np.ascontiguousarray(incoming, dtype=np.float64)
+    distances = subset_distances(values)
+    out = np.empty((values.shape[0], incoming.shape[0]))
+    _exchange_sums(distances, values, incoming, codes, counted, out)
     return float(_margin_sum(distances, np.empty(0), codes, counted)), out

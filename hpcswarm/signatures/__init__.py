@@ -8,7 +8,8 @@
 - :mod:`~hpcswarm.signatures.relevance`: relevance rankings, one class against the rest, cut
   by the inner validation (the ``rank`` rules and ``relevance-subset``).
 - :mod:`~hpcswarm.signatures.saturation`: the margin's choice where the search's subset
-  classifies every inner prediction (the ``saturation`` rule, ``saturation-margin``).
+  classifies every inner prediction (the ``saturation`` rules, ``saturation-margin`` and
+  ``saturation-exchange``).
 - :mod:`~hpcswarm.signatures.subsample`: stability selection and a consensus from searches on
   subsamples (the ``subsample`` rules).
 - :mod:`~hpcswarm.signatures.stability`: how far the selections of the folds and runs agree

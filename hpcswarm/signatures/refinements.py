@@ -19,7 +19,8 @@ The kinds:
 ``saturation``
     Keeps the search's subset unless it classifies every inner prediction correctly, when the
     fitness has no signal left but the size; then chooses the signature anew by the 1-NN
-    margin from the genes VLPSO's first division searches
+    margin from the genes VLPSO's first division searches, or exchanges the subset's genes
+    for them at the same size
     (:mod:`hpcswarm.signatures.saturation`). Reported as ``NAME+RULE``.
 ``rank``
     Ranks every gene by a filter statistic and cuts the ranking by the inner validation; it
@@ -143,6 +144,11 @@ REFINEMENTS = {rule.name: rule for rule in (
                "walks prune-compact's path from the genes of VLPSO's first division and keeps "
                "its point of largest relative margin that still does",
                "hpcswarm.signatures.saturation:saturation_margin"),
+    Refinement("saturation-exchange", "saturation", ("subset", "samples", "settings"),
+               "keeps the search's subset unless it classifies every inner prediction; then "
+               "exchanges its genes one for one with genes of VLPSO's first division towards "
+               "the largest relative margin, keeping its size and every inner prediction",
+               "hpcswarm.signatures.saturation:saturation_exchange"),
     Refinement("relevance", "rank", ("samples",),
                "a filter, not the search's answer: every gene ranked one class against the "
                "rest, round robin over the classes, cut where the inner validation is best; "

@@ -16,20 +16,33 @@ division searches (:func:`first_division`: the first ``max_length // n_divisions
 the search's gene order, Sec. III-A and III-B), and the point of the path that still
 classifies every inner prediction with the largest margin relative to the samples' spread is
 the signature. If those genes do not classify every inner prediction themselves, the search's
-subset is kept. Only the training samples and the inner validation of the search are read;
-the test samples never are.
+subset is kept.
+
+``refine = "saturation-exchange"`` keeps the size the search chose and changes which genes
+fill it. Where the search's subset saturates, genes of the subset are exchanged one for one
+with genes of the first division (:func:`first_division`), each step taking the exchange
+that keeps every inner prediction correct and raises the margin relative to the samples'
+spread the most (the criterion of ``prune-compact``), until none raises it or as many
+exchanges as the subset has genes have been made: the fixed-size exchange step of Somol &
+Pudil's oscillating search (2000, ICPR, Sec. 2), scored by the margin of Gilad-Bachrach et
+al. Sizes stay those of the search, so where the search kept few genes the signature does
+too. Only the training samples and the inner validation of the search are read; the test
+samples never are.
 """
 
 import numpy as np
 
 from hpcswarm.fitness import GeneMajor
-from hpcswarm.fitness.margins import label_codes
+from hpcswarm.fitness.margins import exchange_margin_sums, label_codes
 from hpcswarm.signatures.refine import Refined, prune_compact
 from hpcswarm.swarm.methods.vlpso.divisions import division_lengths
 from hpcswarm.swarm.methods.vlpso.gene_order import gene_order
 
 NAME = "saturation-margin"
 """The rule's ``refine`` value."""
+
+EXCHANGE = "saturation-exchange"
+"""The exchange rule's ``refine`` value."""
 
 DIVISIONS = 12
 """VLPSO's divisions of the swarm (Tran, Xue & Zhang 2019, Sec. IV), for a search without them."""
@@ -94,3 +107,68 @@ def saturation_margin(scorer, data, y, mask, params, max_genes=None):
         return kept
     chosen = prune_compact(scorer, data, y, start)
     return Refined(NAME, chosen.mask, chosen.correct, chosen.total, chosen.removed)
+
+
+def _relative(margin, variance):
+    """``e(F) / r(F)`` from the margin sum and the summed variances of ``F`` (0 where 0)."""
+    radius = np.sqrt(np.maximum(variance, 0.0))
+    return np.divide(margin, radius, out=np.zeros_like(radius), where=radius > 0)
+
+
+def saturation_exchange(scorer, data, y, mask, params, max_genes=None):
+    """The search's subset, or where it saturates the inner validation, the same number of
+    genes exchanged one for one towards the largest relative margin.
+
+    Parameters
+    ----------
+    scorer, data, y, mask, params, max_genes
+        As for :func:`saturation_margin` (``max_genes`` bounds the first division, which the
+        incoming genes come from).
+
+    Returns
+    -------
+    Refined
+        ``mask`` itself when it misses an inner prediction. Else, from ``mask``, at most
+        ``n`` steps (``n`` its genes), each the exchange of a gene of the subset for one of
+        the first division outside it whose subset classifies every inner prediction and has
+        the largest ``e(F) / r(F)`` (:func:`~hpcswarm.signatures.refine.prune_compact`'s
+        criterion: ties to the lower gene out, then the lower gene in), taken only if that
+        ratio is larger than the subset's; ``removed`` the genes of ``mask`` it no longer
+        holds, in the order they were exchanged out. A step scores ``n`` times the incoming
+        genes exchanges, each ``n_samples^2`` for its margins and its inner validation.
+    """
+    mask = np.array(mask, dtype=bool)
+    score = scorer.score(mask)
+    total = int(score.total)
+    removed = []
+    if score.correct == total and mask.any():
+        data = GeneMajor.of(data)
+        codes, counted = label_codes(y)
+        pool = first_division(data, y, params, max_genes)
+        state = scorer.new_state(mask)
+        for _ in range(np.count_nonzero(mask)):
+            inside = np.flatnonzero(state.mask)
+            incoming = np.flatnonzero(pool & ~state.mask)
+            if incoming.size == 0:
+                break
+            values = data.take(inside)
+            entering = data.take(incoming)
+            whole, exchanged = exchange_margin_sums(values, entering, codes, counted)
+            spread = values.var(axis=1)
+            held = spread.sum()
+            current = whole / np.sqrt(held) if held > 0 else 0.0
+            ratios = _relative(exchanged, held - spread[:, None] + entering.var(axis=1)[None, :])
+            flips = np.stack(np.meshgrid(inside, incoming, indexing="ij"), axis=-1).reshape(-1, 2)
+            correct = np.asarray(scorer.score_flips(state, flips))
+            if correct.ndim == 2:
+                correct = correct.sum(axis=1)
+            ratios = np.where(correct.reshape(ratios.shape) == total, ratios, -np.inf)
+            best = int(np.argmax(ratios))   # the first of the largest: lower gene out, then in
+            if not ratios.flat[best] > current:
+                break
+            scorer.apply_flip(state, flips[best])
+            removed.append(int(flips[best][0]))
+        kept = np.array(state.mask, dtype=bool)
+        removed = [gene for gene in removed if mask[gene] and not kept[gene]]
+        mask = kept
+    return Refined(EXCHANGE, mask, int(score.correct), total, np.array(removed, dtype=np.int64))
