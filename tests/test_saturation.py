@@ -201,3 +201,30 @@ def test_the_exchange_rule_in_a_vlpso_search_keeps_the_search_and_its_size():
     assert refined.refined.method == "saturation-exchange"
     assert refined.refined.correct == refined.refined.total
     assert np.count_nonzero(refined.refined.mask) == np.count_nonzero(refined.mask)
+
+
+def test_a_gene_exchanged_out_twice_is_removed_once(monkeypatch):
+    """Margins that send gene 0 out, back in and out again: the results file's
+    ``refined_removed`` must hold each gene once, so the rule lists it once."""
+    X, y = easy_data()
+    scorer = KnnEvaluator(X, y, k=1, cv="loo")
+    start = mask_of(60, [0, 1, 2])
+    pool = np.flatnonzero(first_division(X, y, SU_12))
+    first, second = [gene for gene in pool if gene not in (0, 1, 2)][:2]
+    moves = [(0, first), (first, 0), (0, second)]   # (out, in) of each step, then none
+
+    def gene_of(row):
+        return int(np.flatnonzero((X.T == row).all(axis=1))[0])
+
+    def steered(values, incoming, codes, counted):
+        inside, entering = [gene_of(v) for v in values], [gene_of(v) for v in incoming]
+        exchanged = np.zeros((len(inside), len(entering)))
+        if moves:
+            out, come = moves.pop(0)
+            exchanged[inside.index(out), entering.index(come)] = 1.0
+        return 0.0, exchanged
+
+    monkeypatch.setattr(saturation, "exchange_margin_sums", steered)
+    refined = saturation_exchange(scorer, X, y, start, SU_12)
+    assert refined.genes.tolist() == sorted([second, 1, 2])
+    assert refined.removed.tolist() == [0]

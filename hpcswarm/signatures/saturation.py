@@ -134,7 +134,7 @@ def saturation_exchange(scorer, data, y, mask, params, max_genes=None):
         the largest ``e(F) / r(F)`` (:func:`~hpcswarm.signatures.refine.prune_compact`'s
         criterion: ties to the lower gene out, then the lower gene in), taken only if that
         ratio is larger than the subset's; ``removed`` the genes of ``mask`` it no longer
-        holds, in the order they were exchanged out. A step scores ``n`` times the incoming
+        holds, in the order they were first exchanged out. A step scores ``n`` times the incoming
         genes exchanges, each ``n_samples^2`` for its margins and its inner validation.
     """
     mask = np.array(mask, dtype=bool)
@@ -169,6 +169,6 @@ def saturation_exchange(scorer, data, y, mask, params, max_genes=None):
             scorer.apply_flip(state, flips[best])
             removed.append(int(flips[best][0]))
         kept = np.array(state.mask, dtype=bool)
-        removed = [gene for gene in removed if mask[gene] and not kept[gene]]
+        removed = [gene for gene in dict.fromkeys(removed) if mask[gene] and not kept[gene]]
         mask = kept
     return Refined(EXCHANGE, mask, int(score.correct), total, np.array(removed, dtype=np.int64))
