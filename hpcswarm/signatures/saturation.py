@@ -115,6 +115,29 @@ def _relative(margin, variance):
     return np.divide(margin, radius, out=np.zeros_like(radius), where=radius > 0)
 
 
+def _best_exchange(scorer, state, data, pool, codes, counted):
+    """The exchange of a gene of ``state.mask`` for one of ``pool`` outside it that keeps every
+    inner prediction and raises ``e(F) / r(F)`` most: a row ``(out, in)`` of gene indices, or
+    None where none raises it (ties: the lower gene out, then the lower gene in)."""
+    inside = np.flatnonzero(state.mask)
+    incoming = np.flatnonzero(pool & ~state.mask)
+    if incoming.size == 0:
+        return None
+    values, entering = data.take(inside), data.take(incoming)
+    whole, exchanged = exchange_margin_sums(values, entering, codes, counted)
+    spread = values.var(axis=1)
+    held = spread.sum()
+    current = whole / np.sqrt(held) if held > 0 else 0.0
+    ratios = _relative(exchanged, held - spread[:, None] + entering.var(axis=1)[None, :])
+    flips = np.stack(np.meshgrid(inside, incoming, indexing="ij"), axis=-1).reshape(-1, 2)
+    correct = np.asarray(scorer.score_flips(state, flips))
+    if correct.ndim == 2:   # counts per class
+        correct = correct.sum(axis=1)
+    ratios = np.where(correct.reshape(ratios.shape) == scorer.total, ratios, -np.inf)
+    best = int(np.argmax(ratios))   # the first of the largest
+    return flips[best] if ratios.flat[best] > current else None
+
+
 def saturation_exchange(scorer, data, y, mask, params, max_genes=None):
     """The search's subset, or where it saturates the inner validation, the same number of
     genes exchanged one for one towards the largest relative margin.
@@ -134,41 +157,27 @@ def saturation_exchange(scorer, data, y, mask, params, max_genes=None):
         the largest ``e(F) / r(F)`` (:func:`~hpcswarm.signatures.refine.prune_compact`'s
         criterion: ties to the lower gene out, then the lower gene in), taken only if that
         ratio is larger than the subset's; ``removed`` the genes of ``mask`` it no longer
-        holds, in the order they were first exchanged out. A step scores ``n`` times the incoming
-        genes exchanges, each ``n_samples^2`` for its margins and its inner validation.
+        holds, in the order they were first exchanged out. A step scores ``n`` times the
+        first division's genes exchanges, each ``n_samples^2`` for its margins and as much
+        for its inner validation.
     """
     mask = np.array(mask, dtype=bool)
     score = scorer.score(mask)
-    total = int(score.total)
-    removed = []
-    if score.correct == total and mask.any():
+    exchanged_out = []
+    if score.correct == score.total and mask.any():
         data = GeneMajor.of(data)
         codes, counted = label_codes(y)
         pool = first_division(data, y, params, max_genes)
         state = scorer.new_state(mask)
         for _ in range(np.count_nonzero(mask)):
-            inside = np.flatnonzero(state.mask)
-            incoming = np.flatnonzero(pool & ~state.mask)
-            if incoming.size == 0:
+            exchange = _best_exchange(scorer, state, data, pool, codes, counted)
+            if exchange is None:
                 break
-            values = data.take(inside)
-            entering = data.take(incoming)
-            whole, exchanged = exchange_margin_sums(values, entering, codes, counted)
-            spread = values.var(axis=1)
-            held = spread.sum()
-            current = whole / np.sqrt(held) if held > 0 else 0.0
-            ratios = _relative(exchanged, held - spread[:, None] + entering.var(axis=1)[None, :])
-            flips = np.stack(np.meshgrid(inside, incoming, indexing="ij"), axis=-1).reshape(-1, 2)
-            correct = np.asarray(scorer.score_flips(state, flips))
-            if correct.ndim == 2:
-                correct = correct.sum(axis=1)
-            ratios = np.where(correct.reshape(ratios.shape) == total, ratios, -np.inf)
-            best = int(np.argmax(ratios))   # the first of the largest: lower gene out, then in
-            if not ratios.flat[best] > current:
-                break
-            scorer.apply_flip(state, flips[best])
-            removed.append(int(flips[best][0]))
+            scorer.apply_flip(state, exchange)
+            exchanged_out.append(int(exchange[0]))
         kept = np.array(state.mask, dtype=bool)
-        removed = [gene for gene in dict.fromkeys(removed) if mask[gene] and not kept[gene]]
+        exchanged_out = [gene for gene in dict.fromkeys(exchanged_out)
+                         if mask[gene] and not kept[gene]]
         mask = kept
-    return Refined(EXCHANGE, mask, int(score.correct), total, np.array(removed, dtype=np.int64))
+    return Refined(EXCHANGE, mask, int(score.correct), int(score.total),
+                   np.array(exchanged_out, dtype=np.int64))
