@@ -11,7 +11,7 @@ import pytest
 
 from hpcswarm.comm import SerialComm
 from hpcswarm.data import Dataset, write_dataset
-from studies import (srbct_pso_lsrg, study_peers, study_prune, study_refine,
+from studies import (srbct_pso_lsrg, study_peers, study_prune, study_refine, study_refined,
                      study_relevance_variants, study_signature, study_vlpso_default, study_wine)
 from studies.design_sets import PLANTED, data_path
 
@@ -308,3 +308,39 @@ def test_the_peers_choice_follows_the_rule():
     failing = [entry(5, 1.0, True), entry(5, 1.0, True, held=False)]
     assert study_peers.choose(table(today=today, a=losing, b=failing), "today") == (
         None, {"a": "below the baseline", "b": "fails size-matched or not dominated"})
+
+
+def test_the_refined_study_tests_a_job_s_refinement_against_its_search(tmp_path, capsys):
+    from hpcswarm.run.job import run_job
+    from hpcswarm.run.jobfile import read_job
+
+    rng = np.random.default_rng(12)
+    y = np.repeat(np.arange(3), 10)
+    X = rng.normal(size=(30, 40))
+    X[:, :5] += rng.normal(0, 1.5, size=(3, 5))[y]
+    write_dataset(Dataset(X, y, ["A", "B", "C"], [f"g{i:02d}" for i in range(40)], None, {}),
+                  tmp_path / "tiny-data.h5")
+    run_job(read_job("jobs/vlpso-experiment.toml",
+                     ["runs=2", "folds=3", f"data={tmp_path / 'tiny-data.h5'}",
+                      "n_particles=4", "n_iterations=2", "n_divisions=2", "refine=prune",
+                      f"output={tmp_path / 'w-tiny.h5'}"]), quiet=True)
+    entry = study_refined.compare(tmp_path / "w-tiny.h5")
+    with h5py.File(tmp_path / "w-tiny.h5", "r") as results:
+        table = results["tasks"]
+        search, refined = table["test_accuracy"][()], table["refined_test_accuracy"][()]
+        assert entry["search"]["accuracy"] == pytest.approx(100 * search.mean())
+        assert entry["refined"]["accuracy"] == pytest.approx(100 * refined.mean())
+        assert entry["refined"]["size"] == np.mean(table["refined_size"][()])
+        assert entry["search"]["size"] == np.mean(table["subset_size"][()])
+        changed = np.count_nonzero(table["refined_size"][()] != table["subset_size"][()])
+    assert entry["changed"] >= changed > 0 and entry["tasks"] == 6   # pruning removed genes
+    assert entry["n"] == np.count_nonzero(np.round(refined - search, 12))
+    study_refined.main([str(tmp_path), "tiny", "--prefix", "w"])
+    assert f"| tiny | {entry['changed']} of 6 |" in capsys.readouterr().out
+
+
+def test_the_refined_study_s_choice_is_the_fourth_rule_s():
+    level, above, below = ({"verdict": verdict} for verdict in ("level", "above", "below"))
+    assert study_refined.choose({"a": level, "b": above})
+    assert not study_refined.choose({"a": level, "b": level})      # above on none
+    assert not study_refined.choose({"a": above, "b": below})      # below on one
