@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from hpcswarm.fitness import GeneMajor, KnnEvaluator
+from hpcswarm.fitness.margins import exchange_margin_sums, label_codes, margin_sum
 from hpcswarm.selection.search import run_search
 from hpcswarm.signatures import saturation
 from hpcswarm.signatures.refine import prune_compact
-from hpcswarm.fitness.margins import exchange_margin_sums, label_codes, margin_sum
 from hpcswarm.signatures.saturation import first_division, saturation_exchange, saturation_margin
 from hpcswarm.swarm.methods.vlpso.symmetric_uncertainty import relevance_order, relevance_scores
 from synthetic import small_data
@@ -131,7 +131,7 @@ def exchanges_from_scratch(scorer, X, y, mask, pool):
     mask = mask.copy()
     for _ in range(np.count_nonzero(mask)):
         current = relative_margin(X, y, np.flatnonzero(mask))
-        best, best_ratio = None, current
+        best, best_ratio = None, -np.inf
         for out in np.flatnonzero(mask):
             for come in np.flatnonzero(pool & ~mask):
                 trial = mask.copy()
@@ -139,9 +139,9 @@ def exchanges_from_scratch(scorer, X, y, mask, pool):
                 if scorer.score(trial).correct < scorer.total:
                     continue
                 ratio = relative_margin(X, y, np.flatnonzero(trial))
-                if ratio > best_ratio + 1e-9:
+                if ratio > best_ratio:
                     best, best_ratio = trial, ratio
-        if best is None:
+        if best is None or best_ratio <= current + 1e-9 * max(1.0, abs(current)):
             return mask
         mask = best
     return mask
@@ -149,7 +149,10 @@ def exchanges_from_scratch(scorer, X, y, mask, pool):
 
 def test_the_exchange_margin_sums_are_those_of_the_exchanged_subsets():
     X, y = small_data(seed=4, n_samples=30, n_genes=20, shift=1.5)
+    y = y.copy()
+    y[0] = 3                       # a class of one sample: no nearhit, left out of the sums
     codes, counted = label_codes(y)
+    assert not counted[0]
     inside, outside = X[:, [0, 4, 9]].T, X[:, [1, 2, 15, 19]].T
     whole, exchanged = exchange_margin_sums(inside, outside, codes, counted)
     assert whole == margin_sum(inside, codes, counted)
@@ -194,13 +197,73 @@ def test_a_saturated_subset_keeps_its_size_and_takes_the_exchanges_of_largest_ma
 
 
 def test_the_exchange_rule_in_a_vlpso_search_keeps_the_search_and_its_size():
-    X, y = easy_data()
-    plain = run_search(X, y, "vlpso", SETTINGS, seed=2)
-    refined = run_search(X, y, "vlpso", SETTINGS, seed=2, refine="saturation-exchange")
+    X, y = small_data(seed=3, n_samples=36, n_genes=60, shift=8.0)
+    settings = {**SETTINGS, "n_divisions": 2}
+    plain = run_search(X, y, "vlpso", settings, seed=1)
+    refined = run_search(X, y, "vlpso", settings, seed=1, refine="saturation-exchange")
     assert np.array_equal(plain.mask, refined.mask)   # the search itself is unchanged
     assert refined.refined.method == "saturation-exchange"
     assert refined.refined.correct == refined.refined.total
     assert np.count_nonzero(refined.refined.mask) == np.count_nonzero(refined.mask)
+    assert not np.array_equal(refined.refined.mask, refined.mask)   # the rule fired
+
+
+@pytest.mark.parametrize("seed", [3, 5, 6])
+def test_genes_of_other_scales_are_weighed_by_the_relative_margin(seed):
+    """Genes scaled by factors of 0.2 to 5: the raw margin, or the spread kept wrongly, would
+    choose other exchanges than the plain search of the test."""
+    X, y = small_data(seed=seed, n_samples=36, n_genes=120, n_informative=10, shift=4.5)
+    X = X * np.random.default_rng(0).uniform(0.2, 5.0, size=X.shape[1])
+    scorer = KnnEvaluator(X, y, k=1, cv="loo")
+    start = mask_of(120, [0, 1, 2, 40, 61, 95])
+    assert scorer.score(start).correct == scorer.total
+    refined = saturation_exchange(scorer, X, y, start, SU_12)
+    pool = first_division(X, y, SU_12)
+    assert np.array_equal(refined.mask, exchanges_from_scratch(scorer, X, y, start, pool))
+    assert not np.array_equal(refined.mask, start)
+
+
+def steer(monkeypatch, X, steps):
+    """``exchange_margin_sums`` replaced: at each step, margin sum 0 for the subset and
+    ``steps[i][(out, in)]`` for the exchanges named (0 for the others); all 0 after them."""
+    steps = list(steps)
+
+    def gene_of(row):
+        return int(np.flatnonzero((X.T == row).all(axis=1))[0])
+
+    def steered(values, incoming, codes, counted):
+        inside, entering = [gene_of(v) for v in values], [gene_of(v) for v in incoming]
+        exchanged = np.zeros((len(inside), len(entering)))
+        for (out, come), margin in (steps.pop(0) if steps else {}).items():
+            exchanged[inside.index(out), entering.index(come)] = margin
+        return 0.0, exchanged
+
+    monkeypatch.setattr(saturation, "exchange_margin_sums", steered)
+
+
+def test_an_exchange_that_loses_an_inner_prediction_is_not_taken(monkeypatch):
+    X, y = easy_data()
+    scorer = KnnEvaluator(X, y, k=1, cv="loo")
+    pool = [gene for gene in np.flatnonzero(first_division(X, y, SU_12)) if gene != 0]
+    saturating = [scorer.score(mask_of(60, [gene])).correct == scorer.total for gene in pool]
+    losing, keeping = pool[saturating.index(False)], pool[saturating.index(True)]
+    steer(monkeypatch, X, [{(0, losing): 2.0, (0, keeping): 1.0}])
+    refined = saturation_exchange(scorer, X, y, mask_of(60, [0]), SU_12)
+    assert refined.genes.tolist() == [keeping]
+
+
+def test_a_gene_for_its_identical_copy_is_no_gain():
+    """The copy's exchange sums come out of updated sums, the subset's from its genes; the
+    rounding between them is not a gain."""
+    X, y = small_data(seed=3, n_samples=36, n_genes=60, n_informative=3, shift=8.0)
+    order = np.flatnonzero(first_division(X, y, SU_12))
+    X = X.copy()
+    X[:, order[1:]] = X[:, [order[0]]]        # the first division: one gene and its copies
+    scorer = KnnEvaluator(X, y, k=1, cv="loo")
+    start = mask_of(60, [order[0]])
+    assert scorer.score(start).correct == scorer.total
+    refined = saturation_exchange(scorer, X, y, start, SU_12)
+    assert np.array_equal(refined.mask, start) and refined.removed.size == 0
 
 
 def test_a_gene_exchanged_out_twice_is_removed_once(monkeypatch):
@@ -211,20 +274,20 @@ def test_a_gene_exchanged_out_twice_is_removed_once(monkeypatch):
     start = mask_of(60, [0, 1, 2])
     pool = np.flatnonzero(first_division(X, y, SU_12))
     first, second = [gene for gene in pool if gene not in (0, 1, 2)][:2]
-    moves = [(0, first), (first, 0), (0, second)]   # (out, in) of each step, then none
-
-    def gene_of(row):
-        return int(np.flatnonzero((X.T == row).all(axis=1))[0])
-
-    def steered(values, incoming, codes, counted):
-        inside, entering = [gene_of(v) for v in values], [gene_of(v) for v in incoming]
-        exchanged = np.zeros((len(inside), len(entering)))
-        if moves:
-            out, come = moves.pop(0)
-            exchanged[inside.index(out), entering.index(come)] = 1.0
-        return 0.0, exchanged
-
-    monkeypatch.setattr(saturation, "exchange_margin_sums", steered)
+    steer(monkeypatch, X, [{(0, first): 1.0}, {(first, 0): 1.0}, {(0, second): 1.0}])
     refined = saturation_exchange(scorer, X, y, start, SU_12)
     assert refined.genes.tolist() == sorted([second, 1, 2])
     assert refined.removed.tolist() == [0]
+
+
+def test_a_gain_within_rounding_is_no_gain(monkeypatch):
+    X, y = easy_data()
+    scorer = KnnEvaluator(X, y, k=1, cv="loo")
+    pool = [gene for gene in np.flatnonzero(first_division(X, y, SU_12)) if gene != 0]
+    keeping = next(gene for gene in pool
+                   if scorer.score(mask_of(60, [gene])).correct == scorer.total)
+    steer(monkeypatch, X, [{(0, keeping): 1e-13}])   # above the subset's 0 by rounding only
+    refined = saturation_exchange(scorer, X, y, mask_of(60, [0]), SU_12)
+    assert refined.genes.tolist() == [0]
+    steer(monkeypatch, X, [{(0, keeping): 1e-6}])
+    assert saturation_exchange(scorer, X, y, mask_of(60, [0]), SU_12).genes.tolist() == [keeping]

@@ -86,6 +86,9 @@ def _removal_sums_source(values, dist2, candidates, codes, counted, out):
 
 
 def _exchange_sums_source(dist2, inside, outside, codes, counted, out):
+    """``out[a, b]``: the margin sum with row ``a`` of ``inside`` exchanged for row ``b`` of
+    ``outside``, from ``dist2`` of the subset (the gene's squares taken out, then the new
+    one's added, clipped at 0)."""
     n = dist2.shape[0]
     for a in range(inside.shape[0]):
         for b in range(outside.shape[0]):
@@ -198,7 +201,10 @@ def exchange_margin_sums(values, incoming, codes, counted):
         ``e(F)``, equal to :func:`margin_sum` of ``values``.
     exchanges : ndarray of float64 of shape (n_selected, n_incoming)
         ``e`` with row ``a`` of ``values`` exchanged for row ``b`` of ``incoming``, from the
-        distances of ``F`` (one ``n_samples^2`` pass per exchange).
+        distances of ``F`` (one ``n_samples^2`` pass per exchange). Taking a gene's squares
+        out of the sum loses precision where that gene's scale dwarfs the others' (as in
+        :func:`margin_sums`); on genes scaled alike, as a job's min-max scaling leaves them,
+        it agrees with :func:`margin_sum` of the exchanged subset to rounding.
     """
     values = np.ascontiguousarray(values, dtype=np.float64)
     incoming = np.ascontiguousarray(incoming, dtype=np.float64)

@@ -60,7 +60,7 @@ KINDS = {kind.name: kind for kind in (
     Kind("trim", "trims the search's subset",
          lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y, inputs.mask)),
     Kind("saturation", "keeps the search's subset unless it classifies every inner "
-         "prediction, then chooses anew by the margin",
+         "prediction, then chooses by the margin, anew or by exchanges at its size",
          lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y, inputs.mask,
                                    inputs.params, inputs.max_genes)),
     Kind("rank", "ranks every gene by a filter statistic (reads no subset; a baseline)",

@@ -23,9 +23,10 @@ fill it. Where the search's subset saturates, genes of the subset are exchanged 
 with genes of the first division (:func:`first_division`), each step taking the exchange
 that keeps every inner prediction correct and raises the margin relative to the samples'
 spread the most (the criterion of ``prune-compact``), until none raises it or as many
-exchanges as the subset has genes have been made: the fixed-size exchange step of Somol &
-Pudil's oscillating search (2000, ICPR, Sec. 2), scored by the margin of Gilad-Bachrach et
-al. Sizes stay those of the search, so where the search kept few genes the signature does
+exchanges as the subset has genes have been made: a variant of the fixed-size exchange step
+of Somol & Pudil's oscillating search (2000, ICPR, Sec. 2), which removes and then adds one
+feature where this rule takes the best pair at once, scored by the margin of Gilad-Bachrach
+et al. Sizes stay those of the search, so where the search kept few genes the signature does
 too. Only the training samples and the inner validation of the search are read; the test
 samples never are.
 """
@@ -43,6 +44,11 @@ NAME = "saturation-margin"
 
 EXCHANGE = "saturation-exchange"
 """The exchange rule's ``refine`` value."""
+
+GAIN_TOLERANCE = 1e-9
+"""The relative gain in ``e(F) / r(F)`` an exchange must exceed to be taken: an exchange's ratio
+comes from updated sums and the subset's from sums over its genes, which differ by rounding
+(about 1e-15 relative), so that an exchange of a gene for an identical copy is no gain."""
 
 DIVISIONS = 12
 """VLPSO's divisions of the swarm (Tran, Xue & Zhang 2019, Sec. IV), for a search without them."""
@@ -135,7 +141,8 @@ def _best_exchange(scorer, state, data, pool, codes, counted):
         correct = correct.sum(axis=1)
     ratios = np.where(correct.reshape(ratios.shape) == scorer.total, ratios, -np.inf)
     best = int(np.argmax(ratios))   # the first of the largest
-    return flips[best] if ratios.flat[best] > current else None
+    gained = ratios.flat[best] > current + GAIN_TOLERANCE * max(1.0, abs(current))
+    return flips[best] if gained else None
 
 
 def saturation_exchange(scorer, data, y, mask, params, max_genes=None):
@@ -156,10 +163,10 @@ def saturation_exchange(scorer, data, y, mask, params, max_genes=None):
         the first division outside it whose subset classifies every inner prediction and has
         the largest ``e(F) / r(F)`` (:func:`~hpcswarm.signatures.refine.prune_compact`'s
         criterion: ties to the lower gene out, then the lower gene in), taken only if that
-        ratio is larger than the subset's; ``removed`` the genes of ``mask`` it no longer
-        holds, in the order they were first exchanged out. A step scores ``n`` times the
-        first division's genes exchanges, each ``n_samples^2`` for its margins and as much
-        for its inner validation.
+        ratio exceeds the subset's by more than :data:`GAIN_TOLERANCE`; ``removed`` the genes
+        of ``mask`` it no longer holds, in the order they were first exchanged out. A step
+        scores ``n`` times the first division's genes exchanges, each ``n_samples^2`` for its
+        margins and as much for its inner validation.
     """
     mask = np.array(mask, dtype=bool)
     score = scorer.score(mask)
