@@ -153,24 +153,37 @@ def test_the_vlpso_default_study_tests_the_authors_code_against_the_paper_text(r
         else (study_vlpso_default.CHALLENGER, []))
 
 
+def tiny_set(folder, seed):
+    """``folder/tiny-data.h5``: 30 samples of 3 classes, 40 genes, the first 5 shifted by
+    class; returns its ``X, y``."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(3), 10)
+    X = rng.normal(size=(30, 40))
+    X[:, :5] += rng.normal(0, 1.5, size=(3, 5))[y]
+    write_dataset(Dataset(X, y, ["A", "B", "C"], [f"g{i:02d}" for i in range(40)], None, {}),
+                  folder / "tiny-data.h5")
+    return X, y
+
+
+def tiny_vlpso_job(folder, prefix, *settings):
+    """``jobs/vlpso-experiment.toml`` on ``folder/tiny-data.h5``, 2 runs of 3 folds and a
+    swarm of 4 particles for 2 rounds, into ``folder/PREFIX-tiny.h5``."""
+    from hpcswarm.run.job import run_job
+    from hpcswarm.run.jobfile import read_job
+
+    run_job(read_job("jobs/vlpso-experiment.toml",
+                     ["runs=2", "folds=3", f"data={folder / 'tiny-data.h5'}", "n_particles=4",
+                      "n_iterations=2", "n_divisions=2", *settings,
+                      f"output={folder / f'{prefix}-tiny.h5'}"]), quiet=True)
+
+
 @pytest.mark.slow
 def test_the_peers_study_tests_each_peer_by_its_genes_on_the_task_rows(tmp_path, capsys):
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.preprocessing import MinMaxScaler
 
-    from hpcswarm.run.job import run_job
-    from hpcswarm.run.jobfile import read_job
-
-    rng = np.random.default_rng(11)
-    y = np.repeat(np.arange(3), 10)
-    X = rng.normal(size=(30, 40))
-    X[:, :5] += rng.normal(0, 1.5, size=(3, 5))[y]
-    write_dataset(Dataset(X, y, ["A", "B", "C"], [f"g{i:02d}" for i in range(40)], None, {}),
-                  tmp_path / "tiny-data.h5")
-    run_job(read_job("jobs/vlpso-experiment.toml",
-                     ["runs=2", "folds=3", f"data={tmp_path / 'tiny-data.h5'}",
-                      "n_particles=4", "n_iterations=2", "n_divisions=2",
-                      f"output={tmp_path / 'v-tiny.h5'}"]), quiet=True)
+    X, y = tiny_set(tmp_path, 11)
+    tiny_vlpso_job(tmp_path, "v")
     study_peers.main([str(tmp_path), "tiny", "--json", str(tmp_path / "peers.json")])
     out = capsys.readouterr().out
     assert "|  | RF-importance |" in out and "|  | RF-importance @ size |" in out
@@ -200,10 +213,7 @@ def test_the_peers_study_tests_each_peer_by_its_genes_on_the_task_rows(tmp_path,
         assert 0 <= rows[peer]["p_above"] <= 1 and rows[peer]["n"] <= len(tasks)
         assert rows[study_peers.matched(peer)]["size"] == rows["VLPSO"]["size"]
     # a job's refined subsets, read as a configuration of their own on the same folds
-    run_job(read_job("jobs/vlpso-experiment.toml",
-                     ["runs=2", "folds=3", f"data={tmp_path / 'tiny-data.h5'}",
-                      "n_particles=4", "n_iterations=2", "n_divisions=2", "refine=prune",
-                      f"output={tmp_path / 'w-tiny.h5'}"]), quiet=True)
+    tiny_vlpso_job(tmp_path, "w", "refine=prune")
     both = study_peers.study(tmp_path, ["tiny"], ["v", "w+refined"], baseline="v")["tiny"]
     refined = both["w+refined"]["rows"]["w+refined"]
     with h5py.File(tmp_path / "w-tiny.h5", "r") as results:
@@ -311,19 +321,8 @@ def test_the_peers_choice_follows_the_rule():
 
 
 def test_the_refined_study_tests_a_job_s_refinement_against_its_search(tmp_path, capsys):
-    from hpcswarm.run.job import run_job
-    from hpcswarm.run.jobfile import read_job
-
-    rng = np.random.default_rng(12)
-    y = np.repeat(np.arange(3), 10)
-    X = rng.normal(size=(30, 40))
-    X[:, :5] += rng.normal(0, 1.5, size=(3, 5))[y]
-    write_dataset(Dataset(X, y, ["A", "B", "C"], [f"g{i:02d}" for i in range(40)], None, {}),
-                  tmp_path / "tiny-data.h5")
-    run_job(read_job("jobs/vlpso-experiment.toml",
-                     ["runs=2", "folds=3", f"data={tmp_path / 'tiny-data.h5'}",
-                      "n_particles=4", "n_iterations=2", "n_divisions=2", "refine=prune",
-                      f"output={tmp_path / 'w-tiny.h5'}"]), quiet=True)
+    tiny_set(tmp_path, 12)
+    tiny_vlpso_job(tmp_path, "w", "refine=prune")
     entry = study_refined.compare(tmp_path / "w-tiny.h5")
     with h5py.File(tmp_path / "w-tiny.h5", "r") as results:
         table = results["tasks"]

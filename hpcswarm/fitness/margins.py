@@ -54,9 +54,11 @@ def _distance_source(values, out):
             out[j, i] = out[i, j]
 
 
-def _margin_sum_source(dist2, removed, codes, counted):
-    """Sum of margins with ``removed`` (values of one gene, or empty) taken out of dist2."""
+def _margin_sum_source(dist2, removed, added, codes, counted):
+    """Sum of margins with ``removed`` taken out of dist2 and then ``added`` put in (values of
+    one gene each, or empty), distances clipped at 0."""
     n = dist2.shape[0]
+    changed = removed.size or added.size
     total = 0.0
     for i in range(n):
         if not counted[i]:
@@ -69,8 +71,10 @@ def _margin_sum_source(dist2, removed, codes, counted):
             d = dist2[i, j]
             if removed.size:
                 d -= (removed[i] - removed[j]) ** 2
-                if d < 0.0:
-                    d = 0.0
+            if added.size:
+                d += (added[i] - added[j]) ** 2
+            if changed and d < 0.0:
+                d = 0.0
             if codes[j] == codes[i]:
                 if d < hit:
                     hit = d
@@ -82,42 +86,21 @@ def _margin_sum_source(dist2, removed, codes, counted):
 
 def _removal_sums_source(values, dist2, candidates, codes, counted, out):
     for c in range(candidates.size):
-        out[c] = _margin_sum(dist2, values[candidates[c]], codes, counted)
+        out[c] = _margin_sum(dist2, values[candidates[c]], values[0, :0], codes, counted)
 
 
 def _exchange_sums_source(dist2, inside, outside, codes, counted, out):
     """``out[a, b]``: the margin sum with row ``a`` of ``inside`` exchanged for row ``b`` of
-    ``outside``, from ``dist2`` of the subset (the gene's squares taken out, then the new
-    one's added, clipped at 0)."""
-    n = dist2.shape[0]
+    ``outside``, from ``dist2`` of the subset."""
     for a in range(inside.shape[0]):
         for b in range(outside.shape[0]):
-            total = 0.0
-            for i in range(n):
-                if not counted[i]:
-                    continue
-                hit = np.inf
-                miss = np.inf
-                for j in range(n):
-                    if j == i:
-                        continue
-                    d = (dist2[i, j] - (inside[a, i] - inside[a, j]) ** 2
-                         + (outside[b, i] - outside[b, j]) ** 2)
-                    if d < 0.0:
-                        d = 0.0
-                    if codes[j] == codes[i]:
-                        if d < hit:
-                            hit = d
-                    elif d < miss:
-                        miss = d
-                total += 0.5 * (np.sqrt(miss) - np.sqrt(hit))
-            out[a, b] = total
+            out[a, b] = _margin_sum(dist2, inside[a], outside[b], codes, counted)
 
 
 _distances = Kernel(_distance_source)
 _margin_sum = Kernel(_margin_sum_source)
 _removal_sums = Kernel(_removal_sums_source, calls={"_margin_sum": _margin_sum})
-_exchange_sums = Kernel(_exchange_sums_source)
+_exchange_sums = Kernel(_exchange_sums_source, calls={"_margin_sum": _margin_sum})
 
 
 def subset_distances(values):
@@ -152,7 +135,7 @@ def margin_sum(values, codes, counted):
     -------
     float
     """
-    return float(_margin_sum(subset_distances(values), np.empty(0), codes, counted))
+    return float(_margin_sum(subset_distances(values), np.empty(0), np.empty(0), codes, counted))
 
 
 def margin_sums(values, candidates, codes, counted):
@@ -180,7 +163,7 @@ def margin_sums(values, candidates, codes, counted):
     distances = subset_distances(values)
     out = np.empty(candidates.size)
     _removal_sums(values, distances, candidates, codes, counted, out)
-    return float(_margin_sum(distances, np.empty(0), codes, counted)), out
+    return float(_margin_sum(distances, np.empty(0), np.empty(0), codes, counted)), out
 
 
 def exchange_margin_sums(values, incoming, codes, counted):
@@ -211,4 +194,4 @@ def exchange_margin_sums(values, incoming, codes, counted):
     distances = subset_distances(values)
     out = np.empty((values.shape[0], incoming.shape[0]))
     _exchange_sums(distances, values, incoming, codes, counted, out)
-    return float(_margin_sum(distances, np.empty(0), codes, counted)), out
+    return float(_margin_sum(distances, np.empty(0), np.empty(0), codes, counted)), out
