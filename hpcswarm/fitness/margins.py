@@ -171,17 +171,15 @@ def exchange_margin_sums(values, incoming, codes, counted):
 
     Parameters
     ----------
-    values : ndarray of shape (n_selected, n_samples)
-        Gene-major values of ``F``.
+    values, codes, counted
+        As for :func:`margin_sums`.
     incoming : ndarray of shape (n_incoming, n_samples)
         Gene-major values of the genes that may come in (none of them in ``F``).
-    codes, counted : ndarray of shape (n_samples,)
-        From :func:`label_codes`.
 
     Returns
     -------
     whole : float
-        ``e(F)``, equal to :func:`margin_sum` of ``values``.
+        ``e(F)``, as :func:`margin_sums` returns it.
     exchanges : ndarray of float64 of shape (n_selected, n_incoming)
         ``e`` with row ``a`` of ``values`` exchanged for row ``b`` of ``incoming``, from the
         distances of ``F`` (one ``n_samples^2`` pass per exchange). Taking a gene's squares
