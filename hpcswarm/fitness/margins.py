@@ -85,8 +85,9 @@ def _margin_sum_source(dist2, removed, added, codes, counted):
 
 
 def _removal_sums_source(values, dist2, candidates, codes, counted, out):
+    nothing = np.empty(0)
     for c in range(candidates.size):
-        out[c] = _margin_sum(dist2, values[candidates[c]], values[0, :0], codes, counted)
+        out[c] = _margin_sum(dist2, values[candidates[c]], nothing, codes, counted)
 
 
 def _exchange_sums_source(dist2, inside, outside, codes, counted, out):

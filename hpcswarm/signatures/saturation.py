@@ -133,7 +133,7 @@ def _best_exchange(scorer, state, data, pool, codes, counted):
     whole, exchanged = exchange_margin_sums(values, entering, codes, counted)
     spread = values.var(axis=1)
     held = spread.sum()
-    current = whole / np.sqrt(held) if held > 0 else 0.0
+    current = float(_relative(np.float64(whole), held))
     ratios = _relative(exchanged, held - spread[:, None] + entering.var(axis=1)[None, :])
     flips = np.stack(np.meshgrid(inside, incoming, indexing="ij"), axis=-1).reshape(-1, 2)
     correct = np.asarray(scorer.score_flips(state, flips))
