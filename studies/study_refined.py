@@ -16,6 +16,13 @@ verdict (``above``, ``below`` or ``level``). :func:`choose` applies the fourth s
 choice ("Where the inner accuracy saturates, a fourth rule: the candidate against today's"):
 the candidate goes on where it is below on no set and above on at least one.
 
+Over the sets, :func:`over_sets` takes each set's difference of the mean test accuracies (refined
+minus search) as one observation, sets drawn from different seeds being independent where the
+tasks of one set are not, and tests them with the same signed-rank test (sets with no
+difference dropped). :func:`choose_over_sets` applies the fifth rule's choice ("a fifth rule:
+the sets as the unit"): below on no set, and the differences above zero over the sets at
+:data:`ALPHA_OVER_SETS`.
+
 Input, per set ``NAME``: ``WORK/PREFIX-NAME.h5`` (``--prefix``, default ``sx``). Run from the
 repository root: ``python -m studies.study_refined WORK NAME [NAME ...] [--prefix PREFIX]``;
 ``--json FILE`` also writes every figure.
@@ -23,10 +30,15 @@ repository root: ``python -m studies.study_refined WORK NAME [NAME ...] [--prefi
 
 import numpy as np
 
+from hpcswarm.results.significance import signed_rank_test
 from studies.design_sets import panel_arguments, print_header, print_row, write_figures
 from studies.study_peers import one_sided, tasks_of
 
 ALPHA = 0.05
+
+ALPHA_OVER_SETS = 0.05 / 3
+"""The fifth rule's alpha over the sets: the third judgement of one candidate, held to
+Bonferroni's share of three."""
 
 
 def compare(path, alpha=ALPHA):
@@ -37,7 +49,8 @@ def compare(path, alpha=ALPHA):
     dict
         ``changed`` (tasks whose refined genes differ from the search's), ``tasks``,
         ``search`` and ``refined`` (each ``accuracy`` in % and ``size``, means over the
-        tasks), the test (``p_above``, ``p_below``, ``n``, ``smallest_p`` of
+        tasks), ``difference`` (the mean over the tasks of refined minus search accuracy, a
+        fraction), the test (``p_above``, ``p_below``, ``n``, ``smallest_p`` of
         :func:`~studies.study_peers.one_sided`) and ``verdict``.
     """
     search, _ = tasks_of(path)
@@ -54,7 +67,7 @@ def compare(path, alpha=ALPHA):
                        "size": float(np.mean([task["genes"].size for task in search]))},
             "refined": {"accuracy": 100 * first.mean(),
                         "size": float(np.mean([task["genes"].size for task in refined]))},
-            **test, "verdict": verdict}
+            "difference": float(np.mean(first - second)), **test, "verdict": verdict}
 
 
 def choose(table):
@@ -64,23 +77,58 @@ def choose(table):
     return "below" not in verdicts and "above" in verdicts
 
 
+def over_sets(table):
+    """The sets' differences (``difference`` of :func:`compare`) tested above zero over the sets.
+
+    Returns
+    -------
+    dict
+        ``sets``, ``differing`` (sets whose difference is not zero), ``up`` and ``down``, and
+        ``p_above``: the one-sided signed-rank p-value of the differences against zero
+        (exact, mid-ranks where tied; 1.0 when no set differs).
+    """
+    differences = np.array([entry["difference"] for entry in table.values()])
+    test = signed_rank_test(differences, np.zeros_like(differences), "greater")
+    return {"sets": differences.size, "differing": test.nonzero,
+            "up": int(np.count_nonzero(differences > 0)),
+            "down": int(np.count_nonzero(differences < 0)), "p_above": test.p_value}
+
+
+def choose_over_sets(table, alpha=ALPHA_OVER_SETS):
+    """The fifth saturation rule's choice: whether the candidate goes on to the panel (below on
+    no set, and above zero over the sets at ``alpha``)."""
+    verdicts = [entry["verdict"] for entry in table.values()]
+    return "below" not in verdicts and over_sets(table)["p_above"] < alpha
+
+
 def main(argv=None):
     parser = panel_arguments(__doc__.splitlines()[0])
     parser.add_argument("--prefix", default="sx")
+    parser.add_argument("--over-sets", action="store_true",
+                        help="the fifth rule's choice (the sets as the unit) in place of the "
+                             "fourth's")
     args = parser.parse_args(argv)
     table = {name: compare(args.work / f"{args.prefix}-{name}.h5") for name in args.names}
     print_header(["set", "tasks changed", "search: test acc. %, genes",
-                  "refined: test acc. %, genes", "p above / below (pairs differing)", "verdict"])
+                  "refined: test acc. %, genes", "difference (points)",
+                  "p above / below (pairs differing)", "verdict"])
     for name, entry in table.items():
         search, refined = entry["search"], entry["refined"]
         print_row([name, f"{entry['changed']} of {entry['tasks']}",
                    f"{search['accuracy']:.2f}, {search['size']:.1f}",
                    f"{refined['accuracy']:.2f}, {refined['size']:.1f}",
+                   f"{100 * entry['difference']:+.2f}",
                    f"{entry['p_above']:.3g} / {entry['p_below']:.3g} ({entry['n']})",
                    entry["verdict"]])
-    chosen = choose(table)
+    figures = {"table": table}
+    if args.over_sets:
+        sets = figures["over_sets"] = over_sets(table)
+        print(f"\nover the sets: {sets['differing']} of {sets['sets']} differ, {sets['up']} up, "
+              f"{sets['down']} down, p above {sets['p_above']:.4g} (alpha "
+              f"{ALPHA_OVER_SETS:.4f})")
+    chosen = choose_over_sets(table) if args.over_sets else choose(table)
     print(f"\nthe candidate {'goes on to the panel' if chosen else 'is out'}")
-    write_figures(args.json, {"table": table, "goes_on": chosen})
+    write_figures(args.json, {**figures, "goes_on": chosen})
 
 
 if __name__ == "__main__":

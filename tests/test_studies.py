@@ -334,8 +334,11 @@ def test_the_refined_study_tests_a_job_s_refinement_against_its_search(tmp_path,
         changed = np.count_nonzero(table["refined_size"][()] != table["subset_size"][()])
     assert entry["changed"] >= changed > 0 and entry["tasks"] == 6   # pruning removed genes
     assert entry["n"] == np.count_nonzero(np.round(refined - search, 12))
+    assert entry["difference"] == pytest.approx(np.mean(refined - search))
     study_refined.main([str(tmp_path), "tiny", "--prefix", "w"])
     assert f"| tiny | {entry['changed']} of 6 |" in capsys.readouterr().out
+    study_refined.main([str(tmp_path), "tiny", "--prefix", "w", "--over-sets"])
+    assert "over the sets: " in capsys.readouterr().out
 
 
 def test_the_refined_study_s_choice_is_the_fourth_rule_s():
@@ -343,3 +346,19 @@ def test_the_refined_study_s_choice_is_the_fourth_rule_s():
     assert study_refined.choose({"a": level, "b": above})
     assert not study_refined.choose({"a": level, "b": level})      # above on none
     assert not study_refined.choose({"a": above, "b": below})      # below on one
+
+
+def test_the_refined_study_over_the_sets_is_the_fifth_rule_s():
+    def sets(*differences, verdict="level"):
+        return {f"s{i}": {"difference": d, "verdict": verdict} for i, d in enumerate(differences)}
+    # six sets up, one level: 2 ** -6 = 0.0156 is the exact p, below 0.05 / 3
+    six_up = sets(0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.0)
+    assert study_refined.over_sets(six_up) == {"sets": 7, "differing": 6, "up": 6, "down": 0,
+                                               "p_above": pytest.approx(2 ** -6)}
+    assert study_refined.choose_over_sets(six_up)
+    assert not study_refined.choose_over_sets(sets(0.01, 0.02, 0.03, 0.04, 0.05))  # 1/32
+    # one down, third in rank: T+ 25 of 28, p 5/128
+    assert not study_refined.choose_over_sets(sets(0.02, 0.03, 0.04, 0.05, 0.06, -0.035, 0.07))
+    assert not study_refined.choose_over_sets({**six_up, "x": {"difference": 0.0,
+                                                               "verdict": "below"}})
+    assert study_refined.over_sets(sets(0.0, 0.0))["p_above"] == 1.0
