@@ -15,6 +15,7 @@ from hpcswarm.run.progress import ProgressLines, ProgressReporter, Workload, pro
 from hpcswarm.run.timing import JobTimes
 from hpcswarm.selection.search import run_search
 from hpcswarm.swarm.engine.loop import SearchHooks
+from synthetic import small_data
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 
@@ -72,6 +73,20 @@ def test_the_phase_hook_changes_no_refinement():
     lefts = [left for _, left in seen]
     assert seen and {name for name, _ in seen} == {"refine prune"}
     assert lefts == sorted(lefts, reverse=True) and lefts[0] == plain.mask.sum()
+
+
+def test_the_exchange_rule_s_steps_are_reported_and_change_nothing():
+    X, y = small_data(seed=3, n_samples=36, n_genes=60, shift=8.0)
+    settings = {"n_particles": 8, "n_iterations": 6, "n_divisions": 2, "change_after": 2,
+                "refresh_gap": 2}
+    seen = []
+    plain = run_search(X, y, "vlpso", settings, seed=1, refine="saturation-exchange")
+    watched = run_search(X, y, "vlpso", settings, seed=1, refine="saturation-exchange",
+                         hooks=SearchHooks(phase=lambda name, left: seen.append((name, left))))
+    assert np.array_equal(plain.refined.mask, watched.refined.mask)
+    assert np.array_equal(plain.refined.removed, watched.refined.removed)
+    steps = len(watched.refined.removed)   # here each step takes out a gene of the search's
+    assert steps > 0 and seen == [("refine saturation-exchange", None)] * (steps + 1)
 
 
 def test_the_time_line_adds_up_its_parts():

@@ -1,15 +1,20 @@
-"""A scorer that reports the steps of a backward elimination as they are taken.
+"""A scorer that reports the steps of a refinement as they are taken.
 
 The pruning refinements (:mod:`hpcswarm.signatures.refine`) walk from the search's subset
 down one gene a step, each step one call of ``score_single_flips`` over the genes left: on
-a search of hundreds of genes, the longest part of a task after the search. Wrapping the
-scorer lets a job report that walk without the rules knowing of progress.
+a search of hundreds of genes, the longest part of a task after the search. The exchange
+rule (:func:`~hpcswarm.signatures.saturation.saturation_exchange`) scores every exchange of a
+step in one call of ``score_flips``, at most as many steps as the subset has genes, each of
+the same cost. Wrapping the scorer lets a job report those steps without the rules knowing of
+progress.
 """
 
 
 class WatchedScorer:
     """``scorer`` with each ``score_single_flips`` call first reported as
-    ``phase(name, genes_left)``; every other attribute is the scorer's own.
+    ``phase(name, genes_left)``, and each ``score_flips`` call as ``phase(name, None)`` (an
+    exchange step leaves the subset's size as it is, so it has no genes left to count down);
+    every other attribute is the scorer's own.
 
     Parameters
     ----------
@@ -28,6 +33,11 @@ class WatchedScorer:
         """Report ``len(genes)`` genes left, then score their one-gene flips."""
         self._phase(self._name, len(genes))
         return self._scorer.score_single_flips(state, genes, *args, **kwargs)
+
+    def score_flips(self, state, flips, *args, **kwargs):
+        """Report a step, then score ``flips``."""
+        self._phase(self._name, None)
+        return self._scorer.score_flips(state, flips, *args, **kwargs)
 
     def __getattr__(self, attribute):
         return getattr(self._scorer, attribute)
