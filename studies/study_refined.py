@@ -11,7 +11,8 @@ against the search's over the matched (run, fold) tasks, in both directions, alp
 :data:`ALPHA`.
 
 Per set: the tasks whose genes the refinement changed, each row's mean test accuracy and mean
-size over the tasks, p above and p below with the pairs that differ, and the refined row's
+size over the tasks, its balanced accuracy as the peers study gives it (:func:`balanced`: the
+folds of a run pooled), p above and p below with the pairs that differ, and the refined row's
 verdict (``above``, ``below`` or ``level``). :func:`choose` applies the fourth saturation rule's
 choice ("Where the inner accuracy saturates, a fourth rule: the candidate against today's"):
 the candidate goes on where it is below on no set and above on at least one.
@@ -28,9 +29,11 @@ repository root: ``python -m studies.study_refined WORK NAME [NAME ...] [--prefi
 ``--json FILE`` also writes every figure.
 """
 
+import h5py
 import numpy as np
 
 from hpcswarm.results.significance import signed_rank_test
+from hpcswarm.store.records import balanced_accuracy
 from studies.design_sets import panel_arguments, print_header, print_row, write_figures
 from studies.study_peers import one_sided, tasks_of
 
@@ -41,6 +44,20 @@ ALPHA_OVER_SETS = 0.05 / 3
 Bonferroni's share of three."""
 
 
+def balanced(path, refined=False):
+    """The mean over the runs of the balanced test accuracy (%) of the search's subsets (or,
+    with ``refined``, the refined ones), each run's folds pooled class by class: the figure of
+    the peers study's rows (:func:`studies.study_peers.figures`)."""
+    prefix = "refined_test" if refined else "test"
+    per_run = []
+    with h5py.File(path, "r") as results:
+        for run in results["runs"].values():
+            correct = sum(fold[f"{prefix}_class_correct"][()] for fold in run.values())
+            total = sum(fold[f"{prefix}_class_total"][()] for fold in run.values())
+            per_run.append(balanced_accuracy(correct, total))
+    return 100 * float(np.mean(per_run))
+
+
 def compare(path, alpha=ALPHA):
     """The search's and the refined rows of one results file, and the test between them.
 
@@ -49,9 +66,9 @@ def compare(path, alpha=ALPHA):
     dict
         ``changed`` (tasks whose refined genes differ from the search's), ``tasks``,
         ``search`` and ``refined`` (each ``accuracy`` in % and ``size``, means over the
-        tasks), ``difference`` (the mean over the tasks of refined minus search accuracy, a
-        fraction), the test (``p_above``, ``p_below``, ``n``, ``smallest_p`` of
-        :func:`~studies.study_peers.one_sided`) and ``verdict``.
+        tasks, and ``balanced`` of :func:`balanced`), ``difference`` (the mean over the tasks
+        of refined minus search accuracy, a fraction), the test (``p_above``, ``p_below``,
+        ``n``, ``smallest_p`` of :func:`~studies.study_peers.one_sided`) and ``verdict``.
     """
     search, _ = tasks_of(path)
     refined, _ = tasks_of(path, refined=True)
@@ -63,9 +80,9 @@ def compare(path, alpha=ALPHA):
     return {"changed": sum(not np.array_equal(a["genes"], b["genes"])
                            for a, b in zip(search, refined)),
             "tasks": len(search),
-            "search": {"accuracy": 100 * second.mean(),
+            "search": {"accuracy": 100 * second.mean(), "balanced": balanced(path),
                        "size": float(np.mean([task["genes"].size for task in search]))},
-            "refined": {"accuracy": 100 * first.mean(),
+            "refined": {"accuracy": 100 * first.mean(), "balanced": balanced(path, True),
                         "size": float(np.mean([task["genes"].size for task in refined]))},
             "difference": float(np.mean(first - second)), **test, "verdict": verdict}
 
@@ -111,6 +128,7 @@ def main(argv=None):
     table = {name: compare(args.work / f"{args.prefix}-{name}.h5") for name in args.names}
     print_header(["set", "tasks changed", "search: test acc. %, genes",
                   "refined: test acc. %, genes", "difference (points)",
+                  "balanced acc. %: search, refined",
                   "p above / below (pairs differing)", "verdict"])
     for name, entry in table.items():
         search, refined = entry["search"], entry["refined"]
@@ -118,6 +136,7 @@ def main(argv=None):
                    f"{search['accuracy']:.2f}, {search['size']:.1f}",
                    f"{refined['accuracy']:.2f}, {refined['size']:.1f}",
                    f"{100 * entry['difference']:+.2f}",
+                   f"{search['balanced']:.2f}, {refined['balanced']:.2f}",
                    f"{entry['p_above']:.3g} / {entry['p_below']:.3g} ({entry['n']})",
                    entry["verdict"]])
     figures = {"table": table}

@@ -335,6 +335,14 @@ def test_the_refined_study_tests_a_job_s_refinement_against_its_search(tmp_path,
     assert entry["changed"] >= changed > 0 and entry["tasks"] == 6   # pruning removed genes
     assert entry["n"] == np.count_nonzero(np.round(refined - search, 12))
     assert entry["difference"] == pytest.approx(np.mean(refined - search))
+    with h5py.File(tmp_path / "w-tiny.h5", "r") as results:   # each run's folds pooled
+        for row, prefix in (("search", "test"), ("refined", "refined_test")):
+            recalls = []
+            for run in results["runs"].values():
+                correct = np.sum([f[f"{prefix}_class_correct"][()] for f in run.values()], 0)
+                total = np.sum([f[f"{prefix}_class_total"][()] for f in run.values()], 0)
+                recalls.append(np.mean(correct[total > 0] / total[total > 0]))
+            assert entry[row]["balanced"] == pytest.approx(100 * np.mean(recalls))
     study_refined.main([str(tmp_path), "tiny", "--prefix", "w"])
     assert f"| tiny | {entry['changed']} of 6 |" in capsys.readouterr().out
     study_refined.main([str(tmp_path), "tiny", "--prefix", "w", "--over-sets"])

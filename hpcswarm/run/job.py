@@ -132,8 +132,8 @@ class JobLifecycle:
                         resume=snapshot)
 
     def phase(self, task, name, genes_left):
-        """A step after the search of ``task`` on this rank (a refinement's step, with the
-        genes left; the baselines and test, with None)."""
+        """A step after the search of ``task`` on this rank (a refinement's elimination step,
+        with the genes left; an exchange step, and the baselines and test, with None)."""
         if self.reporter is not None:
             self.reporter.phase(task, name, genes_left)
         if self.keeper is not None:

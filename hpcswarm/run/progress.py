@@ -19,11 +19,13 @@ remaining / groups); before the first task ends, the duration of a task is estim
 rank 0's search, its seconds per round so far x its rounds (:func:`task_seconds`), and null
 only until its first round when the rounds of a search are not known beforehand, as for the
 greedy methods), ``phase`` and ``genes_left`` (a "phase" event: a step after rank 0's
-search, ``"refine NAME"`` with the genes its elimination has left, or ``"baselines and
-test"``; its ETA counts the refinement's time left, estimated from its steps so far as each
-step costs in proportion to the genes left: before the first task ends, that plus as many
-more tasks as remain; after, the ETA of the finished tasks less the time since the last one
-ended, and never less than the refinement's time left). Keys that do not apply are null.
+search, ``"refine NAME"`` with the genes its elimination has left (null for an exchange
+step, which leaves the size as it is), or ``"baselines and test"``; its ETA counts the
+refinement's time left, estimated from its steps so far as each step costs in proportion to
+the genes left (none for an exchange step, whose steps left are not known): before the first
+task ends, that plus as many more tasks as remain; after, the ETA of the finished tasks less
+the time since the last one ended, and never less than the refinement's time left). Keys that
+do not apply are null.
 """
 
 import datetime

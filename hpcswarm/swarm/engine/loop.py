@@ -92,8 +92,9 @@ class SearchHooks:
         resumed task runs them again, to the same result).
     phase : callable, optional
         ``phase(name, genes_left)`` from the steps after the search (a refinement's each
-        elimination step, with the genes left; the baselines and test, with None): the
-        job's hook that reports them (:class:`hpcswarm.run.progress.ProgressReporter`).
+        elimination step, with the genes left; its each exchange step, and the baselines and
+        test, with None): the job's hook that reports them
+        (:class:`hpcswarm.run.progress.ProgressReporter`).
     """
 
     progress: Optional[Callable] = None
