@@ -25,7 +25,8 @@ the sets as the unit"): below on no set, and the differences above zero over the
 :data:`ALPHA_OVER_SETS`.
 
 Input, per set ``NAME``: ``WORK/PREFIX-NAME.h5`` (``--prefix``, default ``sx``). Run from the
-repository root: ``python -m studies.study_refined WORK NAME [NAME ...] [--prefix PREFIX]``;
+repository root: ``python -m studies.study_refined WORK NAME [NAME ...] [--prefix PREFIX]
+[--over-sets]`` (``--over-sets``: the fifth rule's choice in place of the fourth's);
 ``--json FILE`` also writes every figure.
 """
 
