@@ -207,6 +207,14 @@ def prune_margin(scorer, data, y, mask):
     return _refined("prune-margin", mask, path, _last_best(keys))
 
 
+def relative_margin(margin, variance):
+    """``e(F) / r(F)``, the margin sum relative to ``r(F) = sqrt(variance)``, ``variance`` the
+    summed variances of the genes of ``F`` (negatives from rounding read as 0); 0 where
+    ``r(F)`` is 0. Element by element for arrays."""
+    radius = np.sqrt(np.maximum(variance, 0.0))
+    return np.divide(margin, radius, out=np.zeros_like(radius), where=radius > 0)
+
+
 def prune_compact(scorer, data, y, mask):
     """The path of :func:`prune_margin`, returning its point of largest relative margin.
 
@@ -230,10 +238,9 @@ def prune_compact(scorer, data, y, mask):
     path, points = _margin_path(scorer, data, y, mask)
     start = points[0][2]
     variance = data.take(start).var(axis=1)
-    keys = []
-    for correct, margin, genes in points:
-        radius = np.sqrt(variance[np.searchsorted(start, genes)].sum())
-        keys.append((correct, margin / radius if radius > 0 else 0.0))
+    keys = [(correct, float(relative_margin(margin,
+                                            variance[np.searchsorted(start, genes)].sum())))
+            for correct, margin, genes in points]
     return _refined("prune-compact", mask, path, _last_best(keys))
 
 

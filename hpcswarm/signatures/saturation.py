@@ -35,7 +35,7 @@ import numpy as np
 
 from hpcswarm.fitness import GeneMajor
 from hpcswarm.fitness.margins import exchange_margin_sums, label_codes
-from hpcswarm.signatures.refine import Refined, prune_compact
+from hpcswarm.signatures.refine import Refined, prune_compact, relative_margin
 from hpcswarm.swarm.methods.vlpso.divisions import division_lengths
 from hpcswarm.swarm.methods.vlpso.gene_order import gene_order
 
@@ -115,12 +115,6 @@ def saturation_margin(scorer, data, y, mask, params, max_genes=None):
     return Refined(NAME, chosen.mask, chosen.correct, chosen.total, chosen.removed)
 
 
-def _relative(margin, variance):
-    """``e(F) / r(F)`` from the margin sum and the summed variances of ``F`` (0 where 0)."""
-    radius = np.sqrt(np.maximum(variance, 0.0))
-    return np.divide(margin, radius, out=np.zeros_like(radius), where=radius > 0)
-
-
 def _best_exchange(scorer, state, data, pool, codes, counted):
     """The exchange of a gene of ``state.mask`` for one of ``pool`` outside it that keeps every
     inner prediction and raises ``e(F) / r(F)`` most: a row ``(out, in)`` of gene indices, or
@@ -133,8 +127,8 @@ def _best_exchange(scorer, state, data, pool, codes, counted):
     whole, exchanged = exchange_margin_sums(values, entering, codes, counted)
     spread = values.var(axis=1)
     held = spread.sum()
-    current = float(_relative(np.float64(whole), held))
-    ratios = _relative(exchanged, held - spread[:, None] + entering.var(axis=1)[None, :])
+    current = float(relative_margin(np.float64(whole), held))
+    ratios = relative_margin(exchanged, held - spread[:, None] + entering.var(axis=1)[None, :])
     flips = np.stack(np.meshgrid(inside, incoming, indexing="ij"), axis=-1).reshape(-1, 2)
     correct = np.asarray(scorer.score_flips(state, flips))
     if correct.ndim == 2:   # counts per class
