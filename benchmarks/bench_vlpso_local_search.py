@@ -9,10 +9,15 @@ worst), the evaluations and the local search's tries kept:
 * *on, pair by pair*: ``local_search = true`` with the flip rule's redundancy pass one numpy
   call per kept gene (:func:`hpcswarm.swarm.methods.vlpso.local_search.redundancy_pass`, the path
   before the compiled pass);
-* *on*: ``local_search = true`` as ``run`` does it, the pass compiled
-  (:mod:`hpcswarm.swarm.methods.vlpso.redundancy_kernel`).
+* *on, draws in numpy*: ``local_search = true`` with the redundancy pass compiled but each
+  draw's genes taken and ruled by numpy calls
+  (:func:`~hpcswarm.swarm.methods.vlpso.local_search.flip_set` of
+  :func:`~hpcswarm.swarm.methods.vlpso.local_search.draw_genes`, the path before the
+  compiled draw);
+* *on*: ``local_search = true`` as ``run`` does it, each draw after its permutation one
+  compiled call (:mod:`hpcswarm.swarm.methods.vlpso.redundancy_kernel`).
 
-The two ``on`` ways are checked to give the same genes, fitness, history (but ``seconds``)
+The three ``on`` ways are checked to give the same genes, fitness, history (but ``seconds``)
 and events. Each way runs once before it is timed (numba's compilation, loaded from its
 cache after the first process, stays out of the figures). The machine's load average is
 printed before and after: on a shared 2-core VM the ratios of runs made side by side are the
@@ -46,6 +51,23 @@ def pair_by_pair():
         yield
     finally:
         vlpso_local_search.COMPILED_AVAILABLE = saved
+
+
+@contextmanager
+def draws_in_numpy():
+    """The local search's draws ruled by numpy calls, the redundancy pass compiled."""
+    table = vlpso_local_search.GeneTable
+    saved = table.draw_flips
+
+    def draw_flips(self, rng, mask, genes, n_ones, n_zeros):
+        drawn = vlpso_local_search.draw_genes(rng, mask, genes, n_ones, n_zeros)
+        return vlpso_local_search.flip_set(*drawn, self)
+
+    table.draw_flips = draw_flips
+    try:
+        yield
+    finally:
+        table.draw_flips = saved
 
 
 def comparable(result):
@@ -99,11 +121,16 @@ def main(argv=None):
         with pair_by_pair():
             reference, times = timed(data, {**base, "local_search": True}, args.repeats)
         pairs = summary("on, pair by pair", reference, times)
+        with draws_in_numpy():
+            drawn, times = timed(data, {**base, "local_search": True}, args.repeats)
+        numpy_draws = summary("on, draws in numpy", drawn, times)
         result, times = timed(data, {**base, "local_search": True}, args.repeats)
         on = summary("on", result, times)
-    if comparable(reference) != comparable(result):
-        raise SystemExit("the compiled pass changed the search")
+    if not comparable(reference) == comparable(drawn) == comparable(result):
+        raise SystemExit("a compiled path changed the search")
     ratios = {"on / off": on["cpu_s"][0] / off["cpu_s"][0],
+              "draws in numpy / on": numpy_draws["cpu_s"][0] / on["cpu_s"][0],
+              "draws in numpy / off": numpy_draws["cpu_s"][0] / off["cpu_s"][0],
               "pair by pair / on": pairs["cpu_s"][0] / on["cpu_s"][0],
               "pair by pair / off": pairs["cpu_s"][0] / off["cpu_s"][0]}
     print("identical results (genes, fitness, history but seconds, events). Best CPU: "
@@ -111,7 +138,8 @@ def main(argv=None):
           + f"; load average {os.getloadavg()}", flush=True)
     print(json.dumps({"data": args.data, "particles": args.particles,
                       "iterations": args.iterations, "repeats": args.repeats,
-                      "off": off, "pair_by_pair": pairs, "on": on, "ratios": ratios}))
+                      "off": off, "pair_by_pair": pairs, "draws_in_numpy": numpy_draws, "on": on,
+                      "ratios": ratios}))
 
 
 if __name__ == "__main__":

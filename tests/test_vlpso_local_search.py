@@ -152,6 +152,73 @@ def test_the_compiled_pass_keeps_the_genes_the_pair_by_pair_pass_keeps():
     assert differ > 100
 
 
+def _draw_data(seed):
+    rng = np.random.default_rng(seed)
+    y = np.arange(60) % 4
+    X = rng.normal(size=(60, 120)) + rng.uniform(0, 1.5, 120) * y[:, None]
+    X[:, 100:110] = X[:, [3] * 10]  # tied relevance: the stable order decides
+    X[:, 110:] = 0.0  # relevance 0
+    return GeneMajor.from_samples(X), y
+
+
+@compiled
+def test_a_compiled_draw_flips_the_genes_numpy_flips_and_learns_the_same_batches():
+    # two tables filled in by the draws only: the compiled draw must leave every gene it
+    # cannot rule to numpy, which learns the batches it always learned (entropies included)
+    data, y = _draw_data(5)
+    compiled_table, numpy_table = GeneTable(data, y), GeneTable(data, y)
+    assert compiled_table.compiled
+    rng = np.random.default_rng(6)
+    flipped = switched_on = 0
+    for trial in range(400):
+        genes = rng.permutation(120)[:int(rng.integers(2, 121))]
+        mask = np.zeros(120, dtype=bool)
+        mask[rng.choice(genes, int(rng.integers(0, genes.size + 1)), replace=False)] = True
+        n_ones, n_zeros = int(rng.integers(0, 30)), int(rng.integers(0, 30))
+        compiled_rng, numpy_rng = np.random.default_rng(trial), np.random.default_rng(trial)
+        found = compiled_table.draw_flips(compiled_rng, mask, genes, n_ones, n_zeros)
+        expected = flip_set(*draw_genes(numpy_rng, mask, genes, n_ones, n_zeros), numpy_table)
+        assert found.dtype == np.int64 and found.tolist() == expected.tolist()
+        assert compiled_rng.random() == numpy_rng.random()
+        flipped += found.size > 0
+        switched_on += (~mask[found]).any()
+    assert 100 < flipped < 400 and switched_on > 50
+    assert compiled_table.known.tolist() == numpy_table.known.tolist()
+    assert compiled_table.entropies.tobytes() == numpy_table.entropies.tobytes()
+
+
+@compiled
+def test_a_compiled_draw_compares_with_numpys_mean_bit_for_bit():
+    # nine selected genes whose relevances numpy sums pairwise (eight accumulators), and one
+    # unselected gene set exactly at numpy's mean of them, in the draw's order: not above it,
+    # though it is above the mean of the same values summed one after another
+    data, y = _draw_data(7)
+    table = GeneTable(data, y)
+    table.learn(np.arange(120))
+    genes = np.arange(10)
+    mask = np.ones(120, dtype=bool)
+    mask[9] = False
+    rng = np.random.default_rng(8)
+    for trial in range(200):
+        values = rng.uniform(0.05, 0.95, 9)
+        order = np.random.default_rng(trial).permutation(genes)
+        ones = order[order != 9]
+        in_order = 0.0
+        for value in values:
+            in_order += value
+        if in_order / 9 < values.mean():  # a mean summed in order would switch gene 9 on
+            break
+    else:
+        pytest.fail("no relevances whose sum in order differs from numpy's")
+    table.class_su[ones] = values
+    table.class_su[9] = values.mean()
+    numpy_rng = np.random.default_rng(trial)
+    expected = flip_set(*draw_genes(numpy_rng, mask, genes, 9, 1), table)
+    assert 9 not in expected.tolist()
+    found = table.draw_flips(np.random.default_rng(trial), mask, genes, 9, 1)
+    assert found.tolist() == expected.tolist()
+
+
 # ---------------------------------------------------------------- the search around a subset
 def test_the_search_is_never_worse_and_stays_within_the_length():
     X, y = small_data(2, 30, 24)

@@ -16,7 +16,8 @@ from hpcswarm.swarm.engine.exchange import ship
 from hpcswarm.swarm.engine.ordering import FEWER_GENES
 from hpcswarm.swarm.engine.state import child_sequence
 from hpcswarm.swarm.methods.vlpso.redundancy_kernel import AVAILABLE as COMPILED_AVAILABLE
-from hpcswarm.swarm.methods.vlpso.redundancy_kernel import entropy_terms, kept_genes
+from hpcswarm.swarm.methods.vlpso.redundancy_kernel import (drawn_flips, entropy_terms,
+                                                            kept_genes)
 from hpcswarm.swarm.methods.vlpso.symmetric_uncertainty import (discretised, interval_entropies,
                                                                 interval_relevance,
                                                                 mutual_symmetric_uncertainty)
@@ -75,7 +76,9 @@ class GeneTable:
     def learn(self, genes) -> None:
         """Discretise those of ``genes`` not yet in the table (:meth:`relevance` and
         :meth:`between` call it; VLPSO's ranking too, for its genes, with the local search
-        on)."""
+        on). A gene's entropy depends on the batch it is learned in (its row of the batch is
+        as wide as the batch's widest gene, and numpy sums a row of 8 or more cells in
+        another order), so callers keep the batches they have always used."""
         if self.known[genes].all():
             return
         missing = np.unique(genes)
@@ -110,6 +113,22 @@ class GeneTable:
         self.learn(ones)
         return kept_genes(ones, np.asarray(relevance, dtype=float), self.bins, self.entropies,
                           self.terms)
+
+    def draw_flips(self, rng, mask, genes, n_ones: int, n_zeros: int) -> np.ndarray:
+        """The flip set of one draw, :func:`flip_set` of :func:`draw_genes`'s genes
+        (``n_ones`` selected and ``n_zeros`` unselected genes of ``mask`` among ``genes``):
+        the same genes, the same numbers drawn from ``rng``. Where :attr:`compiled` and
+        every gene taken is in the table, all that follows the permutation is one compiled
+        call (:data:`~hpcswarm.swarm.methods.vlpso.redundancy_kernel.drawn_flips`); else
+        :func:`flip_set` learns the genes taken, in the batches it always learned them in
+        (a gene's entropy is summed over a row as wide as its batch's widest gene)."""
+        shuffled = rng.permutation(genes)
+        if self.compiled:
+            flips, learned = drawn_flips(shuffled, mask, n_ones, n_zeros, self.known,
+                                         self.class_su, self.bins, self.entropies, self.terms)
+            if learned:
+                return flips
+        return flip_set(*taken_genes(shuffled, mask, n_ones, n_zeros), self)
 
 
 def interval_dtype(n_samples: int):
@@ -193,7 +212,12 @@ def draw_genes(rng, mask, genes, n_ones: int, n_zeros: int):
     """``n_ones`` selected and ``n_zeros`` unselected genes among ``genes`` (the particle's
     length), each in the order of one random permutation of ``genes``
     (``KNNopt.halfOnesZeros``): (ones, zeros), ndarrays of int."""
-    shuffled = rng.permutation(genes)
+    return taken_genes(rng.permutation(genes), mask, n_ones, n_zeros)
+
+
+def taken_genes(shuffled, mask, n_ones: int, n_zeros: int):
+    """The first ``n_ones`` selected and ``n_zeros`` unselected genes (``mask``) of the
+    permutation ``shuffled``, in its order: (ones, zeros), ndarrays of int."""
     chosen = mask[shuffled]
     return shuffled[chosen][:n_ones], shuffled[~chosen][:n_zeros]
 
@@ -205,13 +229,14 @@ def relevance_search(fitness, mask, value, genes, table, rng, flip: float, tries
     Each of ``tries`` tries takes ``n_flip = int(flip * size)`` genes of the current subset
     (``size`` genes), ``n_zeros = round(u * min(n_flip, len(genes) - size))`` of them
     unselected (``u`` uniform in [0, 1)) and the rest selected (:func:`draw_genes`), redrawn
-    up to :data:`DRAWS` times until :func:`flip_set` is not empty; a try whose draws all
-    give an empty set is not scored. The flipped subset is scored by the fitness engine's
-    incremental path (``fitness.flip`` of the current subset's cached state) and becomes
-    the current subset when it beats it (``ordering``: higher fitness, then fewer genes). The
-    result is never worse than the input. A try whose highest possible fitness
-    (``fitness.highest``) cannot beat the current subset, and that ``needed`` does not ask
-    for, is not scored (observed with the fitness NaN, as
+    up to :data:`DRAWS` times until :func:`flip_set` is not empty
+    (:meth:`GeneTable.draw_flips`); a try whose draws all give an empty set is not scored.
+    The flipped subset is scored by the fitness engine's incremental path (``fitness.flip``
+    of the current subset's cached state) and becomes the current subset when it beats it
+    (``ordering``: higher fitness, then fewer genes). The result is never worse than the
+    input. A try whose highest possible fitness (``fitness.highest``) cannot beat the
+    current subset, and that ``needed`` does not ask for, is not scored (observed with the
+    fitness NaN, as
     :func:`hpcswarm.swarm.operators.local_search.local_search` does): it could not be kept.
 
     Parameters
@@ -256,7 +281,7 @@ def relevance_search(fitness, mask, value, genes, table, rng, flip: float, tries
         n_zeros = int(np.floor(rng.random() * min(n_flip, genes.size - size) + 0.5))
         flips = np.zeros(0, dtype=np.int64)
         for _ in range(DRAWS):
-            flips = flip_set(*draw_genes(rng, current, genes, n_flip - n_zeros, n_zeros), table)
+            flips = table.draw_flips(rng, current, genes, n_flip - n_zeros, n_zeros)
             if flips.size:
                 break
         if flips.size == 0:

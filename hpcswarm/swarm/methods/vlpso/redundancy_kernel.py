@@ -17,15 +17,21 @@ the values, and the genes kept, are the same bit for bit:
 * the cells are summed in the order of numpy's pairwise summation of a row
   (:func:`_pairwise_sum`), after numpy's reduction identity 0.0.
 
-``tests/test_vlpso_local_search.py`` checks the SU values equal to numpy's and the genes kept
-equal to the pair-by-pair pass.
+A whole draw can be one compiled call too (:data:`drawn_flips`): the genes taken from the
+draw's permutation, their mean relevance summed as numpy sums it, the stable sort by
+decreasing relevance, the pass above and the genes switched on, so that a try's only numpy
+call is the permutation itself (which consumes the generator as before). A draw that takes
+a gene not yet in the table is left to numpy, which learns it in the batch it always did.
+
+``tests/test_vlpso_local_search.py`` checks the SU values equal to numpy's, the genes kept
+equal to the pair-by-pair pass, and the flip set of a draw equal to the one numpy gives.
 """
 
 import numpy as np
 
 from hpcswarm.fitness.compiled import AVAILABLE, Kernel
 
-__all__ = ["AVAILABLE", "entropy_terms", "kept_genes", "pair_su"]
+__all__ = ["AVAILABLE", "drawn_flips", "entropy_terms", "kept_genes", "pair_su"]
 
 BLOCK = 128
 """Longest run numpy sums with eight accumulators before splitting it in two (its
@@ -167,6 +173,61 @@ def _kept(ones, relevance, bins, entropies, terms):
     return kept
 
 
+def _drawn_flips(shuffled, current, n_ones, n_zeros, known, class_su, bins, entropies,
+                 terms):
+    """The flip set of one draw, in one call: the first ``n_ones`` selected and ``n_zeros``
+    unselected genes (``current``) of the permutation ``shuffled``, as
+    :func:`~hpcswarm.swarm.methods.vlpso.local_search.draw_genes` takes them, then the flip
+    rule of :func:`~hpcswarm.swarm.methods.vlpso.local_search.flip_set` on them: the mean
+    of the selected genes' ``class_su`` as ``ndarray.mean`` sums it (numpy's pairwise sum
+    after its identity 0.0, divided by the count), the selected genes by decreasing
+    ``class_su``, ties in draw order (a stable sort), :func:`_kept` over them, and the
+    unselected genes above the mean switched on. No gene selected drawn: no flip.
+
+    Returns (flips, learned): the flip set, ndarray of int64, sorted; ``learned`` false,
+    and no flip set, where a gene taken is not ``known`` (its table row is not filled in).
+    """
+    ones = np.empty(n_ones, dtype=np.int64)
+    zeros = np.empty(n_zeros, dtype=np.int64)
+    m, z = 0, 0
+    for gene in shuffled:
+        if m == n_ones and z == n_zeros:
+            break
+        if current[gene]:
+            if m < n_ones:
+                ones[m] = gene
+                m += 1
+        elif z < n_zeros:
+            zeros[z] = gene
+            z += 1
+    for a in range(m):
+        if not known[ones[a]]:
+            return np.empty(0, dtype=np.int64), False
+    for b in range(z):
+        if not known[zeros[b]]:
+            return np.empty(0, dtype=np.int64), False
+    if m == 0:
+        return np.empty(0, dtype=np.int64), True
+    relevance = np.empty(m)
+    for a in range(m):
+        relevance[a] = class_su[ones[a]]
+    mean = (0.0 + _pairwise_sum(relevance, m)) / m
+    order = np.argsort(-relevance, kind="mergesort")
+    ones = ones[:m][order]
+    kept = _kept(ones, relevance[order], bins, entropies, terms)
+    flips = np.empty(m + z, dtype=np.int64)
+    f = 0
+    for a in range(m):
+        if not kept[a]:
+            flips[f] = ones[a]
+            f += 1
+    for b in range(z):
+        if class_su[zeros[b]] > mean:
+            flips[f] = zeros[b]
+            f += 1
+    return np.sort(flips[:f]), True
+
+
 def _one_pair(bins, x, y, k_y, cells, h_x, h_y, terms):
     """:func:`_pair_su` with its own scratch."""
     counts = np.empty(cells, dtype=np.int64)
@@ -179,5 +240,9 @@ _pairwise_sum_kernel = Kernel(_pairwise_sum, calls={"_block_sum": _block_sum_ker
 _pair_su_kernel = Kernel(_pair_su, calls={"_pairwise_sum": _pairwise_sum_kernel})
 kept_genes = Kernel(_kept, calls={"_pair_su": _pair_su_kernel})
 """Compiled :func:`_kept`: ``kept_genes(ones, relevance, bins, entropies, terms)``."""
+drawn_flips = Kernel(_drawn_flips, calls={"_pairwise_sum": _pairwise_sum_kernel,
+                                           "_kept": kept_genes})
+"""Compiled :func:`_drawn_flips`: ``drawn_flips(shuffled, current, n_ones, n_zeros, known,
+class_su, bins, entropies, terms)``."""
 pair_su = Kernel(_one_pair, calls={"_pair_su": _pair_su_kernel})
 """Compiled SU of one pair: ``pair_su(bins, x, y, k_y, cells, h_x, h_y, terms)``."""
