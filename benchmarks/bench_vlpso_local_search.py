@@ -9,10 +9,10 @@ worst), the evaluations and the local search's tries kept:
 * *on, pair by pair*: ``local_search = true`` with the flip rule's redundancy pass one numpy
   call per kept gene (:func:`hpcswarm.swarm.methods.vlpso.local_search.redundancy_pass`, the path
   before the compiled pass);
-* *on, draws in numpy*: ``local_search = true`` with the redundancy pass compiled but each
-  draw's genes taken and ruled by numpy calls
+* *on, draws in numpy*: ``local_search = true`` with the redundancy pass compiled but the
+  compiled draw declining every draw, so that each takes the table's numpy path
   (:func:`~hpcswarm.swarm.methods.vlpso.local_search.flip_set` of
-  :func:`~hpcswarm.swarm.methods.vlpso.local_search.draw_genes`, the path before the
+  :func:`~hpcswarm.swarm.methods.vlpso.local_search.taken_genes`, the path before the
   compiled draw);
 * *on*: ``local_search = true`` as ``run`` does it, each draw after its permutation one
   compiled call (:mod:`hpcswarm.swarm.methods.vlpso.redundancy_kernel`).
@@ -55,19 +55,14 @@ def pair_by_pair():
 
 @contextmanager
 def draws_in_numpy():
-    """The local search's draws ruled by numpy calls, the redundancy pass compiled."""
-    table = vlpso_local_search.GeneTable
-    saved = table.draw_flips
-
-    def draw_flips(self, rng, mask, genes, n_ones, n_zeros):
-        drawn = vlpso_local_search.draw_genes(rng, mask, genes, n_ones, n_zeros)
-        return vlpso_local_search.flip_set(*drawn, self)
-
-    table.draw_flips = draw_flips
+    """The local search's draws ruled by numpy calls, the redundancy pass compiled: the
+    compiled draw declines each one, as it does a draw of a gene not yet in the table."""
+    saved = vlpso_local_search.drawn_flips
+    vlpso_local_search.drawn_flips = lambda *draw: (np.empty(0, dtype=np.int64), False)
     try:
         yield
     finally:
-        table.draw_flips = saved
+        vlpso_local_search.drawn_flips = saved
 
 
 def comparable(result):

@@ -115,9 +115,9 @@ class GeneTable:
                           self.terms)
 
     def draw_flips(self, rng, mask, genes, n_ones: int, n_zeros: int) -> np.ndarray:
-        """The flip set of one draw, :func:`flip_set` of :func:`draw_genes`'s genes
-        (``n_ones`` selected and ``n_zeros`` unselected genes of ``mask`` among ``genes``):
-        the same genes, the same numbers drawn from ``rng``. Where :attr:`compiled` and
+        """The flip set of one draw: :func:`flip_set` of the genes :func:`taken_genes` takes
+        (``n_ones`` selected and ``n_zeros`` unselected genes of ``mask``) from one
+        permutation of ``genes`` drawn from ``rng``. Where :attr:`compiled` and
         every gene taken is in the table, all that follows the permutation is one compiled
         call (:data:`~hpcswarm.swarm.methods.vlpso.redundancy_kernel.drawn_flips`); else
         :func:`flip_set` learns the genes taken, in the batches it always learned them in
@@ -208,16 +208,10 @@ def redundancy_pass(ones, relevance, table) -> np.ndarray:
     return kept
 
 
-def draw_genes(rng, mask, genes, n_ones: int, n_zeros: int):
-    """``n_ones`` selected and ``n_zeros`` unselected genes among ``genes`` (the particle's
-    length), each in the order of one random permutation of ``genes``
-    (``KNNopt.halfOnesZeros``): (ones, zeros), ndarrays of int."""
-    return taken_genes(rng.permutation(genes), mask, n_ones, n_zeros)
-
-
 def taken_genes(shuffled, mask, n_ones: int, n_zeros: int):
-    """The first ``n_ones`` selected and ``n_zeros`` unselected genes (``mask``) of the
-    permutation ``shuffled``, in its order: (ones, zeros), ndarrays of int."""
+    """The first ``n_ones`` selected and ``n_zeros`` unselected genes (``mask``) of
+    ``shuffled``, a random permutation of the particle's length (``KNNopt.halfOnesZeros``),
+    each in its order: (ones, zeros), ndarrays of int."""
     chosen = mask[shuffled]
     return shuffled[chosen][:n_ones], shuffled[~chosen][:n_zeros]
 
@@ -228,7 +222,7 @@ def relevance_search(fitness, mask, value, genes, table, rng, flip: float, tries
 
     Each of ``tries`` tries takes ``n_flip = int(flip * size)`` genes of the current subset
     (``size`` genes), ``n_zeros = round(u * min(n_flip, len(genes) - size))`` of them
-    unselected (``u`` uniform in [0, 1)) and the rest selected (:func:`draw_genes`), redrawn
+    unselected (``u`` uniform in [0, 1)) and the rest selected (:func:`taken_genes`), redrawn
     up to :data:`DRAWS` times until :func:`flip_set` is not empty
     (:meth:`GeneTable.draw_flips`); a try whose draws all give an empty set is not scored.
     The flipped subset is scored by the fitness engine's incremental path (``fitness.flip``

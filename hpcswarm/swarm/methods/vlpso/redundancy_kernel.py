@@ -177,7 +177,7 @@ def _drawn_flips(shuffled, current, n_ones, n_zeros, known, class_su, bins, entr
                  terms):
     """The flip set of one draw, in one call: the first ``n_ones`` selected and ``n_zeros``
     unselected genes (``current``) of the permutation ``shuffled``, as
-    :func:`~hpcswarm.swarm.methods.vlpso.local_search.draw_genes` takes them, then the flip
+    :func:`~hpcswarm.swarm.methods.vlpso.local_search.taken_genes` takes them, then the flip
     rule of :func:`~hpcswarm.swarm.methods.vlpso.local_search.flip_set` on them: the mean
     of the selected genes' ``class_su`` as ``ndarray.mean`` sums it (numpy's pairwise sum
     after its identity 0.0, divided by the count), the selected genes by decreasing
