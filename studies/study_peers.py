@@ -38,7 +38,9 @@ figure was read:
   as categorical, its default), the labels declared binary or multi-class (so that a set of
   more than ten classes is not taken for a regression, skrebate's default); ties by the
   lower index; k chosen as for ``SelectKBest-F``, the weights refitted inside each inner
-  fold.
+  fold. The weights are computed by :mod:`studies.relieff`, equal to skrebate's bit for bit
+  and about a hundred times faster (``benchmarks/bench_relieff.py``), so the rankings and every
+  figure are skrebate's; the seconds of the runs before it are skrebate's own.
   (Added after the runs of the first rule of ``docs/signatures.md``, which had the three
   peers above; a cache of those runs gets its ReliefF fits added and keeps the others.)
 
@@ -93,7 +95,6 @@ from sklearn.feature_selection import f_classif
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.multiclass import OneVsRestClassifier
-from skrebate import ReliefF
 from threadpoolctl import threadpool_limits
 
 from hpcswarm.data import load_dataset
@@ -103,6 +104,7 @@ from hpcswarm.results.significance import signed_rank_test
 from hpcswarm.selection.preprocess import fit
 from hpcswarm.signatures.stability import sechidis
 from studies.design_sets import panel_arguments, print_header, print_row, write_figures
+from studies.relieff import relieff_weights
 
 INNER_FOLDS = 5
 """Inner stratified folds of a task's training rows."""
@@ -190,12 +192,10 @@ def forest_ranking(X, y, seed):
 
 
 def relieff_ranking(X, y, seed):
-    """Genes by decreasing ReliefF weight (``skrebate.ReliefF``, :data:`RELIEFF_NEIGHBOURS`
-    neighbours; ties by the lower index); deterministic, ``seed`` unused."""
-    label_type = "binary" if np.unique(y).size == 2 else "multiclass"
-    weights = ReliefF(n_neighbors=RELIEFF_NEIGHBOURS, label_type=label_type,
-                      n_jobs=1).fit(X, y).feature_importances_
-    return np.argsort(-weights, kind="stable")
+    """Genes by decreasing ReliefF weight (:data:`RELIEFF_NEIGHBOURS` neighbours; skrebate's
+    weights, :func:`studies.relieff.relieff_weights`; ties by the lower index);
+    deterministic, ``seed`` unused."""
+    return np.argsort(-relieff_weights(X, y, RELIEFF_NEIGHBOURS), kind="stable")
 
 
 def top_k(X, y, folds, seed, ranking):
