@@ -16,7 +16,8 @@ from hpcswarm.run.plan import draw_tasks
 from hpcswarm.run.protocols import TaskData, run_task
 
 SETTINGS = ["data=builtin:srbct", "protocol=final-signature", "runs=2", "folds=3",
-            "n_particles=4", "n_iterations=2", "ls_tries=2", "refine=prune-compact"]
+            "n_particles=4", "n_iterations=2", "ls_tries=2", "refine=relevance-subset-1se"]
+# the default refinement of a named method (hpcswarm.signatures.refinements.DEFAULT)
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +45,7 @@ def test_the_signature_is_the_search_on_every_sample_with_its_refinement(finishe
     assert np.array_equal(final.genes, again.refined.genes)
     assert np.array_equal(final.search_genes, again.genes)
     assert (final.inner_correct, final.inner_total) == (again.refined.train_correct, 83)
-    assert final.refine == "prune-compact" and final.spawn_key == (0, 2, 0)
+    assert final.refine == "relevance-subset-1se" and final.spawn_key == (0, 2, 0)
 
 
 @pytest.mark.slow
@@ -56,7 +57,7 @@ def test_the_estimate_and_frequencies_come_from_the_outer_folds_only(finished):
     per_run = [table["refined_test_correct"][table["run"] == r].sum()
                / table["refined_test_total"][table["run"] == r].sum() for r in (0, 1)]
     final = results.final
-    assert final.estimate["row"] == "PSO-LSRG+prune-compact"
+    assert final.estimate["row"] == "PSO-LSRG+relevance-subset-1se"
     assert final.estimate["mean"] == pytest.approx(np.mean(per_run))
     assert final.estimate["n"] == 2
     expected = [np.mean([gene in set(selected.tolist()) for selected in results.refined_genes])
@@ -76,7 +77,7 @@ def test_json_summary_report_and_gene_list_carry_the_signature(finished, tmp_pat
     document = json.loads(job.summary_path.read_text())
     assert [g["name"] for g in document["final_signature"]["genes"]] == \
         [names[g] for g in final.genes]
-    assert document["final_signature"]["estimate"]["row"] == "PSO-LSRG+prune-compact"
+    assert document["final_signature"]["estimate"]["row"] == "PSO-LSRG+relevance-subset-1se"
     assert document["stability"]["nogueira"]["lower"] <= document["stability"]["nogueira"]["upper"]
     with h5py.File(job.output) as f:
         assert f["final"].attrs["encoding-type"] == "hpcswarm-final-signature"
@@ -84,7 +85,7 @@ def test_json_summary_report_and_gene_list_carry_the_signature(finished, tmp_pat
     assert status == 0
     assert "Final signature (PSO-LSRG on builtin:srbct)" in out
     assert f"  {final.genes.size} genes; one search on all 83 samples" in out
-    assert "estimate of the method (outer cross-validation, row PSO-LSRG+prune-compact)" in out
+    assert "estimate of the method (outer cross-validation, row PSO-LSRG+relevance-subset-1se)" in out
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["final_signatures"][0]["size"] == final.genes.size
     listed = [line.split("\t")[0] for line in job.signature_path.read_text().splitlines()
