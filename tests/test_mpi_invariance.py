@@ -19,7 +19,7 @@ import pytest
 
 from hpcswarm.comm import world
 from hpcswarm.selection.methods import ALGORITHMS
-from hpcswarm.selection.search import run_search
+from hpcswarm.selection.search import personal_bests, run_search
 from hpcswarm.swarm.engine.loop import SearchHooks
 from synthetic import small_data
 
@@ -136,6 +136,40 @@ def test_the_margins_choice_at_saturation_is_the_same_on_every_rank(rule, comm):
     assert len(set(comm.allgather(digest(comparable(parallel))))) == 1
     assert comparable(parallel) == comparable(serial)
     assert not np.array_equal(parallel.refined.mask, parallel.mask)  # the rule fired
+
+
+def test_the_choice_among_the_personal_bests_is_the_same_on_every_rank(comm):
+    """VLPSO's subset or a particle's personal best, chosen on a fresh split by the purity of
+    the held-out samples' neighbourhoods, on particle groups and sample shards."""
+    settings, _ = CASES["vlpso"]
+    X, y = small_data(seed=4, n_samples=36, n_genes=60, shift=3.0, n_informative=6)
+    serial = run_search(X, y, "vlpso", settings, seed=1, refine="neighbour-purity")
+    parallel = run_search(X, y, "vlpso", settings, seed=1, comm=comm,
+                          refine="neighbour-purity",
+                          sample_shards=2 if comm.size % 2 == 0 else 1)
+    assert len(set(comm.allgather(digest(comparable(parallel))))) == 1
+    assert comparable(parallel) == comparable(serial)
+    assert not np.array_equal(parallel.refined.mask, parallel.mask)  # the rule fired
+
+
+@pytest.mark.parametrize("name", ["bpso", "pso", "vlpso"])
+def test_personal_bests_gathered_from_their_owners_are_the_serial_ones(name, comm):
+    """Particle groups own their particles' personal bests (live on the owner only); gathered,
+    every rank holds the serial search's, and the choice among them is the serial one."""
+    settings, n_genes = CASES[name]
+    X, y = small_data(n_genes=n_genes)
+    ends = {}
+
+    def keep(search):  # at each round's end, the last one's kept (collective)
+        ends[search.comm.size] = personal_bests(search, n_genes)
+
+    serial = run_search(X, y, name, settings, seed=1, refine="neighbour-purity",
+                        hooks=SearchHooks(checkpoint=keep))
+    parallel = run_search(X, y, name, settings, seed=1, comm=comm, refine="neighbour-purity",
+                          hooks=SearchHooks(checkpoint=keep))
+    assert np.array_equal(ends[comm.size], ends[1])
+    assert len(set(comm.allgather(digest(comparable(parallel))))) == 1
+    assert comparable(parallel) == comparable(serial)
 
 
 def test_cso_mean_and_row_exchange_match_serial_with_many_genes(comm):

@@ -40,13 +40,14 @@ def test_every_rule_has_a_kind_and_a_function_of_that_kind():
 
     arguments = {"trim": ["scorer", "data", "y", "mask"],
                  "saturation": ["scorer", "data", "y", "mask", "params", "max_genes"],
+                 "swarm": ["scorer", "data", "y", "mask", "personal_bests", "params", "root"],
                  "rank": ["scorer", "data", "y"],
                  "subsample": ["scorer", "data", "y", "selections"]}
     assert CHOICES == ("none", *REFINEMENTS)
     for name, rule in REFINEMENTS.items():
         assert rule.kind in KINDS
         assert list(inspect.signature(rule.function()).parameters) == arguments[rule.kind]
-        assert ("subset" in rule.needs) == (rule.kind in ("trim", "saturation"))
+        assert ("subset" in rule.needs) == (rule.kind in ("trim", "saturation", "swarm"))
     assert SUBSAMPLING == ("stability", "consensus")
     with pytest.raises(ParameterError, match="'refine' must be one of none, prune"):
         SearchSpec.build("pso-lsrg", refine="relevance-all")

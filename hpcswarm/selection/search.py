@@ -384,7 +384,8 @@ class SpecSearch:
                        else WatchedScorer(scorer, self.hooks.phase, f"refine {spec.refine}"))
             inputs = RefineInputs(watched, X, y, result.mask,
                                   lambda: self.subsample_selections(X, y), result.params,
-                                  spec.max_genes)
+                                  spec.max_genes,
+                                  lambda: personal_bests(search, scorer.n_genes), self.root)
             result.refined = REFINEMENTS[spec.refine].apply(inputs)
         return result, score
 
@@ -410,8 +411,11 @@ class SpecSearch:
 class RefineInputs:
     """What a refinement may read (:attr:`hpcswarm.signatures.refinements.Refinement.needs`): the
     task's scorer and training samples, the search's subset, the subsample searches (run only
-    when a rule asks for them, by calling ``selections()``), the search's complete parameters
-    and its size cap (None: none)."""
+    when a rule asks for them, by calling ``selections()``), the search's complete parameters,
+    its size cap (None: none), its particles' personal bests at its end (gathered from their
+    owners only when a rule asks for them, by calling ``personal_bests()``: ndarray of bool of
+    shape (n_particles, n_genes), :func:`personal_bests`) and the task's seed (a
+    :class:`numpy.random.SeedSequence`)."""
 
     scorer: object
     data: object
@@ -420,7 +424,30 @@ class RefineInputs:
     selections: object
     params: dict
     max_genes: object
+    personal_bests: object
+    root: object
 
+
+
+def personal_bests(search, n_genes):
+    """The personal best of every particle of ``search`` at its end, ndarray of bool of shape
+    (n_particles, n_genes), the same on every rank; no rows for a search without particles
+    (all empty for CSO, which keeps none).
+
+    A row is live only on the rank that owns its particle
+    (:class:`~hpcswarm.swarm.engine.state.SwarmState`'s notes), so each rank's rows are packed
+    to bits and allgathered once over the particle groups (collective: ``n_genes / 8`` bytes
+    per particle), as the best subset's row is shared.
+    """
+    state = getattr(search, "state", None)
+    rows = getattr(state, "pbest_mask", None)
+    if rows is None:
+        return np.zeros((0, n_genes), dtype=bool)
+    deal = search.ownership
+    particles = np.arange(deal.n_items, dtype=np.int64)
+    local = np.packbits(np.asarray(rows, dtype=bool)[deal.owned(particles)], axis=1)
+    table = deal.allgather(search.comm, local, particles)
+    return np.unpackbits(table, axis=1, count=n_genes).astype(bool)
 
 
 def scored_front(scorer, front):

@@ -10,6 +10,9 @@
 - :mod:`~hpcswarm.signatures.saturation`: the margin's choice where the search's subset
   classifies every inner prediction (the ``saturation`` rules, ``saturation-margin`` and
   ``saturation-exchange``).
+- :mod:`~hpcswarm.signatures.purity`: the choice among the search's subset and its particles'
+  personal bests by a fresh split and the purity of the held-out samples' neighbourhoods
+  (the ``swarm`` rule, ``neighbour-purity``).
 - :mod:`~hpcswarm.signatures.subsample`: stability selection and a consensus from searches on
   subsamples (the ``subsample`` rules).
 - :mod:`~hpcswarm.signatures.stability`: how far the selections of the folds and runs agree

@@ -22,6 +22,10 @@ The kinds:
     margin from the genes VLPSO's first division searches, or exchanges the subset's genes
     for them at the same size
     (:mod:`hpcswarm.signatures.saturation`). Reported as ``NAME+RULE``.
+``swarm``
+    Chooses among the swarm's own answers, the search's subset and its particles' personal
+    bests at the search's end, by a validation of its own
+    (:mod:`hpcswarm.signatures.purity`). Reported as ``NAME+RULE``.
 ``rank``
     Ranks every gene by a filter statistic and cuts the ranking by the inner validation; it
     reads no subset, so two different searches on the same fold give the same genes. It is a
@@ -63,6 +67,9 @@ KINDS = {kind.name: kind for kind in (
          "prediction, then chooses by the margin, anew or by exchanges at its size",
          lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y, inputs.mask,
                                    inputs.params, inputs.max_genes)),
+    Kind("swarm", "chooses among the search's subset and its particles' personal bests",
+         lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y, inputs.mask,
+                                   inputs.personal_bests(), inputs.params, inputs.root)),
     Kind("rank", "ranks every gene by a filter statistic (reads no subset; a baseline)",
          lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y)),
     Kind("subsample", "runs the search again on subsamples of the training samples",
@@ -79,13 +86,13 @@ class Refinement:
     ----------
     name : str
         The value of ``refine``.
-    kind : {"trim", "saturation", "rank", "subsample"}
+    kind : {"trim", "saturation", "swarm", "rank", "subsample"}
         See the module notes (:data:`KINDS`).
     needs : tuple of str
         What the rule reads besides the scorer: ``"subset"`` (the search's selected
         genes), ``"samples"`` (the training values and labels), ``"searches"`` (further
         searches of the same spec on subsamples), ``"settings"`` (the search's parameters
-        and size cap).
+        and size cap), ``"swarm"`` (its particles' personal bests and the task's seed).
     summary : str
         One sentence for ``--help`` and the docs.
     rule : str
@@ -149,6 +156,12 @@ REFINEMENTS = {rule.name: rule for rule in (
                "exchanges its genes one for one with genes of VLPSO's first division towards "
                "the largest relative margin, keeping its size and every inner prediction",
                "hpcswarm.signatures.saturation:saturation_exchange"),
+    Refinement("neighbour-purity", "swarm", ("subset", "samples", "swarm", "settings"),
+               "validates the search's subset and every particle's personal best again on a "
+               "fresh split of the training samples and keeps the one with the most correct "
+               "predictions, then the most same-class samples among each held-out sample's 5 "
+               "nearest, then the fewest genes",
+               "hpcswarm.signatures.purity:neighbour_purity"),
     Refinement("relevance", "rank", ("samples",),
                "a filter, not the search's answer: every gene ranked one class against the "
                "rest, round robin over the classes, cut where the inner validation is best; "

@@ -1,0 +1,87 @@
+"""hpcswarm.signatures.purity: the signature chosen among the swarm's own answers by the
+purity of the held-out samples' neighbourhoods on a fresh split."""
+
+import numpy as np
+import pytest
+from sklearn.model_selection import StratifiedKFold
+from sklearn.neighbors import KNeighborsClassifier
+
+from hpcswarm.fitness import GeneMajor
+from hpcswarm.fitness.evaluator import KnnEvaluator
+from hpcswarm.selection.search import run_search
+from hpcswarm.signatures.purity import (NAME, fresh_folds, neighbour_counts,
+                                        neighbour_purity)
+from synthetic import small_data
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_the_counts_are_the_classifier_s_and_the_neighbourhoods_own(k):
+    X, y = small_data(seed=2, n_samples=45, n_genes=12)
+    genes = np.array([0, 1, 5, 9])
+    folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
+    correct, same = neighbour_counts(GeneMajor.of(X).take(genes), y.astype(np.int64), folds, k)
+    expected_correct = expected_same = 0
+    for train, test in folds:
+        model = KNeighborsClassifier(k, algorithm="brute").fit(X[train][:, genes], y[train])
+        expected_correct += int(np.sum(model.predict(X[test][:, genes]) == y[test]))
+        nearest = model.kneighbors(X[test][:, genes], 5, return_distance=False)
+        expected_same += int(np.sum(y[train][nearest] == y[test][:, None]))
+    assert (correct, same) == (expected_correct, expected_same)
+
+
+def test_equal_distances_go_to_the_lower_training_index_as_in_the_engine():
+    # two training samples at the same distance from the held-out one, of different classes
+    values = np.array([[0.0, 1.0, -1.0, 5.0]])
+    codes = np.array([0, 1, 0, 1])
+    folds = [(np.array([1, 2, 3]), np.array([0]))]
+    assert neighbour_counts(values, codes, folds, 1, neighbours=2) == (0, 1)
+    engine = KnnEvaluator(values.T, codes, k=1, cv="loo")
+    # leave-one-out: sample 0's tie goes to sample 1 (wrong), so 2 of 4 correct, not 3
+    assert engine.score(np.ones(1, dtype=bool)).correct == 2
+
+
+def test_the_choice_is_the_most_correct_then_the_purest_then_the_smallest():
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 20)
+    X = rng.normal(size=(40, 6))
+    X[:, 0] += 1.5 * y  # weak
+    X[:, 1] += 6.0 * y  # clean
+    X[:, 2] += 6.0 * y  # clean
+    scorer = KnnEvaluator(X, y, k=1, cv=10)
+    root = np.random.SeedSequence(5)
+    params = {"k": 1, "cv": 10}
+    search = np.eye(6, dtype=bool)[0]  # the weak gene alone
+    bests = np.array([[0, 1, 0, 0, 0, 1], [0, 1, 1, 0, 0, 0], [0, 1, 0, 0, 0, 0],
+                      [0, 1, 1, 0, 0, 0]], dtype=bool)
+    refined = neighbour_purity(scorer, X, y, search, bests, params, root)
+    folds = fresh_folds(y, 10, root)
+    counts = [neighbour_counts(GeneMajor.of(X).take(np.flatnonzero(m)), y, folds, 1)
+              for m in (search, *bests)]
+    keys = [(c, s, -int(m.sum())) for (c, s), m in zip(counts, (search, *bests))]
+    assert keys.index(max(keys)) in (2, 3, 4)  # a clean subset, never the weak gene
+    assert refined.method == NAME
+    assert np.array_equal(refined.mask, [search, *bests][keys.index(max(keys))])
+    assert (refined.correct, refined.total) == (scorer.score(refined.mask).correct, 40)
+    assert refined.removed.tolist() == [0]
+    alone = neighbour_purity(scorer, X, y, search, np.zeros((0, 6), bool), params, root)
+    assert np.array_equal(alone.mask, search) and alone.removed.size == 0
+
+
+def test_the_fresh_folds_are_not_the_search_s_and_follow_the_seed():
+    y = np.repeat([0, 1, 2], 12)
+    one = fresh_folds(y, 4, np.random.SeedSequence(7))
+    again = fresh_folds(y, 4, np.random.SeedSequence(7))
+    other = fresh_folds(y, 4, np.random.SeedSequence(8))
+    assert all(np.array_equal(a[1], b[1]) for a, b in zip(one, again))
+    assert not all(np.array_equal(a[1], b[1]) for a, b in zip(one, other))
+
+
+def test_a_vlpso_search_refined_by_purity_keeps_one_of_its_own_answers():
+    X, y = small_data(seed=3, n_samples=36, n_genes=60, shift=8.0)
+    settings = {"n_particles": 9, "n_iterations": 10, "n_divisions": 3, "change_after": 3}
+    result = run_search(X, y, "vlpso", settings, seed=1, refine=NAME)
+    again = run_search(X, y, "vlpso", settings, seed=1, refine=NAME)
+    assert np.array_equal(result.refined.mask, again.refined.mask)
+    assert result.refined.method == NAME and result.refined.mask.any()
+    greedy = run_search(X, y, "sfs", {}, seed=1, refine=NAME)  # no particles: its subset
+    assert np.array_equal(greedy.refined.mask, greedy.mask)
