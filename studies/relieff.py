@@ -53,7 +53,9 @@ def pairwise_sum(columns):
     """Row by row, the sum of ``columns`` (genes x 1 to :data:`PAIRWISE_BLOCK` values) in the
     order of numpy's pairwise summation of a 1-D array (``ndarray.sum``: sequential below 8
     values, else eight partial sums added in pairs, then the remainder), as skrebate sums one
-    gene's differences; ``ndarray.sum(axis=1)`` adds in another order."""
+    gene's differences; ``ndarray.sum(axis=1)`` adds in another order. The same order as
+    ``hpcswarm.swarm.methods.vlpso.redundancy_kernel._block_sum``, which sums one row of
+    scalars in compiled code (its accumulators updated in place); here every gene at once."""
     count = columns.shape[1]
     if count < 8:
         total = np.full(columns.shape[0], -0.0)
@@ -147,11 +149,12 @@ def sample_update(difference, hits, labels_taken, miss_classes, n_samples):
         return ((diff_hit / count_hit) + (diff_miss / count_miss)) / n_samples
     sums, counts = [], []
     for label in miss_classes:
+        places = np.flatnonzero(labels_taken == label)
         total = np.zeros(difference.shape[0])
-        for place in np.flatnonzero(labels_taken == label):
+        for place in places:
             total = total + difference[:, place]
         sums.append(total)
-        counts.append(int(np.count_nonzero(labels_taken == label)))
+        counts.append(places.size)
     count_miss = float(sum(counts))
     update = np.zeros(difference.shape[0])
     for total, count in zip(sums, counts):

@@ -33,6 +33,7 @@ import numpy as np
 from hpcswarm.fitness import GeneMajor
 from hpcswarm.fitness.distances import exact_sq_distances
 from hpcswarm.fitness.folds import make_folds
+from hpcswarm.fitness.margins import label_codes
 from hpcswarm.signatures.refine import Refined
 
 NAME = "neighbour-purity"
@@ -119,8 +120,7 @@ def neighbour_purity(scorer, data, y, mask, personal_bests, params, root):
     """
     mask = np.array(mask, dtype=bool)
     data = GeneMajor.of(data)
-    _, codes = np.unique(np.asarray(y), return_inverse=True)
-    codes = codes.astype(np.int64)
+    codes, _ = label_codes(y)
     folds = fresh_folds(codes, params["cv"], root)
     candidates = [mask, *(np.asarray(row, dtype=bool) for row in personal_bests)]
     best, best_key, seen = mask, None, set()
