@@ -118,14 +118,15 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         step that keeps fewer genes lowers it to their number.
     refine : {"none", "prune", "prune-margin", "prune-compact", "relevance-subset", \
 "relevance-subset-1se", "saturation-margin", "saturation-exchange", "neighbour-purity", \
-"relevance", "stability", "consensus"}, default "none"
+"neighbour-purity-1se", "relevance", "stability", "consensus"}, default "none"
         A refinement of the search's subset on the same samples (``prune*``:
         :mod:`hpcswarm.signatures.refine`; ``relevance-subset*``: its genes ranked by
         class-balanced relevance, :mod:`hpcswarm.signatures.relevance`; ``saturation-*``:
         the subset, or where it classifies every inner prediction the 1-NN margin's choice,
-        anew or at the same size, :mod:`hpcswarm.signatures.saturation`; ``neighbour-purity``:
+        anew or at the same size, :mod:`hpcswarm.signatures.saturation`; ``neighbour-purity*``:
         the subset or a particle's personal best, chosen on a fresh split by the purity of the
-        held-out samples' neighbourhoods, :mod:`hpcswarm.signatures.purity`), the Welch filter in
+        held-out samples' neighbourhoods, the smallest within one standard error for
+        ``-1se``, :mod:`hpcswarm.signatures.purity`), the Welch filter in
         its place (``relevance``, every gene ranked, the search not read), or from
         ``subsamples`` more searches on halves of the samples (``stability``, ``consensus``:
         :mod:`hpcswarm.signatures.subsample`). Every rule:

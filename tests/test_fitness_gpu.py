@@ -619,15 +619,16 @@ def test_the_margins_choice_at_saturation_on_the_device_equals_the_cpu_s(rule, m
     assert not np.array_equal(found.refined.mask, found.mask)   # the rule fired
 
 
-def test_the_choice_among_the_personal_bests_on_the_device_equals_the_cpu_s(monkeypatch):
+@pytest.mark.parametrize("rule", ["neighbour-purity", "neighbour-purity-1se"])
+def test_the_choice_among_the_personal_bests_on_the_device_equals_the_cpu_s(rule, monkeypatch):
     """VLPSO's subset or a particle's personal best chosen by the purity of the held-out
     samples' neighbourhoods: the device's search (the CuPy stand-in) leaves the same personal
     bests, and the choice is the CPU's."""
     X, y = small_data(seed=0, n_samples=36, n_genes=60, shift=3.0, n_informative=6)
     params = CACHED_SWARMS["vlpso"]
-    expected = run_search(X, y, "vlpso", params, seed=1, refine="neighbour-purity")
+    expected = run_search(X, y, "vlpso", params, seed=1, refine=rule)
     _stand_in_cupy(monkeypatch, 8 * 2**30, 8 * 2**30)
-    found = run_search(X, y, "vlpso", params, seed=1, device="gpu", refine="neighbour-purity")
+    found = run_search(X, y, "vlpso", params, seed=1, device="gpu", refine=rule)
     assert _comparable(found) == _comparable(expected)
     assert np.array_equal(found.refined.mask, expected.refined.mask)
     assert not np.array_equal(found.refined.mask, found.mask)   # the rule fired

@@ -138,14 +138,15 @@ def test_the_margins_choice_at_saturation_is_the_same_on_every_rank(rule, comm):
     assert not np.array_equal(parallel.refined.mask, parallel.mask)  # the rule fired
 
 
-def test_the_choice_among_the_personal_bests_is_the_same_on_every_rank(comm):
+@pytest.mark.parametrize("rule", ["neighbour-purity", "neighbour-purity-1se"])
+def test_the_choice_among_the_personal_bests_is_the_same_on_every_rank(rule, comm):
     """VLPSO's subset or a particle's personal best, chosen on a fresh split by the purity of
-    the held-out samples' neighbourhoods, on particle groups and sample shards."""
+    the held-out samples' neighbourhoods (the purest, or the smallest within one standard
+    error of it), on particle groups and sample shards."""
     settings, _ = CASES["vlpso"]
     X, y = small_data(seed=4, n_samples=36, n_genes=60, shift=3.0, n_informative=6)
-    serial = run_search(X, y, "vlpso", settings, seed=1, refine="neighbour-purity")
-    parallel = run_search(X, y, "vlpso", settings, seed=1, comm=comm,
-                          refine="neighbour-purity",
+    serial = run_search(X, y, "vlpso", settings, seed=1, refine=rule)
+    parallel = run_search(X, y, "vlpso", settings, seed=1, comm=comm, refine=rule,
                           sample_shards=2 if comm.size % 2 == 0 else 1)
     assert len(set(comm.allgather(digest(comparable(parallel))))) == 1
     assert comparable(parallel) == comparable(serial)

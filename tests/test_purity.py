@@ -9,8 +9,10 @@ from sklearn.neighbors import KNeighborsClassifier
 from hpcswarm.fitness import GeneMajor
 from hpcswarm.fitness.evaluator import KnnEvaluator
 from hpcswarm.selection.search import run_search
-from hpcswarm.signatures.purity import (NAME, fresh_folds, neighbour_counts,
-                                        neighbour_purity)
+from hpcswarm.signatures.purity import (NAME, NAME_1SE, candidate_tallies, fresh_folds,
+                                        neighbour_counts, neighbour_purity,
+                                        neighbour_purity_1se, neighbour_tallies, purest,
+                                        smallest_within_one_se, within_one_se_of)
 from synthetic import small_data
 
 
@@ -85,3 +87,82 @@ def test_a_vlpso_search_refined_by_purity_keeps_one_of_its_own_answers():
     assert result.refined.method == NAME and result.refined.mask.any()
     greedy = run_search(X, y, "sfs", {}, seed=1, refine=NAME)  # no particles: its subset
     assert np.array_equal(greedy.refined.mask, greedy.mask)
+
+
+def test_within_one_standard_error_is_decided_in_integers_as_the_real_rule_says():
+    rng = np.random.default_rng(4)
+    for _ in range(2000):
+        per_sample = rng.integers(0, rng.integers(1, 7), size=rng.integers(1, 40))
+        count = int(rng.integers(0, 6 * per_sample.size + 1))
+        total = int(per_sample.sum())
+        floor = total - np.sqrt(per_sample.size * np.var(per_sample))
+        if abs(count - floor) > 1e-9:   # the float rule is unsure only at equality
+            assert within_one_se_of(count, per_sample) == (count >= floor)
+    hits = np.array([1] * 18 + [0] * 2)   # binomial: sqrt(18 * 2 / 20) = 1.34
+    assert within_one_se_of(17, hits) and not within_one_se_of(16, hits)
+    assert within_one_se_of(20, np.ones(20, np.int64))
+    assert not within_one_se_of(19, np.ones(20, np.int64))   # no error: none below the best
+    # the same bound from the binomial rule of relevance-subset-1se
+    from hpcswarm.signatures.relevance import within_one_se
+    assert within_one_se([16, 17, 18], 20) == 2
+
+
+def _tally(size, correct, same, n=10):
+    """A candidate of ``size`` genes whose ``n`` held-out samples make ``correct`` correct
+    predictions and have ``same`` (a list of n counts) same-class neighbours."""
+    mask = np.zeros(40, dtype=bool)
+    mask[:size] = True
+    hits = np.array([1] * correct + [0] * (n - correct), dtype=np.int64)
+    return mask, hits, np.array(same, dtype=np.int64)
+
+
+def test_the_one_se_choice_is_the_smallest_the_split_cannot_tell_from_the_purest():
+    pure = [5] * 8 + [4, 4]                 # 48, sd 0.4: one standard error 1.26
+    tallies = [_tally(6, 9, [5] * 5 + [3] * 5),    # 40 neighbours: too impure
+               _tally(30, 10, pure),               # the purest (10 correct, 48)
+               _tally(12, 10, [5] * 7 + [4, 4, 4]),  # 47: within
+               _tally(9, 9, pure),                 # 9 correct: binomial se 0, out
+               _tally(12, 10, [5] * 6 + [4] * 4),  # 46: not within, though as small
+               _tally(12, 10, [5] * 7 + [4, 4, 4])]  # equal to the third: the earlier
+    assert purest(tallies) == 1
+    assert smallest_within_one_se(tallies) == 2
+    # among equal sizes the most correct, then the purest
+    ties = [_tally(20, 10, pure), _tally(8, 9, pure, n=10), _tally(8, 10, [5] * 7 + [4] * 3),
+            _tally(8, 10, pure)]
+    assert smallest_within_one_se(ties[:1] + ties[2:]) == 2
+    # with a mistake the binomial error lets one more mistake in (sqrt(8 * 2 / 10) = 1.26)
+    errs = [_tally(20, 8, pure), _tally(5, 7, pure), _tally(4, 6, pure)]
+    assert smallest_within_one_se(errs) == 1
+
+
+def test_neighbour_purity_1se_keeps_the_smallest_candidate_its_tallies_allow():
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 20)
+    X = rng.normal(size=(40, 6))
+    X[:, 0] += 1.5 * y
+    X[:, 1] += 6.0 * y
+    X[:, 2] += 6.0 * y
+    scorer = KnnEvaluator(X, y, k=1, cv=10)
+    root = np.random.SeedSequence(5)
+    params = {"k": 1, "cv": 10}
+    search = np.array([1, 1, 1, 0, 1, 1], dtype=bool)
+    bests = np.array([[0, 1, 0, 0, 0, 1], [0, 1, 1, 0, 0, 0], [0, 1, 0, 0, 0, 0],
+                      [1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]], dtype=bool)
+    folds = fresh_folds(y, 10, root)
+    tallies = [(m, *neighbour_tallies(GeneMajor.of(X).take(np.flatnonzero(m)), y, folds, 1))
+               for m in (search, *bests[:4])]
+    assert [t[0].tolist() for t in candidate_tallies(GeneMajor.of(X), y, folds, 1, search,
+                                                     bests)] == [t[0].tolist() for t in tallies]
+    chosen = tallies[smallest_within_one_se(tallies)][0]
+    refined = neighbour_purity_1se(scorer, X, y, search, bests, params, root)
+    assert refined.method == NAME_1SE
+    assert np.array_equal(refined.mask, chosen)
+    assert chosen.sum() == 1 and chosen[1]   # one clean gene is as good as five
+    assert refined.mask.sum() <= neighbour_purity(scorer, X, y, search, bests, params,
+                                                  root).mask.sum()
+    assert (refined.correct, refined.total) == (scorer.score(refined.mask).correct, 40)
+    assert refined.removed.tolist() == [0, 2, 4, 5]
+    for (c, s), (_, hits, same) in zip(
+            [neighbour_counts(GeneMajor.of(X).take(np.flatnonzero(m)), y, folds, 1)
+             for m in (search, *bests[:4])], tallies):
+        assert (c, s) == (hits.sum(), same.sum())

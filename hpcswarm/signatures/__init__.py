@@ -12,7 +12,8 @@
   ``saturation-exchange``).
 - :mod:`~hpcswarm.signatures.purity`: the choice among the search's subset and its particles'
   personal bests by a fresh split and the purity of the held-out samples' neighbourhoods
-  (the ``swarm`` rule, ``neighbour-purity``).
+  (the ``swarm`` rules: ``neighbour-purity``, and ``neighbour-purity-1se``, the smallest
+  candidate within one standard error of the purest).
 - :mod:`~hpcswarm.signatures.subsample`: stability selection and a consensus from searches on
   subsamples (the ``subsample`` rules).
 - :mod:`~hpcswarm.signatures.stability`: how far the selections of the folds and runs agree

@@ -26,6 +26,20 @@ distances (:func:`hpcswarm.fitness.distances.exact_sq_distances`), neighbours ra
 (distance, training index) as the engine ranks them, votes tied to the smallest class code;
 every count is an integer computed from the same values on every rank, so the choice is the
 same on any number of ranks, shards and devices. Only the training samples are read.
+
+``refine = "neighbour-purity-1se"`` validates the same candidates on the same fresh split and
+applies the one-standard-error rule (Breiman, Friedman, Olshen & Stone 1984, CART, Sect.
+3.4.3; Hastie, Tibshirani & Friedman 2009, Sect. 7.10) to both counts: the candidate that
+``neighbour-purity`` keeps is the best; a candidate is within one standard error of it when
+its correct predictions and its same-class neighbours are each at least the best's less one
+standard error of the best's sum over the held-out samples (``sqrt(n var)``, ``var`` the
+variance of the best's per-sample counts: for the correct predictions the binomial
+``sqrt(c (n - c) / n)``, none when the best makes no mistake, as
+:func:`hpcswarm.signatures.relevance.within_one_se`); of those, the one with the fewest
+genes, then the most correct predictions, then the most same-class neighbours, then the
+earliest. The purity's graded signal still orders the candidates, but a larger subset is
+kept only where the fresh split can tell it from a smaller one. Each comparison is made in
+integers (:func:`within_one_se_of`), so the choice is the same on every rank.
 """
 
 import numpy as np
@@ -38,6 +52,9 @@ from hpcswarm.signatures.refine import Refined
 
 NAME = "neighbour-purity"
 """The rule's ``refine`` value."""
+
+NAME_1SE = "neighbour-purity-1se"
+"""The ``refine`` value of the rule with the one-standard-error choice."""
 
 NEIGHBOURS = 5
 """The nearest training samples whose classes are counted for each held-out sample."""
@@ -54,8 +71,8 @@ def fresh_folds(y, cv, root):
     return make_folds(y, cv, seed)
 
 
-def neighbour_counts(values, codes, folds, k, neighbours=NEIGHBOURS):
-    """Correct k-NN predictions and same-class neighbours of the held-out samples of ``folds``.
+def neighbour_tallies(values, codes, folds, k, neighbours=NEIGHBOURS):
+    """Each held-out sample's correct k-NN prediction and same-class neighbours, over ``folds``.
 
     Parameters
     ----------
@@ -72,11 +89,12 @@ def neighbour_counts(values, codes, folds, k, neighbours=NEIGHBOURS):
 
     Returns
     -------
-    (int, int)
-        The correct predictions, and the held-out samples' same-class training samples among
-        their ``neighbours`` nearest, both summed over the folds.
+    (ndarray of int64, ndarray of int64)
+        For each held-out sample, in the order of the folds and of their held-out indices: 1
+        where the prediction is correct (else 0), and its same-class training samples among
+        its ``neighbours`` nearest.
     """
-    correct = same = 0
+    correct, same = [], []
     n_classes = int(codes.max()) + 1
     for train, test in folds:
         candidates = np.ascontiguousarray(values[:, train].T)
@@ -85,9 +103,86 @@ def neighbour_counts(values, codes, folds, k, neighbours=NEIGHBOURS):
             distances = exact_sq_distances(values[:, sample], candidates)
             nearest = codes[train[np.argsort(distances, kind="stable")[:reach]]]
             votes = np.bincount(nearest[:k], minlength=n_classes)
-            correct += int(votes.argmax() == codes[sample])
-            same += int(np.count_nonzero(nearest[:neighbours] == codes[sample]))
-    return correct, same
+            correct.append(int(votes.argmax() == codes[sample]))
+            same.append(int(np.count_nonzero(nearest[:neighbours] == codes[sample])))
+    return np.array(correct, dtype=np.int64), np.array(same, dtype=np.int64)
+
+
+def neighbour_counts(values, codes, folds, k, neighbours=NEIGHBOURS):
+    """The correct predictions and the same-class neighbours of :func:`neighbour_tallies`,
+    each summed over the held-out samples: ``(int, int)``."""
+    correct, same = neighbour_tallies(values, codes, folds, k, neighbours)
+    return int(correct.sum()), int(same.sum())
+
+
+def within_one_se_of(count, per_sample):
+    """Whether ``count`` is at least ``per_sample.sum()`` less one standard error of that sum,
+    ``sqrt(n var)`` with ``var`` the (population) variance of the ``n`` per-sample counts.
+
+    Decided in integers: with ``s`` the sum and ``q`` the sum of squares, ``n var = q - s^2 /
+    n``, so ``count`` is within when it is at least ``s`` or when ``n (s - count)^2 <= n q -
+    s^2``.
+    """
+    n = per_sample.size
+    total = int(per_sample.sum())
+    squares = int(np.dot(per_sample, per_sample))
+    return count >= total or n * (total - count) ** 2 <= n * squares - total * total
+
+
+def candidate_tallies(data, codes, folds, k, mask, personal_bests):
+    """The candidates of both rules, each with its :func:`neighbour_tallies` on ``folds``.
+
+    Returns
+    -------
+    list of (ndarray of bool, ndarray of int64, ndarray of int64)
+        ``(candidate, correct, same)`` for the search's subset ``mask`` and then each row of
+        ``personal_bests``, in that order; empty rows and copies of an earlier candidate are
+        left out (a copy ranks after its first).
+    """
+    tallies, seen = [], set()
+    for candidate in [mask, *(np.asarray(row, dtype=bool) for row in personal_bests)]:
+        genes = np.flatnonzero(candidate)
+        if genes.size == 0 or genes.tobytes() in seen:
+            continue
+        seen.add(genes.tobytes())
+        tallies.append((candidate, *neighbour_tallies(data.take(genes), codes, folds, k)))
+    return tallies
+
+
+def purest(tallies):
+    """The index in ``tallies`` of the candidate with the most correct predictions, then the
+    most same-class neighbours, then the fewest genes, then the earliest."""
+    keys = [(int(correct.sum()), int(same.sum()), -int(np.count_nonzero(candidate)), -index)
+            for index, (candidate, correct, same) in enumerate(tallies)]
+    return keys.index(max(keys))
+
+
+def smallest_within_one_se(tallies):
+    """The index in ``tallies`` of the candidate with the fewest genes among those whose
+    correct predictions and same-class neighbours are each within one standard error
+    (:func:`within_one_se_of`) of those of the candidate :func:`purest` picks; then the most
+    correct predictions, the most same-class neighbours, the earliest."""
+    _, best_correct, best_same = tallies[purest(tallies)]
+    keys = [(-int(np.count_nonzero(candidate)), int(correct.sum()), int(same.sum()), -index)
+            for index, (candidate, correct, same) in enumerate(tallies)
+            if within_one_se_of(int(correct.sum()), best_correct)
+            and within_one_se_of(int(same.sum()), best_same)]
+    return -max(keys)[3]
+
+
+def choose(scorer, data, y, mask, personal_bests, params, root, method, pick):
+    """The candidate that ``pick`` (:func:`purest` or :func:`smallest_within_one_se`) takes
+    from the fresh split's tallies, as the rule ``method`` reports it; the search's subset
+    where it has no candidate (no genes and no personal bests)."""
+    mask = np.array(mask, dtype=bool)
+    data = GeneMajor.of(data)
+    codes, _ = label_codes(y)
+    folds = fresh_folds(codes, params["cv"], root)
+    tallies = candidate_tallies(data, codes, folds, params["k"], mask, personal_bests)
+    best = tallies[pick(tallies)][0] if tallies else mask
+    score = scorer.score(best)
+    return Refined(method, best.copy(), int(score.correct), int(score.total),
+                   np.flatnonzero(mask & ~best).astype(np.int64))
 
 
 def neighbour_purity(scorer, data, y, mask, personal_bests, params, root):
@@ -115,24 +210,14 @@ def neighbour_purity(scorer, data, y, mask, personal_bests, params, root):
     Returns
     -------
     Refined
-        The chosen subset, scored by ``scorer``; ``removed`` the search's genes it does not
-        hold.
+        The chosen subset (:func:`purest`), scored by ``scorer``; ``removed`` the search's
+        genes it does not hold.
     """
-    mask = np.array(mask, dtype=bool)
-    data = GeneMajor.of(data)
-    codes, _ = label_codes(y)
-    folds = fresh_folds(codes, params["cv"], root)
-    candidates = [mask, *(np.asarray(row, dtype=bool) for row in personal_bests)]
-    best, best_key, seen = mask, None, set()
-    for candidate in candidates:
-        genes = np.flatnonzero(candidate)
-        if genes.size == 0 or genes.tobytes() in seen:  # a copy ranks after its first
-            continue
-        seen.add(genes.tobytes())
-        correct, same = neighbour_counts(data.take(genes), codes, folds, params["k"])
-        key = (correct, same, -genes.size)
-        if best_key is None or key > best_key:  # on equal keys the earlier stays
-            best, best_key = candidate, key
-    score = scorer.score(best)
-    return Refined(NAME, best.copy(), int(score.correct), int(score.total),
-                   np.flatnonzero(mask & ~best).astype(np.int64))
+    return choose(scorer, data, y, mask, personal_bests, params, root, NAME, purest)
+
+
+def neighbour_purity_1se(scorer, data, y, mask, personal_bests, params, root):
+    """The smallest of the candidates the fresh split cannot tell from the purest
+    (:func:`smallest_within_one_se`); parameters and result as :func:`neighbour_purity`'s."""
+    return choose(scorer, data, y, mask, personal_bests, params, root, NAME_1SE,
+                  smallest_within_one_se)

@@ -162,6 +162,11 @@ REFINEMENTS = {rule.name: rule for rule in (
                "predictions, then the most same-class samples among each held-out sample's 5 "
                "nearest, then the fewest genes",
                "hpcswarm.signatures.purity:neighbour_purity"),
+    Refinement("neighbour-purity-1se", "swarm", ("subset", "samples", "swarm", "settings"),
+               "validates the same candidates on the same fresh split and keeps the one "
+               "with the fewest genes among those whose correct predictions and same-class "
+               "neighbours are each within one standard error of the purest's",
+               "hpcswarm.signatures.purity:neighbour_purity_1se"),
     Refinement("relevance", "rank", ("samples",),
                "a filter, not the search's answer: every gene ranked one class against the "
                "rest, round robin over the classes, cut where the inner validation is best; "
