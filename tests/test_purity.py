@@ -10,9 +10,16 @@ from hpcswarm.fitness import GeneMajor
 from hpcswarm.fitness.evaluator import KnnEvaluator
 from hpcswarm.selection.search import run_search
 from hpcswarm.signatures.purity import (NAME, NAME_1SE, candidate_tallies, fresh_folds,
-                                        neighbour_counts, neighbour_purity,
-                                        neighbour_purity_1se, neighbour_tallies, purest,
-                                        smallest_within_one_se, within_one_se_of)
+                                        neighbour_purity, neighbour_purity_1se,
+                                        neighbour_tallies, purest, smallest_within_one_se,
+                                        within_one_se_of)
+from hpcswarm.signatures.relevance import within_one_se
+
+
+def neighbour_counts(values, codes, folds, k, neighbours=5):
+    """The two tallies summed over the held-out samples."""
+    correct, same = neighbour_tallies(values, codes, folds, k, neighbours)
+    return int(correct.sum()), int(same.sum())
 from synthetic import small_data
 
 
@@ -102,67 +109,73 @@ def test_within_one_standard_error_is_decided_in_integers_as_the_real_rule_says(
     assert within_one_se_of(17, hits) and not within_one_se_of(16, hits)
     assert within_one_se_of(20, np.ones(20, np.int64))
     assert not within_one_se_of(19, np.ones(20, np.int64))   # no error: none below the best
-    # the same bound from the binomial rule of relevance-subset-1se
-    from hpcswarm.signatures.relevance import within_one_se
+    # at equality it is within: 2 of 4, sqrt(2 * 2 / 4) = 1, as relevance-subset-1se says
+    assert within_one_se_of(1, np.array([1, 1, 0, 0])) and within_one_se([1, 2], 4) == 1
     assert within_one_se([16, 17, 18], 20) == 2
 
 
-def _tally(size, correct, same, n=10):
-    """A candidate of ``size`` genes whose ``n`` held-out samples make ``correct`` correct
-    predictions and have ``same`` (a list of n counts) same-class neighbours."""
+def _tally(size, correct, same):
+    """A candidate of ``size`` genes whose ``len(same)`` held-out samples make ``correct``
+    correct predictions and have ``same`` same-class neighbours each."""
     mask = np.zeros(40, dtype=bool)
     mask[:size] = True
-    hits = np.array([1] * correct + [0] * (n - correct), dtype=np.int64)
+    hits = np.array([1] * correct + [0] * (len(same) - correct), dtype=np.int64)
     return mask, hits, np.array(same, dtype=np.int64)
 
 
+PURE = [5] * 8 + [4, 4]
+"""Same-class neighbours summing to 48 with a standard error of sqrt(10 * 0.16) = 1.26."""
+
+
 def test_the_one_se_choice_is_the_smallest_the_split_cannot_tell_from_the_purest():
-    pure = [5] * 8 + [4, 4]                 # 48, sd 0.4: one standard error 1.26
-    tallies = [_tally(6, 9, [5] * 5 + [3] * 5),    # 40 neighbours: too impure
-               _tally(30, 10, pure),               # the purest (10 correct, 48)
-               _tally(12, 10, [5] * 7 + [4, 4, 4]),  # 47: within
-               _tally(9, 9, pure),                 # 9 correct: binomial se 0, out
-               _tally(12, 10, [5] * 6 + [4] * 4),  # 46: not within, though as small
-               _tally(12, 10, [5] * 7 + [4, 4, 4])]  # equal to the third: the earlier
+    tallies = [_tally(6, 9, [5] * 10),                # a mistake, the best has none: out
+               _tally(30, 10, PURE),                  # the purest (10 correct, 48)
+               _tally(12, 10, [5] * 7 + [4, 4, 4]),   # 47: within
+               _tally(12, 10, [5] * 6 + [4] * 4),     # 46: as small, not within
+               _tally(12, 10, [5] * 7 + [4, 4, 4])]   # equal to the third: the earlier
     assert purest(tallies) == 1
     assert smallest_within_one_se(tallies) == 2
-    # among equal sizes the most correct, then the purest
-    ties = [_tally(20, 10, pure), _tally(8, 9, pure, n=10), _tally(8, 10, [5] * 7 + [4] * 3),
-            _tally(8, 10, pure)]
-    assert smallest_within_one_se(ties[:1] + ties[2:]) == 2
-    # with a mistake the binomial error lets one more mistake in (sqrt(8 * 2 / 10) = 1.26)
-    errs = [_tally(20, 8, pure), _tally(5, 7, pure), _tally(4, 6, pure)]
-    assert smallest_within_one_se(errs) == 1
+    # the purity alone keeps a candidate out, judged by the best's error, not its own
+    assert smallest_within_one_se([_tally(30, 10, PURE), _tally(5, 10, [5] * 8 + [3, 3])]) == 0
+    assert smallest_within_one_se([_tally(30, 10, PURE), _tally(12, 10, [5] * 7 + [4] * 3),
+                                   _tally(10, 10, [5] * 6 + [4] * 4)]) == 1
+    # with a mistake the binomial error lets one more in (sqrt(8 * 2 / 10) = 1.26), not two
+    assert smallest_within_one_se([_tally(20, 8, PURE), _tally(5, 7, PURE),
+                                   _tally(4, 6, PURE)]) == 1
+    # among equal sizes: the most correct, then the purest, then the earliest
+    assert smallest_within_one_se([_tally(20, 8, PURE), _tally(5, 7, PURE),
+                                   _tally(5, 8, [5] * 7 + [4] * 3)]) == 2
+    assert smallest_within_one_se([_tally(20, 10, PURE), _tally(8, 10, [5] * 7 + [4] * 3),
+                                   _tally(8, 10, PURE), _tally(8, 10, PURE)]) == 2
+    assert purest([_tally(12, 10, PURE), _tally(12, 10, PURE)]) == 0
 
 
-def test_neighbour_purity_1se_keeps_the_smallest_candidate_its_tallies_allow():
+def test_neighbour_purity_1se_keeps_a_smaller_candidate_than_the_purest():
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1], 20)
     X = rng.normal(size=(40, 6))
-    X[:, 0] += 1.5 * y
-    X[:, 1] += 6.0 * y
-    X[:, 2] += 6.0 * y
+    X[:, 0] += 1.5 * y  # weak
+    X[:, 1] += 4.0 * y  # clean
+    X[:, 2] += 2.5 * y  # fair
     scorer = KnnEvaluator(X, y, k=1, cv=10)
     root = np.random.SeedSequence(5)
     params = {"k": 1, "cv": 10}
     search = np.array([1, 1, 1, 0, 1, 1], dtype=bool)
     bests = np.array([[0, 1, 0, 0, 0, 1], [0, 1, 1, 0, 0, 0], [0, 1, 0, 0, 0, 0],
-                      [1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]], dtype=bool)
+                      [1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0], [0, 1, 1, 0, 0, 0]], dtype=bool)
     folds = fresh_folds(y, 10, root)
-    tallies = [(m, *neighbour_tallies(GeneMajor.of(X).take(np.flatnonzero(m)), y, folds, 1))
-               for m in (search, *bests[:4])]
-    assert [t[0].tolist() for t in candidate_tallies(GeneMajor.of(X), y, folds, 1, search,
-                                                     bests)] == [t[0].tolist() for t in tallies]
-    chosen = tallies[smallest_within_one_se(tallies)][0]
+    data = GeneMajor.of(X)
+    tallies = [(m, *neighbour_tallies(data.take(np.flatnonzero(m)), y, folds, 1))
+               for m in (search, *bests[:4])]   # the empty row and the copy are not candidates
+    found = candidate_tallies(data, y, folds, 1, search, bests)
+    assert [t[0].tolist() for t in found] == [t[0].tolist() for t in tallies]
+    assert all(np.array_equal(a[1], b[1]) and np.array_equal(a[2], b[2])
+               for a, b in zip(found, tallies))
+    purest_mask = neighbour_purity(scorer, X, y, search, bests, params, root).mask
     refined = neighbour_purity_1se(scorer, X, y, search, bests, params, root)
     assert refined.method == NAME_1SE
-    assert np.array_equal(refined.mask, chosen)
-    assert chosen.sum() == 1 and chosen[1]   # one clean gene is as good as five
-    assert refined.mask.sum() <= neighbour_purity(scorer, X, y, search, bests, params,
-                                                  root).mask.sum()
+    assert np.array_equal(purest_mask, bests[1])          # genes 1 and 2: the purest
+    assert np.array_equal(refined.mask, bests[2])         # gene 1 alone: within one error
+    assert np.array_equal(refined.mask, tallies[smallest_within_one_se(tallies)][0])
     assert (refined.correct, refined.total) == (scorer.score(refined.mask).correct, 40)
     assert refined.removed.tolist() == [0, 2, 4, 5]
-    for (c, s), (_, hits, same) in zip(
-            [neighbour_counts(GeneMajor.of(X).take(np.flatnonzero(m)), y, folds, 1)
-             for m in (search, *bests[:4])], tallies):
-        assert (c, s) == (hits.sum(), same.sum())

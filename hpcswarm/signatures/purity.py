@@ -108,13 +108,6 @@ def neighbour_tallies(values, codes, folds, k, neighbours=NEIGHBOURS):
     return np.array(correct, dtype=np.int64), np.array(same, dtype=np.int64)
 
 
-def neighbour_counts(values, codes, folds, k, neighbours=NEIGHBOURS):
-    """The correct predictions and the same-class neighbours of :func:`neighbour_tallies`,
-    each summed over the held-out samples: ``(int, int)``."""
-    correct, same = neighbour_tallies(values, codes, folds, k, neighbours)
-    return int(correct.sum()), int(same.sum())
-
-
 def within_one_se_of(count, per_sample):
     """Whether ``count`` is at least ``per_sample.sum()`` less one standard error of that sum,
     ``sqrt(n var)`` with ``var`` the (population) variance of the ``n`` per-sample counts.
@@ -125,7 +118,7 @@ def within_one_se_of(count, per_sample):
     """
     n = per_sample.size
     total = int(per_sample.sum())
-    squares = int(np.dot(per_sample, per_sample))
+    squares = sum(int(value) ** 2 for value in per_sample)
     return count >= total or n * (total - count) ** 2 <= n * squares - total * total
 
 
@@ -173,7 +166,7 @@ def smallest_within_one_se(tallies):
 def choose(scorer, data, y, mask, personal_bests, params, root, method, pick):
     """The candidate that ``pick`` (:func:`purest` or :func:`smallest_within_one_se`) takes
     from the fresh split's tallies, as the rule ``method`` reports it; the search's subset
-    where it has no candidate (no genes and no personal bests)."""
+    where no candidate has a gene."""
     mask = np.array(mask, dtype=bool)
     data = GeneMajor.of(data)
     codes, _ = label_codes(y)
