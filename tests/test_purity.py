@@ -49,16 +49,21 @@ def test_equal_distances_go_to_the_lower_training_index_as_in_the_engine():
     assert engine.score(np.ones(1, dtype=bool)).correct == 2
 
 
-def test_the_choice_is_the_most_correct_then_the_purest_then_the_smallest():
+def _three_marked_genes(second, third):
+    """Two classes of 20 samples and 6 genes: gene 0 shifted by 1.5 between the classes (a
+    weak gene), genes 1 and 2 by ``second`` and ``third``; with a 10-fold 1-NN scorer, a seed
+    and the search's parameters."""
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1], 20)
     X = rng.normal(size=(40, 6))
-    X[:, 0] += 1.5 * y  # weak
-    X[:, 1] += 6.0 * y  # clean
-    X[:, 2] += 6.0 * y  # clean
-    scorer = KnnEvaluator(X, y, k=1, cv=10)
-    root = np.random.SeedSequence(5)
-    params = {"k": 1, "cv": 10}
+    X[:, 0] += 1.5 * y
+    X[:, 1] += second * y
+    X[:, 2] += third * y
+    return X, y, KnnEvaluator(X, y, k=1, cv=10), np.random.SeedSequence(5), {"k": 1, "cv": 10}
+
+
+def test_the_choice_is_the_most_correct_then_the_purest_then_the_smallest():
+    X, y, scorer, root, params = _three_marked_genes(6.0, 6.0)   # genes 1 and 2 clean
     search = np.eye(6, dtype=bool)[0]  # the weak gene alone
     bests = np.array([[0, 1, 0, 0, 0, 1], [0, 1, 1, 0, 0, 0], [0, 1, 0, 0, 0, 0],
                       [0, 1, 1, 0, 0, 0]], dtype=bool)
@@ -151,15 +156,7 @@ def test_the_one_se_choice_is_the_smallest_the_split_cannot_tell_from_the_purest
 
 
 def test_neighbour_purity_1se_keeps_a_smaller_candidate_than_the_purest():
-    rng = np.random.default_rng(0)
-    y = np.repeat([0, 1], 20)
-    X = rng.normal(size=(40, 6))
-    X[:, 0] += 1.5 * y  # weak
-    X[:, 1] += 4.0 * y  # clean
-    X[:, 2] += 2.5 * y  # fair
-    scorer = KnnEvaluator(X, y, k=1, cv=10)
-    root = np.random.SeedSequence(5)
-    params = {"k": 1, "cv": 10}
+    X, y, scorer, root, params = _three_marked_genes(4.0, 2.5)   # gene 1 clean, gene 2 fair
     search = np.array([1, 1, 1, 0, 1, 1], dtype=bool)
     bests = np.array([[0, 1, 0, 0, 0, 1], [0, 1, 1, 0, 0, 0], [0, 1, 0, 0, 0, 0],
                       [1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0], [0, 1, 1, 0, 0, 0]], dtype=bool)
