@@ -30,6 +30,18 @@ SMALL = {
 }
 
 
+def vlpso_saturates():
+    """Data on which VLPSO classifies every inner prediction, so that the margin's rules
+    (``saturation-*``) choose anew."""
+    return small_data(seed=3, n_samples=36, n_genes=60, shift=8.0)
+
+
+def personal_best_wins(seed):
+    """Data on which a particle's personal best beats VLPSO's subset on the fresh split of
+    the ``neighbour-purity*`` rules (seeds 0 and 4 checked)."""
+    return small_data(seed=seed, n_samples=36, n_genes=60, shift=3.0, n_informative=6)
+
+
 def informative_genes(seed=0, n_samples=36, n_genes=12, n_informative=2, shift=4.0):
     """Three classes; gene ``g`` (for ``g < n_informative``, at most 3) is shifted by ``shift``
     in the samples of class ``g``; the rest is noise."""

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 
 import numpy as np
 import pytest
@@ -33,7 +34,7 @@ from hpcswarm.selection.methods import METHODS
 from hpcswarm.selection.search import run_search
 from hpcswarm.system import MEMORY_SHARE
 from reference_cases import SYNTHETIC_SETTINGS
-from synthetic import small_data
+from synthetic import personal_best_wins, small_data, vlpso_saturates
 from test_bench_vlpso import vlpso_gpu_figures
 from test_particle_states import recorded_states
 
@@ -604,27 +605,17 @@ def test_the_gpu_check_script_runs_end_to_end_with_the_numpy_stand_in(tmp_path):
     assert " passed" in stdout and "GPU tests failed" not in stdout
 
 
-@pytest.mark.parametrize("rule", ["saturation-margin", "saturation-exchange"])
-def test_the_margins_choice_at_saturation_on_the_device_equals_the_cpu_s(rule, monkeypatch):
-    """VLPSO saturating its inner validation, its signature chosen by the margin: on the
-    device (the CuPy stand-in) the exchanges and the path are scored by the device's scorer
-    and give the CPU's genes."""
-    X, y = small_data(seed=3, n_samples=36, n_genes=60, shift=8.0)
-    params = CACHED_SWARMS["vlpso"]
-    expected = run_search(X, y, "vlpso", params, seed=1, refine=rule)
-    _stand_in_cupy(monkeypatch, 8 * 2**30, 8 * 2**30)
-    found = run_search(X, y, "vlpso", params, seed=1, device="gpu", refine=rule)
-    assert _comparable(found) == _comparable(expected)
-    assert np.array_equal(found.refined.mask, expected.refined.mask)
-    assert not np.array_equal(found.refined.mask, found.mask)   # the rule fired
-
-
-@pytest.mark.parametrize("rule", ["neighbour-purity", "neighbour-purity-1se"])
-def test_the_choice_among_the_personal_bests_on_the_device_equals_the_cpu_s(rule, monkeypatch):
-    """VLPSO's subset or a particle's personal best chosen by the purity of the held-out
-    samples' neighbourhoods: the device's search (the CuPy stand-in) leaves the same personal
-    bests, and the choice is the CPU's."""
-    X, y = small_data(seed=0, n_samples=36, n_genes=60, shift=3.0, n_informative=6)
+@pytest.mark.parametrize("rule, data", [
+    ("saturation-margin", vlpso_saturates), ("saturation-exchange", vlpso_saturates),
+    ("neighbour-purity", partial(personal_best_wins, 0)),
+    ("neighbour-purity-1se", partial(personal_best_wins, 0))])
+def test_vlpso_s_signature_rules_on_the_device_equal_the_cpu_s(rule, data, monkeypatch):
+    """VLPSO's signature chosen by the margin where it saturates its inner validation (the
+    exchanges and the path scored by the device's scorer), or among its subset and the
+    particles' personal bests by the purity of the held-out samples' neighbourhoods (the
+    device's search leaves the same personal bests): on the device (the CuPy stand-in) the
+    rule gives the CPU's genes."""
+    X, y = data()
     params = CACHED_SWARMS["vlpso"]
     expected = run_search(X, y, "vlpso", params, seed=1, refine=rule)
     _stand_in_cupy(monkeypatch, 8 * 2**30, 8 * 2**30)

@@ -13,6 +13,7 @@ that divides the ranks (-n 1: 1; -n 2: 1, 2; -n 3: 1, 3; -n 4: 1, 2).
 import hashlib
 import json
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from hpcswarm.comm import world
 from hpcswarm.selection.methods import ALGORITHMS
 from hpcswarm.selection.search import personal_bests, run_search
 from hpcswarm.swarm.engine.loop import SearchHooks
-from synthetic import small_data
+from synthetic import personal_best_wins, small_data, vlpso_saturates
 
 pytestmark = pytest.mark.mpi
 
@@ -124,27 +125,18 @@ def test_refinements_beyond_the_subset_are_the_same_on_every_rank(rule, comm):
     assert parallel.refined.method == rule
 
 
-@pytest.mark.parametrize("rule", ["saturation-margin", "saturation-exchange"])
-def test_the_margins_choice_at_saturation_is_the_same_on_every_rank(rule, comm):
-    """VLPSO saturating its inner validation, its signature chosen by the margin (anew, or by
-    exchanges at its size)."""
+@pytest.mark.parametrize("rule, data", [
+    ("saturation-margin", vlpso_saturates), ("saturation-exchange", vlpso_saturates),
+    ("neighbour-purity", partial(personal_best_wins, 4)),
+    ("neighbour-purity-1se", partial(personal_best_wins, 4))])
+def test_vlpso_s_signature_rules_are_the_same_on_every_rank(rule, data, comm):
+    """VLPSO's signature chosen by the margin where it saturates its inner validation (anew,
+    or by exchanges at its size), or among its subset and the particles' personal bests on a
+    fresh split by the purity of the held-out samples' neighbourhoods (the purest, or the
+    smallest within one standard error of it): the same on particle groups and sample
+    shards as in a serial search."""
     settings, _ = CASES["vlpso"]
-    X, y = small_data(seed=3, n_samples=36, n_genes=60, shift=8.0)
-    serial = run_search(X, y, "vlpso", settings, seed=1, refine=rule)
-    parallel = run_search(X, y, "vlpso", settings, seed=1, comm=comm, refine=rule,
-                          sample_shards=2 if comm.size % 2 == 0 else 1)
-    assert len(set(comm.allgather(digest(comparable(parallel))))) == 1
-    assert comparable(parallel) == comparable(serial)
-    assert not np.array_equal(parallel.refined.mask, parallel.mask)  # the rule fired
-
-
-@pytest.mark.parametrize("rule", ["neighbour-purity", "neighbour-purity-1se"])
-def test_the_choice_among_the_personal_bests_is_the_same_on_every_rank(rule, comm):
-    """VLPSO's subset or a particle's personal best, chosen on a fresh split by the purity of
-    the held-out samples' neighbourhoods (the purest, or the smallest within one standard
-    error of it), on particle groups and sample shards."""
-    settings, _ = CASES["vlpso"]
-    X, y = small_data(seed=4, n_samples=36, n_genes=60, shift=3.0, n_informative=6)
+    X, y = data()
     serial = run_search(X, y, "vlpso", settings, seed=1, refine=rule)
     parallel = run_search(X, y, "vlpso", settings, seed=1, comm=comm, refine=rule,
                           sample_shards=2 if comm.size % 2 == 0 else 1)

@@ -15,7 +15,7 @@ from hpcswarm.run.progress import ProgressLines, ProgressReporter, Workload, pro
 from hpcswarm.run.timing import JobTimes
 from hpcswarm.selection.search import run_search
 from hpcswarm.swarm.engine.loop import SearchHooks
-from synthetic import small_data
+from synthetic import vlpso_saturates
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 
@@ -76,7 +76,7 @@ def test_the_phase_hook_changes_no_refinement():
 
 
 def test_the_exchange_rule_s_steps_are_reported_and_change_nothing():
-    X, y = small_data(seed=3, n_samples=36, n_genes=60, shift=8.0)
+    X, y = vlpso_saturates()
     settings = {"n_particles": 8, "n_iterations": 6, "n_divisions": 2, "change_after": 2,
                 "refresh_gap": 2}
     seen = []

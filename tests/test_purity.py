@@ -20,7 +20,7 @@ def neighbour_counts(values, codes, folds, k, neighbours=5):
     """The two tallies summed over the held-out samples."""
     correct, same = neighbour_tallies(values, codes, folds, k, neighbours)
     return int(correct.sum()), int(same.sum())
-from synthetic import small_data
+from synthetic import small_data, vlpso_saturates
 
 
 @pytest.mark.parametrize("k", [1, 3])
@@ -91,7 +91,7 @@ def test_the_fresh_folds_are_not_the_search_s_and_follow_the_seed():
 
 
 def test_a_vlpso_search_refined_by_purity_keeps_one_of_its_own_answers():
-    X, y = small_data(seed=3, n_samples=36, n_genes=60, shift=8.0)
+    X, y = vlpso_saturates()
     settings = {"n_particles": 9, "n_iterations": 10, "n_divisions": 3, "change_after": 3}
     result = run_search(X, y, "vlpso", settings, seed=1, refine=NAME)
     again = run_search(X, y, "vlpso", settings, seed=1, refine=NAME)

@@ -12,7 +12,7 @@ from hpcswarm.signatures import saturation
 from hpcswarm.signatures.refine import prune_compact
 from hpcswarm.signatures.saturation import first_division, saturation_exchange, saturation_margin
 from hpcswarm.swarm.methods.vlpso.symmetric_uncertainty import relevance_order, relevance_scores
-from synthetic import small_data
+from synthetic import small_data, vlpso_saturates
 
 
 def easy_data():
@@ -197,7 +197,7 @@ def test_a_saturated_subset_keeps_its_size_and_takes_the_exchanges_of_largest_ma
 
 
 def test_the_exchange_rule_in_a_vlpso_search_keeps_the_search_and_its_size():
-    X, y = small_data(seed=3, n_samples=36, n_genes=60, shift=8.0)
+    X, y = vlpso_saturates()
     settings = {**SETTINGS, "n_divisions": 2}
     plain = run_search(X, y, "vlpso", settings, seed=1)
     refined = run_search(X, y, "vlpso", settings, seed=1, refine="saturation-exchange")
