@@ -3,16 +3,18 @@ purity of the held-out samples' neighbourhoods on a fresh split."""
 
 import numpy as np
 import pytest
+from sklearn.feature_selection import f_classif
 from sklearn.model_selection import StratifiedKFold
 from sklearn.neighbors import KNeighborsClassifier
 
 from hpcswarm.fitness import GeneMajor
 from hpcswarm.fitness.evaluator import KnnEvaluator
 from hpcswarm.selection.search import run_search
-from hpcswarm.signatures.purity import (NAME, NAME_1SE, candidate_tallies, fresh_folds,
-                                        neighbour_purity, neighbour_purity_1se,
-                                        neighbour_tallies, purest, smallest_within_one_se,
-                                        within_one_se_of)
+from hpcswarm.signatures.purity import (NAME, NAME_1SE, NAME_ANOVA, candidate_tallies,
+                                        fresh_folds, neighbour_purity, neighbour_purity_1se,
+                                        neighbour_purity_anova, neighbour_tallies, purest,
+                                        smallest_within_one_se, swarm_answers,
+                                        with_anova_tops, within_one_se_of)
 from hpcswarm.signatures.relevance import within_one_se
 
 
@@ -164,7 +166,7 @@ def test_neighbour_purity_1se_keeps_a_smaller_candidate_than_the_purest():
     data = GeneMajor.of(X)
     tallies = [(m, *neighbour_tallies(data.take(np.flatnonzero(m)), y, folds, 1))
                for m in (search, *bests[:4])]   # the empty row and the copy are not candidates
-    found = candidate_tallies(data, y, folds, 1, search, bests)
+    found = candidate_tallies(data, y, folds, 1, swarm_answers(data, y, search, bests))
     assert [t[0].tolist() for t in found] == [t[0].tolist() for t in tallies]
     assert all(np.array_equal(a[1], b[1]) and np.array_equal(a[2], b[2])
                for a, b in zip(found, tallies))
@@ -176,3 +178,33 @@ def test_neighbour_purity_1se_keeps_a_smaller_candidate_than_the_purest():
     assert np.array_equal(refined.mask, tallies[smallest_within_one_se(tallies)][0])
     assert (refined.correct, refined.total) == (scorer.score(refined.mask).correct, 40)
     assert refined.removed.tolist() == [0, 2, 4, 5]
+
+
+def test_the_anova_candidates_are_the_filter_s_top_genes_at_each_of_the_swarm_s_sizes():
+    X, y, *_ = _three_marked_genes(6.0, 3.0)
+    X[:, 4] = X[:, 3]                  # two equal genes: the lower index first
+    data = GeneMajor.of(X)
+    search = np.array([1, 0, 0, 1, 1, 0], dtype=bool)
+    bests = np.array([[0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0], [0, 1, 0, 0, 1, 0]], dtype=bool)
+    found = with_anova_tops(data, y, search, bests)
+    assert [m.tolist() for m in found[:4]] == [search.tolist(), *bests.tolist()]
+    order = np.argsort(-f_classif(X, y)[0], kind="stable")   # scikit-learn's F
+    assert [np.flatnonzero(m).tolist() for m in found[4:]] == [
+        sorted(order[:size].tolist()) for size in (1, 2, 3)]   # sizes 1, 2, 3, smallest first
+    assert with_anova_tops(data, y, np.zeros(6, bool), np.zeros((0, 6), bool))[1:] == []
+
+
+def test_neighbour_purity_anova_takes_the_filter_s_genes_where_they_are_purer_at_a_size():
+    X, y, scorer, root, params = _three_marked_genes(6.0, 6.0)   # genes 1 and 2 clean
+    weak = np.eye(6, dtype=bool)[0]
+    none = np.zeros((0, 6), dtype=bool)
+    alone = neighbour_purity_1se(scorer, X, y, weak, none, params, root)
+    refined = neighbour_purity_anova(scorer, X, y, weak, none, params, root)
+    assert np.array_equal(alone.mask, weak)             # the swarm's answer is all it has
+    assert refined.method == NAME_ANOVA
+    assert refined.mask.sum() == 1 and refined.mask[[1, 2]].any()   # the filter's, as small
+    assert refined.removed.tolist() == [0]
+    assert (refined.correct, refined.total) == (scorer.score(refined.mask).correct, 40)
+    clean = np.eye(6, dtype=bool)[int(np.argmax(f_classif(X, y)[0]))]
+    kept = neighbour_purity_anova(scorer, X, y, clean, none, params, root)
+    assert np.array_equal(kept.mask, clean) and kept.removed.size == 0   # the same genes

@@ -12,8 +12,9 @@
   ``saturation-exchange``).
 - :mod:`~hpcswarm.signatures.purity`: the choice among the search's subset and its particles'
   personal bests by a fresh split and the purity of the held-out samples' neighbourhoods
-  (the ``swarm`` rules: ``neighbour-purity``, and ``neighbour-purity-1se``, the smallest
-  candidate within one standard error of the purest).
+  (the ``swarm`` rules: ``neighbour-purity``; ``neighbour-purity-1se``, the smallest
+  candidate within one standard error of the purest; ``neighbour-purity-anova``, the same
+  with the ANOVA filter's top genes at the swarm's sizes among the candidates).
 - :mod:`~hpcswarm.signatures.subsample`: stability selection and a consensus from searches on
   subsamples (the ``subsample`` rules).
 - :mod:`~hpcswarm.signatures.stability`: how far the selections of the folds and runs agree

@@ -40,6 +40,17 @@ genes, then the most correct predictions, then the most same-class neighbours, t
 earliest. The purity's graded signal still orders the candidates, but a larger subset is
 kept only where the fresh split can tell it from a smaller one. Each comparison is made in
 integers (:func:`within_one_se_of`), so the choice is the same on every rank.
+
+``refine = "neighbour-purity-anova"`` is ``neighbour-purity-1se`` with more candidates: after
+the swarm's, for each size among theirs (in increasing order) the genes of that many highest
+one-way ANOVA F statistics on the training samples, the top ``k`` of scikit-learn's
+``SelectKBest(f_classif)`` (:func:`~hpcswarm.swarm.methods.vlpso.gene_order.anova_f`, ties to
+the lower gene index). The swarm proposes the sizes; at each, the fresh split weighs its
+genes against the filter's, as the wrapper-against-filter comparison at equal size does
+(Kohavi & John 1997; Inza, Larranaga, Blanco & Cerrolaza 2004, on filter and
+wrapper gene selection). Like the swarm's answers, each filter candidate is a fixed subset
+chosen from all the training samples; an equal candidate ranks after the swarm's, so the
+swarm keeps its answer wherever the split cannot tell them apart.
 """
 
 import numpy as np
@@ -49,12 +60,16 @@ from hpcswarm.fitness.distances import exact_sq_distances
 from hpcswarm.fitness.folds import make_folds
 from hpcswarm.fitness.margins import label_codes
 from hpcswarm.signatures.refine import Refined
+from hpcswarm.swarm.methods.vlpso.gene_order import gene_order
 
 NAME = "neighbour-purity"
 """The rule's ``refine`` value."""
 
 NAME_1SE = "neighbour-purity-1se"
 """The ``refine`` value of the rule with the one-standard-error choice."""
+
+NAME_ANOVA = "neighbour-purity-anova"
+"""The ``refine`` value of the one-standard-error choice with the filter's candidates."""
 
 NEIGHBOURS = 5
 """The nearest training samples whose classes are counted for each held-out sample."""
@@ -122,18 +137,37 @@ def within_one_se_of(count, per_sample):
     return count >= total or n * (total - count) ** 2 <= n * squares - total * total
 
 
-def candidate_tallies(data, codes, folds, k, mask, personal_bests):
-    """The candidates of both rules, each with its :func:`neighbour_tallies` on ``folds``.
+def swarm_answers(data, codes, mask, personal_bests):
+    """The search's subset ``mask``, then each row of ``personal_bests`` (boolean masks)."""
+    return [mask, *(np.asarray(row, dtype=bool) for row in personal_bests)]
+
+
+def with_anova_tops(data, codes, mask, personal_bests):
+    """:func:`swarm_answers`, then for each of their sizes, smallest first, the mask of that
+    many genes of the highest ANOVA F on ``data`` (``gene_order("f")``: an undefined F last,
+    ties to the lower gene index)."""
+    answers = swarm_answers(data, codes, mask, personal_bests)
+    sizes = sorted({int(np.count_nonzero(answer)) for answer in answers} - {0})
+    order = gene_order("f", data, codes) if sizes else None
+    tops = []
+    for size in sizes:
+        top = np.zeros(data.n_genes, dtype=bool)
+        top[order[:size]] = True
+        tops.append(top)
+    return answers + tops
+
+
+def candidate_tallies(data, codes, folds, k, candidates):
+    """Each of ``candidates`` (boolean masks) with its :func:`neighbour_tallies` on ``folds``.
 
     Returns
     -------
     list of (ndarray of bool, ndarray of int64, ndarray of int64)
-        ``(candidate, correct, same)`` for the search's subset ``mask`` and then each row of
-        ``personal_bests``, in that order; empty rows and copies of an earlier candidate are
-        left out (a copy ranks after its first).
+        ``(candidate, correct, same)`` in the order of ``candidates``; empty masks and copies
+        of an earlier candidate are left out (a copy ranks after its first).
     """
     tallies, seen = [], set()
-    for candidate in [mask, *(np.asarray(row, dtype=bool) for row in personal_bests)]:
+    for candidate in candidates:
         genes = np.flatnonzero(candidate)
         if genes.size == 0 or genes.tobytes() in seen:
             continue
@@ -163,15 +197,18 @@ def smallest_within_one_se(tallies):
     return -max(keys)[3]
 
 
-def choose(scorer, data, y, mask, personal_bests, params, root, method, pick):
+def choose(scorer, data, y, mask, personal_bests, params, root, method, pick,
+           gather=swarm_answers):
     """The candidate that ``pick`` (:func:`purest` or :func:`smallest_within_one_se`) takes
-    from the fresh split's tallies, as the rule ``method`` reports it; the search's subset
+    from the fresh split's tallies of the candidates ``gather`` (:func:`swarm_answers` or
+    :func:`with_anova_tops`) lists, as the rule ``method`` reports it; the search's subset
     where no candidate has a gene."""
     mask = np.array(mask, dtype=bool)
     data = GeneMajor.of(data)
     codes, _ = label_codes(y)
     folds = fresh_folds(codes, params["cv"], root)
-    tallies = candidate_tallies(data, codes, folds, params["k"], mask, personal_bests)
+    candidates = gather(data, codes, mask, personal_bests)
+    tallies = candidate_tallies(data, codes, folds, params["k"], candidates)
     best = tallies[pick(tallies)][0] if tallies else mask
     score = scorer.score(best)
     return Refined(method, best.copy(), int(score.correct), int(score.total),
@@ -214,3 +251,11 @@ def neighbour_purity_1se(scorer, data, y, mask, personal_bests, params, root):
     (:func:`smallest_within_one_se`); parameters and result as :func:`neighbour_purity`'s."""
     return choose(scorer, data, y, mask, personal_bests, params, root, NAME_1SE,
                   smallest_within_one_se)
+
+
+def neighbour_purity_anova(scorer, data, y, mask, personal_bests, params, root):
+    """:func:`neighbour_purity_1se`'s choice among the swarm's answers and the ANOVA filter's
+    top genes at each of their sizes (:func:`with_anova_tops`); parameters and result as
+    :func:`neighbour_purity`'s."""
+    return choose(scorer, data, y, mask, personal_bests, params, root, NAME_ANOVA,
+                  smallest_within_one_se, with_anova_tops)

@@ -167,6 +167,10 @@ REFINEMENTS = {rule.name: rule for rule in (
                "with the fewest genes among those whose correct predictions and same-class "
                "neighbours are each within one standard error of the purest's",
                "hpcswarm.signatures.purity:neighbour_purity_1se"),
+    Refinement("neighbour-purity-anova", "swarm", ("subset", "samples", "swarm", "settings"),
+               "the same choice with, beside the swarm's answers, the genes of highest ANOVA "
+               "F on the training samples at each of their sizes as candidates",
+               "hpcswarm.signatures.purity:neighbour_purity_anova"),
     Refinement("relevance", "rank", ("samples",),
                "a filter, not the search's answer: every gene ranked one class against the "
                "rest, round robin over the classes, cut where the inner validation is best; "
