@@ -15,6 +15,7 @@ from hpcswarm.signatures.purity import (NAME, NAME_1SE, NAME_ANOVA, candidate_ta
                                         neighbour_purity_anova, neighbour_tallies, purest,
                                         smallest_within_one_se, swarm_answers,
                                         with_anova_tops, within_one_se_of)
+from hpcswarm.swarm.methods.vlpso.gene_order import gene_order
 from hpcswarm.signatures.relevance import within_one_se
 
 
@@ -182,16 +183,29 @@ def test_neighbour_purity_1se_keeps_a_smaller_candidate_than_the_purest():
 
 def test_the_anova_candidates_are_the_filter_s_top_genes_at_each_of_the_swarm_s_sizes():
     X, y, *_ = _three_marked_genes(6.0, 3.0)
-    X[:, 4] = X[:, 3]                  # two equal genes: the lower index first
+    X[:, 2] = X[:, 1]                  # two equal top genes: the lower index first
     data = GeneMajor.of(X)
     search = np.array([1, 0, 0, 1, 1, 0], dtype=bool)
     bests = np.array([[0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0], [0, 1, 0, 0, 1, 0]], dtype=bool)
     found = with_anova_tops(data, y, search, bests)
     assert [m.tolist() for m in found[:4]] == [search.tolist(), *bests.tolist()]
-    order = np.argsort(-f_classif(X, y)[0], kind="stable")   # scikit-learn's F
-    assert [np.flatnonzero(m).tolist() for m in found[4:]] == [
-        sorted(order[:size].tolist()) for size in (1, 2, 3)]   # sizes 1, 2, 3, smallest first
+    assert [np.flatnonzero(m).tolist() for m in found[4:]] == [[1], [1, 2], [0, 1, 2]]
     assert with_anova_tops(data, y, np.zeros(6, bool), np.zeros((0, 6), bool))[1:] == []
+
+
+def test_the_anova_candidates_follow_scikit_learn_s_f_over_unequal_classes():
+    rng = np.random.default_rng(3)
+    y = np.repeat([0, 1, 2], [4, 9, 23])
+    X = rng.normal(size=(36, 10))
+    X[:, :6] += np.array([[3, 0, 0], [0, 2, 0], [0, 0, 1], [2, 2, 0], [0, 1, 3], [1, 0, 2]],
+                         float)[:, y].T
+    order = np.argsort(-f_classif(X, y)[0], kind="stable")
+    masks = np.eye(10, dtype=bool)[:5].cumsum(axis=0).astype(bool)   # sizes 1 to 5
+    found = with_anova_tops(GeneMajor.of(X), y, masks[0], masks[1:])[5:]
+    expected = [sorted(order[:size].tolist()) for size in range(1, 6)]
+    assert [np.flatnonzero(m).tolist() for m in found] == expected
+    welch = gene_order("welch-rr", GeneMajor.of(X), y)   # another order would be seen
+    assert [sorted(welch[:size].tolist()) for size in range(1, 6)] != expected
 
 
 def test_neighbour_purity_anova_takes_the_filter_s_genes_where_they_are_purer_at_a_size():
@@ -205,6 +219,23 @@ def test_neighbour_purity_anova_takes_the_filter_s_genes_where_they_are_purer_at
     assert refined.mask.sum() == 1 and refined.mask[[1, 2]].any()   # the filter's, as small
     assert refined.removed.tolist() == [0]
     assert (refined.correct, refined.total) == (scorer.score(refined.mask).correct, 40)
-    clean = np.eye(6, dtype=bool)[int(np.argmax(f_classif(X, y)[0]))]
-    kept = neighbour_purity_anova(scorer, X, y, clean, none, params, root)
-    assert np.array_equal(kept.mask, clean) and kept.removed.size == 0   # the same genes
+
+
+def test_an_equal_filter_candidate_ranks_after_the_swarm_s_answer():
+    X, y, scorer, root, params = _three_marked_genes(6.0, 2.0)
+    X[:, 4] = X[:, 1]                  # the filter's top gene is gene 1, equal to gene 4
+    swarm = np.eye(6, dtype=bool)[4]
+    kept = neighbour_purity_anova(scorer, X, y, swarm, np.zeros((0, 6), bool), params, root)
+    assert np.flatnonzero(kept.mask).tolist() == [4] and kept.removed.size == 0
+
+
+def test_neighbour_purity_anova_is_the_one_se_choice_over_both_kinds_of_candidate():
+    X, y, scorer, root, params = _three_marked_genes(4.0, 2.5)
+    search = np.array([1, 1, 1, 0, 1, 1], dtype=bool)
+    bests = np.array([[0, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]], dtype=bool)
+    data = GeneMajor.of(X)
+    tallies = candidate_tallies(data, y, fresh_folds(y, 10, root), 1,
+                                with_anova_tops(data, y, search, bests))
+    assert purest(tallies) != smallest_within_one_se(tallies)   # the two rules differ here
+    refined = neighbour_purity_anova(scorer, X, y, search, bests, params, root)
+    assert np.array_equal(refined.mask, tallies[smallest_within_one_se(tallies)][0])

@@ -43,14 +43,20 @@ integers (:func:`within_one_se_of`), so the choice is the same on every rank.
 
 ``refine = "neighbour-purity-anova"`` is ``neighbour-purity-1se`` with more candidates: after
 the swarm's, for each size among theirs (in increasing order) the genes of that many highest
-one-way ANOVA F statistics on the training samples, the top ``k`` of scikit-learn's
-``SelectKBest(f_classif)`` (:func:`~hpcswarm.swarm.methods.vlpso.gene_order.anova_f`, ties to
-the lower gene index). The swarm proposes the sizes; at each, the fresh split weighs its
-genes against the filter's, as the wrapper-against-filter comparison at equal size does
-(Kohavi & John 1997; Inza, Larranaga, Blanco & Cerrolaza 2004, on filter and
-wrapper gene selection). Like the swarm's answers, each filter candidate is a fixed subset
-chosen from all the training samples; an equal candidate ranks after the swarm's, so the
-swarm keeps its answer wherever the split cannot tell them apart.
+one-way ANOVA F statistics on the training samples, the statistic of scikit-learn's
+``f_classif`` (:func:`~hpcswarm.swarm.methods.vlpso.gene_order.anova_f`; as ``SelectKBest``
+keeps them, but ties go to the lower gene index and genes of undefined F, such as constant
+ones, come last). The swarm proposes the sizes; at each, the fresh split weighs its genes
+against the filter's, the comparison of wrapper and filter that the gene-selection literature
+makes (Kohavi & John 1997; Inza, Larrañaga, Blanco & Cerrolaza 2004). Like the swarm's
+answers, each filter candidate is a fixed subset chosen from all the training samples. The
+one-standard-error choice is unchanged: among the candidates within one standard error of
+the purest, the fewest genes, then the most correct predictions, then the most same-class
+neighbours, and only then the earlier, so a filter candidate of the swarm's size replaces
+the swarm's answer where it has more correct predictions or same-class neighbours, and the
+swarm's answer is kept where both counts are equal. Where the purest makes no mistake and
+has no impure neighbourhood the standard errors are zero, and only candidates as clean
+qualify.
 """
 
 import numpy as np
@@ -138,7 +144,8 @@ def within_one_se_of(count, per_sample):
 
 
 def swarm_answers(data, codes, mask, personal_bests):
-    """The search's subset ``mask``, then each row of ``personal_bests`` (boolean masks)."""
+    """The search's subset ``mask``, then each row of ``personal_bests`` (boolean masks);
+    ``data`` and ``codes`` are not read (the arguments of every ``gather`` of :func:`choose`)."""
     return [mask, *(np.asarray(row, dtype=bool) for row in personal_bests)]
 
 
