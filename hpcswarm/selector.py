@@ -118,8 +118,8 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         step that keeps fewer genes lowers it to their number.
     refine : {"none", "prune", "prune-margin", "prune-compact", "relevance-subset", \
 "relevance-subset-1se", "saturation-margin", "saturation-exchange", "neighbour-purity", \
-"neighbour-purity-1se", "neighbour-purity-anova", "relevance", "stability", "consensus"}, \
-default "none"
+"neighbour-purity-1se", "neighbour-purity-anova", "neighbour-purity-1se-anova", "relevance", \
+"stability", "consensus"}, default "none"
         A refinement of the search's subset on the same samples (``prune*``:
         :mod:`hpcswarm.signatures.refine`; ``relevance-subset*``: its genes ranked by
         class-balanced relevance, :mod:`hpcswarm.signatures.relevance`; ``saturation-*``:
@@ -127,8 +127,9 @@ default "none"
         anew or at the same size, :mod:`hpcswarm.signatures.saturation`; ``neighbour-purity*``:
         the subset or a particle's personal best, chosen on a fresh split by the purity of the
         held-out samples' neighbourhoods, the smallest within one standard error for
-        ``-1se``, and with the ANOVA filter's top genes at the same sizes as candidates for
-        ``-anova``, :mod:`hpcswarm.signatures.purity`), the Welch filter in
+        ``-1se``, with the ANOVA filter's top genes at the same sizes as candidates for
+        ``-anova``, and that choice replaced by the filter's genes at its size where they are
+        purer for ``-1se-anova``, :mod:`hpcswarm.signatures.purity`), the Welch filter in
         its place (``relevance``, every gene ranked, the search not read), or from
         ``subsamples`` more searches on halves of the samples (``stability``, ``consensus``:
         :mod:`hpcswarm.signatures.subsample`). Every rule:

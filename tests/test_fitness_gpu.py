@@ -609,7 +609,8 @@ def test_the_gpu_check_script_runs_end_to_end_with_the_numpy_stand_in(tmp_path):
     ("saturation-margin", vlpso_saturates), ("saturation-exchange", vlpso_saturates),
     ("neighbour-purity", partial(personal_best_wins, 0)),
     ("neighbour-purity-1se", partial(personal_best_wins, 0)),
-    ("neighbour-purity-anova", partial(personal_best_wins, 0))])
+    ("neighbour-purity-anova", partial(personal_best_wins, 0)),
+    ("neighbour-purity-1se-anova", partial(personal_best_wins, 0))])
 def test_vlpso_s_signature_rules_on_the_device_equal_the_cpu_s(rule, data, monkeypatch):
     """VLPSO's signature chosen by the margin where it saturates its inner validation (the
     exchanges and the path scored by the device's scorer), or among its subset and the

@@ -129,7 +129,8 @@ def test_refinements_beyond_the_subset_are_the_same_on_every_rank(rule, comm):
     ("saturation-margin", vlpso_saturates), ("saturation-exchange", vlpso_saturates),
     ("neighbour-purity", partial(personal_best_wins, 4)),
     ("neighbour-purity-1se", partial(personal_best_wins, 4)),
-    ("neighbour-purity-anova", partial(personal_best_wins, 4))])
+    ("neighbour-purity-anova", partial(personal_best_wins, 4)),
+    ("neighbour-purity-1se-anova", partial(personal_best_wins, 4))])
 def test_vlpso_s_signature_rules_are_the_same_on_every_rank(rule, data, comm):
     """VLPSO's signature chosen by the margin where it saturates its inner validation (anew,
     or by exchanges at its size), or among its subset and the particles' personal bests on a

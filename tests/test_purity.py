@@ -10,11 +10,12 @@ from sklearn.neighbors import KNeighborsClassifier
 from hpcswarm.fitness import GeneMajor
 from hpcswarm.fitness.evaluator import KnnEvaluator
 from hpcswarm.selection.search import run_search
-from hpcswarm.signatures.purity import (NAME, NAME_1SE, NAME_ANOVA, candidate_tallies,
-                                        fresh_folds, neighbour_purity, neighbour_purity_1se,
-                                        neighbour_purity_anova, neighbour_tallies, purest,
-                                        smallest_within_one_se, swarm_answers,
-                                        with_anova_tops, within_one_se_of)
+from hpcswarm.signatures.purity import (NAME, NAME_1SE, NAME_1SE_ANOVA, NAME_ANOVA,
+                                        anova_challenge, candidate_tallies, fresh_folds,
+                                        neighbour_purity, neighbour_purity_1se,
+                                        neighbour_purity_1se_anova, neighbour_purity_anova,
+                                        neighbour_tallies, purest, smallest_within_one_se,
+                                        swarm_answers, with_anova_tops, within_one_se_of)
 from hpcswarm.swarm.methods.vlpso.gene_order import gene_order
 from hpcswarm.signatures.relevance import within_one_se
 
@@ -239,3 +240,48 @@ def test_neighbour_purity_anova_is_the_one_se_choice_over_both_kinds_of_candidat
     assert purest(tallies) != smallest_within_one_se(tallies)   # the two rules differ here
     refined = neighbour_purity_anova(scorer, X, y, search, bests, params, root)
     assert np.array_equal(refined.mask, tallies[smallest_within_one_se(tallies)][0])
+
+
+def _tallied(X, y, genes, folds):
+    """The ``(candidate, correct, same)`` tally of ``genes`` of ``X`` on ``folds`` (1-NN)."""
+    mask = np.zeros(X.shape[1], dtype=bool)
+    mask[genes] = True
+    return (mask, *neighbour_tallies(GeneMajor.of(X).take(np.flatnonzero(mask)), y, folds, 1))
+
+
+def test_the_filter_s_genes_replace_the_chosen_ones_only_where_the_split_ranks_them_first():
+    rng = np.random.default_rng(2)
+    y = np.repeat([0, 1], 30)
+    X = rng.normal(size=(60, 6))
+    X[:, 0] += 1.2 * y                       # the filter's top genes: 0 and 1, weak
+    X[:, 1] += 0.9 * y
+    sign = np.where(rng.random(60) < 0.5, 1.0, -1.0)
+    X[:, 3] = sign * (2 + rng.random(60))    # genes 3 and 4: a parity the filter cannot see
+    X[:, 4] = sign * np.where(y == 1, -1, 1) * (2 + rng.random(60))
+    folds = fresh_folds(y, 10, np.random.SeedSequence(5))
+    data = GeneMajor.of(X)
+    parity = _tallied(X, y, [3, 4], folds)
+    assert anova_challenge(data, y, folds, 1, parity) is parity           # the swarm's, purer
+    weak = _tallied(X, y, [5, 2], folds)                                  # noise genes
+    found = anova_challenge(data, y, folds, 1, weak)
+    assert np.flatnonzero(found[0]).tolist() == [0, 1]                    # the filter's, purer
+    assert found[1].sum() > weak[1].sum() or found[2].sum() > weak[2].sum()
+    X[:, 2] = X[:, 0]                        # as pure as the filter's top gene: kept
+    equal = _tallied(X, y, [2], folds)
+    assert anova_challenge(GeneMajor.of(X), y, folds, 1, equal) is equal
+
+
+def test_neighbour_purity_1se_anova_is_the_1se_choice_unless_the_filter_beats_it_at_its_size():
+    X, y, scorer, root, params = _three_marked_genes(4.0, 2.5)   # gene 1 clean: F's first
+    search = np.array([1, 1, 1, 0, 1, 1], dtype=bool)
+    bests = np.array([[0, 1, 0, 0, 0, 1], [0, 1, 1, 0, 0, 0], [0, 1, 0, 0, 0, 0],
+                      [1, 0, 0, 0, 0, 0]], dtype=bool)
+    one_se = neighbour_purity_1se(scorer, X, y, search, bests, params, root)
+    refined = neighbour_purity_1se_anova(scorer, X, y, search, bests, params, root)
+    assert refined.method == NAME_1SE_ANOVA
+    assert np.array_equal(refined.mask, one_se.mask)    # gene 1 alone: the filter's too
+    weak = np.eye(6, dtype=bool)[0]
+    none = np.zeros((0, 6), dtype=bool)
+    replaced = neighbour_purity_1se_anova(scorer, X, y, weak, none, params, root)
+    assert np.flatnonzero(replaced.mask).tolist() == [1] and replaced.removed.tolist() == [0]
+    assert (replaced.correct, replaced.total) == (scorer.score(replaced.mask).correct, 40)

@@ -14,7 +14,9 @@
   personal bests by a fresh split and the purity of the held-out samples' neighbourhoods
   (the ``swarm`` rules: ``neighbour-purity``; ``neighbour-purity-1se``, the smallest
   candidate within one standard error of the purest; ``neighbour-purity-anova``, the same
-  with the ANOVA filter's top genes at the swarm's sizes among the candidates).
+  with the ANOVA filter's top genes at the swarm's sizes among the candidates;
+  ``neighbour-purity-1se-anova``, the ``-1se`` choice replaced by the filter's genes at its
+  size where the fresh split ranks those first).
 - :mod:`~hpcswarm.signatures.subsample`: stability selection and a consensus from searches on
   subsamples (the ``subsample`` rules).
 - :mod:`~hpcswarm.signatures.stability`: how far the selections of the folds and runs agree

@@ -57,6 +57,14 @@ the swarm's answer where it has more correct predictions or same-class neighbour
 swarm's answer is kept where both counts are equal. Where the purest makes no mistake and
 has no impure neighbourhood the standard errors are zero, and only candidates as clean
 qualify.
+
+``refine = "neighbour-purity-1se-anova"`` keeps ``neighbour-purity-1se``'s candidates and
+choice, then sets the filter's genes of the same size against the chosen one: the genes of
+that many highest ANOVA F statistics on the training samples (as above) replace it where the
+fresh split gives them more correct predictions, or as many and more same-class neighbours
+(:func:`anova_challenge`). The size stays the one the swarm's answers chose; at that size the
+swarm's genes are kept unless the filter's classify the fresh split better, the comparison
+of a wrapper's subset with a filter's at equal size.
 """
 
 import numpy as np
@@ -76,6 +84,10 @@ NAME_1SE = "neighbour-purity-1se"
 
 NAME_ANOVA = "neighbour-purity-anova"
 """The ``refine`` value of the one-standard-error choice with the filter's candidates."""
+
+NAME_1SE_ANOVA = "neighbour-purity-1se-anova"
+"""The ``refine`` value of the one-standard-error choice challenged by the filter's genes at
+its size."""
 
 NEIGHBOURS = 5
 """The nearest training samples whose classes are counted for each held-out sample."""
@@ -149,19 +161,24 @@ def swarm_answers(data, codes, mask, personal_bests):
     return [mask, *(np.asarray(row, dtype=bool) for row in personal_bests)]
 
 
-def with_anova_tops(data, codes, mask, personal_bests):
-    """:func:`swarm_answers`, then for each of their sizes, smallest first, the mask of that
-    many genes of the highest ANOVA F on ``data`` (``gene_order("f")``: an undefined F last,
-    ties to the lower gene index)."""
-    answers = swarm_answers(data, codes, mask, personal_bests)
-    sizes = sorted({int(np.count_nonzero(answer)) for answer in answers} - {0})
-    order = gene_order("f", data, codes) if sizes else None
+def anova_tops(data, codes, sizes):
+    """For each of ``sizes``, the mask of that many genes of the highest ANOVA F on ``data``
+    (``gene_order("f")``: an undefined F last, ties to the lower gene index)."""
+    order = gene_order("f", data, codes) if len(sizes) else None
     tops = []
     for size in sizes:
         top = np.zeros(data.n_genes, dtype=bool)
         top[order[:size]] = True
         tops.append(top)
-    return answers + tops
+    return tops
+
+
+def with_anova_tops(data, codes, mask, personal_bests):
+    """:func:`swarm_answers`, then the :func:`anova_tops` at each of their sizes, smallest
+    first."""
+    answers = swarm_answers(data, codes, mask, personal_bests)
+    sizes = sorted({int(np.count_nonzero(answer)) for answer in answers} - {0})
+    return answers + anova_tops(data, codes, sizes)
 
 
 def candidate_tallies(data, codes, folds, k, candidates):
@@ -204,19 +221,40 @@ def smallest_within_one_se(tallies):
     return -max(keys)[3]
 
 
+def anova_challenge(data, codes, folds, k, chosen):
+    """``chosen``, a ``(candidate, correct, same)`` tally, or the tally of the :func:`anova_tops`
+    at its size where those make more correct predictions on ``folds``, or as many and have
+    more same-class neighbours."""
+    candidate, correct, same = chosen
+    top = anova_tops(data, codes, [int(np.count_nonzero(candidate))])[0]
+    if np.array_equal(top, candidate):
+        return chosen
+    challenger = (top, *neighbour_tallies(data.take(np.flatnonzero(top)), codes, folds, k))
+    if (int(challenger[1].sum()), int(challenger[2].sum())) > (int(correct.sum()),
+                                                                int(same.sum())):
+        return challenger
+    return chosen
+
+
+def kept(data, codes, folds, k, chosen):
+    """``chosen`` as it is (the ``settle`` of the rules without a challenge)."""
+    return chosen
+
+
 def choose(scorer, data, y, mask, personal_bests, params, root, method, pick,
-           gather=swarm_answers):
+           gather=swarm_answers, settle=kept):
     """The candidate that ``pick`` (:func:`purest` or :func:`smallest_within_one_se`) takes
     from the fresh split's tallies of the candidates ``gather`` (:func:`swarm_answers` or
-    :func:`with_anova_tops`) lists, as the rule ``method`` reports it; the search's subset
-    where no candidate has a gene."""
+    :func:`with_anova_tops`) lists, after ``settle`` (:func:`kept` or
+    :func:`anova_challenge`), as the rule ``method`` reports it; the search's subset where no
+    candidate has a gene."""
     mask = np.array(mask, dtype=bool)
     data = GeneMajor.of(data)
     codes, _ = label_codes(y)
     folds = fresh_folds(codes, params["cv"], root)
     candidates = gather(data, codes, mask, personal_bests)
     tallies = candidate_tallies(data, codes, folds, params["k"], candidates)
-    best = tallies[pick(tallies)][0] if tallies else mask
+    best = settle(data, codes, folds, params["k"], tallies[pick(tallies)])[0] if tallies else mask
     score = scorer.score(best)
     return Refined(method, best.copy(), int(score.correct), int(score.total),
                    np.flatnonzero(mask & ~best).astype(np.int64))
@@ -266,3 +304,11 @@ def neighbour_purity_anova(scorer, data, y, mask, personal_bests, params, root):
     :func:`neighbour_purity`'s."""
     return choose(scorer, data, y, mask, personal_bests, params, root, NAME_ANOVA,
                   smallest_within_one_se, with_anova_tops)
+
+
+def neighbour_purity_1se_anova(scorer, data, y, mask, personal_bests, params, root):
+    """:func:`neighbour_purity_1se`'s choice, replaced by the ANOVA filter's genes at its size
+    where the fresh split ranks those first (:func:`anova_challenge`); parameters and result
+    as :func:`neighbour_purity`'s."""
+    return choose(scorer, data, y, mask, personal_bests, params, root, NAME_1SE_ANOVA,
+                  smallest_within_one_se, settle=anova_challenge)

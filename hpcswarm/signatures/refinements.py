@@ -171,6 +171,11 @@ REFINEMENTS = {rule.name: rule for rule in (
                "the same choice with, beside the swarm's answers, the genes of highest ANOVA "
                "F on the training samples at each of their sizes as candidates",
                "hpcswarm.signatures.purity:neighbour_purity_anova"),
+    Refinement("neighbour-purity-1se-anova", "swarm", ("subset", "samples", "swarm", "settings"),
+               "neighbour-purity-1se's choice, replaced by the genes of highest ANOVA F at its "
+               "size where the fresh split gives those more correct predictions, then more "
+               "same-class neighbours",
+               "hpcswarm.signatures.purity:neighbour_purity_1se_anova"),
     Refinement("relevance", "rank", ("samples",),
                "a filter, not the search's answer: every gene ranked one class against the "
                "rest, round robin over the classes, cut where the inner validation is best; "
