@@ -128,8 +128,8 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
         the subset or a particle's personal best, chosen on a fresh split by the purity of the
         held-out samples' neighbourhoods, the smallest within one standard error for
         ``-1se``, with the ANOVA filter's top genes at the same sizes as candidates for
-        ``-anova``, and that choice replaced by the filter's genes at its size where they are
-        purer for ``-1se-anova``, :mod:`hpcswarm.signatures.purity`), the Welch filter in
+        ``-anova``, and the ``-1se`` choice replaced by the filter's genes at its size where they
+        are purer for ``-1se-anova``, :mod:`hpcswarm.signatures.purity`), the Welch filter in
         its place (``relevance``, every gene ranked, the search not read), or from
         ``subsamples`` more searches on halves of the samples (``stability``, ``consensus``:
         :mod:`hpcswarm.signatures.subsample`). Every rule:

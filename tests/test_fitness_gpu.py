@@ -614,9 +614,10 @@ def test_the_gpu_check_script_runs_end_to_end_with_the_numpy_stand_in(tmp_path):
 def test_vlpso_s_signature_rules_on_the_device_equal_the_cpu_s(rule, data, monkeypatch):
     """VLPSO's signature chosen by the margin where it saturates its inner validation (the
     exchanges and the path scored by the device's scorer), or among its subset and the
-    particles' personal bests (and the ANOVA filter's top genes at their sizes) by the purity
-    of the held-out samples' neighbourhoods (the device's search leaves the same personal
-    bests): on the device (the CuPy stand-in) the rule gives the CPU's genes."""
+    particles' personal bests (and the ANOVA filter's top genes at their sizes, or at the
+    chosen one's size as its challenger) by the purity of the held-out samples'
+    neighbourhoods (the device's search leaves the same personal bests): on the device (the
+    CuPy stand-in) the rule gives the CPU's genes."""
     X, y = data()
     params = CACHED_SWARMS["vlpso"]
     expected = run_search(X, y, "vlpso", params, seed=1, refine=rule)

@@ -136,7 +136,8 @@ def test_vlpso_s_signature_rules_are_the_same_on_every_rank(rule, data, comm):
     or by exchanges at its size), or among its subset and the particles' personal bests on a
     fresh split by the purity of the held-out samples' neighbourhoods (the purest, or the
     smallest within one standard error of it, also among the ANOVA filter's top genes at the
-    same sizes): the same on particle groups and sample shards as in a serial search."""
+    same sizes, or challenged by the filter's genes at its size): the same on particle groups
+    and sample shards as in a serial search."""
     settings, _ = CASES["vlpso"]
     X, y = data()
     serial = run_search(X, y, "vlpso", settings, seed=1, refine=rule)

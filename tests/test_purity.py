@@ -18,13 +18,13 @@ from hpcswarm.signatures.purity import (NAME, NAME_1SE, NAME_1SE_ANOVA, NAME_ANO
                                         swarm_answers, with_anova_tops, within_one_se_of)
 from hpcswarm.swarm.methods.vlpso.gene_order import gene_order
 from hpcswarm.signatures.relevance import within_one_se
+from synthetic import small_data, vlpso_saturates
 
 
 def neighbour_counts(values, codes, folds, k, neighbours=5):
     """The two tallies summed over the held-out samples."""
     correct, same = neighbour_tallies(values, codes, folds, k, neighbours)
     return int(correct.sum()), int(same.sum())
-from synthetic import small_data, vlpso_saturates
 
 
 @pytest.mark.parametrize("k", [1, 3])
@@ -216,7 +216,7 @@ def test_neighbour_purity_anova_takes_the_filter_s_genes_where_they_are_purer_at
     alone = neighbour_purity_1se(scorer, X, y, weak, none, params, root)
     refined = neighbour_purity_anova(scorer, X, y, weak, none, params, root)
     assert np.array_equal(alone.mask, weak)             # the swarm's answer is all it has
-    assert refined.method == NAME_ANOVA
+    assert refined.method == NAME_ANOVA == "neighbour-purity-anova"
     assert refined.mask.sum() == 1 and refined.mask[[1, 2]].any()   # the filter's, as small
     assert refined.removed.tolist() == [0]
     assert (refined.correct, refined.total) == (scorer.score(refined.mask).correct, 40)
@@ -266,9 +266,27 @@ def test_the_filter_s_genes_replace_the_chosen_ones_only_where_the_split_ranks_t
     found = anova_challenge(data, y, folds, 1, weak)
     assert np.flatnonzero(found[0]).tolist() == [0, 1]                    # the filter's, purer
     assert found[1].sum() > weak[1].sum() or found[2].sum() > weak[2].sum()
+    five = _tallied(X, y, [5], folds)        # more correct, fewer same-class neighbours
+    top = _tallied(X, y, [0], folds)
+    assert five[1].sum() > top[1].sum() and five[2].sum() < top[2].sum()
+    assert anova_challenge(data, y, folds, 1, five) is five              # correct first
     X[:, 2] = X[:, 0]                        # as pure as the filter's top gene: kept
     equal = _tallied(X, y, [2], folds)
     assert anova_challenge(GeneMajor.of(X), y, folds, 1, equal) is equal
+
+
+def test_at_as_many_correct_the_filter_s_genes_win_by_more_same_class_neighbours():
+    rng = np.random.default_rng(4)
+    y = np.repeat([0, 1], 30)
+    X = rng.normal(size=(60, 4))
+    X[:, 0] += 10 * y
+    X[:, 1] += 5 * y
+    folds = fresh_folds(y, 10, np.random.SeedSequence(5))
+    second = _tallied(X, y, [1], folds)
+    first = _tallied(X, y, [0], folds)
+    assert first[1].sum() == second[1].sum() and first[2].sum() > second[2].sum()
+    found = anova_challenge(GeneMajor.of(X), y, folds, 1, second)
+    assert np.flatnonzero(found[0]).tolist() == [0]
 
 
 def test_neighbour_purity_1se_anova_is_the_1se_choice_unless_the_filter_beats_it_at_its_size():
@@ -278,8 +296,13 @@ def test_neighbour_purity_1se_anova_is_the_1se_choice_unless_the_filter_beats_it
                       [1, 0, 0, 0, 0, 0]], dtype=bool)
     one_se = neighbour_purity_1se(scorer, X, y, search, bests, params, root)
     refined = neighbour_purity_1se_anova(scorer, X, y, search, bests, params, root)
-    assert refined.method == NAME_1SE_ANOVA
+    assert refined.method == NAME_1SE_ANOVA == "neighbour-purity-1se-anova"
     assert np.array_equal(refined.mask, one_se.mask)    # gene 1 alone: the filter's too
+    bests = np.array([[0, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]], dtype=bool)
+    pair = neighbour_purity_1se_anova(scorer, X, y, search, bests, params, root)
+    assert np.flatnonzero(pair.mask).tolist() == [1, 2]   # the 1se choice, not -anova's [1]
+    assert np.flatnonzero(neighbour_purity_anova(scorer, X, y, search, bests, params,
+                                                 root).mask).tolist() == [1]
     weak = np.eye(6, dtype=bool)[0]
     none = np.zeros((0, 6), dtype=bool)
     replaced = neighbour_purity_1se_anova(scorer, X, y, weak, none, params, root)

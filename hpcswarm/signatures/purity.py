@@ -225,27 +225,23 @@ def anova_challenge(data, codes, folds, k, chosen):
     """``chosen``, a ``(candidate, correct, same)`` tally, or the tally of the :func:`anova_tops`
     at its size where those make more correct predictions on ``folds``, or as many and have
     more same-class neighbours."""
-    candidate, correct, same = chosen
-    top = anova_tops(data, codes, [int(np.count_nonzero(candidate))])[0]
-    if np.array_equal(top, candidate):
+    top = anova_tops(data, codes, [int(np.count_nonzero(chosen[0]))])[0]
+    if np.array_equal(top, chosen[0]):   # the same genes: nothing to weigh
         return chosen
     challenger = (top, *neighbour_tallies(data.take(np.flatnonzero(top)), codes, folds, k))
-    if (int(challenger[1].sum()), int(challenger[2].sum())) > (int(correct.sum()),
-                                                                int(same.sum())):
-        return challenger
-    return chosen
+    return (chosen, challenger)[purest([chosen, challenger])]   # equal sizes: the counts
 
 
-def kept(data, codes, folds, k, chosen):
+def unchallenged(data, codes, folds, k, chosen):
     """``chosen`` as it is (the ``settle`` of the rules without a challenge)."""
     return chosen
 
 
 def choose(scorer, data, y, mask, personal_bests, params, root, method, pick,
-           gather=swarm_answers, settle=kept):
+           gather=swarm_answers, settle=unchallenged):
     """The candidate that ``pick`` (:func:`purest` or :func:`smallest_within_one_se`) takes
     from the fresh split's tallies of the candidates ``gather`` (:func:`swarm_answers` or
-    :func:`with_anova_tops`) lists, after ``settle`` (:func:`kept` or
+    :func:`with_anova_tops`) lists, after ``settle`` (:func:`unchallenged` or
     :func:`anova_challenge`), as the rule ``method`` reports it; the search's subset where no
     candidate has a gene."""
     mask = np.array(mask, dtype=bool)

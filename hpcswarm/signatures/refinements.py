@@ -24,8 +24,8 @@ The kinds:
     (:mod:`hpcswarm.signatures.saturation`). Reported as ``NAME+RULE``.
 ``swarm``
     Chooses among the swarm's own answers, the search's subset and its particles' personal
-    bests at the search's end, by a validation of its own
-    (:mod:`hpcswarm.signatures.purity`). Reported as ``NAME+RULE``.
+    bests at the search's end, and for some rules the ANOVA filter's genes at their sizes, by
+    a validation of its own (:mod:`hpcswarm.signatures.purity`). Reported as ``NAME+RULE``.
 ``rank``
     Ranks every gene by a filter statistic and cuts the ranking by the inner validation; it
     reads no subset, so two different searches on the same fold give the same genes. It is a
@@ -67,7 +67,8 @@ KINDS = {kind.name: kind for kind in (
          "prediction, then chooses by the margin, anew or by exchanges at its size",
          lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y, inputs.mask,
                                    inputs.params, inputs.max_genes)),
-    Kind("swarm", "chooses among the search's subset and its particles' personal bests",
+    Kind("swarm", "chooses among the search's subset and its particles' personal bests (and "
+         "the ANOVA filter's genes at their sizes)",
          lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y, inputs.mask,
                                    inputs.personal_bests(), inputs.params, inputs.root)),
     Kind("rank", "ranks every gene by a filter statistic (reads no subset; a baseline)",
@@ -173,8 +174,8 @@ REFINEMENTS = {rule.name: rule for rule in (
                "hpcswarm.signatures.purity:neighbour_purity_anova"),
     Refinement("neighbour-purity-1se-anova", "swarm", ("subset", "samples", "swarm", "settings"),
                "neighbour-purity-1se's choice, replaced by the genes of highest ANOVA F at its "
-               "size where the fresh split gives those more correct predictions, then more "
-               "same-class neighbours",
+               "size where the fresh split gives those more correct predictions, or as many "
+               "and more same-class neighbours",
                "hpcswarm.signatures.purity:neighbour_purity_1se_anova"),
     Refinement("relevance", "rank", ("samples",),
                "a filter, not the search's answer: every gene ranked one class against the "
