@@ -232,8 +232,9 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         categorical. None with a ``Dataset`` (it has its own).
     algorithm : str, default "vlpso"
         The search method, a name of :data:`hpcswarm.selection.methods.METHODS`. The default,
-        VLPSO (Tran, Xue & Zhang 2019), is the search whose own subset the design panel chose
-        as the default signature (:data:`hpcswarm.signatures.refinements.SIGNATURE_METHOD`).
+        VLPSO (Tran, Xue & Zhang 2019), is the search of the default signature
+        (:data:`hpcswarm.signatures.refinements.SIGNATURE_METHOD`), refined as ``refine``
+        says.
     n_features_to_select : None, int or float, default None
         Cap on the signature's genes: at most this many (an int >= 1) or at most this
         fraction of the genes (a float in (0, 1]), chosen as
@@ -254,10 +255,12 @@ def select(data: Any, labels: Union[None, str, ArrayLike] = None, *,
         ``0`` silent; ``1`` one line when the search ends; ``2`` also one line per round.
     refine : str, optional
         The refinement of the search's subset
-        (:data:`hpcswarm.signatures.refinements.REFINEMENTS`). None: that of a ``final-signature`` job of the same method
-        (:func:`~hpcswarm.signatures.refinements.final_refine`: ``"none"`` for VLPSO, whose
-        subset is the signature, ``"relevance-subset-1se"`` for the other methods), since
-        ``select`` on all samples is that job's last search.
+        (:data:`hpcswarm.signatures.refinements.REFINEMENTS`). None: that of a
+        ``final-signature`` job of the same method
+        (:func:`~hpcswarm.signatures.refinements.final_refine`:
+        ``"neighbour-purity-1se-anova"`` for VLPSO, the default signature,
+        ``"relevance-subset-1se"`` for the other methods; ``"none"``: the search's subset as
+        it is), since ``select`` on all samples is that job's last search.
     METHOD_SETTINGS_DOC
     random_state : None, int, RandomState or Generator, default 0
         Run seed, scikit-learn conventions (:func:`~hpcswarm.selector.run_seed`):

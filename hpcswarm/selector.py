@@ -37,9 +37,9 @@ from hpcswarm.selection.prepare import mismatch_error, prepare
 from hpcswarm.selection.preprocess import parse_steps
 from hpcswarm.selection.search import FitnessMismatch
 from hpcswarm.selection.spec import SETTINGS as SPEC_SETTINGS
-from hpcswarm.selection.spec import SPEC, SearchSpec
+from hpcswarm.selection.spec import SearchSpec
 from hpcswarm.signatures.refine import eliminate_to
-from hpcswarm.signatures.refinements import SIGNATURE_METHOD
+from hpcswarm.signatures.refinements import SIGNATURE_METHOD, final_refine
 from hpcswarm.store.objectives import ALPHA_RANGE, OBJECTIVE_ALIASES, OBJECTIVE_TABLE
 from hpcswarm.swarm.engine.loop import SearchHooks
 
@@ -94,9 +94,9 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     Parameters
     ----------
     algorithm : str, default "vlpso"
-        A name of :data:`hpcswarm.selection.methods.METHODS`. The default is the search whose
-        own subset the design panel chose as the default signature
-        (:data:`hpcswarm.signatures.refinements.SIGNATURE_METHOD`; ``docs/signatures.md``).
+        A name of :data:`hpcswarm.selection.methods.METHODS`. The default is the search of
+        the default signature (:data:`hpcswarm.signatures.refinements.SIGNATURE_METHOD`;
+        ``docs/signatures.md``).
     params : dict, default None
         Overrides of the method's parameters, fitness included (``k``, ``cv``,
         ``objective``, ...), as ``--param`` on the command line; checked at ``fit``.
@@ -119,8 +119,12 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     refine : {"none", "prune", "prune-margin", "prune-compact", "relevance-subset", \
 "relevance-subset-1se", "saturation-margin", "saturation-exchange", "neighbour-purity", \
 "neighbour-purity-1se", "neighbour-purity-anova", "neighbour-purity-1se-anova", "relevance", \
-"stability", "consensus"}, default "none"
-        A refinement of the search's subset on the same samples (``prune*``:
+"stability", "consensus"} or None, default None
+        None: that of :func:`hpcswarm.select` and of a ``final-signature`` job of the same
+        method (:func:`~hpcswarm.signatures.refinements.final_refine`:
+        ``"neighbour-purity-1se-anova"`` for VLPSO, the default signature;
+        ``"relevance-subset-1se"`` for the other methods); ``"none"``: the search's subset as
+        it is. A refinement of the search's subset on the same samples (``prune*``:
         :mod:`hpcswarm.signatures.refine`; ``relevance-subset*``: its genes ranked by
         class-balanced relevance, :mod:`hpcswarm.signatures.relevance`; ``saturation-*``:
         the subset, or where it classifies every inner prediction the 1-NN margin's choice,
@@ -234,7 +238,7 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
     def __init__(self, algorithm: str = SIGNATURE_METHOD, params: Optional[dict] = None,
                  random_state: object = None, comm: object = None, *,
                  n_features_to_select: Union[None, int, float] = None,
-                 refine: str = SPEC["refine"].default,
+                 refine: Optional[str] = None,
                  max_genes: Optional[int] = None, sample_shards: Optional[int] = None,
                  device: Optional[str] = None, cache_memory: Optional[float] = None,
                  subsamples: Optional[int] = None, preprocess: Union[None, dict, str] = None, n_particles: Optional[int] = None,
@@ -419,7 +423,8 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
 
     def search_spec(self) -> SearchSpec:
         """The search a fit runs: the method with :meth:`method_params`, and the settings of
-        :data:`SEARCH_SETTINGS` (None: the specification's default), checked by
+        :data:`SEARCH_SETTINGS` (None: the specification's default; for ``refine``,
+        :func:`~hpcswarm.signatures.refinements.final_refine` of the method), checked by
         :meth:`hpcswarm.selection.spec.SearchSpec.build`.
 
         Raises
@@ -429,6 +434,8 @@ class SwarmFeatureSelector(SelectorMixin, BaseEstimator):
             or setting value, or a bad ``preprocess`` step.
         """
         settings = {name: getattr(self, name) for name in SEARCH_SETTINGS}
+        if settings["refine"] is None:
+            settings["refine"] = final_refine(self.algorithm)
         settings["preprocess"] = None if self.preprocess is None else parse_steps(self.preprocess)
         return SearchSpec.build(self.algorithm, self.method_params(), **settings)
 

@@ -1,9 +1,11 @@
-"""Peers study: the default signature (VLPSO's own subset) beside scikit-learn's selectors.
+"""Peers study: the default signature beside scikit-learn's selectors.
 
-The default signature is the subset VLPSO returns (``docs/signatures.md``, "The default:
-chosen by a rule fixed in advance"; Tran, Xue & Zhang 2019). A user could instead pick one of
-scikit-learn's selectors, or ReliefF; this study puts four such peers beside it on the very
-same outer folds and tests every pair fold by fold.
+The default signature is VLPSO's search (Tran, Xue & Zhang 2019) refined by
+``neighbour-purity-1se-anova`` (``docs/signatures.md``, "The default: chosen by a rule fixed in
+advance"): the refined rows of a job of ``jobs/vlpso-experiment.toml`` (``--prefix
+v+refined``), whose search rows are VLPSO's own subset, the default before it. A user could
+instead pick one of scikit-learn's selectors, or ReliefF; this study puts four such peers
+beside it on the very same outer folds and tests every pair fold by fold.
 
 Input, per set ``NAME``: the results file of the VLPSO job at today's default
 (``jobs/vlpso-experiment.toml`` with ``runs = 3``, seed 2016: the outer folds of Experiment

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import typing
-from typing import Optional
 
 import numpy as np
 import pytest
@@ -266,8 +265,8 @@ def test_select_takes_the_search_specification_as_typed_keywords():
                                                        "n_features_to_select", "verbose",
                                                        "n_threads"}
     selector_hints = typing.get_type_hints(SwarmFeatureSelector.__init__)
-    assert all(selector_hints[name] == hints[name] for name in derived if name != "refine")
-    assert hints["refine"] == Optional[selector_hints["refine"]]  # None: by method
+    assert all(selector_hints[name] == hints[name] for name in derived)
+    assert selector["refine"].default is None  # the final signature's, by method
 
 
 def test_the_default_refinement_is_the_final_signature_jobs():

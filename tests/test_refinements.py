@@ -11,8 +11,8 @@ from hpcswarm.fitness import KnnEvaluator, score_split
 from hpcswarm.selection.search import run_search
 from hpcswarm.selection.spec import SearchSpec
 from hpcswarm.signatures.refinements import (CHOICES, DEFAULT, KINDS, REFINEMENTS,
-                                             SIGNATURE_METHOD, SUBSAMPLING, final_refine,
-                                             row_label)
+                                             SIGNATURE_METHOD, SIGNATURE_REFINE,
+                                             SUBSAMPLING, final_refine, row_label)
 from hpcswarm.signatures.relevance import (balanced_ranking, one_vs_rest, prefix_scores,
                                            relevance_subset, relevance_subset_1se,
                                            shortest_best, within_one_se)
@@ -131,15 +131,17 @@ def test_the_default_signature_is_the_swarms_and_beats_the_filter_on_parity():
         assert refined.genes.size < filtered.genes.size
 
 
-def test_the_default_signature_is_vlpsos_own_subset_and_beats_the_filter_on_parity():
+def test_the_default_signature_is_vlpso_refined_by_its_rule_and_beats_the_filter_on_parity():
     X, y = parity_data(0, 80)
     X_test, y_test = parity_data(1, 400)
     found = {seed: hpcswarm.select(X, y, random_state=seed, n_particles=12, n_iterations=10)
              for seed in (1, 2)}
     for result in found.values():
-        assert result.algorithm == SIGNATURE_METHOD and final_refine(SIGNATURE_METHOD) == "none"
-        assert result.chosen_from == "search" and result.selector.result_.refined is None
-        assert result.genes.tolist() == result.selector.result_.genes.tolist()
+        assert result.algorithm == SIGNATURE_METHOD
+        assert final_refine(SIGNATURE_METHOD) == SIGNATURE_REFINE == result.settings["refine"]
+        refined = result.selector.result_.refined
+        assert result.chosen_from == "refine" and refined.method == SIGNATURE_REFINE
+        assert result.genes.tolist() == refined.genes.tolist()
     assert found[1].gene_names != found[2].gene_names  # the signature is each search's own
     filtered = run_search(X, y, "pso-lsrg", SETTINGS, seed=1, refine="relevance").refined
     filter_accuracy = score_split(X, y, X_test, y_test, filtered.mask, 1).accuracy

@@ -8,7 +8,7 @@ from scipy.stats import f_oneway, ttest_ind
 from hpcswarm.fitness import GeneMajor, KnnEvaluator
 from hpcswarm.run.jobfile import build_job
 from hpcswarm.selection.search import run_search
-from hpcswarm.signatures.refinements import DEFAULT
+from hpcswarm.signatures.refinements import DEFAULT, SIGNATURE_REFINE
 from hpcswarm.signatures.relevance import (balanced_ranking, one_vs_rest, prefix_scores,
                                 relevance_prefix, relevance_subset)
 from synthetic import small_data
@@ -124,4 +124,4 @@ def test_a_final_signature_job_refines_by_the_default_unless_told_otherwise():
     assert build_job({**document, "refine": "consensus"}, source="job.toml").spec.refine == "consensus"
     assert build_job({**document, "protocol": "unbiased"}, source="job.toml").spec.refine == "none"
     vlpso = build_job({**document, "algorithm": "vlpso"}, source="job.toml")
-    assert vlpso.spec.refine == "none"  # VLPSO's own subset is the default signature
+    assert vlpso.spec.refine == SIGNATURE_REFINE  # the default signature's rule

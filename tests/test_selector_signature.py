@@ -118,7 +118,8 @@ def test_a_fraction_of_the_genes():
 
 def test_without_a_scored_subset_in_size_the_smallest_is_cut_by_elimination():
     X, y = informative(seed=7, n_genes=10)
-    fitted = SwarmFeatureSelector("all-genes", random_state=0, n_features_to_select=3).fit(X, y)
+    fitted = SwarmFeatureSelector("all-genes", random_state=0, n_features_to_select=3,
+                                  refine="none").fit(X, y)   # no refinement to choose
     assert fitted.chosen_from_ == "eliminate" and fitted.support_.sum() == 3
     result = run_search(X, y, "all-genes", seed=0)
     assert choose_signature(result, 3) == (None, None, None)
