@@ -587,7 +587,8 @@ a method goes through ``params``. Read from the selector's signature."""
 SEARCH_SETTINGS = tuple(name for name in _KEYWORDS if name in SPEC_SETTINGS)
 """The settings of :data:`hpcswarm.selection.spec.SETTINGS` (the rows of
 :data:`~hpcswarm.selection.spec.SPEC_PARAMS` and ``preprocess``) the selector takes as keyword
-arguments and passes to the search (``None``: the specification's default)."""
+arguments and passes to the search (``None``: the specification's default; for ``refine``
+the final signature's, :func:`~hpcswarm.signatures.refinements.final_refine`)."""
 
 def _described(text):
     """``text`` as the description of a numpydoc parameter: indented 8, lines of at most 92."""

@@ -40,7 +40,8 @@ def test_every_rule_has_a_kind_and_a_function_of_that_kind():
 
     arguments = {"trim": ["scorer", "data", "y", "mask"],
                  "saturation": ["scorer", "data", "y", "mask", "params", "max_genes"],
-                 "swarm": ["scorer", "data", "y", "mask", "personal_bests", "params", "root"],
+                 "swarm": ["scorer", "data", "y", "mask", "personal_bests", "params", "root",
+                           "grid"],
                  "rank": ["scorer", "data", "y"],
                  "subsample": ["scorer", "data", "y", "selections"]}
     assert CHOICES == ("none", *REFINEMENTS)

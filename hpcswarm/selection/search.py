@@ -385,7 +385,8 @@ class SpecSearch:
             inputs = RefineInputs(watched, X, y, result.mask,
                                   lambda: self.subsample_selections(X, y), result.params,
                                   spec.max_genes,
-                                  lambda: personal_bests(search, scorer.n_genes), self.root)
+                                  lambda: personal_bests(search, scorer.n_genes), self.root,
+                                  self.grid)
             result.refined = REFINEMENTS[spec.refine].apply(inputs)
         return result, score
 
@@ -414,8 +415,9 @@ class RefineInputs:
     when a rule asks for them, by calling ``selections()``), the search's complete parameters,
     its size cap (None: none), its particles' personal bests at its end (gathered from their
     owners only when a rule asks for them, by calling ``personal_bests()``: ndarray of bool of
-    shape (n_particles, n_genes), :func:`personal_bests`) and the task's seed (a
-    :class:`numpy.random.SeedSequence`)."""
+    shape (n_particles, n_genes), :func:`personal_bests`), the task's seed (a
+    :class:`numpy.random.SeedSequence`) and the search's ranks (:class:`hpcswarm.comm.Grid`,
+    over which a rule may share its work)."""
 
     scorer: object
     data: object
@@ -426,6 +428,7 @@ class RefineInputs:
     max_genes: object
     personal_bests: object
     root: object
+    grid: object = None
 
 
 

@@ -24,8 +24,9 @@ the most same-class neighbours, then the fewest genes, then the earliest (the se
 subset first, then the particles in order). Distances are the engine's exact squared
 distances (:func:`hpcswarm.fitness.distances.exact_sq_distances`), neighbours ranked by
 (distance, training index) as the engine ranks them, votes tied to the smallest class code;
-every count is an integer computed from the same values on every rank, so the choice is the
-same on any number of ranks, shards and devices. Only the training samples are read.
+every count is an integer computed from the same values, each candidate's on one of the
+search's ranks and shared with all (:func:`candidate_tallies`), so the choice is the same on
+any number of ranks, shards and devices. Only the training samples are read.
 
 ``refine = "neighbour-purity-1se"`` validates the same candidates on the same fresh split and
 applies the one-standard-error rule (Breiman, Friedman, Olshen & Stone 1984, CART, Sect.
@@ -181,8 +182,13 @@ def with_anova_tops(data, codes, mask, personal_bests):
     return answers + anova_tops(data, codes, sizes)
 
 
-def candidate_tallies(data, codes, folds, k, candidates):
+def candidate_tallies(data, codes, folds, k, candidates, grid=None):
     """Each of ``candidates`` (boolean masks) with its :func:`neighbour_tallies` on ``folds``.
+
+    Under ``grid`` (:class:`hpcswarm.comm.Grid`, the search's ranks) the candidates are dealt
+    round robin over its ranks (particle group by particle group, shard by shard) and each
+    rank's integer tallies are allgathered over the shards, then over the particle groups:
+    every rank ends with the tallies a serial call computes, at a rank's share of the work.
 
     Returns
     -------
@@ -190,14 +196,22 @@ def candidate_tallies(data, codes, folds, k, candidates):
         ``(candidate, correct, same)`` in the order of ``candidates``; empty masks and copies
         of an earlier candidate are left out (a copy ranks after its first).
     """
-    tallies, seen = [], set()
+    distinct, seen = [], set()
     for candidate in candidates:
         genes = np.flatnonzero(candidate)
         if genes.size == 0 or genes.tobytes() in seen:
             continue
         seen.add(genes.tobytes())
-        tallies.append((candidate, *neighbour_tallies(data.take(genes), codes, folds, k)))
-    return tallies
+        distinct.append((candidate, genes))
+    n_ranks, rank = (1, 0) if grid is None else (
+        grid.n_groups * grid.n_shards, grid.particles.rank * grid.n_shards + grid.shards.rank)
+    counted = {index: neighbour_tallies(data.take(genes), codes, folds, k)
+               for index, (_, genes) in enumerate(distinct) if index % n_ranks == rank}
+    if grid is not None:
+        for comm in (grid.shards, grid.particles):
+            counted = {index: tally for part in comm.allgather(counted)
+                       for index, tally in part.items()}
+    return [(candidate, *counted[index]) for index, (candidate, _) in enumerate(distinct)]
 
 
 def purest(tallies):
@@ -238,25 +252,26 @@ def unchallenged(data, codes, folds, k, chosen):
 
 
 def choose(scorer, data, y, mask, personal_bests, params, root, method, pick,
-           gather=swarm_answers, settle=unchallenged):
+           gather=swarm_answers, settle=unchallenged, grid=None):
     """The candidate that ``pick`` (:func:`purest` or :func:`smallest_within_one_se`) takes
     from the fresh split's tallies of the candidates ``gather`` (:func:`swarm_answers` or
     :func:`with_anova_tops`) lists, after ``settle`` (:func:`unchallenged` or
     :func:`anova_challenge`), as the rule ``method`` reports it; the search's subset where no
-    candidate has a gene."""
+    candidate has a gene. The tallies are shared over the ranks of ``grid``, if any
+    (:func:`candidate_tallies`)."""
     mask = np.array(mask, dtype=bool)
     data = GeneMajor.of(data)
     codes, _ = label_codes(y)
     folds = fresh_folds(codes, params["cv"], root)
     candidates = gather(data, codes, mask, personal_bests)
-    tallies = candidate_tallies(data, codes, folds, params["k"], candidates)
+    tallies = candidate_tallies(data, codes, folds, params["k"], candidates, grid)
     best = settle(data, codes, folds, params["k"], tallies[pick(tallies)])[0] if tallies else mask
     score = scorer.score(best)
     return Refined(method, best.copy(), int(score.correct), int(score.total),
                    np.flatnonzero(mask & ~best).astype(np.int64))
 
 
-def neighbour_purity(scorer, data, y, mask, personal_bests, params, root):
+def neighbour_purity(scorer, data, y, mask, personal_bests, params, root, grid=None):
     """The search's subset or a particle's personal best, whichever the fresh split ranks first.
 
     Parameters
@@ -277,6 +292,9 @@ def neighbour_purity(scorer, data, y, mask, personal_bests, params, root):
         The search's complete parameters: its classifier's ``k`` and validation ``cv``.
     root : numpy.random.SeedSequence
         The task's seed, from which the fresh split's folds are drawn (:func:`fresh_folds`).
+    grid : Grid, optional
+        The search's ranks (:class:`hpcswarm.comm.Grid`), over which the candidates' tallies
+        are shared (:func:`candidate_tallies`; collective); None: all on this rank.
 
     Returns
     -------
@@ -284,27 +302,29 @@ def neighbour_purity(scorer, data, y, mask, personal_bests, params, root):
         The chosen subset (:func:`purest`), scored by ``scorer``; ``removed`` the search's
         genes it does not hold.
     """
-    return choose(scorer, data, y, mask, personal_bests, params, root, NAME, purest)
+    return choose(scorer, data, y, mask, personal_bests, params, root, NAME, purest,
+                  grid=grid)
 
 
-def neighbour_purity_1se(scorer, data, y, mask, personal_bests, params, root):
+def neighbour_purity_1se(scorer, data, y, mask, personal_bests, params, root, grid=None):
     """The smallest of the candidates the fresh split cannot tell from the purest
     (:func:`smallest_within_one_se`); parameters and result as :func:`neighbour_purity`'s."""
     return choose(scorer, data, y, mask, personal_bests, params, root, NAME_1SE,
-                  smallest_within_one_se)
+                  smallest_within_one_se, grid=grid)
 
 
-def neighbour_purity_anova(scorer, data, y, mask, personal_bests, params, root):
+def neighbour_purity_anova(scorer, data, y, mask, personal_bests, params, root, grid=None):
     """:func:`neighbour_purity_1se`'s choice among the swarm's answers and the ANOVA filter's
     top genes at each of their sizes (:func:`with_anova_tops`); parameters and result as
     :func:`neighbour_purity`'s."""
     return choose(scorer, data, y, mask, personal_bests, params, root, NAME_ANOVA,
-                  smallest_within_one_se, with_anova_tops)
+                  smallest_within_one_se, with_anova_tops, grid=grid)
 
 
-def neighbour_purity_1se_anova(scorer, data, y, mask, personal_bests, params, root):
+def neighbour_purity_1se_anova(scorer, data, y, mask, personal_bests, params, root,
+                               grid=None):
     """:func:`neighbour_purity_1se`'s choice, replaced by the ANOVA filter's genes at its size
     where the fresh split ranks those first (:func:`anova_challenge`); parameters and result
     as :func:`neighbour_purity`'s."""
     return choose(scorer, data, y, mask, personal_bests, params, root, NAME_1SE_ANOVA,
-                  smallest_within_one_se, settle=anova_challenge)
+                  smallest_within_one_se, settle=anova_challenge, grid=grid)

@@ -24,7 +24,7 @@ The kinds:
     (:mod:`hpcswarm.signatures.saturation`). Reported as ``NAME+RULE``.
 ``swarm``
     Chooses among the swarm's own answers, the search's subset and its particles' personal
-    bests at the search's end, and for some rules the ANOVA filter's genes at their sizes, by
+    bests at the search's end, and for some rules the ANOVA filter's genes of the same size, by
     a validation of its own (:mod:`hpcswarm.signatures.purity`). Reported as ``NAME+RULE``.
 ``rank``
     Ranks every gene by a filter statistic and cuts the ranking by the inner validation; it
@@ -67,10 +67,11 @@ KINDS = {kind.name: kind for kind in (
          "prediction, then chooses by the margin, anew or by exchanges at its size",
          lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y, inputs.mask,
                                    inputs.params, inputs.max_genes)),
-    Kind("swarm", "chooses among the search's subset and its particles' personal bests (and "
-         "the ANOVA filter's genes at their sizes)",
+    Kind("swarm", "chooses among the search's subset and its particles' personal bests (and, "
+         "for some rules, the ANOVA filter's genes of the same size)",
          lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y, inputs.mask,
-                                   inputs.personal_bests(), inputs.params, inputs.root)),
+                                   inputs.personal_bests(), inputs.params, inputs.root,
+                                   inputs.grid)),
     Kind("rank", "ranks every gene by a filter statistic (reads no subset; a baseline)",
          lambda rule, inputs: rule(inputs.scorer, inputs.data, inputs.y)),
     Kind("subsample", "runs the search again on subsamples of the training samples",
@@ -246,4 +247,5 @@ def doc():
     return ("after each search: " + "; ".join(f"'{rule.name}' ({rule.kind}) {rule.summary}"
                                              for rule in REFINEMENTS.values())
             + f"; reported as its own row (NAME+RULE, or the filter's baseline row); "
-              f"default in the final-signature protocol and select(): {final_refine_doc()}")
+              f"default in the final-signature protocol, select() and the selector: "
+              f"{final_refine_doc()}; else none")
