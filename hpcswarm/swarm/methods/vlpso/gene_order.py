@@ -35,8 +35,10 @@ from hpcswarm.swarm.methods.vlpso.symmetric_uncertainty import relevance_order, 
 GENE_ORDERS = ("su", "welch-rr", "f")
 """The names of :func:`gene_order`'s orders."""
 
-BLOCK_GENES = 1024
-"""Genes read per block when computing the statistics (bounds the temporary memory)."""
+BLOCK_GENES = 128
+"""Genes read per block when computing the statistics (bounds the temporary memory: a block
+and its few temporaries stay small beside the matrix, also where the default signature's
+refinement ranks every gene after the search; the statistics do not depend on it)."""
 
 
 def _scaled_blocks(data, genes):
