@@ -1,5 +1,7 @@
 """Small synthetic data sets shared by the test modules (pytest puts ``tests/`` on the path)."""
 
+from functools import partial
+
 import numpy as np
 
 
@@ -40,6 +42,16 @@ def personal_best_wins(seed):
     """Data on which a particle's personal best beats VLPSO's subset on the fresh split of
     the ``neighbour-purity*`` rules (seeds 0 and 4 checked)."""
     return small_data(seed=seed, n_samples=36, n_genes=60, shift=3.0, n_informative=6)
+
+
+def vlpso_signature_rules(seed):
+    """``(rule, data)`` for every ``saturation`` and ``swarm`` rule of the refinement registry,
+    in its order, each with a data set on which it fires on VLPSO: :func:`vlpso_saturates`
+    for the margin's, :func:`personal_best_wins` of ``seed`` for the purity's."""
+    from hpcswarm.signatures.refinements import REFINEMENTS
+
+    data = {"saturation": vlpso_saturates, "swarm": partial(personal_best_wins, seed)}
+    return [(name, data[rule.kind]) for name, rule in REFINEMENTS.items() if rule.kind in data]
 
 
 def informative_genes(seed=0, n_samples=36, n_genes=12, n_informative=2, shift=4.0):

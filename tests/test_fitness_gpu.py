@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-from functools import partial
 
 import numpy as np
 import pytest
@@ -34,7 +33,7 @@ from hpcswarm.selection.methods import METHODS
 from hpcswarm.selection.search import run_search
 from hpcswarm.system import MEMORY_SHARE
 from reference_cases import SYNTHETIC_SETTINGS
-from synthetic import personal_best_wins, small_data, vlpso_saturates
+from synthetic import small_data, vlpso_signature_rules
 from test_bench_vlpso import vlpso_gpu_figures
 from test_particle_states import recorded_states
 
@@ -605,12 +604,7 @@ def test_the_gpu_check_script_runs_end_to_end_with_the_numpy_stand_in(tmp_path):
     assert " passed" in stdout and "GPU tests failed" not in stdout
 
 
-@pytest.mark.parametrize("rule, data", [
-    ("saturation-margin", vlpso_saturates), ("saturation-exchange", vlpso_saturates),
-    ("neighbour-purity", partial(personal_best_wins, 0)),
-    ("neighbour-purity-1se", partial(personal_best_wins, 0)),
-    ("neighbour-purity-anova", partial(personal_best_wins, 0)),
-    ("neighbour-purity-1se-anova", partial(personal_best_wins, 0))])
+@pytest.mark.parametrize("rule, data", vlpso_signature_rules(0))
 def test_vlpso_s_signature_rules_on_the_device_equal_the_cpu_s(rule, data, monkeypatch):
     """VLPSO's signature chosen by the margin where it saturates its inner validation (the
     exchanges and the path scored by the device's scorer), or among its subset and the

@@ -13,7 +13,6 @@ that divides the ranks (-n 1: 1; -n 2: 1, 2; -n 3: 1, 3; -n 4: 1, 2).
 import hashlib
 import json
 from dataclasses import replace
-from functools import partial
 
 import numpy as np
 import pytest
@@ -22,7 +21,7 @@ from hpcswarm.comm import world
 from hpcswarm.selection.methods import ALGORITHMS
 from hpcswarm.selection.search import personal_bests, run_search
 from hpcswarm.swarm.engine.loop import SearchHooks
-from synthetic import personal_best_wins, small_data, vlpso_saturates
+from synthetic import small_data, vlpso_signature_rules
 
 pytestmark = pytest.mark.mpi
 
@@ -125,12 +124,7 @@ def test_refinements_beyond_the_subset_are_the_same_on_every_rank(rule, comm):
     assert parallel.refined.method == rule
 
 
-@pytest.mark.parametrize("rule, data", [
-    ("saturation-margin", vlpso_saturates), ("saturation-exchange", vlpso_saturates),
-    ("neighbour-purity", partial(personal_best_wins, 4)),
-    ("neighbour-purity-1se", partial(personal_best_wins, 4)),
-    ("neighbour-purity-anova", partial(personal_best_wins, 4)),
-    ("neighbour-purity-1se-anova", partial(personal_best_wins, 4))])
+@pytest.mark.parametrize("rule, data", vlpso_signature_rules(4))
 def test_vlpso_s_signature_rules_are_the_same_on_every_rank(rule, data, comm):
     """VLPSO's signature chosen by the margin where it saturates its inner validation (anew,
     or by exchanges at its size), or among its subset and the particles' personal bests on a
